@@ -1,0 +1,438 @@
+//! The command line: a thin edge over the core. Parses arguments (clap), calls [`crate::store::Store`], prints
+//! text or JSON. Every error is one line on stderr and exit code 2.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Parser, Subcommand};
+use serde_json::{Value, json};
+
+use crate::model::{Block, NewMessage, Role, ToolResultContent};
+use crate::store::{Budget, Retry, Store};
+use crate::wire;
+
+#[derive(Parser)]
+#[command(name = "cairn", version, about = "Explorer and library for the history of LLM agent sessions")]
+pub struct Cli {
+    /// The store file (default: cairn.db in the user's data folder).
+    #[arg(long, global = true, env = "CAIRN_DB", value_name = "PATH")]
+    db: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create a conversation; prints its id.
+    New {
+        #[arg(long)]
+        title: Option<String>,
+    },
+    /// Append one complete turn from a JSON array of messages in Anthropic Messages shape (`-` reads stdin);
+    /// prints the new tip's id.
+    Append { conv: String, file: String },
+    /// List conversations.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the active path, root to tip.
+    Show {
+        conv: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the message tree, tip and checkpoints marked.
+    Tree { conv: String },
+    /// Move the tip to a message of the same conversation (writes no message).
+    Branch {
+        conv: String,
+        msg: String,
+        /// Only move if the tip is still this message (compare-and-swap).
+        #[arg(long, value_name = "OLD_TIP")]
+        expect: Option<String>,
+    },
+    /// Copy the root→tip path (or root→MSG) into a new conversation; prints its id.
+    Fork {
+        conv: String,
+        #[arg(long, value_name = "MSG")]
+        at: Option<String>,
+    },
+    /// Label the current tip (a clean turn boundary).
+    Checkpoint { conv: String, label: String },
+    /// Move the tip back to a checkpoint and leave a digest of what was found; prints the digest's id.
+    Rewind {
+        conv: String,
+        label: String,
+        #[arg(long)]
+        digest: String,
+    },
+    /// List checkpoints.
+    Checkpoints {
+        conv: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The newest messages that fit a budget, as one JSON object.
+    Resume {
+        conv: String,
+        #[arg(long, value_name = "N", conflicts_with = "max_tokens", required_unless_present = "max_tokens")]
+        max_messages: Option<usize>,
+        #[arg(long, value_name = "N")]
+        max_tokens: Option<u64>,
+    },
+    /// Tell apart nothing loaded / nothing to retry / a retryable last turn (and rewind the tip for it).
+    Retry {
+        conv: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Undo the last pointer move (tip, checkpoint, fork, resume window).
+    Undo { conv: String },
+    /// The operation log of a conversation.
+    Log {
+        conv: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the store file (`PRAGMA integrity_check`).
+    Check,
+    /// Open the window (the default with no command).
+    Window,
+    /// Open the window, save a PNG of it after a few frames, and close.
+    Screenshot {
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Append generated turns forever, printing each turn's number once its append returned (crash tests).
+    #[command(name = "stress-writer", hide = true)]
+    StressWriter {
+        conv: String,
+        #[arg(long, default_value_t = u64::MAX)]
+        turns: u64,
+    },
+}
+
+/// Runs the CLI and returns the process exit code.
+pub fn run() -> i32 {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(()) => 0,
+        Err(e) => {
+            let msg = format!("{e:#}").replace('\n', " ");
+            eprintln!("cairn: {msg}");
+            2
+        }
+    }
+}
+
+fn default_db() -> Result<PathBuf> {
+    let dirs = directories::ProjectDirs::from("", "", "cairn")
+        .ok_or_else(|| anyhow!("no home folder to keep the store in; pass --db PATH"))?;
+    let dir = dirs.data_dir();
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir.join("cairn.db"))
+}
+
+fn open(db: &Option<PathBuf>) -> Result<Store> {
+    let path = match db {
+        Some(p) => p.clone(),
+        None => default_db()?,
+    };
+    Ok(Store::open(path)?)
+}
+
+fn out(s: &str) -> Result<()> {
+    let mut o = std::io::stdout().lock();
+    writeln!(o, "{s}")?;
+    Ok(())
+}
+
+fn print_json(v: &Value) -> Result<()> {
+    out(&serde_json::to_string_pretty(v)?)
+}
+
+fn dispatch(cli: Cli) -> Result<()> {
+    let Some(command) = cli.command else {
+        let path = match &cli.db {
+            Some(p) => p.clone(),
+            None => default_db()?,
+        };
+        Store::open(&path)?;
+        return crate::window::run(path, None);
+    };
+    match command {
+        Command::New { title } => {
+            let mut s = open(&cli.db)?;
+            out(&s.create_conversation(title.as_deref())?)
+        }
+        Command::Append { conv, file } => {
+            let messages = read_turn(&file)?;
+            let mut s = open(&cli.db)?;
+            let ids = s.append_turn(&conv, &messages)?;
+            out(ids.last().map(String::as_str).unwrap_or_default())
+        }
+        Command::List { json } => {
+            let s = open(&cli.db)?;
+            let convs = s.conversations()?;
+            if json {
+                print_json(&serde_json::to_value(&convs)?)
+            } else {
+                out(&format!("{:<16}  {:>8}  {:<16}  TITLE", "ID", "MESSAGES", "TIP"))?;
+                for c in convs {
+                    out(&format!(
+                        "{:<16}  {:>8}  {:<16}  {}",
+                        c.id,
+                        c.messages,
+                        c.tip.as_deref().unwrap_or("-"),
+                        c.title.as_deref().unwrap_or("")
+                    ))?;
+                }
+                Ok(())
+            }
+        }
+        Command::Show { conv, json } => {
+            let s = open(&cli.db)?;
+            let path = s.active_path(&conv)?;
+            if json {
+                let mut arr = Vec::with_capacity(path.len());
+                for m in &path {
+                    let mut w = s.to_wire(m)?;
+                    w["id"] = json!(m.id);
+                    w["parent"] = json!(m.parent);
+                    arr.push(w);
+                }
+                print_json(&Value::Array(arr))
+            } else {
+                for m in &path {
+                    out(&format!("── {} {}", m.role, m.id))?;
+                    out(&render_text(&m.content))?;
+                }
+                Ok(())
+            }
+        }
+        Command::Tree { conv } => {
+            let s = open(&cli.db)?;
+            let t = s.tree_text(&conv)?;
+            print!("{t}");
+            Ok(())
+        }
+        Command::Branch { conv, msg, expect } => {
+            let mut s = open(&cli.db)?;
+            out(&s.branch(&conv, &msg, expect.as_deref())?)
+        }
+        Command::Fork { conv, at } => {
+            let mut s = open(&cli.db)?;
+            out(&s.fork(&conv, at.as_deref())?)
+        }
+        Command::Checkpoint { conv, label } => {
+            let mut s = open(&cli.db)?;
+            out(&s.checkpoint(&conv, &label)?.message)
+        }
+        Command::Rewind {
+            conv,
+            label,
+            digest,
+        } => {
+            let mut s = open(&cli.db)?;
+            out(&s.rewind(&conv, &label, &digest)?)
+        }
+        Command::Checkpoints { conv, json } => {
+            let s = open(&cli.db)?;
+            let cps = s.checkpoints(&conv)?;
+            if json {
+                print_json(&serde_json::to_value(&cps)?)
+            } else {
+                for c in cps {
+                    out(&format!("{:<24} {}", c.label, c.message))?;
+                }
+                Ok(())
+            }
+        }
+        Command::Resume {
+            conv,
+            max_messages,
+            max_tokens,
+        } => {
+            let budget = match (max_messages, max_tokens) {
+                (Some(n), _) => Budget::Messages(n),
+                (None, Some(t)) => Budget::Tokens(t),
+                (None, None) => bail!("give --max-messages N or --max-tokens N"),
+            };
+            let mut s = open(&cli.db)?;
+            let r = s.resume(&conv, budget)?;
+            let mut messages = Vec::with_capacity(r.messages.len());
+            for m in &r.messages {
+                messages.push(s.to_wire(m)?);
+            }
+            print_json(&json!({
+                "messages": messages,
+                "dropped_checkpoints": r.dropped_checkpoints,
+                "ids": r.messages.iter().map(|m| m.id.clone()).collect::<Vec<_>>(),
+                "trimmed": r.trimmed,
+                "incomplete_tail": r.incomplete_tail,
+            }))
+        }
+        Command::Retry { conv, json } => {
+            let mut s = open(&cli.db)?;
+            let r = s.retry(&conv)?;
+            if json {
+                return print_json(&serde_json::to_value(&r)?);
+            }
+            match r {
+                Retry::NothingLoaded { reason } => out(&format!("nothing loaded: {reason}")),
+                Retry::NothingToRetry { tip } => {
+                    out(&format!("nothing to retry: the last turn is complete (tip {tip})"))
+                }
+                Retry::Retryable {
+                    failed_tip,
+                    why,
+                    restart_at,
+                    ..
+                } => out(&format!(
+                    "retryable: {why} at {failed_tip}; tip moved back to {}",
+                    restart_at.as_deref().unwrap_or("(before the first message)")
+                )),
+            }
+        }
+        Command::Undo { conv } => {
+            let mut s = open(&cli.db)?;
+            let op = s.undo(&conv)?;
+            out(&format!(
+                "undid {} (tip {} -> {})",
+                op.kind,
+                op.tip_after.as_deref().unwrap_or("-"),
+                op.tip_before.as_deref().unwrap_or("-")
+            ))
+        }
+        Command::Log { conv, json } => {
+            let s = open(&cli.db)?;
+            let ops = s.operations(&conv)?;
+            if json {
+                return print_json(&serde_json::to_value(&ops)?);
+            }
+            for o in ops {
+                out(&format!(
+                    "{:>5} {:<10} {:<16} -> {:<16} {}{}",
+                    o.seq,
+                    o.kind,
+                    o.tip_before.as_deref().unwrap_or("-"),
+                    o.tip_after.as_deref().unwrap_or("-"),
+                    if o.detail.is_null() { String::new() } else { o.detail.to_string() },
+                    if o.undone { " (undone)" } else { "" }
+                ))?;
+            }
+            Ok(())
+        }
+        Command::Check => {
+            let s = open(&cli.db)?;
+            match s.integrity_check()? {
+                Ok(()) => out("ok"),
+                Err(problems) => bail!("{}: integrity check failed: {problems}", s.path().display()),
+            }
+        }
+        Command::Window => {
+            let s = open(&cli.db)?;
+            crate::window::run(s.path().to_path_buf(), None)
+        }
+        Command::Screenshot { out: file } => {
+            let s = open(&cli.db)?;
+            crate::window::run(s.path().to_path_buf(), Some(file))
+        }
+        Command::StressWriter { conv, turns } => stress_writer(&cli.db, &conv, turns),
+    }
+}
+
+/// Reads a turn: a JSON array of messages (or a request body with a `messages` array).
+fn read_turn(file: &str) -> Result<Vec<NewMessage>> {
+    let text = if file == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).context("reading stdin")?;
+        s
+    } else {
+        std::fs::read_to_string(Path::new(file)).with_context(|| format!("cannot read {file}"))?
+    };
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow!("{file}:{}:{}: {}", e.line(), e.column(), strip_position(&e)))?;
+    let arr = match &v {
+        Value::Array(a) => a,
+        Value::Object(o) => match o.get("messages") {
+            Some(Value::Array(a)) => a,
+            _ => bail!("{file}: expected a JSON array of messages"),
+        },
+        _ => bail!("{file}: expected a JSON array of messages"),
+    };
+    arr.iter()
+        .enumerate()
+        .map(|(i, m)| wire::message_from_wire(m, &format!("[{i}]")).map_err(|e| anyhow!("{file}: {e}")))
+        .collect()
+}
+
+fn strip_position(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.find(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Plain text of blocks, for `show`.
+fn render_text(blocks: &[Block]) -> String {
+    let mut parts = Vec::new();
+    for b in blocks {
+        parts.push(match b {
+            Block::Text { text } => text.clone(),
+            Block::Thinking { thinking, .. } => format!("[thinking] {thinking}"),
+            Block::ToolUse { id, name, input } => format!("[tool_use {name} {id}] {input}"),
+            Block::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => format!(
+                "[tool_result {tool_use_id}{}] {}",
+                if *is_error { " error" } else { "" },
+                match content {
+                    ToolResultContent::Text(t) => t.clone(),
+                    c => c.text(),
+                }
+            ),
+            Block::Image { media_type, .. } => format!("[image {media_type}]"),
+            Block::Other(v) => v.to_string(),
+        });
+    }
+    parts.join("\n")
+}
+
+/// One generated turn: a prompt, parallel tool calls, their results, the reply. `k` is written into every
+/// message so a checker can tell which turn a row belongs to.
+pub fn generated_turn(k: u64) -> Vec<NewMessage> {
+    let call = |i: u64| Block::ToolUse {
+        id: format!("call_{k}_{i}"),
+        name: "read".into(),
+        input: json!({"path": format!("file_{k}_{i}.txt")}),
+    };
+    let result = |i: u64| Block::ToolResult {
+        tool_use_id: format!("call_{k}_{i}"),
+        content: ToolResultContent::Text(format!("turn {k} result {i}: {}", "x".repeat(200))),
+        is_error: false,
+    };
+    vec![
+        NewMessage::text(Role::User, format!("turn {k}: read two files")),
+        NewMessage::new(Role::Assistant, vec![call(0), call(1)]),
+        NewMessage::new(Role::User, vec![result(0), result(1)]),
+        NewMessage::text(Role::Assistant, format!("turn {k} done")),
+    ]
+}
+
+fn stress_writer(db: &Option<PathBuf>, conv: &str, turns: u64) -> Result<()> {
+    let mut s = open(db)?;
+    let mut stdout = std::io::stdout().lock();
+    let start = s.active_path(conv)?.len() as u64 / 4;
+    for k in start..start.saturating_add(turns) {
+        s.append_turn(conv, &generated_turn(k))?;
+        writeln!(stdout, "{k}")?;
+        stdout.flush()?;
+    }
+    Ok(())
+}

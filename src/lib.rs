@@ -1,0 +1,13 @@
+//! cairn: keeps the whole history of LLM agent sessions as a tree and decides what the model sees.
+//!
+//! The core (this library, minus [`cli`] and [`window`]) never touches a UI toolkit: the CLI and the window
+//! call the same functions. See ARCHITECTURE.md for the data flow.
+
+pub mod model;
+pub mod pairs;
+pub mod store;
+pub mod tokens;
+pub mod wire;
+
+pub mod cli;
+pub mod window;

@@ -1,0 +1,320 @@
+//! The data model every other module speaks: messages made of content blocks, conversations, checkpoints.
+//!
+//! The blocks follow Anthropic's Messages wire shapes closely (that is the richest common form: thinking with a
+//! signature, tool_use/tool_result pairs, images), with one change: image bytes are either held inline (before
+//! they are stored) or referenced by the content hash of a row in the store's blob table. Blocks cairn does not
+//! model (documents, redacted thinking, server tools, ...) are kept verbatim in [`Block::Other`], so nothing a
+//! transcript carried is lost.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who wrote a message. `Tool` is for harnesses (OpenAI, Codex) that give each tool result its own message;
+/// Anthropic puts tool results in `user` messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+    Tool,
+    System,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+            Role::System => "system",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "user" => Some(Role::User),
+            "assistant" => Some(Role::Assistant),
+            "tool" => Some(Role::Tool),
+            "system" => Some(Role::System),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where an image's bytes are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageData {
+    /// Bytes not yet stored (decoded from base64 on the way in).
+    Bytes(Vec<u8>),
+    /// SHA-256 (hex) of a row in the blob table.
+    Blob(String),
+}
+
+/// The body of a tool result: Anthropic allows a plain string or a list of blocks (text and images).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolResultContent {
+    Text(String),
+    Blocks(Vec<Block>),
+}
+
+impl ToolResultContent {
+    /// All text of the result, blocks joined by newlines.
+    pub fn text(&self) -> String {
+        match self {
+            ToolResultContent::Text(s) => s.clone(),
+            ToolResultContent::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Block::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+}
+
+/// One content block of a message. Its JSON forms (wire and stored) are written by [`crate::wire`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Text {
+        text: String,
+    },
+    Thinking {
+        thinking: String,
+        /// The provider's signature over the reasoning; must round-trip byte for byte.
+        signature: Option<String>,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: ToolResultContent,
+        is_error: bool,
+    },
+    Image {
+        media_type: String,
+        data: ImageData,
+    },
+    /// A block cairn does not model, kept verbatim (its JSON object, `type` included).
+    Other(Value),
+}
+
+impl Block {
+    pub fn text(t: impl Into<String>) -> Block {
+        Block::Text { text: t.into() }
+    }
+}
+
+/// Token usage a provider measured for one reply.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+}
+
+/// A message about to be written: no id, no parent yet (the store assigns both).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewMessage {
+    pub role: Role,
+    pub content: Vec<Block>,
+    /// Source metadata: the original ids and every field of an imported line that cairn does not model.
+    pub meta: Value,
+    pub usage: Option<Usage>,
+    /// Unix milliseconds; `None` means "now".
+    pub created_at: Option<i64>,
+}
+
+impl NewMessage {
+    pub fn new(role: Role, content: Vec<Block>) -> NewMessage {
+        NewMessage {
+            role,
+            content,
+            meta: Value::Null,
+            usage: None,
+            created_at: None,
+        }
+    }
+
+    pub fn text(role: Role, text: impl Into<String>) -> NewMessage {
+        NewMessage::new(role, vec![Block::text(text)])
+    }
+
+    /// Whether a conversation may rest after this message; see [`ends_turn`].
+    pub fn ends_turn(&self) -> bool {
+        ends_turn(self.role, &self.content, &self.meta)
+    }
+}
+
+/// A stored message. Immutable once written (the store refuses updates and deletes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub id: String,
+    pub parent: Option<String>,
+    pub conversation: String,
+    pub role: Role,
+    pub content: Vec<Block>,
+    pub created_at: i64,
+    pub meta: Value,
+    pub usage: Option<Usage>,
+    /// Distance from the root (the root has depth 0).
+    pub depth: i64,
+}
+
+/// The kinds of message cairn itself writes, recorded in `meta.cairn.kind`.
+pub const KIND_DIGEST: &str = "digest";
+
+impl Message {
+    pub fn tool_use_ids(&self) -> impl Iterator<Item = &str> {
+        self.content.iter().filter_map(|b| match b {
+            Block::ToolUse { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+    }
+
+    pub fn tool_result_ids(&self) -> impl Iterator<Item = &str> {
+        self.content.iter().filter_map(|b| match b {
+            Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
+            _ => None,
+        })
+    }
+
+    pub fn has_tool_use(&self) -> bool {
+        self.tool_use_ids().next().is_some()
+    }
+
+    pub fn has_tool_result(&self) -> bool {
+        self.tool_result_ids().next().is_some()
+    }
+
+    /// The kind cairn gave a message it wrote itself (a rewind digest, ...), if any.
+    pub fn cairn_kind(&self) -> Option<&str> {
+        self.meta.get("cairn")?.get("kind")?.as_str()
+    }
+
+    /// An assistant reply the provider or harness marked as failed (an API error recorded in place of a reply).
+    pub fn is_failed(&self) -> bool {
+        is_failed(self.role, &self.meta)
+    }
+
+    /// Whether the conversation may rest here; see [`ends_turn`].
+    pub fn ends_turn(&self) -> bool {
+        ends_turn(self.role, &self.content, &self.meta)
+    }
+
+    /// The first line of the message's text, for listings.
+    pub fn summary(&self, max_chars: usize) -> String {
+        let mut s = String::new();
+        for b in &self.content {
+            let part = match b {
+                Block::Text { text } => text.clone(),
+                Block::Thinking { .. } => "[thinking]".to_string(),
+                Block::ToolUse { name, .. } => format!("[tool_use {name}]"),
+                Block::ToolResult {
+                    content, is_error, ..
+                } => {
+                    let t = content.text();
+                    if *is_error {
+                        format!("[tool_result error] {t}")
+                    } else {
+                        format!("[tool_result] {t}")
+                    }
+                }
+                Block::Image { media_type, .. } => format!("[image {media_type}]"),
+                Block::Other(v) => format!(
+                    "[{}]",
+                    v.get("type").and_then(Value::as_str).unwrap_or("block")
+                ),
+            };
+            if !s.is_empty() {
+                s.push(' ');
+            }
+            s.push_str(&part);
+            if s.chars().count() > max_chars {
+                break;
+            }
+        }
+        let line: String = s
+            .chars()
+            .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+            .collect();
+        if line.chars().count() > max_chars {
+            let cut: String = line.chars().take(max_chars.saturating_sub(1)).collect();
+            format!("{cut}…")
+        } else {
+            line
+        }
+    }
+}
+
+fn is_failed(role: Role, meta: &Value) -> bool {
+    role == Role::Assistant
+        && (meta.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
+            || meta
+                .get("cairn")
+                .and_then(|c| c.get("failed"))
+                .and_then(Value::as_bool)
+                == Some(true))
+}
+
+/// Whether a conversation may rest after this message: nothing is waiting for an answer. An assistant reply
+/// without tool calls ends a turn; so do system messages and the notes cairn writes (rewind digests). A user
+/// prompt awaiting its reply, tool results awaiting the model, tool calls awaiting results and failed replies
+/// do not.
+pub fn ends_turn(role: Role, content: &[Block], meta: &Value) -> bool {
+    let kind = meta
+        .get("cairn")
+        .and_then(|c| c.get("kind"))
+        .and_then(Value::as_str);
+    match role {
+        Role::Assistant => {
+            !content.iter().any(|b| matches!(b, Block::ToolUse { .. })) && !is_failed(role, meta)
+        }
+        Role::System => true,
+        Role::User | Role::Tool => kind == Some(KIND_DIGEST),
+    }
+}
+
+/// A conversation: a tree of messages with one current tip.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Conversation {
+    pub id: String,
+    pub title: Option<String>,
+    /// The current tip; `None` for a conversation with no messages yet.
+    pub tip: Option<String>,
+    pub forked_from: Option<ForkedFrom>,
+    pub created_at: i64,
+    /// Messages stored in this conversation (all branches).
+    pub messages: u64,
+    pub archived: bool,
+}
+
+/// Where a fork came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ForkedFrom {
+    pub conversation: String,
+    pub message: String,
+}
+
+/// A named turn boundary of a conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Checkpoint {
+    pub label: String,
+    pub message: String,
+    pub created_at: i64,
+}

@@ -1,0 +1,502 @@
+//! The session store: every conversation as a tree of immutable messages in one SQLite file.
+//!
+//! Why SQLite: a turn must land whole or not at all, even when the writer is killed mid-write, and the tree must
+//! stay consistent when two processes (the window and a CLI) touch it. A transaction per turn with
+//! `synchronous=FULL` in WAL mode gives both; triggers make the tree rules hold whatever code writes.
+//!
+//! Every pointer move (tip, checkpoint, fork) goes through [`Store`] methods that check and record it in the
+//! operation log in the same transaction, so `undo` can always restore the pointers before it.
+
+mod checkpoints;
+mod error;
+mod oplog;
+mod resume;
+mod schema;
+mod tree;
+mod turns;
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+pub use error::{Result, StoreError};
+pub use oplog::Operation;
+pub use resume::{Budget, Resumed, Retry};
+pub use turns::ImportedMessage;
+
+use crate::model::{Block, ImageData, Message, NewMessage, Role, ToolResultContent, Usage};
+use crate::wire::{self, Images};
+
+/// An open store. Cheap to open; one per thread.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// A conversation's internal row numbers, resolved from its public id.
+#[derive(Debug, Clone)]
+pub(crate) struct ConvRow {
+    seq: i64,
+    id: String,
+    tip: Option<i64>,
+}
+
+/// A message row before its content is decoded.
+pub(crate) struct Row {
+    seq: i64,
+    parent: Option<i64>,
+    id: String,
+    role: String,
+    content: String,
+    created_at: i64,
+    meta: Option<String>,
+    usage: Option<String>,
+    depth: i64,
+}
+
+pub(crate) const ROW_COLUMNS: &str =
+    "m.seq, m.parent, m.id, m.role, m.content, m.created_at, m.meta, m.usage, m.depth";
+
+impl Row {
+    fn from_sql(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+        Ok(Row {
+            seq: r.get(0)?,
+            parent: r.get(1)?,
+            id: r.get(2)?,
+            role: r.get(3)?,
+            content: r.get(4)?,
+            created_at: r.get(5)?,
+            meta: r.get(6)?,
+            usage: r.get(7)?,
+            depth: r.get(8)?,
+        })
+    }
+
+    fn into_message(self, conversation: &str, parent: Option<String>) -> Result<Message> {
+        let corrupt = |reason: String| StoreError::Corrupt {
+            id: self.id.clone(),
+            reason,
+        };
+        let role =
+            Role::parse(&self.role).ok_or_else(|| corrupt(format!("role {:?}", self.role)))?;
+        let content: Value =
+            serde_json::from_str(&self.content).map_err(|e| corrupt(format!("content: {e}")))?;
+        let content =
+            wire::blocks_from_json(&content, "content").map_err(|e| corrupt(e.to_string()))?;
+        let meta = match &self.meta {
+            Some(m) => serde_json::from_str(m).map_err(|e| corrupt(format!("meta: {e}")))?,
+            None => Value::Null,
+        };
+        let usage = match &self.usage {
+            Some(u) => {
+                Some(serde_json::from_str::<Usage>(u).map_err(|e| corrupt(format!("usage: {e}")))?)
+            }
+            None => None,
+        };
+        Ok(Message {
+            id: self.id,
+            parent,
+            conversation: conversation.to_string(),
+            role,
+            content,
+            created_at: self.created_at,
+            meta,
+            usage,
+            depth: self.depth,
+        })
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// A new random id: 16 lowercase hex digits (64 bits). Uniqueness is also enforced by the schema.
+pub(crate) fn new_id() -> String {
+    let mut buf = [0u8; 8];
+    if getrandom::fill(&mut buf).is_err() {
+        // No OS randomness: fall back to time and a counter (still unique within this process).
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let t = now_ms() as u64;
+        buf = (t.rotate_left(20) ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15)).to_be_bytes();
+    }
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path`. The folder must exist. A file that is not a cairn store,
+    /// or one written by a newer cairn, is refused and left untouched.
+    pub fn open(path: impl AsRef<Path>) -> Result<Store> {
+        let path = path.as_ref().to_path_buf();
+        let open_err = |reason: String| StoreError::Open {
+            path: path.clone(),
+            reason,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && !dir.is_dir()
+        {
+            return Err(open_err(format!("folder {} does not exist", dir.display())));
+        }
+        if path.is_dir() {
+            return Err(open_err("it is a folder".to_string()));
+        }
+        let conn = Connection::open(&path).map_err(|e| open_err(e.to_string()))?;
+        Self::setup(conn, path)
+    }
+
+    /// A private store in memory (for tests and previews).
+    pub fn open_in_memory() -> Result<Store> {
+        let conn = Connection::open_in_memory()?;
+        Self::setup(conn, PathBuf::from(":memory:"))
+    }
+
+    fn setup(mut conn: Connection, path: PathBuf) -> Result<Store> {
+        let open_err = |e: rusqlite::Error| StoreError::Open {
+            path: path.clone(),
+            reason: e.to_string(),
+        };
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(open_err)?;
+        // Reading the header first: a file that is not SQLite fails here, before anything is written to it.
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(open_err)?;
+        if version > schema::VERSION {
+            return Err(StoreError::NewerSchema {
+                path,
+                found: version,
+                supported: schema::VERSION,
+            });
+        }
+        let app: i64 = conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .map_err(open_err)?;
+        let tables: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(open_err)?;
+        if version == 0 && tables > 0 || app != 0 && app != APPLICATION_ID {
+            return Err(StoreError::Open {
+                path,
+                reason: "an SQLite file that is not a cairn store".to_string(),
+            });
+        }
+        // WAL: readers never block the writer. FULL: a commit is on disk before append returns.
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(open_err)?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(open_err)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(open_err)?;
+        if version < schema::VERSION {
+            schema::migrate(&mut conn, version).map_err(open_err)?;
+            conn.pragma_update(None, "application_id", APPLICATION_ID)
+                .map_err(open_err)?;
+        }
+        Ok(Store { conn, path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `PRAGMA integrity_check`: `Ok(())` or the problems SQLite found.
+    pub fn integrity_check(&self) -> Result<std::result::Result<(), String>> {
+        let mut stmt = self.conn.prepare("PRAGMA integrity_check")?;
+        let lines: Vec<String> = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        if lines == ["ok"] {
+            Ok(Ok(()))
+        } else {
+            Ok(Err(lines.join("; ")))
+        }
+    }
+
+    fn write_tx(&mut self) -> Result<Transaction<'_>> {
+        Ok(self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?)
+    }
+
+    /// Creates an empty conversation and returns its id.
+    pub fn create_conversation(&mut self, title: Option<&str>) -> Result<String> {
+        let tx = self.write_tx()?;
+        let id = insert_conversation(&tx, title, None)?.1;
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Resolves a conversation id or unique prefix of one.
+    pub fn resolve_conversation(&self, id: &str) -> Result<String> {
+        Ok(conv_row(&self.conn, id)?.id)
+    }
+
+    /// Resolves a message id or unique prefix, which must belong to `conversation`.
+    pub fn resolve_message(&self, conversation: &str, id: &str) -> Result<String> {
+        let conv = conv_row(&self.conn, conversation)?;
+        Ok(message_seq(&self.conn, &conv, id)?.1)
+    }
+
+    /// The bytes of an image blob.
+    pub fn blob(&self, hash: &str) -> Result<Vec<u8>> {
+        self.conn
+            .query_row("SELECT bytes FROM blobs WHERE hash = ?1", [hash], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .ok_or_else(|| StoreError::MissingBlob(hash.to_string()))
+    }
+
+    /// A message in Anthropic Messages shape, images inlined as base64.
+    pub fn to_wire(&self, m: &Message) -> Result<Value> {
+        let load = |h: &str| self.blob(h).map_err(|e| e.to_string());
+        wire::message_to_wire(m.role, &m.content, &Images::Base64(&load)).map_err(|reason| {
+            StoreError::Corrupt {
+                id: m.id.clone(),
+                reason,
+            }
+        })
+    }
+}
+
+const APPLICATION_ID: i64 = 0x6361_6972; // "cair"
+
+/// Looks a conversation up by id or unique id prefix.
+pub(crate) fn conv_row(conn: &Connection, id: &str) -> Result<ConvRow> {
+    let exact = conn
+        .query_row(
+            "SELECT seq, id, tip FROM conversations WHERE id = ?1",
+            [id],
+            |r| {
+                Ok(ConvRow {
+                    seq: r.get(0)?,
+                    id: r.get(1)?,
+                    tip: r.get(2)?,
+                })
+            },
+        )
+        .optional()?;
+    if let Some(c) = exact {
+        return Ok(c);
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, id, tip FROM conversations WHERE id >= ?1 AND id < ?1 || x'ff' LIMIT 6",
+    )?;
+    let rows: Vec<ConvRow> = stmt
+        .query_map([id], |r| {
+            Ok(ConvRow {
+                seq: r.get(0)?,
+                id: r.get(1)?,
+                tip: r.get(2)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    match rows.len() {
+        1 if !id.is_empty() => Ok(rows
+            .into_iter()
+            .next()
+            .ok_or_else(|| StoreError::UnknownConversation(id.to_string()))?),
+        0 => Err(StoreError::UnknownConversation(id.to_string())),
+        _ if id.is_empty() => Err(StoreError::UnknownConversation(id.to_string())),
+        _ => Err(StoreError::Ambiguous {
+            kind: "conversation",
+            prefix: id.to_string(),
+            candidates: rows
+                .iter()
+                .map(|r| r.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}
+
+/// Resolves a message id or unique prefix to its row number, checking it belongs to `conv`.
+pub(crate) fn message_seq(conn: &Connection, conv: &ConvRow, id: &str) -> Result<(i64, String)> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT m.seq, m.id, m.conversation, c.id FROM messages m JOIN conversations c ON c.seq = m.conversation
+         WHERE m.id = ?1 OR (m.id >= ?1 AND m.id < ?1 || x'ff') LIMIT 6",
+    )?;
+    let rows: Vec<(i64, String, i64, String)> = stmt
+        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let exact: Vec<_> = rows.iter().filter(|r| r.1 == id).collect();
+    let pick = if exact.len() == 1 {
+        exact[0]
+    } else if rows.len() == 1 && !id.is_empty() {
+        &rows[0]
+    } else if rows.is_empty() || id.is_empty() {
+        return Err(StoreError::UnknownMessage {
+            conversation: conv.id.clone(),
+            id: id.to_string(),
+        });
+    } else {
+        return Err(StoreError::Ambiguous {
+            kind: "message",
+            prefix: id.to_string(),
+            candidates: rows
+                .iter()
+                .map(|r| r.1.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    };
+    if pick.2 != conv.seq {
+        return Err(StoreError::WrongConversation {
+            id: pick.1.clone(),
+            conversation: conv.id.clone(),
+            actual: pick.3.clone(),
+        });
+    }
+    Ok((pick.0, pick.1.clone()))
+}
+
+pub(crate) fn message_id(conn: &Connection, seq: Option<i64>) -> Result<Option<String>> {
+    match seq {
+        None => Ok(None),
+        Some(s) => Ok(Some(conn.query_row(
+            "SELECT id FROM messages WHERE seq = ?1",
+            [s],
+            |r| r.get(0),
+        )?)),
+    }
+}
+
+pub(crate) fn load_row(conn: &Connection, seq: i64) -> Result<Row> {
+    Ok(conn.query_row(
+        &format!("SELECT {ROW_COLUMNS} FROM messages m WHERE m.seq = ?1"),
+        [seq],
+        Row::from_sql,
+    )?)
+}
+
+/// Loads one message (with its parent's id).
+pub(crate) fn load_message(conn: &Connection, conv: &ConvRow, seq: i64) -> Result<Message> {
+    let row = load_row(conn, seq)?;
+    let parent = message_id(conn, row.parent)?;
+    row.into_message(&conv.id, parent)
+}
+
+pub(crate) fn insert_conversation(
+    tx: &Transaction<'_>,
+    title: Option<&str>,
+    forked_from: Option<(i64, i64)>,
+) -> Result<(i64, String)> {
+    let id = new_id();
+    tx.execute(
+        "INSERT INTO conversations (id, title, forked_from_conversation, forked_from_message, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![id, title, forked_from.map(|f| f.0), forked_from.map(|f| f.1), now_ms()],
+    )?;
+    Ok((tx.last_insert_rowid(), id))
+}
+
+/// Stores inline image bytes as blobs (once per content hash) and returns the blocks with references.
+fn store_images(tx: &Transaction<'_>, blocks: &[Block]) -> Result<Vec<Block>> {
+    blocks
+        .iter()
+        .map(|b| {
+            Ok(match b {
+                Block::Image {
+                    media_type,
+                    data: ImageData::Bytes(bytes),
+                } => {
+                    let hash = format!("{:x}", Sha256::digest(bytes));
+                    tx.prepare_cached(
+                        "INSERT OR IGNORE INTO blobs (hash, media_type, size, bytes) VALUES (?1, ?2, ?3, ?4)",
+                    )?
+                    .execute(params![hash, media_type, bytes.len() as i64, bytes])?;
+                    Block::Image {
+                        media_type: media_type.clone(),
+                        data: ImageData::Blob(hash),
+                    }
+                }
+                Block::ToolResult {
+                    tool_use_id,
+                    content: ToolResultContent::Blocks(inner),
+                    is_error,
+                } => Block::ToolResult {
+                    tool_use_id: tool_use_id.clone(),
+                    content: ToolResultContent::Blocks(store_images(tx, inner)?),
+                    is_error: *is_error,
+                },
+                other => other.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Inserts one message under `parent` and returns (seq, id).
+pub(crate) fn insert_message(
+    tx: &Transaction<'_>,
+    conv_seq: i64,
+    parent: Option<(i64, i64)>,
+    m: &NewMessage,
+) -> Result<(i64, String)> {
+    let blocks = store_images(tx, &m.content)?;
+    let content = wire::blocks_to_json(&blocks, &Images::Blob).map_err(StoreError::InvalidTurn)?;
+    let content = Value::Array(content).to_string();
+    let meta = if m.meta.is_null() {
+        None
+    } else {
+        Some(m.meta.to_string())
+    };
+    let usage = match &m.usage {
+        Some(u) => {
+            Some(serde_json::to_string(u).map_err(|e| StoreError::InvalidTurn(e.to_string()))?)
+        }
+        None => None,
+    };
+    let id = new_id();
+    tx.prepare_cached(
+        "INSERT INTO messages (id, conversation, parent, depth, role, content, created_at, meta, usage)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        id,
+        conv_seq,
+        parent.map(|p| p.0),
+        parent.map_or(0, |p| p.1 + 1),
+        m.role.as_str(),
+        content,
+        m.created_at.unwrap_or_else(now_ms),
+        meta,
+        usage
+    ])?;
+    Ok((tx.last_insert_rowid(), id))
+}
+
+/// Moves a conversation's tip from `expected` to `new`, or fails naming both tips. Every tip move in cairn
+/// goes through here, and records itself in the operation log in the same transaction.
+pub(crate) fn move_tip(
+    tx: &Transaction<'_>,
+    conv: &ConvRow,
+    expected: Option<i64>,
+    new: Option<i64>,
+    kind: &str,
+    detail: Value,
+) -> Result<()> {
+    let changed = tx.execute(
+        "UPDATE conversations SET tip = ?1 WHERE seq = ?2 AND tip IS ?3",
+        params![new, conv.seq, expected],
+    )?;
+    if changed != 1 {
+        let actual: Option<i64> = tx.query_row(
+            "SELECT tip FROM conversations WHERE seq = ?1",
+            [conv.seq],
+            |r| r.get(0),
+        )?;
+        return Err(StoreError::TipMismatch {
+            conversation: conv.id.clone(),
+            expected: message_id(tx, expected)?.unwrap_or_else(|| "(none)".into()),
+            actual: message_id(tx, actual)?.unwrap_or_else(|| "(none)".into()),
+        });
+    }
+    oplog::record(tx, conv.seq, kind, expected, new, &detail)
+}

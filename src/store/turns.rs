@@ -1,0 +1,182 @@
+//! Writing messages: whole turns (the only way a live conversation grows) and whole imported trees.
+//!
+//! A turn is checked before anything is written (tool calls paired, ends where the conversation may rest,
+//! attaches to a turn boundary), then written with its tip move in one durable transaction. An import writes a
+//! whole tree in one transaction too, but as it was recorded: a transcript may end mid-turn, and that is what
+//! `retry` is for.
+
+use serde_json::{Value, json};
+
+use super::{
+    ConvRow, Result, Store, StoreError, conv_row, insert_conversation, insert_message,
+    load_message, move_tip,
+};
+use crate::model::{Message, NewMessage, Role};
+use crate::pairs;
+
+/// One message of an imported tree; `parent` is the index of an earlier message of the same import.
+#[derive(Debug, Clone)]
+pub struct ImportedMessage {
+    pub parent: Option<usize>,
+    pub message: NewMessage,
+}
+
+/// Why a message is not a place where a conversation may rest (for errors).
+pub(crate) fn why_mid_turn(m: &Message) -> &'static str {
+    if m.is_failed() {
+        "its last reply failed"
+    } else if m.has_tool_use() {
+        "a tool call awaits its result"
+    } else if m.has_tool_result() {
+        "tool results await the model's reply"
+    } else if m.role == Role::User || m.role == Role::Tool {
+        "a prompt awaits its reply"
+    } else {
+        "the turn is incomplete"
+    }
+}
+
+/// Refuses a turn that cannot be written, before anything is written.
+pub fn validate_turn(messages: &[NewMessage]) -> Result<()> {
+    let Some(last) = messages.last() else {
+        return Err(StoreError::InvalidTurn(
+            "a turn needs at least one message".into(),
+        ));
+    };
+    pairs::check(messages, false)?;
+    if !last.ends_turn() {
+        return Err(StoreError::InvalidTurn(format!(
+            "the turn ends with a {} message that awaits an answer; a turn runs through the final assistant reply",
+            last.role
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn require_boundary(
+    tx: &rusqlite::Connection,
+    conv: &ConvRow,
+) -> Result<Option<Message>> {
+    match conv.tip {
+        None => Ok(None),
+        Some(seq) => {
+            let tip = load_message(tx, conv, seq)?;
+            if !tip.ends_turn() {
+                return Err(StoreError::NotBoundary {
+                    conversation: conv.id.clone(),
+                    tip: tip.id.clone(),
+                    why: why_mid_turn(&tip),
+                });
+            }
+            Ok(Some(tip))
+        }
+    }
+}
+
+impl Store {
+    /// Appends one complete turn at the tip and moves the tip to its last message, in one durable transaction.
+    /// Returns the new message ids. A turn with an unpaired tool call or result, or one that does not end
+    /// where the conversation may rest, is refused and nothing is written.
+    pub fn append_turn(
+        &mut self,
+        conversation: &str,
+        messages: &[NewMessage],
+    ) -> Result<Vec<String>> {
+        validate_turn(messages)?;
+        let tx = self.write_tx()?;
+        let conv = conv_row(&tx, conversation)?;
+        let tip = require_boundary(&tx, &conv)?;
+        let mut parent = tip.map(|t| (conv.tip.unwrap_or_default(), t.depth));
+        let mut ids = Vec::with_capacity(messages.len());
+        for m in messages {
+            let (seq, id) = insert_message(&tx, conv.seq, parent, m)?;
+            parent = Some((seq, parent.map_or(0, |p| p.1 + 1)));
+            ids.push(id);
+        }
+        let new_tip = parent.map(|p| p.0);
+        move_tip(
+            &tx,
+            &conv,
+            conv.tip,
+            new_tip,
+            "append",
+            json!({"messages": ids.len()}),
+        )?;
+        tx.commit()?;
+        Ok(ids)
+    }
+
+    /// Writes a whole imported tree as a new conversation in one transaction (all or nothing) and returns the
+    /// conversation id and the new message ids (in input order). Parents must come before their children.
+    /// `checkpoints` label messages by index.
+    pub fn import_conversation(
+        &mut self,
+        title: Option<&str>,
+        messages: &[ImportedMessage],
+        tip: Option<usize>,
+        checkpoints: &[(String, usize)],
+        meta: &Value,
+    ) -> Result<(String, Vec<String>)> {
+        let tx = self.write_tx()?;
+        let (conv_seq, conv_id) = insert_conversation(&tx, title, None)?;
+        if !meta.is_null() {
+            tx.execute(
+                "UPDATE conversations SET meta = ?1 WHERE seq = ?2",
+                rusqlite::params![meta.to_string(), conv_seq],
+            )?;
+        }
+        // (seq, depth) of each written message
+        let mut written: Vec<(i64, i64)> = Vec::with_capacity(messages.len());
+        let mut ids = Vec::with_capacity(messages.len());
+        for (i, im) in messages.iter().enumerate() {
+            let parent = match im.parent {
+                None => None,
+                Some(p) if p < i => Some(written[p]),
+                Some(p) => {
+                    return Err(StoreError::InvalidTurn(format!(
+                        "imported message {i} names parent {p}, which does not come before it"
+                    )));
+                }
+            };
+            let (seq, id) = insert_message(&tx, conv_seq, parent, &im.message)?;
+            written.push((seq, parent.map_or(0, |p| p.1 + 1)));
+            ids.push(id);
+        }
+        let conv = ConvRow {
+            seq: conv_seq,
+            id: conv_id.clone(),
+            tip: None,
+        };
+        let tip_seq = match tip {
+            Some(t) if t < written.len() => Some(written[t].0),
+            Some(t) => {
+                return Err(StoreError::InvalidTurn(format!(
+                    "tip index {t} is out of range"
+                )));
+            }
+            None => written.last().map(|w| w.0),
+        };
+        move_tip(
+            &tx,
+            &conv,
+            None,
+            tip_seq,
+            "import",
+            json!({"messages": ids.len()}),
+        )?;
+        for (label, index) in checkpoints {
+            super::checkpoints::validate_label(label)?;
+            let target = written.get(*index).ok_or_else(|| {
+                StoreError::InvalidTurn(format!(
+                    "checkpoint {label} names message {index}, out of range"
+                ))
+            })?;
+            tx.execute(
+                "INSERT INTO checkpoints (conversation, label, message, created_at) VALUES (?1, ?2, ?3, ?4)",
+                rusqlite::params![conv_seq, label, target.0, super::now_ms()],
+            )?;
+        }
+        tx.commit()?;
+        Ok((conv_id, ids))
+    }
+}
