@@ -1,0 +1,251 @@
+//! The CLI contract other tools rely on: command names, flags, ids alone on stdout, JSON shapes, one-line errors
+//! with exit code 2.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+struct Env {
+    _dir: tempfile::TempDir,
+    db: PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cli.db");
+        Env { _dir: dir, db }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.run_stdin(args, None)
+    }
+
+    fn run_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .env_remove("CAIRN_DB")
+            .arg("--db")
+            .arg(&self.db)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        if let Some(s) = stdin {
+            child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+        }
+        drop(child.stdin.take());
+        child.wait_with_output().unwrap()
+    }
+
+    /// Runs and expects success; returns stdout trimmed.
+    fn ok(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        assert!(
+            o.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8(o.stdout).unwrap().trim().to_string()
+    }
+
+    /// Runs and expects exit 2 with exactly one line on stderr; returns it.
+    fn fails(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?} should fail");
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: not one line: {err}");
+        assert!(o.stdout.is_empty(), "{args:?} printed on stdout while failing");
+        err.trim().to_string()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        serde_json::from_str(&self.ok(args)).unwrap()
+    }
+}
+
+fn write(dir: &Path, name: &str, v: &Value) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, v.to_string()).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+fn is_id(s: &str) -> bool {
+    s.len() == 16 && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+#[test]
+fn the_documented_commands_work_end_to_end() {
+    let e = Env::new();
+    let dir = e.db.parent().unwrap().to_path_buf();
+    let c = e.ok(&["new", "--title", "demo"]);
+    assert!(is_id(&c), "new printed {c:?}");
+
+    let turn = json!([
+        {"role": "user", "content": "list files"},
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "use ls", "signature": "c2ln"},
+            {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {"command": "pwd"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.txt"},
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "/p", "is_error": true}]},
+        {"role": "assistant", "content": "one file"}
+    ]);
+    let f1 = write(&dir, "t1.json", &turn);
+    let tip1 = e.ok(&["append", &c, &f1]);
+    assert!(is_id(&tip1));
+
+    // show --json gives the path in Anthropic shape, content exactly as appended
+    let shown = e.json(&["show", &c, "--json"]);
+    let arr = shown.as_array().unwrap();
+    assert_eq!(arr.len(), 4);
+    for (got, want) in arr.iter().zip(turn.as_array().unwrap()) {
+        assert_eq!(got["role"], want["role"]);
+        let want_content = match &want["content"] {
+            Value::String(s) => json!([{"type": "text", "text": s}]),
+            c => c.clone(),
+        };
+        assert_eq!(got["content"], want_content);
+    }
+    assert_eq!(arr[3]["id"], json!(tip1));
+
+    let cp = e.ok(&["checkpoint", &c, "listed"]);
+    assert_eq!(cp, tip1);
+    // stdin
+    let o = e.run_stdin(
+        &["append", &c, "-"],
+        Some(r#"[{"role":"user","content":"read a.txt"},{"role":"assistant","content":"it says hi"}]"#),
+    );
+    assert!(o.status.success());
+    let tip2 = String::from_utf8(o.stdout).unwrap().trim().to_string();
+
+    let list = e.json(&["list", "--json"]);
+    let conv = &list.as_array().unwrap()[0];
+    assert_eq!(conv["id"], json!(c));
+    assert_eq!(conv["title"], json!("demo"));
+    assert_eq!(conv["messages"], json!(6));
+    assert_eq!(conv["tip"], json!(tip2));
+
+    // branch with a stale --expect fails naming both tips; with the right one it moves
+    let err = e.fails(&["branch", &c, &tip1, "--expect", &tip1]);
+    assert!(err.contains(&tip1) && err.contains(&tip2), "{err}");
+    assert_eq!(e.ok(&["branch", &c, &tip1, "--expect", &tip2]), tip1);
+    assert_eq!(e.ok(&["branch", &c, &tip2]), tip2);
+
+    let digest = e.ok(&["rewind", &c, "listed", "--digest", "a.txt says hi"]);
+    assert!(is_id(&digest));
+    let tree = e.ok(&["tree", &c]);
+    assert!(tree.contains("[listed]"), "{tree}");
+    assert!(tree.lines().any(|l| l.contains(&digest) && l.contains("tip")), "{tree}");
+    assert!(tree.contains(&tip2), "abandoned branch missing from tree:\n{tree}");
+
+    let cps = e.json(&["checkpoints", &c, "--json"]);
+    assert_eq!(cps[0]["label"], json!("listed"));
+    assert_eq!(cps[0]["message"], json!(tip1));
+
+    let f = e.ok(&["fork", &c]);
+    assert!(is_id(&f) && f != c);
+    let fork_at = e.ok(&["fork", &c, "--at", &tip1]);
+    assert_eq!(e.json(&["show", &fork_at, "--json"]).as_array().unwrap().len(), 4);
+
+    let r = e.json(&["resume", &c, "--max-messages", "2"]);
+    let msgs = r["messages"].as_array().unwrap();
+    assert!(msgs.len() <= 2);
+    for m in msgs {
+        assert_eq!(m.as_object().unwrap().len(), 2, "resume messages are exactly role+content");
+    }
+    assert_eq!(r["dropped_checkpoints"], json!([]));
+    let r = e.json(&["resume", &c, "--max-tokens", "100000"]);
+    assert_eq!(r["messages"].as_array().unwrap().len(), 5);
+
+    assert!(e.ok(&["retry", &c]).starts_with("nothing to retry"));
+    assert_eq!(e.json(&["retry", &c, "--json"])["status"], json!("nothing_to_retry"));
+    assert!(e.ok(&["retry", "0000000000000000"]).starts_with("nothing loaded"));
+
+    let undone = e.ok(&["undo", &c]);
+    assert!(undone.starts_with("undid"), "{undone}");
+    let log = e.json(&["log", &c, "--json"]);
+    assert!(log.as_array().unwrap().iter().any(|o| o["kind"] == json!("rewind")));
+    assert_eq!(e.ok(&["check"]), "ok");
+}
+
+#[test]
+fn errors_are_one_line_name_the_culprit_and_exit_2() {
+    let e = Env::new();
+    let dir = e.db.parent().unwrap().to_path_buf();
+    let c = e.ok(&["new"]);
+    let err = e.fails(&["show", "ffffffffffffffff"]);
+    assert_eq!(err, "cairn: no conversation ffffffffffffffff");
+    let err = e.fails(&["branch", &c, "0123456789abcdef"]);
+    assert!(err.contains("0123456789abcdef"), "{err}");
+
+    // a malformed JSON file: FILE:LINE:COL
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "[\n {\"role\": \"user\",\n  \"content\": }\n]").unwrap();
+    let err = e.fails(&["append", &c, bad.to_str().unwrap()]);
+    assert!(err.contains("bad.json:3:"), "{err}");
+
+    // a bad block names the message and block
+    let f = write(&dir, "b.json", &json!([{"role": "user", "content": [{"type": "text"}]}]));
+    let err = e.fails(&["append", &c, &f]);
+    assert!(err.contains("[0].content[0]") && err.contains("text"), "{err}");
+
+    // an unpaired turn is refused and writes nothing
+    let f = write(
+        &dir,
+        "u.json",
+        &json!([{"role": "user", "content": "x"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t9", "name": "x", "input": {}}]}]),
+    );
+    let err = e.fails(&["append", &c, &f]);
+    assert!(err.contains("t9") && err.contains("nothing written"), "{err}");
+    assert_eq!(e.json(&["list", "--json"])[0]["messages"], json!(0));
+
+    // a store in a folder that does not exist
+    let o = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["--db", dir.join("no/such/dir/x.db").to_str().unwrap(), "list"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("does not exist") && err.lines().count() == 1, "{err}");
+
+    // CAIRN_DB is honoured
+    let o = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .env("CAIRN_DB", &e.db)
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["id"], json!(c));
+}
+
+#[test]
+fn retry_on_a_turn_left_mid_call_reports_retryable() {
+    // Built through the library (an import), read through the CLI.
+    let e = Env::new();
+    let (c, ids) = {
+        let mut s = cairn::store::Store::open(&e.db).unwrap();
+        use cairn::model::{Block, NewMessage, Role};
+        use cairn::store::ImportedMessage;
+        let msgs = vec![
+            ImportedMessage { parent: None, message: NewMessage::text(Role::User, "go") },
+            ImportedMessage {
+                parent: Some(0),
+                message: NewMessage::new(
+                    Role::Assistant,
+                    vec![Block::ToolUse { id: "t".into(), name: "x".into(), input: json!({}) }],
+                ),
+            },
+        ];
+        s.import_conversation(None, &msgs, None, &[], &Value::Null).unwrap()
+    };
+    let r = e.json(&["retry", &c, "--json"]);
+    assert_eq!(r["status"], json!("retryable"));
+    assert_eq!(r["failed_tip"], json!(ids[1]));
+    assert_eq!(r["prompt"]["content"][0]["text"], json!("go"));
+}

@@ -1,0 +1,174 @@
+//! Property tests: random sequences of append / branch / fork / checkpoint / rewind / resume / undo keep the
+//! store's invariants: every path is root-connected and acyclic, every resumed context is pair-valid, forks stay
+//! isolated, and no checkpoint is ever clamped.
+
+#[path = "support/helpers.rs"]
+mod helpers;
+
+use std::collections::{HashMap, HashSet};
+
+use cairn::store::{Budget, Store, StoreError};
+use helpers::*;
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Append { conv: u8, tools: u8 },
+    Branch { conv: u8, msg: u16 },
+    Fork { conv: u8, at: Option<u16> },
+    Checkpoint { conv: u8, label: u8 },
+    Rewind { conv: u8, label: u8 },
+    Resume { conv: u8, budget: u16, tokens: bool },
+    Undo { conv: u8 },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (any::<u8>(), 0u8..4).prop_map(|(conv, tools)| Op::Append { conv, tools }),
+        2 => (any::<u8>(), any::<u16>()).prop_map(|(conv, msg)| Op::Branch { conv, msg }),
+        1 => (any::<u8>(), proptest::option::of(any::<u16>())).prop_map(|(conv, at)| Op::Fork { conv, at }),
+        2 => (any::<u8>(), 0u8..4).prop_map(|(conv, label)| Op::Checkpoint { conv, label }),
+        2 => (any::<u8>(), 0u8..4).prop_map(|(conv, label)| Op::Rewind { conv, label }),
+        2 => (any::<u8>(), 0u16..40, any::<bool>()).prop_map(|(conv, budget, tokens)| Op::Resume { conv, budget, tokens }),
+        1 => any::<u8>().prop_map(|conv| Op::Undo { conv }),
+    ]
+}
+
+fn check_invariants(s: &Store, owner: &HashMap<String, String>) {
+    let convs = s.conversations().unwrap();
+    let mut seen: HashSet<String> = HashSet::new();
+    for c in &convs {
+        let msgs = s.messages(&c.id).unwrap();
+        let by_id: HashMap<&str, &cairn::model::Message> = msgs.iter().map(|m| (m.id.as_str(), m)).collect();
+        for m in &msgs {
+            // isolation: a row belongs to exactly one conversation, the one that made it
+            assert!(seen.insert(m.id.clone()), "message {} in two conversations", m.id);
+            assert_eq!(owner.get(&m.id), Some(&c.id), "message {} moved conversation", m.id);
+            // root-connected and acyclic: depth falls by one per parent step, down to a root at 0
+            let mut cur: &cairn::model::Message = m;
+            let mut steps = 0;
+            while let Some(p) = &cur.parent {
+                let parent = by_id.get(p.as_str()).unwrap_or_else(|| panic!("parent {p} outside {}", c.id));
+                assert_eq!(parent.depth + 1, cur.depth);
+                cur = *parent;
+                steps += 1;
+                assert!(steps <= msgs.len(), "cycle");
+            }
+            assert_eq!(cur.depth, 0);
+        }
+        let path = s.active_path(&c.id).unwrap();
+        for w in path.windows(2) {
+            assert_eq!(w[1].parent.as_deref(), Some(w[0].id.as_str()));
+        }
+        assert_eq!(path.last().map(|m| m.id.clone()), c.tip);
+    }
+}
+
+fn pick<T: Clone>(v: &[T], i: usize) -> Option<T> {
+    if v.is_empty() { None } else { Some(v[i % v.len()].clone()) }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    #[test]
+    fn random_operation_sequences_keep_the_invariants(ops in proptest::collection::vec(op(), 1..40)) {
+        let mut s = mem();
+        let first = s.create_conversation(Some("p")).unwrap();
+        let mut convs = vec![first];
+        // which conversation wrote each message (the model that isolation is checked against)
+        let mut owner: HashMap<String, String> = HashMap::new();
+        for (step, op) in ops.into_iter().enumerate() {
+            match op {
+                Op::Append { conv, tools } => {
+                    let c = pick(&convs, conv as usize).unwrap();
+                    let ids: Vec<String> = (0..tools).map(|i| format!("call_{step}_{i}")).collect();
+                    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+                    let turn = if tools == 0 { simple_turn("q", "a") } else { tool_turn("q", &refs) };
+                    match s.append_turn(&c, &turn) {
+                        Ok(new) => for id in new { owner.insert(id, c.clone()); },
+                        Err(StoreError::NotBoundary { .. }) => {}
+                        Err(e) => panic!("append: {e}"),
+                    }
+                }
+                Op::Branch { conv, msg } => {
+                    let c = pick(&convs, conv as usize).unwrap();
+                    let msgs = s.messages(&c).unwrap();
+                    if let Some(m) = pick(&msgs, msg as usize) {
+                        let count = s.conversation(&c).unwrap().messages;
+                        s.branch(&c, &m.id, None).unwrap();
+                        prop_assert_eq!(s.conversation(&c).unwrap().messages, count);
+                    }
+                }
+                Op::Fork { conv, at } => {
+                    let c = pick(&convs, conv as usize).unwrap();
+                    let msgs = s.messages(&c).unwrap();
+                    let at_id = at.and_then(|a| pick(&msgs, a as usize)).map(|m| m.id);
+                    match s.fork(&c, at_id.as_deref()) {
+                        Ok(f) => {
+                            for m in s.messages(&f).unwrap() { owner.insert(m.id, f.clone()); }
+                            convs.push(f);
+                        }
+                        Err(StoreError::Empty(_)) => {}
+                        Err(e) => panic!("fork: {e}"),
+                    }
+                }
+                Op::Checkpoint { conv, label } => {
+                    let c = pick(&convs, conv as usize).unwrap();
+                    match s.checkpoint(&c, &format!("cp{label}")) {
+                        Ok(cp) => prop_assert_eq!(Some(cp.message), s.conversation(&c).unwrap().tip),
+                        Err(StoreError::Empty(_) | StoreError::DuplicateLabel { .. } | StoreError::NotBoundary { .. }) => {}
+                        Err(e) => panic!("checkpoint: {e}"),
+                    }
+                }
+                Op::Rewind { conv, label } => {
+                    let c = pick(&convs, conv as usize).unwrap();
+                    let label = format!("cp{label}");
+                    let target = s.checkpoints(&c).unwrap().into_iter().find(|cp| cp.label == label);
+                    match s.rewind(&c, &label, "found things") {
+                        Ok(digest) => {
+                            owner.insert(digest.clone(), c.clone());
+                            // never clamped: the digest hangs exactly off the checkpoint's message
+                            let p = s.path_to(&c, &digest).unwrap();
+                            prop_assert_eq!(&p[p.len() - 2].id, &target.unwrap().message);
+                        }
+                        Err(StoreError::UnknownCheckpoint { .. }) => prop_assert!(target.is_none()),
+                        Err(StoreError::CheckpointTrimmed { .. }) => prop_assert!(target.is_some()),
+                        Err(e) => panic!("rewind: {e}"),
+                    }
+                }
+                Op::Resume { conv, budget, tokens } => {
+                    let c = pick(&convs, conv as usize).unwrap();
+                    let b = if tokens { Budget::Tokens(budget as u64 * 8) } else { Budget::Messages(budget as usize) };
+                    let r = s.resume(&c, b).unwrap();
+                    cairn::pairs::check(&r.messages, false)
+                        .map_err(|e| TestCaseError::fail(format!("resume not pair-valid: {e}")))?;
+                    if let Budget::Messages(n) = b { prop_assert!(r.messages.len() <= n); }
+                    let path = s.active_path(&c).unwrap();
+                    // the kept messages are the newest ones of the active path, in order
+                    let kept: Vec<_> = r.messages.iter().map(|m| m.id.clone()).collect();
+                    let start = r.trimmed;
+                    let want: Vec<_> = path[start..start + kept.len()].iter().map(|m| m.id.clone()).collect();
+                    prop_assert_eq!(kept, want);
+                    // the dropped checkpoints are exactly those whose messages were cut
+                    let cut: HashSet<_> = path[..start].iter().map(|m| m.id.clone()).collect();
+                    for cp in s.checkpoints(&c).unwrap() {
+                        let dropped = r.dropped_checkpoints.iter().any(|d| d.label == cp.label);
+                        prop_assert_eq!(dropped, cut.contains(&cp.message));
+                    }
+                }
+                Op::Undo { conv } => {
+                    let c = pick(&convs, conv as usize).unwrap();
+                    let count = s.conversation(&c).unwrap().messages;
+                    match s.undo(&c) {
+                        Ok(_) | Err(StoreError::NothingToUndo(_)) => {}
+                        Err(e) => panic!("undo: {e}"),
+                    }
+                    prop_assert_eq!(s.conversation(&c).unwrap().messages, count);
+                    convs.retain(|x| s.conversation(x).map(|c| !c.archived).unwrap_or(false));
+                }
+            }
+            check_invariants(&s, &owner);
+        }
+    }
+}
