@@ -1,1 +1,241 @@
-fn main() {}
+//! Store benchmarks (a bench binary that prints figures; run with `scripts/bench`, or
+//! `cargo bench --no-default-features --bench store`).
+//!
+//! - append one turn durably (synchronous=FULL): target median <= 2 ms
+//! - open a 100k-message conversation and load its active path: target <= 50 ms, and the ratio against parsing
+//!   an equivalent JSONL file with serde_json (what JSONL-based harnesses do at load)
+//! - fork a 10k-message path: target <= 100 ms
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use cairn::model::{Block, NewMessage, Role, ToolResultContent};
+use cairn::store::{ImportedMessage, Store};
+use serde_json::{Value, json};
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn pct(mut v: Vec<Duration>, p: f64) -> Duration {
+    v.sort();
+    v[((v.len() as f64 - 1.0) * p) as usize]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+/// A realistic mix: prompts, replies, tool calls with results of a few hundred bytes to a few KB.
+fn chain(n: usize) -> Vec<ImportedMessage> {
+    let prose = "The function reads the configuration, validates each entry and reports the first error it finds. ";
+    let mut out = Vec::with_capacity(n);
+    let mut i = 0;
+    while out.len() < n {
+        let k = out.len();
+        let parent = if k == 0 { None } else { Some(k - 1) };
+        let m = match i % 4 {
+            0 => NewMessage::text(Role::User, format!("step {i}: {}", prose.repeat(2))),
+            1 => NewMessage::new(
+                Role::Assistant,
+                vec![
+                    Block::text(prose),
+                    Block::ToolUse {
+                        id: format!("toolu_{i:08}"),
+                        name: "Read".into(),
+                        input: json!({"file_path": format!("/src/module_{i}.rs")}),
+                    },
+                ],
+            ),
+            2 => NewMessage::new(
+                Role::User,
+                vec![Block::ToolResult {
+                    tool_use_id: format!("toolu_{:08}", i - 1),
+                    content: ToolResultContent::Text(format!("fn f{i}() {{}}\n").repeat(40)),
+                    is_error: false,
+                }],
+            ),
+            _ => NewMessage::text(Role::Assistant, prose.repeat(3)),
+        };
+        out.push(ImportedMessage { parent, message: m });
+        i += 1;
+    }
+    out
+}
+
+fn bench_append(dir: &std::path::Path) {
+    let mut s = Store::open(dir.join("append.db")).unwrap();
+    let c = s.create_conversation(None).unwrap();
+    let mut times = Vec::new();
+    for k in 0..300u64 {
+        let turn = cairn::cli::generated_turn(k);
+        let t = Instant::now();
+        s.append_turn(&c, &turn).unwrap();
+        times.push(t.elapsed());
+    }
+    let two: Vec<NewMessage> = vec![
+        NewMessage::text(Role::User, "hello"),
+        NewMessage::text(Role::Assistant, "hi"),
+    ];
+    let mut small = Vec::new();
+    for _ in 0..300 {
+        let t = Instant::now();
+        s.append_turn(&c, &two).unwrap();
+        small.push(t.elapsed());
+    }
+    println!(
+        "append turn (4 messages, parallel tool calls, durable): median {}, p95 {}   [target median <= 2 ms]",
+        ms(median(times.clone())),
+        ms(pct(times, 0.95))
+    );
+    println!(
+        "append turn (2 messages, durable):                      median {}, p95 {}",
+        ms(median(small.clone())),
+        ms(pct(small, 0.95))
+    );
+}
+
+fn bench_load(dir: &std::path::Path) {
+    const N: usize = 100_000;
+    let path = dir.join("load.db");
+    let msgs = chain(N);
+    let conv = {
+        let mut s = Store::open(&path).unwrap();
+        let t = Instant::now();
+        let (c, _) = s
+            .import_conversation(Some("big"), &msgs, None, &[], &Value::Null)
+            .unwrap();
+        println!(
+            "build: import {N} messages in one transaction: {}",
+            ms(t.elapsed())
+        );
+        c
+    };
+    // The same conversation as JSONL, one wire message per line with tree ids, like a harness's transcript.
+    let jsonl = dir.join("load.jsonl");
+    {
+        let s = Store::open(&path).unwrap();
+        let p = s.active_path(&conv).unwrap();
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&jsonl).unwrap());
+        for m in &p {
+            let mut w = s.to_wire(m).unwrap();
+            w["uuid"] = json!(m.id);
+            w["parentUuid"] = json!(m.parent);
+            w["timestamp"] = json!(m.created_at);
+            writeln!(f, "{w}").unwrap();
+        }
+    }
+    let mut load = Vec::new();
+    let mut full = Vec::new();
+    let mut parse = Vec::new();
+    for _ in 0..7 {
+        let t = Instant::now();
+        let s = Store::open(&path).unwrap();
+        let heads = s.active_path_heads(&conv).unwrap();
+        // what a viewer shows first: the newest screenful, with content
+        let shown = s.load(&conv, &heads[heads.len() - 50..]).unwrap();
+        load.push(t.elapsed());
+        assert_eq!(heads.len(), N);
+        assert_eq!(shown.len(), 50);
+
+        let t = Instant::now();
+        let s = Store::open(&path).unwrap();
+        let p = s.active_path(&conv).unwrap();
+        full.push(t.elapsed());
+        assert_eq!(p.len(), N);
+
+        let t = Instant::now();
+        let text = std::fs::read_to_string(&jsonl).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        parse.push(t.elapsed());
+        assert_eq!(lines.len(), N);
+    }
+    let mut parts = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..7 {
+        let t = Instant::now();
+        let s = Store::open(&path).unwrap();
+        parts.0.push(t.elapsed());
+        let t = Instant::now();
+        let heads = s.active_path_heads(&conv).unwrap();
+        parts.1.push(t.elapsed());
+        let t = Instant::now();
+        s.load(&conv, &heads[heads.len() - 50..]).unwrap();
+        parts.2.push(t.elapsed());
+    }
+    println!(
+        "  of which: open {}, path heads {}, newest 50 bodies {}",
+        ms(median(parts.0)),
+        ms(median(parts.1)),
+        ms(median(parts.2))
+    );
+    let (l, f, j) = (median(load), median(full), median(parse));
+    let size = std::fs::metadata(&jsonl).unwrap().len();
+    println!(
+        "open store + load 100k-message active path (heads of all, content of the newest 50): median {}   [target <= 50 ms]",
+        ms(l)
+    );
+    println!(
+        "open store + load 100k-message active path with every body decoded: median {}",
+        ms(f)
+    );
+    println!(
+        "parse the same path as JSONL ({:.1} MB) with serde_json: median {}   ratio store/JSONL = {:.3} (path), {:.2} (every body)",
+        size as f64 / 1e6,
+        ms(j),
+        l.as_secs_f64() / j.as_secs_f64(),
+        f.as_secs_f64() / j.as_secs_f64()
+    );
+}
+
+fn bench_fork(dir: &std::path::Path) {
+    const N: usize = 10_000;
+    let mut s = Store::open(dir.join("fork.db")).unwrap();
+    let (c, _) = s
+        .import_conversation(None, &chain(N), None, &[], &Value::Null)
+        .unwrap();
+    let mut times = Vec::new();
+    for _ in 0..9 {
+        let t = Instant::now();
+        let f = s.fork(&c, None).unwrap();
+        times.push(t.elapsed());
+        assert_eq!(s.conversation(&f).unwrap().messages, N as u64);
+    }
+    println!(
+        "fork a 10k-message path: median {}   [target <= 100 ms]",
+        ms(median(times))
+    );
+}
+
+fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` runs us with no work to do.
+    if std::env::args().any(|a| a == "--test" || a == "--list") {
+        return;
+    }
+    let base = std::env::var_os("CAIRN_BENCH_DIR").map(std::path::PathBuf::from);
+    let dir = match base {
+        Some(b) => tempfile::tempdir_in(b).unwrap(),
+        None => tempfile::tempdir().unwrap(),
+    };
+    println!(
+        "cairn store benchmarks (store files in {})",
+        dir.path().display()
+    );
+    let only = std::env::var("CAIRN_BENCH_ONLY").unwrap_or_default();
+    if only.is_empty() || only == "append" {
+        bench_append(dir.path());
+    }
+    if only.is_empty() || only == "fork" {
+        bench_fork(dir.path());
+    }
+    if only.is_empty() || only == "load" {
+        bench_load(dir.path());
+    }
+    if std::env::var_os("CAIRN_BENCH_KEEP").is_some() {
+        let kept = dir.keep();
+        println!("kept {}", kept.display());
+    }
+}

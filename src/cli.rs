@@ -13,7 +13,11 @@ use crate::store::{Budget, Retry, Store};
 use crate::wire;
 
 #[derive(Parser)]
-#[command(name = "cairn", version, about = "Explorer and library for the history of LLM agent sessions")]
+#[command(
+    name = "cairn",
+    version,
+    about = "Explorer and library for the history of LLM agent sessions"
+)]
 pub struct Cli {
     /// The store file (default: cairn.db in the user's data folder).
     #[arg(long, global = true, env = "CAIRN_DB", value_name = "PATH")]
@@ -77,7 +81,12 @@ enum Command {
     /// The newest messages that fit a budget, as one JSON object.
     Resume {
         conv: String,
-        #[arg(long, value_name = "N", conflicts_with = "max_tokens", required_unless_present = "max_tokens")]
+        #[arg(
+            long,
+            value_name = "N",
+            conflicts_with = "max_tokens",
+            required_unless_present = "max_tokens"
+        )]
         max_messages: Option<usize>,
         #[arg(long, value_name = "N")]
         max_tokens: Option<u64>,
@@ -160,7 +169,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             None => default_db()?,
         };
         Store::open(&path)?;
-        return crate::window::run(path, None);
+        return open_window(path, None);
     };
     match command {
         Command::New { title } => {
@@ -179,7 +188,10 @@ fn dispatch(cli: Cli) -> Result<()> {
             if json {
                 print_json(&serde_json::to_value(&convs)?)
             } else {
-                out(&format!("{:<16}  {:>8}  {:<16}  TITLE", "ID", "MESSAGES", "TIP"))?;
+                out(&format!(
+                    "{:<16}  {:>8}  {:<16}  TITLE",
+                    "ID", "MESSAGES", "TIP"
+                ))?;
                 for c in convs {
                     out(&format!(
                         "{:<16}  {:>8}  {:<16}  {}",
@@ -282,9 +294,9 @@ fn dispatch(cli: Cli) -> Result<()> {
             }
             match r {
                 Retry::NothingLoaded { reason } => out(&format!("nothing loaded: {reason}")),
-                Retry::NothingToRetry { tip } => {
-                    out(&format!("nothing to retry: the last turn is complete (tip {tip})"))
-                }
+                Retry::NothingToRetry { tip } => out(&format!(
+                    "nothing to retry: the last turn is complete (tip {tip})"
+                )),
                 Retry::Retryable {
                     failed_tip,
                     why,
@@ -292,7 +304,9 @@ fn dispatch(cli: Cli) -> Result<()> {
                     ..
                 } => out(&format!(
                     "retryable: {why} at {failed_tip}; tip moved back to {}",
-                    restart_at.as_deref().unwrap_or("(before the first message)")
+                    restart_at
+                        .as_deref()
+                        .unwrap_or("(before the first message)")
                 )),
             }
         }
@@ -319,7 +333,11 @@ fn dispatch(cli: Cli) -> Result<()> {
                     o.kind,
                     o.tip_before.as_deref().unwrap_or("-"),
                     o.tip_after.as_deref().unwrap_or("-"),
-                    if o.detail.is_null() { String::new() } else { o.detail.to_string() },
+                    if o.detail.is_null() {
+                        String::new()
+                    } else {
+                        o.detail.to_string()
+                    },
                     if o.undone { " (undone)" } else { "" }
                 ))?;
             }
@@ -329,26 +347,40 @@ fn dispatch(cli: Cli) -> Result<()> {
             let s = open(&cli.db)?;
             match s.integrity_check()? {
                 Ok(()) => out("ok"),
-                Err(problems) => bail!("{}: integrity check failed: {problems}", s.path().display()),
+                Err(problems) => {
+                    bail!("{}: integrity check failed: {problems}", s.path().display())
+                }
             }
         }
         Command::Window => {
             let s = open(&cli.db)?;
-            crate::window::run(s.path().to_path_buf(), None)
+            open_window(s.path().to_path_buf(), None)
         }
         Command::Screenshot { out: file } => {
             let s = open(&cli.db)?;
-            crate::window::run(s.path().to_path_buf(), Some(file))
+            open_window(s.path().to_path_buf(), Some(file))
         }
         Command::StressWriter { conv, turns } => stress_writer(&cli.db, &conv, turns),
     }
+}
+
+#[cfg(feature = "gui")]
+fn open_window(store: PathBuf, screenshot: Option<PathBuf>) -> Result<()> {
+    crate::window::run(store, screenshot)
+}
+
+#[cfg(not(feature = "gui"))]
+fn open_window(_store: PathBuf, _screenshot: Option<PathBuf>) -> Result<()> {
+    bail!("this cairn was built without the window (feature \"gui\"); use a command, see --help")
 }
 
 /// Reads a turn: a JSON array of messages (or a request body with a `messages` array).
 fn read_turn(file: &str) -> Result<Vec<NewMessage>> {
     let text = if file == "-" {
         let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("reading stdin")?;
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("reading stdin")?;
         s
     } else {
         std::fs::read_to_string(Path::new(file)).with_context(|| format!("cannot read {file}"))?
@@ -365,7 +397,9 @@ fn read_turn(file: &str) -> Result<Vec<NewMessage>> {
     };
     arr.iter()
         .enumerate()
-        .map(|(i, m)| wire::message_from_wire(m, &format!("[{i}]")).map_err(|e| anyhow!("{file}: {e}")))
+        .map(|(i, m)| {
+            wire::message_from_wire(m, &format!("[{i}]")).map_err(|e| anyhow!("{file}: {e}"))
+        })
         .collect()
 }
 

@@ -10,4 +10,5 @@ pub mod tokens;
 pub mod wire;
 
 pub mod cli;
+#[cfg(feature = "gui")]
 pub mod window;

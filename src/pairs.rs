@@ -115,16 +115,16 @@ pub fn check<M: HasBlocks>(msgs: &[M], open_end: bool) -> Result<(), PairError> 
             }
         }
         // Any message but another tool message of a run closes the previous assistant's calls.
-        if let Some((_, ids)) = &pending {
-            if role != Role::Tool || ids.is_empty() {
-                if let Some(first) = ids.first() {
-                    return Err(PairError::UseWithoutResult {
-                        index,
-                        id: first.to_string(),
-                    });
-                }
-                pending = None;
+        if let Some((_, ids)) = &pending
+            && (role != Role::Tool || ids.is_empty())
+        {
+            if let Some(first) = ids.first() {
+                return Err(PairError::UseWithoutResult {
+                    index,
+                    id: first.to_string(),
+                });
             }
+            pending = None;
         }
         if role == Role::Assistant {
             let uses: Vec<&str> = blocks

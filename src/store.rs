@@ -10,6 +10,7 @@
 mod checkpoints;
 mod error;
 mod oplog;
+mod paths;
 mod resume;
 mod schema;
 mod tree;
@@ -24,10 +25,11 @@ use sha2::{Digest, Sha256};
 
 pub use error::{Result, StoreError};
 pub use oplog::Operation;
+pub use paths::Head;
 pub use resume::{Budget, Resumed, Retry};
 pub use turns::ImportedMessage;
 
-use crate::model::{Block, ImageData, Message, NewMessage, Role, ToolResultContent, Usage};
+use crate::model::{Block, ImageData, Message, NewMessage, Role, ToolResultContent};
 use crate::wire::{self, Images};
 
 /// An open store. Cheap to open; one per thread.
@@ -44,72 +46,6 @@ pub(crate) struct ConvRow {
     tip: Option<i64>,
 }
 
-/// A message row before its content is decoded.
-pub(crate) struct Row {
-    seq: i64,
-    parent: Option<i64>,
-    id: String,
-    role: String,
-    content: String,
-    created_at: i64,
-    meta: Option<String>,
-    usage: Option<String>,
-    depth: i64,
-}
-
-pub(crate) const ROW_COLUMNS: &str =
-    "m.seq, m.parent, m.id, m.role, m.content, m.created_at, m.meta, m.usage, m.depth";
-
-impl Row {
-    fn from_sql(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
-        Ok(Row {
-            seq: r.get(0)?,
-            parent: r.get(1)?,
-            id: r.get(2)?,
-            role: r.get(3)?,
-            content: r.get(4)?,
-            created_at: r.get(5)?,
-            meta: r.get(6)?,
-            usage: r.get(7)?,
-            depth: r.get(8)?,
-        })
-    }
-
-    fn into_message(self, conversation: &str, parent: Option<String>) -> Result<Message> {
-        let corrupt = |reason: String| StoreError::Corrupt {
-            id: self.id.clone(),
-            reason,
-        };
-        let role =
-            Role::parse(&self.role).ok_or_else(|| corrupt(format!("role {:?}", self.role)))?;
-        let content: Value =
-            serde_json::from_str(&self.content).map_err(|e| corrupt(format!("content: {e}")))?;
-        let content =
-            wire::blocks_from_json(&content, "content").map_err(|e| corrupt(e.to_string()))?;
-        let meta = match &self.meta {
-            Some(m) => serde_json::from_str(m).map_err(|e| corrupt(format!("meta: {e}")))?,
-            None => Value::Null,
-        };
-        let usage = match &self.usage {
-            Some(u) => {
-                Some(serde_json::from_str::<Usage>(u).map_err(|e| corrupt(format!("usage: {e}")))?)
-            }
-            None => None,
-        };
-        Ok(Message {
-            id: self.id,
-            parent,
-            conversation: conversation.to_string(),
-            role,
-            content,
-            created_at: self.created_at,
-            meta,
-            usage,
-            depth: self.depth,
-        })
-    }
-}
-
 pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -118,16 +54,30 @@ pub(crate) fn now_ms() -> i64 {
 }
 
 /// A new random id: 16 lowercase hex digits (64 bits). Uniqueness is also enforced by the schema.
+///
+/// One call to the OS for a random key per process, then a counter mixed through splitmix64 (a bijection, so
+/// ids within a process never repeat; across processes the keys differ). Cheap enough for forks of 100k
+/// messages.
 pub(crate) fn new_id() -> String {
-    let mut buf = [0u8; 8];
-    if getrandom::fill(&mut buf).is_err() {
-        // No OS randomness: fall back to time and a counter (still unique within this process).
-        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let t = now_ms() as u64;
-        buf = (t.rotate_left(20) ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15)).to_be_bytes();
-    }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static KEY: OnceLock<u64> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let key = *KEY.get_or_init(|| {
+        let mut buf = [0u8; 8];
+        if getrandom::fill(&mut buf).is_err() {
+            // No OS randomness: time and process id still separate processes.
+            let t = now_ms() as u64;
+            buf = (t.rotate_left(20) ^ u64::from(std::process::id())).to_le_bytes();
+        }
+        u64::from_le_bytes(buf)
+    });
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut z = key.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    format!("{z:016x}")
 }
 
 impl Store {
@@ -193,6 +143,11 @@ impl Store {
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(open_err)?;
+        // Reads of long conversations: map the file instead of copying pages, and keep more of them cached.
+        conn.pragma_update(None, "mmap_size", 1i64 << 30)
+            .map_err(open_err)?;
+        conn.pragma_update(None, "cache_size", -65536)
             .map_err(open_err)?;
         if version < schema::VERSION {
             schema::migrate(&mut conn, version).map_err(open_err)?;
@@ -368,19 +323,55 @@ pub(crate) fn message_id(conn: &Connection, seq: Option<i64>) -> Result<Option<S
     }
 }
 
-pub(crate) fn load_row(conn: &Connection, seq: i64) -> Result<Row> {
-    Ok(conn.query_row(
-        &format!("SELECT {ROW_COLUMNS} FROM messages m WHERE m.seq = ?1"),
+/// The head of one message, by row number.
+pub(crate) fn head_of(conn: &Connection, seq: i64) -> Result<paths::Head> {
+    let (conv, parent, depth, role, flags, tokens, id): (
+        i64,
+        Option<i64>,
+        i64,
+        String,
+        i64,
+        i64,
+        String,
+    ) = conn.query_row(
+        "SELECT conversation, parent, depth, role, flags, tokens, id FROM messages WHERE seq = ?1",
         [seq],
-        Row::from_sql,
-    )?)
+        |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        },
+    )?;
+    let _ = conv;
+    Ok(paths::Head {
+        seq,
+        parent_seq: parent,
+        depth,
+        role: Role::parse(&role).ok_or_else(|| StoreError::Corrupt {
+            id: id.clone(),
+            reason: format!("role {role:?}"),
+        })?,
+        flags,
+        tokens: tokens as u64,
+        id,
+    })
 }
 
 /// Loads one message (with its parent's id).
 pub(crate) fn load_message(conn: &Connection, conv: &ConvRow, seq: i64) -> Result<Message> {
-    let row = load_row(conn, seq)?;
-    let parent = message_id(conn, row.parent)?;
-    row.into_message(&conv.id, parent)
+    let head = head_of(conn, seq)?;
+    paths::load_messages(conn, conv, std::slice::from_ref(&head))?
+        .pop()
+        .ok_or_else(|| StoreError::Corrupt {
+            id: head.id.clone(),
+            reason: "vanished while loading".into(),
+        })
 }
 
 pub(crate) fn insert_conversation(
@@ -454,9 +445,11 @@ pub(crate) fn insert_message(
         None => None,
     };
     let id = new_id();
+    let tokens = crate::tokens::blocks(&m.content) as i64;
+    let flags = paths::flags_of(m);
     tx.prepare_cached(
-        "INSERT INTO messages (id, conversation, parent, depth, role, content, created_at, meta, usage)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO messages (id, conversation, parent, depth, role, content, created_at, meta, usage, tokens, flags)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
         id,
@@ -467,7 +460,9 @@ pub(crate) fn insert_message(
         content,
         m.created_at.unwrap_or_else(now_ms),
         meta,
-        usage
+        usage,
+        tokens,
+        flags
     ])?;
     Ok((tx.last_insert_rowid(), id))
 }

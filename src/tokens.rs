@@ -43,7 +43,12 @@ pub fn block(b: &Block) -> u64 {
 
 /// Estimated input tokens of one message.
 pub fn message(m: &Message) -> u64 {
-    MESSAGE_OVERHEAD + m.content.iter().map(block).sum::<u64>()
+    blocks(&m.content)
+}
+
+/// Estimated input tokens of a message with these blocks.
+pub fn blocks(content: &[Block]) -> u64 {
+    MESSAGE_OVERHEAD + content.iter().map(block).sum::<u64>()
 }
 
 #[cfg(test)]

@@ -65,7 +65,8 @@ impl Explorer {
             return;
         };
         let id = conv.id.clone();
-        let loaded = Store::open(&self.store_path).and_then(|s| Ok((s.tree_text(&id)?, s.active_path(&id)?)));
+        let loaded = Store::open(&self.store_path)
+            .and_then(|s| Ok((s.tree_text(&id)?, s.active_path(&id)?)));
         match loaded {
             Ok((tree, path)) => {
                 self.tree = tree;
@@ -90,7 +91,10 @@ impl Explorer {
                     for (i, c) in self.conversations.iter().enumerate() {
                         let title = c.title.clone().unwrap_or_else(|| "(untitled)".into());
                         let text = format!("{title}\n{} · {} messages", c.id, c.messages);
-                        if ui.selectable_label(self.selected == Some(i), text).clicked() {
+                        if ui
+                            .selectable_label(self.selected == Some(i), text)
+                            .clicked()
+                        {
                             clicked = Some(i);
                         }
                     }
@@ -109,18 +113,26 @@ impl Explorer {
             }
             ui.columns(2, |cols| {
                 cols[0].heading("Tree");
-                egui::ScrollArea::both().id_salt("tree").show(&mut cols[0], |ui| {
-                    ui.add(egui::Label::new(egui::RichText::new(&self.tree).monospace()).extend());
-                });
+                egui::ScrollArea::both()
+                    .id_salt("tree")
+                    .show(&mut cols[0], |ui| {
+                        ui.add(
+                            egui::Label::new(egui::RichText::new(&self.tree).monospace()).extend(),
+                        );
+                    });
                 cols[1].heading("Active path");
-                egui::ScrollArea::vertical().id_salt("path").show(&mut cols[1], |ui| {
-                    for m in &self.path {
-                        ui.group(|ui| {
-                            ui.label(egui::RichText::new(format!("{} · {}", m.role, m.id)).strong());
-                            ui.label(m.summary(400));
-                        });
-                    }
-                });
+                egui::ScrollArea::vertical()
+                    .id_salt("path")
+                    .show(&mut cols[1], |ui| {
+                        for m in &self.path {
+                            ui.group(|ui| {
+                                ui.label(
+                                    egui::RichText::new(format!("{} · {}", m.role, m.id)).strong(),
+                                );
+                                ui.label(m.summary(400));
+                            });
+                        }
+                    });
             });
         });
     }
@@ -146,8 +158,14 @@ impl Explorer {
         let ctx2 = ctx.clone();
         ctx.request_screenshot(move |img: Arc<egui::ColorImage>| {
             let [w, h] = img.size;
-            let res = image::save_buffer(&out, img.as_raw(), w as u32, h as u32, image::ColorType::Rgba8)
-                .map_err(|e| e.to_string());
+            let res = image::save_buffer(
+                &out,
+                img.as_raw(),
+                w as u32,
+                h as u32,
+                image::ColorType::Rgba8,
+            )
+            .map_err(|e| e.to_string());
             if let Ok(mut d) = done.lock() {
                 *d = Some(res);
             }

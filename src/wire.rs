@@ -64,73 +64,107 @@ pub fn message_from_wire(v: &Value, at: &str) -> Result<NewMessage, WireError> {
 
 /// Parses content given as a string (one text block) or an array of blocks.
 pub fn blocks_from_json(v: &Value, at: &str) -> Result<Vec<Block>, WireError> {
+    blocks_from_value(v.clone(), at)
+}
+
+/// Like [`blocks_from_json`], taking the value (strings are moved, not copied: the store's hot path).
+pub fn blocks_from_value(v: Value, at: &str) -> Result<Vec<Block>, WireError> {
     match v {
-        Value::String(s) => Ok(vec![Block::text(s.clone())]),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, b)| block_from_json(b, &format!("{at}[{i}]")))
-            .collect(),
+        Value::String(s) => Ok(vec![Block::Text { text: s }]),
+        Value::Array(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, b) in items.into_iter().enumerate() {
+                out.push(block_from_value(b).map_err(|(rel, reason)| WireError {
+                    at: format!("{at}[{i}]{rel}"),
+                    reason,
+                })?);
+            }
+            Ok(out)
+        }
         _ => Err(err(at, "content must be a string or an array of blocks")),
     }
 }
 
-fn str_field<'a>(o: &'a Map<String, Value>, key: &str, at: &str) -> Result<&'a str, WireError> {
-    o.get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| err(at, format!("missing string field \"{key}\"")))
-}
-
 /// Parses one block. Unknown block types are kept verbatim as [`Block::Other`].
 pub fn block_from_json(v: &Value, at: &str) -> Result<Block, WireError> {
-    let o = v
-        .as_object()
-        .ok_or_else(|| err(at, "a content block must be a JSON object"))?;
-    let ty = str_field(o, "type", at)?;
+    block_from_value(v.clone()).map_err(|(rel, reason)| WireError {
+        at: format!("{at}{rel}"),
+        reason,
+    })
+}
+
+/// An error inside a block: (path relative to the block, reason). Paths are only built on failure.
+type BlockError = (String, String);
+
+fn take_str(o: &mut Map<String, Value>, key: &str, rel: &str) -> Result<String, BlockError> {
+    match o.remove(key) {
+        Some(Value::String(s)) => Ok(s),
+        _ => Err((rel.to_string(), format!("missing string field \"{key}\""))),
+    }
+}
+
+fn block_from_value(v: Value) -> Result<Block, BlockError> {
+    let Value::Object(mut o) = v else {
+        return Err((
+            String::new(),
+            "a content block must be a JSON object".into(),
+        ));
+    };
+    let ty = match o.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        _ => return Err((String::new(), "missing string field \"type\"".into())),
+    };
     // A block with fields beyond the modelled ones is kept verbatim, so nothing is lost on the way back out
     // (cache_control, citations, caller, ...).
-    let only = |keys: &[&str]| o.keys().all(|k| keys.contains(&k.as_str()));
-    Ok(match ty {
-        "text" if only(&["type", "text"]) => Block::Text {
-            text: str_field(o, "text", at)?.to_string(),
+    let only = |o: &Map<String, Value>, keys: &[&str]| o.keys().all(|k| keys.contains(&k.as_str()));
+    let kind = match ty {
+        "text" if only(&o, &["type", "text"]) => 1,
+        "thinking" if only(&o, &["type", "thinking", "signature"]) => 2,
+        "tool_use" if only(&o, &["type", "id", "name", "input"]) => 3,
+        "tool_result" if only(&o, &["type", "tool_use_id", "content", "is_error"]) => 4,
+        "image" if only(&o, &["type", "source"]) => 5,
+        _ => 0,
+    };
+    Ok(match kind {
+        1 => Block::Text {
+            text: take_str(&mut o, "text", "")?,
         },
-        "thinking" if only(&["type", "thinking", "signature"]) => Block::Thinking {
-            thinking: str_field(o, "thinking", at)?.to_string(),
-            signature: o
-                .get("signature")
-                .and_then(Value::as_str)
-                .map(str::to_string),
+        2 => Block::Thinking {
+            thinking: take_str(&mut o, "thinking", "")?,
+            signature: match o.remove("signature") {
+                Some(Value::String(s)) => Some(s),
+                _ => None,
+            },
         },
-        "tool_use" if only(&["type", "id", "name", "input"]) => Block::ToolUse {
-            id: str_field(o, "id", at)?.to_string(),
-            name: str_field(o, "name", at)?.to_string(),
-            input: o.get("input").cloned().unwrap_or(Value::Object(Map::new())),
+        3 => Block::ToolUse {
+            id: take_str(&mut o, "id", "")?,
+            name: take_str(&mut o, "name", "")?,
+            input: o.remove("input").unwrap_or(Value::Object(Map::new())),
         },
-        "tool_result" if only(&["type", "tool_use_id", "content", "is_error"]) => {
-            let content = match o.get("content") {
+        4 => {
+            let content = match o.remove("content") {
                 None | Some(Value::Null) => ToolResultContent::Text(String::new()),
-                Some(Value::String(s)) => ToolResultContent::Text(s.clone()),
-                Some(c @ Value::Array(_)) => {
-                    ToolResultContent::Blocks(blocks_from_json(c, &format!("{at}.content"))?)
-                }
+                Some(Value::String(s)) => ToolResultContent::Text(s),
+                Some(c @ Value::Array(_)) => ToolResultContent::Blocks(
+                    blocks_from_value(c, ".content").map_err(|e| (e.at, e.reason))?,
+                ),
                 Some(_) => {
-                    return Err(err(
-                        at,
-                        "tool_result content must be a string or an array of blocks",
+                    return Err((
+                        String::new(),
+                        "tool_result content must be a string or an array of blocks".into(),
                     ));
                 }
             };
             Block::ToolResult {
-                tool_use_id: str_field(o, "tool_use_id", at)?.to_string(),
+                tool_use_id: take_str(&mut o, "tool_use_id", "")?,
                 content,
                 is_error: o.get("is_error").and_then(Value::as_bool).unwrap_or(false),
             }
         }
-        "image" if only(&["type", "source"]) => {
-            let src = o
-                .get("source")
-                .and_then(Value::as_object)
-                .ok_or_else(|| err(at, "image without a \"source\" object"))?;
+        5 => {
+            let Some(Value::Object(src)) = o.get("source") else {
+                return Err((String::new(), "image without a \"source\" object".into()));
+            };
             let media_type = src
                 .get("media_type")
                 .and_then(Value::as_str)
@@ -138,28 +172,37 @@ pub fn block_from_json(v: &Value, at: &str) -> Result<Block, WireError> {
                 .to_string();
             match src.get("type").and_then(Value::as_str) {
                 Some("base64") => {
-                    let data = str_field(src, "data", &format!("{at}.source"))?;
+                    let data = src.get("data").and_then(Value::as_str).ok_or_else(|| {
+                        (
+                            ".source".to_string(),
+                            "missing string field \"data\"".to_string(),
+                        )
+                    })?;
                     let bytes = base64::engine::general_purpose::STANDARD
                         .decode(data.trim())
-                        .map_err(|e| {
-                            err(&format!("{at}.source.data"), format!("bad base64: {e}"))
-                        })?;
+                        .map_err(|e| (".source.data".to_string(), format!("bad base64: {e}")))?;
                     Block::Image {
                         media_type,
                         data: ImageData::Bytes(bytes),
                     }
                 }
-                Some("blob") => Block::Image {
-                    media_type,
-                    data: ImageData::Blob(
-                        str_field(src, "hash", &format!("{at}.source"))?.to_string(),
-                    ),
-                },
+                Some("blob") => {
+                    let hash = src.get("hash").and_then(Value::as_str).ok_or_else(|| {
+                        (
+                            ".source".to_string(),
+                            "missing string field \"hash\"".to_string(),
+                        )
+                    })?;
+                    Block::Image {
+                        media_type,
+                        data: ImageData::Blob(hash.to_string()),
+                    }
+                }
                 // URL and file sources are references cairn cannot store; keep them as they are.
-                _ => Block::Other(v.clone()),
+                _ => Block::Other(Value::Object(o)),
             }
         }
-        _ => Block::Other(v.clone()),
+        _ => Block::Other(Value::Object(o)),
     })
 }
 

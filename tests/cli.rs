@@ -57,8 +57,15 @@ impl Env {
         let o = self.run(args);
         assert_eq!(o.status.code(), Some(2), "{args:?} should fail");
         let err = String::from_utf8(o.stderr).unwrap();
-        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: not one line: {err}");
-        assert!(o.stdout.is_empty(), "{args:?} printed on stdout while failing");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{args:?}: not one line: {err}"
+        );
+        assert!(
+            o.stdout.is_empty(),
+            "{args:?} printed on stdout while failing"
+        );
         err.trim().to_string()
     }
 
@@ -140,8 +147,15 @@ fn the_documented_commands_work_end_to_end() {
     assert!(is_id(&digest));
     let tree = e.ok(&["tree", &c]);
     assert!(tree.contains("[listed]"), "{tree}");
-    assert!(tree.lines().any(|l| l.contains(&digest) && l.contains("tip")), "{tree}");
-    assert!(tree.contains(&tip2), "abandoned branch missing from tree:\n{tree}");
+    assert!(
+        tree.lines()
+            .any(|l| l.contains(&digest) && l.contains("tip")),
+        "{tree}"
+    );
+    assert!(
+        tree.contains(&tip2),
+        "abandoned branch missing from tree:\n{tree}"
+    );
 
     let cps = e.json(&["checkpoints", &c, "--json"]);
     assert_eq!(cps[0]["label"], json!("listed"));
@@ -150,26 +164,47 @@ fn the_documented_commands_work_end_to_end() {
     let f = e.ok(&["fork", &c]);
     assert!(is_id(&f) && f != c);
     let fork_at = e.ok(&["fork", &c, "--at", &tip1]);
-    assert_eq!(e.json(&["show", &fork_at, "--json"]).as_array().unwrap().len(), 4);
+    assert_eq!(
+        e.json(&["show", &fork_at, "--json"])
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
 
     let r = e.json(&["resume", &c, "--max-messages", "2"]);
     let msgs = r["messages"].as_array().unwrap();
     assert!(msgs.len() <= 2);
     for m in msgs {
-        assert_eq!(m.as_object().unwrap().len(), 2, "resume messages are exactly role+content");
+        assert_eq!(
+            m.as_object().unwrap().len(),
+            2,
+            "resume messages are exactly role+content"
+        );
     }
     assert_eq!(r["dropped_checkpoints"], json!([]));
     let r = e.json(&["resume", &c, "--max-tokens", "100000"]);
     assert_eq!(r["messages"].as_array().unwrap().len(), 5);
 
     assert!(e.ok(&["retry", &c]).starts_with("nothing to retry"));
-    assert_eq!(e.json(&["retry", &c, "--json"])["status"], json!("nothing_to_retry"));
-    assert!(e.ok(&["retry", "0000000000000000"]).starts_with("nothing loaded"));
+    assert_eq!(
+        e.json(&["retry", &c, "--json"])["status"],
+        json!("nothing_to_retry")
+    );
+    assert!(
+        e.ok(&["retry", "0000000000000000"])
+            .starts_with("nothing loaded")
+    );
 
     let undone = e.ok(&["undo", &c]);
     assert!(undone.starts_with("undid"), "{undone}");
     let log = e.json(&["log", &c, "--json"]);
-    assert!(log.as_array().unwrap().iter().any(|o| o["kind"] == json!("rewind")));
+    assert!(
+        log.as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["kind"] == json!("rewind"))
+    );
     assert_eq!(e.ok(&["check"]), "ok");
 }
 
@@ -190,9 +225,16 @@ fn errors_are_one_line_name_the_culprit_and_exit_2() {
     assert!(err.contains("bad.json:3:"), "{err}");
 
     // a bad block names the message and block
-    let f = write(&dir, "b.json", &json!([{"role": "user", "content": [{"type": "text"}]}]));
+    let f = write(
+        &dir,
+        "b.json",
+        &json!([{"role": "user", "content": [{"type": "text"}]}]),
+    );
     let err = e.fails(&["append", &c, &f]);
-    assert!(err.contains("[0].content[0]") && err.contains("text"), "{err}");
+    assert!(
+        err.contains("[0].content[0]") && err.contains("text"),
+        "{err}"
+    );
 
     // an unpaired turn is refused and writes nothing
     let f = write(
@@ -202,17 +244,27 @@ fn errors_are_one_line_name_the_culprit_and_exit_2() {
                 {"role": "assistant", "content": [{"type": "tool_use", "id": "t9", "name": "x", "input": {}}]}]),
     );
     let err = e.fails(&["append", &c, &f]);
-    assert!(err.contains("t9") && err.contains("nothing written"), "{err}");
+    assert!(
+        err.contains("t9") && err.contains("nothing written"),
+        "{err}"
+    );
     assert_eq!(e.json(&["list", "--json"])[0]["messages"], json!(0));
 
     // a store in a folder that does not exist
     let o = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["--db", dir.join("no/such/dir/x.db").to_str().unwrap(), "list"])
+        .args([
+            "--db",
+            dir.join("no/such/dir/x.db").to_str().unwrap(),
+            "list",
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8(o.stderr).unwrap();
-    assert!(err.contains("does not exist") && err.lines().count() == 1, "{err}");
+    assert!(
+        err.contains("does not exist") && err.lines().count() == 1,
+        "{err}"
+    );
 
     // CAIRN_DB is honoured
     let o = Command::new(env!("CARGO_BIN_EXE_cairn"))
@@ -233,16 +285,24 @@ fn retry_on_a_turn_left_mid_call_reports_retryable() {
         use cairn::model::{Block, NewMessage, Role};
         use cairn::store::ImportedMessage;
         let msgs = vec![
-            ImportedMessage { parent: None, message: NewMessage::text(Role::User, "go") },
+            ImportedMessage {
+                parent: None,
+                message: NewMessage::text(Role::User, "go"),
+            },
             ImportedMessage {
                 parent: Some(0),
                 message: NewMessage::new(
                     Role::Assistant,
-                    vec![Block::ToolUse { id: "t".into(), name: "x".into(), input: json!({}) }],
+                    vec![Block::ToolUse {
+                        id: "t".into(),
+                        name: "x".into(),
+                        input: json!({}),
+                    }],
                 ),
             },
         ];
-        s.import_conversation(None, &msgs, None, &[], &Value::Null).unwrap()
+        s.import_conversation(None, &msgs, None, &[], &Value::Null)
+            .unwrap()
     };
     let r = e.json(&["retry", &c, "--json"]);
     assert_eq!(r["status"], json!("retryable"));

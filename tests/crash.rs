@@ -57,7 +57,12 @@ fn sigkill_at_random_moments_never_loses_or_half_writes_a_turn() {
         child.kill().unwrap(); // SIGKILL on Unix
         child.wait().unwrap();
         let mut out = String::new();
-        child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
         // Only complete lines are acknowledgements.
         let acked: Vec<u64> = out
             .split_inclusive('\n')
@@ -68,7 +73,8 @@ fn sigkill_at_random_moments_never_loses_or_half_writes_a_turn() {
             acked_turns = acked_turns.max(last + 1);
         }
 
-        let s = Store::open(&db).unwrap_or_else(|e| panic!("round {round}: store does not open: {e}"));
+        let s =
+            Store::open(&db).unwrap_or_else(|e| panic!("round {round}: store does not open: {e}"));
         assert_eq!(
             s.integrity_check().unwrap(),
             Ok(()),
@@ -81,7 +87,11 @@ fn sigkill_at_random_moments_never_loses_or_half_writes_a_turn() {
             path.len(),
             "round {round}: rows outside the active path (a partial turn)"
         );
-        assert_eq!(path.len() % 4, 0, "round {round}: a partial turn on the path");
+        assert_eq!(
+            path.len() % 4,
+            0,
+            "round {round}: a partial turn on the path"
+        );
         let stored_turns = path.len() as u64 / 4;
         assert!(
             stored_turns >= acked_turns,
@@ -108,5 +118,8 @@ fn sigkill_at_random_moments_never_loses_or_half_writes_a_turn() {
     eprintln!(
         "{kills} kills: {acked_turns} turns stored; {mid_write_kills} kills landed after a commit and before its acknowledgement"
     );
-    assert!(acked_turns > 0, "the writer never got a turn in; the test proved nothing");
+    assert!(
+        acked_turns > 0,
+        "the writer never got a turn in; the test proved nothing"
+    );
 }

@@ -39,16 +39,28 @@ fn check_invariants(s: &Store, owner: &HashMap<String, String>) {
     let mut seen: HashSet<String> = HashSet::new();
     for c in &convs {
         let msgs = s.messages(&c.id).unwrap();
-        let by_id: HashMap<&str, &cairn::model::Message> = msgs.iter().map(|m| (m.id.as_str(), m)).collect();
+        let by_id: HashMap<&str, &cairn::model::Message> =
+            msgs.iter().map(|m| (m.id.as_str(), m)).collect();
         for m in &msgs {
             // isolation: a row belongs to exactly one conversation, the one that made it
-            assert!(seen.insert(m.id.clone()), "message {} in two conversations", m.id);
-            assert_eq!(owner.get(&m.id), Some(&c.id), "message {} moved conversation", m.id);
+            assert!(
+                seen.insert(m.id.clone()),
+                "message {} in two conversations",
+                m.id
+            );
+            assert_eq!(
+                owner.get(&m.id),
+                Some(&c.id),
+                "message {} moved conversation",
+                m.id
+            );
             // root-connected and acyclic: depth falls by one per parent step, down to a root at 0
             let mut cur: &cairn::model::Message = m;
             let mut steps = 0;
             while let Some(p) = &cur.parent {
-                let parent = by_id.get(p.as_str()).unwrap_or_else(|| panic!("parent {p} outside {}", c.id));
+                let parent = by_id
+                    .get(p.as_str())
+                    .unwrap_or_else(|| panic!("parent {p} outside {}", c.id));
                 assert_eq!(parent.depth + 1, cur.depth);
                 cur = *parent;
                 steps += 1;
@@ -65,7 +77,11 @@ fn check_invariants(s: &Store, owner: &HashMap<String, String>) {
 }
 
 fn pick<T: Clone>(v: &[T], i: usize) -> Option<T> {
-    if v.is_empty() { None } else { Some(v[i % v.len()].clone()) }
+    if v.is_empty() {
+        None
+    } else {
+        Some(v[i % v.len()].clone())
+    }
 }
 
 proptest! {

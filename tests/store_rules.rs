@@ -28,7 +28,8 @@ fn a_complete_turn_is_written_whole_and_moves_the_tip() {
 fn parallel_tool_calls_answered_in_one_message_are_a_valid_turn() {
     let mut s = mem();
     let c = s.create_conversation(None).unwrap();
-    s.append_turn(&c, &tool_turn("go", &["a", "b", "c"])).unwrap();
+    s.append_turn(&c, &tool_turn("go", &["a", "b", "c"]))
+        .unwrap();
     assert_eq!(s.active_path(&c).unwrap().len(), 4);
 }
 
@@ -50,7 +51,10 @@ fn unpaired_or_unfinished_turns_are_refused_and_write_nothing() {
         NewMessage::new(Role::User, vec![result("zz", "x")]),
         assistant("done"),
     ];
-    let ends_on_call = vec![user("go"), NewMessage::new(Role::Assistant, vec![call("a")])];
+    let ends_on_call = vec![
+        user("go"),
+        NewMessage::new(Role::Assistant, vec![call("a")]),
+    ];
     let ends_on_prompt = vec![user("go")];
     let ends_on_results = vec![
         user("go"),
@@ -71,7 +75,10 @@ fn unpaired_or_unfinished_turns_are_refused_and_write_nothing() {
             matches!(err, StoreError::Pairs(_) | StoreError::InvalidTurn(_)),
             "{name}: {err}"
         );
-        assert!(err.to_string().starts_with("turn refused, nothing written"), "{name}: {err}");
+        assert!(
+            err.to_string().starts_with("turn refused, nothing written"),
+            "{name}: {err}"
+        );
         assert_eq!(fingerprint(&s, &c), before, "{name} wrote something");
     }
 }
@@ -80,13 +87,18 @@ fn unpaired_or_unfinished_turns_are_refused_and_write_nothing() {
 fn a_turn_cannot_attach_to_a_conversation_paused_mid_turn() {
     let mut s = mem();
     let imported = vec![
-        ImportedMessage { parent: None, message: user("go") },
+        ImportedMessage {
+            parent: None,
+            message: user("go"),
+        },
         ImportedMessage {
             parent: Some(0),
             message: NewMessage::new(Role::Assistant, vec![call("a")]),
         },
     ];
-    let (c, ids) = s.import_conversation(None, &imported, None, &[], &json!(null)).unwrap();
+    let (c, ids) = s
+        .import_conversation(None, &imported, None, &[], &json!(null))
+        .unwrap();
     let before = fingerprint(&s, &c);
     let err = s.append_turn(&c, &simple_turn("more", "ok")).unwrap_err();
     match &err {
@@ -108,14 +120,25 @@ fn images_are_stored_once_by_content_hash() {
         media_type: "image/png".into(),
         data: cairn::model::ImageData::Bytes(png.clone()),
     };
-    s.append_turn(&c, &[NewMessage::new(Role::User, vec![img()]), assistant("seen")]).unwrap();
-    s.append_turn(&c, &[NewMessage::new(Role::User, vec![img()]), assistant("again")]).unwrap();
+    s.append_turn(
+        &c,
+        &[NewMessage::new(Role::User, vec![img()]), assistant("seen")],
+    )
+    .unwrap();
+    s.append_turn(
+        &c,
+        &[NewMessage::new(Role::User, vec![img()]), assistant("again")],
+    )
+    .unwrap();
     let path_msgs = s.active_path(&c).unwrap();
     let hashes: Vec<String> = path_msgs
         .iter()
         .flat_map(|m| m.content.iter())
         .filter_map(|b| match b {
-            Block::Image { data: cairn::model::ImageData::Blob(h), .. } => Some(h.clone()),
+            Block::Image {
+                data: cairn::model::ImageData::Blob(h),
+                ..
+            } => Some(h.clone()),
             _ => None,
         })
         .collect();
@@ -124,7 +147,9 @@ fn images_are_stored_once_by_content_hash() {
     assert_eq!(s.blob(&hashes[0]).unwrap(), png);
     drop(s);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let n: i64 = conn.query_row("SELECT count(*) FROM blobs", [], |r| r.get(0)).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM blobs", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(n, 1);
     // and the wire form gives the bytes back as base64
     let s = Store::open(&path).unwrap();
@@ -149,7 +174,10 @@ fn branch_moves_the_tip_and_writes_no_message() {
     // a new turn from here makes a sibling branch
     let third = s.append_turn(&c, &simple_turn("e", "f")).unwrap();
     let msgs = s.messages(&c).unwrap();
-    let kids: Vec<_> = msgs.iter().filter(|m| m.parent.as_deref() == Some(first[1].as_str())).collect();
+    let kids: Vec<_> = msgs
+        .iter()
+        .filter(|m| m.parent.as_deref() == Some(first[1].as_str()))
+        .collect();
     assert_eq!(kids.len(), 2);
     assert_eq!(s.active_path(&c).unwrap().last().unwrap().id, third[1]);
 }
@@ -165,10 +193,16 @@ fn branch_is_compare_and_swap_and_names_both_tips() {
     let msg = err.to_string();
     assert!(matches!(err, StoreError::TipMismatch { .. }), "{msg}");
     assert!(msg.contains(&a[1]) && msg.contains(&b[1]), "{msg}");
-    assert_eq!(s.conversation(&c).unwrap().tip.as_deref(), Some(b[1].as_str()));
+    assert_eq!(
+        s.conversation(&c).unwrap().tip.as_deref(),
+        Some(b[1].as_str())
+    );
     // with the right expectation it moves
     s.branch(&c, &a[1], Some(&b[1])).unwrap();
-    assert_eq!(s.conversation(&c).unwrap().tip.as_deref(), Some(a[1].as_str()));
+    assert_eq!(
+        s.conversation(&c).unwrap().tip.as_deref(),
+        Some(a[1].as_str())
+    );
 }
 
 #[test]
@@ -224,7 +258,12 @@ fn fork_copies_the_path_with_new_ids_and_stays_isolated() {
     assert_eq!(from.message, t2[1]);
     // only the branch that was copied: the fork holds exactly the path
     assert_eq!(fc.messages, orig.len() as u64);
-    let labels: Vec<_> = s.checkpoints(&f).unwrap().into_iter().map(|c| (c.label, c.message)).collect();
+    let labels: Vec<_> = s
+        .checkpoints(&f)
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.label, c.message))
+        .collect();
     assert_eq!(labels, vec![("on-path".to_string(), copy[3].id.clone())]);
 
     // isolation both ways
@@ -241,6 +280,26 @@ fn fork_copies_the_path_with_new_ids_and_stays_isolated() {
 }
 
 #[test]
+fn a_fork_of_a_fork_reads_the_same_bodies_and_grows_apart() {
+    let mut s = mem();
+    let c = s.create_conversation(None).unwrap();
+    s.append_turn(&c, &tool_turn("a", &["x", "y"])).unwrap();
+    let f1 = s.fork(&c, None).unwrap();
+    s.append_turn(&f1, &simple_turn("only in f1", "ok"))
+        .unwrap();
+    let f2 = s.fork(&f1, None).unwrap();
+    let p1 = s.active_path(&f1).unwrap();
+    let p2 = s.active_path(&f2).unwrap();
+    assert_eq!(p2.len(), 6);
+    for (a, b) in p1.iter().zip(&p2) {
+        assert_eq!(a.content, b.content);
+        assert_ne!(a.id, b.id);
+    }
+    assert_eq!(s.active_path(&c).unwrap().len(), 4);
+    assert_eq!(s.messages(&f2).unwrap().len(), 6);
+}
+
+#[test]
 fn fork_at_a_message_copies_root_to_that_message() {
     let mut s = mem();
     let c = s.create_conversation(None).unwrap();
@@ -249,7 +308,10 @@ fn fork_at_a_message_copies_root_to_that_message() {
     let f = s.fork(&c, Some(&t1[1])).unwrap();
     assert_eq!(s.active_path(&f).unwrap().len(), 2);
     let empty = s.create_conversation(None).unwrap();
-    assert!(matches!(s.fork(&empty, None).unwrap_err(), StoreError::Empty(_)));
+    assert!(matches!(
+        s.fork(&empty, None).unwrap_err(),
+        StoreError::Empty(_)
+    ));
 }
 
 // ---- Rule 5: checkpoint / rewind -----------------------------------------------------------------------
@@ -258,19 +320,33 @@ fn fork_at_a_message_copies_root_to_that_message() {
 fn checkpoint_requires_a_clean_boundary_and_a_unique_label() {
     let mut s = mem();
     let c = s.create_conversation(None).unwrap();
-    assert!(matches!(s.checkpoint(&c, "x").unwrap_err(), StoreError::Empty(_)));
+    assert!(matches!(
+        s.checkpoint(&c, "x").unwrap_err(),
+        StoreError::Empty(_)
+    ));
     let m = s.append_turn(&c, &simple_turn("a", "b")).unwrap();
     let cp = s.checkpoint(&c, "x").unwrap();
     assert_eq!(cp.message, m[1]);
     let err = s.checkpoint(&c, "x").unwrap_err();
     assert!(matches!(err, StoreError::DuplicateLabel { .. }), "{err}");
-    assert!(matches!(s.checkpoint(&c, "").unwrap_err(), StoreError::BadLabel(_)));
+    assert!(matches!(
+        s.checkpoint(&c, "").unwrap_err(),
+        StoreError::BadLabel(_)
+    ));
 
     let imported = vec![
-        ImportedMessage { parent: None, message: user("go") },
-        ImportedMessage { parent: Some(0), message: NewMessage::new(Role::Assistant, vec![call("a")]) },
+        ImportedMessage {
+            parent: None,
+            message: user("go"),
+        },
+        ImportedMessage {
+            parent: Some(0),
+            message: NewMessage::new(Role::Assistant, vec![call("a")]),
+        },
     ];
-    let (mid, _) = s.import_conversation(None, &imported, None, &[], &json!(null)).unwrap();
+    let (mid, _) = s
+        .import_conversation(None, &imported, None, &[], &json!(null))
+        .unwrap();
     let err = s.checkpoint(&mid, "y").unwrap_err();
     assert!(matches!(err, StoreError::NotBoundary { .. }), "{err}");
     assert!(s.checkpoints(&mid).unwrap().is_empty());
@@ -283,7 +359,9 @@ fn rewind_returns_to_the_checkpoint_with_a_digest_and_keeps_the_abandoned_path()
     let base = s.append_turn(&c, &simple_turn("task", "plan")).unwrap();
     s.checkpoint(&c, "plan").unwrap();
     let explored = s.append_turn(&c, &tool_turn("try it", &["q"])).unwrap();
-    let digest = s.rewind(&c, "plan", "approach A fails: the API has no batch call").unwrap();
+    let digest = s
+        .rewind(&c, "plan", "approach A fails: the API has no batch call")
+        .unwrap();
     let path = s.active_path(&c).unwrap();
     assert_eq!(path.len(), 3);
     assert_eq!(path[1].id, base[1]);
@@ -353,7 +431,11 @@ fn resume_by_tokens_fits_the_budget() {
     let mut s = mem();
     let c = s.create_conversation(None).unwrap();
     for i in 0..20 {
-        s.append_turn(&c, &simple_turn(&format!("question {i} {}", "word ".repeat(50)), "answer")).unwrap();
+        s.append_turn(
+            &c,
+            &simple_turn(&format!("question {i} {}", "word ".repeat(50)), "answer"),
+        )
+        .unwrap();
     }
     let all = s.active_path(&c).unwrap();
     let total: u64 = all.iter().map(cairn::tokens::message).sum();
@@ -371,22 +453,37 @@ fn trimmed_checkpoints_are_reported_and_rewinding_to_them_is_an_error_not_a_clam
     s.append_turn(&c, &simple_turn("a", "b")).unwrap();
     s.checkpoint(&c, "early").unwrap();
     for i in 0..5 {
-        s.append_turn(&c, &simple_turn(&format!("q{i}"), "r")).unwrap();
+        s.append_turn(&c, &simple_turn(&format!("q{i}"), "r"))
+            .unwrap();
     }
     let late = s.checkpoint(&c, "late").unwrap();
     s.append_turn(&c, &simple_turn("z", "y")).unwrap();
     let tip_before = s.conversation(&c).unwrap().tip;
 
     let r = s.resume(&c, Budget::Messages(4)).unwrap();
-    let dropped: Vec<_> = r.dropped_checkpoints.iter().map(|c| c.label.as_str()).collect();
+    let dropped: Vec<_> = r
+        .dropped_checkpoints
+        .iter()
+        .map(|c| c.label.as_str())
+        .collect();
     assert_eq!(dropped, vec!["early"]);
     let err = s.rewind(&c, "early", "x").unwrap_err();
     assert!(matches!(err, StoreError::CheckpointTrimmed { .. }), "{err}");
-    assert_eq!(err.to_string().split(" (").next().unwrap(), "checkpoint early was trimmed");
-    assert_eq!(s.conversation(&c).unwrap().tip, tip_before, "a refused rewind moved the tip");
+    assert_eq!(
+        err.to_string().split(" (").next().unwrap(),
+        "checkpoint early was trimmed"
+    );
+    assert_eq!(
+        s.conversation(&c).unwrap().tip,
+        tip_before,
+        "a refused rewind moved the tip"
+    );
     // a checkpoint inside the window still works, and lands exactly on its message
     let d = s.rewind(&c, "late", "y").unwrap();
-    assert_eq!(s.path_to(&c, &d).unwrap().iter().rev().nth(1).unwrap().id, late.message);
+    assert_eq!(
+        s.path_to(&c, &d).unwrap().iter().rev().nth(1).unwrap().id,
+        late.message
+    );
     // a wider resume ends the narrow window
     let r = s.resume(&c, Budget::Messages(1000)).unwrap();
     assert!(r.dropped_checkpoints.is_empty());
@@ -397,12 +494,26 @@ fn trimmed_checkpoints_are_reported_and_rewinding_to_them_is_an_error_not_a_clam
 fn resume_leaves_out_a_dangling_tool_call_at_the_end() {
     let mut s = mem();
     let imported = vec![
-        ImportedMessage { parent: None, message: user("go") },
-        ImportedMessage { parent: Some(0), message: assistant("ok") },
-        ImportedMessage { parent: Some(1), message: user("more") },
-        ImportedMessage { parent: Some(2), message: NewMessage::new(Role::Assistant, vec![call("a")]) },
+        ImportedMessage {
+            parent: None,
+            message: user("go"),
+        },
+        ImportedMessage {
+            parent: Some(0),
+            message: assistant("ok"),
+        },
+        ImportedMessage {
+            parent: Some(1),
+            message: user("more"),
+        },
+        ImportedMessage {
+            parent: Some(2),
+            message: NewMessage::new(Role::Assistant, vec![call("a")]),
+        },
     ];
-    let (c, ids) = s.import_conversation(None, &imported, None, &[], &json!(null)).unwrap();
+    let (c, ids) = s
+        .import_conversation(None, &imported, None, &[], &json!(null))
+        .unwrap();
     let r = s.resume(&c, Budget::Messages(10)).unwrap();
     assert_eq!(r.incomplete_tail, vec![ids[3].clone()]);
     assert_eq!(r.messages.len(), 3);
@@ -414,7 +525,10 @@ fn resume_leaves_out_a_dangling_tool_call_at_the_end() {
 #[test]
 fn retry_tells_nothing_loaded_nothing_to_retry_and_retryable_apart() {
     let mut s = mem();
-    assert!(matches!(s.retry("0123456789abcdef").unwrap(), Retry::NothingLoaded { .. }));
+    assert!(matches!(
+        s.retry("0123456789abcdef").unwrap(),
+        Retry::NothingLoaded { .. }
+    ));
     let c = s.create_conversation(None).unwrap();
     assert!(matches!(s.retry(&c).unwrap(), Retry::NothingLoaded { .. }));
     let done = s.append_turn(&c, &simple_turn("a", "b")).unwrap();
@@ -424,24 +538,50 @@ fn retry_tells_nothing_loaded_nothing_to_retry_and_retryable_apart() {
     }
     // an imported transcript whose last turn has a tool_use with no result
     let imported = vec![
-        ImportedMessage { parent: None, message: user("first") },
-        ImportedMessage { parent: Some(0), message: assistant("ok") },
-        ImportedMessage { parent: Some(1), message: user("run the tests") },
-        ImportedMessage { parent: Some(2), message: NewMessage::new(Role::Assistant, vec![call("t")]) },
+        ImportedMessage {
+            parent: None,
+            message: user("first"),
+        },
+        ImportedMessage {
+            parent: Some(0),
+            message: assistant("ok"),
+        },
+        ImportedMessage {
+            parent: Some(1),
+            message: user("run the tests"),
+        },
+        ImportedMessage {
+            parent: Some(2),
+            message: NewMessage::new(Role::Assistant, vec![call("t")]),
+        },
     ];
-    let (i, ids) = s.import_conversation(None, &imported, None, &[], &json!(null)).unwrap();
+    let (i, ids) = s
+        .import_conversation(None, &imported, None, &[], &json!(null))
+        .unwrap();
     match s.retry(&i).unwrap() {
-        Retry::Retryable { failed_tip, restart_at, prompt, why } => {
+        Retry::Retryable {
+            failed_tip,
+            restart_at,
+            prompt,
+            why,
+        } => {
             assert_eq!(failed_tip, ids[3]);
             assert_eq!(restart_at.as_deref(), Some(ids[1].as_str()));
-            assert_eq!(prompt.unwrap()["content"][0]["text"], json!("run the tests"));
+            assert_eq!(
+                prompt.unwrap()["content"][0]["text"],
+                json!("run the tests")
+            );
             assert!(why.contains("tool call"), "{why}");
         }
         r => panic!("{r:?}"),
     }
     // the tip is back at the boundary, so the turn can be sent again as a sibling
-    assert_eq!(s.conversation(&i).unwrap().tip.as_deref(), Some(ids[1].as_str()));
-    s.append_turn(&i, &simple_turn("run the tests", "all pass")).unwrap();
+    assert_eq!(
+        s.conversation(&i).unwrap().tip.as_deref(),
+        Some(ids[1].as_str())
+    );
+    s.append_turn(&i, &simple_turn("run the tests", "all pass"))
+        .unwrap();
     assert!(matches!(s.retry(&i).unwrap(), Retry::NothingToRetry { .. }));
 }
 
@@ -451,12 +591,22 @@ fn a_failed_reply_is_retryable() {
     let mut failed = assistant("API Error: overloaded");
     failed.meta = json!({"isApiErrorMessage": true});
     let imported = vec![
-        ImportedMessage { parent: None, message: user("go") },
-        ImportedMessage { parent: Some(0), message: failed },
+        ImportedMessage {
+            parent: None,
+            message: user("go"),
+        },
+        ImportedMessage {
+            parent: Some(0),
+            message: failed,
+        },
     ];
-    let (c, _) = s.import_conversation(None, &imported, None, &[], &json!(null)).unwrap();
+    let (c, _) = s
+        .import_conversation(None, &imported, None, &[], &json!(null))
+        .unwrap();
     match s.retry(&c).unwrap() {
-        Retry::Retryable { restart_at, why, .. } => {
+        Retry::Retryable {
+            restart_at, why, ..
+        } => {
             assert_eq!(restart_at, None);
             assert!(why.contains("failed"), "{why}");
         }
@@ -477,25 +627,52 @@ fn undo_restores_pointers_and_never_deletes_messages() {
     let f = s.fork(&c, None).unwrap();
     let d = s.rewind(&c, "cp", "digest").unwrap();
     let count = s.conversation(&c).unwrap().messages;
-    let kinds: Vec<_> = s.operations(&c).unwrap().into_iter().map(|o| o.kind).collect();
-    assert_eq!(kinds, ["append", "append", "branch", "checkpoint", "fork", "rewind"]);
+    let kinds: Vec<_> = s
+        .operations(&c)
+        .unwrap()
+        .into_iter()
+        .map(|o| o.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        ["append", "append", "branch", "checkpoint", "fork", "rewind"]
+    );
 
     let op = s.undo(&c).unwrap(); // rewind
     assert_eq!(op.kind, "rewind");
     assert_eq!(op.tip_after.as_deref(), Some(d.as_str()));
-    assert_eq!(s.conversation(&c).unwrap().tip.as_deref(), Some(a[1].as_str()));
+    assert_eq!(
+        s.conversation(&c).unwrap().tip.as_deref(),
+        Some(a[1].as_str())
+    );
     assert_eq!(s.undo(&c).unwrap().kind, "fork");
-    assert!(s.conversations().unwrap().iter().all(|x| x.id != f), "fork still listed");
+    assert!(
+        s.conversations().unwrap().iter().all(|x| x.id != f),
+        "fork still listed"
+    );
     assert_eq!(s.undo(&c).unwrap().kind, "checkpoint");
     assert!(s.checkpoints(&c).unwrap().is_empty());
     assert_eq!(s.undo(&c).unwrap().kind, "branch");
-    assert_eq!(s.conversation(&c).unwrap().tip.as_deref(), Some(b[1].as_str()));
+    assert_eq!(
+        s.conversation(&c).unwrap().tip.as_deref(),
+        Some(b[1].as_str())
+    );
     assert_eq!(s.undo(&c).unwrap().kind, "append");
-    assert_eq!(s.conversation(&c).unwrap().tip.as_deref(), Some(a[1].as_str()));
+    assert_eq!(
+        s.conversation(&c).unwrap().tip.as_deref(),
+        Some(a[1].as_str())
+    );
     assert_eq!(s.undo(&c).unwrap().kind, "append");
     assert_eq!(s.conversation(&c).unwrap().tip, None);
-    assert!(matches!(s.undo(&c).unwrap_err(), StoreError::NothingToUndo(_)));
-    assert_eq!(s.conversation(&c).unwrap().messages, count, "undo deleted messages");
+    assert!(matches!(
+        s.undo(&c).unwrap_err(),
+        StoreError::NothingToUndo(_)
+    ));
+    assert_eq!(
+        s.conversation(&c).unwrap().messages,
+        count,
+        "undo deleted messages"
+    );
 }
 
 // ---- The schema enforces the rules whatever code writes -----------------------------------------------
@@ -572,10 +749,15 @@ fn a_newer_schema_is_refused_untouched() {
         conn.pragma_update(None, "user_version", 99).unwrap();
     }
     let e = Store::open(&p).err().unwrap();
-    assert!(matches!(e, StoreError::NewerSchema { found: 99, .. }), "{e}");
+    assert!(
+        matches!(e, StoreError::NewerSchema { found: 99, .. }),
+        "{e}"
+    );
     assert!(e.to_string().contains("s.db"), "{e}");
     let conn = rusqlite::Connection::open(&p).unwrap();
-    let n: i64 = conn.query_row("SELECT count(*) FROM messages", [], |r| r.get(0)).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(n, 2);
 }
 
@@ -592,7 +774,8 @@ fn a_corrupted_or_foreign_file_is_refused_and_left_byte_for_byte() {
     let foreign = dir.path().join("other.sqlite");
     {
         let conn = rusqlite::Connection::open(&foreign).unwrap();
-        conn.execute_batch("CREATE TABLE notes(x); INSERT INTO notes VALUES (1);").unwrap();
+        conn.execute_batch("CREATE TABLE notes(x); INSERT INTO notes VALUES (1);")
+            .unwrap();
     }
     let before = std::fs::read(&foreign).unwrap();
     let e = Store::open(&foreign).err().unwrap().to_string();
@@ -605,7 +788,8 @@ fn a_corrupted_or_foreign_file_is_refused_and_left_byte_for_byte() {
         let mut s = Store::open(&hurt).unwrap();
         let c = s.create_conversation(None).unwrap();
         for i in 0..200 {
-            s.append_turn(&c, &simple_turn(&format!("q{i} {}", "x".repeat(300)), "a")).unwrap();
+            s.append_turn(&c, &simple_turn(&format!("q{i} {}", "x".repeat(300)), "a"))
+                .unwrap();
         }
     }
     let mut data = std::fs::read(&hurt).unwrap();
@@ -619,9 +803,9 @@ fn a_corrupted_or_foreign_file_is_refused_and_left_byte_for_byte() {
         Err(e) => assert!(!e.to_string().is_empty()),
         Ok(s) => {
             let bad = s.integrity_check().map(|r| r.is_err()).unwrap_or(true)
-                || s.conversations().and_then(|cs| {
-                    cs.iter().try_for_each(|c| s.active_path(&c.id).map(|_| ()))
-                }).is_err();
+                || s.conversations()
+                    .and_then(|cs| cs.iter().try_for_each(|c| s.active_path(&c.id).map(|_| ())))
+                    .is_err();
             assert!(bad, "an overwritten store passed every check");
         }
     }

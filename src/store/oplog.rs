@@ -46,6 +46,9 @@ pub(crate) fn record(
     Ok(())
 }
 
+/// (seq, kind, tip_before, tip_after, detail) of an operations row.
+type OpRow = (i64, String, Option<i64>, Option<i64>, Option<String>);
+
 impl Store {
     /// The operation log of a conversation, oldest first.
     pub fn operations(&self, conversation: &str) -> Result<Vec<Operation>> {
@@ -79,7 +82,7 @@ impl Store {
     pub fn undo(&mut self, conversation: &str) -> Result<Operation> {
         let tx = self.write_tx()?;
         let conv = conv_row(&tx, conversation)?;
-        let op: Option<(i64, String, Option<i64>, Option<i64>, Option<String>)> = tx
+        let op: Option<OpRow> = tx
             .query_row(
                 "SELECT seq, kind, tip_before, tip_after, detail FROM operations
                  WHERE conversation = ?1 AND undone = 0 AND kind NOT IN ('undo', 'import', 'forked') ORDER BY seq DESC LIMIT 1",

@@ -9,10 +9,11 @@ use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::paths::{Head, load_messages, path_heads};
 use super::tree::active_path_of;
 use super::{ConvRow, Result, Store, StoreError, conv_row, move_tip, oplog};
 use crate::model::{Checkpoint, Message, Role};
-use crate::{pairs, tokens};
+use crate::pairs;
 
 /// How much of the newest history to keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,15 +101,20 @@ fn window_detail(conn: &Connection, conv: &ConvRow) -> Result<Option<Value>> {
     Ok(detail.flatten().and_then(|d| serde_json::from_str(&d).ok()))
 }
 
-/// Index of the first message to keep and the end (exclusive) of the kept range.
-pub fn trim_range(path: &[Message], budget: Budget) -> (usize, usize) {
-    // Leave out a tail that is a tool call still waiting for its results.
+/// Index of the first message to keep and the end (exclusive) of the kept range, decided on heads alone
+/// (no body decoded) except for a tail that may be a tool call still waiting for results, which `tail`
+/// decodes so the pairs can be checked exactly.
+pub(crate) fn trim_range(
+    path: &[Head],
+    budget: Budget,
+    tail: &mut dyn FnMut(&[Head]) -> Result<Vec<Message>>,
+) -> Result<(usize, usize)> {
     let mut end = path.len();
     while let Some(k) = path[..end]
         .iter()
-        .rposition(|m| m.role == Role::Assistant && m.has_tool_use())
+        .rposition(|h| h.role == Role::Assistant && h.has_tool_use())
     {
-        if pairs::check(&path[k..end], false).is_ok() {
+        if pairs::check(&tail(&path[k..end])?, false).is_ok() {
             break;
         }
         end = k;
@@ -119,7 +125,7 @@ pub fn trim_range(path: &[Message], budget: Budget) -> (usize, usize) {
             let mut used = 0u64;
             let mut s = end;
             while s > 0 {
-                let cost = tokens::message(&path[s - 1]);
+                let cost = path[s - 1].tokens;
                 if used + cost > t {
                     break;
                 }
@@ -133,7 +139,7 @@ pub fn trim_range(path: &[Message], budget: Budget) -> (usize, usize) {
     while start < end && (path[start].has_tool_result() || path[start].role == Role::Tool) {
         start += 1;
     }
-    (start, end)
+    Ok((start, end))
 }
 
 impl Store {
@@ -142,8 +148,11 @@ impl Store {
     pub fn resume(&mut self, conversation: &str, budget: Budget) -> Result<Resumed> {
         let tx = self.write_tx()?;
         let conv = conv_row(&tx, conversation)?;
-        let path = active_path_of(&tx, &conv)?;
-        let (start, end) = trim_range(&path, budget);
+        let path = match conv.tip {
+            Some(tip) => path_heads(&tx, conv.seq, tip)?,
+            None => Vec::new(),
+        };
+        let (start, end) = trim_range(&path, budget, &mut |hs| load_messages(&tx, &conv, hs))?;
         let cut: std::collections::HashSet<&str> =
             path[..start].iter().map(|m| m.id.as_str()).collect();
         let dropped: Vec<Checkpoint> = {
@@ -175,11 +184,9 @@ impl Store {
         if !unchanged {
             oplog::record(&tx, conv.seq, "resume", conv.tip, conv.tip, &window)?;
         }
+        let messages = load_messages(&tx, &conv, &path[start..end])?;
         tx.commit()?;
         let incomplete_tail = path[end..].iter().map(|m| m.id.clone()).collect();
-        let mut path = path;
-        path.truncate(end);
-        let messages = path.split_off(start);
         Ok(Resumed {
             messages,
             trimmed: start,

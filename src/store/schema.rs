@@ -31,15 +31,29 @@ CREATE TABLE messages (
     parent INTEGER REFERENCES messages(seq),
     depth INTEGER NOT NULL,
     role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool', 'system')),
-    content TEXT NOT NULL,
+    -- the body (content, meta, usage) is either here or, for a fork's copy, in the row `body_of` names: a
+    -- fork copies the path's rows with new ids and no body bytes. Bodies are immutable, so sharing them
+    -- cannot leak an append from one conversation into another.
+    content TEXT,
+    body_of INTEGER REFERENCES messages(seq),
     created_at INTEGER NOT NULL,
     meta TEXT,
-    usage TEXT
+    usage TEXT,
+    -- derived from the content at write time (so paths and budgets need no body decoding); a migration may
+    -- recompute them, which is why they are the only columns the immutability trigger leaves writable
+    tokens INTEGER NOT NULL DEFAULT 0,
+    -- bit 0 has tool_use, bit 1 has tool_result, bit 2 ends a turn, bits 3-4 the role (0 user, 1 assistant,
+    -- 2 tool, 3 system)
+    flags INTEGER NOT NULL DEFAULT 0,
+    CHECK ((content IS NULL) = (body_of IS NOT NULL))
 );
-CREATE INDEX messages_by_conversation ON messages(conversation);
-CREATE INDEX messages_by_parent ON messages(parent);
+-- covering: a conversation's whole tree shape is one index scan
+CREATE INDEX messages_tree ON messages(conversation, seq, parent, flags, tokens, id);
+-- No index on parent: children are found from the tree-shape scan, and rows are never deleted or re-keyed,
+-- so the parent foreign key never needs a reverse lookup.
 
-CREATE TRIGGER messages_are_immutable BEFORE UPDATE ON messages
+CREATE TRIGGER messages_are_immutable
+BEFORE UPDATE OF seq, id, conversation, parent, depth, role, content, body_of, created_at, meta, usage ON messages
 BEGIN SELECT RAISE(ABORT, 'messages are immutable'); END;
 
 CREATE TRIGGER messages_are_never_deleted BEFORE DELETE ON messages
@@ -47,9 +61,13 @@ BEGIN SELECT RAISE(ABORT, 'messages are never deleted'); END;
 
 CREATE TRIGGER message_parent_in_same_conversation BEFORE INSERT ON messages
 WHEN NEW.parent IS NOT NULL AND (
-    (SELECT conversation FROM messages WHERE seq = NEW.parent) IS NOT NEW.conversation
-    OR (SELECT depth + 1 FROM messages WHERE seq = NEW.parent) IS NOT NEW.depth)
+    SELECT conversation = NEW.conversation AND depth + 1 = NEW.depth FROM messages WHERE seq = NEW.parent
+) IS NOT 1
 BEGIN SELECT RAISE(ABORT, 'parent must be an earlier message of the same conversation, one level up'); END;
+
+CREATE TRIGGER message_body_is_a_stored_body BEFORE INSERT ON messages
+WHEN NEW.body_of IS NOT NULL AND (SELECT content IS NOT NULL FROM messages WHERE seq = NEW.body_of) IS NOT 1
+BEGIN SELECT RAISE(ABORT, 'body_of must name a message that holds its body'); END;
 
 CREATE TRIGGER message_root_depth BEFORE INSERT ON messages
 WHEN NEW.parent IS NULL AND NEW.depth IS NOT 0

@@ -6,41 +6,16 @@ use std::collections::HashMap;
 use rusqlite::{Connection, params};
 use serde_json::json;
 
+use super::paths::{Head, conversation_heads, load_bodies, load_messages, path_heads};
 use super::{
-    ConvRow, ROW_COLUMNS, Result, Row, Store, StoreError, conv_row, insert_conversation,
-    message_seq, move_tip, oplog,
+    ConvRow, Result, Store, StoreError, conv_row, insert_conversation, message_seq, move_tip, oplog,
 };
 use crate::model::{Conversation, ForkedFrom, Message};
-
-/// Rows of the path from the root to `seq`, root first.
-pub(crate) fn path_rows(conn: &Connection, seq: i64) -> Result<Vec<Row>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "WITH RECURSIVE p(seq) AS (
-            SELECT ?1
-            UNION ALL SELECT m.parent FROM messages m JOIN p ON m.seq = p.seq WHERE m.parent IS NOT NULL)
-         SELECT {ROW_COLUMNS} FROM p JOIN messages m ON m.seq = p.seq"
-    ))?;
-    let mut rows: Vec<Row> = stmt
-        .query_map([seq], Row::from_sql)?
-        .collect::<rusqlite::Result<_>>()?;
-    rows.sort_by_key(|r| r.depth);
-    Ok(rows)
-}
-
-/// Decodes path rows (root first) into messages.
-pub(crate) fn path_messages(conv: &ConvRow, rows: Vec<Row>) -> Result<Vec<Message>> {
-    let mut out: Vec<Message> = Vec::with_capacity(rows.len());
-    for row in rows {
-        let parent = out.last().map(|m| m.id.clone());
-        out.push(row.into_message(&conv.id, parent)?);
-    }
-    Ok(out)
-}
 
 pub(crate) fn active_path_of(conn: &Connection, conv: &ConvRow) -> Result<Vec<Message>> {
     match conv.tip {
         None => Ok(Vec::new()),
-        Some(tip) => path_messages(conv, path_rows(conn, tip)?),
+        Some(tip) => load_messages(conn, conv, &path_heads(conn, conv.seq, tip)?),
     }
 }
 
@@ -107,25 +82,38 @@ impl Store {
     pub fn path_to(&self, conversation: &str, message: &str) -> Result<Vec<Message>> {
         let conv = conv_row(&self.conn, conversation)?;
         let (seq, _) = message_seq(&self.conn, &conv, message)?;
-        path_messages(&conv, path_rows(&self.conn, seq)?)
+        load_messages(&self.conn, &conv, &path_heads(&self.conn, conv.seq, seq)?)
+    }
+
+    /// The active path's heads (ids, roles, depths, token estimates; no content), root to tip. This is the
+    /// fast way to open a long conversation: one index scan, no body decoded.
+    pub fn active_path_heads(&self, conversation: &str) -> Result<Vec<Head>> {
+        let conv = conv_row(&self.conn, conversation)?;
+        match conv.tip {
+            None => Ok(Vec::new()),
+            Some(tip) => path_heads(&self.conn, conv.seq, tip),
+        }
+    }
+
+    /// The messages (with content) of the given heads, in that order: for reading a window of a long path.
+    pub fn load(&self, conversation: &str, heads: &[Head]) -> Result<Vec<Message>> {
+        let conv = conv_row(&self.conn, conversation)?;
+        load_messages(&self.conn, &conv, heads)
     }
 
     /// Every message of a conversation (all branches), parents before children.
     pub fn messages(&self, conversation: &str) -> Result<Vec<Message>> {
         let conv = conv_row(&self.conn, conversation)?;
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {ROW_COLUMNS} FROM messages m WHERE m.conversation = ?1 ORDER BY m.seq"
-        ))?;
-        let rows: Vec<Row> = stmt
-            .query_map([conv.seq], Row::from_sql)?
-            .collect::<rusqlite::Result<_>>()?;
-        let ids: HashMap<i64, String> = rows.iter().map(|r| (r.seq, r.id.clone())).collect();
-        rows.into_iter()
-            .map(|r| {
-                let parent = r.parent.and_then(|p| ids.get(&p).cloned());
-                r.into_message(&conv.id, parent)
+        let heads = conversation_heads(&self.conn, conv.seq)?;
+        let ids: HashMap<i64, &str> = heads.iter().map(|h| (h.seq, h.id.as_str())).collect();
+        let parents = heads
+            .iter()
+            .map(|h| {
+                h.parent_seq
+                    .and_then(|p| ids.get(&p).map(|s| s.to_string()))
             })
-            .collect()
+            .collect();
+        load_bodies(&self.conn, &conv, &heads, parents)
     }
 
     /// Moves the tip to any message of the same conversation; writes no message. With `expected`, the move
@@ -172,31 +160,47 @@ impl Store {
         let title = format!("fork of {}", title.as_deref().unwrap_or(&conv.id));
         let (new_seq, new_id) = insert_conversation(&tx, Some(&title), Some((conv.seq, end)))?;
         // Only the row numbers of the path: the copy is done inside SQLite, content untouched.
-        let path: Vec<i64> = {
-            let mut stmt = tx.prepare_cached(
-                "WITH RECURSIVE p(seq, depth) AS (
-                    SELECT seq, depth FROM messages WHERE seq = ?1
-                    UNION ALL SELECT m.parent, m.depth - 1 FROM messages m JOIN p ON m.seq = p.seq
-                    WHERE m.parent IS NOT NULL)
-                 SELECT seq FROM p ORDER BY depth",
-            )?;
-            stmt.query_map([end], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?
-        };
-        let mut map: HashMap<i64, i64> = HashMap::with_capacity(path.len());
-        let mut parent: Option<i64> = None;
-        {
-            let mut copy = tx.prepare_cached(
-                "INSERT INTO messages (id, conversation, parent, depth, role, content, created_at, meta, usage)
-                 SELECT ?1, ?2, ?3, depth, role, content, created_at, meta, usage FROM messages WHERE seq = ?4",
-            )?;
-            for &old in &path {
-                copy.execute(params![super::new_id(), new_seq, parent, old])?;
-                let seq = tx.last_insert_rowid();
-                map.insert(old, seq);
-                parent = Some(seq);
-            }
+        let path: Vec<i64> = path_heads(&tx, conv.seq, end)?
+            .into_iter()
+            .map(|h| h.seq)
+            .collect();
+        // One statement copies the whole path (ids, tree links and flags; bodies are referenced, not copied,
+        // see the schema): the copies get consecutive row numbers from `base`, so each
+        // copy's parent is the row before it. Rows are inserted root first, so every parent exists (and the
+        // schema's triggers check it) before its child.
+        let base: i64 =
+            tx.query_row("SELECT coalesce(max(seq), 0) + 1 FROM messages", [], |r| {
+                r.get(0)
+            })?;
+        let pairs: Vec<serde_json::Value> = path
+            .iter()
+            .map(|&old| json!([old, super::new_id()]))
+            .collect();
+        let copied = tx.execute(
+            "INSERT INTO messages
+                (seq, id, conversation, parent, depth, role, body_of, created_at, tokens, flags)
+             SELECT ?1 + p.key, p.value ->> 1, ?2, CASE WHEN p.key = 0 THEN NULL ELSE ?1 + p.key - 1 END,
+                    m.depth, m.role, coalesce(m.body_of, m.seq), m.created_at, m.tokens, m.flags
+             FROM json_each(?3) p JOIN messages m ON m.seq = p.value ->> 0
+             ORDER BY p.key",
+            params![base, new_seq, serde_json::Value::Array(pairs).to_string()],
+        )?;
+        if copied != path.len() {
+            return Err(StoreError::Corrupt {
+                id: conv.id.clone(),
+                reason: format!("fork copied {copied} of {} messages", path.len()),
+            });
         }
+        let map: HashMap<i64, i64> = path
+            .iter()
+            .enumerate()
+            .map(|(i, &old)| (old, base + i as i64))
+            .collect();
+        let parent = if path.is_empty() {
+            None
+        } else {
+            Some(base + path.len() as i64 - 1)
+        };
         // Copy the checkpoints whose targets are on the copied path, pointed at the copies; drop the others.
         {
             let mut stmt = tx.prepare_cached(

@@ -1,0 +1,278 @@
+//! Finding paths fast without reading message bodies.
+//!
+//! A 100k-message conversation holds tens of megabytes of content; a harness that keeps JSONL must parse all of
+//! it to learn the active path. cairn keeps each message's place in the tree (parent, depth, role, pairing flags,
+//! token estimate, id) in one covering index, so the path is one index scan and a walk in memory, and bodies are
+//! decoded only for the messages a caller actually reads (the visible rows, the kept tail of a resume).
+
+use rusqlite::{Connection, params};
+use serde_json::Value;
+
+use super::{ConvRow, Result, StoreError, message_id};
+use crate::model::{Message, Role, Usage};
+use crate::wire;
+
+/// Bits of `messages.flags`, computed when a message is written.
+pub(crate) const HAS_TOOL_USE: i64 = 1;
+pub(crate) const HAS_TOOL_RESULT: i64 = 2;
+pub(crate) const ENDS_TURN: i64 = 4;
+/// Bits 3-4: the role (so the tree-shape index needs no role column).
+const ROLE_SHIFT: i64 = 3;
+
+fn role_code(r: Role) -> i64 {
+    match r {
+        Role::User => 0,
+        Role::Assistant => 1,
+        Role::Tool => 2,
+        Role::System => 3,
+    }
+}
+
+fn role_of_flags(f: i64) -> Role {
+    match (f >> ROLE_SHIFT) & 3 {
+        0 => Role::User,
+        1 => Role::Assistant,
+        2 => Role::Tool,
+        _ => Role::System,
+    }
+}
+
+/// One message's place in the tree, without its content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub(crate) seq: i64,
+    pub(crate) parent_seq: Option<i64>,
+    pub id: String,
+    pub role: Role,
+    pub depth: i64,
+    /// Estimated input tokens ([`crate::tokens::message`]) at write time.
+    pub tokens: u64,
+    pub(crate) flags: i64,
+}
+
+impl Head {
+    pub fn has_tool_use(&self) -> bool {
+        self.flags & HAS_TOOL_USE != 0
+    }
+    pub fn has_tool_result(&self) -> bool {
+        self.flags & HAS_TOOL_RESULT != 0
+    }
+    pub fn ends_turn(&self) -> bool {
+        self.flags & ENDS_TURN != 0
+    }
+}
+
+pub(crate) fn flags_of(m: &crate::model::NewMessage) -> i64 {
+    let mut f = 0;
+    if m.content
+        .iter()
+        .any(|b| matches!(b, crate::model::Block::ToolUse { .. }))
+    {
+        f |= HAS_TOOL_USE;
+    }
+    if m.content
+        .iter()
+        .any(|b| matches!(b, crate::model::Block::ToolResult { .. }))
+    {
+        f |= HAS_TOOL_RESULT;
+    }
+    if m.ends_turn() {
+        f |= ENDS_TURN;
+    }
+    f | role_code(m.role) << ROLE_SHIFT
+}
+
+/// Every message head of a conversation, in write order (parents before children). One covering-index scan.
+pub(crate) fn conversation_heads(conn: &Connection, conv_seq: i64) -> Result<Vec<Head>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, parent, flags, tokens, id FROM messages INDEXED BY messages_tree
+         WHERE conversation = ?1 ORDER BY seq",
+    )?;
+    let mut rows = stmt.query([conv_seq])?;
+    let mut out: Vec<Head> = Vec::new();
+    while let Some(r) = rows.next()? {
+        let seq: i64 = r.get(0)?;
+        let parent_seq: Option<i64> = r.get(1)?;
+        let flags: i64 = r.get(2)?;
+        // Depth from the parent's (parents come first; in a chain it is the previous row).
+        let depth = match parent_seq {
+            None => 0,
+            Some(p) => {
+                let i = match out.last() {
+                    Some(last) if last.seq == p => out.len() - 1,
+                    _ => out.binary_search_by_key(&p, |h| h.seq).map_err(|_| {
+                        StoreError::Corrupt {
+                            id: format!("#{seq}"),
+                            reason: "parent outside its conversation".into(),
+                        }
+                    })?,
+                };
+                out[i].depth + 1
+            }
+        };
+        out.push(Head {
+            seq,
+            parent_seq,
+            depth,
+            role: role_of_flags(flags),
+            flags,
+            tokens: r.get::<_, i64>(3)? as u64,
+            id: r.get(4)?,
+        });
+    }
+    Ok(out)
+}
+
+/// The heads of the path from the root to `end`, root first.
+pub(crate) fn path_heads(conn: &Connection, conv_seq: i64, end: i64) -> Result<Vec<Head>> {
+    let all = conversation_heads(conn, conv_seq)?;
+    let mut idx = Vec::new();
+    let mut cur = Some(end);
+    let mut last = all.len();
+    while let Some(seq) = cur {
+        // `all` is sorted by seq. In a long chain the parent is usually the row just before; otherwise a binary
+        // search finds it.
+        let i = if last > 0 && all[last - 1].seq == seq {
+            last - 1
+        } else {
+            all.binary_search_by_key(&seq, |h| h.seq)
+                .map_err(|_| StoreError::Corrupt {
+                    id: format!("#{seq}"),
+                    reason: "a path leads outside its conversation".into(),
+                })?
+        };
+        last = i;
+        idx.push(i);
+        cur = all[i].parent_seq;
+        if idx.len() > all.len() {
+            return Err(StoreError::Corrupt {
+                id: all[i].id.clone(),
+                reason: "a cycle in the tree".into(),
+            });
+        }
+    }
+    idx.reverse();
+    // Move the heads out of `all` in path order (indices increase along a path: parents are written first).
+    let mut all: Vec<Option<Head>> = all.into_iter().map(Some).collect();
+    Ok(idx.into_iter().filter_map(|i| all[i].take()).collect())
+}
+
+/// Decodes the content of the given heads (which need not be contiguous), in the given order.
+pub(crate) fn load_messages(
+    conn: &Connection,
+    conv: &ConvRow,
+    heads: &[Head],
+) -> Result<Vec<Message>> {
+    let mut parents = Vec::with_capacity(heads.len());
+    for (i, h) in heads.iter().enumerate() {
+        parents.push(match h.parent_seq {
+            None => None,
+            Some(p) if i > 0 && heads[i - 1].seq == p => Some(heads[i - 1].id.clone()),
+            Some(p) => message_id(conn, Some(p))?,
+        });
+    }
+    load_bodies(conn, conv, heads, parents)
+}
+
+/// Decodes the content of `heads`, giving each the parent id in `parents`.
+pub(crate) fn load_bodies(
+    conn: &Connection,
+    conv: &ConvRow,
+    heads: &[Head],
+    parents: Vec<Option<String>>,
+) -> Result<Vec<Message>> {
+    let mut out = Vec::with_capacity(heads.len());
+    let ascending = heads.windows(2).all(|w| w[0].seq < w[1].seq);
+    if let (true, Some(first), Some(last)) =
+        (heads.len() >= 64 && ascending, heads.first(), heads.last())
+    {
+        // Many rows in write order: one rowid range scan, skipping rows that are not asked for.
+        let mut stmt = conn.prepare_cached(
+            "SELECT m.seq, b.content, m.created_at, b.meta, b.usage
+             FROM messages m JOIN messages b ON b.seq = coalesce(m.body_of, m.seq)
+             WHERE m.seq BETWEEN ?1 AND ?2 ORDER BY m.seq",
+        )?;
+        let mut rows = stmt.query(params![first.seq, last.seq])?;
+        let mut want = heads.iter().zip(parents).peekable();
+        while let Some(r) = rows.next()? {
+            let seq: i64 = r.get(0)?;
+            let Some((h, _)) = want.peek() else { break };
+            if h.seq != seq {
+                continue;
+            }
+            let (h, parent) = want.next().ok_or_else(|| StoreError::Corrupt {
+                id: format!("#{seq}"),
+                reason: "row vanished while loading".into(),
+            })?;
+            let content = r.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
+            out.push(decode(
+                conv,
+                h,
+                parent,
+                content,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+            )?);
+        }
+        if out.len() != heads.len() {
+            return Err(StoreError::Corrupt {
+                id: heads[out.len()].id.clone(),
+                reason: "row missing while loading".into(),
+            });
+        }
+        return Ok(out);
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT b.content, m.created_at, b.meta, b.usage
+         FROM messages m JOIN messages b ON b.seq = coalesce(m.body_of, m.seq) WHERE m.seq = ?1",
+    )?;
+    for (h, parent) in heads.iter().zip(parents) {
+        let (content, created_at, meta, usage): (String, i64, Option<String>, Option<String>) =
+            stmt.query_row(params![h.seq], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?;
+        out.push(decode(conv, h, parent, &content, created_at, meta, usage)?);
+    }
+    Ok(out)
+}
+
+fn decode(
+    conv: &ConvRow,
+    h: &Head,
+    parent: Option<String>,
+    content: &str,
+    created_at: i64,
+    meta: Option<String>,
+    usage: Option<String>,
+) -> Result<Message> {
+    let corrupt = |reason: String| StoreError::Corrupt {
+        id: h.id.clone(),
+        reason,
+    };
+    let content: Value =
+        serde_json::from_str(content).map_err(|e| corrupt(format!("content: {e}")))?;
+    let content =
+        wire::blocks_from_value(content, "content").map_err(|e| corrupt(e.to_string()))?;
+    let meta = match meta {
+        Some(m) => serde_json::from_str(&m).map_err(|e| corrupt(format!("meta: {e}")))?,
+        None => Value::Null,
+    };
+    let usage = match usage {
+        Some(u) => {
+            Some(serde_json::from_str::<Usage>(&u).map_err(|e| corrupt(format!("usage: {e}")))?)
+        }
+        None => None,
+    };
+    Ok(Message {
+        id: h.id.clone(),
+        parent,
+        conversation: conv.id.clone(),
+        role: h.role,
+        content,
+        created_at,
+        meta,
+        usage,
+        depth: h.depth,
+    })
+}
