@@ -113,6 +113,9 @@ enum Command {
     Screenshot {
         #[arg(long)]
         out: PathBuf,
+        /// The conversation to show (default: the newest).
+        #[arg(long)]
+        conversation: Option<String>,
     },
     /// Append generated turns forever, printing each turn's number once its append returned (crash tests).
     #[command(name = "stress-writer", hide = true)]
@@ -356,21 +359,30 @@ fn dispatch(cli: Cli) -> Result<()> {
             let s = open(&cli.db)?;
             open_window(s.path().to_path_buf(), None)
         }
-        Command::Screenshot { out: file } => {
+        Command::Screenshot {
+            out: file,
+            conversation,
+        } => {
             let s = open(&cli.db)?;
-            open_window(s.path().to_path_buf(), Some(file))
+            let conv = conversation
+                .map(|c| s.resolve_conversation(&c))
+                .transpose()?;
+            open_window(s.path().to_path_buf(), Some((file, conv)))
         }
         Command::StressWriter { conv, turns } => stress_writer(&cli.db, &conv, turns),
     }
 }
 
 #[cfg(feature = "gui")]
-fn open_window(store: PathBuf, screenshot: Option<PathBuf>) -> Result<()> {
-    crate::window::run(store, screenshot)
+fn open_window(store: PathBuf, screenshot: Option<(PathBuf, Option<String>)>) -> Result<()> {
+    match screenshot {
+        None => crate::window::run(store, None, None),
+        Some((out, conv)) => crate::window::run(store, Some(out), conv),
+    }
 }
 
 #[cfg(not(feature = "gui"))]
-fn open_window(_store: PathBuf, _screenshot: Option<PathBuf>) -> Result<()> {
+fn open_window(_store: PathBuf, _screenshot: Option<(PathBuf, Option<String>)>) -> Result<()> {
     bail!("this cairn was built without the window (feature \"gui\"); use a command, see --help")
 }
 

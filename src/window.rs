@@ -185,8 +185,15 @@ impl eframe::App for Explorer {
 
 /// Opens the window on a store and blocks until it is closed. With `screenshot`, saves a PNG of the window
 /// after a few frames and closes.
-pub fn run(store_path: PathBuf, screenshot: Option<PathBuf>) -> anyhow::Result<()> {
+pub fn run(
+    store_path: PathBuf,
+    screenshot: Option<PathBuf>,
+    conversation: Option<String>,
+) -> anyhow::Result<()> {
     let mut app = Explorer::new(store_path);
+    if let Some(i) = conversation.and_then(|c| app.conversations.iter().position(|x| x.id == c)) {
+        app.select(i);
+    }
     let done = Arc::new(Mutex::new(None));
     if let Some(out) = screenshot {
         app.screenshot = Some(Screenshot {
