@@ -33,6 +33,16 @@ enum Command {
         #[arg(long)]
         title: Option<String>,
     },
+    /// Import transcripts (files or folders): Claude Code, pi, Codex, Anthropic or OpenAI messages JSON.
+    Import {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// auto, claude-code, pi, codex, anthropic or openai
+        #[arg(long, default_value = "auto")]
+        format: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Append one complete turn from a JSON array of messages in Anthropic Messages shape (`-` reads stdin);
     /// prints the new tip's id.
     Append { conv: String, file: String },
@@ -179,6 +189,11 @@ fn dispatch(cli: Cli) -> Result<()> {
             let mut s = open(&cli.db)?;
             out(&s.create_conversation(title.as_deref())?)
         }
+        Command::Import {
+            paths,
+            format,
+            json,
+        } => import(&cli.db, &paths, &format, json),
         Command::Append { conv, file } => {
             let messages = read_turn(&file)?;
             let mut s = open(&cli.db)?;
@@ -384,6 +399,78 @@ fn open_window(store: PathBuf, screenshot: Option<(PathBuf, Option<String>)>) ->
 #[cfg(not(feature = "gui"))]
 fn open_window(_store: PathBuf, _screenshot: Option<(PathBuf, Option<String>)>) -> Result<()> {
     bail!("this cairn was built without the window (feature \"gui\"); use a command, see --help")
+}
+
+fn import(db: &Option<PathBuf>, paths: &[PathBuf], format: &str, json: bool) -> Result<()> {
+    let format = match format {
+        "auto" => None,
+        f => Some(crate::formats::Format::from_name(f).ok_or_else(|| {
+            anyhow!("unknown format {f:?}: auto, claude-code, pi, codex, anthropic or openai")
+        })?),
+    };
+    for p in paths {
+        if !p.exists() {
+            bail!("{}: no such file or folder", p.display());
+        }
+    }
+    let files = crate::import::collect(paths).context("listing files")?;
+    let mut s = open(db)?;
+    let mut outcomes = Vec::with_capacity(files.len());
+    let total = files.len();
+    for (i, f) in files.iter().enumerate() {
+        if !json && total > 1 {
+            eprintln!("[{}/{}] {}", i + 1, total, f.display());
+        }
+        outcomes.push(crate::import::import_file(&mut s, f, format));
+    }
+    let refused: Vec<&crate::import::FileOutcome> = outcomes
+        .iter()
+        .filter(|o| o.error.is_some() && o.duplicate_of.is_none())
+        .collect();
+    if json {
+        print_json(&serde_json::to_value(&outcomes)?)?;
+    } else {
+        for o in &outcomes {
+            match (&o.error, &o.duplicate_of) {
+                (Some(e), Some(_)) => out(&format!("skipped {e}"))?,
+                (Some(_), None) => {}
+                (None, _) => {
+                    let r = &o.report;
+                    out(&format!(
+                        "{}  {} ({}): {} messages, {} branches, {} tool pairs, {} images",
+                        o.conversations.first().map(String::as_str).unwrap_or("-"),
+                        o.file.display(),
+                        o.format.map(|f| f.name()).unwrap_or("?"),
+                        r.messages,
+                        r.branches,
+                        r.tool_pairs,
+                        r.images
+                    ))?;
+                    for (what, n) in &r.skipped {
+                        out(&format!("    not a message: {n} {what}"))?;
+                    }
+                    for n in &r.notes {
+                        out(&format!("    note: {n}"))?;
+                    }
+                    for (id, lr) in o.conversations.iter().skip(1).zip(&o.linked) {
+                        out(&format!(
+                            "    {id}  linked (subagent): {} messages, {} branches, {} tool pairs",
+                            lr.messages, lr.branches, lr.tool_pairs
+                        ))?;
+                    }
+                }
+            }
+        }
+    }
+    match refused.as_slice() {
+        [] => Ok(()),
+        [one] => bail!("{}", one.error.clone().unwrap_or_default()),
+        many => bail!(
+            "{} files refused, first: {}",
+            many.len(),
+            many[0].error.clone().unwrap_or_default()
+        ),
+    }
 }
 
 /// Reads a turn: a JSON array of messages (or a request body with a `messages` array).

@@ -27,7 +27,7 @@ pub use error::{Result, StoreError};
 pub use oplog::Operation;
 pub use paths::Head;
 pub use resume::{Budget, Resumed, Retry};
-pub use turns::ImportedMessage;
+pub use turns::{ImportedConversation, ImportedMessage};
 
 use crate::model::{Block, ImageData, Message, NewMessage, Role, ToolResultContent};
 use crate::wire::{self, Images};

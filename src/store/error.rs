@@ -70,6 +70,8 @@ pub enum StoreError {
     NothingToUndo(String),
     #[error("invalid label {0:?}: use 1 to 100 characters, no control characters")]
     BadLabel(String),
+    #[error("{file} was already imported as conversation {conversation}")]
+    Duplicate { file: String, conversation: String },
     #[error("no image blob {0}")]
     MissingBlob(String),
     #[error("corrupt row for message {id}: {reason}")]

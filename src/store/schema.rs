@@ -7,7 +7,7 @@
 use rusqlite::Connection;
 
 /// Each entry migrates from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1];
+pub const MIGRATIONS: &[&str] = &[V1, V2];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -107,6 +107,16 @@ CREATE TABLE operations (
     undone INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX operations_by_conversation ON operations(conversation, seq);
+"#;
+
+/// v2: imported files by content hash, so importing the same file twice does not duplicate it.
+const V2: &str = r#"
+CREATE TABLE imports (
+    hash TEXT PRIMARY KEY,
+    conversation INTEGER NOT NULL REFERENCES conversations(seq),
+    source TEXT,
+    imported_at INTEGER NOT NULL
+) WITHOUT ROWID;
 "#;
 
 /// Brings a store at `from` up to [`VERSION`], all steps in one transaction.

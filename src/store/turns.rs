@@ -5,6 +5,7 @@
 //! whole tree in one transaction too, but as it was recorded: a transcript may end mid-turn, and that is what
 //! `retry` is for.
 
+use rusqlite::OptionalExtension;
 use serde_json::{Value, json};
 
 use super::{
@@ -118,65 +119,126 @@ impl Store {
         meta: &Value,
     ) -> Result<(String, Vec<String>)> {
         let tx = self.write_tx()?;
-        let (conv_seq, conv_id) = insert_conversation(&tx, title, None)?;
-        if !meta.is_null() {
-            tx.execute(
-                "UPDATE conversations SET meta = ?1 WHERE seq = ?2",
-                rusqlite::params![meta.to_string(), conv_seq],
-            )?;
-        }
-        // (seq, depth) of each written message
-        let mut written: Vec<(i64, i64)> = Vec::with_capacity(messages.len());
-        let mut ids = Vec::with_capacity(messages.len());
-        for (i, im) in messages.iter().enumerate() {
-            let parent = match im.parent {
-                None => None,
-                Some(p) if p < i => Some(written[p]),
-                Some(p) => {
-                    return Err(StoreError::InvalidTurn(format!(
-                        "imported message {i} names parent {p}, which does not come before it"
-                    )));
-                }
-            };
-            let (seq, id) = insert_message(&tx, conv_seq, parent, &im.message)?;
-            written.push((seq, parent.map_or(0, |p| p.1 + 1)));
-            ids.push(id);
-        }
-        let conv = ConvRow {
-            seq: conv_seq,
-            id: conv_id.clone(),
-            tip: None,
+        let conv = ImportedConversation {
+            title: title.map(str::to_string),
+            messages: messages.to_vec(),
+            tip,
+            checkpoints: checkpoints.to_vec(),
+            meta: meta.clone(),
+            linked_to: None,
         };
-        let tip_seq = match tip {
-            Some(t) if t < written.len() => Some(written[t].0),
-            Some(t) => {
-                return Err(StoreError::InvalidTurn(format!(
-                    "tip index {t} is out of range"
-                )));
-            }
-            None => written.last().map(|w| w.0),
-        };
-        move_tip(
-            &tx,
-            &conv,
-            None,
-            tip_seq,
-            "import",
-            json!({"messages": ids.len()}),
-        )?;
-        for (label, index) in checkpoints {
-            super::checkpoints::validate_label(label)?;
-            let target = written.get(*index).ok_or_else(|| {
-                StoreError::InvalidTurn(format!(
-                    "checkpoint {label} names message {index}, out of range"
-                ))
-            })?;
+        let out = write_imported(&tx, &conv, None)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Writes the conversations read from one source file in one transaction, and records the file's content
+    /// hash so the same file is not imported twice. Returns the new conversation ids, or `Err(Duplicate)` naming
+    /// the conversation the file was first imported as.
+    pub fn import_file(
+        &mut self,
+        hash: &str,
+        source: &str,
+        conversations: &[ImportedConversation],
+    ) -> Result<Vec<String>> {
+        let tx = self.write_tx()?;
+        let existing: Option<String> = tx
+            .query_row(
+                "SELECT c.id FROM imports i JOIN conversations c ON c.seq = i.conversation WHERE i.hash = ?1",
+                [hash],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(id) = existing {
+            return Err(StoreError::Duplicate { file: source.to_string(), conversation: id });
+        }
+        let mut ids: Vec<String> = Vec::with_capacity(conversations.len());
+        for conv in conversations {
+            let link = conv.linked_to.and_then(|i| ids.get(i)).cloned();
+            ids.push(write_imported(&tx, conv, link.as_deref())?.0);
+        }
+        if let Some(first) = ids.first() {
+            let seq: i64 = tx.query_row("SELECT seq FROM conversations WHERE id = ?1", [first], |r| r.get(0))?;
             tx.execute(
-                "INSERT INTO checkpoints (conversation, label, message, created_at) VALUES (?1, ?2, ?3, ?4)",
-                rusqlite::params![conv_seq, label, target.0, super::now_ms()],
+                "INSERT INTO imports (hash, conversation, source, imported_at) VALUES (?1, ?2, ?3, ?4)",
+                rusqlite::params![hash, seq, source, super::now_ms()],
             )?;
         }
         tx.commit()?;
-        Ok((conv_id, ids))
+        Ok(ids)
     }
+}
+
+/// One conversation of an import; `linked_to` names an earlier conversation of the same file (a subagent's
+/// parent session), recorded as `meta.cairn.linked_to`.
+#[derive(Debug, Clone)]
+pub struct ImportedConversation {
+    pub title: Option<String>,
+    pub messages: Vec<ImportedMessage>,
+    pub tip: Option<usize>,
+    pub checkpoints: Vec<(String, usize)>,
+    pub meta: Value,
+    pub linked_to: Option<usize>,
+}
+
+fn write_imported(
+    tx: &rusqlite::Transaction<'_>,
+    c: &ImportedConversation,
+    linked_to: Option<&str>,
+) -> Result<(String, Vec<String>)> {
+    let (conv_seq, conv_id) = insert_conversation(tx, c.title.as_deref(), None)?;
+    let mut meta = c.meta.clone();
+    if let Some(l) = linked_to {
+        if !meta.is_object() {
+            meta = json!({});
+        }
+        meta["cairn"] = json!({"linked_to": l});
+    }
+    if !meta.is_null() {
+        tx.execute(
+            "UPDATE conversations SET meta = ?1 WHERE seq = ?2",
+            rusqlite::params![meta.to_string(), conv_seq],
+        )?;
+    }
+    // (seq, depth) of each written message
+    let mut written: Vec<(i64, i64)> = Vec::with_capacity(c.messages.len());
+    let mut ids = Vec::with_capacity(c.messages.len());
+    for (i, im) in c.messages.iter().enumerate() {
+        let parent = match im.parent {
+            None => None,
+            Some(p) if p < i => Some(written[p]),
+            Some(p) => {
+                return Err(StoreError::InvalidTurn(format!(
+                    "imported message {i} names parent {p}, which does not come before it"
+                )));
+            }
+        };
+        let (seq, id) = insert_message(tx, conv_seq, parent, &im.message)?;
+        written.push((seq, parent.map_or(0, |p| p.1 + 1)));
+        ids.push(id);
+    }
+    let conv = ConvRow {
+        seq: conv_seq,
+        id: conv_id.clone(),
+        tip: None,
+    };
+    let tip_seq = match c.tip {
+        Some(t) if t < written.len() => Some(written[t].0),
+        Some(t) => {
+            return Err(StoreError::InvalidTurn(format!("tip index {t} is out of range")));
+        }
+        None => written.last().map(|w| w.0),
+    };
+    move_tip(tx, &conv, None, tip_seq, "import", json!({"messages": ids.len()}))?;
+    for (label, index) in &c.checkpoints {
+        super::checkpoints::validate_label(label)?;
+        let target = written.get(*index).ok_or_else(|| {
+            StoreError::InvalidTurn(format!("checkpoint {label} names message {index}, out of range"))
+        })?;
+        tx.execute(
+            "INSERT INTO checkpoints (conversation, label, message, created_at) VALUES (?1, ?2, ?3, ?4)",
+            rusqlite::params![conv_seq, label, target.0, super::now_ms()],
+        )?;
+    }
+    Ok((conv_id, ids))
 }

@@ -1,0 +1,328 @@
+//! Other harnesses' transcript formats, read into one in-memory shape ([`Parsed`]) that the store writes in one
+//! transaction. Each reader lives in its own file; this one holds what they share: the tolerant JSONL line
+//! reader, the report of what was read and skipped, and detection by content.
+
+pub mod claude_code;
+pub mod codex;
+pub mod messages_json;
+pub mod pi;
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::model::{Block, NewMessage, Role};
+use crate::store::ImportedMessage;
+
+/// Why a file could not be read; names the file and line.
+#[derive(Debug, thiserror::Error)]
+#[error("{}:{line}: {reason}", file.display())]
+pub struct FormatError {
+    pub file: PathBuf,
+    /// 1-based; 0 when the problem is the file as a whole.
+    pub line: usize,
+    pub reason: String,
+}
+
+impl FormatError {
+    pub fn new(file: &Path, line: usize, reason: impl Into<String>) -> FormatError {
+        FormatError {
+            file: file.to_path_buf(),
+            line,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The transcript formats cairn reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    ClaudeCode,
+    Pi,
+    Codex,
+    Anthropic,
+    Openai,
+}
+
+impl Format {
+    pub const ALL: [Format; 5] = [Format::ClaudeCode, Format::Pi, Format::Codex, Format::Anthropic, Format::Openai];
+
+    /// Parses a format name as the CLI spells it.
+    pub fn from_name(s: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == s)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::ClaudeCode => "claude-code",
+            Format::Pi => "pi",
+            Format::Codex => "codex",
+            Format::Anthropic => "anthropic",
+            Format::Openai => "openai",
+        }
+    }
+}
+
+/// What an import found, per file (and per conversation for files with subagents).
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Report {
+    pub messages: usize,
+    /// Messages with more than one child that are real forks (a rewind or edited prompt), not recording artifacts.
+    pub branches: usize,
+    pub tool_pairs: usize,
+    pub images: usize,
+    /// Lines or entries not imported as messages, by kind, with why (all kept as metadata unless said).
+    pub skipped: BTreeMap<String, usize>,
+    /// Things worth telling the user (a parent outside the file, ...).
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    pub fn skip(&mut self, kind: impl Into<String>) {
+        *self.skipped.entry(kind.into()).or_default() += 1;
+    }
+}
+
+/// One conversation read from a file, ready to be written.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub title: Option<String>,
+    pub messages: Vec<ImportedMessage>,
+    pub tip: Option<usize>,
+    /// (label, message index)
+    pub checkpoints: Vec<(String, usize)>,
+    /// Conversation-level source metadata (header lines, bookkeeping records, ...).
+    pub meta: Value,
+    pub report: Report,
+    /// Linked conversations read with this one (Claude Code subagents).
+    pub children: Vec<Parsed>,
+}
+
+impl Parsed {
+    /// Counts messages, tool pairs, images and real branches from the messages themselves.
+    pub fn finish_report(&mut self) {
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); self.messages.len()];
+        for (i, m) in self.messages.iter().enumerate() {
+            if let Some(p) = m.parent {
+                children[p].push(i);
+            }
+        }
+        self.report.messages = self.messages.len();
+        self.report.branches = children.iter().filter(|c| c.len() > 1).count();
+        let mut uses = std::collections::HashSet::new();
+        let mut pairs = 0;
+        let mut images = 0;
+        for m in &self.messages {
+            for b in &m.message.content {
+                count_block(b, &mut uses, &mut pairs, &mut images);
+            }
+        }
+        self.report.tool_pairs = pairs;
+        self.report.images = images;
+    }
+}
+
+fn count_block(
+    b: &Block,
+    uses: &mut std::collections::HashSet<String>,
+    pairs: &mut usize,
+    images: &mut usize,
+) {
+    match b {
+        Block::ToolUse { id, .. } => {
+            uses.insert(id.clone());
+        }
+        Block::ToolResult {
+            tool_use_id,
+            content,
+            ..
+        } => {
+            if uses.contains(tool_use_id) {
+                *pairs += 1;
+            }
+            if let crate::model::ToolResultContent::Blocks(bs) = content {
+                for inner in bs {
+                    count_block(inner, uses, pairs, images);
+                }
+            }
+        }
+        Block::Image { .. } => *images += 1,
+        _ => {}
+    }
+}
+
+/// Reads a JSONL file line by line (constant memory per line), tolerating a missing trailing newline, blank lines
+/// and several JSON objects glued on one line. Yields (1-based line number, value).
+pub fn read_jsonl(path: &Path) -> Result<Vec<(usize, Value)>, FormatError> {
+    let f = std::fs::File::open(path).map_err(|e| FormatError::new(path, 0, e.to_string()))?;
+    let reader = std::io::BufReader::with_capacity(1 << 16, f);
+    let mut out = Vec::new();
+    for (i, line) in reader.lines().enumerate() {
+        let n = i + 1;
+        let line = line.map_err(|e| FormatError::new(path, n, e.to_string()))?;
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let mut stream = serde_json::Deserializer::from_str(trimmed).into_iter::<Value>();
+        for v in &mut stream {
+            let v = v.map_err(|e| FormatError::new(path, n, format!("not JSON: {}", strip_pos(&e))))?;
+            out.push((n, v));
+        }
+    }
+    Ok(out)
+}
+
+fn strip_pos(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.find(" at line ") {
+        Some(i) => format!("{} (column {})", &s[..i], e.column()),
+        None => s,
+    }
+}
+
+/// Guesses a file's format from its content (never its name).
+pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
+    let first = &lines.first()?.1;
+    if lines.len() == 1 && first.get("messages").is_some_and(Value::is_array) {
+        return Some(messages_json::detect(first));
+    }
+    if first.is_array() {
+        return Some(messages_json::detect(first));
+    }
+    for (_, v) in lines.iter().take(50) {
+        let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
+        if ty == "session" && (v.get("version").is_some() || v.get("cwd").is_some()) {
+            return Some(Format::Pi);
+        }
+        if v.get("payload").is_some() && matches!(ty, "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted") {
+            return Some(Format::Codex);
+        }
+        if v.get("uuid").is_some() && v.get("sessionId").is_some() {
+            return Some(Format::ClaudeCode);
+        }
+        if matches!(ty, "summary" | "file-history-snapshot" | "queue-operation") {
+            return Some(Format::ClaudeCode);
+        }
+        if ty == "message" && v.get("message").and_then(|m| m.get("role")).is_some() {
+            return Some(Format::Pi);
+        }
+    }
+    None
+}
+
+/// Reads one file in the given (or detected) format.
+pub fn parse_file(path: &Path, format: Option<Format>) -> Result<(Format, Parsed), FormatError> {
+    let lines = match read_jsonl(path) {
+        Ok(l) => l,
+        // One pretty-printed JSON document (a request body pasted from code) is not JSONL, but is welcome.
+        Err(e) => match std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str::<Value>(&t).ok()) {
+            Some(doc) if doc.is_object() || doc.is_array() => vec![(1, doc)],
+            _ => return Err(e),
+        },
+    };
+    if lines.is_empty() {
+        return Err(FormatError::new(path, 0, "empty file"));
+    }
+    let format = match format.or_else(|| detect(&lines)) {
+        Some(f) => f,
+        None => {
+            return Err(FormatError::new(
+                path,
+                lines[0].0,
+                "not a transcript cairn knows (Claude Code, pi, Codex, Anthropic or OpenAI messages)",
+            ));
+        }
+    };
+    let mut parsed = match format {
+        Format::ClaudeCode => claude_code::parse(path, &lines)?,
+        Format::Pi => pi::parse(path, &lines)?,
+        Format::Codex => codex::parse(path, &lines)?,
+        Format::Anthropic | Format::Openai => messages_json::parse(path, &lines, format)?,
+    };
+    parsed.finish_report();
+    for c in &mut parsed.children {
+        c.finish_report();
+    }
+    Ok((format, parsed))
+}
+
+/// A text message with metadata, for readers.
+pub(crate) fn note(role: Role, text: impl Into<String>, meta: Value) -> NewMessage {
+    let mut m = NewMessage::text(role, text);
+    m.meta = meta;
+    m
+}
+
+/// Milliseconds since the epoch from an ISO-8601 timestamp (`2026-05-23T04:55:53.106Z`) or a number.
+pub(crate) fn timestamp_ms(v: Option<&Value>) -> Option<i64> {
+    match v? {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => parse_iso8601(s),
+        _ => None,
+    }
+}
+
+fn parse_iso8601(s: &str) -> Option<i64> {
+    // YYYY-MM-DDTHH:MM:SS(.fff)?(Z|±HH:MM)
+    let b = s.as_bytes();
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || (b[10] != b'T' && b[10] != b' ') {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let mut rest = &s[19..];
+    let mut ms = 0;
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits: String = frac.chars().take_while(char::is_ascii_digit).collect();
+        rest = &frac[digits.len()..];
+        let padded = format!("{:0<3}", &digits[..digits.len().min(3)]);
+        ms = padded.parse::<i64>().ok()?;
+    }
+    let offset_min = match rest {
+        "" | "Z" | "z" => 0,
+        r if r.len() == 6 && (r.starts_with('+') || r.starts_with('-')) => {
+            let sign = if r.starts_with('-') { -1 } else { 1 };
+            sign * (r[1..3].parse::<i64>().ok()? * 60 + r[4..6].parse::<i64>().ok()?)
+        }
+        _ => return None,
+    };
+    // days from civil (Howard Hinnant)
+    let y2 = if mo <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let doy = (153 * (if mo > 2 { mo - 3 } else { mo + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60) * 1000) + ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_timestamps_parse_to_epoch_ms() {
+        assert_eq!(parse_iso8601("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_iso8601("2026-05-23T04:55:53.106Z"), Some(1_779_512_153_106));
+        assert_eq!(parse_iso8601("2026-05-23T06:55:53.106+02:00"), Some(1_779_512_153_106));
+        assert_eq!(parse_iso8601("yesterday"), None);
+    }
+
+    #[test]
+    fn glued_objects_and_missing_newline_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.jsonl");
+        std::fs::write(&p, "{\"a\":1}{\"a\":2}\n\n{\"a\":3}").unwrap();
+        let lines = read_jsonl(&p).unwrap();
+        assert_eq!(lines.iter().map(|l| l.0).collect::<Vec<_>>(), vec![1, 1, 3]);
+        std::fs::write(&p, "{\"a\":1}\n{\"a\":\n").unwrap();
+        let e = read_jsonl(&p).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}:2: not JSON", p.display())), "{e}");
+    }
+}

@@ -1,0 +1,496 @@
+//! Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`).
+//!
+//! Claude Code records one content block per assistant line (lines of one reply share `message.id`), hangs each
+//! tool result off the line of its own tool_use, and threads progress, hook and attachment lines into the same
+//! uuid tree. Read naively, every parallel tool call looks like a branch. This reader rebuilds what was sent:
+//! one assistant message per `message.id`, one user message with all the results of that reply right after it,
+//! side lines attached as metadata to the message they hang from. What remains as a branch is real: a rewind or
+//! an edited prompt (two user children of one message).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use super::{FormatError, Parsed, Report, note, timestamp_ms};
+use crate::model::{Block, NewMessage, Role, Usage};
+use crate::store::ImportedMessage;
+use crate::wire;
+
+/// Keys of the modelled part of each block type; anything else on a block is kept in `meta.block_extras`.
+const BLOCK_KEYS: &[(&str, &[&str])] = &[
+    ("text", &["type", "text"]),
+    ("thinking", &["type", "thinking", "signature"]),
+    ("tool_use", &["type", "id", "name", "input"]),
+    ("tool_result", &["type", "tool_use_id", "content", "is_error"]),
+    ("image", &["type", "source"]),
+];
+
+/// Moves fields that the model does not carry (e.g. `caller` on tool_use) out of known blocks, so the block is
+/// modelled, and returns them as `{block index: {field: value}}` to keep in metadata.
+pub(crate) fn split_block_extras(content: &mut Value, offset: usize, out: &mut Map<String, Value>) {
+    let Value::Array(blocks) = content else {
+        return;
+    };
+    for (i, b) in blocks.iter_mut().enumerate() {
+        let Value::Object(o) = b else { continue };
+        let ty = o.get("type").and_then(Value::as_str).unwrap_or("").to_string();
+        let Some((_, keys)) = BLOCK_KEYS.iter().find(|(t, _)| *t == ty) else {
+            continue;
+        };
+        let extra: Vec<String> = o.keys().filter(|k| !keys.contains(&k.as_str())).cloned().collect();
+        if extra.is_empty() {
+            continue;
+        }
+        let mut moved = Map::new();
+        for k in extra {
+            if let Some(v) = o.remove(&k) {
+                moved.insert(k, v);
+            }
+        }
+        out.insert((offset + i).to_string(), Value::Object(moved));
+    }
+}
+
+/// What a uuid line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A user or assistant line that is part of what the model saw.
+    Message,
+    /// A `compact_boundary`: kept as a compaction marker.
+    Boundary,
+    /// progress, attachment, hook summaries, timings: attached as metadata.
+    Side,
+}
+
+struct Line {
+    no: usize,
+    value: Value,
+    kind: Kind,
+    uuid: String,
+    parent: Option<String>,
+}
+
+/// A message being assembled from one or more lines.
+struct Unit {
+    role: Role,
+    /// Indices into `lines`.
+    lines: Vec<usize>,
+    parent_line: Option<usize>,
+    /// For a results unit: the assistant unit it answers.
+    answers: Option<usize>,
+    attached: Vec<Value>,
+}
+
+fn is_results_only(content: &Value) -> bool {
+    match content {
+        Value::Array(bs) => {
+            !bs.is_empty()
+                && bs
+                    .iter()
+                    .all(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+        }
+        _ => false,
+    }
+}
+
+pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatError> {
+    parse_inner(path, input, true)
+}
+
+fn parse_inner(path: &Path, input: &[(usize, Value)], with_subagents: bool) -> Result<Parsed, FormatError> {
+    let mut report = Report::default();
+    let mut lines: Vec<Line> = Vec::new();
+    let mut records: Vec<Value> = Vec::new();
+    let mut title: Option<(u8, String)> = None;
+    let set_title = |rank: u8, t: &str, title: &mut Option<(u8, String)>| {
+        if !t.trim().is_empty() && title.as_ref().is_none_or(|(r, _)| rank >= *r) {
+            *title = Some((rank, t.trim().to_string()));
+        }
+    };
+    let mut last_prompt_leaf: Option<String> = None;
+    for (no, v) in input {
+        let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
+        let uuid = v.get("uuid").and_then(Value::as_str);
+        match (ty, uuid) {
+            ("user" | "assistant", Some(u)) => {
+                let msg = v.get("message").and_then(Value::as_object).ok_or_else(|| {
+                    FormatError::new(path, *no, format!("{ty} line {u} has no \"message\" object"))
+                })?;
+                if msg.get("content").is_none() {
+                    return Err(FormatError::new(path, *no, format!("{ty} line {u} has no message.content")));
+                }
+                lines.push(line(*no, v, Kind::Message, u));
+            }
+            ("system", Some(u)) if v.get("subtype").and_then(Value::as_str) == Some("compact_boundary") => {
+                lines.push(line(*no, v, Kind::Boundary, u));
+            }
+            (_, Some(u)) => {
+                report.skip(format!("{ty} lines (attached as metadata)"));
+                lines.push(line(*no, v, Kind::Side, u));
+            }
+            (_, None) => {
+                match ty {
+                    "summary" => {
+                        if let Some(s) = v.get("summary").and_then(Value::as_str) {
+                            set_title(1, s, &mut title);
+                        }
+                    }
+                    "ai-title" => {
+                        if let Some(s) = v.get("aiTitle").and_then(Value::as_str) {
+                            set_title(2, s, &mut title);
+                        }
+                    }
+                    "custom-title" => {
+                        if let Some(s) = v.get("customTitle").and_then(Value::as_str) {
+                            set_title(3, s, &mut title);
+                        }
+                    }
+                    "last-prompt" => {
+                        last_prompt_leaf = v.get("leafUuid").and_then(Value::as_str).map(str::to_string);
+                    }
+                    _ => {}
+                }
+                let label = if ty.is_empty() { "untyped" } else { ty };
+                report.skip(format!("{label} records (kept as metadata)"));
+                records.push(v.clone());
+            }
+        }
+    }
+
+    let by_uuid: HashMap<&str, usize> = lines.iter().enumerate().map(|(i, l)| (l.uuid.as_str(), i)).collect();
+    // The nearest ancestor that is part of the conversation, skipping side lines; reports parents not in the file.
+    let mut outside: Vec<String> = Vec::new();
+    let conv_parent = |i: usize, outside: &mut Vec<String>| -> Option<usize> {
+        let l = &lines[i];
+        let mut p = if l.kind == Kind::Boundary {
+            l.value
+                .get("logicalParentUuid")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .or_else(|| l.parent.clone())
+        } else {
+            l.parent.clone()
+        };
+        let mut steps = 0;
+        while let Some(pu) = p {
+            let Some(&j) = by_uuid.get(pu.as_str()) else {
+                outside.push(format!(
+                    "line {}: parent {pu} is not in this file; the message becomes a root",
+                    l.no
+                ));
+                return None;
+            };
+            if lines[j].kind != Kind::Side {
+                return Some(j);
+            }
+            p = lines[j].parent.clone();
+            steps += 1;
+            if steps > lines.len() {
+                return None;
+            }
+        }
+        None
+    };
+
+    // Assistant lines are grouped by message.id; tool results go to the group whose tool_use they answer.
+    let mut units: Vec<Unit> = Vec::new();
+    let mut unit_of_line: Vec<Option<usize>> = vec![None; lines.len()];
+    let mut group_of_msg_id: HashMap<String, usize> = HashMap::new();
+    let mut group_of_tool_use: HashMap<String, usize> = HashMap::new();
+    let mut results_of_group: HashMap<usize, usize> = HashMap::new();
+    let mut side_parent: Vec<(usize, Option<usize>)> = Vec::new();
+    for i in 0..lines.len() {
+        let l = &lines[i];
+        match l.kind {
+            Kind::Side => {
+                side_parent.push((i, conv_parent(i, &mut Vec::new())));
+                continue;
+            }
+            Kind::Boundary => {
+                let parent_line = conv_parent(i, &mut outside);
+                units.push(Unit { role: Role::System, lines: vec![i], parent_line, answers: None, attached: vec![] });
+                unit_of_line[i] = Some(units.len() - 1);
+            }
+            Kind::Message => {
+                let msg = &l.value["message"];
+                let role = if l.value["type"] == "assistant" { Role::Assistant } else { Role::User };
+                let parent_line = conv_parent(i, &mut outside);
+                if role == Role::Assistant {
+                    let mid = msg.get("id").and_then(Value::as_str).map(str::to_string);
+                    let existing = mid.as_ref().and_then(|m| group_of_msg_id.get(m).copied());
+                    let u = match existing {
+                        Some(u) => {
+                            units[u].lines.push(i);
+                            u
+                        }
+                        None => {
+                            units.push(Unit { role, lines: vec![i], parent_line, answers: None, attached: vec![] });
+                            let u = units.len() - 1;
+                            if let Some(m) = mid {
+                                group_of_msg_id.insert(m, u);
+                            }
+                            u
+                        }
+                    };
+                    unit_of_line[i] = Some(u);
+                    if let Some(Value::Array(bs)) = msg.get("content") {
+                        for b in bs {
+                            if b.get("type").and_then(Value::as_str) == Some("tool_use")
+                                && let Some(id) = b.get("id").and_then(Value::as_str)
+                            {
+                                group_of_tool_use.insert(id.to_string(), u);
+                            }
+                        }
+                    }
+                } else {
+                    let content = msg.get("content").unwrap_or(&Value::Null);
+                    let answered = if is_results_only(content) {
+                        content.as_array().and_then(|bs| {
+                            bs.iter()
+                                .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
+                                .find_map(|id| group_of_tool_use.get(id).copied())
+                        })
+                    } else {
+                        None
+                    };
+                    let u = match answered {
+                        Some(g) => match results_of_group.get(&g) {
+                            Some(&r) => {
+                                units[r].lines.push(i);
+                                r
+                            }
+                            None => {
+                                units.push(Unit {
+                                    role,
+                                    lines: vec![i],
+                                    parent_line,
+                                    answers: Some(g),
+                                    attached: vec![],
+                                });
+                                let r = units.len() - 1;
+                                results_of_group.insert(g, r);
+                                r
+                            }
+                        },
+                        None => {
+                            units.push(Unit { role, lines: vec![i], parent_line, answers: None, attached: vec![] });
+                            units.len() - 1
+                        }
+                    };
+                    unit_of_line[i] = Some(u);
+                }
+            }
+        }
+    }
+    for n in &outside {
+        report.notes.push(n.clone());
+    }
+    // Side lines become metadata of the message they hang from (or of the conversation).
+    let mut preamble: Vec<Value> = Vec::new();
+    for (i, p) in side_parent {
+        match p.and_then(|j| unit_of_line[j]) {
+            Some(u) => units[u].attached.push(lines[i].value.clone()),
+            None => preamble.push(lines[i].value.clone()),
+        }
+    }
+
+    // Parent of each unit, as a unit: a reply that follows tool results hangs off the results message.
+    let parent_unit = |u: usize| -> Option<usize> {
+        if let Some(g) = units[u].answers {
+            return Some(g);
+        }
+        let pl = units[u].parent_line?;
+        let pu = unit_of_line[pl]?;
+        if pu == u {
+            return None;
+        }
+        Some(match results_of_group.get(&pu) {
+            // A message hanging off an assistant reply whose results exist comes after those results.
+            Some(&r) if units[pu].role == Role::Assistant && r != u => r,
+            _ => pu,
+        })
+    };
+    let parents: Vec<Option<usize>> = (0..units.len()).map(parent_unit).collect();
+
+    // Order: parents first, then by first line (a stable topological order).
+    let mut order: Vec<usize> = Vec::with_capacity(units.len());
+    let mut placed = vec![false; units.len()];
+    let mut by_first: Vec<usize> = (0..units.len()).collect();
+    by_first.sort_by_key(|&u| units[u].lines[0]);
+    for &u in &by_first {
+        let mut chain = vec![u];
+        let mut cur = parents[u];
+        while let Some(p) = cur {
+            if placed[p] || chain.contains(&p) {
+                break;
+            }
+            chain.push(p);
+            cur = parents[p];
+        }
+        for &c in chain.iter().rev() {
+            if !placed[c] {
+                placed[c] = true;
+                order.push(c);
+            }
+        }
+    }
+    let mut index_of = vec![0usize; units.len()];
+    for (k, &u) in order.iter().enumerate() {
+        index_of[u] = k;
+    }
+
+    let mut messages = Vec::with_capacity(order.len());
+    for &u in &order {
+        let unit = &units[u];
+        let message = build_message(path, &lines, unit)?;
+        let parent = parents[u].filter(|&p| index_of[p] < index_of[u]).map(|p| index_of[p]);
+        messages.push(ImportedMessage { parent, message });
+    }
+
+    // The tip: the newest conversational line (or the last prompt's leaf when it names one).
+    let tip_line = last_prompt_leaf
+        .as_deref()
+        .and_then(|l| by_uuid.get(l).copied())
+        .filter(|&i| lines[i].kind != Kind::Side)
+        .or_else(|| (0..lines.len()).rev().find(|&i| lines[i].kind != Kind::Side));
+    let tip = tip_line.and_then(|i| unit_of_line[i]).map(|u| index_of[u]);
+    // A tip inside a reply whose results came later means the results are the place the session was.
+    let tip = tip.map(|t| {
+        let u = order[t];
+        results_of_group.get(&u).map_or(t, |&r| index_of[r].max(t))
+    });
+
+    let session = input
+        .iter()
+        .find_map(|(_, v)| v.get("sessionId").and_then(Value::as_str))
+        .map(str::to_string);
+    let mut meta = json!({"source": "claude-code", "records": records, "preamble": preamble});
+    if let Some(s) = &session {
+        meta["sessionId"] = json!(s);
+    }
+    let title = title.map(|t| t.1).or_else(|| first_prompt_title(&messages));
+    let mut parsed = Parsed {
+        title,
+        messages,
+        tip,
+        checkpoints: Vec::new(),
+        meta,
+        report,
+        children: Vec::new(),
+    };
+    // Subagent transcripts: <session>/subagents/agent-*.jsonl beside the file.
+    if let (true, Some(stem), Some(dir)) = (with_subagents, path.file_stem(), path.parent()) {
+        let sub = dir.join(stem).join("subagents");
+        if let Ok(rd) = std::fs::read_dir(&sub) {
+            let mut files: Vec<_> = rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                .collect();
+            files.sort();
+            for f in files {
+                let sub_lines = super::read_jsonl(&f)?;
+                if sub_lines.is_empty() {
+                    continue;
+                }
+                let mut child = parse_inner(&f, &sub_lines, false)?;
+                child.meta["subagent"] = json!(true);
+                let meta_file = f.with_extension("meta.json");
+                if let Ok(text) = std::fs::read_to_string(&meta_file)
+                    && let Ok(v) = serde_json::from_str::<Value>(&text)
+                {
+                    if let Some(d) = v.get("description").and_then(Value::as_str) {
+                        child.title = Some(format!("subagent: {d}"));
+                    }
+                    child.meta["agent"] = v;
+                }
+                child.meta["subagent_file"] = json!(f.file_name().map(|n| n.to_string_lossy().into_owned()));
+                parsed.children.push(child);
+            }
+        }
+    }
+    Ok(parsed)
+}
+
+fn line(no: usize, v: &Value, kind: Kind, uuid: &str) -> Line {
+    Line {
+        no,
+        value: v.clone(),
+        kind,
+        uuid: uuid.to_string(),
+        parent: v.get("parentUuid").and_then(Value::as_str).map(str::to_string),
+    }
+}
+
+fn first_prompt_title(messages: &[ImportedMessage]) -> Option<String> {
+    messages.iter().find_map(|m| {
+        if m.message.role != Role::User {
+            return None;
+        }
+        m.message.content.iter().find_map(|b| match b {
+            Block::Text { text } if !text.trim().is_empty() && !text.trim_start().starts_with('<') => {
+                let t: String = text.trim().chars().take(80).collect();
+                Some(t.lines().next().unwrap_or_default().to_string())
+            }
+            _ => None,
+        })
+    })
+}
+
+fn build_message(path: &Path, lines: &[Line], unit: &Unit) -> Result<NewMessage, FormatError> {
+    let first = &lines[unit.lines[0]];
+    if unit.role == Role::System {
+        // compact_boundary: a marker the model never sees as such, kept with everything it said.
+        let text = first.value.get("content").and_then(Value::as_str).unwrap_or("Conversation compacted");
+        let mut meta = json!({"source": "claude-code", "line": first.value, "cairn": {"kind": "compaction"}});
+        if !unit.attached.is_empty() {
+            meta["attached"] = Value::Array(unit.attached.clone());
+        }
+        let mut m = note(Role::System, text, meta);
+        m.created_at = timestamp_ms(first.value.get("timestamp"));
+        return Ok(m);
+    }
+    let mut content = Vec::new();
+    let mut envelopes = Vec::new();
+    let mut extras = Map::new();
+    let mut usage = None;
+    let mut failed = false;
+    let mut compact_summary = false;
+    for &li in &unit.lines {
+        let l = &lines[li];
+        let mut env = l.value.clone();
+        let mut c = env
+            .get_mut("message")
+            .and_then(|m| m.as_object_mut())
+            .and_then(|m| m.remove("content"))
+            .unwrap_or(Value::Null);
+        split_block_extras(&mut c, content.len(), &mut extras);
+        let blocks = wire::blocks_from_value(c, "message.content")
+            .map_err(|e| FormatError::new(path, l.no, e.to_string()))?;
+        content.extend(blocks);
+        if let Some(u) = env.get("message").and_then(|m| m.get("usage")) {
+            usage = serde_json::from_value::<Usage>(u.clone()).ok().or(usage);
+        }
+        failed |= env.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true);
+        compact_summary |= env.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
+        envelopes.push(env);
+    }
+    let mut meta = json!({"source": "claude-code", "lines": envelopes});
+    if failed {
+        meta["isApiErrorMessage"] = json!(true);
+    }
+    if compact_summary {
+        meta["cairn"] = json!({"kind": "compact_summary"});
+    }
+    if !extras.is_empty() {
+        meta["block_extras"] = Value::Object(extras);
+    }
+    if !unit.attached.is_empty() {
+        meta["attached"] = Value::Array(unit.attached.clone());
+    }
+    let mut m = NewMessage::new(unit.role, content);
+    m.meta = meta;
+    m.usage = usage;
+    m.created_at = timestamp_ms(first.value.get("timestamp"));
+    Ok(m)
+}

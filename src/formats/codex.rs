@@ -1,0 +1,233 @@
+//! Codex rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`): `{timestamp, type, payload}` lines.
+//!
+//! A rollout is linear. `response_item`s are what the model saw: messages, reasoning, tool calls and their
+//! outputs. Outputs of parallel calls can arrive out of order and are paired by `call_id`; each assistant reply's
+//! results are gathered into the message right after it. `event_msg` repeats prompts and replies (not imported
+//! twice) and carries `token_count` usage, which is attached to the reply it measured.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::{FormatError, Parsed, Report, timestamp_ms};
+use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
+use crate::store::ImportedMessage;
+
+struct Built {
+    role: Role,
+    blocks: Vec<Block>,
+    lines: Vec<Value>,
+    created_at: Option<i64>,
+    usage: Option<Usage>,
+    kind: Option<&'static str>,
+}
+
+fn text_of(content: &Value) -> Vec<Block> {
+    match content {
+        Value::String(s) => vec![Block::text(s.clone())],
+        Value::Array(parts) => parts
+            .iter()
+            .map(|p| match (p.get("type").and_then(Value::as_str), p.get("text").and_then(Value::as_str)) {
+                (Some("input_text" | "output_text" | "text"), Some(t)) => Block::text(t),
+                _ => Block::Other(p.clone()),
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatError> {
+    let mut report = Report::default();
+    let mut built: Vec<Built> = Vec::new();
+    let mut open_assistant: Option<usize> = None;
+    let mut owner_of_call: HashMap<String, usize> = HashMap::new();
+    let mut results: HashMap<usize, Vec<(Block, Value)>> = HashMap::new();
+    let mut orphans: Vec<(usize, Block, Value)> = Vec::new();
+    let mut session_meta: Option<Value> = None;
+    let mut records: Vec<Value> = Vec::new();
+    let mut last_assistant: Option<usize> = None;
+    for (no, line) in input {
+        let ty = line.get("type").and_then(Value::as_str).unwrap_or("");
+        let payload = line.get("payload").cloned().unwrap_or(Value::Null);
+        let pty = payload.get("type").and_then(Value::as_str).unwrap_or("").to_string();
+        let at = timestamp_ms(line.get("timestamp"));
+        match (ty, pty.as_str()) {
+            ("session_meta", _) => session_meta = Some(payload),
+            ("response_item", "message") => {
+                let role = match payload.get("role").and_then(Value::as_str) {
+                    Some("user") => Role::User,
+                    Some("assistant") => Role::Assistant,
+                    Some("developer" | "system") => Role::System,
+                    other => {
+                        return Err(FormatError::new(path, *no, format!("message with unknown role {other:?}")));
+                    }
+                };
+                let blocks = text_of(payload.get("content").unwrap_or(&Value::Null));
+                if role == Role::Assistant {
+                    let a = assistant(&mut built, &mut open_assistant, at);
+                    built[a].blocks.extend(blocks);
+                    built[a].lines.push(line.clone());
+                    last_assistant = Some(a);
+                } else {
+                    open_assistant = None;
+                    built.push(Built { role, blocks, lines: vec![line.clone()], created_at: at, usage: None, kind: None });
+                }
+            }
+            ("response_item", "reasoning") => {
+                let a = assistant(&mut built, &mut open_assistant, at);
+                built[a].blocks.push(Block::Other(payload.clone()));
+                built[a].lines.push(line.clone());
+            }
+            ("response_item", "function_call" | "custom_tool_call" | "local_shell_call" | "tool_search_call") => {
+                let Some(call_id) = payload.get("call_id").and_then(Value::as_str).map(str::to_string) else {
+                    return Err(FormatError::new(path, *no, format!("{pty} without \"call_id\"")));
+                };
+                let name = payload
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or(match pty.as_str() {
+                        "local_shell_call" => "local_shell",
+                        "tool_search_call" => "tool_search",
+                        _ => "tool",
+                    })
+                    .to_string();
+                let input = match payload.get("arguments").or_else(|| payload.get("input")).or_else(|| payload.get("action")) {
+                    Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
+                    Some(v) => v.clone(),
+                    None => json!({}),
+                };
+                let a = assistant(&mut built, &mut open_assistant, at);
+                built[a].blocks.push(Block::ToolUse { id: call_id.clone(), name, input });
+                built[a].lines.push(line.clone());
+                owner_of_call.insert(call_id, a);
+                last_assistant = Some(a);
+            }
+            ("response_item", "function_call_output" | "custom_tool_call_output" | "tool_search_output") => {
+                let Some(call_id) = payload.get("call_id").and_then(Value::as_str).map(str::to_string) else {
+                    return Err(FormatError::new(path, *no, format!("{pty} without \"call_id\"")));
+                };
+                let (content, is_error) = match payload.get("output") {
+                    Some(Value::String(s)) => (ToolResultContent::Text(s.clone()), false),
+                    Some(Value::Array(parts)) => (ToolResultContent::Blocks(text_of(&Value::Array(parts.clone()))), false),
+                    Some(Value::Object(o)) => (
+                        ToolResultContent::Text(
+                            o.get("content").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| Value::Object(o.clone()).to_string()),
+                        ),
+                        o.get("success").and_then(Value::as_bool) == Some(false),
+                    ),
+                    Some(other) => (ToolResultContent::Text(other.to_string()), false),
+                    None => (ToolResultContent::Text(payload.get("tools").map(|t| t.to_string()).unwrap_or_default()), false),
+                };
+                let block = Block::ToolResult { tool_use_id: call_id.clone(), content, is_error };
+                open_assistant = None;
+                match owner_of_call.get(&call_id) {
+                    Some(&a) => results.entry(a).or_default().push((block, line.clone())),
+                    None => {
+                        report.notes.push(format!("line {no}: output for call {call_id}, which no earlier call made"));
+                        orphans.push((built.len(), block, line.clone()));
+                    }
+                }
+            }
+            ("compacted", _) => {
+                open_assistant = None;
+                let text = payload.get("message").and_then(Value::as_str).unwrap_or("Conversation compacted");
+                built.push(Built {
+                    role: Role::System,
+                    blocks: vec![Block::text(text)],
+                    lines: vec![line.clone()],
+                    created_at: at,
+                    usage: None,
+                    kind: Some("compaction"),
+                });
+            }
+            ("event_msg", "user_message" | "agent_message" | "agent_reasoning") => {
+                report.skip(format!("event_msg {pty} (a duplicate of a response_item)"));
+            }
+            ("event_msg", "token_count") => {
+                let last = payload.get("info").and_then(|i| i.get("last_token_usage"));
+                if let (Some(u), Some(a)) = (last, last_assistant) {
+                    let g = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+                    // Codex counts cached tokens inside input_tokens; cairn follows Anthropic (input excludes them).
+                    built[a].usage = Some(Usage {
+                        input_tokens: g("input_tokens").saturating_sub(g("cached_input_tokens")),
+                        output_tokens: g("output_tokens"),
+                        cache_read_input_tokens: g("cached_input_tokens"),
+                        cache_creation_input_tokens: 0,
+                    });
+                    built[a].lines.push(line.clone());
+                } else {
+                    records.push(line.clone());
+                }
+                report.skip("event_msg token_count (usage kept on the reply)".to_string());
+            }
+            _ => {
+                let label = if pty.is_empty() { ty.to_string() } else { format!("{ty} {pty}") };
+                report.skip(format!("{label} (kept as metadata)"));
+                records.push(line.clone());
+            }
+        }
+    }
+    // Emit: each assistant reply, then one message with all its results (in arrival order).
+    let mut out: Vec<ImportedMessage> = Vec::new();
+    let mut orphans = orphans.into_iter().peekable();
+    for (i, b) in built.into_iter().enumerate() {
+        while let Some((_, block, line)) = orphans.next_if(|o| o.0 <= i) {
+            push(&mut out, Role::User, vec![block], vec![line], None, None, None);
+        }
+        push(&mut out, b.role, b.blocks, b.lines, b.created_at, b.usage, b.kind);
+        if let Some(rs) = results.remove(&i) {
+            let (blocks, lines): (Vec<Block>, Vec<Value>) = rs.into_iter().unzip();
+            let at = lines.first().and_then(|l| timestamp_ms(l.get("timestamp")));
+            push(&mut out, Role::User, blocks, lines, at, None, None);
+        }
+    }
+    for (_, block, line) in orphans {
+        push(&mut out, Role::User, vec![block], vec![line], None, None, None);
+    }
+    let title = out.iter().find_map(|m| {
+        (m.message.role == Role::User).then(|| {
+            m.message.content.iter().find_map(|b| match b {
+                Block::Text { text } if !text.trim_start().starts_with('<') && !text.trim().is_empty() => {
+                    Some(text.trim().lines().next().unwrap_or_default().chars().take(80).collect::<String>())
+                }
+                _ => None,
+            })
+        })?
+    });
+    let tip = out.len().checked_sub(1);
+    let mut meta = json!({"source": "codex", "records": records});
+    if let Some(sm) = session_meta {
+        meta["session_meta"] = sm;
+    }
+    Ok(Parsed { title, messages: out, tip, checkpoints: Vec::new(), meta, report, children: Vec::new() })
+}
+
+fn assistant(built: &mut Vec<Built>, open: &mut Option<usize>, at: Option<i64>) -> usize {
+    if let Some(a) = *open {
+        return a;
+    }
+    built.push(Built { role: Role::Assistant, blocks: Vec::new(), lines: Vec::new(), created_at: at, usage: None, kind: None });
+    *open = Some(built.len() - 1);
+    built.len() - 1
+}
+
+fn push(
+    out: &mut Vec<ImportedMessage>,
+    role: Role,
+    blocks: Vec<Block>,
+    lines: Vec<Value>,
+    created_at: Option<i64>,
+    usage: Option<Usage>,
+    kind: Option<&'static str>,
+) {
+    let mut m = NewMessage::new(role, blocks);
+    m.meta = json!({"source": "codex", "lines": lines});
+    if let Some(k) = kind {
+        m.meta["cairn"] = json!({"kind": k});
+    }
+    m.usage = usage;
+    m.created_at = created_at;
+    let parent = out.len().checked_sub(1);
+    out.push(ImportedMessage { parent, message: m });
+}

@@ -1,0 +1,302 @@
+//! pi coding agent session JSONL, versions 1 (linear, no ids), 2 and 3 (an id/parentId tree).
+//!
+//! Entries that are not messages (model and thinking-level changes, labels, session info, custom data) sit in the
+//! same parent chain; they are kept as metadata of the message they follow, so the tree cairn builds holds only
+//! what the model saw plus compaction markers and branch summaries. `label` entries become checkpoints,
+//! `session_info` the title.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+
+use super::{FormatError, Parsed, Report, timestamp_ms};
+use crate::model::{Block, ImageData, KIND_DIGEST, NewMessage, Role, ToolResultContent, Usage};
+use crate::store::ImportedMessage;
+
+struct Entry {
+    no: usize,
+    value: Value,
+    id: String,
+    parent: Option<String>,
+    /// Index in the output messages, for entries that become messages.
+    message: Option<usize>,
+}
+
+pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatError> {
+    let mut report = Report::default();
+    let mut header: Option<Value> = None;
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut linear = false;
+    for (k, (no, v)) in input.iter().enumerate() {
+        let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
+        if ty == "session" && header.is_none() {
+            linear = v.get("version").and_then(Value::as_u64).unwrap_or(1) < 2;
+            header = Some(v.clone());
+            continue;
+        }
+        let id = v.get("id").and_then(Value::as_str).map(str::to_string);
+        let (id, parent) = match id {
+            Some(id) if !linear => (id, v.get("parentId").and_then(Value::as_str).map(str::to_string)),
+            // v1: no ids; each entry follows the one before
+            _ => (
+                format!("#{k}"),
+                entries.last().map(|e: &Entry| e.id.clone()),
+            ),
+        };
+        entries.push(Entry { no: *no, value: v.clone(), id, parent, message: None });
+    }
+    let by_id: HashMap<String, usize> = entries.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
+
+    let mut messages: Vec<ImportedMessage> = Vec::new();
+    let mut checkpoints: Vec<(String, usize)> = Vec::new();
+    let mut labels: Vec<(usize, String, Option<String>)> = Vec::new();
+    let mut title: Option<String> = None;
+    let mut conv_records: Vec<Value> = Vec::new();
+    let mut pending_attached: HashMap<usize, Vec<Value>> = HashMap::new();
+    for i in 0..entries.len() {
+        let ty = entries[i].value.get("type").and_then(Value::as_str).unwrap_or("").to_string();
+        // nearest ancestor that became a message
+        let mut p = entries[i].parent.clone();
+        let mut parent_msg = None;
+        let mut steps = 0;
+        while let Some(pid) = p {
+            match by_id.get(&pid) {
+                Some(&j) => {
+                    if let Some(m) = entries[j].message {
+                        parent_msg = Some(m);
+                        break;
+                    }
+                    p = entries[j].parent.clone();
+                }
+                None => {
+                    report.notes.push(format!(
+                        "line {}: parent {pid} is not in this file; the entry becomes a root",
+                        entries[i].no
+                    ));
+                    break;
+                }
+            }
+            steps += 1;
+            if steps > entries.len() {
+                break;
+            }
+        }
+        let v = &entries[i].value;
+        let built = match ty.as_str() {
+            "message" => Some(message(path, entries[i].no, v)?),
+            "compaction" => {
+                let summary = v.get("summary").and_then(Value::as_str).unwrap_or_default();
+                let mut m = NewMessage::text(Role::System, summary);
+                m.meta = json!({"source": "pi", "entry": v, "cairn": {"kind": "compaction"}});
+                Some(m)
+            }
+            "branch_summary" => {
+                let summary = v.get("summary").and_then(Value::as_str).unwrap_or_default();
+                let mut m = NewMessage::text(Role::User, summary);
+                m.meta = json!({"source": "pi", "entry": v, "cairn": {"kind": KIND_DIGEST, "pi": "branch_summary"}});
+                Some(m)
+            }
+            "custom_message" => {
+                let mut entry = v.clone();
+                let content = entry.as_object_mut().and_then(|o| o.remove("content")).unwrap_or(Value::Null);
+                let blocks = pi_blocks(path, entries[i].no, &content)?;
+                let mut m = NewMessage::new(Role::User, blocks);
+                m.meta = json!({"source": "pi", "entry": entry});
+                Some(m)
+            }
+            "label" => {
+                labels.push((
+                    entries[i].no,
+                    v.get("targetId").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    v.get("label").and_then(Value::as_str).map(str::to_string),
+                ));
+                None
+            }
+            "session_info" => {
+                if let Some(n) = v.get("name").and_then(Value::as_str) {
+                    title = Some(n.to_string());
+                }
+                None
+            }
+            _ => None,
+        };
+        match built {
+            Some(mut m) => {
+                m.created_at = m.created_at.or_else(|| timestamp_ms(v.get("timestamp")));
+                messages.push(ImportedMessage { parent: parent_msg, message: m });
+                entries[i].message = Some(messages.len() - 1);
+            }
+            None => {
+                report.skip(format!("{} entries (kept as metadata)", if ty.is_empty() { "untyped" } else { &ty }));
+                match parent_msg {
+                    Some(m) => pending_attached.entry(m).or_default().push(v.clone()),
+                    None => conv_records.push(v.clone()),
+                }
+            }
+        }
+    }
+    for (m, attached) in pending_attached {
+        if let Some(im) = messages.get_mut(m) {
+            if !im.message.meta.is_object() {
+                im.message.meta = json!({});
+            }
+            im.message.meta["attached"] = Value::Array(attached);
+        }
+    }
+    // Labels: the last one for a label wins; an empty label clears it. Targets that are not messages are
+    // resolved to the nearest message ancestor; a target not in the file is dropped (never clamped elsewhere).
+    let mut current: Vec<(String, usize)> = Vec::new();
+    for (no, target, label) in labels {
+        let msg = by_id.get(&target).and_then(|&j| {
+            let mut k = Some(j);
+            while let Some(x) = k {
+                if let Some(m) = entries[x].message {
+                    return Some(m);
+                }
+                k = entries[x].parent.as_ref().and_then(|p| by_id.get(p).copied());
+            }
+            None
+        });
+        match (label, msg) {
+            (Some(l), Some(m)) if !l.is_empty() => {
+                current.retain(|(x, _)| x != &l);
+                current.push((l, m));
+            }
+            (None, Some(m)) | (Some(_), Some(m)) => current.retain(|(_, t)| *t != m),
+            (_, None) => report.notes.push(format!("line {no}: label target {target} is not a message in this file")),
+        }
+    }
+    checkpoints.extend(current);
+    // The leaf is the last entry; the tip is its nearest message.
+    let tip = (0..entries.len()).rev().find_map(|i| {
+        let mut k = Some(i);
+        while let Some(x) = k {
+            if let Some(m) = entries[x].message {
+                return Some(m);
+            }
+            k = entries[x].parent.as_ref().and_then(|p| by_id.get(p).copied());
+        }
+        None
+    });
+    let mut meta = json!({"source": "pi", "records": conv_records});
+    if let Some(h) = header {
+        meta["header"] = h;
+    }
+    Ok(Parsed {
+        title,
+        messages,
+        tip,
+        checkpoints,
+        meta,
+        report,
+        children: Vec::new(),
+    })
+}
+
+fn message(path: &Path, no: usize, entry: &Value) -> Result<NewMessage, FormatError> {
+    let mut m = entry
+        .get("message")
+        .and_then(Value::as_object)
+        .cloned()
+        .ok_or_else(|| FormatError::new(path, no, "message entry without a \"message\" object"))?;
+    let role = m.get("role").and_then(Value::as_str).unwrap_or("").to_string();
+    let content = m.remove("content").unwrap_or(Value::Null);
+    let created_at = timestamp_ms(m.get("timestamp")).or_else(|| timestamp_ms(entry.get("timestamp")));
+    let mut envelope = entry.clone();
+    if let Some(o) = envelope.as_object_mut() {
+        o.insert("message".into(), Value::Object(m.clone()));
+    }
+    let mut meta = json!({"source": "pi", "entry": envelope});
+    let (role, blocks) = match role.as_str() {
+        "user" => (Role::User, pi_blocks(path, no, &content)?),
+        "assistant" => {
+            if matches!(m.get("stopReason").and_then(Value::as_str), Some("error" | "aborted")) {
+                meta["cairn"] = json!({"failed": true});
+            }
+            (Role::Assistant, pi_blocks(path, no, &content)?)
+        }
+        "toolResult" => {
+            let id = m.get("toolCallId").and_then(Value::as_str).ok_or_else(|| {
+                FormatError::new(path, no, "toolResult without \"toolCallId\"")
+            })?;
+            let inner = pi_blocks(path, no, &content)?;
+            (
+                Role::Tool,
+                vec![Block::ToolResult {
+                    tool_use_id: id.to_string(),
+                    content: ToolResultContent::Blocks(inner),
+                    is_error: m.get("isError").and_then(Value::as_bool).unwrap_or(false),
+                }],
+            )
+        }
+        "bashExecution" => {
+            let cmd = m.get("command").and_then(Value::as_str).unwrap_or_default();
+            let out = m.get("output").and_then(Value::as_str).unwrap_or_default();
+            (Role::User, vec![Block::text(format!("$ {cmd}\n{out}"))])
+        }
+        "compactionSummary" | "branchSummary" | "custom" => {
+            let text = m.get("summary").and_then(Value::as_str).map(str::to_string);
+            let blocks = match text {
+                Some(t) => vec![Block::text(t)],
+                None => pi_blocks(path, no, &content)?,
+            };
+            (Role::User, blocks)
+        }
+        other => {
+            return Err(FormatError::new(path, no, format!("unknown message role {other:?}")));
+        }
+    };
+    let usage = m.get("usage").map(|u| Usage {
+        input_tokens: u.get("input").and_then(Value::as_u64).unwrap_or(0),
+        output_tokens: u.get("output").and_then(Value::as_u64).unwrap_or(0),
+        cache_read_input_tokens: u.get("cacheRead").and_then(Value::as_u64).unwrap_or(0),
+        cache_creation_input_tokens: u.get("cacheWrite").and_then(Value::as_u64).unwrap_or(0),
+    });
+    let mut nm = NewMessage::new(role, blocks);
+    nm.meta = meta;
+    nm.usage = usage;
+    nm.created_at = created_at;
+    Ok(nm)
+}
+
+/// pi content: a string or blocks (text, thinking, toolCall, image with data/mimeType).
+fn pi_blocks(path: &Path, no: usize, content: &Value) -> Result<Vec<Block>, FormatError> {
+    let items = match content {
+        Value::String(s) => return Ok(vec![Block::text(s.clone())]),
+        Value::Null => return Ok(Vec::new()),
+        Value::Array(a) => a,
+        _ => return Err(FormatError::new(path, no, "content must be a string or an array")),
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for b in items {
+        let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
+        let s = |k: &str| b.get(k).and_then(Value::as_str).map(str::to_string);
+        out.push(match ty {
+            "text" if b.as_object().is_some_and(|o| o.len() == 2) => Block::text(s("text").unwrap_or_default()),
+            "thinking" => Block::Thinking {
+                thinking: s("thinking").unwrap_or_default(),
+                signature: s("thinkingSignature").or_else(|| s("signature")),
+            },
+            "toolCall" => Block::ToolUse {
+                id: s("id").ok_or_else(|| FormatError::new(path, no, "toolCall without \"id\""))?,
+                name: s("name").unwrap_or_default(),
+                input: b.get("arguments").cloned().unwrap_or(Value::Object(Map::new())),
+            },
+            "image" => match s("data") {
+                Some(d) => Block::Image {
+                    media_type: s("mimeType").unwrap_or_else(|| "image/png".into()),
+                    data: ImageData::Bytes(
+                        base64::engine::general_purpose::STANDARD
+                            .decode(d.trim())
+                            .map_err(|e| FormatError::new(path, no, format!("bad image base64: {e}")))?,
+                    ),
+                },
+                None => Block::Other(b.clone()),
+            },
+            _ => Block::Other(b.clone()),
+        });
+    }
+    Ok(out)
+}
