@@ -37,11 +37,30 @@ enum Command {
     Import {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// auto, claude-code, pi, codex, anthropic or openai
+        /// auto, cairn, claude-code, pi, codex, anthropic or openai
         #[arg(long, default_value = "auto")]
         format: String,
         #[arg(long)]
         json: bool,
+    },
+    /// Export a conversation: html, markdown, jsonl (the whole tree, lossless), anthropic or openai (a request
+    /// body for the active path).
+    Export {
+        conv: String,
+        /// End the exported path at this message (default: the tip).
+        #[arg(long, value_name = "MSG")]
+        at: Option<String>,
+        #[arg(long)]
+        format: String,
+        /// Write here instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Markdown/HTML: leave tool results out.
+        #[arg(long)]
+        no_tool_results: bool,
+        /// Markdown/HTML: leave thinking out.
+        #[arg(long)]
+        no_thinking: bool,
     },
     /// Append one complete turn from a JSON array of messages in Anthropic Messages shape (`-` reads stdin);
     /// prints the new tip's id.
@@ -194,6 +213,35 @@ fn dispatch(cli: Cli) -> Result<()> {
             format,
             json,
         } => import(&cli.db, &paths, &format, json),
+        Command::Export {
+            conv,
+            at,
+            format,
+            out: file,
+            no_tool_results,
+            no_thinking,
+        } => {
+            let fmt = crate::export::ExportFormat::from_name(&format).ok_or_else(|| {
+                anyhow!(
+                    "unknown export format {format:?}: html, markdown, jsonl, anthropic or openai"
+                )
+            })?;
+            let s = open(&cli.db)?;
+            let opts = crate::export::Options {
+                tool_results: !no_tool_results,
+                thinking: !no_thinking,
+            };
+            let text = crate::export::export(&s, &conv, at.as_deref(), fmt, opts)?;
+            match file {
+                Some(f) => std::fs::write(&f, text)
+                    .with_context(|| format!("cannot write {}", f.display())),
+                None => {
+                    let mut o = std::io::stdout().lock();
+                    o.write_all(text.as_bytes())?;
+                    Ok(())
+                }
+            }
+        }
         Command::Append { conv, file } => {
             let messages = read_turn(&file)?;
             let mut s = open(&cli.db)?;

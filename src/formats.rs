@@ -2,6 +2,7 @@
 //! transaction. Each reader lives in its own file; this one holds what they share: the tolerant JSONL line
 //! reader, the report of what was read and skipped, and detection by content.
 
+pub mod cairn_jsonl;
 pub mod claude_code;
 pub mod codex;
 pub mod messages_json;
@@ -41,6 +42,8 @@ impl FormatError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Format {
+    /// cairn's own JSONL export.
+    Cairn,
     ClaudeCode,
     Pi,
     Codex,
@@ -49,7 +52,14 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [Format::ClaudeCode, Format::Pi, Format::Codex, Format::Anthropic, Format::Openai];
+    pub const ALL: [Format; 6] = [
+        Format::Cairn,
+        Format::ClaudeCode,
+        Format::Pi,
+        Format::Codex,
+        Format::Anthropic,
+        Format::Openai,
+    ];
 
     /// Parses a format name as the CLI spells it.
     pub fn from_name(s: &str) -> Option<Format> {
@@ -58,6 +68,7 @@ impl Format {
 
     pub fn name(self) -> &'static str {
         match self {
+            Format::Cairn => "cairn",
             Format::ClaudeCode => "claude-code",
             Format::Pi => "pi",
             Format::Codex => "codex",
@@ -170,7 +181,8 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<(usize, Value)>, FormatError> {
         }
         let mut stream = serde_json::Deserializer::from_str(trimmed).into_iter::<Value>();
         for v in &mut stream {
-            let v = v.map_err(|e| FormatError::new(path, n, format!("not JSON: {}", strip_pos(&e))))?;
+            let v =
+                v.map_err(|e| FormatError::new(path, n, format!("not JSON: {}", strip_pos(&e))))?;
             out.push((n, v));
         }
     }
@@ -194,12 +206,20 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
     if first.is_array() {
         return Some(messages_json::detect(first));
     }
+    if first.get("type").and_then(Value::as_str) == Some("cairn") {
+        return Some(Format::Cairn);
+    }
     for (_, v) in lines.iter().take(50) {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         if ty == "session" && (v.get("version").is_some() || v.get("cwd").is_some()) {
             return Some(Format::Pi);
         }
-        if v.get("payload").is_some() && matches!(ty, "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted") {
+        if v.get("payload").is_some()
+            && matches!(
+                ty,
+                "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted"
+            )
+        {
             return Some(Format::Codex);
         }
         if v.get("uuid").is_some() && v.get("sessionId").is_some() {
@@ -220,7 +240,10 @@ pub fn parse_file(path: &Path, format: Option<Format>) -> Result<(Format, Parsed
     let lines = match read_jsonl(path) {
         Ok(l) => l,
         // One pretty-printed JSON document (a request body pasted from code) is not JSONL, but is welcome.
-        Err(e) => match std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str::<Value>(&t).ok()) {
+        Err(e) => match std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        {
             Some(doc) if doc.is_object() || doc.is_array() => vec![(1, doc)],
             _ => return Err(e),
         },
@@ -239,6 +262,7 @@ pub fn parse_file(path: &Path, format: Option<Format>) -> Result<(Format, Parsed
         }
     };
     let mut parsed = match format {
+        Format::Cairn => cairn_jsonl::parse(path, &lines)?,
         Format::ClaudeCode => claude_code::parse(path, &lines)?,
         Format::Pi => pi::parse(path, &lines)?,
         Format::Codex => codex::parse(path, &lines)?,
@@ -309,8 +333,14 @@ mod tests {
     #[test]
     fn iso_timestamps_parse_to_epoch_ms() {
         assert_eq!(parse_iso8601("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(parse_iso8601("2026-05-23T04:55:53.106Z"), Some(1_779_512_153_106));
-        assert_eq!(parse_iso8601("2026-05-23T06:55:53.106+02:00"), Some(1_779_512_153_106));
+        assert_eq!(
+            parse_iso8601("2026-05-23T04:55:53.106Z"),
+            Some(1_779_512_153_106)
+        );
+        assert_eq!(
+            parse_iso8601("2026-05-23T06:55:53.106+02:00"),
+            Some(1_779_512_153_106)
+        );
         assert_eq!(parse_iso8601("yesterday"), None);
     }
 
@@ -323,6 +353,9 @@ mod tests {
         assert_eq!(lines.iter().map(|l| l.0).collect::<Vec<_>>(), vec![1, 1, 3]);
         std::fs::write(&p, "{\"a\":1}\n{\"a\":\n").unwrap();
         let e = read_jsonl(&p).unwrap_err().to_string();
-        assert!(e.starts_with(&format!("{}:2: not JSON", p.display())), "{e}");
+        assert!(
+            e.starts_with(&format!("{}:2: not JSON", p.display())),
+            "{e}"
+        );
     }
 }

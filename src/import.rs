@@ -33,8 +33,9 @@ pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
         if p.is_dir() {
             let mut stack = vec![p.clone()];
             while let Some(dir) = stack.pop() {
-                let mut entries: Vec<PathBuf> =
-                    std::fs::read_dir(&dir)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+                let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .collect();
                 entries.sort();
                 for e in entries {
                     if e.is_dir() {
@@ -52,7 +53,10 @@ pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
 }
 
 fn is_transcript_name(p: &Path) -> bool {
-    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     (name.ends_with(".jsonl") || name.ends_with(".json")) && !name.ends_with(".meta.json")
 }
 
@@ -62,9 +66,15 @@ fn is_subagent_of_present_session(p: &Path) -> bool {
     if sub.file_name().is_none_or(|n| n != "subagents") {
         return false;
     }
-    let Some(session_dir) = sub.parent() else { return false };
-    let Some(name) = session_dir.file_name() else { return false };
-    session_dir.with_file_name(format!("{}.jsonl", name.to_string_lossy())).is_file()
+    let Some(session_dir) = sub.parent() else {
+        return false;
+    };
+    let Some(name) = session_dir.file_name() else {
+        return false;
+    };
+    session_dir
+        .with_file_name(format!("{}.jsonl", name.to_string_lossy()))
+        .is_file()
 }
 
 /// Imports one file. Never panics; a refused file leaves the store unchanged.
@@ -116,7 +126,10 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
     match store.import_file(&hash, &file.display().to_string(), &convs) {
         Ok(ids) => outcome.conversations = ids,
         Err(StoreError::Duplicate { conversation, .. }) => {
-            outcome.error = Some(format!("{}: already imported as conversation {conversation}", file.display()));
+            outcome.error = Some(format!(
+                "{}: already imported as conversation {conversation}",
+                file.display()
+            ));
             outcome.duplicate_of = Some(conversation);
         }
         Err(e) => outcome.error = Some(format!("{}:0: {e}", file.display())),

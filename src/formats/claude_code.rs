@@ -22,7 +22,10 @@ const BLOCK_KEYS: &[(&str, &[&str])] = &[
     ("text", &["type", "text"]),
     ("thinking", &["type", "thinking", "signature"]),
     ("tool_use", &["type", "id", "name", "input"]),
-    ("tool_result", &["type", "tool_use_id", "content", "is_error"]),
+    (
+        "tool_result",
+        &["type", "tool_use_id", "content", "is_error"],
+    ),
     ("image", &["type", "source"]),
 ];
 
@@ -34,11 +37,19 @@ pub(crate) fn split_block_extras(content: &mut Value, offset: usize, out: &mut M
     };
     for (i, b) in blocks.iter_mut().enumerate() {
         let Value::Object(o) = b else { continue };
-        let ty = o.get("type").and_then(Value::as_str).unwrap_or("").to_string();
+        let ty = o
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let Some((_, keys)) = BLOCK_KEYS.iter().find(|(t, _)| *t == ty) else {
             continue;
         };
-        let extra: Vec<String> = o.keys().filter(|k| !keys.contains(&k.as_str())).cloned().collect();
+        let extra: Vec<String> = o
+            .keys()
+            .filter(|k| !keys.contains(&k.as_str()))
+            .cloned()
+            .collect();
         if extra.is_empty() {
             continue;
         }
@@ -98,7 +109,11 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
     parse_inner(path, input, true)
 }
 
-fn parse_inner(path: &Path, input: &[(usize, Value)], with_subagents: bool) -> Result<Parsed, FormatError> {
+fn parse_inner(
+    path: &Path,
+    input: &[(usize, Value)],
+    with_subagents: bool,
+) -> Result<Parsed, FormatError> {
     let mut report = Report::default();
     let mut lines: Vec<Line> = Vec::new();
     let mut records: Vec<Value> = Vec::new();
@@ -115,14 +130,24 @@ fn parse_inner(path: &Path, input: &[(usize, Value)], with_subagents: bool) -> R
         match (ty, uuid) {
             ("user" | "assistant", Some(u)) => {
                 let msg = v.get("message").and_then(Value::as_object).ok_or_else(|| {
-                    FormatError::new(path, *no, format!("{ty} line {u} has no \"message\" object"))
+                    FormatError::new(
+                        path,
+                        *no,
+                        format!("{ty} line {u} has no \"message\" object"),
+                    )
                 })?;
                 if msg.get("content").is_none() {
-                    return Err(FormatError::new(path, *no, format!("{ty} line {u} has no message.content")));
+                    return Err(FormatError::new(
+                        path,
+                        *no,
+                        format!("{ty} line {u} has no message.content"),
+                    ));
                 }
                 lines.push(line(*no, v, Kind::Message, u));
             }
-            ("system", Some(u)) if v.get("subtype").and_then(Value::as_str) == Some("compact_boundary") => {
+            ("system", Some(u))
+                if v.get("subtype").and_then(Value::as_str) == Some("compact_boundary") =>
+            {
                 lines.push(line(*no, v, Kind::Boundary, u));
             }
             (_, Some(u)) => {
@@ -147,7 +172,10 @@ fn parse_inner(path: &Path, input: &[(usize, Value)], with_subagents: bool) -> R
                         }
                     }
                     "last-prompt" => {
-                        last_prompt_leaf = v.get("leafUuid").and_then(Value::as_str).map(str::to_string);
+                        last_prompt_leaf = v
+                            .get("leafUuid")
+                            .and_then(Value::as_str)
+                            .map(str::to_string);
                     }
                     _ => {}
                 }
@@ -158,7 +186,11 @@ fn parse_inner(path: &Path, input: &[(usize, Value)], with_subagents: bool) -> R
         }
     }
 
-    let by_uuid: HashMap<&str, usize> = lines.iter().enumerate().map(|(i, l)| (l.uuid.as_str(), i)).collect();
+    let by_uuid: HashMap<&str, usize> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.uuid.as_str(), i))
+        .collect();
     // The nearest ancestor that is part of the conversation, skipping side lines; reports parents not in the file.
     let mut outside: Vec<String> = Vec::new();
     let conv_parent = |i: usize, outside: &mut Vec<String>| -> Option<usize> {
@@ -209,12 +241,22 @@ fn parse_inner(path: &Path, input: &[(usize, Value)], with_subagents: bool) -> R
             }
             Kind::Boundary => {
                 let parent_line = conv_parent(i, &mut outside);
-                units.push(Unit { role: Role::System, lines: vec![i], parent_line, answers: None, attached: vec![] });
+                units.push(Unit {
+                    role: Role::System,
+                    lines: vec![i],
+                    parent_line,
+                    answers: None,
+                    attached: vec![],
+                });
                 unit_of_line[i] = Some(units.len() - 1);
             }
             Kind::Message => {
                 let msg = &l.value["message"];
-                let role = if l.value["type"] == "assistant" { Role::Assistant } else { Role::User };
+                let role = if l.value["type"] == "assistant" {
+                    Role::Assistant
+                } else {
+                    Role::User
+                };
                 let parent_line = conv_parent(i, &mut outside);
                 if role == Role::Assistant {
                     let mid = msg.get("id").and_then(Value::as_str).map(str::to_string);
@@ -225,7 +267,13 @@ fn parse_inner(path: &Path, input: &[(usize, Value)], with_subagents: bool) -> R
                             u
                         }
                         None => {
-                            units.push(Unit { role, lines: vec![i], parent_line, answers: None, attached: vec![] });
+                            units.push(Unit {
+                                role,
+                                lines: vec![i],
+                                parent_line,
+                                answers: None,
+                                attached: vec![],
+                            });
                             let u = units.len() - 1;
                             if let Some(m) = mid {
                                 group_of_msg_id.insert(m, u);
@@ -274,7 +322,13 @@ fn parse_inner(path: &Path, input: &[(usize, Value)], with_subagents: bool) -> R
                             }
                         },
                         None => {
-                            units.push(Unit { role, lines: vec![i], parent_line, answers: None, attached: vec![] });
+                            units.push(Unit {
+                                role,
+                                lines: vec![i],
+                                parent_line,
+                                answers: None,
+                                attached: vec![],
+                            });
                             units.len() - 1
                         }
                     };
@@ -344,7 +398,9 @@ fn parse_inner(path: &Path, input: &[(usize, Value)], with_subagents: bool) -> R
     for &u in &order {
         let unit = &units[u];
         let message = build_message(path, &lines, unit)?;
-        let parent = parents[u].filter(|&p| index_of[p] < index_of[u]).map(|p| index_of[p]);
+        let parent = parents[u]
+            .filter(|&p| index_of[p] < index_of[u])
+            .map(|p| index_of[p]);
         messages.push(ImportedMessage { parent, message });
     }
 
@@ -353,7 +409,11 @@ fn parse_inner(path: &Path, input: &[(usize, Value)], with_subagents: bool) -> R
         .as_deref()
         .and_then(|l| by_uuid.get(l).copied())
         .filter(|&i| lines[i].kind != Kind::Side)
-        .or_else(|| (0..lines.len()).rev().find(|&i| lines[i].kind != Kind::Side));
+        .or_else(|| {
+            (0..lines.len())
+                .rev()
+                .find(|&i| lines[i].kind != Kind::Side)
+        });
     let tip = tip_line.and_then(|i| unit_of_line[i]).map(|u| index_of[u]);
     // A tip inside a reply whose results came later means the results are the place the session was.
     let tip = tip.map(|t| {
@@ -404,7 +464,8 @@ fn parse_inner(path: &Path, input: &[(usize, Value)], with_subagents: bool) -> R
                     }
                     child.meta["agent"] = v;
                 }
-                child.meta["subagent_file"] = json!(f.file_name().map(|n| n.to_string_lossy().into_owned()));
+                child.meta["subagent_file"] =
+                    json!(f.file_name().map(|n| n.to_string_lossy().into_owned()));
                 parsed.children.push(child);
             }
         }
@@ -418,7 +479,10 @@ fn line(no: usize, v: &Value, kind: Kind, uuid: &str) -> Line {
         value: v.clone(),
         kind,
         uuid: uuid.to_string(),
-        parent: v.get("parentUuid").and_then(Value::as_str).map(str::to_string),
+        parent: v
+            .get("parentUuid")
+            .and_then(Value::as_str)
+            .map(str::to_string),
     }
 }
 
@@ -428,7 +492,9 @@ fn first_prompt_title(messages: &[ImportedMessage]) -> Option<String> {
             return None;
         }
         m.message.content.iter().find_map(|b| match b {
-            Block::Text { text } if !text.trim().is_empty() && !text.trim_start().starts_with('<') => {
+            Block::Text { text }
+                if !text.trim().is_empty() && !text.trim_start().starts_with('<') =>
+            {
                 let t: String = text.trim().chars().take(80).collect();
                 Some(t.lines().next().unwrap_or_default().to_string())
             }
@@ -441,8 +507,13 @@ fn build_message(path: &Path, lines: &[Line], unit: &Unit) -> Result<NewMessage,
     let first = &lines[unit.lines[0]];
     if unit.role == Role::System {
         // compact_boundary: a marker the model never sees as such, kept with everything it said.
-        let text = first.value.get("content").and_then(Value::as_str).unwrap_or("Conversation compacted");
-        let mut meta = json!({"source": "claude-code", "line": first.value, "cairn": {"kind": "compaction"}});
+        let text = first
+            .value
+            .get("content")
+            .and_then(Value::as_str)
+            .unwrap_or("Conversation compacted");
+        let mut meta =
+            json!({"source": "claude-code", "line": first.value, "cairn": {"kind": "compaction"}});
         if !unit.attached.is_empty() {
             meta["attached"] = Value::Array(unit.attached.clone());
         }

@@ -28,9 +28,14 @@ fn text_of(content: &Value) -> Vec<Block> {
         Value::String(s) => vec![Block::text(s.clone())],
         Value::Array(parts) => parts
             .iter()
-            .map(|p| match (p.get("type").and_then(Value::as_str), p.get("text").and_then(Value::as_str)) {
-                (Some("input_text" | "output_text" | "text"), Some(t)) => Block::text(t),
-                _ => Block::Other(p.clone()),
+            .map(|p| {
+                match (
+                    p.get("type").and_then(Value::as_str),
+                    p.get("text").and_then(Value::as_str),
+                ) {
+                    (Some("input_text" | "output_text" | "text"), Some(t)) => Block::text(t),
+                    _ => Block::Other(p.clone()),
+                }
             })
             .collect(),
         _ => Vec::new(),
@@ -50,7 +55,11 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
     for (no, line) in input {
         let ty = line.get("type").and_then(Value::as_str).unwrap_or("");
         let payload = line.get("payload").cloned().unwrap_or(Value::Null);
-        let pty = payload.get("type").and_then(Value::as_str).unwrap_or("").to_string();
+        let pty = payload
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let at = timestamp_ms(line.get("timestamp"));
         match (ty, pty.as_str()) {
             ("session_meta", _) => session_meta = Some(payload),
@@ -60,7 +69,11 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                     Some("assistant") => Role::Assistant,
                     Some("developer" | "system") => Role::System,
                     other => {
-                        return Err(FormatError::new(path, *no, format!("message with unknown role {other:?}")));
+                        return Err(FormatError::new(
+                            path,
+                            *no,
+                            format!("message with unknown role {other:?}"),
+                        ));
                     }
                 };
                 let blocks = text_of(payload.get("content").unwrap_or(&Value::Null));
@@ -71,7 +84,14 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                     last_assistant = Some(a);
                 } else {
                     open_assistant = None;
-                    built.push(Built { role, blocks, lines: vec![line.clone()], created_at: at, usage: None, kind: None });
+                    built.push(Built {
+                        role,
+                        blocks,
+                        lines: vec![line.clone()],
+                        created_at: at,
+                        usage: None,
+                        kind: None,
+                    });
                 }
             }
             ("response_item", "reasoning") => {
@@ -79,9 +99,20 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                 built[a].blocks.push(Block::Other(payload.clone()));
                 built[a].lines.push(line.clone());
             }
-            ("response_item", "function_call" | "custom_tool_call" | "local_shell_call" | "tool_search_call") => {
-                let Some(call_id) = payload.get("call_id").and_then(Value::as_str).map(str::to_string) else {
-                    return Err(FormatError::new(path, *no, format!("{pty} without \"call_id\"")));
+            (
+                "response_item",
+                "function_call" | "custom_tool_call" | "local_shell_call" | "tool_search_call",
+            ) => {
+                let Some(call_id) = payload
+                    .get("call_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                else {
+                    return Err(FormatError::new(
+                        path,
+                        *no,
+                        format!("{pty} without \"call_id\""),
+                    ));
                 };
                 let name = payload
                     .get("name")
@@ -92,46 +123,90 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                         _ => "tool",
                     })
                     .to_string();
-                let input = match payload.get("arguments").or_else(|| payload.get("input")).or_else(|| payload.get("action")) {
-                    Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
+                let input = match payload
+                    .get("arguments")
+                    .or_else(|| payload.get("input"))
+                    .or_else(|| payload.get("action"))
+                {
+                    Some(Value::String(s)) => {
+                        serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
+                    }
                     Some(v) => v.clone(),
                     None => json!({}),
                 };
                 let a = assistant(&mut built, &mut open_assistant, at);
-                built[a].blocks.push(Block::ToolUse { id: call_id.clone(), name, input });
+                built[a].blocks.push(Block::ToolUse {
+                    id: call_id.clone(),
+                    name,
+                    input,
+                });
                 built[a].lines.push(line.clone());
                 owner_of_call.insert(call_id, a);
                 last_assistant = Some(a);
             }
-            ("response_item", "function_call_output" | "custom_tool_call_output" | "tool_search_output") => {
-                let Some(call_id) = payload.get("call_id").and_then(Value::as_str).map(str::to_string) else {
-                    return Err(FormatError::new(path, *no, format!("{pty} without \"call_id\"")));
+            (
+                "response_item",
+                "function_call_output" | "custom_tool_call_output" | "tool_search_output",
+            ) => {
+                let Some(call_id) = payload
+                    .get("call_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                else {
+                    return Err(FormatError::new(
+                        path,
+                        *no,
+                        format!("{pty} without \"call_id\""),
+                    ));
                 };
                 let (content, is_error) = match payload.get("output") {
                     Some(Value::String(s)) => (ToolResultContent::Text(s.clone()), false),
-                    Some(Value::Array(parts)) => (ToolResultContent::Blocks(text_of(&Value::Array(parts.clone()))), false),
+                    Some(Value::Array(parts)) => (
+                        ToolResultContent::Blocks(text_of(&Value::Array(parts.clone()))),
+                        false,
+                    ),
                     Some(Value::Object(o)) => (
                         ToolResultContent::Text(
-                            o.get("content").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| Value::Object(o.clone()).to_string()),
+                            o.get("content")
+                                .and_then(Value::as_str)
+                                .map(str::to_string)
+                                .unwrap_or_else(|| Value::Object(o.clone()).to_string()),
                         ),
                         o.get("success").and_then(Value::as_bool) == Some(false),
                     ),
                     Some(other) => (ToolResultContent::Text(other.to_string()), false),
-                    None => (ToolResultContent::Text(payload.get("tools").map(|t| t.to_string()).unwrap_or_default()), false),
+                    None => (
+                        ToolResultContent::Text(
+                            payload
+                                .get("tools")
+                                .map(|t| t.to_string())
+                                .unwrap_or_default(),
+                        ),
+                        false,
+                    ),
                 };
-                let block = Block::ToolResult { tool_use_id: call_id.clone(), content, is_error };
+                let block = Block::ToolResult {
+                    tool_use_id: call_id.clone(),
+                    content,
+                    is_error,
+                };
                 open_assistant = None;
                 match owner_of_call.get(&call_id) {
                     Some(&a) => results.entry(a).or_default().push((block, line.clone())),
                     None => {
-                        report.notes.push(format!("line {no}: output for call {call_id}, which no earlier call made"));
+                        report.notes.push(format!(
+                            "line {no}: output for call {call_id}, which no earlier call made"
+                        ));
                         orphans.push((built.len(), block, line.clone()));
                     }
                 }
             }
             ("compacted", _) => {
                 open_assistant = None;
-                let text = payload.get("message").and_then(Value::as_str).unwrap_or("Conversation compacted");
+                let text = payload
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Conversation compacted");
                 built.push(Built {
                     role: Role::System,
                     blocks: vec![Block::text(text)],
@@ -162,7 +237,11 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                 report.skip("event_msg token_count (usage kept on the reply)".to_string());
             }
             _ => {
-                let label = if pty.is_empty() { ty.to_string() } else { format!("{ty} {pty}") };
+                let label = if pty.is_empty() {
+                    ty.to_string()
+                } else {
+                    format!("{ty} {pty}")
+                };
                 report.skip(format!("{label} (kept as metadata)"));
                 records.push(line.clone());
             }
@@ -173,9 +252,25 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
     let mut orphans = orphans.into_iter().peekable();
     for (i, b) in built.into_iter().enumerate() {
         while let Some((_, block, line)) = orphans.next_if(|o| o.0 <= i) {
-            push(&mut out, Role::User, vec![block], vec![line], None, None, None);
+            push(
+                &mut out,
+                Role::User,
+                vec![block],
+                vec![line],
+                None,
+                None,
+                None,
+            );
         }
-        push(&mut out, b.role, b.blocks, b.lines, b.created_at, b.usage, b.kind);
+        push(
+            &mut out,
+            b.role,
+            b.blocks,
+            b.lines,
+            b.created_at,
+            b.usage,
+            b.kind,
+        );
         if let Some(rs) = results.remove(&i) {
             let (blocks, lines): (Vec<Block>, Vec<Value>) = rs.into_iter().unzip();
             let at = lines.first().and_then(|l| timestamp_ms(l.get("timestamp")));
@@ -183,13 +278,31 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
         }
     }
     for (_, block, line) in orphans {
-        push(&mut out, Role::User, vec![block], vec![line], None, None, None);
+        push(
+            &mut out,
+            Role::User,
+            vec![block],
+            vec![line],
+            None,
+            None,
+            None,
+        );
     }
     let title = out.iter().find_map(|m| {
         (m.message.role == Role::User).then(|| {
             m.message.content.iter().find_map(|b| match b {
-                Block::Text { text } if !text.trim_start().starts_with('<') && !text.trim().is_empty() => {
-                    Some(text.trim().lines().next().unwrap_or_default().chars().take(80).collect::<String>())
+                Block::Text { text }
+                    if !text.trim_start().starts_with('<') && !text.trim().is_empty() =>
+                {
+                    Some(
+                        text.trim()
+                            .lines()
+                            .next()
+                            .unwrap_or_default()
+                            .chars()
+                            .take(80)
+                            .collect::<String>(),
+                    )
                 }
                 _ => None,
             })
@@ -200,14 +313,29 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
     if let Some(sm) = session_meta {
         meta["session_meta"] = sm;
     }
-    Ok(Parsed { title, messages: out, tip, checkpoints: Vec::new(), meta, report, children: Vec::new() })
+    Ok(Parsed {
+        title,
+        messages: out,
+        tip,
+        checkpoints: Vec::new(),
+        meta,
+        report,
+        children: Vec::new(),
+    })
 }
 
 fn assistant(built: &mut Vec<Built>, open: &mut Option<usize>, at: Option<i64>) -> usize {
     if let Some(a) = *open {
         return a;
     }
-    built.push(Built { role: Role::Assistant, blocks: Vec::new(), lines: Vec::new(), created_at: at, usage: None, kind: None });
+    built.push(Built {
+        role: Role::Assistant,
+        blocks: Vec::new(),
+        lines: Vec::new(),
+        created_at: at,
+        usage: None,
+        kind: None,
+    });
     *open = Some(built.len() - 1);
     built.len() - 1
 }

@@ -19,12 +19,20 @@ pub fn detect(v: &Value) -> Format {
         a.iter().any(|m| {
             m.get("tool_calls").is_some()
                 || m.get("role").and_then(Value::as_str) == Some("tool")
-                || m.get("content").and_then(Value::as_array).is_some_and(|parts| {
-                    parts.iter().any(|p| p.get("type").and_then(Value::as_str) == Some("image_url"))
-                })
+                || m.get("content")
+                    .and_then(Value::as_array)
+                    .is_some_and(|parts| {
+                        parts
+                            .iter()
+                            .any(|p| p.get("type").and_then(Value::as_str) == Some("image_url"))
+                    })
         })
     });
-    if openai || v.get("choices").is_some() { Format::Openai } else { Format::Anthropic }
+    if openai || v.get("choices").is_some() {
+        Format::Openai
+    } else {
+        Format::Anthropic
+    }
 }
 
 pub fn parse(path: &Path, lines: &[(usize, Value)], format: Format) -> Result<Parsed, FormatError> {
@@ -32,7 +40,8 @@ pub fn parse(path: &Path, lines: &[(usize, Value)], format: Format) -> Result<Pa
     let doc: Value = if lines.len() == 1 {
         lines[0].1.clone()
     } else {
-        let text = std::fs::read_to_string(path).map_err(|e| FormatError::new(path, 0, e.to_string()))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| FormatError::new(path, 0, e.to_string()))?;
         serde_json::from_str(&text)
             .map_err(|e| FormatError::new(path, e.line(), format!("not one JSON document: {e}")))?
     };
@@ -44,7 +53,10 @@ pub fn parse(path: &Path, lines: &[(usize, Value)], format: Format) -> Result<Pa
         Value::Array(a) => (a.clone(), Value::Null),
         Value::Object(o) if o.get("messages").is_some_and(Value::is_array) => {
             let mut rest = o.clone();
-            let msgs = rest.remove("messages").and_then(|m| m.as_array().cloned()).unwrap_or_default();
+            let msgs = rest
+                .remove("messages")
+                .and_then(|m| m.as_array().cloned())
+                .unwrap_or_default();
             (msgs, Value::Object(rest))
         }
         Value::Object(o) if o.get("choices").is_some() => {
@@ -59,17 +71,31 @@ pub fn parse(path: &Path, lines: &[(usize, Value)], format: Format) -> Result<Pa
             rest.remove("choices");
             (msgs, Value::Object(rest))
         }
-        Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("message") => (vec![doc.clone()], Value::Null),
-        _ => return Err(FormatError::new(path, line, "expected a \"messages\" array, an array of messages or a response")),
+        Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("message") => {
+            (vec![doc.clone()], Value::Null)
+        }
+        _ => {
+            return Err(FormatError::new(
+                path,
+                line,
+                "expected a \"messages\" array, an array of messages or a response",
+            ));
+        }
     };
     if let Value::Object(rest) = &rest {
         if let Some(system) = rest.get("system") {
-            let blocks = wire::blocks_from_json(system, "system").map_err(|e| FormatError::new(path, line, e.to_string()))?;
+            let blocks = wire::blocks_from_json(system, "system")
+                .map_err(|e| FormatError::new(path, line, e.to_string()))?;
             let mut m = NewMessage::new(Role::System, blocks);
             m.meta = json!({"source": format.name(), "field": "system"});
             out.push(m);
         }
-        meta["request"] = Value::Object(rest.iter().filter(|(k, _)| k.as_str() != "system").map(|(k, v)| (k.clone(), v.clone())).collect());
+        meta["request"] = Value::Object(
+            rest.iter()
+                .filter(|(k, _)| k.as_str() != "system")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        );
         if rest.get("tools").is_some() {
             report.skip("tool definitions (kept as metadata)");
         }
@@ -88,24 +114,49 @@ pub fn parse(path: &Path, lines: &[(usize, Value)], format: Format) -> Result<Pa
     let messages: Vec<ImportedMessage> = out
         .into_iter()
         .enumerate()
-        .map(|(i, message)| ImportedMessage { parent: i.checked_sub(1), message })
+        .map(|(i, message)| ImportedMessage {
+            parent: i.checked_sub(1),
+            message,
+        })
         .collect();
     let tip = messages.len().checked_sub(1);
-    Ok(Parsed { title: None, messages, tip, checkpoints: Vec::new(), meta, report, children: Vec::new() })
+    Ok(Parsed {
+        title: None,
+        messages,
+        tip,
+        checkpoints: Vec::new(),
+        meta,
+        report,
+        children: Vec::new(),
+    })
 }
 
 /// One OpenAI Chat Completions message.
 fn openai_message(m: &Value, at: &str) -> Result<NewMessage, String> {
-    let role = m.get("role").and_then(Value::as_str).ok_or_else(|| format!("{at}: missing \"role\""))?;
+    let role = m
+        .get("role")
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("{at}: missing \"role\""))?;
     let mut blocks = match m.get("content") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::String(s)) => vec![Block::text(s.clone())],
-        Some(Value::Array(parts)) => parts.iter().enumerate().map(|(j, p)| openai_part(p, &format!("{at}.content[{j}]"))).collect::<Result<_, _>>()?,
-        Some(_) => return Err(format!("{at}.content: expected a string or an array of parts")),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .enumerate()
+            .map(|(j, p)| openai_part(p, &format!("{at}.content[{j}]")))
+            .collect::<Result<_, _>>()?,
+        Some(_) => {
+            return Err(format!(
+                "{at}.content: expected a string or an array of parts"
+            ));
+        }
     };
     let mut meta = serde_json::Map::new();
     for (k, v) in m.as_object().into_iter().flatten() {
-        if !matches!(k.as_str(), "role" | "content" | "tool_calls" | "tool_call_id") {
+        if !matches!(
+            k.as_str(),
+            "role" | "content" | "tool_calls" | "tool_call_id"
+        ) {
             meta.insert(k.clone(), v.clone());
         }
     }
@@ -113,12 +164,28 @@ fn openai_message(m: &Value, at: &str) -> Result<NewMessage, String> {
         "user" => Role::User,
         "system" | "developer" => Role::System,
         "assistant" => {
-            for (j, c) in m.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate() {
-                let f = c.get("function").ok_or_else(|| format!("{at}.tool_calls[{j}]: missing \"function\""))?;
+            for (j, c) in m
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let f = c
+                    .get("function")
+                    .ok_or_else(|| format!("{at}.tool_calls[{j}]: missing \"function\""))?;
                 let args = f.get("arguments").cloned().unwrap_or(Value::Null);
                 blocks.push(Block::ToolUse {
-                    id: c.get("id").and_then(Value::as_str).ok_or_else(|| format!("{at}.tool_calls[{j}]: missing \"id\""))?.to_string(),
-                    name: f.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    id: c
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .ok_or_else(|| format!("{at}.tool_calls[{j}]: missing \"id\""))?
+                        .to_string(),
+                    name: f
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
                     input: match args {
                         Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
                         v => v,
@@ -128,12 +195,19 @@ fn openai_message(m: &Value, at: &str) -> Result<NewMessage, String> {
             Role::Assistant
         }
         "tool" => {
-            let id = m.get("tool_call_id").and_then(Value::as_str).ok_or_else(|| format!("{at}: tool message without \"tool_call_id\""))?;
+            let id = m
+                .get("tool_call_id")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("{at}: tool message without \"tool_call_id\""))?;
             let content = match blocks.as_slice() {
                 [Block::Text { text }] => ToolResultContent::Text(text.clone()),
                 _ => ToolResultContent::Blocks(std::mem::take(&mut blocks)),
             };
-            blocks = vec![Block::ToolResult { tool_use_id: id.to_string(), content, is_error: false }];
+            blocks = vec![Block::ToolResult {
+                tool_use_id: id.to_string(),
+                content,
+                is_error: false,
+            }];
             Role::Tool
         }
         other => return Err(format!("{at}.role: unknown role {other:?}")),
@@ -147,14 +221,27 @@ fn openai_message(m: &Value, at: &str) -> Result<NewMessage, String> {
 
 fn openai_part(p: &Value, at: &str) -> Result<Block, String> {
     match p.get("type").and_then(Value::as_str) {
-        Some("text") => Ok(Block::text(p.get("text").and_then(Value::as_str).ok_or_else(|| format!("{at}: text part without \"text\""))?)),
+        Some("text") => Ok(Block::text(
+            p.get("text")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("{at}: text part without \"text\""))?,
+        )),
         Some("image_url") => {
-            let url = p.get("image_url").and_then(|u| u.get("url")).and_then(Value::as_str).unwrap_or("");
+            let url = p
+                .get("image_url")
+                .and_then(|u| u.get("url"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
             if let Some(rest) = url.strip_prefix("data:")
                 && let Some((mt, data)) = rest.split_once(";base64,")
             {
-                let bytes = base64::engine::general_purpose::STANDARD.decode(data.trim()).map_err(|e| format!("{at}: bad base64: {e}"))?;
-                return Ok(Block::Image { media_type: mt.to_string(), data: ImageData::Bytes(bytes) });
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(data.trim())
+                    .map_err(|e| format!("{at}: bad base64: {e}"))?;
+                return Ok(Block::Image {
+                    media_type: mt.to_string(),
+                    data: ImageData::Bytes(bytes),
+                });
             }
             Ok(Block::Other(p.clone()))
         }

@@ -38,16 +38,31 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
         }
         let id = v.get("id").and_then(Value::as_str).map(str::to_string);
         let (id, parent) = match id {
-            Some(id) if !linear => (id, v.get("parentId").and_then(Value::as_str).map(str::to_string)),
+            Some(id) if !linear => (
+                id,
+                v.get("parentId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            ),
             // v1: no ids; each entry follows the one before
             _ => (
                 format!("#{k}"),
                 entries.last().map(|e: &Entry| e.id.clone()),
             ),
         };
-        entries.push(Entry { no: *no, value: v.clone(), id, parent, message: None });
+        entries.push(Entry {
+            no: *no,
+            value: v.clone(),
+            id,
+            parent,
+            message: None,
+        });
     }
-    let by_id: HashMap<String, usize> = entries.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
+    let by_id: HashMap<String, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id.clone(), i))
+        .collect();
 
     let mut messages: Vec<ImportedMessage> = Vec::new();
     let mut checkpoints: Vec<(String, usize)> = Vec::new();
@@ -56,7 +71,12 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
     let mut conv_records: Vec<Value> = Vec::new();
     let mut pending_attached: HashMap<usize, Vec<Value>> = HashMap::new();
     for i in 0..entries.len() {
-        let ty = entries[i].value.get("type").and_then(Value::as_str).unwrap_or("").to_string();
+        let ty = entries[i]
+            .value
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         // nearest ancestor that became a message
         let mut p = entries[i].parent.clone();
         let mut parent_msg = None;
@@ -100,7 +120,10 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
             }
             "custom_message" => {
                 let mut entry = v.clone();
-                let content = entry.as_object_mut().and_then(|o| o.remove("content")).unwrap_or(Value::Null);
+                let content = entry
+                    .as_object_mut()
+                    .and_then(|o| o.remove("content"))
+                    .unwrap_or(Value::Null);
                 let blocks = pi_blocks(path, entries[i].no, &content)?;
                 let mut m = NewMessage::new(Role::User, blocks);
                 m.meta = json!({"source": "pi", "entry": entry});
@@ -109,7 +132,10 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
             "label" => {
                 labels.push((
                     entries[i].no,
-                    v.get("targetId").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    v.get("targetId")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
                     v.get("label").and_then(Value::as_str).map(str::to_string),
                 ));
                 None
@@ -125,11 +151,17 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
         match built {
             Some(mut m) => {
                 m.created_at = m.created_at.or_else(|| timestamp_ms(v.get("timestamp")));
-                messages.push(ImportedMessage { parent: parent_msg, message: m });
+                messages.push(ImportedMessage {
+                    parent: parent_msg,
+                    message: m,
+                });
                 entries[i].message = Some(messages.len() - 1);
             }
             None => {
-                report.skip(format!("{} entries (kept as metadata)", if ty.is_empty() { "untyped" } else { &ty }));
+                report.skip(format!(
+                    "{} entries (kept as metadata)",
+                    if ty.is_empty() { "untyped" } else { &ty }
+                ));
                 match parent_msg {
                     Some(m) => pending_attached.entry(m).or_default().push(v.clone()),
                     None => conv_records.push(v.clone()),
@@ -155,7 +187,10 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                 if let Some(m) = entries[x].message {
                     return Some(m);
                 }
-                k = entries[x].parent.as_ref().and_then(|p| by_id.get(p).copied());
+                k = entries[x]
+                    .parent
+                    .as_ref()
+                    .and_then(|p| by_id.get(p).copied());
             }
             None
         });
@@ -165,7 +200,9 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                 current.push((l, m));
             }
             (None, Some(m)) | (Some(_), Some(m)) => current.retain(|(_, t)| *t != m),
-            (_, None) => report.notes.push(format!("line {no}: label target {target} is not a message in this file")),
+            (_, None) => report.notes.push(format!(
+                "line {no}: label target {target} is not a message in this file"
+            )),
         }
     }
     checkpoints.extend(current);
@@ -176,7 +213,10 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
             if let Some(m) = entries[x].message {
                 return Some(m);
             }
-            k = entries[x].parent.as_ref().and_then(|p| by_id.get(p).copied());
+            k = entries[x]
+                .parent
+                .as_ref()
+                .and_then(|p| by_id.get(p).copied());
         }
         None
     });
@@ -201,9 +241,14 @@ fn message(path: &Path, no: usize, entry: &Value) -> Result<NewMessage, FormatEr
         .and_then(Value::as_object)
         .cloned()
         .ok_or_else(|| FormatError::new(path, no, "message entry without a \"message\" object"))?;
-    let role = m.get("role").and_then(Value::as_str).unwrap_or("").to_string();
+    let role = m
+        .get("role")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     let content = m.remove("content").unwrap_or(Value::Null);
-    let created_at = timestamp_ms(m.get("timestamp")).or_else(|| timestamp_ms(entry.get("timestamp")));
+    let created_at =
+        timestamp_ms(m.get("timestamp")).or_else(|| timestamp_ms(entry.get("timestamp")));
     let mut envelope = entry.clone();
     if let Some(o) = envelope.as_object_mut() {
         o.insert("message".into(), Value::Object(m.clone()));
@@ -212,15 +257,19 @@ fn message(path: &Path, no: usize, entry: &Value) -> Result<NewMessage, FormatEr
     let (role, blocks) = match role.as_str() {
         "user" => (Role::User, pi_blocks(path, no, &content)?),
         "assistant" => {
-            if matches!(m.get("stopReason").and_then(Value::as_str), Some("error" | "aborted")) {
+            if matches!(
+                m.get("stopReason").and_then(Value::as_str),
+                Some("error" | "aborted")
+            ) {
                 meta["cairn"] = json!({"failed": true});
             }
             (Role::Assistant, pi_blocks(path, no, &content)?)
         }
         "toolResult" => {
-            let id = m.get("toolCallId").and_then(Value::as_str).ok_or_else(|| {
-                FormatError::new(path, no, "toolResult without \"toolCallId\"")
-            })?;
+            let id = m
+                .get("toolCallId")
+                .and_then(Value::as_str)
+                .ok_or_else(|| FormatError::new(path, no, "toolResult without \"toolCallId\""))?;
             let inner = pi_blocks(path, no, &content)?;
             (
                 Role::Tool,
@@ -245,7 +294,11 @@ fn message(path: &Path, no: usize, entry: &Value) -> Result<NewMessage, FormatEr
             (Role::User, blocks)
         }
         other => {
-            return Err(FormatError::new(path, no, format!("unknown message role {other:?}")));
+            return Err(FormatError::new(
+                path,
+                no,
+                format!("unknown message role {other:?}"),
+            ));
         }
     };
     let usage = m.get("usage").map(|u| Usage {
@@ -267,14 +320,22 @@ fn pi_blocks(path: &Path, no: usize, content: &Value) -> Result<Vec<Block>, Form
         Value::String(s) => return Ok(vec![Block::text(s.clone())]),
         Value::Null => return Ok(Vec::new()),
         Value::Array(a) => a,
-        _ => return Err(FormatError::new(path, no, "content must be a string or an array")),
+        _ => {
+            return Err(FormatError::new(
+                path,
+                no,
+                "content must be a string or an array",
+            ));
+        }
     };
     let mut out = Vec::with_capacity(items.len());
     for b in items {
         let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
         let s = |k: &str| b.get(k).and_then(Value::as_str).map(str::to_string);
         out.push(match ty {
-            "text" if b.as_object().is_some_and(|o| o.len() == 2) => Block::text(s("text").unwrap_or_default()),
+            "text" if b.as_object().is_some_and(|o| o.len() == 2) => {
+                Block::text(s("text").unwrap_or_default())
+            }
             "thinking" => Block::Thinking {
                 thinking: s("thinking").unwrap_or_default(),
                 signature: s("thinkingSignature").or_else(|| s("signature")),
@@ -282,7 +343,10 @@ fn pi_blocks(path: &Path, no: usize, content: &Value) -> Result<Vec<Block>, Form
             "toolCall" => Block::ToolUse {
                 id: s("id").ok_or_else(|| FormatError::new(path, no, "toolCall without \"id\""))?,
                 name: s("name").unwrap_or_default(),
-                input: b.get("arguments").cloned().unwrap_or(Value::Object(Map::new())),
+                input: b
+                    .get("arguments")
+                    .cloned()
+                    .unwrap_or(Value::Object(Map::new())),
             },
             "image" => match s("data") {
                 Some(d) => Block::Image {
@@ -290,7 +354,9 @@ fn pi_blocks(path: &Path, no: usize, content: &Value) -> Result<Vec<Block>, Form
                     data: ImageData::Bytes(
                         base64::engine::general_purpose::STANDARD
                             .decode(d.trim())
-                            .map_err(|e| FormatError::new(path, no, format!("bad image base64: {e}")))?,
+                            .map_err(|e| {
+                                FormatError::new(path, no, format!("bad image base64: {e}"))
+                            })?,
                     ),
                 },
                 None => Block::Other(b.clone()),

@@ -72,6 +72,19 @@ impl Store {
         Ok(rows)
     }
 
+    /// A conversation's source metadata (what an import kept of the file's header and records).
+    pub fn conversation_meta(&self, id: &str) -> Result<serde_json::Value> {
+        let conv = conv_row(&self.conn, id)?;
+        let meta: Option<String> = self.conn.query_row(
+            "SELECT meta FROM conversations WHERE seq = ?1",
+            [conv.seq],
+            |r| r.get(0),
+        )?;
+        Ok(meta
+            .and_then(|m| serde_json::from_str(&m).ok())
+            .unwrap_or(serde_json::Value::Null))
+    }
+
     /// The active path, root to tip.
     pub fn active_path(&self, conversation: &str) -> Result<Vec<Message>> {
         let conv = conv_row(&self.conn, conversation)?;

@@ -150,7 +150,10 @@ impl Store {
             )
             .optional()?;
         if let Some(id) = existing {
-            return Err(StoreError::Duplicate { file: source.to_string(), conversation: id });
+            return Err(StoreError::Duplicate {
+                file: source.to_string(),
+                conversation: id,
+            });
         }
         let mut ids: Vec<String> = Vec::with_capacity(conversations.len());
         for conv in conversations {
@@ -158,7 +161,11 @@ impl Store {
             ids.push(write_imported(&tx, conv, link.as_deref())?.0);
         }
         if let Some(first) = ids.first() {
-            let seq: i64 = tx.query_row("SELECT seq FROM conversations WHERE id = ?1", [first], |r| r.get(0))?;
+            let seq: i64 = tx.query_row(
+                "SELECT seq FROM conversations WHERE id = ?1",
+                [first],
+                |r| r.get(0),
+            )?;
             tx.execute(
                 "INSERT INTO imports (hash, conversation, source, imported_at) VALUES (?1, ?2, ?3, ?4)",
                 rusqlite::params![hash, seq, source, super::now_ms()],
@@ -225,15 +232,26 @@ fn write_imported(
     let tip_seq = match c.tip {
         Some(t) if t < written.len() => Some(written[t].0),
         Some(t) => {
-            return Err(StoreError::InvalidTurn(format!("tip index {t} is out of range")));
+            return Err(StoreError::InvalidTurn(format!(
+                "tip index {t} is out of range"
+            )));
         }
         None => written.last().map(|w| w.0),
     };
-    move_tip(tx, &conv, None, tip_seq, "import", json!({"messages": ids.len()}))?;
+    move_tip(
+        tx,
+        &conv,
+        None,
+        tip_seq,
+        "import",
+        json!({"messages": ids.len()}),
+    )?;
     for (label, index) in &c.checkpoints {
         super::checkpoints::validate_label(label)?;
         let target = written.get(*index).ok_or_else(|| {
-            StoreError::InvalidTurn(format!("checkpoint {label} names message {index}, out of range"))
+            StoreError::InvalidTurn(format!(
+                "checkpoint {label} names message {index}, out of range"
+            ))
         })?;
         tx.execute(
             "INSERT INTO checkpoints (conversation, label, message, created_at) VALUES (?1, ?2, ?3, ?4)",

@@ -1,0 +1,313 @@
+//! Exports: the lossless JSONL round trip, HTML that runs nothing a transcript carries, provider bodies that a
+//! provider would accept (pair-valid), Markdown options, and credentials never leaving in an export.
+
+use std::path::{Path, PathBuf};
+
+use cairn::export::{self, ExportFormat, Options};
+use cairn::import;
+use cairn::model::{NewMessage, Role};
+use cairn::pairs;
+use cairn::store::{ImportedMessage, Store};
+use serde_json::{Value, json};
+
+fn fixture(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(p)
+}
+
+fn store(dir: &tempfile::TempDir, name: &str) -> Store {
+    Store::open(dir.path().join(name)).unwrap()
+}
+
+const SAMPLES: &[&str] = &[
+    "claude-code/cc-rewind-fork-2.1.42.jsonl",
+    "claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
+    "codex/codex-desktop-spawn-agents-0.140.jsonl",
+    "pi/pi-v3-compaction-tiny.jsonl",
+    "small/cc-quirks.jsonl",
+    "small/pi-v2-labels.jsonl",
+    "small/openai-request.json",
+    "small/codex-out-of-order.jsonl",
+];
+
+/// A message as (role, content JSON, meta, parent position).
+type Row = (Role, Value, Value, Option<usize>);
+/// The tree as positions: rows, tip position, checkpoints by position.
+type Shape = (Vec<Row>, Option<usize>, Vec<(String, usize)>);
+
+fn shape(s: &Store, conv: &str) -> Shape {
+    let msgs = s.messages(conv).unwrap();
+    let pos = |id: &str| msgs.iter().position(|m| m.id == id);
+    let rows = msgs
+        .iter()
+        .map(|m| {
+            let content: Vec<Value> = m
+                .content
+                .iter()
+                .map(|b| cairn::wire::block_to_json(b, &cairn::wire::Images::Blob).unwrap())
+                .collect();
+            (
+                m.role,
+                Value::Array(content),
+                m.meta.clone(),
+                m.parent.as_deref().and_then(pos),
+            )
+        })
+        .collect();
+    let tip = s.conversation(conv).unwrap().tip.as_deref().and_then(pos);
+    let mut cps: Vec<(String, usize)> = s
+        .checkpoints(conv)
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.label, pos(&c.message).unwrap()))
+        .collect();
+    cps.sort();
+    (rows, tip, cps)
+}
+
+#[test]
+fn jsonl_export_imports_back_to_the_same_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    for sample in SAMPLES {
+        let mut a = store(&dir, "a.db");
+        let o = import::import_file(&mut a, &fixture(sample), None);
+        let conv = o.conversations[0].clone();
+        // give it a checkpoint and a second branch so the round trip carries them
+        let _ = a.checkpoint(&conv, "cp-1");
+        let file = dir.path().join("out.jsonl");
+        std::fs::write(
+            &file,
+            export::export(&a, &conv, None, ExportFormat::Jsonl, Options::default()).unwrap(),
+        )
+        .unwrap();
+
+        let mut b = store(&dir, "b.db");
+        let back = import::import_file(&mut b, &file, None);
+        assert!(back.error.is_none(), "{sample}: {:?}", back.error);
+        let (ra, ta, ca) = shape(&a, &conv);
+        let (rb, tb, cb) = shape(&b, &back.conversations[0]);
+        assert_eq!(ra.len(), rb.len(), "{sample}");
+        for (i, (x, y)) in ra.iter().zip(&rb).enumerate() {
+            assert_eq!(x, y, "{sample}: message {i} differs");
+        }
+        assert_eq!(ta, tb, "{sample}: tip");
+        assert_eq!(ca, cb, "{sample}: checkpoints");
+        assert_eq!(
+            a.conversation(&conv).unwrap().title,
+            b.conversation(&back.conversations[0]).unwrap().title
+        );
+        drop((a, b));
+        std::fs::remove_file(dir.path().join("a.db")).unwrap();
+        std::fs::remove_file(dir.path().join("b.db")).unwrap();
+        let _ = std::fs::remove_file(dir.path().join("a.db-wal"));
+        let _ = std::fs::remove_file(dir.path().join("b.db-wal"));
+    }
+}
+
+#[test]
+fn provider_exports_are_pair_valid_for_every_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = store(&dir, "p.db");
+    for sample in SAMPLES {
+        let o = import::import_file(&mut s, &fixture(sample), None);
+        let conv = &o.conversations[0];
+        let text =
+            export::export(&s, conv, None, ExportFormat::Anthropic, Options::default()).unwrap();
+        let body: Value = serde_json::from_str(&text).unwrap();
+        let msgs: Vec<NewMessage> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, m)| cairn::wire::message_from_wire(m, &format!("[{i}]")).unwrap())
+            .collect();
+        pairs::check(&msgs, false).unwrap_or_else(|e| panic!("{sample}: anthropic body: {e}"));
+        for w in msgs.windows(2) {
+            assert_ne!(
+                w[0].role, w[1].role,
+                "{sample}: consecutive same-role messages are merged"
+            );
+        }
+        assert!(
+            msgs.iter()
+                .all(|m| m.role == Role::User || m.role == Role::Assistant),
+            "{sample}"
+        );
+
+        let text =
+            export::export(&s, conv, None, ExportFormat::Openai, Options::default()).unwrap();
+        let body: Value = serde_json::from_str(&text).unwrap();
+        let msgs = body["messages"].as_array().unwrap();
+        // each assistant's tool_calls are answered by tool messages right after it
+        for (i, m) in msgs.iter().enumerate() {
+            if let Some(calls) = m.get("tool_calls").and_then(Value::as_array) {
+                let want: std::collections::HashSet<&str> =
+                    calls.iter().map(|c| c["id"].as_str().unwrap()).collect();
+                let got: std::collections::HashSet<&str> = msgs[i + 1..]
+                    .iter()
+                    .take_while(|n| n["role"] == "tool")
+                    .map(|n| n["tool_call_id"].as_str().unwrap())
+                    .collect();
+                assert_eq!(want, got, "{sample}: openai message {i}");
+            }
+            if m["role"] == "tool" {
+                assert!(
+                    i > 0
+                        && (msgs[i - 1]["role"] == "tool"
+                            || msgs[i - 1].get("tool_calls").is_some()),
+                    "{sample}: stray tool message {i}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn html_is_self_contained_escapes_everything_and_links_each_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = store(&dir, "h.db");
+    let evil = "<script>alert(1)</script><img src=x onerror=alert(2)> & \"quotes\"";
+    let msgs = vec![
+        ImportedMessage {
+            parent: None,
+            message: NewMessage::text(Role::User, evil),
+        },
+        ImportedMessage {
+            parent: Some(0),
+            message: NewMessage::text(Role::Assistant, "</pre></section><script>x()</script>"),
+        },
+    ];
+    let (c, ids) = s
+        .import_conversation(Some("<b>title</b>"), &msgs, None, &[], &Value::Null)
+        .unwrap();
+    let html = export::export(&s, &c, None, ExportFormat::Html, Options::default()).unwrap();
+    assert!(
+        !html.to_lowercase().contains("<script"),
+        "a script tag got through"
+    );
+    assert!(!html.contains("<img src=x"), "an attribute got through");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(html.contains("&lt;b&gt;title&lt;/b&gt;"));
+    for id in &ids {
+        assert!(
+            html.contains(&format!("id=\"msg-{id}\"")),
+            "no anchor for {id}"
+        );
+        assert!(html.contains(&format!("href=\"#msg-{id}\"")));
+    }
+    // nothing is fetched: no http(s) URLs in attributes, a CSP forbids it anyway
+    assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
+    assert!(html.contains("default-src 'none'"));
+    // balanced structure
+    assert_eq!(
+        html.matches("<section").count(),
+        html.matches("</section>").count()
+    );
+    assert_eq!(html.matches("<ul>").count(), html.matches("</ul>").count());
+    assert_eq!(
+        html.matches("<details>").count(),
+        html.matches("</details>").count()
+    );
+}
+
+#[test]
+fn html_of_a_real_session_shows_the_tree_and_inline_images() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = store(&dir, "h.db");
+    let o = import::import_file(&mut s, &fixture("small/cc-quirks.jsonl"), None);
+    let html = export::export(
+        &s,
+        &o.conversations[0],
+        None,
+        ExportFormat::Html,
+        Options::default(),
+    )
+    .unwrap();
+    assert!(html.contains("<img alt=\"image\" src=\"data:image/png;base64,iVBORw0KGgo=\">"));
+    // both branches are in the sidebar, the tip marked once
+    assert!(html.contains("version A") && html.contains("version B"));
+    assert_eq!(html.matches("◀ tip").count(), 1);
+    assert_eq!(html.matches("<ul>").count(), html.matches("</ul>").count());
+}
+
+#[test]
+fn markdown_fences_tool_output_and_honours_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = store(&dir, "m.db");
+    let o = import::import_file(&mut s, &fixture("small/cc-quirks.jsonl"), None);
+    let c = &o.conversations[0];
+    let md = export::export(&s, c, None, ExportFormat::Markdown, Options::default()).unwrap();
+    assert!(md.contains("Tool call: Bash (t1)"));
+    assert!(md.contains("Tool result (t1)"));
+    assert!(md.contains("Thinking"));
+    let lean = export::export(
+        &s,
+        c,
+        None,
+        ExportFormat::Markdown,
+        Options {
+            tool_results: false,
+            thinking: false,
+        },
+    )
+    .unwrap();
+    assert!(!lean.contains("Tool result (t1)"));
+    assert!(lean.contains("tool result for t1 left out"));
+    assert!(!lean.contains("<summary>Thinking"));
+    // text with backticks cannot close the fence early
+    let msgs = vec![ImportedMessage {
+        parent: None,
+        message: NewMessage::new(
+            Role::User,
+            vec![cairn::model::Block::ToolResult {
+                tool_use_id: "x".into(),
+                content: cairn::model::ToolResultContent::Text("```\nbreakout".into()),
+                is_error: false,
+            }],
+        ),
+    }];
+    let (c2, _) = s
+        .import_conversation(None, &msgs, None, &[], &Value::Null)
+        .unwrap();
+    let md = export::export(&s, &c2, None, ExportFormat::Markdown, Options::default()).unwrap();
+    assert!(md.contains("````\n```\nbreakout\n````"), "{md}");
+}
+
+#[test]
+fn exports_never_carry_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = store(&dir, "k.db");
+    let mut m = NewMessage::text(Role::User, "hi");
+    m.meta = json!({"env": {"ANTHROPIC_API_KEY": "sk-ant-api03-abcdefghijklmnopqrstuvwxyz"}, "apiKey": "plain", "headers": {"authorization": "Bearer abcdefghijklmnopqrstuvwxyz"}});
+    let msgs = vec![ImportedMessage {
+        parent: None,
+        message: m,
+    }];
+    let (c, _) = s
+        .import_conversation(
+            None,
+            &msgs,
+            None,
+            &[],
+            &json!({"provider": {"api_key": "secret-value"}}),
+        )
+        .unwrap();
+    for fmt in [
+        ExportFormat::Jsonl,
+        ExportFormat::Html,
+        ExportFormat::Markdown,
+        ExportFormat::Anthropic,
+        ExportFormat::Openai,
+    ] {
+        let out = export::export(&s, &c, None, fmt, Options::default()).unwrap();
+        for secret in [
+            "sk-ant-api03",
+            "plain\"",
+            "abcdefghijklmnopqrstuvwxyz",
+            "secret-value",
+        ] {
+            assert!(!out.contains(secret), "{fmt:?} leaked {secret}");
+        }
+    }
+}

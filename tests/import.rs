@@ -1,0 +1,325 @@
+//! Importing real transcripts (the samples in tests/fixtures, written by Claude Code, pi and Codex) and small
+//! hand-written fixtures for each format feature, including malformed ones.
+
+use std::path::{Path, PathBuf};
+
+use cairn::formats::{self, Format};
+use cairn::import;
+use cairn::model::{Block, Role};
+use cairn::pairs;
+use cairn::store::Store;
+
+fn fixture(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(p)
+}
+
+fn store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(dir.path().join("i.db")).unwrap();
+    (dir, s)
+}
+
+/// Imports one file and checks the outcome; returns the conversation ids.
+fn import_ok(s: &mut Store, p: &str) -> (Vec<String>, formats::Report) {
+    let o = import::import_file(s, &fixture(p), None);
+    assert!(o.error.is_none(), "{p}: {:?}", o.error);
+    (o.conversations, o.report)
+}
+
+/// Every path from the root to the tip is pair-valid (an unanswered call may only sit at the very end).
+fn assert_active_path_pair_valid(s: &Store, conv: &str) {
+    let path = s.active_path(conv).unwrap();
+    // compaction markers and their summaries are sent differently; check the run after the last marker
+    let start = path
+        .iter()
+        .rposition(|m| m.role == Role::System)
+        .map_or(0, |i| i + 1);
+    pairs::check(&path[start..], true).unwrap_or_else(|e| panic!("{conv}: {e}"));
+}
+
+#[test]
+fn claude_code_rewind_fork_sample_counts_match_a_hand_count() {
+    let (_d, mut s) = store();
+    let (ids, r) = import_ok(&mut s, "claude-code/cc-rewind-fork-2.1.42.jsonl");
+    // 9 assistant replies (by message.id) + 10 user prompts + 2 tool-result messages
+    assert_eq!(r.messages, 21);
+    // the rewind: two user children of one reply. Parallel results and progress lines are not branches.
+    assert_eq!(r.branches, 1);
+    assert_eq!(r.tool_pairs, 2);
+    assert_eq!(
+        r.skipped.get("progress lines (attached as metadata)"),
+        Some(&11)
+    );
+    let c = s.conversation(&ids[0]).unwrap();
+    assert_eq!(c.messages, 21);
+    // the tip is the leaf the session was last on: the second version of the prompt's branch
+    let path = s.active_path(&ids[0]).unwrap();
+    assert!(
+        path.iter()
+            .any(|m| m.summary(200).starts_with("I actually don't like"))
+    );
+    assert!(
+        !path
+            .iter()
+            .any(|m| m.summary(200).starts_with("I very much like"))
+    );
+    assert_active_path_pair_valid(&s, &ids[0]);
+    // thinking signatures survive
+    let sig = path.iter().flat_map(|m| &m.content).find_map(|b| match b {
+        Block::Thinking {
+            signature: Some(s), ..
+        } => Some(s.clone()),
+        _ => None,
+    });
+    assert!(sig.is_some_and(|s| s.len() > 20));
+}
+
+#[test]
+fn claude_code_session_with_parallel_calls_and_a_subagent() {
+    let (_d, mut s) = store();
+    let (ids, r) = import_ok(
+        &mut s,
+        "claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
+    );
+    // 17 replies + 5 prompts + 15 result messages (40 results of parallel calls, merged per reply)
+    assert_eq!(r.messages, 37);
+    assert_eq!(
+        r.branches, 0,
+        "parallel tool results must not show as branches"
+    );
+    assert_eq!(r.tool_pairs, 40);
+    assert_eq!(
+        ids.len(),
+        2,
+        "the subagent is imported as a linked conversation"
+    );
+    let sub = s.conversation(&ids[1]).unwrap();
+    assert_eq!(
+        sub.title.as_deref(),
+        Some("subagent: Research Steve Yegge Beads")
+    );
+    assert_eq!(sub.messages, 30);
+    assert_active_path_pair_valid(&s, &ids[0]);
+    assert_active_path_pair_valid(&s, &ids[1]);
+    // usage numbers of assistant lines are kept
+    let path = s.active_path(&ids[0]).unwrap();
+    assert!(
+        path.iter()
+            .any(|m| m.usage.is_some_and(|u| u.output_tokens > 0))
+    );
+    // every message of the session is on the active path (no branches)
+    assert_eq!(path.len(), 37);
+}
+
+#[test]
+fn codex_sample_pairs_calls_and_skips_duplicate_events() {
+    let (_d, mut s) = store();
+    let (ids, r) = import_ok(&mut s, "codex/codex-desktop-spawn-agents-0.140.jsonl");
+    assert_eq!(r.tool_pairs, 9);
+    assert_eq!(
+        r.skipped
+            .get("event_msg agent_message (a duplicate of a response_item)"),
+        Some(&5)
+    );
+    assert_eq!(r.messages, 18);
+    assert_active_path_pair_valid(&s, &ids[0]);
+    let path = s.active_path(&ids[0]).unwrap();
+    // reasoning kept (as verbatim blocks)
+    assert!(
+        path.iter()
+            .flat_map(|m| &m.content)
+            .any(|b| matches!(b, Block::Other(v) if v["type"] == "reasoning"))
+    );
+}
+
+#[test]
+fn codex_outputs_out_of_order_pair_by_call_id() {
+    let (_d, mut s) = store();
+    let (ids, r) = import_ok(&mut s, "small/codex-out-of-order.jsonl");
+    assert_eq!(r.tool_pairs, 2);
+    let path = s.active_path(&ids[0]).unwrap();
+    assert_eq!(path.len(), 5);
+    assert!(path[1].has_tool_use() && path[2].has_tool_result());
+    let u = path[1].usage.unwrap();
+    assert_eq!(
+        (u.input_tokens, u.cache_read_input_tokens, u.output_tokens),
+        (20, 100, 30)
+    );
+    assert_eq!(
+        path[4].role,
+        Role::System,
+        "compacted entry kept as a marker"
+    );
+    assert_active_path_pair_valid(&s, &ids[0]);
+}
+
+#[test]
+fn pi_v3_sample_keeps_compactions_as_markers() {
+    let (_d, mut s) = store();
+    let (ids, r) = import_ok(&mut s, "pi/pi-v3-compaction-tiny.jsonl");
+    assert_eq!(r.messages, 6);
+    let path = s.active_path(&ids[0]).unwrap();
+    let markers = path
+        .iter()
+        .filter(|m| m.cairn_kind() == Some("compaction"))
+        .count();
+    assert_eq!(markers, 2);
+    assert_eq!(path.last().unwrap().role, Role::System);
+}
+
+#[test]
+fn pi_v2_labels_become_checkpoints_and_branch_summaries_digests() {
+    let (_d, mut s) = store();
+    let (ids, r) = import_ok(&mut s, "small/pi-v2-labels.jsonl");
+    assert_eq!(r.messages, 9);
+    assert_eq!(r.branches, 1);
+    let c = s.conversation(&ids[0]).unwrap();
+    assert_eq!(c.title.as_deref(), Some("Pi labelled session"));
+    let cps = s.checkpoints(&ids[0]).unwrap();
+    let labels: Vec<_> = cps.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(labels.len(), 2);
+    assert!(labels.contains(&"listed") && labels.contains(&"tried-x"));
+    let path = s.active_path(&ids[0]).unwrap();
+    assert_eq!(path.last().unwrap().summary(50), "Z works");
+    assert!(path.iter().any(|m| m.cairn_kind() == Some("digest")));
+    // the labelled message is on the path; rewinding to it works after import
+    s.rewind(&ids[0], "listed", "Z works, X does not").unwrap();
+    assert_active_path_pair_valid(&s, &ids[0]);
+}
+
+#[test]
+fn pi_v1_linear_file_with_glued_objects() {
+    let (_d, mut s) = store();
+    let (ids, r) = import_ok(&mut s, "small/pi-v1-linear.jsonl");
+    assert_eq!(r.messages, 4);
+    let path = s.active_path(&ids[0]).unwrap();
+    assert_eq!(path.len(), 4);
+    assert_eq!(path[3].summary(10), "bye");
+}
+
+#[test]
+fn claude_code_quirks_glued_lines_unknown_types_outside_parent_compaction() {
+    let (_d, mut s) = store();
+    let (ids, r) = import_ok(&mut s, "small/cc-quirks.jsonl");
+    assert_eq!(r.messages, 11);
+    assert_eq!(r.branches, 1);
+    assert_eq!(r.tool_pairs, 2);
+    assert_eq!(r.images, 1);
+    assert_eq!(
+        r.skipped.get("mystery-line records (kept as metadata)"),
+        Some(&1)
+    );
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("not-in-this-file") && n.contains("root"))
+    );
+    let c = s.conversation(&ids[0]).unwrap();
+    assert_eq!(c.title.as_deref(), Some("Quirky session"));
+    let path = s.active_path(&ids[0]).unwrap();
+    // one assistant message from three lines of msg_1, its two results merged into the next message
+    assert_eq!(path[1].content.len(), 3);
+    assert_eq!(
+        path[2].tool_result_ids().collect::<Vec<_>>(),
+        vec!["t1", "t2"]
+    );
+    // the compaction boundary hangs off its logical parent
+    let marker = path
+        .iter()
+        .position(|m| m.cairn_kind() == Some("compaction"))
+        .unwrap();
+    assert_eq!(path[marker - 1].summary(20), "answer B");
+    assert_eq!(path.last().unwrap().summary(20), "continuing");
+    // the tool_use's `caller` is kept as metadata
+    assert!(path[1].meta["block_extras"]["1"]["caller"].is_object());
+    assert_active_path_pair_valid(&s, &ids[0]);
+}
+
+#[test]
+fn openai_and_anthropic_request_bodies() {
+    let (_d, mut s) = store();
+    let (ids, r) = import_ok(&mut s, "small/openai-request.json");
+    assert_eq!(r.messages, 6);
+    assert_eq!(r.tool_pairs, 2);
+    assert_eq!(r.images, 1);
+    assert_active_path_pair_valid(&s, &ids[0]);
+    let (ids, r) = import_ok(&mut s, "small/anthropic-request.json");
+    assert_eq!(r.messages, 5);
+    let path = s.active_path(&ids[0]).unwrap();
+    assert_eq!(path[0].role, Role::System);
+    assert_eq!(path[0].summary(20), "Be brief.");
+    assert_eq!(r.tool_pairs, 1);
+}
+
+#[test]
+fn detection_is_by_content_not_name() {
+    let dir = tempfile::tempdir().unwrap();
+    for (src, want) in [
+        ("pi/pi-v3-compaction-tiny.jsonl", Format::Pi),
+        (
+            "codex/codex-desktop-spawn-agents-0.140.jsonl",
+            Format::Codex,
+        ),
+        (
+            "claude-code/cc-rewind-fork-2.1.42.jsonl",
+            Format::ClaudeCode,
+        ),
+        ("small/openai-request.json", Format::Openai),
+        ("small/anthropic-request.json", Format::Anthropic),
+    ] {
+        let p = dir.path().join("renamed.txt");
+        std::fs::copy(fixture(src), &p).unwrap();
+        let (got, _) = formats::parse_file(&p, None).unwrap();
+        assert_eq!(got, want, "{src}");
+    }
+}
+
+#[test]
+fn a_malformed_file_is_refused_with_file_and_line_and_writes_nothing() {
+    let (_d, mut s) = store();
+    let o = import::import_file(&mut s, &fixture("small/cc-malformed.jsonl"), None);
+    let e = o.error.unwrap();
+    assert!(e.contains("cc-malformed.jsonl:2: "), "{e}");
+    assert!(s.conversations().unwrap().is_empty());
+}
+
+#[test]
+fn importing_the_same_file_twice_does_not_duplicate_it() {
+    let (_d, mut s) = store();
+    let (ids, _) = import_ok(&mut s, "pi/pi-v3-compaction-tiny.jsonl");
+    let o = import::import_file(&mut s, &fixture("pi/pi-v3-compaction-tiny.jsonl"), None);
+    assert_eq!(o.duplicate_of.as_deref(), Some(ids[0].as_str()));
+    assert_eq!(s.conversations().unwrap().len(), 1);
+}
+
+#[test]
+fn a_folder_is_imported_recursively_with_subagents_once() {
+    let files = import::collect(&[fixture("")]).unwrap();
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.contains(&"ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl".to_string()));
+    assert!(
+        !names.iter().any(|n| n.starts_with("agent-")),
+        "subagent files come with their session"
+    );
+    assert!(!names.iter().any(|n| n.ends_with(".meta.json")));
+}
+
+#[test]
+fn imported_transcripts_resume_pair_valid_at_every_budget() {
+    let (_d, mut s) = store();
+    let (ids, _) = import_ok(
+        &mut s,
+        "claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
+    );
+    for n in 0..40 {
+        let r = s
+            .resume(&ids[0], cairn::store::Budget::Messages(n))
+            .unwrap();
+        pairs::check(&r.messages, false).unwrap_or_else(|e| panic!("budget {n}: {e}"));
+    }
+}
