@@ -62,6 +62,14 @@ enum Command {
         #[arg(long)]
         no_thinking: bool,
     },
+    /// List the Claude Code, pi and Codex sessions in their standard folders, newest first.
+    Discover {
+        /// The home folder to look under (default: $HOME).
+        #[arg(long, value_name = "DIR")]
+        home: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Append one complete turn from a JSON array of messages in Anthropic Messages shape (`-` reads stdin);
     /// prints the new tip's id.
     Append { conv: String, file: String },
@@ -241,6 +249,26 @@ fn dispatch(cli: Cli) -> Result<()> {
                     Ok(())
                 }
             }
+        }
+        Command::Discover { home, json } => {
+            let home = match home.or_else(crate::discover::home) {
+                Some(h) => h,
+                None => bail!("no home folder; pass --home DIR"),
+            };
+            let found = crate::discover::discover(&home);
+            if json {
+                return print_json(&serde_json::to_value(&found)?);
+            }
+            for f in found {
+                out(&format!(
+                    "{:<12} {:>10} bytes {:>6} messages  {}",
+                    f.format.name(),
+                    f.size,
+                    f.messages,
+                    f.path.display()
+                ))?;
+            }
+            Ok(())
         }
         Command::Append { conv, file } => {
             let messages = read_turn(&file)?;

@@ -309,3 +309,55 @@ fn retry_on_a_turn_left_mid_call_reports_retryable() {
     assert_eq!(r["failed_tip"], json!(ids[1]));
     assert_eq!(r["prompt"]["content"][0]["text"], json!("go"));
 }
+
+#[test]
+fn import_and_export_commands() {
+    let e = Env::new();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let v = e.json(&["import", fixtures.join("pi").to_str().unwrap(), "--json"]);
+    let first = &v[0];
+    assert_eq!(first["format"], json!("pi"));
+    assert_eq!(first["report"]["messages"], json!(6));
+    let conv = first["conversations"][0].as_str().unwrap().to_string();
+    // the same file again: reported, not duplicated, not an error
+    let again = e.ok(&[
+        "import",
+        fixtures
+            .join("pi/pi-v3-compaction-tiny.jsonl")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert!(again.contains("already imported"), "{again}");
+    assert_eq!(e.json(&["list", "--json"]).as_array().unwrap().len(), 1);
+    // a malformed file: FILE:LINE, exit 2, nothing written
+    let err = e.fails(&[
+        "import",
+        fixtures.join("small/cc-malformed.jsonl").to_str().unwrap(),
+    ]);
+    assert!(err.contains("cc-malformed.jsonl:2:"), "{err}");
+    assert_eq!(e.json(&["list", "--json"]).as_array().unwrap().len(), 1);
+    let err = e.fails(&["import", "x.jsonl", "--format", "nope"]);
+    assert!(err.contains("nope"), "{err}");
+
+    for fmt in ["html", "markdown", "jsonl", "anthropic", "openai"] {
+        let out = e.ok(&["export", &conv, "--format", fmt]);
+        assert!(!out.is_empty(), "{fmt}");
+    }
+    let dir = e.db.parent().unwrap();
+    let file = dir.join("x.html");
+    e.ok(&[
+        "export",
+        &conv,
+        "--format",
+        "html",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .starts_with("<!DOCTYPE html>")
+    );
+    let err = e.fails(&["export", &conv, "--format", "pdf"]);
+    assert!(err.contains("pdf"), "{err}");
+}

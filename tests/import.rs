@@ -323,3 +323,41 @@ fn imported_transcripts_resume_pair_valid_at_every_budget() {
         pairs::check(&r.messages, false).unwrap_or_else(|e| panic!("budget {n}: {e}"));
     }
 }
+
+#[test]
+fn discover_lists_sessions_in_the_standard_folders_newest_first() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let cc = h.join(".claude/projects/proj");
+    let pi = h.join(".pi/agent/sessions/--p--");
+    let cx = h.join(".codex/sessions/2026/06/19");
+    for d in [&cc, &pi, &cx] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::copy(
+        fixture("pi/pi-v3-compaction-tiny.jsonl"),
+        pi.join("a.jsonl"),
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::copy(
+        fixture("codex/codex-desktop-spawn-agents-0.140.jsonl"),
+        cx.join("rollout-x.jsonl"),
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::copy(
+        fixture("claude-code/cc-rewind-fork-2.1.42.jsonl"),
+        cc.join("s.jsonl"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(cc.join("s/subagents")).unwrap();
+    std::fs::write(cc.join("s/subagents/agent-1.jsonl"), "{}\n").unwrap();
+    let found = cairn::discover::discover(h);
+    let formats: Vec<Format> = found.iter().map(|f| f.format).collect();
+    assert_eq!(formats, vec![Format::ClaudeCode, Format::Codex, Format::Pi]);
+    assert_eq!(found[0].messages, 34); // 12 user + 22 assistant lines
+    assert_eq!(found[2].messages, 4);
+    assert!(found.iter().all(|f| f.size > 0));
+    assert!(cairn::discover::discover(&h.join("nothing-here")).is_empty());
+}

@@ -1,0 +1,96 @@
+//! Finding the sessions other harnesses left on this machine, in their standard folders under the home folder
+//! (overridable, for tests): Claude Code (`~/.claude/projects`), pi (`~/.pi/agent/sessions`) and Codex
+//! (`~/.codex/sessions`). Newest first, with size and a message count from a quick scan (no full parse).
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::formats::Format;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Found {
+    pub path: PathBuf,
+    pub format: Format,
+    /// Modification time, Unix milliseconds.
+    pub modified: i64,
+    pub size: u64,
+    /// Lines that hold a message (a quick count, without parsing).
+    pub messages: usize,
+}
+
+/// Where each harness keeps its sessions, relative to the home folder.
+pub const LOCATIONS: &[(Format, &str)] = &[
+    (Format::ClaudeCode, ".claude/projects"),
+    (Format::Pi, ".pi/agent/sessions"),
+    (Format::Codex, ".codex/sessions"),
+];
+
+/// Lists the sessions under `home`, newest first.
+pub fn discover(home: &Path) -> Vec<Found> {
+    let mut out = Vec::new();
+    for (format, rel) in LOCATIONS {
+        let root = home.join(rel);
+        let mut stack = vec![root];
+        while let Some(dir) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let p = e.path();
+                let Ok(md) = e.metadata() else { continue };
+                if md.is_dir() {
+                    // Claude Code subagents belong to their session; they are imported with it.
+                    if p.file_name().is_some_and(|n| n == "subagents") {
+                        continue;
+                    }
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "jsonl") {
+                    let modified = md
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.as_millis() as i64);
+                    out.push(Found {
+                        messages: count_messages(&p, *format),
+                        path: p,
+                        format: *format,
+                        modified,
+                        size: md.len(),
+                    });
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| {
+        b.modified
+            .cmp(&a.modified)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    out
+}
+
+fn count_messages(p: &Path, format: Format) -> usize {
+    let Ok(f) = std::fs::File::open(p) else {
+        return 0;
+    };
+    let needles: &[&str] = match format {
+        Format::ClaudeCode => &["\"type\":\"user\"", "\"type\":\"assistant\""],
+        Format::Pi => &["\"type\":\"message\""],
+        Format::Codex => &["\"type\":\"response_item\""],
+        _ => &[],
+    };
+    std::io::BufReader::new(f)
+        .lines()
+        .map_while(Result::ok)
+        .filter(|l| needles.iter().any(|n| l.contains(n)))
+        .count()
+}
+
+/// The home folder: `$HOME`, else the platform's.
+pub fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .or_else(|| directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf()))
+}
