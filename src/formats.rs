@@ -263,7 +263,7 @@ pub fn parse_file(path: &Path, format: Option<Format>) -> Result<(Format, Parsed
     };
     let mut parsed = match format {
         Format::Cairn => cairn_jsonl::parse(path, &lines)?,
-        Format::ClaudeCode => claude_code::parse(path, &lines)?,
+        Format::ClaudeCode => claude_code::parse(path, lines)?,
         Format::Pi => pi::parse(path, &lines)?,
         Format::Codex => codex::parse(path, &lines)?,
         Format::Anthropic | Format::Openai => messages_json::parse(path, &lines, format)?,

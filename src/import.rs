@@ -105,21 +105,23 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
     outcome.format = Some(fmt);
     outcome.report = parsed.report.clone();
     outcome.linked = parsed.children.iter().map(|c| c.report.clone()).collect();
+    // Moved, not copied: a large transcript's content is held once.
+    let children = parsed.children;
     let mut convs = vec![ImportedConversation {
-        title: parsed.title.clone(),
-        messages: parsed.messages.clone(),
+        title: parsed.title,
+        messages: parsed.messages,
         tip: parsed.tip,
-        checkpoints: parsed.checkpoints.clone(),
-        meta: parsed.meta.clone(),
+        checkpoints: parsed.checkpoints,
+        meta: parsed.meta,
         linked_to: None,
     }];
-    for c in &parsed.children {
+    for c in children {
         convs.push(ImportedConversation {
-            title: c.title.clone(),
-            messages: c.messages.clone(),
+            title: c.title,
+            messages: c.messages,
             tip: c.tip,
-            checkpoints: c.checkpoints.clone(),
-            meta: c.meta.clone(),
+            checkpoints: c.checkpoints,
+            meta: c.meta,
             linked_to: Some(0),
         });
     }

@@ -388,6 +388,20 @@ pub(crate) fn insert_conversation(
     Ok((tx.last_insert_rowid(), id))
 }
 
+fn has_inline_images(blocks: &[Block]) -> bool {
+    blocks.iter().any(|b| match b {
+        Block::Image {
+            data: ImageData::Bytes(_),
+            ..
+        } => true,
+        Block::ToolResult {
+            content: ToolResultContent::Blocks(inner),
+            ..
+        } => has_inline_images(inner),
+        _ => false,
+    })
+}
+
 /// Stores inline image bytes as blobs (once per content hash) and returns the blocks with references.
 fn store_images(tx: &Transaction<'_>, blocks: &[Block]) -> Result<Vec<Block>> {
     blocks
@@ -430,8 +444,13 @@ pub(crate) fn insert_message(
     parent: Option<(i64, i64)>,
     m: &NewMessage,
 ) -> Result<(i64, String)> {
-    let blocks = store_images(tx, &m.content)?;
-    let content = wire::blocks_to_json(&blocks, &Images::Blob).map_err(StoreError::InvalidTurn)?;
+    let content = if has_inline_images(&m.content) {
+        let blocks = store_images(tx, &m.content)?;
+        wire::blocks_to_json(&blocks, &Images::Blob)
+    } else {
+        wire::blocks_to_json(&m.content, &Images::Blob)
+    }
+    .map_err(StoreError::InvalidTurn)?;
     let content = Value::Array(content).to_string();
     let meta = if m.meta.is_null() {
         None

@@ -105,13 +105,13 @@ fn is_results_only(content: &Value) -> bool {
     }
 }
 
-pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatError> {
+pub fn parse(path: &Path, input: Vec<(usize, Value)>) -> Result<Parsed, FormatError> {
     parse_inner(path, input, true)
 }
 
 fn parse_inner(
     path: &Path,
-    input: &[(usize, Value)],
+    input: Vec<(usize, Value)>,
     with_subagents: bool,
 ) -> Result<Parsed, FormatError> {
     let mut report = Report::default();
@@ -124,9 +124,23 @@ fn parse_inner(
         }
     };
     let mut last_prompt_leaf: Option<String> = None;
+    let mut session: Option<String> = None;
     for (no, v) in input {
-        let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
-        let uuid = v.get("uuid").and_then(Value::as_str);
+        let no = &no;
+        if session.is_none() {
+            session = v
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        let ty_owned = v
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let ty = ty_owned.as_str();
+        let uuid_owned = v.get("uuid").and_then(Value::as_str).map(str::to_string);
+        let uuid = uuid_owned.as_deref();
         match (ty, uuid) {
             ("user" | "assistant", Some(u)) => {
                 let msg = v.get("message").and_then(Value::as_object).ok_or_else(|| {
@@ -181,15 +195,15 @@ fn parse_inner(
                 }
                 let label = if ty.is_empty() { "untyped" } else { ty };
                 report.skip(format!("{label} records (kept as metadata)"));
-                records.push(v.clone());
+                records.push(v);
             }
         }
     }
 
-    let by_uuid: HashMap<&str, usize> = lines
+    let by_uuid: HashMap<String, usize> = lines
         .iter()
         .enumerate()
-        .map(|(i, l)| (l.uuid.as_str(), i))
+        .map(|(i, l)| (l.uuid.clone(), i))
         .collect();
     // The nearest ancestor that is part of the conversation, skipping side lines; reports parents not in the file.
     let mut outside: Vec<String> = Vec::new();
@@ -343,9 +357,10 @@ fn parse_inner(
     // Side lines become metadata of the message they hang from (or of the conversation).
     let mut preamble: Vec<Value> = Vec::new();
     for (i, p) in side_parent {
+        let v = std::mem::take(&mut lines[i].value);
         match p.and_then(|j| unit_of_line[j]) {
-            Some(u) => units[u].attached.push(lines[i].value.clone()),
-            None => preamble.push(lines[i].value.clone()),
+            Some(u) => units[u].attached.push(v),
+            None => preamble.push(v),
         }
     }
 
@@ -396,8 +411,7 @@ fn parse_inner(
 
     let mut messages = Vec::with_capacity(order.len());
     for &u in &order {
-        let unit = &units[u];
-        let message = build_message(path, &lines, unit)?;
+        let message = build_message(path, &mut lines, &mut units[u])?;
         let parent = parents[u]
             .filter(|&p| index_of[p] < index_of[u])
             .map(|p| index_of[p]);
@@ -421,10 +435,6 @@ fn parse_inner(
         results_of_group.get(&u).map_or(t, |&r| index_of[r].max(t))
     });
 
-    let session = input
-        .iter()
-        .find_map(|(_, v)| v.get("sessionId").and_then(Value::as_str))
-        .map(str::to_string);
     let mut meta = json!({"source": "claude-code", "records": records, "preamble": preamble});
     if let Some(s) = &session {
         meta["sessionId"] = json!(s);
@@ -453,7 +463,7 @@ fn parse_inner(
                 if sub_lines.is_empty() {
                     continue;
                 }
-                let mut child = parse_inner(&f, &sub_lines, false)?;
+                let mut child = parse_inner(&f, sub_lines, false)?;
                 child.meta["subagent"] = json!(true);
                 let meta_file = f.with_extension("meta.json");
                 if let Ok(text) = std::fs::read_to_string(&meta_file)
@@ -473,16 +483,16 @@ fn parse_inner(
     Ok(parsed)
 }
 
-fn line(no: usize, v: &Value, kind: Kind, uuid: &str) -> Line {
+fn line(no: usize, v: Value, kind: Kind, uuid: &str) -> Line {
     Line {
         no,
-        value: v.clone(),
-        kind,
-        uuid: uuid.to_string(),
         parent: v
             .get("parentUuid")
             .and_then(Value::as_str)
             .map(str::to_string),
+        value: v,
+        kind,
+        uuid: uuid.to_string(),
     }
 }
 
@@ -503,7 +513,11 @@ fn first_prompt_title(messages: &[ImportedMessage]) -> Option<String> {
     })
 }
 
-fn build_message(path: &Path, lines: &[Line], unit: &Unit) -> Result<NewMessage, FormatError> {
+fn build_message(
+    path: &Path,
+    lines: &mut [Line],
+    unit: &mut Unit,
+) -> Result<NewMessage, FormatError> {
     let first = &lines[unit.lines[0]];
     if unit.role == Role::System {
         // compact_boundary: a marker the model never sees as such, kept with everything it said.
@@ -515,7 +529,7 @@ fn build_message(path: &Path, lines: &[Line], unit: &Unit) -> Result<NewMessage,
         let mut meta =
             json!({"source": "claude-code", "line": first.value, "cairn": {"kind": "compaction"}});
         if !unit.attached.is_empty() {
-            meta["attached"] = Value::Array(unit.attached.clone());
+            meta["attached"] = Value::Array(std::mem::take(&mut unit.attached));
         }
         let mut m = note(Role::System, text, meta);
         m.created_at = timestamp_ms(first.value.get("timestamp"));
@@ -527,9 +541,10 @@ fn build_message(path: &Path, lines: &[Line], unit: &Unit) -> Result<NewMessage,
     let mut usage = None;
     let mut failed = false;
     let mut compact_summary = false;
+    let created_at = timestamp_ms(first.value.get("timestamp"));
     for &li in &unit.lines {
-        let l = &lines[li];
-        let mut env = l.value.clone();
+        let l = &mut lines[li];
+        let mut env = std::mem::take(&mut l.value);
         let mut c = env
             .get_mut("message")
             .and_then(|m| m.as_object_mut())
@@ -557,11 +572,11 @@ fn build_message(path: &Path, lines: &[Line], unit: &Unit) -> Result<NewMessage,
         meta["block_extras"] = Value::Object(extras);
     }
     if !unit.attached.is_empty() {
-        meta["attached"] = Value::Array(unit.attached.clone());
+        meta["attached"] = Value::Array(std::mem::take(&mut unit.attached));
     }
     let mut m = NewMessage::new(unit.role, content);
     m.meta = meta;
     m.usage = usage;
-    m.created_at = timestamp_ms(first.value.get("timestamp"));
+    m.created_at = created_at;
     Ok(m)
 }
