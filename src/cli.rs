@@ -70,6 +70,36 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Render messages (or a text file) into snapshot pages: page-001.png..., manifest.json, factsheet.txt.
+    Render {
+        /// The conversation (its active path); omit with --text.
+        conv: Option<String>,
+        /// First message of the range (default: the root).
+        #[arg(long, value_name = "MSG")]
+        from: Option<String>,
+        /// Last message of the range (default: the tip).
+        #[arg(long, value_name = "MSG")]
+        to: Option<String>,
+        /// Render a text file instead of a conversation.
+        #[arg(long, value_name = "FILE", conflicts_with = "conv")]
+        text: Option<PathBuf>,
+        /// claude-hires (default), claude, claude-many, openai, gemini
+        #[arg(long, default_value = "claude-hires")]
+        profile: String,
+        /// Cell size WxH (5x8 or 6x12; default: the profile's).
+        #[arg(long, value_name = "WxH")]
+        cell: Option<String>,
+        /// PNG compression: fast, default or best.
+        #[arg(long, default_value = "fast")]
+        compression: String,
+        /// Leave the factsheet of exact strings out.
+        #[arg(long)]
+        no_factsheet: bool,
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
     /// Append one complete turn from a JSON array of messages in Anthropic Messages shape (`-` reads stdin);
     /// prints the new tip's id.
     Append { conv: String, file: String },
@@ -269,6 +299,103 @@ fn dispatch(cli: Cli) -> Result<()> {
                 ))?;
             }
             Ok(())
+        }
+        Command::Render {
+            conv,
+            from,
+            to,
+            text,
+            profile,
+            cell,
+            compression,
+            no_factsheet,
+            out: dir,
+            json,
+        } => {
+            let profile = crate::render::profile::by_name(&profile).ok_or_else(|| {
+                anyhow!("unknown profile {profile:?}: claude-hires, claude, claude-many, openai or gemini")
+            })?;
+            let mut opts = crate::render::Options::new(profile);
+            if let Some(c) = cell {
+                let (w, h) = c
+                    .split_once('x')
+                    .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
+                    .ok_or_else(|| anyhow!("--cell {c:?}: expected WxH such as 5x8"))?;
+                opts.cell = (w, h);
+            }
+            opts.compression = match compression.as_str() {
+                "fast" => crate::render::Compression::Fast,
+                "default" => crate::render::Compression::Default,
+                "best" => crate::render::Compression::Best,
+                c => bail!("--compression {c:?}: fast, default or best"),
+            };
+            opts.factsheet = !no_factsheet;
+            let sources = match (&text, &conv) {
+                (Some(f), _) => {
+                    let t = std::fs::read_to_string(f)
+                        .with_context(|| format!("cannot read {}", f.display()))?;
+                    vec![crate::render::text_source(&f.display().to_string(), t)]
+                }
+                (None, Some(c)) => {
+                    let s = open(&cli.db)?;
+                    let path = match &to {
+                        Some(m) => s.path_to(c, m)?,
+                        None => s.active_path(c)?,
+                    };
+                    let start = match &from {
+                        Some(m) => {
+                            let id = s.resolve_message(c, m)?;
+                            path.iter().position(|x| x.id == id).ok_or_else(|| {
+                                anyhow!(
+                                    "message {id} is not on the path to {}",
+                                    to.as_deref().unwrap_or("the tip")
+                                )
+                            })?
+                        }
+                        None => 0,
+                    };
+                    crate::render::sources(&path[start..])
+                }
+                (None, None) => bail!("give a conversation or --text FILE"),
+            };
+            let r = crate::render::render(&sources, &opts)?;
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            for (p, m) in r.pages.iter().zip(&r.manifest.pages) {
+                let f = dir.join(&m.file);
+                std::fs::write(&f, &p.png)
+                    .with_context(|| format!("cannot write {}", f.display()))?;
+            }
+            std::fs::write(
+                dir.join("manifest.json"),
+                serde_json::to_string(&r.manifest)?,
+            )?;
+            if opts.factsheet {
+                std::fs::write(dir.join("factsheet.txt"), &r.factsheet)?;
+            }
+            if json {
+                print_json(&serde_json::to_value(&r.stats)?)
+            } else {
+                let st = &r.stats;
+                out(&format!(
+                    "{} pages, {} characters, {} image tokens ({}), ~{} text tokens as text; {:.2} characters per image token, {:.2}x cheaper than text{}",
+                    st.pages,
+                    st.characters,
+                    st.image_tokens,
+                    profile.name,
+                    st.text_tokens,
+                    st.chars_per_image_token,
+                    st.ratio,
+                    if st.unrendered > 0 {
+                        format!(
+                            "; {} characters drawn as boxes (text kept in the factsheet)",
+                            st.unrendered
+                        )
+                    } else {
+                        String::new()
+                    }
+                ))
+            }
         }
         Command::Append { conv, file } => {
             let messages = read_turn(&file)?;

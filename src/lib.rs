@@ -9,6 +9,7 @@ pub mod formats;
 pub mod import;
 pub mod model;
 pub mod pairs;
+pub mod render;
 pub mod store;
 pub mod tokens;
 pub mod wire;

@@ -1,0 +1,463 @@
+//! Snapshot pages: conversation text drawn as dense pages of pixel glyphs (1-bit PNG), sized so the provider
+//! never resamples them, because a vision model bills an image by its area, not by the characters on it.
+//!
+//! Pages are always rendered from source text (there is no way to pass an image in), deterministically (the same
+//! source and profile give byte-identical pages), with a manifest mapping every row to its message and character
+//! range, and a bounded factsheet of exact strings (ids, hashes, paths) that tiny glyphs put at risk.
+
+pub mod decode;
+mod factsheet;
+pub mod font;
+pub mod profile;
+
+use serde::Serialize;
+
+use crate::model::{Block, Message, ToolResultContent};
+use font::{BitmapFont, Cell, Mark};
+pub use profile::{PROFILES, Profile};
+
+/// One message's text to draw.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub id: String,
+    /// The header row's text (role and short id).
+    pub label: String,
+    pub text: String,
+    /// Tool output: its header says so.
+    pub tool: bool,
+}
+
+/// The text cairn draws for a message: text as is, thinking, tool calls and results marked, other blocks as JSON.
+pub fn source_text(m: &Message) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for b in &m.content {
+        parts.push(match b {
+            Block::Text { text } => text.clone(),
+            Block::Thinking { thinking, .. } => format!("[thinking] {thinking}"),
+            Block::ToolUse { name, input, .. } => format!("[tool_use {name}] {input}"),
+            Block::ToolResult {
+                content, is_error, ..
+            } => {
+                let t = match content {
+                    ToolResultContent::Text(t) => t.clone(),
+                    c => c.text(),
+                };
+                if *is_error { format!("[error] {t}") } else { t }
+            }
+            Block::Image { media_type, .. } => format!("[image {media_type}]"),
+            Block::Other(v) => v.to_string(),
+        });
+    }
+    parts.join("\n")
+}
+
+/// Sources for a run of messages.
+pub fn sources(messages: &[Message]) -> Vec<Source> {
+    messages
+        .iter()
+        .map(|m| {
+            let tool = m.has_tool_result();
+            Source {
+                id: m.id.clone(),
+                label: format!(
+                    "{} {}",
+                    if tool { "tool output" } else { m.role.as_str() },
+                    &m.id[..m.id.len().min(8)]
+                ),
+                text: source_text(m),
+                tool,
+            }
+        })
+        .collect()
+}
+
+/// A plain text file as one source (for `render --text`).
+pub fn text_source(name: &str, text: String) -> Source {
+    Source {
+        id: name.to_string(),
+        label: name.to_string(),
+        text,
+        tool: false,
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("no bitmap font for a {0}x{1} cell (cairn has 5x8 and 6x12)")]
+    NoFont(u32, u32),
+    #[error("a {cw}x{ch} cell does not fit the {w}x{h} page")]
+    CellTooBig { cw: u32, ch: u32, w: u32, h: u32 },
+    #[error("PNG encoding: {0}")]
+    Png(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Compression {
+    Fast,
+    Default,
+    Best,
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub profile: &'static Profile,
+    pub cell: (u32, u32),
+    pub compression: Compression,
+    pub factsheet: bool,
+    /// Upper bound on the factsheet, in bytes.
+    pub factsheet_bytes: usize,
+}
+
+impl Options {
+    pub fn new(profile: &'static Profile) -> Options {
+        Options {
+            profile,
+            cell: profile.cell,
+            compression: Compression::Fast,
+            factsheet: true,
+            factsheet_bytes: 8_192,
+        }
+    }
+}
+
+/// One encoded page.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub png: Vec<u8>,
+    pub width: u32,
+    pub height: u32,
+    pub tokens: u64,
+}
+
+/// A run of cells on one row of a page: a message's header, or a range of its source text. Every row is
+/// covered by one or more of these, in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RowMap {
+    pub row: u32,
+    /// First cell of the run on the row.
+    pub col: u32,
+    /// "header" or "text"
+    pub kind: &'static str,
+    pub message: String,
+    /// Character range of the message's source text in this run (empty for a header).
+    pub start: usize,
+    pub end: usize,
+}
+
+fn segment(row: u32, col: u32, header: bool, message: &str, start: usize, end: usize) -> RowMap {
+    RowMap {
+        row,
+        col,
+        kind: if header { "header" } else { "text" },
+        message: message.to_string(),
+        start,
+        end: if header { start } else { end },
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PageMap {
+    pub file: String,
+    pub width: u32,
+    pub height: u32,
+    pub tokens: u64,
+    pub bytes: usize,
+    pub rows: Vec<RowMap>,
+}
+
+/// A character the font cannot draw: drawn as a box, its text kept here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unrendered {
+    pub message: String,
+    pub index: usize,
+    pub char: char,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Manifest {
+    pub profile: &'static str,
+    pub font: &'static str,
+    pub cell: [u32; 2],
+    pub columns: u32,
+    pub rows_per_page: u32,
+    pub pages: Vec<PageMap>,
+    pub unrendered: Vec<Unrendered>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Stats {
+    pub pages: usize,
+    pub characters: usize,
+    pub image_tokens: u64,
+    pub text_tokens: u64,
+    pub chars_per_image_token: f64,
+    /// text tokens ÷ image tokens: how many times cheaper the pages are than the text.
+    pub ratio: f64,
+    pub png_bytes: usize,
+    pub unrendered: usize,
+    pub fits_one_request: bool,
+}
+
+pub struct Rendered {
+    pub pages: Vec<Page>,
+    pub manifest: Manifest,
+    pub factsheet: String,
+    pub stats: Stats,
+}
+
+/// A page being drawn: 1 bit per pixel, ink = 1, rows padded so a glyph row can be OR-ed as one u32.
+struct Canvas {
+    width: u32,
+    stride: usize,
+    bits: Vec<u8>,
+}
+
+impl Canvas {
+    fn new(width: u32, height: u32) -> Canvas {
+        let stride = width.div_ceil(8) as usize + 4;
+        Canvas {
+            width,
+            stride,
+            bits: vec![0; stride * height as usize],
+        }
+    }
+
+    #[inline]
+    fn blit(&mut self, x: u32, y: u32, rows: &[u32]) {
+        let byte = (x / 8) as usize;
+        let shift = x % 8;
+        for (r, &bits) in rows.iter().enumerate() {
+            if bits == 0 {
+                continue;
+            }
+            let v = (bits >> shift).to_be_bytes();
+            let at = (y as usize + r) * self.stride + byte;
+            for (k, b) in v.iter().enumerate() {
+                self.bits[at + k] |= b;
+            }
+        }
+    }
+
+    /// PNG, 1-bit grayscale, white paper and black ink, `height` rows.
+    fn encode(&self, height: u32, compression: Compression) -> Result<Vec<u8>, RenderError> {
+        let mut out = Vec::new();
+        {
+            let mut enc = png::Encoder::new(&mut out, self.width, height);
+            enc.set_color(png::ColorType::Grayscale);
+            enc.set_depth(png::BitDepth::One);
+            enc.set_compression(match compression {
+                Compression::Fast => png::Compression::Fast,
+                Compression::Default => png::Compression::Balanced,
+                Compression::Best => png::Compression::High,
+            });
+            let mut w = enc
+                .write_header()
+                .map_err(|e| RenderError::Png(e.to_string()))?;
+            let row_bytes = self.width.div_ceil(8) as usize;
+            let mut data = Vec::with_capacity(row_bytes * height as usize);
+            for y in 0..height as usize {
+                data.extend(
+                    self.bits[y * self.stride..y * self.stride + row_bytes]
+                        .iter()
+                        .map(|b| !b),
+                );
+            }
+            w.write_image_data(&data)
+                .map_err(|e| RenderError::Png(e.to_string()))?;
+        }
+        Ok(out)
+    }
+}
+
+/// Draws the sources into pages.
+pub fn render(sources: &[Source], opts: &Options) -> Result<Rendered, RenderError> {
+    let (cw, ch) = opts.cell;
+    let font: &BitmapFont = font::for_cell(cw, ch).ok_or(RenderError::NoFont(cw, ch))?;
+    let p = opts.profile;
+    if cw > p.width || ch > p.height {
+        return Err(RenderError::CellTooBig {
+            cw,
+            ch,
+            w: p.width,
+            h: p.height,
+        });
+    }
+    let cols = p.width / cw;
+    let rows_per_page = p.height / ch;
+    let mut pages: Vec<Page> = Vec::new();
+    let mut maps: Vec<PageMap> = Vec::new();
+    let mut unrendered: Vec<Unrendered> = Vec::new();
+    let mut canvas = Canvas::new(p.width, p.height);
+    let mut rows: Vec<RowMap> = Vec::new();
+    let mut row: u32 = 0;
+    let mut characters = 0usize;
+
+    // Finishes the current page (cropping it to the rows it uses) and starts a new one.
+    let flush = |canvas: &mut Canvas,
+                 rows: &mut Vec<RowMap>,
+                 used: u32,
+                 pages: &mut Vec<Page>,
+                 maps: &mut Vec<PageMap>|
+     -> Result<(), RenderError> {
+        if used == 0 {
+            return Ok(());
+        }
+        let align = p.formula.align();
+        let height = (used * ch).div_ceil(align) * align;
+        let height = height.min(p.height).max(used * ch);
+        let png = canvas.encode(height, opts.compression)?;
+        let tokens = p.tokens(p.width, height);
+        let n = pages.len() + 1;
+        maps.push(PageMap {
+            file: format!("page-{n:03}.png"),
+            width: p.width,
+            height,
+            tokens,
+            bytes: png.len(),
+            rows: std::mem::take(rows),
+        });
+        pages.push(Page {
+            png,
+            width: p.width,
+            height,
+            tokens,
+        });
+        *canvas = Canvas::new(p.width, p.height);
+        Ok(())
+    };
+
+    // One cursor flows through all messages: every cell is used. Each message opens with a start mark and a
+    // short header (role, id), then its text; a newline is a visible mark, not a wasted row end.
+    let mut col: u32 = 0;
+    for src in sources {
+        let header: Vec<char> = format!("{}: ", src.label).chars().collect();
+        let mut cells: Vec<(Cell, bool)> = Vec::with_capacity(header.len() + 1);
+        cells.push((Cell::Mark(Mark::Start), true));
+        cells.extend(header.iter().map(|&c| (Cell::Char(c), true)));
+        let mut seg: Option<(u32, u32, bool, usize)> = None; // (row, col, header?, start index)
+        let mut index = 0usize;
+        let text_cells = src.text.chars().map(|c| (Cell::Char(c), false));
+        for (cell, is_header) in cells.into_iter().chain(text_cells) {
+            // a segment ends at a row's end or where the header gives way to text (closed before a page ends)
+            if let Some((sr, sc, h, st)) = seg
+                && (sr != row || h != is_header)
+            {
+                rows.push(segment(sr, sc, h, &src.id, st, index));
+                seg = None;
+            }
+            if col == 0 && row == rows_per_page {
+                flush(&mut canvas, &mut rows, row, &mut pages, &mut maps)?;
+                row = 0;
+            }
+            if seg.is_none() {
+                seg = Some((row, col, is_header, index));
+            }
+            let g = match cell {
+                Cell::Mark(m) => font.mark(m),
+                Cell::Char('\n') if !is_header => font.mark(Mark::Newline),
+                Cell::Char('\t') if !is_header => font.mark(Mark::Tab),
+                Cell::Char(c) => match font.glyph(c) {
+                    Some(g) => g,
+                    None => {
+                        if !is_header {
+                            unrendered.push(Unrendered {
+                                message: src.id.clone(),
+                                index,
+                                char: c,
+                            });
+                        }
+                        font.mark(Mark::Missing)
+                    }
+                },
+            };
+            canvas.blit(col * cw, row * ch, g);
+            if !is_header {
+                index += 1;
+            }
+            col += 1;
+            if col == cols {
+                col = 0;
+                row += 1;
+            }
+        }
+        if let Some((sr, sc, h, st)) = seg {
+            rows.push(segment(sr, sc, h, &src.id, st, index));
+        }
+        characters += index;
+    }
+    if col > 0 {
+        row += 1;
+    }
+    flush(&mut canvas, &mut rows, row, &mut pages, &mut maps)?;
+    let pages = check_image_bytes(pages, &maps, p)?;
+
+    let text_tokens: u64 = sources.iter().map(|s| crate::tokens::text(&s.text)).sum();
+    let image_tokens: u64 = pages.iter().map(|pg| pg.tokens).sum();
+    let png_bytes: usize = pages.iter().map(|pg| pg.png.len()).sum();
+    let stats = Stats {
+        pages: pages.len(),
+        characters,
+        image_tokens,
+        text_tokens,
+        chars_per_image_token: if image_tokens > 0 {
+            characters as f64 / image_tokens as f64
+        } else {
+            0.0
+        },
+        ratio: if image_tokens > 0 {
+            text_tokens as f64 / image_tokens as f64
+        } else {
+            0.0
+        },
+        png_bytes,
+        unrendered: unrendered.len(),
+        fits_one_request: pages.len() <= p.max_images && png_bytes <= p.max_request_bytes,
+    };
+    let factsheet = if opts.factsheet {
+        factsheet::build(sources, &unrendered, opts.factsheet_bytes)
+    } else {
+        String::new()
+    };
+    Ok(Rendered {
+        pages,
+        manifest: Manifest {
+            profile: p.name,
+            font: font.name,
+            cell: [cw, ch],
+            columns: cols,
+            rows_per_page,
+            pages: maps,
+            unrendered,
+        },
+        factsheet,
+        stats,
+    })
+}
+
+/// Refuses a page over the provider's per-image byte limit. A 1-bit page of the largest profile is at most
+/// 470 kB before compression, far under every limit, so this cannot happen with the shipped profiles; a new
+/// profile that made it possible would be caught here rather than produce an image the provider rejects.
+fn check_image_bytes(
+    pages: Vec<Page>,
+    maps: &[PageMap],
+    p: &Profile,
+) -> Result<Vec<Page>, RenderError> {
+    if pages.iter().all(|pg| pg.png.len() <= p.max_image_bytes) {
+        return Ok(pages);
+    }
+    // Splitting needs the pixels again; pages this large do not occur with the shipped profiles, so refuse
+    // clearly rather than send an image the provider rejects.
+    let (i, pg) = pages
+        .iter()
+        .enumerate()
+        .find(|(_, pg)| pg.png.len() > p.max_image_bytes)
+        .map(|(i, pg)| (i, pg.png.len()))
+        .unwrap_or((0, 0));
+    Err(RenderError::Png(format!(
+        "{} is {pg} bytes, over the {} profile's {} per image",
+        maps.get(i).map_or("a page", |m| m.file.as_str()),
+        p.name,
+        p.max_image_bytes
+    )))
+}

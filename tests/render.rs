@@ -1,0 +1,203 @@
+//! Snapshot pages: every page decodes back to exactly its source text, the manifest covers every source character
+//! exactly once, pages respect their profile, characters the font lacks are kept as text, output is deterministic.
+
+use std::path::Path;
+
+use cairn::import;
+use cairn::render::{self, Options, PROFILES, Source, decode, font};
+use cairn::store::Store;
+
+fn sample_sources() -> Vec<(String, Vec<Source>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(dir.path().join("r.db")).unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut out = Vec::new();
+    for f in [
+        "claude-code/cc-rewind-fork-2.1.42.jsonl",
+        "claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
+        "codex/codex-desktop-spawn-agents-0.140.jsonl",
+        "pi/pi-v3-compaction-tiny.jsonl",
+    ] {
+        let o = import::import_file(&mut s, &fixtures.join(f), None);
+        for c in o.conversations {
+            let msgs = s.messages(&c).unwrap();
+            out.push((format!("{f} {c}"), render::sources(&msgs)));
+        }
+    }
+    out
+}
+
+fn check_round_trip(name: &str, sources: &[Source], opts: &Options) -> render::Rendered {
+    let r = render::render(sources, opts).unwrap();
+    let f = font::for_cell(opts.cell.0, opts.cell.1).unwrap();
+    let pngs: Vec<Vec<u8>> = r.pages.iter().map(|p| p.png.clone()).collect();
+    let checked =
+        decode::verify(&pngs, &r.manifest, sources, f).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let total: usize = sources.iter().map(|s| s.text.chars().count()).sum();
+    assert_eq!(
+        checked, total,
+        "{name}: decoded {checked} of {total} characters"
+    );
+    r
+}
+
+#[test]
+fn every_page_of_every_sample_decodes_to_its_source_for_every_bitmap_profile() {
+    for (name, sources) in sample_sources() {
+        for p in PROFILES {
+            for cell in [(5, 8), (6, 12)] {
+                let mut opts = Options::new(p);
+                opts.cell = cell;
+                check_round_trip(&format!("{name} {} {cell:?}", p.name), &sources, &opts);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_manifest_covers_every_source_character_exactly_once() {
+    for (name, sources) in sample_sources() {
+        let r = render::render(&sources, &Options::new(&PROFILES[0])).unwrap();
+        for s in &sources {
+            let mut ranges: Vec<(usize, usize)> = r
+                .manifest
+                .pages
+                .iter()
+                .flat_map(|p| &p.rows)
+                .filter(|m| m.kind == "text" && m.message == s.id)
+                .map(|m| (m.start, m.end))
+                .collect();
+            ranges.sort();
+            let mut at = 0;
+            for (a, b) in ranges {
+                assert_eq!(a, at, "{name}: gap or overlap in {}", s.id);
+                at = b;
+            }
+            assert_eq!(
+                at,
+                s.text.chars().count(),
+                "{name}: {} not fully covered",
+                s.id
+            );
+            let headers = r
+                .manifest
+                .pages
+                .iter()
+                .flat_map(|p| &p.rows)
+                .filter(|m| m.kind == "header" && m.message == s.id)
+                .count();
+            assert!(headers >= 1, "{name}: no header for {}", s.id);
+        }
+        // runs on one row never overlap and stay within the columns
+        for p in &r.manifest.pages {
+            let mut last: Option<(u32, u32)> = None;
+            for m in &p.rows {
+                if let Some((row, col)) = last {
+                    assert!(
+                        m.row > row || (m.row == row && m.col > col),
+                        "{name}: runs out of order"
+                    );
+                }
+                assert!(m.col < r.manifest.columns);
+                last = Some((m.row, m.col));
+            }
+        }
+    }
+}
+
+#[test]
+fn pages_respect_their_profile_and_the_last_one_is_cropped() {
+    let text: String = (0..4000)
+        .map(|i| format!("line {i}: the quick brown fox jumps over the lazy dog\n"))
+        .collect();
+    let sources = vec![render::text_source("big", text)];
+    for p in PROFILES {
+        let r = check_round_trip(p.name, &sources, &Options::new(p));
+        assert!(r.pages.len() >= 2, "{}", p.name);
+        for (pg, map) in r.pages.iter().zip(&r.manifest.pages) {
+            assert!(pg.width <= p.width && pg.height <= p.height, "{}", p.name);
+            assert!(pg.png.len() <= p.max_image_bytes);
+            assert_eq!(pg.tokens, p.tokens(pg.width, pg.height));
+            assert_eq!(map.bytes, pg.png.len());
+        }
+        let last = r.pages.last().unwrap();
+        let align = p.formula.align();
+        assert!(
+            last.height < p.height,
+            "{}: the last page was not cropped",
+            p.name
+        );
+        assert!(
+            last.height.is_multiple_of(align) || last.height == p.height,
+            "{}: crop not aligned",
+            p.name
+        );
+        // full pages are full: every cell of every row but the last page's last row holds a character
+        let full = &r.manifest.pages[0];
+        assert_eq!(full.height, p.height, "{}", p.name);
+    }
+}
+
+#[test]
+fn characters_the_font_lacks_are_boxed_counted_and_kept_as_text() {
+    let text = "日本語のテキスト and an emoji 🚀 and box drawing ─┼─ end".to_string();
+    let sources = vec![render::text_source("cjk", text.clone())];
+    let r = check_round_trip("cjk", &sources, &Options::new(&PROFILES[0]));
+    let missing: String = r.manifest.unrendered.iter().map(|u| u.char).collect();
+    // box drawing is in the font; CJK and emoji are not
+    assert_eq!(missing, "日本語のテキスト🚀");
+    assert_eq!(r.stats.unrendered, missing.chars().count());
+    for c in missing.chars() {
+        assert!(r.factsheet.contains(c), "factsheet lacks {c}");
+    }
+}
+
+#[test]
+fn empty_and_tiny_inputs() {
+    let r = render::render(&[], &Options::new(&PROFILES[0])).unwrap();
+    assert_eq!(r.pages.len(), 0);
+    assert_eq!(r.stats.image_tokens, 0);
+    let sources = vec![render::text_source("empty", String::new())];
+    let r = check_round_trip("empty", &sources, &Options::new(&PROFILES[0]));
+    assert_eq!(r.pages.len(), 1, "a header still takes a row");
+    assert_eq!(r.pages[0].height, 28, "one row of 8 px costs one patch row");
+    assert_eq!(r.pages[0].tokens, 92);
+}
+
+#[test]
+fn rendering_is_deterministic() {
+    let sources = &sample_sources()[1].1;
+    let a = render::render(sources, &Options::new(&PROFILES[0])).unwrap();
+    let b = render::render(sources, &Options::new(&PROFILES[0])).unwrap();
+    assert_eq!(a.pages.len(), b.pages.len());
+    for (x, y) in a.pages.iter().zip(&b.pages) {
+        assert_eq!(x.png, y.png);
+    }
+    assert_eq!(a.factsheet, b.factsheet);
+}
+
+#[test]
+fn density_on_real_transcript_text_meets_the_target_at_5x8_hires() {
+    // the largest sample: enough text to fill pages
+    let (name, sources) = sample_sources()
+        .into_iter()
+        .max_by_key(|(_, s)| s.iter().map(|x| x.text.len()).sum::<usize>())
+        .unwrap();
+    let r = render::render(&sources, &Options::new(&PROFILES[0])).unwrap();
+    assert!(
+        r.stats.chars_per_image_token >= 17.5,
+        "{name}: {:.2} characters per image token",
+        r.stats.chars_per_image_token
+    );
+    assert!(r.stats.chars_per_image_token <= 784.0 / 40.0);
+}
+
+#[test]
+fn unknown_cells_and_sizes_are_clear_errors() {
+    let mut o = Options::new(&PROFILES[0]);
+    o.cell = (7, 13);
+    let e = render::render(&[render::text_source("x", "y".into())], &o)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("7x13"));
+}
