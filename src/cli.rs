@@ -90,7 +90,7 @@ enum Command {
         #[arg(long, value_name = "WxH")]
         cell: Option<String>,
         /// PNG compression: fast, default or best.
-        #[arg(long, default_value = "fast")]
+        #[arg(long, default_value = "default")]
         compression: String,
         /// Leave the factsheet of exact strings out.
         #[arg(long)]

@@ -114,7 +114,7 @@ impl Options {
         Options {
             profile,
             cell: profile.cell,
-            compression: Compression::Fast,
+            compression: Compression::Default,
             factsheet: true,
             factsheet_bytes: 8_192,
         }
@@ -247,8 +247,8 @@ impl Canvas {
             enc.set_color(png::ColorType::Grayscale);
             enc.set_depth(png::BitDepth::One);
             enc.set_compression(match compression {
-                Compression::Fast => png::Compression::Fast,
-                Compression::Default => png::Compression::Balanced,
+                Compression::Fast => png::Compression::Fastest,
+                Compression::Default => png::Compression::Fast,
                 Compression::Best => png::Compression::High,
             });
             let mut w = enc
