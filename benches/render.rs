@@ -17,14 +17,24 @@ fn main() {
     let mut s = Store::open(dir.path().join("b.db")).unwrap();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let mut sources = Vec::new();
-    for f in cairn::import::collect(&[fixtures.join("claude-code"), fixtures.join("codex"), fixtures.join("pi")]).unwrap() {
+    for f in cairn::import::collect(&[
+        fixtures.join("claude-code"),
+        fixtures.join("codex"),
+        fixtures.join("pi"),
+    ])
+    .unwrap()
+    {
         let o = cairn::import::import_file(&mut s, &f, None);
         for c in o.conversations {
             sources.extend(render::sources(&s.messages(&c).unwrap()));
         }
     }
     let chars: usize = sources.iter().map(|x| x.text.chars().count()).sum();
-    println!("real transcript text: {} messages, {} characters (the samples in tests/fixtures)", sources.len(), chars);
+    println!(
+        "real transcript text: {} messages, {} characters (the samples in tests/fixtures)",
+        sources.len(),
+        chars
+    );
     for p in PROFILES {
         for cell in [(5, 8), (6, 12)] {
             let mut o = Options::new(p);
@@ -39,7 +49,11 @@ fn main() {
                 r.stats.image_tokens,
                 r.stats.chars_per_image_token,
                 r.stats.ratio,
-                if p.name == "claude-hires" && cell == (5, 8) { "   [target >= 17.5]" } else { "" }
+                if p.name == "claude-hires" && cell == (5, 8) {
+                    "   [target >= 17.5]"
+                } else {
+                    ""
+                }
             );
         }
     }
@@ -54,13 +68,21 @@ fn main() {
             big.push(x);
         }
     }
-    for compression in [render::Compression::Fast, render::Compression::Default, render::Compression::Best] {
+    for compression in [
+        render::Compression::Fast,
+        render::Compression::Default,
+        render::Compression::Best,
+    ] {
         let mut o = Options::new(&PROFILES[0]);
         o.compression = compression;
         let mut best = f64::MAX;
         let mut pages = 0;
         let mut png_bytes = 0;
-        let runs = if compression == render::Compression::Best { 1 } else { 3 };
+        let runs = if compression == render::Compression::Best {
+            1
+        } else {
+            3
+        };
         for _ in 0..runs {
             let t = Instant::now();
             let r = render::render(&big, &o).unwrap();
@@ -74,7 +96,11 @@ fn main() {
             png_bytes as f64 / pages.max(1) as f64 / 1e3,
             best,
             bytes as f64 / 1e6 / best,
-            if compression == render::Compression::Default { "   [target >= 20 MB/s, the default]" } else { "" }
+            if compression == render::Compression::Default {
+                "   [target >= 20 MB/s, the default]"
+            } else {
+                ""
+            }
         );
     }
 }

@@ -103,6 +103,7 @@ impl BitmapFont {
     /// Parses cairn's glyph format (`U+XXXX` then one hex value per row, leftmost pixel = most significant bit).
     pub fn parse(name: &'static str, w: u32, h: u32, text: &str) -> BitmapFont {
         let mut all: Vec<(char, Vec<u32>)> = Vec::new();
+        let mut taken = std::collections::HashSet::new();
         let row_bytes = w.div_ceil(8);
         for line in text.lines() {
             let mut parts = line.split_whitespace();
@@ -116,7 +117,8 @@ impl BitmapFont {
                 .filter_map(|r| u32::from_str_radix(r, 16).ok())
                 .map(|r| r << (32 - 8 * row_bytes))
                 .collect();
-            if rows.len() == h as usize {
+            // the first definition of a code point wins (overrides come first, fallbacks last)
+            if rows.len() == h as usize && taken.insert(c) {
                 all.push((c, rows));
             }
         }
@@ -185,20 +187,27 @@ impl BitmapFont {
     }
 }
 
-static SPLEEN_5X8: OnceLock<BitmapFont> = OnceLock::new();
+static CAIRN_5X8: OnceLock<BitmapFont> = OnceLock::new();
 static SPLEEN_6X12: OnceLock<BitmapFont> = OnceLock::new();
+
+/// cairn's 5x8: X11 misc-fixed 5x8 (public domain; tesseract reads it better than Spleen 5x8), with the glyphs
+/// of confusable pairs redrawn (assets/fonts/cairn-5x8-overrides.glyphs), and Spleen 5x8 for what misc-fixed
+/// lacks (box drawing and other symbols).
+fn cairn_5x8_source() -> String {
+    [
+        include_str!("../../assets/fonts/cairn-5x8-overrides.glyphs"),
+        include_str!("../../assets/fonts/fixed-5x8.glyphs"),
+        include_str!("../../assets/fonts/spleen-5x8.glyphs"),
+    ]
+    .join("\n")
+}
 
 /// The bitmap font for a cell size, if cairn has one.
 pub fn for_cell(w: u32, h: u32) -> Option<&'static BitmapFont> {
     match (w, h) {
-        (5, 8) => Some(SPLEEN_5X8.get_or_init(|| {
-            BitmapFont::parse(
-                "spleen-5x8",
-                5,
-                8,
-                include_str!("../../assets/fonts/spleen-5x8.glyphs"),
-            )
-        })),
+        (5, 8) => Some(
+            CAIRN_5X8.get_or_init(|| BitmapFont::parse("cairn-5x8", 5, 8, &cairn_5x8_source())),
+        ),
         (6, 12) => Some(SPLEEN_6X12.get_or_init(|| {
             BitmapFont::parse(
                 "spleen-6x12",
