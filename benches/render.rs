@@ -57,6 +57,14 @@ fn main() {
             );
         }
     }
+    let mut o = Options::new(render::profile::by_name("openai").unwrap());
+    o.font = render::FontKind::Outline;
+    o.cell = (9, 16);
+    let r = render::render(&sources, &o).unwrap();
+    println!(
+        "  openai        9x16 outline (DejaVu Sans Mono, anti-aliased): {} pages, {} image tokens, {:.2} chars/image token",
+        r.stats.pages, r.stats.image_tokens, r.stats.chars_per_image_token
+    );
     // Speed: the same text repeated to ~20 MB, one thread.
     let mut big = Vec::new();
     let mut bytes = 0usize;

@@ -86,9 +86,12 @@ enum Command {
         /// claude-hires (default), claude, claude-many, openai, gemini
         #[arg(long, default_value = "claude-hires")]
         profile: String,
-        /// Cell size WxH (5x8 or 6x12; default: the profile's).
+        /// Cell size WxH (bitmap: 5x8 or 6x12; outline: any; default: the profile's).
         #[arg(long, value_name = "WxH")]
         cell: Option<String>,
+        /// bitmap (crisp 1-bit, decodable) or outline (DejaVu Sans Mono, anti-aliased)
+        #[arg(long, default_value = "bitmap")]
+        font: String,
         /// PNG compression: fast, default or best.
         #[arg(long, default_value = "default")]
         compression: String,
@@ -307,6 +310,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             text,
             profile,
             cell,
+            font,
             compression,
             no_factsheet,
             out: dir,
@@ -316,6 +320,11 @@ fn dispatch(cli: Cli) -> Result<()> {
                 anyhow!("unknown profile {profile:?}: claude-hires, claude, claude-many, openai or gemini")
             })?;
             let mut opts = crate::render::Options::new(profile);
+            opts.font = match font.as_str() {
+                "bitmap" => crate::render::FontKind::Bitmap,
+                "outline" => crate::render::FontKind::Outline,
+                f => bail!("--font {f:?}: bitmap or outline"),
+            };
             if let Some(c) = cell {
                 let (w, h) = c
                     .split_once('x')

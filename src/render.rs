@@ -8,6 +8,7 @@
 pub mod decode;
 mod factsheet;
 pub mod font;
+mod outline;
 pub mod profile;
 
 use serde::Serialize;
@@ -83,7 +84,7 @@ pub fn text_source(name: &str, text: String) -> Source {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
-    #[error("no bitmap font for a {0}x{1} cell (cairn has 5x8 and 6x12)")]
+    #[error("no font for a {0}x{1} cell (bitmap: 5x8 and 6x12; outline: at least 4x6)")]
     NoFont(u32, u32),
     #[error("a {cw}x{ch} cell does not fit the {w}x{h} page")]
     CellTooBig { cw: u32, ch: u32, w: u32, h: u32 },
@@ -99,9 +100,20 @@ pub enum Compression {
     Best,
 }
 
+/// Which kind of font draws the cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FontKind {
+    /// A crisp 1-bit bitmap font (5x8 or 6x12); pages can be decoded back exactly.
+    Bitmap,
+    /// DejaVu Sans Mono through ab_glyph, anti-aliased into 2-bit grayscale, at any cell size.
+    Outline,
+}
+
 #[derive(Debug, Clone)]
 pub struct Options {
     pub profile: &'static Profile,
+    pub font: FontKind,
     pub cell: (u32, u32),
     pub compression: Compression,
     pub factsheet: bool,
@@ -113,6 +125,7 @@ impl Options {
     pub fn new(profile: &'static Profile) -> Options {
         Options {
             profile,
+            font: FontKind::Bitmap,
             cell: profile.cell,
             compression: Compression::Default,
             factsheet: true,
@@ -273,7 +286,6 @@ impl Canvas {
 /// Draws the sources into pages.
 pub fn render(sources: &[Source], opts: &Options) -> Result<Rendered, RenderError> {
     let (cw, ch) = opts.cell;
-    let font: &BitmapFont = font::for_cell(cw, ch).ok_or(RenderError::NoFont(cw, ch))?;
     let p = opts.profile;
     if cw > p.width || ch > p.height {
         return Err(RenderError::CellTooBig {
@@ -283,18 +295,87 @@ pub fn render(sources: &[Source], opts: &Options) -> Result<Rendered, RenderErro
             h: p.height,
         });
     }
+    match opts.font {
+        FontKind::Bitmap => {
+            let font: &BitmapFont = font::for_cell(cw, ch).ok_or(RenderError::NoFont(cw, ch))?;
+            let surface = BitmapSurface {
+                canvas: Canvas::new(p.width, p.height),
+                font,
+                cw,
+                ch,
+            };
+            layout(sources, opts, surface, font.name)
+        }
+        FontKind::Outline => {
+            let font = outline::OutlineFont::new(cw, ch).ok_or(RenderError::NoFont(cw, ch))?;
+            let surface = outline::OutlineSurface::new(p.width, p.height, font);
+            layout(sources, opts, surface, outline::NAME)
+        }
+    }
+}
+
+/// Where cells are drawn: a 1-bit bitmap-font canvas or an anti-aliased outline-font one.
+pub(crate) trait Surface {
+    /// Whether the font can draw `c`.
+    fn drawable(&mut self, c: char) -> bool;
+    /// Draws a cell (a drawable character or a mark).
+    fn put(&mut self, col: u32, row: u32, cell: Cell);
+    fn encode(&self, height: u32, compression: Compression) -> Result<Vec<u8>, RenderError>;
+    /// Starts a new page.
+    fn clear(&mut self);
+}
+
+struct BitmapSurface {
+    canvas: Canvas,
+    font: &'static BitmapFont,
+    cw: u32,
+    ch: u32,
+}
+
+impl Surface for BitmapSurface {
+    fn drawable(&mut self, c: char) -> bool {
+        self.font.glyph(c).is_some()
+    }
+    fn put(&mut self, col: u32, row: u32, cell: Cell) {
+        let g = match cell {
+            Cell::Mark(m) => self.font.mark(m),
+            Cell::Char(c) => self
+                .font
+                .glyph(c)
+                .unwrap_or_else(|| self.font.mark(Mark::Missing)),
+        };
+        self.canvas.blit(col * self.cw, row * self.ch, g);
+    }
+    fn encode(&self, height: u32, compression: Compression) -> Result<Vec<u8>, RenderError> {
+        self.canvas.encode(height, compression)
+    }
+    fn clear(&mut self) {
+        self.canvas = Canvas::new(
+            self.canvas.width,
+            self.canvas.bits.len() as u32 / self.canvas.stride as u32,
+        );
+    }
+}
+
+fn layout<S: Surface>(
+    sources: &[Source],
+    opts: &Options,
+    mut canvas: S,
+    font_name: &'static str,
+) -> Result<Rendered, RenderError> {
+    let (cw, ch) = opts.cell;
+    let p = opts.profile;
     let cols = p.width / cw;
     let rows_per_page = p.height / ch;
     let mut pages: Vec<Page> = Vec::new();
     let mut maps: Vec<PageMap> = Vec::new();
     let mut unrendered: Vec<Unrendered> = Vec::new();
-    let mut canvas = Canvas::new(p.width, p.height);
     let mut rows: Vec<RowMap> = Vec::new();
     let mut row: u32 = 0;
     let mut characters = 0usize;
 
     // Finishes the current page (cropping it to the rows it uses) and starts a new one.
-    let flush = |canvas: &mut Canvas,
+    let flush = |canvas: &mut S,
                  rows: &mut Vec<RowMap>,
                  used: u32,
                  pages: &mut Vec<Page>,
@@ -323,7 +404,7 @@ pub fn render(sources: &[Source], opts: &Options) -> Result<Rendered, RenderErro
             height,
             tokens,
         });
-        *canvas = Canvas::new(p.width, p.height);
+        canvas.clear();
         Ok(())
     };
 
@@ -353,25 +434,22 @@ pub fn render(sources: &[Source], opts: &Options) -> Result<Rendered, RenderErro
             if seg.is_none() {
                 seg = Some((row, col, is_header, index));
             }
-            let g = match cell {
-                Cell::Mark(m) => font.mark(m),
-                Cell::Char('\n') if !is_header => font.mark(Mark::Newline),
-                Cell::Char('\t') if !is_header => font.mark(Mark::Tab),
-                Cell::Char(c) => match font.glyph(c) {
-                    Some(g) => g,
-                    None => {
-                        if !is_header {
-                            unrendered.push(Unrendered {
-                                message: src.id.clone(),
-                                index,
-                                char: c,
-                            });
-                        }
-                        font.mark(Mark::Missing)
+            let cell = match cell {
+                Cell::Char('\n') if !is_header => Cell::Mark(Mark::Newline),
+                Cell::Char('\t') if !is_header => Cell::Mark(Mark::Tab),
+                Cell::Char(c) if !canvas.drawable(c) => {
+                    if !is_header {
+                        unrendered.push(Unrendered {
+                            message: src.id.clone(),
+                            index,
+                            char: c,
+                        });
                     }
-                },
+                    Cell::Mark(Mark::Missing)
+                }
+                other => other,
             };
-            canvas.blit(col * cw, row * ch, g);
+            canvas.put(col, row, cell);
             if !is_header {
                 index += 1;
             }
@@ -423,7 +501,7 @@ pub fn render(sources: &[Source], opts: &Options) -> Result<Rendered, RenderErro
         pages,
         manifest: Manifest {
             profile: p.name,
-            font: font.name,
+            font: font_name,
             cell: [cw, ch],
             columns: cols,
             rows_per_page,

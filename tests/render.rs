@@ -201,3 +201,39 @@ fn unknown_cells_and_sizes_are_clear_errors() {
         .unwrap();
     assert!(e.to_string().contains("7x13"));
 }
+
+#[test]
+fn outline_font_pages_are_anti_aliased_deterministic_and_cover_their_text() {
+    let sources = &sample_sources()[0].1;
+    let mut o = Options::new(cairn::render::profile::by_name("openai").unwrap());
+    o.font = render::FontKind::Outline;
+    o.cell = (9, 16);
+    let a = render::render(sources, &o).unwrap();
+    let b = render::render(sources, &o).unwrap();
+    assert!(!a.pages.is_empty());
+    for (x, y) in a.pages.iter().zip(&b.pages) {
+        assert_eq!(x.png, y.png);
+    }
+    assert_eq!(a.manifest.font, "dejavu-sans-mono");
+    let page = &a.pages[0];
+    let dec = png::Decoder::new(std::io::Cursor::new(&page.png))
+        .read_info()
+        .unwrap();
+    assert_eq!(dec.info().bit_depth, png::BitDepth::Two);
+    assert!(page.width <= o.profile.width && page.height <= o.profile.height);
+    // the same layout as the bitmap path: every character in exactly one run
+    let total: usize = sources.iter().map(|s| s.text.chars().count()).sum();
+    let covered: usize = a
+        .manifest
+        .pages
+        .iter()
+        .flat_map(|p| &p.rows)
+        .filter(|m| m.kind == "text")
+        .map(|m| m.end - m.start)
+        .sum();
+    assert_eq!(covered, total);
+    // CJK is not in DejaVu Sans Mono: boxed and kept
+    let cjk = vec![render::text_source("cjk", "日本 ok".into())];
+    let r = render::render(&cjk, &o).unwrap();
+    assert_eq!(r.manifest.unrendered.len(), 2);
+}

@@ -1,0 +1,166 @@
+//! Anti-aliased pages for profiles that need them: DejaVu Sans Mono drawn through ab_glyph at any cell size,
+//! each glyph rasterised once per render into a coverage map and then blitted, written as 2-bit grayscale PNG
+//! (four levels keep the edges smooth at a quarter of 8-bit's bytes). There is no exact decoder for these pages.
+
+use std::collections::HashMap;
+
+use ab_glyph::{Font as _, FontRef, PxScale, ScaleFont as _};
+
+use super::font::{Cell, Mark};
+use super::{Compression, RenderError, Surface};
+
+pub const NAME: &str = "dejavu-sans-mono";
+
+static TTF: &[u8] = include_bytes!("../../assets/fonts/DejaVuSansMono.ttf");
+
+pub struct OutlineFont {
+    font: FontRef<'static>,
+    scale: PxScale,
+    ascent: f32,
+    w: u32,
+    h: u32,
+}
+
+impl OutlineFont {
+    /// The font scaled so its advance is exactly `w` pixels and its height `h`.
+    pub fn new(w: u32, h: u32) -> Option<OutlineFont> {
+        if w < 4 || h < 6 {
+            return None;
+        }
+        let font = FontRef::try_from_slice(TTF).ok()?;
+        let probe = font.as_scaled(PxScale::from(h as f32));
+        let advance = probe.h_advance(font.glyph_id('0'));
+        if advance <= 0.0 {
+            return None;
+        }
+        let scale = PxScale {
+            x: h as f32 * w as f32 / advance,
+            y: h as f32,
+        };
+        let ascent = font.as_scaled(scale).ascent();
+        Some(OutlineFont {
+            font,
+            scale,
+            ascent,
+            w,
+            h,
+        })
+    }
+
+    /// Coverage (0 = paper, 255 = ink) of one cell drawing `c`, or None if the font lacks it.
+    fn raster(&self, c: char) -> Option<Vec<u8>> {
+        let id = self.font.glyph_id(c);
+        if id.0 == 0 && c != ' ' {
+            return None;
+        }
+        let mut cov = vec![0u8; (self.w * self.h) as usize];
+        let glyph = id.with_scale_and_position(self.scale, ab_glyph::point(0.0, self.ascent));
+        if let Some(outlined) = self.font.outline_glyph(glyph) {
+            let b = outlined.px_bounds();
+            outlined.draw(|x, y, v| {
+                let px = b.min.x as i32 + x as i32;
+                let py = b.min.y as i32 + y as i32;
+                if px >= 0 && py >= 0 && (px as u32) < self.w && (py as u32) < self.h {
+                    let i = (py as u32 * self.w + px as u32) as usize;
+                    cov[i] = cov[i].max((v.clamp(0.0, 1.0) * 255.0) as u8);
+                }
+            });
+        }
+        Some(cov)
+    }
+}
+
+pub struct OutlineSurface {
+    font: OutlineFont,
+    width: u32,
+    height: u32,
+    ink: Vec<u8>,
+    cache: HashMap<char, Option<Vec<u8>>>,
+}
+
+impl OutlineSurface {
+    pub fn new(width: u32, height: u32, font: OutlineFont) -> OutlineSurface {
+        OutlineSurface {
+            font,
+            width,
+            height,
+            ink: vec![0; (width * height) as usize],
+            cache: HashMap::new(),
+        }
+    }
+
+    fn glyph(&mut self, c: char) -> Option<&Vec<u8>> {
+        if !self.cache.contains_key(&c) {
+            let r = self.font.raster(c);
+            self.cache.insert(c, r);
+        }
+        self.cache.get(&c).and_then(Option::as_ref)
+    }
+}
+
+impl Surface for OutlineSurface {
+    fn drawable(&mut self, c: char) -> bool {
+        self.glyph(c).is_some()
+    }
+
+    fn put(&mut self, col: u32, row: u32, cell: Cell) {
+        let c = match cell {
+            Cell::Char(c) => c,
+            Cell::Mark(Mark::Newline) => '↵',
+            Cell::Mark(Mark::Tab) => '→',
+            Cell::Mark(Mark::Missing) => '□',
+            Cell::Mark(Mark::Start) => '█',
+        };
+        let (w, h, width) = (self.font.w, self.font.h, self.width);
+        let Some(cov) = self.glyph(c).cloned() else {
+            return;
+        };
+        let (x0, y0) = (col * w, row * h);
+        for y in 0..h {
+            let dst = ((y0 + y) * width + x0) as usize;
+            let src = (y * w) as usize;
+            for x in 0..w as usize {
+                let v = cov[src + x];
+                if v > 0 {
+                    let d = &mut self.ink[dst + x];
+                    *d = (*d).max(v);
+                }
+            }
+        }
+    }
+
+    fn encode(&self, height: u32, compression: Compression) -> Result<Vec<u8>, RenderError> {
+        let mut out = Vec::new();
+        {
+            let mut enc = png::Encoder::new(&mut out, self.width, height);
+            enc.set_color(png::ColorType::Grayscale);
+            enc.set_depth(png::BitDepth::Two);
+            enc.set_compression(match compression {
+                Compression::Fast => png::Compression::Fastest,
+                Compression::Default => png::Compression::Fast,
+                Compression::Best => png::Compression::High,
+            });
+            let mut w = enc
+                .write_header()
+                .map_err(|e| RenderError::Png(e.to_string()))?;
+            let row_bytes = self.width.div_ceil(4) as usize;
+            let mut data = vec![0u8; row_bytes * height as usize];
+            for y in 0..height as usize {
+                for x in 0..self.width as usize {
+                    // 3 = white paper, 0 = full ink
+                    let level = 3
+                        - ((u32::from(self.ink[y * self.width as usize + x]) * 3 + 127) / 255)
+                            as u8;
+                    data[y * row_bytes + x / 4] |= level << (6 - 2 * (x % 4));
+                }
+            }
+            w.write_image_data(&data)
+                .map_err(|e| RenderError::Png(e.to_string()))?;
+        }
+        Ok(out)
+    }
+
+    fn clear(&mut self) {
+        self.ink = vec![0; (self.width * self.height) as usize];
+    }
+}
