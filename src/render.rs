@@ -316,10 +316,9 @@ pub fn render(sources: &[Source], opts: &Options) -> Result<Rendered, RenderErro
 
 /// Where cells are drawn: a 1-bit bitmap-font canvas or an anti-aliased outline-font one.
 pub(crate) trait Surface {
-    /// Whether the font can draw `c`.
-    fn drawable(&mut self, c: char) -> bool;
-    /// Draws a cell (a drawable character or a mark).
-    fn put(&mut self, col: u32, row: u32, cell: Cell);
+    /// Draws `c`, or the Missing mark if the font cannot (then returns false).
+    fn put_char(&mut self, col: u32, row: u32, c: char) -> bool;
+    fn put_mark(&mut self, col: u32, row: u32, m: Mark);
     fn encode(&self, height: u32, compression: Compression) -> Result<Vec<u8>, RenderError>;
     /// Starts a new page.
     fn clear(&mut self);
@@ -333,18 +332,19 @@ struct BitmapSurface {
 }
 
 impl Surface for BitmapSurface {
-    fn drawable(&mut self, c: char) -> bool {
-        self.font.glyph(c).is_some()
-    }
-    fn put(&mut self, col: u32, row: u32, cell: Cell) {
-        let g = match cell {
-            Cell::Mark(m) => self.font.mark(m),
-            Cell::Char(c) => self
-                .font
-                .glyph(c)
-                .unwrap_or_else(|| self.font.mark(Mark::Missing)),
+    #[inline]
+    fn put_char(&mut self, col: u32, row: u32, c: char) -> bool {
+        let (g, ok) = match self.font.glyph(c) {
+            Some(g) => (g, true),
+            None => (self.font.mark(Mark::Missing), false),
         };
         self.canvas.blit(col * self.cw, row * self.ch, g);
+        ok
+    }
+    #[inline]
+    fn put_mark(&mut self, col: u32, row: u32, m: Mark) {
+        self.canvas
+            .blit(col * self.cw, row * self.ch, self.font.mark(m));
     }
     fn encode(&self, height: u32, compression: Compression) -> Result<Vec<u8>, RenderError> {
         self.canvas.encode(height, compression)
@@ -434,22 +434,20 @@ fn layout<S: Surface>(
             if seg.is_none() {
                 seg = Some((row, col, is_header, index));
             }
-            let cell = match cell {
-                Cell::Char('\n') if !is_header => Cell::Mark(Mark::Newline),
-                Cell::Char('\t') if !is_header => Cell::Mark(Mark::Tab),
-                Cell::Char(c) if !canvas.drawable(c) => {
-                    if !is_header {
+            match cell {
+                Cell::Char('\n') if !is_header => canvas.put_mark(col, row, Mark::Newline),
+                Cell::Char('\t') if !is_header => canvas.put_mark(col, row, Mark::Tab),
+                Cell::Char(c) => {
+                    if !canvas.put_char(col, row, c) && !is_header {
                         unrendered.push(Unrendered {
                             message: src.id.clone(),
                             index,
                             char: c,
                         });
                     }
-                    Cell::Mark(Mark::Missing)
                 }
-                other => other,
-            };
-            canvas.put(col, row, cell);
+                Cell::Mark(m) => canvas.put_mark(col, row, m),
+            }
             if !is_header {
                 index += 1;
             }

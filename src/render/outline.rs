@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use ab_glyph::{Font as _, FontRef, PxScale, ScaleFont as _};
 
-use super::font::{Cell, Mark};
+use super::font::Mark;
 use super::{Compression, RenderError, Surface};
 
 pub const NAME: &str = "dejavu-sans-mono";
@@ -99,34 +99,24 @@ impl OutlineSurface {
 }
 
 impl Surface for OutlineSurface {
-    fn drawable(&mut self, c: char) -> bool {
-        self.glyph(c).is_some()
+    fn put_char(&mut self, col: u32, row: u32, c: char) -> bool {
+        if self.glyph(c).is_some() {
+            self.draw(col, row, c);
+            true
+        } else {
+            self.put_mark(col, row, Mark::Missing);
+            false
+        }
     }
 
-    fn put(&mut self, col: u32, row: u32, cell: Cell) {
-        let c = match cell {
-            Cell::Char(c) => c,
-            Cell::Mark(Mark::Newline) => '↵',
-            Cell::Mark(Mark::Tab) => '→',
-            Cell::Mark(Mark::Missing) => '□',
-            Cell::Mark(Mark::Start) => '█',
+    fn put_mark(&mut self, col: u32, row: u32, m: Mark) {
+        let c = match m {
+            Mark::Newline => '↵',
+            Mark::Tab => '→',
+            Mark::Missing => '□',
+            Mark::Start => '█',
         };
-        let (w, h, width) = (self.font.w, self.font.h, self.width);
-        let Some(cov) = self.glyph(c).cloned() else {
-            return;
-        };
-        let (x0, y0) = (col * w, row * h);
-        for y in 0..h {
-            let dst = ((y0 + y) * width + x0) as usize;
-            let src = (y * w) as usize;
-            for x in 0..w as usize {
-                let v = cov[src + x];
-                if v > 0 {
-                    let d = &mut self.ink[dst + x];
-                    *d = (*d).max(v);
-                }
-            }
-        }
+        self.draw(col, row, c);
     }
 
     fn encode(&self, height: u32, compression: Compression) -> Result<Vec<u8>, RenderError> {
@@ -162,5 +152,26 @@ impl Surface for OutlineSurface {
 
     fn clear(&mut self) {
         self.ink = vec![0; (self.width * self.height) as usize];
+    }
+}
+
+impl OutlineSurface {
+    fn draw(&mut self, col: u32, row: u32, c: char) {
+        let (w, h, width) = (self.font.w, self.font.h, self.width);
+        let Some(cov) = self.glyph(c).cloned() else {
+            return;
+        };
+        let (x0, y0) = (col * w, row * h);
+        for y in 0..h {
+            let dst = ((y0 + y) * width + x0) as usize;
+            let src = (y * w) as usize;
+            for x in 0..w as usize {
+                let v = cov[src + x];
+                if v > 0 {
+                    let d = &mut self.ink[dst + x];
+                    *d = (*d).max(v);
+                }
+            }
+        }
     }
 }
