@@ -254,33 +254,44 @@ impl Canvas {
 
     /// PNG, 1-bit grayscale, white paper and black ink, `height` rows.
     fn encode(&self, height: u32, compression: Compression) -> Result<Vec<u8>, RenderError> {
-        let mut out = Vec::new();
-        {
-            let mut enc = png::Encoder::new(&mut out, self.width, height);
-            enc.set_color(png::ColorType::Grayscale);
-            enc.set_depth(png::BitDepth::One);
-            enc.set_compression(match compression {
-                Compression::Fast => png::Compression::Fastest,
-                Compression::Default => png::Compression::Fast,
-                Compression::Best => png::Compression::High,
-            });
-            let mut w = enc
-                .write_header()
-                .map_err(|e| RenderError::Png(e.to_string()))?;
-            let row_bytes = self.width.div_ceil(8) as usize;
-            let mut data = Vec::with_capacity(row_bytes * height as usize);
-            for y in 0..height as usize {
-                data.extend(
-                    self.bits[y * self.stride..y * self.stride + row_bytes]
-                        .iter()
-                        .map(|b| !b),
-                );
-            }
-            w.write_image_data(&data)
-                .map_err(|e| RenderError::Png(e.to_string()))?;
+        let row_bytes = self.width.div_ceil(8) as usize;
+        let mut data = Vec::with_capacity(row_bytes * height as usize);
+        for y in 0..height as usize {
+            data.extend(
+                self.bits[y * self.stride..y * self.stride + row_bytes]
+                    .iter()
+                    .map(|b| !b),
+            );
         }
-        Ok(out)
+        encode_gray(self.width, height, png::BitDepth::One, compression, &data)
     }
+}
+
+/// Encodes packed grayscale rows as PNG (compression levels shared by both kinds of page).
+pub(crate) fn encode_gray(
+    width: u32,
+    height: u32,
+    depth: png::BitDepth,
+    compression: Compression,
+    data: &[u8],
+) -> Result<Vec<u8>, RenderError> {
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, width, height);
+        enc.set_color(png::ColorType::Grayscale);
+        enc.set_depth(depth);
+        enc.set_compression(match compression {
+            Compression::Fast => png::Compression::Fastest,
+            Compression::Default => png::Compression::Fast,
+            Compression::Best => png::Compression::High,
+        });
+        let mut w = enc
+            .write_header()
+            .map_err(|e| RenderError::Png(e.to_string()))?;
+        w.write_image_data(data)
+            .map_err(|e| RenderError::Png(e.to_string()))?;
+    }
+    Ok(out)
 }
 
 /// Draws the sources into pages.

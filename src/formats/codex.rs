@@ -103,17 +103,7 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                 "response_item",
                 "function_call" | "custom_tool_call" | "local_shell_call" | "tool_search_call",
             ) => {
-                let Some(call_id) = payload
-                    .get("call_id")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                else {
-                    return Err(FormatError::new(
-                        path,
-                        *no,
-                        format!("{pty} without \"call_id\""),
-                    ));
-                };
+                let call_id = call_id(path, *no, &payload, &pty)?;
                 let name = payload
                     .get("name")
                     .and_then(Value::as_str)
@@ -148,17 +138,7 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                 "response_item",
                 "function_call_output" | "custom_tool_call_output" | "tool_search_output",
             ) => {
-                let Some(call_id) = payload
-                    .get("call_id")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                else {
-                    return Err(FormatError::new(
-                        path,
-                        *no,
-                        format!("{pty} without \"call_id\""),
-                    ));
-                };
+                let call_id = call_id(path, *no, &payload, &pty)?;
                 let (content, is_error) = match payload.get("output") {
                     Some(Value::String(s)) => (ToolResultContent::Text(s.clone()), false),
                     Some(Value::Array(parts)) => (
@@ -322,6 +302,14 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
         report,
         children: Vec::new(),
     })
+}
+
+fn call_id(path: &Path, no: usize, payload: &Value, what: &str) -> Result<String, FormatError> {
+    payload
+        .get("call_id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| FormatError::new(path, no, format!("{what} without \"call_id\"")))
 }
 
 fn assistant(built: &mut Vec<Built>, open: &mut Option<usize>, at: Option<i64>) -> usize {

@@ -181,19 +181,9 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
     // resolved to the nearest message ancestor; a target not in the file is dropped (never clamped elsewhere).
     let mut current: Vec<(String, usize)> = Vec::new();
     for (no, target, label) in labels {
-        let msg = by_id.get(&target).and_then(|&j| {
-            let mut k = Some(j);
-            while let Some(x) = k {
-                if let Some(m) = entries[x].message {
-                    return Some(m);
-                }
-                k = entries[x]
-                    .parent
-                    .as_ref()
-                    .and_then(|p| by_id.get(p).copied());
-            }
-            None
-        });
+        let msg = by_id
+            .get(&target)
+            .and_then(|&j| nearest_message(&entries, &by_id, j));
         match (label, msg) {
             (Some(l), Some(m)) if !l.is_empty() => {
                 current.retain(|(x, _)| x != &l);
@@ -207,19 +197,9 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
     }
     checkpoints.extend(current);
     // The leaf is the last entry; the tip is its nearest message.
-    let tip = (0..entries.len()).rev().find_map(|i| {
-        let mut k = Some(i);
-        while let Some(x) = k {
-            if let Some(m) = entries[x].message {
-                return Some(m);
-            }
-            k = entries[x]
-                .parent
-                .as_ref()
-                .and_then(|p| by_id.get(p).copied());
-        }
-        None
-    });
+    let tip = (0..entries.len())
+        .rev()
+        .find_map(|i| nearest_message(&entries, &by_id, i));
     let mut meta = json!({"source": "pi", "records": conv_records});
     if let Some(h) = header {
         meta["header"] = h;
@@ -233,6 +213,30 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
         report,
         children: Vec::new(),
     })
+}
+
+/// The message an entry is, or the nearest ancestor that is one (labels and settings are not messages).
+fn nearest_message(
+    entries: &[Entry],
+    by_id: &HashMap<String, usize>,
+    from: usize,
+) -> Option<usize> {
+    let mut k = Some(from);
+    let mut steps = 0;
+    while let Some(x) = k {
+        if let Some(m) = entries[x].message {
+            return Some(m);
+        }
+        k = entries[x]
+            .parent
+            .as_ref()
+            .and_then(|p| by_id.get(p).copied());
+        steps += 1;
+        if steps > entries.len() {
+            return None;
+        }
+    }
+    None
 }
 
 fn message(path: &Path, no: usize, entry: &Value) -> Result<NewMessage, FormatError> {

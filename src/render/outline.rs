@@ -120,34 +120,17 @@ impl Surface for OutlineSurface {
     }
 
     fn encode(&self, height: u32, compression: Compression) -> Result<Vec<u8>, RenderError> {
-        let mut out = Vec::new();
-        {
-            let mut enc = png::Encoder::new(&mut out, self.width, height);
-            enc.set_color(png::ColorType::Grayscale);
-            enc.set_depth(png::BitDepth::Two);
-            enc.set_compression(match compression {
-                Compression::Fast => png::Compression::Fastest,
-                Compression::Default => png::Compression::Fast,
-                Compression::Best => png::Compression::High,
-            });
-            let mut w = enc
-                .write_header()
-                .map_err(|e| RenderError::Png(e.to_string()))?;
-            let row_bytes = self.width.div_ceil(4) as usize;
-            let mut data = vec![0u8; row_bytes * height as usize];
-            for y in 0..height as usize {
-                for x in 0..self.width as usize {
-                    // 3 = white paper, 0 = full ink
-                    let level = 3
-                        - ((u32::from(self.ink[y * self.width as usize + x]) * 3 + 127) / 255)
-                            as u8;
-                    data[y * row_bytes + x / 4] |= level << (6 - 2 * (x % 4));
-                }
+        let row_bytes = self.width.div_ceil(4) as usize;
+        let mut data = vec![0u8; row_bytes * height as usize];
+        for y in 0..height as usize {
+            for x in 0..self.width as usize {
+                // 3 = white paper, 0 = full ink
+                let ink = u32::from(self.ink[y * self.width as usize + x]);
+                let level = 3 - ((ink * 3 + 127) / 255) as u8;
+                data[y * row_bytes + x / 4] |= level << (6 - 2 * (x % 4));
             }
-            w.write_image_data(&data)
-                .map_err(|e| RenderError::Png(e.to_string()))?;
         }
-        Ok(out)
+        super::encode_gray(self.width, height, png::BitDepth::Two, compression, &data)
     }
 
     fn clear(&mut self) {

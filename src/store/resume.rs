@@ -60,18 +60,9 @@ pub(crate) fn trimmed_window(
     conn: &Connection,
     conv: &ConvRow,
 ) -> Result<Option<Vec<(String, String)>>> {
-    let detail: Option<Option<String>> = conn
-        .query_row(
-            "SELECT detail FROM operations WHERE conversation = ?1 AND kind = 'resume' AND undone = 0
-             ORDER BY seq DESC LIMIT 1",
-            [conv.seq],
-            |r| r.get(0),
-        )
-        .optional()?;
-    let Some(Some(detail)) = detail else {
+    let Some(v) = window_detail(conn, conv)? else {
         return Ok(None);
     };
-    let v: Value = serde_json::from_str(&detail).unwrap_or(Value::Null);
     let dropped = v
         .get("dropped")
         .and_then(Value::as_array)
