@@ -103,6 +103,20 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// What the model would see on the active path, in tokens, and what each reclaim rung would take back.
+    Context {
+        conv: String,
+        /// The model whose window and calibration to use (default: the newest reply's).
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fit the token estimate to what providers measured on the imported transcripts, per model.
+    Calibrate {
+        #[arg(long)]
+        json: bool,
+    },
     /// Append one complete turn from a JSON array of messages in Anthropic Messages shape (`-` reads stdin);
     /// prints the new tip's id.
     Append { conv: String, file: String },
@@ -405,6 +419,118 @@ fn dispatch(cli: Cli) -> Result<()> {
                     }
                 ))
             }
+        }
+        Command::Context { conv, model, json } => {
+            let s = open(&cli.db)?;
+            let path = s.active_path(&conv)?;
+            let paths: Vec<_> = s
+                .conversations()?
+                .iter()
+                .map(|c| s.active_path(&c.id))
+                .collect::<Result<_, _>>()?;
+            let cals = crate::context::calibrate_paths(&paths);
+            let model_name = model.clone().or_else(|| {
+                path.iter()
+                    .rev()
+                    .find(|m| m.role == crate::model::Role::Assistant)
+                    .map(crate::tokens::model_of)
+            });
+            let cal = model_name
+                .as_deref()
+                .and_then(|m| cals.iter().find(|c| c.model == m).cloned())
+                .filter(|c| c.samples >= 3)
+                .map(|mut c| {
+                    // this session's own overhead (its system prompt and tools), when its replies were measured
+                    let own: Vec<f64> = crate::tokens::samples_of_path(&path, 0)
+                        .into_iter()
+                        .map(|(_, x)| x.measured as f64 - c.correction.scale * x.estimate as f64)
+                        .collect();
+                    if !own.is_empty() {
+                        c.correction.overhead = own.iter().sum::<f64>() / own.len() as f64;
+                    }
+                    c
+                });
+            let r = crate::context::report(&path, model_name.as_deref(), cal);
+            if json {
+                return print_json(&serde_json::to_value(&r)?);
+            }
+            out(&format!(
+                "model {}  window {}  (reply reserve {})",
+                r.model, r.window, r.reply_reserve
+            ))?;
+            out(&format!("  system               {:>8}", r.system))?;
+            out(&format!(
+                "  tools and overhead   {:>8}{}",
+                r.tools_and_overhead,
+                if r.calibration.is_some() {
+                    " (calibrated)"
+                } else {
+                    " (not calibrated)"
+                }
+            ))?;
+            let m = &r.messages;
+            for (k, v) in [
+                ("text", m.text),
+                ("tool calls", m.tool_use),
+                ("tool results", m.tool_results),
+                ("images", m.images),
+                ("thinking", m.thinking),
+                ("other", m.other),
+            ] {
+                out(&format!("  {k:<20} {v:>8}"))?;
+            }
+            out(&format!(
+                "  estimated total      {:>8}   last measured {}",
+                r.estimated_total,
+                r.last_measured.map_or("-".to_string(), |v| v.to_string())
+            ))?;
+            out(&format!(
+                "  cached prefix        {:>8}   through {}",
+                r.cached_tokens,
+                r.cached_through.as_deref().unwrap_or("-")
+            ))?;
+            out(&format!("  free                 {:>8}", r.free))?;
+            out("  rungs (what each would take back now):")?;
+            for g in &r.rungs {
+                out(&format!(
+                    "    {:<9} {:>8} tokens, {:>4} items, {} model calls{}  {}",
+                    g.name,
+                    g.saves,
+                    g.items,
+                    g.model_calls,
+                    if g.would_run {
+                        ""
+                    } else {
+                        " (would not run yet)"
+                    },
+                    g.note
+                ))?;
+            }
+            Ok(())
+        }
+        Command::Calibrate { json } => {
+            let s = open(&cli.db)?;
+            let paths: Vec<_> = s
+                .conversations()?
+                .iter()
+                .map(|c| s.active_path(&c.id))
+                .collect::<Result<_, _>>()?;
+            let cals = crate::context::calibrate_paths(&paths);
+            if json {
+                return print_json(&serde_json::to_value(&cals)?);
+            }
+            for c in cals {
+                out(&format!(
+                    "{:<32} {:>4} replies  median abs error {:>6.1}% -> {:>5.1}%  (overhead {:.0}, scale {:.3})",
+                    c.model,
+                    c.samples,
+                    c.error_before,
+                    c.error_after,
+                    c.correction.overhead,
+                    c.correction.scale
+                ))?;
+            }
+            Ok(())
         }
         Command::Append { conv, file } => {
             let messages = read_turn(&file)?;

@@ -1,0 +1,116 @@
+//! Token accounting: calibration against what providers measured on the real samples, and the /context
+//! breakdown with what each rung would reclaim.
+
+use std::path::Path;
+
+use cairn::context;
+use cairn::model::{Block, ImageData, NewMessage, Role, ToolResultContent};
+use cairn::store::Store;
+use serde_json::json;
+
+#[test]
+fn calibration_on_the_samples_brings_the_median_error_under_5_percent() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(dir.path().join("c.db")).unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for f in
+        cairn::import::collect(&[fixtures.join("claude-code"), fixtures.join("codex")]).unwrap()
+    {
+        let o = cairn::import::import_file(&mut s, &f, None);
+        assert!(o.error.is_none());
+    }
+    let paths: Vec<_> = s
+        .conversations()
+        .unwrap()
+        .iter()
+        .map(|c| s.active_path(&c.id).unwrap())
+        .collect();
+    let cals = context::calibrate_paths(&paths);
+    let mut checked = 0;
+    for c in &cals {
+        if c.samples < 5 {
+            continue;
+        }
+        assert!(
+            c.error_after <= 5.0,
+            "{}: {:.1}% after calibration",
+            c.model,
+            c.error_after
+        );
+        assert!(
+            c.error_after < c.error_before,
+            "{}: calibration did not help",
+            c.model
+        );
+        checked += 1;
+    }
+    assert!(checked >= 2, "too few models with measured usage: {cals:?}");
+}
+
+fn big_result(id: &str, n: usize) -> Block {
+    Block::ToolResult {
+        tool_use_id: id.into(),
+        content: ToolResultContent::Text("fn example() { let x = compute(42); }\n".repeat(n)),
+        is_error: false,
+    }
+}
+
+#[test]
+fn context_reports_what_each_rung_would_reclaim_outside_the_protect_window() {
+    let mut s = Store::open_in_memory().unwrap();
+    let c = s.create_conversation(None).unwrap();
+    s.append_turn(
+        &c,
+        &[
+            NewMessage::text(Role::User, "the task: keep the tests green"),
+            NewMessage::text(Role::Assistant, "ok"),
+        ],
+    )
+    .unwrap();
+    for i in 0..60 {
+        let id = format!("t{i}");
+        let mut user = vec![big_result(&id, 150)];
+        if i % 10 == 0 {
+            user.push(Block::Image {
+                media_type: "image/png".into(),
+                data: ImageData::Bytes(vec![i as u8; 64]),
+            });
+        }
+        s.append_turn(
+            &c,
+            &[
+                NewMessage::text(Role::User, format!("step {i}")),
+                NewMessage::new(
+                    Role::Assistant,
+                    vec![Block::ToolUse {
+                        id: id.clone(),
+                        name: "Read".into(),
+                        input: json!({"i": i}),
+                    }],
+                ),
+                NewMessage::new(Role::User, user),
+                NewMessage::text(Role::Assistant, "done"),
+            ],
+        )
+        .unwrap();
+    }
+    let path = s.active_path(&c).unwrap();
+    let r = context::report(&path, Some("claude-opus-4-7"), None);
+    assert_eq!(r.window, 200_000);
+    assert!(r.messages.tool_results > 100_000, "{:?}", r.messages);
+    let rung = |n: &str| r.rungs.iter().find(|g| g.name == n).unwrap().clone();
+    let elide = rung("elide");
+    assert!(elide.would_run && elide.saves > context::ELIDE_WORTH_IT);
+    // results inside the newest 40k tokens are protected
+    assert!(elide.items < 60 && elide.items > 30, "{}", elide.items);
+    let images = rung("images");
+    assert!(images.items >= 4 && images.items <= 6, "{}", images.items);
+    let snap = rung("snapshot");
+    assert!(snap.saves > 50_000 && snap.model_calls == 0);
+    assert_eq!(rung("summary").model_calls, 1);
+    assert!(r.free < 200_000 - context::REPLY_RESERVE as i64);
+    // the snapshot's middle starts after the first turn and ends on a turn boundary
+    let m = context::snapshot_middle(&path, context::PROTECT_TOKENS);
+    assert_eq!(m.start, 2);
+    assert!(path[m.end - 1].ends_turn());
+}
