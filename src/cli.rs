@@ -117,6 +117,39 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Apply a reclaim rung (writes a compaction marker; stored messages never change). Without --strategy,
+    /// the ladder runs the free rungs and the snapshot, cheapest first, until the context fits --target.
+    Compact {
+        conv: String,
+        /// elide, images, snapshot or summary
+        #[arg(long)]
+        strategy: Option<String>,
+        /// Target tokens for the ladder (default: half the model's window).
+        #[arg(long)]
+        target: Option<u64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The free rungs only (elision even below its threshold, image pruning).
+    Shake {
+        conv: String,
+        /// elide, images or all
+        #[arg(default_value = "all")]
+        what: String,
+    },
+    /// Each rung alone and the ladder, side by side on the active path; writes nothing.
+    Compare {
+        conv: String,
+        #[arg(long)]
+        budget: u64,
+        #[arg(long, default_value = "claude-hires")]
+        profile: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a slash command (/compact, /shake, /context, /tree, /fork, /checkpoint, /rewind, /branch, /export,
+    /// /undo) on a conversation.
+    Slash { conv: String, command: String },
     /// Append one complete turn from a JSON array of messages in Anthropic Messages shape (`-` reads stdin);
     /// prints the new tip's id.
     Append { conv: String, file: String },
@@ -210,6 +243,11 @@ enum Command {
     },
 }
 
+/// The store option, for commands run from a slash command as well as from the command line.
+struct Db {
+    db: Option<PathBuf>,
+}
+
 /// Runs the CLI and returns the process exit code.
 pub fn run() -> i32 {
     let cli = Cli::parse();
@@ -258,6 +296,11 @@ fn dispatch(cli: Cli) -> Result<()> {
         Store::open(&path)?;
         return open_window(path, None);
     };
+    execute(&cli.db, command)
+}
+
+fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
+    let cli = Db { db: db.clone() };
     match command {
         Command::New { title } => {
             let mut s = open(&cli.db)?;
@@ -531,6 +574,196 @@ fn dispatch(cli: Cli) -> Result<()> {
                 ))?;
             }
             Ok(())
+        }
+        Command::Compact {
+            conv,
+            strategy,
+            target,
+            json,
+        } => {
+            let mut s = open(&cli.db)?;
+            match strategy.as_deref() {
+                Some(name) => {
+                    let st = crate::compact::Strategy::from_name(name).ok_or_else(|| {
+                        anyhow!("--strategy {name:?}: elide, images, snapshot or summary")
+                    })?;
+                    if st == crate::compact::Strategy::Summary {
+                        bail!(
+                            "the summary rung needs a model: it comes with `cairn send` (use elide, images or snapshot)"
+                        );
+                    }
+                    match crate::compact::apply(&mut s, &conv, st, true, None)? {
+                        Some(a) if json => print_json(&serde_json::to_value(&a)?),
+                        Some(a) => out(&format!(
+                            "{}: {} items, {} -> {} tokens (marker {})",
+                            st.name(),
+                            a.items,
+                            a.tokens_before,
+                            a.tokens_after,
+                            a.marker
+                        )),
+                        None => out(&format!("{}: nothing to do on this path", st.name())),
+                    }
+                }
+                None => {
+                    let target = match target {
+                        Some(t) => t,
+                        None => {
+                            let path = s.active_path(&conv)?;
+                            let model = path
+                                .iter()
+                                .rev()
+                                .find(|m| m.role == crate::model::Role::Assistant)
+                                .map(crate::tokens::model_of)
+                                .unwrap_or_default();
+                            crate::context::window_of(&model) / 2
+                        }
+                    };
+                    let o = crate::compact::ladder(&mut s, &conv, target)?;
+                    if json {
+                        return print_json(&serde_json::to_value(&o)?);
+                    }
+                    for a in &o.steps {
+                        out(&format!(
+                            "{:<9} {} items, {} -> {} tokens",
+                            a.strategy.name(),
+                            a.items,
+                            a.tokens_before,
+                            a.tokens_after
+                        ))?;
+                    }
+                    match &o.note {
+                        None => out(&format!(
+                            "reached {} tokens (target {})",
+                            o.tokens_after, o.target
+                        )),
+                        Some(n) => out(n),
+                    }
+                }
+            }
+        }
+        Command::Shake { conv, what } => {
+            let mut s = open(&cli.db)?;
+            let rungs: &[crate::compact::Strategy] = match what.as_str() {
+                "elide" => &[crate::compact::Strategy::Elide],
+                "images" => &[crate::compact::Strategy::Images],
+                "all" => &[
+                    crate::compact::Strategy::Elide,
+                    crate::compact::Strategy::Images,
+                ],
+                w => bail!("shake {w:?}: elide, images or all"),
+            };
+            for st in rungs {
+                match crate::compact::apply(&mut s, &conv, *st, true, None)? {
+                    Some(a) => out(&format!(
+                        "{}: {} items, {} -> {} tokens",
+                        st.name(),
+                        a.items,
+                        a.tokens_before,
+                        a.tokens_after
+                    ))?,
+                    None => out(&format!("{}: nothing to do", st.name()))?,
+                }
+            }
+            Ok(())
+        }
+        Command::Compare {
+            conv,
+            budget,
+            profile,
+            json,
+        } => {
+            if crate::render::profile::by_name(&profile).is_none() {
+                bail!("unknown profile {profile:?}");
+            }
+            let s = open(&cli.db)?;
+            let path = s.active_path(&conv)?;
+            let rows = crate::compact::compare(&path, budget, &|h| s.blob(h).ok().map(|b| b.len()));
+            if json {
+                return print_json(&serde_json::to_value(&rows)?);
+            }
+            out(&format!(
+                "{:<9} {:>9} {:>9} {:>6} {:>9} {:>7} {:>7} {:>9} {:>9}  cache kept through",
+                "strategy",
+                "text",
+                "image",
+                "calls",
+                "img kB",
+                "elided",
+                "imaged",
+                "$ list",
+                "$ warm"
+            ))?;
+            for r in rows {
+                out(&format!(
+                    "{:<9} {:>9} {:>9} {:>6} {:>9.0} {:>7} {:>7} {:>9.4} {:>9.4}  {}{}",
+                    r.strategy,
+                    r.text_tokens_after,
+                    r.image_tokens_after,
+                    r.model_calls,
+                    r.image_bytes as f64 / 1e3,
+                    r.lost.tool_results_elided,
+                    r.lost.characters_imaged,
+                    r.cost_list,
+                    r.cost_warm_cache,
+                    r.cache_kept_through.as_deref().unwrap_or("-"),
+                    if r.reaches_budget {
+                        ""
+                    } else {
+                        "  (over budget)"
+                    }
+                ))?;
+            }
+            Ok(())
+        }
+        Command::Slash { conv, command } => {
+            use crate::slash::Slash;
+            let cmd = crate::slash::parse(&command)?;
+            let next = match cmd {
+                Slash::Compact { strategy, .. } => Command::Compact {
+                    conv,
+                    strategy: strategy.map(|s| s.name().to_string()),
+                    target: None,
+                    json: false,
+                },
+                Slash::Shake { elide, images } => Command::Shake {
+                    conv,
+                    what: match (elide, images) {
+                        (true, false) => "elide",
+                        (false, true) => "images",
+                        _ => "all",
+                    }
+                    .to_string(),
+                },
+                Slash::Context => Command::Context {
+                    conv,
+                    model: None,
+                    json: false,
+                },
+                Slash::Tree => Command::Tree { conv },
+                Slash::Fork { at } => Command::Fork { conv, at },
+                Slash::Checkpoint { label } => Command::Checkpoint { conv, label },
+                Slash::Rewind { label, digest } => Command::Rewind {
+                    conv,
+                    label,
+                    digest,
+                },
+                Slash::Branch { message } => Command::Branch {
+                    conv,
+                    msg: message,
+                    expect: None,
+                },
+                Slash::Export { format, file } => Command::Export {
+                    conv,
+                    at: None,
+                    format,
+                    out: file.map(PathBuf::from),
+                    no_tool_results: false,
+                    no_thinking: false,
+                },
+                Slash::Undo => Command::Undo { conv },
+            };
+            execute(&cli.db, next)
         }
         Command::Append { conv, file } => {
             let messages = read_turn(&file)?;

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::model::{Block, Message, Role};
+use crate::model::{Message, Role};
 use crate::tokens::{self, BlockKind, Calibration, Correction};
 
 /// Context windows by model family (tokens), longest prefix match; the default is 200k.
@@ -120,11 +120,13 @@ pub fn report(path: &[Message], model: Option<&str>, calibration: Option<Calibra
         })
         .unwrap_or_else(|| "unknown".into());
     let window = window_of(&model);
+    // What would be sent: the stored path with the compaction markers on it applied.
+    let assembled = crate::compact::assemble(path, &|_| None);
     let mut by = ByKind::default();
     let mut system = 0;
-    for m in path {
+    for m in &assembled.messages {
         if m.role == Role::System {
-            system += tokens::message(m);
+            system += m.content.iter().map(tokens::block).sum::<u64>() + tokens::MESSAGE_OVERHEAD;
             continue;
         }
         for b in &m.content {
@@ -133,13 +135,14 @@ pub fn report(path: &[Message], model: Option<&str>, calibration: Option<Calibra
                 BlockKind::Text => by.text += t,
                 BlockKind::ToolUse => by.tool_use += t,
                 BlockKind::ToolResult => by.tool_results += t,
-                BlockKind::Image => by.images += t,
+                BlockKind::Image => {}
                 BlockKind::Thinking => by.thinking += t,
                 BlockKind::Other => by.other += t,
             }
         }
         by.text += tokens::MESSAGE_OVERHEAD;
     }
+    by.images = assembled.tally.image_tokens;
     let correction = calibration
         .as_ref()
         .map(|c| c.correction)
@@ -184,91 +187,40 @@ pub fn report(path: &[Message], model: Option<&str>, calibration: Option<Calibra
     }
 }
 
-/// What each rung would take back now, at the default settings.
+/// What each rung would take back now (each alone, on the path as it stands, markers included).
 pub fn rungs(path: &[Message], _c: &Correction) -> Vec<Rung> {
-    let protect = protect_start(path, PROTECT_TOKENS);
-    // 1. elision of old, successful, large tool results
-    let mut elide_saves = 0;
-    let mut elide_items = 0;
-    // 2. images outside the protect window
-    let mut image_saves = 0;
-    let mut image_items = 0;
-    for m in &path[..protect] {
-        for b in &m.content {
-            match b {
-                Block::ToolResult {
-                    is_error: false, ..
-                } => {
-                    let t = tokens::block(b);
-                    if t > MIN_ELIDE_TOKENS {
-                        elide_saves += t - PLACEHOLDER_TOKENS;
-                        elide_items += 1;
+    use crate::compact::{Strategy, plan};
+    let summary = "summary ".repeat((SUMMARY_TOKENS as usize) / 2);
+    Strategy::LADDER
+        .into_iter()
+        .map(|s| {
+            let text = (s == Strategy::Summary).then_some(summary.as_str());
+            let forced = plan(path, s, true, text);
+            let runs = plan(path, s, false, text).is_some();
+            let (saves, items) = forced.as_ref().map_or((0, 0), |p| (p.saves, p.items));
+            Rung {
+                name: s.name(),
+                saves,
+                items,
+                model_calls: u32::from(s == Strategy::Summary),
+                would_run: runs,
+                note: match s {
+                    Strategy::Elide => format!(
+                        "successful tool results over {MIN_ELIDE_TOKENS} tokens outside the newest {PROTECT_TOKENS}; runs when it saves {ELIDE_WORTH_IT}"
+                    ),
+                    Strategy::Images => {
+                        "images outside the protect window, each replaced by a one-line note".into()
                     }
-                }
-                Block::Image { .. } => {
-                    image_saves += tokens::IMAGE_TOKENS - PLACEHOLDER_TOKENS;
-                    image_items += 1;
-                }
-                _ => {}
+                    Strategy::Snapshot => {
+                        "the middle (after the first turn, before the protect window) as pages (claude-hires, 5x8)".into()
+                    }
+                    Strategy::Summary => format!(
+                        "the same middle summarised in about {SUMMARY_TOKENS} tokens by one model call"
+                    ),
+                },
             }
-        }
-    }
-    // 3. snapshot of the middle
-    let middle = snapshot_middle(path, PROTECT_TOKENS);
-    let middle_msgs = &path[middle.clone()];
-    let middle_text: u64 = middle_msgs.iter().map(tokens::message).sum();
-    let image_tokens = if middle_msgs.is_empty() {
-        0
-    } else {
-        let sources = crate::render::sources(middle_msgs);
-        crate::render::render(
-            &sources,
-            &crate::render::Options::new(&crate::render::PROFILES[0]),
-        )
-        .map(|r| r.stats.image_tokens)
-        .unwrap_or(middle_text)
-    };
-    let snapshot_saves = middle_text.saturating_sub(image_tokens);
-    vec![
-        Rung {
-            name: "elide",
-            saves: elide_saves,
-            items: elide_items,
-            model_calls: 0,
-            would_run: elide_saves >= ELIDE_WORTH_IT,
-            note: format!(
-                "successful tool results over {MIN_ELIDE_TOKENS} tokens outside the newest {PROTECT_TOKENS}"
-            ),
-        },
-        Rung {
-            name: "images",
-            saves: image_saves,
-            items: image_items,
-            model_calls: 0,
-            would_run: image_items > 0,
-            note: "images outside the protect window, each replaced by a one-line note".into(),
-        },
-        Rung {
-            name: "snapshot",
-            saves: snapshot_saves,
-            items: middle_msgs.len(),
-            model_calls: 0,
-            would_run: snapshot_saves > 0,
-            note: format!(
-                "{middle_text} text tokens of the middle as {image_tokens} image tokens (claude-hires, 5x8)"
-            ),
-        },
-        Rung {
-            name: "summary",
-            saves: middle_text.saturating_sub(SUMMARY_TOKENS),
-            items: middle_msgs.len(),
-            model_calls: 1,
-            would_run: middle_text > SUMMARY_TOKENS,
-            note: format!(
-                "the middle summarised in about {SUMMARY_TOKENS} tokens by one model call"
-            ),
-        },
-    ]
+        })
+        .collect()
 }
 
 /// Calibrates the estimate per model on every conversation's active path.

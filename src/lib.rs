@@ -3,6 +3,7 @@
 //! The core (this library, minus [`cli`] and [`window`]) never touches a UI toolkit: the CLI and the window
 //! call the same functions. See ARCHITECTURE.md for the data flow.
 
+pub mod compact;
 pub mod context;
 pub mod discover;
 pub mod export;
@@ -11,6 +12,7 @@ pub mod import;
 pub mod model;
 pub mod pairs;
 pub mod render;
+pub mod slash;
 pub mod store;
 pub mod tokens;
 pub mod wire;

@@ -83,6 +83,29 @@ impl Store {
         conversation: &str,
         messages: &[NewMessage],
     ) -> Result<Vec<String>> {
+        self.append(conversation, messages, "append")
+    }
+
+    /// Appends a compaction marker (a system message that says how the context is assembled from here on) at
+    /// the tip, which must be a turn boundary; recorded as a `compact` operation, undoable like any tip move.
+    pub fn append_marker(&mut self, conversation: &str, marker: NewMessage) -> Result<String> {
+        if marker.role != Role::System {
+            return Err(StoreError::InvalidTurn(
+                "a compaction marker is a system message".into(),
+            ));
+        }
+        let ids = self.append(conversation, std::slice::from_ref(&marker), "compact")?;
+        ids.into_iter()
+            .next()
+            .ok_or_else(|| StoreError::InvalidTurn("marker not written".into()))
+    }
+
+    fn append(
+        &mut self,
+        conversation: &str,
+        messages: &[NewMessage],
+        kind: &str,
+    ) -> Result<Vec<String>> {
         validate_turn(messages)?;
         let tx = self.write_tx()?;
         let conv = conv_row(&tx, conversation)?;
@@ -100,7 +123,7 @@ impl Store {
             &conv,
             conv.tip,
             new_tip,
-            "append",
+            kind,
             json!({"messages": ids.len()}),
         )?;
         tx.commit()?;
