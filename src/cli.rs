@@ -592,7 +592,14 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
                             "the summary rung needs a model: it comes with `cairn send` (use elide, images or snapshot)"
                         );
                     }
-                    match crate::compact::apply(&mut s, &conv, st, true, None)? {
+                    match crate::compact::apply(
+                        &mut s,
+                        &conv,
+                        st,
+                        true,
+                        None,
+                        crate::context::PROTECT_TOKENS,
+                    )? {
                         Some(a) if json => print_json(&serde_json::to_value(&a)?),
                         Some(a) => out(&format!(
                             "{}: {} items, {} -> {} tokens (marker {})",
@@ -654,7 +661,14 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
                 w => bail!("shake {w:?}: elide, images or all"),
             };
             for st in rungs {
-                match crate::compact::apply(&mut s, &conv, *st, true, None)? {
+                match crate::compact::apply(
+                    &mut s,
+                    &conv,
+                    *st,
+                    true,
+                    None,
+                    crate::context::PROTECT_TOKENS,
+                )? {
                     Some(a) => out(&format!(
                         "{}: {} items, {} -> {} tokens",
                         st.name(),
@@ -696,7 +710,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
             ))?;
             for r in rows {
                 out(&format!(
-                    "{:<9} {:>9} {:>9} {:>6} {:>9.0} {:>7} {:>7} {:>9.4} {:>9.4}  {}{}",
+                    "{:<9} {:>9} {:>9} {:>6} {:>9.0} {:>7} {:>7} {:>9.4} {:>9.4}  {}{}{}",
                     r.strategy,
                     r.text_tokens_after,
                     r.image_tokens_after,
@@ -711,6 +725,11 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
                         ""
                     } else {
                         "  (over budget)"
+                    },
+                    if r.ran || r.strategy == "none" {
+                        ""
+                    } else {
+                        "  (nothing to do)"
                     }
                 ))?;
             }

@@ -291,8 +291,9 @@ pub fn plan(
     strategy: Strategy,
     force: bool,
     summary: Option<&str>,
+    protect_tokens: u64,
 ) -> Option<Plan> {
-    let protect = protect_start(path, PROTECT_TOKENS);
+    let protect = protect_start(path, protect_tokens);
     let already: Vec<&Value> = path.iter().filter_map(cairn_marker).collect();
     let done = |key: &str| -> std::collections::HashSet<String> {
         already.iter().flat_map(|c| ids_of(c.get(key))).collect()
@@ -326,7 +327,7 @@ pub fn plan(
                 items: ids.len(),
                 saves,
                 marker: json!({"kind": KIND_COMPACTION, "strategy": "elide", "elided": ids,
-                               "params": {"protect_tokens": PROTECT_TOKENS, "min_tokens": MIN_ELIDE_TOKENS}}),
+                               "params": {"protect_tokens": protect_tokens, "min_tokens": MIN_ELIDE_TOKENS}}),
             })
         }
         Strategy::Images => {
@@ -352,7 +353,7 @@ pub fn plan(
                 items: n,
                 saves: n as u64 * (tokens::IMAGE_TOKENS - context::PLACEHOLDER_TOKENS),
                 marker: json!({"kind": KIND_COMPACTION, "strategy": "images", "pruned": ids,
-                               "params": {"protect_tokens": PROTECT_TOKENS}}),
+                               "params": {"protect_tokens": protect_tokens}}),
             })
         }
         Strategy::Snapshot | Strategy::Summary => {
@@ -361,7 +362,7 @@ pub fn plan(
                 .filter(|m| cairn_marker(m).is_none())
                 .cloned()
                 .collect();
-            let middle = context::snapshot_middle(&sources, PROTECT_TOKENS);
+            let middle = context::snapshot_middle(&sources, protect_tokens);
             if middle.is_empty() {
                 return None;
             }
@@ -380,7 +381,7 @@ pub fn plan(
                     saves: text.saturating_sub(r.stats.image_tokens),
                     marker: json!({"kind": KIND_COMPACTION, "strategy": "snapshot", "from": from, "to": to,
                                    "profile": render::PROFILES[0].name,
-                                   "params": {"protect_tokens": PROTECT_TOKENS, "head": "first turn"}}),
+                                   "params": {"protect_tokens": protect_tokens, "head": "first turn"}}),
                 })
             } else {
                 let s = summary?;
@@ -389,7 +390,7 @@ pub fn plan(
                     items: covered.len(),
                     saves: text.saturating_sub(tokens::text(s)),
                     marker: json!({"kind": KIND_COMPACTION, "strategy": "summary", "from": from, "to": to,
-                                   "summary": s, "params": {"protect_tokens": PROTECT_TOKENS}}),
+                                   "summary": s, "params": {"protect_tokens": protect_tokens}}),
                 })
             }
         }
@@ -518,6 +519,12 @@ fn row(
     }
 }
 
+/// The protect window for a budget: the default 40k, or half the budget when that is smaller (a window larger
+/// than the budget could never be reached).
+pub fn protect_for(budget: u64) -> u64 {
+    PROTECT_TOKENS.min(budget / 2)
+}
+
 /// Each rung alone, and the ladder (cheapest first until the budget is reached), on the same path; nothing is
 /// written. The summary rung is estimated (its text is taken as `SUMMARY_TOKENS` long) since it needs a model.
 pub fn compare(
@@ -526,11 +533,12 @@ pub fn compare(
     blob_size: &dyn Fn(&str) -> Option<usize>,
 ) -> Vec<Row> {
     let before = assemble(path, blob_size);
+    let protect = protect_for(budget);
     let placeholder_summary = "summary ".repeat((context::SUMMARY_TOKENS as usize) * 4 / 8);
     let mut rows = vec![row("none", &before, &before, 0, false, budget)];
     for s in Strategy::LADDER {
         let summary = (s == Strategy::Summary).then_some(placeholder_summary.as_str());
-        match plan(path, s, true, summary) {
+        match plan(path, s, true, summary, protect) {
             Some(p) => {
                 let mut with = path.to_vec();
                 with.push(virtual_marker(&p, 0, path.last()));
@@ -556,7 +564,7 @@ pub fn compare(
             break;
         }
         let summary = (s == Strategy::Summary).then_some(placeholder_summary.as_str());
-        if let Some(p) = plan(&with, s, false, summary) {
+        if let Some(p) = plan(&with, s, false, summary, protect) {
             let m = virtual_marker(&p, n, with.last());
             with.push(m);
             calls += u32::from(s == Strategy::Summary);
@@ -608,12 +616,13 @@ pub fn apply(
     strategy: Strategy,
     force: bool,
     summary: Option<&str>,
+    protect_tokens: u64,
 ) -> Result<Option<Applied>, crate::store::StoreError> {
     let path = store.active_path(conv)?;
     let before = assemble(&path, &|h| store.blob(h).ok().map(|b| b.len()))
         .tally
         .total();
-    let Some(p) = plan(&path, strategy, force, summary) else {
+    let Some(p) = plan(&path, strategy, force, summary, protect_tokens) else {
         return Ok(None);
     };
     let marker = store.append_marker(conv, marker_message(&p))?;
@@ -642,7 +651,7 @@ pub fn ladder(
         if now <= target {
             break;
         }
-        if let Some(a) = apply(store, conv, s, false, None)? {
+        if let Some(a) = apply(store, conv, s, false, None, protect_for(target))? {
             now = a.tokens_after;
             steps.push(a);
         }

@@ -195,8 +195,8 @@ pub fn rungs(path: &[Message], _c: &Correction) -> Vec<Rung> {
         .into_iter()
         .map(|s| {
             let text = (s == Strategy::Summary).then_some(summary.as_str());
-            let forced = plan(path, s, true, text);
-            let runs = plan(path, s, false, text).is_some();
+            let forced = plan(path, s, true, text, PROTECT_TOKENS);
+            let runs = plan(path, s, false, text, PROTECT_TOKENS).is_some();
             let (saves, items) = forced.as_ref().map_or((0, 0), |p| (p.saves, p.items));
             Rung {
                 name: s.name(),

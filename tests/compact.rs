@@ -93,7 +93,7 @@ fn elision_keeps_every_word_of_the_narrative_and_every_pair() {
     let c = long_conversation(&mut s, 60);
     let before = assembled(&s, &c);
     let stored_before = s.messages(&c).unwrap();
-    let a = compact::apply(&mut s, &c, Strategy::Elide, false, None)
+    let a = compact::apply(&mut s, &c, Strategy::Elide, false, None, 40_000)
         .unwrap()
         .expect("elision should run");
     assert!(a.tokens_after + 20_000 < a.tokens_before, "{a:?}");
@@ -131,7 +131,7 @@ fn image_pruning_keeps_the_text_around_images() {
     let mut s = Store::open_in_memory().unwrap();
     let c = long_conversation(&mut s, 60);
     let before = assembled(&s, &c);
-    compact::apply(&mut s, &c, Strategy::Images, false, None)
+    compact::apply(&mut s, &c, Strategy::Images, false, None, 40_000)
         .unwrap()
         .expect("images to prune");
     let after = assembled(&s, &c);
@@ -165,7 +165,7 @@ fn a_snapshot_keeps_head_and_tail_verbatim_and_a_second_one_rerenders_from_sourc
     let mut s = Store::open_in_memory().unwrap();
     let c = long_conversation(&mut s, 60);
     let path = s.active_path(&c).unwrap();
-    compact::apply(&mut s, &c, Strategy::Snapshot, false, None)
+    compact::apply(&mut s, &c, Strategy::Snapshot, false, None, 40_000)
         .unwrap()
         .expect("snapshot");
     let after = assembled(&s, &c);
@@ -204,7 +204,7 @@ fn a_snapshot_keeps_head_and_tail_verbatim_and_a_second_one_rerenders_from_sourc
         )
         .unwrap();
     }
-    compact::apply(&mut s, &c, Strategy::Snapshot, false, None)
+    compact::apply(&mut s, &c, Strategy::Snapshot, false, None, 40_000)
         .unwrap()
         .expect("second snapshot");
     let again = assembled(&s, &c);
@@ -328,7 +328,7 @@ fn rungs_on_the_real_samples_keep_pairs_and_narrative() {
             }
             let before = assembled(&s, &c);
             for st in [Strategy::Elide, Strategy::Images] {
-                compact::apply(&mut s, &c, st, true, None).unwrap();
+                compact::apply(&mut s, &c, st, true, None, 40_000).unwrap();
             }
             let after = assembled(&s, &c);
             assert_eq!(
