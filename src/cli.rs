@@ -117,6 +117,22 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Continue a conversation with a provider: the reply is streamed and persisted with the prompt as one turn.
+    /// On a "too long" answer, the rungs that need no model run and the request is tried again (3 at most).
+    Send {
+        conv: String,
+        text: String,
+        /// anthropic or openai (default: the config file, else the one whose key is set, Anthropic first)
+        #[arg(long)]
+        provider: Option<String>,
+        #[arg(long)]
+        model: Option<String>,
+        /// The model's context window in tokens (default: known per model family, else 200k).
+        #[arg(long)]
+        window: Option<u64>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Apply a reclaim rung (writes a compaction marker; stored messages never change). Without --strategy,
     /// the ladder runs the free rungs and the snapshot, cheapest first, until the context fits --target.
     Compact {
@@ -124,6 +140,15 @@ enum Command {
         /// elide, images, snapshot or summary
         #[arg(long)]
         strategy: Option<String>,
+        /// Summary: what the summary must keep.
+        #[arg(long)]
+        instructions: Option<String>,
+        /// Summary: anthropic or openai.
+        #[arg(long)]
+        provider: Option<String>,
+        /// Summary: the summarising model.
+        #[arg(long)]
+        model: Option<String>,
         /// Target tokens for the ladder (default: half the model's window).
         #[arg(long)]
         target: Option<u64>,
@@ -575,9 +600,52 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
             }
             Ok(())
         }
+        Command::Send {
+            conv,
+            text,
+            provider,
+            model,
+            window,
+            json,
+        } => {
+            let p = provider_from(provider.as_deref(), model)?;
+            let mut s = open(&cli.db)?;
+            let cancel = std::sync::atomic::AtomicBool::new(false);
+            let mut stdout = std::io::stdout();
+            let sent = crate::send::send(
+                &mut s,
+                &conv,
+                &text,
+                &p,
+                window,
+                &mut |t| {
+                    if !json {
+                        let _ = stdout.write_all(t.as_bytes());
+                        let _ = stdout.flush();
+                    }
+                },
+                &cancel,
+            )?;
+            if json {
+                print_json(&serde_json::to_value(&sent)?)
+            } else {
+                out("")?;
+                if !sent.compacted.is_empty() {
+                    eprintln!(
+                        "cairn: the provider said too long; ran {} and tried again ({} attempts)",
+                        sent.compacted.join(", "),
+                        sent.attempts
+                    );
+                }
+                Ok(())
+            }
+        }
         Command::Compact {
             conv,
             strategy,
+            instructions,
+            provider,
+            model,
             target,
             json,
         } => {
@@ -588,9 +656,31 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
                         anyhow!("--strategy {name:?}: elide, images, snapshot or summary")
                     })?;
                     if st == crate::compact::Strategy::Summary {
-                        bail!(
-                            "the summary rung needs a model: it comes with `cairn send` (use elide, images or snapshot)"
-                        );
+                        let p = provider_from(provider.as_deref(), model)?;
+                        let window = crate::context::window_of(&p.model);
+                        let cancel = std::sync::atomic::AtomicBool::new(false);
+                        let t = std::time::Instant::now();
+                        return match crate::send::summarize(
+                            &mut s,
+                            &conv,
+                            &p,
+                            instructions.as_deref(),
+                            window,
+                            &cancel,
+                        )? {
+                            Some(a) if json => print_json(&serde_json::to_value(&a)?),
+                            Some(a) => out(&format!(
+                                "summary ({} via {}): {} messages, {} -> {} tokens in {:.1} s (marker {})",
+                                p.model,
+                                p.base_url,
+                                a.items,
+                                a.tokens_before,
+                                a.tokens_after,
+                                t.elapsed().as_secs_f64(),
+                                a.marker
+                            )),
+                            None => out("summary: nothing to summarise on this path"),
+                        };
                     }
                     match crate::compact::apply(
                         &mut s,
@@ -739,9 +829,15 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
             use crate::slash::Slash;
             let cmd = crate::slash::parse(&command)?;
             let next = match cmd {
-                Slash::Compact { strategy, .. } => Command::Compact {
+                Slash::Compact {
+                    strategy,
+                    instructions,
+                } => Command::Compact {
                     conv,
                     strategy: strategy.map(|s| s.name().to_string()),
+                    instructions,
+                    provider: None,
+                    model: None,
                     target: None,
                     json: false,
                 },
@@ -1061,6 +1157,27 @@ fn import(db: &Option<PathBuf>, paths: &[PathBuf], format: &str, json: bool) -> 
             many[0].error.clone().unwrap_or_default()
         ),
     }
+}
+
+/// A provider from flags, the config file (`config.json` in cairn's config folder: `{"provider": ..., "model": ...}`)
+/// and the environment.
+fn provider_from(kind: Option<&str>, model: Option<String>) -> Result<crate::provider::Provider> {
+    let config: serde_json::Value = directories::ProjectDirs::from("", "", "cairn")
+        .and_then(|d| std::fs::read_to_string(d.config_dir().join("config.json")).ok())
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    let kind = kind
+        .map(str::to_string)
+        .or_else(|| config["provider"].as_str().map(str::to_string));
+    let kind = match kind.as_deref() {
+        None => None,
+        Some(k) => Some(
+            crate::provider::Kind::from_name(k)
+                .ok_or_else(|| anyhow!("--provider {k:?}: anthropic or openai"))?,
+        ),
+    };
+    let model = model.or_else(|| config["model"].as_str().map(str::to_string));
+    Ok(crate::provider::Provider::from_env(kind, model)?)
 }
 
 /// Reads a turn: a JSON array of messages (or a request body with a `messages` array).

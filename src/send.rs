@@ -1,0 +1,260 @@
+//! Continuing a conversation with a provider, and the summary rung's model call.
+//!
+//! `send` assembles the context (stored messages plus compaction markers), adds the new prompt, streams the
+//! reply and persists prompt and reply as one turn when it is complete. When the provider rejects the request as
+//! too long, it uses the provider's own token count to correct the estimate, runs the rungs that need no model (the
+//! free ones and the snapshot), and tries again; after three rejected attempts it stops with a clear error. The
+//! summary rung is never fed the overflowing request.
+
+use std::sync::atomic::AtomicBool;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::compact::{self, Strategy};
+use crate::model::{Block, Message, NewMessage, Role};
+use crate::provider::{Kind, Provider, ProviderError};
+use crate::store::{Store, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    #[error(
+        "still too long after {attempts} attempts and every rung that needs no model ({last}); try `cairn compact {conv} --strategy summary`"
+    )]
+    GaveUp {
+        attempts: u32,
+        last: String,
+        conv: String,
+    },
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Sent {
+    pub reply: String,
+    pub attempts: u32,
+    /// Rungs run before sending (threshold) or after an overflow, in order.
+    pub compacted: Vec<String>,
+    pub prompt_id: String,
+    pub reply_id: String,
+}
+
+/// Messages to send, as stored-message stand-ins (for the provider body builders).
+fn as_messages(assembled: &compact::Assembled, conv: &str) -> Vec<Message> {
+    assembled
+        .messages
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Message {
+            id: s
+                .sources
+                .last()
+                .cloned()
+                .unwrap_or_else(|| format!("sent-{i}")),
+            parent: None,
+            conversation: conv.to_string(),
+            role: s.role,
+            content: s.content.clone(),
+            created_at: 0,
+            meta: Value::Null,
+            usage: None,
+            depth: i as i64,
+        })
+        .collect()
+}
+
+fn body(store: &Store, kind: Kind, msgs: &[Message]) -> Result<Value, StoreError> {
+    Ok(match kind {
+        Kind::Anthropic => crate::export::to_anthropic(store, msgs)?.body,
+        Kind::Openai => crate::export::to_openai(store, msgs)?.body,
+    })
+}
+
+/// When the estimated context passes this share of the window (less the reply's reserve), the ladder runs before
+/// sending, down to [`TARGET_SHARE`].
+pub const THRESHOLD_SHARE: f64 = 0.8;
+pub const TARGET_SHARE: f64 = 0.5;
+
+/// Sends `text` as the next user prompt and persists the turn when the reply is complete. `window` overrides the
+/// model's context window (tokens).
+pub fn send(
+    store: &mut Store,
+    conv: &str,
+    text: &str,
+    provider: &Provider,
+    window: Option<u64>,
+    on_text: &mut dyn FnMut(&str),
+    cancel: &AtomicBool,
+) -> Result<Sent, SendError> {
+    let conv = store.resolve_conversation(conv)?;
+    let prompt = NewMessage::text(Role::User, text);
+    let mut compacted = Vec::new();
+    let mut last = String::new();
+    // Threshold: compact before sending when the context is past its share of the window.
+    let window = window.unwrap_or_else(|| crate::context::window_of(&provider.model));
+    let usable = window.saturating_sub(crate::context::REPLY_RESERVE) as f64;
+    let path = store.active_path(&conv)?;
+    let estimate = compact::assemble(&path, &|h| store.blob(h).ok().map(|b| b.len()))
+        .tally
+        .total();
+    if estimate as f64 > usable * THRESHOLD_SHARE {
+        let outcome = compact::ladder(store, &conv, (usable * TARGET_SHARE) as u64)?;
+        compacted.extend(
+            outcome
+                .steps
+                .iter()
+                .map(|s| format!("{} (threshold)", s.strategy.name())),
+        );
+    }
+    for attempt in 1..=3u32 {
+        let path = store.active_path(&conv)?;
+        if let Some(tip) = path.last()
+            && !tip.ends_turn()
+        {
+            return Err(StoreError::NotBoundary {
+                conversation: conv.clone(),
+                tip: tip.id.clone(),
+                why: "the last turn is incomplete",
+            }
+            .into());
+        }
+        let assembled = compact::assemble(&path, &|h| store.blob(h).ok().map(|b| b.len()));
+        let estimate = assembled.tally.total() + crate::tokens::blocks(&prompt.content);
+        let mut msgs = as_messages(&assembled, &conv);
+        msgs.push(Message {
+            id: "prompt".into(),
+            parent: None,
+            conversation: conv.clone(),
+            role: Role::User,
+            content: prompt.content.clone(),
+            created_at: 0,
+            meta: Value::Null,
+            usage: None,
+            depth: msgs.len() as i64,
+        });
+        match provider.complete(&body(store, provider.kind, &msgs)?, on_text, cancel) {
+            Ok(reply) => {
+                let mut answer =
+                    NewMessage::new(Role::Assistant, vec![Block::text(reply.text.clone())]);
+                answer.usage = reply.usage;
+                answer.meta =
+                    serde_json::json!({"model": reply.model, "cairn": {"sent_by": "cairn send"}});
+                let ids = store.append_turn(&conv, &[prompt.clone(), answer])?;
+                return Ok(Sent {
+                    reply: reply.text,
+                    attempts: attempt,
+                    compacted,
+                    prompt_id: ids[0].clone(),
+                    reply_id: ids[1].clone(),
+                });
+            }
+            Err(ProviderError::Overflow {
+                tokens,
+                limit,
+                message,
+            }) => {
+                last = message;
+                // The provider's count corrects our estimate: aim under its limit, in our units.
+                let ratio = tokens
+                    .map_or(1.0, |t| t as f64 / estimate.max(1) as f64)
+                    .max(0.5);
+                let limit = limit.unwrap_or_else(|| tokens.map_or(estimate, |t| t * 9 / 10));
+                let target = ((limit as f64 * 0.9) / ratio) as u64;
+                let before = compacted.len();
+                let outcome = compact::ladder(store, &conv, target)?;
+                compacted.extend(outcome.steps.iter().map(|s| s.strategy.name().to_string()));
+                if compacted.len() == before {
+                    // nothing left that needs no model
+                    break;
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(SendError::GaveUp {
+        attempts: 3,
+        last,
+        conv,
+    })
+}
+
+/// The summary rung: one model call on the middle the snapshot would image (chunked when it would not fit the
+/// summarising model's window), then its marker. Never fed an overflowing request: it sees only the middle.
+pub fn summarize(
+    store: &mut Store,
+    conv: &str,
+    provider: &Provider,
+    instructions: Option<&str>,
+    window: u64,
+    cancel: &AtomicBool,
+) -> Result<Option<compact::Applied>, SendError> {
+    let path = store.active_path(conv)?;
+    let sources: Vec<Message> = path
+        .iter()
+        .filter(|m| m.cairn_kind() != Some(compact::KIND_COMPACTION))
+        .cloned()
+        .collect();
+    let middle = crate::context::snapshot_middle(&sources, crate::context::PROTECT_TOKENS);
+    if middle.is_empty() {
+        return Ok(None);
+    }
+    let covered = &sources[middle];
+    let lines: Vec<String> = covered
+        .iter()
+        .map(|m| format!("{}: {}", m.role, crate::render::source_text(m)))
+        .collect();
+    // chunks that fit the summariser's window with room for the instructions and the reply
+    let budget = window.saturating_sub(8_000).max(2_000);
+    let mut chunks: Vec<String> = vec![String::new()];
+    for l in lines {
+        let cur = chunks.last().map_or(0, |c| crate::tokens::text(c));
+        if cur + crate::tokens::text(&l) > budget && chunks.last().is_some_and(|c| !c.is_empty()) {
+            chunks.push(String::new());
+        }
+        if let Some(c) = chunks.last_mut() {
+            let room = (budget as usize).saturating_mul(3);
+            let l: String = l.chars().take(room).collect();
+            c.push_str(&l);
+            c.push('\n');
+        }
+    }
+    let ask = |text: &str| -> Result<String, SendError> {
+        let prompt = format!(
+            "Summarise this part of an agent conversation so the agent can continue without it. Keep decisions, \
+             findings, file paths, identifiers, errors and open questions; drop chatter.{}\n\n<conversation>\n{text}\n</conversation>",
+            instructions
+                .map(|i| format!(" Also: {i}"))
+                .unwrap_or_default()
+        );
+        let msgs = vec![Message {
+            id: "summary-request".into(),
+            parent: None,
+            conversation: String::new(),
+            role: Role::User,
+            content: vec![Block::text(prompt)],
+            created_at: 0,
+            meta: Value::Null,
+            usage: None,
+            depth: 0,
+        }];
+        let reply = provider.complete(&body(store, provider.kind, &msgs)?, &mut |_| {}, cancel)?;
+        Ok(reply.text)
+    };
+    let summary = if chunks.len() == 1 {
+        ask(&chunks[0])?
+    } else {
+        let parts: Vec<String> = chunks.iter().map(|c| ask(c)).collect::<Result<_, _>>()?;
+        ask(&parts.join("\n\n"))?
+    };
+    Ok(compact::apply(
+        store,
+        conv,
+        Strategy::Summary,
+        true,
+        Some(&summary),
+        crate::context::PROTECT_TOKENS,
+    )?)
+}

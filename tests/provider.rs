@@ -1,0 +1,376 @@
+//! `cairn send` and the summary rung against a loopback mock provider that speaks both wire shapes, counts tokens
+//! by a fixed rule (request bytes / 4), enforces a window, and answers with the providers' exact overflow bodies.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Normal,
+    /// answer 429 to the first request
+    RateLimitOnce,
+    /// answer 413 with a proxy's HTML page when over the window
+    Html413,
+}
+
+struct Mock {
+    port: u16,
+    requests: Arc<Mutex<Vec<(String, Value, usize)>>>,
+}
+
+fn mock(window: usize, mode: Mode) -> Mock {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let requests: Arc<Mutex<Vec<(String, Value, usize)>>> = Arc::default();
+    let log = requests.clone();
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate().take(64) {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+            let mut len = 0;
+            loop {
+                let mut h = String::new();
+                reader.read_line(&mut h).unwrap();
+                if h.trim().is_empty() {
+                    break;
+                }
+                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; len];
+            reader.read_exact(&mut body).unwrap();
+            let tokens = len / 4;
+            let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            log.lock().unwrap().push((path.clone(), v.clone(), tokens));
+            let anthropic = path.ends_with("/v1/messages");
+            let reply = |status: &str, ctype: &str, body: String| {
+                format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+            };
+            let out = if mode == Mode::RateLimitOnce && n == 0 {
+                reply(
+                    "429 Too Many Requests",
+                    "application/json",
+                    r#"{"error":{"message":"rate limited"}}"#.into(),
+                )
+            } else if tokens > window && mode == Mode::Html413 {
+                reply(
+                    "413 Payload Too Large",
+                    "text/html",
+                    "<html><body><h1>413 Request Entity Too Large</h1></body></html>".into(),
+                )
+            } else if tokens > window && anthropic {
+                reply("400 Bad Request", "application/json", json!({"type": "error", "error": {"type": "invalid_request_error", "message": format!("prompt is too long: {tokens} tokens > {window} maximum")}}).to_string())
+            } else if tokens > window {
+                reply("400 Bad Request", "application/json", json!({"error": {"message": format!("This model's maximum context length is {window} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages."), "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}).to_string())
+            } else {
+                let text = if v.to_string().contains("Summarise this part") {
+                    "SUMMARY: the parser was ported module by module."
+                } else {
+                    "mock reply"
+                };
+                let events = if anthropic {
+                    format!(
+                        "event: message_start\ndata: {}\n\nevent: content_block_delta\ndata: {}\n\nevent: content_block_delta\ndata: {}\n\nevent: message_delta\ndata: {}\n\nevent: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n",
+                        json!({"type": "message_start", "message": {"model": "mock-1", "usage": {"input_tokens": tokens, "cache_read_input_tokens": 0}}}),
+                        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": &text[..4]}}),
+                        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": &text[4..]}}),
+                        json!({"type": "message_delta", "usage": {"output_tokens": 3}}),
+                    )
+                } else {
+                    format!(
+                        "data: {}\n\ndata: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+                        json!({"model": "mock-1", "choices": [{"delta": {"content": &text[..4]}}]}),
+                        json!({"model": "mock-1", "choices": [{"delta": {"content": &text[4..]}}]}),
+                        json!({"model": "mock-1", "choices": [], "usage": {"prompt_tokens": tokens, "completion_tokens": 3}}),
+                    )
+                };
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n{events}"
+                )
+            };
+            let _ = stream.write_all(out.as_bytes());
+        }
+    });
+    Mock { port, requests }
+}
+
+struct Env {
+    _dir: tempfile::TempDir,
+    db: PathBuf,
+}
+
+fn cairn(env: &Env, vars: &[(&str, String)], args: &[&str]) -> std::process::Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    for v in [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "CAIRN_DB",
+    ] {
+        c.env_remove(v);
+    }
+    c.env("HOME", env._dir.path());
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    c.arg("--db").arg(&env.db).args(args).output().unwrap()
+}
+
+/// A conversation of `turns` tool turns, each with a large result.
+fn setup(turns: usize) -> (Env, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let env = Env { _dir: dir, db };
+    let mut s = cairn::store::Store::open(&env.db).unwrap();
+    let c = s.create_conversation(Some("mock")).unwrap();
+    use cairn::model::{Block, NewMessage, Role, ToolResultContent};
+    s.append_turn(
+        &c,
+        &[
+            NewMessage::text(Role::User, "Task: port the parser."),
+            NewMessage::text(Role::Assistant, "ok"),
+        ],
+    )
+    .unwrap();
+    for i in 0..turns {
+        let id = format!("t{i}");
+        s.append_turn(
+            &c,
+            &[
+                NewMessage::text(Role::User, format!("step {i}")),
+                NewMessage::new(
+                    Role::Assistant,
+                    vec![Block::ToolUse {
+                        id: id.clone(),
+                        name: "Read".into(),
+                        input: json!({"i": i}),
+                    }],
+                ),
+                NewMessage::new(
+                    Role::User,
+                    vec![Block::ToolResult {
+                        tool_use_id: id,
+                        content: ToolResultContent::Text("fn x() {}\n".repeat(400)),
+                        is_error: false,
+                    }],
+                ),
+                NewMessage::text(Role::Assistant, format!("module {i} read")),
+            ],
+        )
+        .unwrap();
+    }
+    (env, c)
+}
+
+fn path_len(env: &Env, c: &str) -> usize {
+    cairn::store::Store::open(&env.db)
+        .unwrap()
+        .active_path(c)
+        .unwrap()
+        .len()
+}
+
+#[test]
+fn send_streams_the_reply_and_persists_the_turn_for_both_wire_shapes() {
+    let (env, c) = setup(2);
+    let m = mock(1_000_000, Mode::Normal);
+    let before = path_len(&env, &c);
+    let o = cairn(
+        &env,
+        &[
+            ("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", m.port)),
+            ("ANTHROPIC_API_KEY", "test-key".into()),
+        ],
+        &["send", &c, "hello"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "mock reply");
+    assert_eq!(path_len(&env, &c), before + 2);
+    let s = cairn::store::Store::open(&env.db).unwrap();
+    let tip = s.active_path(&c).unwrap().pop().unwrap();
+    assert_eq!(tip.summary(50), "mock reply");
+    assert_eq!(tip.usage.unwrap().output_tokens, 3);
+    let (path, body, _) = m.requests.lock().unwrap()[0].clone();
+    assert_eq!(path, "/v1/messages");
+    assert_eq!(body["stream"], json!(true));
+    assert_eq!(
+        body["messages"].as_array().unwrap().last().unwrap()["content"][0]["text"],
+        json!("hello")
+    );
+    cairn::pairs::check(
+        &body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, m)| cairn::wire::message_from_wire(m, &format!("[{i}]")).unwrap())
+            .collect::<Vec<_>>(),
+        false,
+    )
+    .unwrap();
+
+    let m2 = mock(1_000_000, Mode::Normal);
+    let o = cairn(
+        &env,
+        &[
+            (
+                "OPENAI_BASE_URL",
+                format!("http://127.0.0.1:{}/v1", m2.port),
+            ),
+            ("OPENAI_API_KEY", "k".into()),
+        ],
+        &["send", &c, "again", "--json"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["reply"], json!("mock reply"));
+    assert_eq!(m2.requests.lock().unwrap()[0].0, "/v1/chat/completions");
+}
+
+#[test]
+fn an_overflow_runs_the_rungs_that_need_no_model_and_retries_once() {
+    let (env, c) = setup(80);
+    let before_msgs = cairn::store::Store::open(&env.db)
+        .unwrap()
+        .messages(&c)
+        .unwrap()
+        .len();
+    let m = mock(60_000, Mode::Normal);
+    let o = cairn(
+        &env,
+        &[("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", m.port))],
+        &["send", &c, "go on", "--json"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["attempts"], json!(2), "{v}");
+    assert!(!v["compacted"].as_array().unwrap().is_empty());
+    let reqs = m.requests.lock().unwrap();
+    assert_eq!(reqs.len(), 2);
+    assert!(
+        reqs[0].2 > 60_000 && reqs[1].2 <= 60_000,
+        "{} then {}",
+        reqs[0].2,
+        reqs[1].2
+    );
+    // stored messages untouched: only the markers and the new turn were added
+    let s = cairn::store::Store::open(&env.db).unwrap();
+    let after = s.messages(&c).unwrap();
+    assert!(after.len() >= before_msgs + 3);
+    let ops: Vec<String> = s
+        .operations(&c)
+        .unwrap()
+        .into_iter()
+        .map(|o| o.kind)
+        .collect();
+    assert!(ops.contains(&"compact".to_string()), "{ops:?}");
+}
+
+#[test]
+fn a_413_with_an_html_body_is_an_overflow_and_three_refusals_stop_cleanly() {
+    let (env, c) = setup(20);
+    let before = path_len(&env, &c);
+    // a window nothing fits: every attempt is refused
+    let m = mock(10, Mode::Html413);
+    let o = cairn(
+        &env,
+        &[("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", m.port))],
+        &["send", &c, "go"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("too long"), "{err}");
+    assert!(m.requests.lock().unwrap().len() <= 3);
+    // nothing of the refused turn was written (markers may have been)
+    let s = cairn::store::Store::open(&env.db).unwrap();
+    let path = s.active_path(&c).unwrap();
+    assert!(path.iter().all(|m| m.summary(20) != "go"));
+    assert!(path.len() >= before);
+}
+
+#[test]
+fn past_the_threshold_the_ladder_runs_before_sending() {
+    let (env, c) = setup(60);
+    let m = mock(1_000_000, Mode::Normal);
+    let o = cairn(
+        &env,
+        &[("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", m.port))],
+        &["send", &c, "hi", "--window", "80000", "--json"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["attempts"], json!(1));
+    assert!(
+        v["compacted"][0].as_str().unwrap().ends_with("(threshold)"),
+        "{v}"
+    );
+    // the one request sent fits the target share of the window
+    assert!(m.requests.lock().unwrap()[0].2 < 80_000);
+}
+
+#[test]
+fn rate_limits_are_retried_with_backoff() {
+    let (env, c) = setup(1);
+    let m = mock(1_000_000, Mode::RateLimitOnce);
+    let o = cairn(
+        &env,
+        &[("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", m.port))],
+        &["send", &c, "hi"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(m.requests.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn no_provider_is_a_clear_error_and_the_snapshot_needs_none() {
+    let (env, c) = setup(60);
+    let o = cairn(&env, &[], &["send", &c, "hi"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("ANTHROPIC_API_KEY"));
+    // no key and no network: the snapshot rung still works
+    let o = cairn(&env, &[], &["compact", &c, "--strategy", "snapshot"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("snapshot:"));
+}
+
+#[test]
+fn the_summary_rung_makes_one_call_that_fits_and_records_its_text() {
+    let (env, c) = setup(60);
+    let m = mock(1_000_000, Mode::Normal);
+    let o = cairn(
+        &env,
+        &[("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", m.port))],
+        &["compact", &c, "--strategy", "summary", "--json"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(m.requests.lock().unwrap().len(), 1);
+    let s = cairn::store::Store::open(&env.db).unwrap();
+    let path = s.active_path(&c).unwrap();
+    let a = cairn::compact::assemble(&path, &|_| None);
+    let text: String = a
+        .messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            cairn::model::Block::Text { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(text.contains("SUMMARY: the parser was ported"));
+    assert!(a.tally.summary_characters > 0);
+    cairn::pairs::check(&a.messages, false).unwrap();
+}
