@@ -16,6 +16,7 @@ pub const WINDOWS: &[(&str, u64)] = &[
     ("gpt-4o", 128_000),
     ("o3", 200_000),
     ("gemini", 1_048_576),
+    ("SmolLM", 8_192),
 ];
 
 pub fn window_of(model: &str) -> u64 {
