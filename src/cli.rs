@@ -152,6 +152,9 @@ enum Command {
         /// Target tokens for the ladder (default: half the model's window).
         #[arg(long)]
         target: Option<u64>,
+        /// The protect window: the newest tokens no rung touches (default 40000).
+        #[arg(long, default_value_t = crate::context::PROTECT_TOKENS)]
+        protect: u64,
         #[arg(long)]
         json: bool,
     },
@@ -647,6 +650,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
             provider,
             model,
             target,
+            protect,
             json,
         } => {
             let mut s = open(&cli.db)?;
@@ -666,6 +670,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
                             &p,
                             instructions.as_deref(),
                             window,
+                            protect,
                             &cancel,
                         )? {
                             Some(a) if json => print_json(&serde_json::to_value(&a)?),
@@ -682,14 +687,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
                             None => out("summary: nothing to summarise on this path"),
                         };
                     }
-                    match crate::compact::apply(
-                        &mut s,
-                        &conv,
-                        st,
-                        true,
-                        None,
-                        crate::context::PROTECT_TOKENS,
-                    )? {
+                    match crate::compact::apply(&mut s, &conv, st, true, None, protect)? {
                         Some(a) if json => print_json(&serde_json::to_value(&a)?),
                         Some(a) => out(&format!(
                             "{}: {} items, {} -> {} tokens (marker {})",
@@ -839,6 +837,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
                     provider: None,
                     model: None,
                     target: None,
+                    protect: crate::context::PROTECT_TOKENS,
                     json: false,
                 },
                 Slash::Shake { elide, images } => Command::Shake {

@@ -189,6 +189,7 @@ pub fn summarize(
     provider: &Provider,
     instructions: Option<&str>,
     window: u64,
+    protect: u64,
     cancel: &AtomicBool,
 ) -> Result<Option<compact::Applied>, SendError> {
     let path = store.active_path(conv)?;
@@ -197,7 +198,7 @@ pub fn summarize(
         .filter(|m| m.cairn_kind() != Some(compact::KIND_COMPACTION))
         .cloned()
         .collect();
-    let middle = crate::context::snapshot_middle(&sources, crate::context::PROTECT_TOKENS);
+    let middle = crate::context::snapshot_middle(&sources, protect);
     if middle.is_empty() {
         return Ok(None);
     }
