@@ -671,6 +671,11 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
                             instructions.as_deref(),
                             window,
                             protect,
+                            &mut |done, total| {
+                                if !json && done < total {
+                                    eprintln!("summary: model call {}/{total}", done + 1);
+                                }
+                            },
                             &cancel,
                         )? {
                             Some(a) if json => print_json(&serde_json::to_value(&a)?),

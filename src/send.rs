@@ -190,6 +190,7 @@ pub fn summarize(
     instructions: Option<&str>,
     window: u64,
     protect: u64,
+    progress: &mut dyn FnMut(usize, usize),
     cancel: &AtomicBool,
 ) -> Result<Option<compact::Applied>, SendError> {
     let path = store.active_path(conv)?;
@@ -244,11 +245,27 @@ pub fn summarize(
         let reply = provider.complete(&body(store, provider.kind, &msgs)?, &mut |_| {}, cancel)?;
         Ok(reply.text)
     };
-    let summary = if chunks.len() == 1 {
-        ask(&chunks[0])?
+    // progress counts model calls: one per chunk, plus one to combine the chunks' summaries
+    let calls = if chunks.len() == 1 {
+        1
     } else {
-        let parts: Vec<String> = chunks.iter().map(|c| ask(c)).collect::<Result<_, _>>()?;
-        ask(&parts.join("\n\n"))?
+        chunks.len() + 1
+    };
+    let summary = if chunks.len() == 1 {
+        progress(0, calls);
+        let s = ask(&chunks[0])?;
+        progress(1, calls);
+        s
+    } else {
+        let mut parts = Vec::with_capacity(chunks.len());
+        for (i, c) in chunks.iter().enumerate() {
+            progress(i, calls);
+            parts.push(ask(c)?);
+        }
+        progress(chunks.len(), calls);
+        let s = ask(&parts.join("\n\n"))?;
+        progress(calls, calls);
+        s
     };
     Ok(compact::apply(
         store,
