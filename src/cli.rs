@@ -668,9 +668,11 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
                             &mut s,
                             &conv,
                             &p,
-                            instructions.as_deref(),
-                            window,
-                            protect,
+                            &crate::send::SummaryOptions {
+                                instructions: instructions.clone(),
+                                window,
+                                protect,
+                            },
                             &mut |done, total| {
                                 if !json && done < total {
                                     eprintln!("summary: model call {}/{total}", done + 1);

@@ -183,16 +183,23 @@ pub fn send(
 
 /// The summary rung: one model call on the middle the snapshot would image (chunked when it would not fit the
 /// summarising model's window), then its marker. Never fed an overflowing request: it sees only the middle.
+/// How to summarise: what to keep, the summarising model's window, the protect window left verbatim.
+#[derive(Debug, Clone, Default)]
+pub struct SummaryOptions {
+    pub instructions: Option<String>,
+    pub window: u64,
+    pub protect: u64,
+}
+
 pub fn summarize(
     store: &mut Store,
     conv: &str,
     provider: &Provider,
-    instructions: Option<&str>,
-    window: u64,
-    protect: u64,
+    opts: &SummaryOptions,
     progress: &mut dyn FnMut(usize, usize),
     cancel: &AtomicBool,
 ) -> Result<Option<compact::Applied>, SendError> {
+    let (instructions, window, protect) = (opts.instructions.as_deref(), opts.window, opts.protect);
     let path = store.active_path(conv)?;
     let sources: Vec<Message> = path
         .iter()
