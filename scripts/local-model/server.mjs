@@ -5,7 +5,7 @@ import http from "node:http";
 import { getLlama, LlamaChatSession } from "node-llama-cpp";
 
 const [modelPath, port] = process.argv.slice(2);
-const llama = await getLlama();
+const llama = await getLlama({ gpu: false });
 const model = await llama.loadModel({ modelPath });
 const context = await model.createContext({ contextSize: 8192 });
 
@@ -32,7 +32,7 @@ const server = http.createServer(async (req, res) => {
   res.writeHead(200, { "content-type": "text/event-stream" });
   let completion = 0;
   await session.prompt(prompt, {
-    maxTokens: 400,
+    maxTokens: 200,
     onTextChunk(chunk) {
       completion += 1;
       res.write(`data: ${JSON.stringify({ model: "SmolLM2-135M-Instruct", choices: [{ delta: { content: chunk } }] })}\n\n`);
