@@ -216,7 +216,7 @@ pub fn summarize(
         .map(|m| format!("{}: {}", m.role, crate::render::source_text(m)))
         .collect();
     // chunks that fit the summariser's window with room for the instructions and the reply
-    let budget = window.saturating_sub(8_000).max(2_000);
+    let budget = window.saturating_sub(8_000).max(window * 6 / 10).max(1_000);
     let mut chunks: Vec<String> = vec![String::new()];
     for l in lines {
         let cur = chunks.last().map_or(0, |c| crate::tokens::text(c));
@@ -280,6 +280,6 @@ pub fn summarize(
         Strategy::Summary,
         true,
         Some(&summary),
-        crate::context::PROTECT_TOKENS,
+        protect,
     )?)
 }

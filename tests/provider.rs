@@ -372,5 +372,15 @@ fn the_summary_rung_makes_one_call_that_fits_and_records_its_text() {
         .collect();
     assert!(text.contains("SUMMARY: the parser was ported"));
     assert!(a.tally.summary_characters > 0);
+    // the protect window asked for is the one the marker records
+    let marker = path
+        .iter()
+        .rev()
+        .find(|m| m.cairn_kind() == Some("compaction"))
+        .unwrap();
+    assert_eq!(
+        marker.meta["cairn"]["params"]["protect_tokens"],
+        json!(20000)
+    );
     cairn::pairs::check(&a.messages, false).unwrap();
 }
