@@ -354,7 +354,15 @@ fn the_summary_rung_makes_one_call_that_fits_and_records_its_text() {
     let o = cairn(
         &env,
         &[("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", m.port))],
-        &["compact", &c, "--strategy", "summary", "--json"],
+        &[
+            "compact",
+            &c,
+            "--strategy",
+            "summary",
+            "--protect",
+            "20000",
+            "--json",
+        ],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(m.requests.lock().unwrap().len(), 1);
