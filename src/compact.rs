@@ -293,7 +293,7 @@ pub fn plan(
     summary: Option<&str>,
     protect_tokens: u64,
 ) -> Option<Plan> {
-    let protect = protect_start(path, protect_tokens);
+    let protect = context::protect_start(path, protect_tokens);
     let already: Vec<&Value> = path.iter().filter_map(cairn_marker).collect();
     let done = |key: &str| -> std::collections::HashSet<String> {
         already.iter().flat_map(|c| ids_of(c.get(key))).collect()
@@ -395,20 +395,6 @@ pub fn plan(
             }
         }
     }
-}
-
-fn protect_start(path: &[Message], protect: u64) -> usize {
-    let mut used = 0;
-    let mut i = path.len();
-    while i > 0 {
-        let t = tokens::message(&path[i - 1]);
-        if used + t > protect {
-            break;
-        }
-        used += t;
-        i -= 1;
-    }
-    i
 }
 
 /// The marker message for a plan.

@@ -81,7 +81,7 @@ pub struct Report {
 }
 
 /// Index where the protect window (the newest `protect` tokens) starts.
-fn protect_start(path: &[Message], protect: u64) -> usize {
+pub(crate) fn protect_start(path: &[Message], protect: u64) -> usize {
     let mut used = 0;
     let mut i = path.len();
     while i > 0 {
