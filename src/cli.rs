@@ -494,12 +494,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
         Command::Context { conv, model, json } => {
             let s = open(&cli.db)?;
             let path = s.active_path(&conv)?;
-            let paths: Vec<_> = s
-                .conversations()?
-                .iter()
-                .map(|c| s.active_path(&c.id))
-                .collect::<Result<_, _>>()?;
-            let cals = crate::context::calibrate_paths(&paths);
+            let cals = crate::context::calibrate_store(&s)?;
             let model_name = model.clone().or_else(|| {
                 path.iter()
                     .rev()
@@ -581,12 +576,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
         }
         Command::Calibrate { json } => {
             let s = open(&cli.db)?;
-            let paths: Vec<_> = s
-                .conversations()?
-                .iter()
-                .map(|c| s.active_path(&c.id))
-                .collect::<Result<_, _>>()?;
-            let cals = crate::context::calibrate_paths(&paths);
+            let cals = crate::context::calibrate_store(&s)?;
             if json {
                 return print_json(&serde_json::to_value(&cals)?);
             }

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::model::{Message, Role};
-use crate::tokens::{self, BlockKind, Calibration, Correction};
+use crate::tokens::{self, BlockKind, Calibration};
 
 /// Context windows by model family (tokens), longest prefix match; the default is 200k.
 pub const WINDOWS: &[(&str, u64)] = &[
@@ -170,7 +170,7 @@ pub fn report(path: &[Message], model: Option<&str>, calibration: Option<Calibra
         ),
         _ => (None, 0),
     };
-    let rungs = rungs(path, &correction);
+    let rungs = rungs(path);
     Report {
         free: window as i64 - REPLY_RESERVE as i64 - estimated_total as i64,
         model,
@@ -189,7 +189,7 @@ pub fn report(path: &[Message], model: Option<&str>, calibration: Option<Calibra
 }
 
 /// What each rung would take back now (each alone, on the path as it stands, markers included).
-pub fn rungs(path: &[Message], _c: &Correction) -> Vec<Rung> {
+pub fn rungs(path: &[Message]) -> Vec<Rung> {
     use crate::compact::{Strategy, plan};
     let summary = "summary ".repeat((SUMMARY_TOKENS as usize) / 2);
     Strategy::LADDER
@@ -222,6 +222,18 @@ pub fn rungs(path: &[Message], _c: &Correction) -> Vec<Rung> {
             }
         })
         .collect()
+}
+
+/// Calibrates on every conversation of a store.
+pub fn calibrate_store(
+    store: &crate::store::Store,
+) -> Result<Vec<Calibration>, crate::store::StoreError> {
+    let paths: Vec<Vec<Message>> = store
+        .conversations()?
+        .iter()
+        .map(|c| store.active_path(&c.id))
+        .collect::<Result<_, _>>()?;
+    Ok(calibrate_paths(&paths))
 }
 
 /// Calibrates the estimate per model on every conversation's active path.

@@ -211,14 +211,22 @@ impl Store {
 
     /// A message in Anthropic Messages shape, images inlined as base64.
     pub fn to_wire(&self, m: &Message) -> Result<Value> {
-        let load = |h: &str| self.blob(h).map_err(|e| e.to_string());
-        wire::message_to_wire(m.role, &m.content, &Images::Base64(&load)).map_err(|reason| {
-            StoreError::Corrupt {
-                id: m.id.clone(),
-                reason,
-            }
-        })
+        wire_message(&self.conn, m)
     }
+}
+
+/// A message in Anthropic Messages shape, its image blobs loaded through `conn` (usable inside a transaction).
+pub(crate) fn wire_message(conn: &Connection, m: &Message) -> Result<Value> {
+    let load = |h: &str| -> std::result::Result<Vec<u8>, String> {
+        conn.query_row("SELECT bytes FROM blobs WHERE hash = ?1", [h], |r| r.get(0))
+            .map_err(|e| format!("image blob {h}: {e}"))
+    };
+    wire::message_to_wire(m.role, &m.content, &Images::Base64(&load)).map_err(|reason| {
+        StoreError::Corrupt {
+            id: m.id.clone(),
+            reason,
+        }
+    })
 }
 
 const APPLICATION_ID: i64 = 0x6361_6972; // "cair"
@@ -325,30 +333,21 @@ pub(crate) fn message_id(conn: &Connection, seq: Option<i64>) -> Result<Option<S
 
 /// The head of one message, by row number.
 pub(crate) fn head_of(conn: &Connection, seq: i64) -> Result<paths::Head> {
-    let (conv, parent, depth, role, flags, tokens, id): (
-        i64,
-        Option<i64>,
-        i64,
-        String,
-        i64,
-        i64,
-        String,
-    ) = conn.query_row(
-        "SELECT conversation, parent, depth, role, flags, tokens, id FROM messages WHERE seq = ?1",
-        [seq],
-        |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-            ))
-        },
-    )?;
-    let _ = conv;
+    let (parent, depth, role, flags, tokens, id): (Option<i64>, i64, String, i64, i64, String) =
+        conn.query_row(
+            "SELECT parent, depth, role, flags, tokens, id FROM messages WHERE seq = ?1",
+            [seq],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            },
+        )?;
     Ok(paths::Head {
         seq,
         parent_seq: parent,

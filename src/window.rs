@@ -17,8 +17,10 @@ pub struct Explorer {
     store_path: PathBuf,
     conversations: Vec<Conversation>,
     selected: Option<usize>,
-    tree: String,
-    path: Vec<Message>,
+    /// One line per tree row and per path message, built when a conversation is selected, so a frame lays out
+    /// only the rows on screen.
+    tree: Vec<String>,
+    path: Vec<String>,
     error: Option<String>,
     screenshot: Option<Screenshot>,
     frames: u64,
@@ -36,7 +38,7 @@ impl Explorer {
             store_path,
             conversations: Vec::new(),
             selected: None,
-            tree: String::new(),
+            tree: Vec::new(),
             path: Vec::new(),
             error: None,
             screenshot: None,
@@ -69,8 +71,8 @@ impl Explorer {
             .and_then(|s| Ok((s.tree_text(&id)?, s.active_path(&id)?)));
         match loaded {
             Ok((tree, path)) => {
-                self.tree = tree;
-                self.path = path;
+                self.tree = tree.lines().map(str::to_string).collect();
+                self.path = path.iter().map(path_row).collect();
             }
             Err(e) => self.error = Some(e.to_string()),
         }
@@ -113,26 +115,31 @@ impl Explorer {
             }
             ui.columns(2, |cols| {
                 cols[0].heading("Tree");
-                egui::ScrollArea::both()
-                    .id_salt("tree")
-                    .show(&mut cols[0], |ui| {
-                        ui.add(
-                            egui::Label::new(egui::RichText::new(&self.tree).monospace()).extend(),
-                        );
-                    });
-                cols[1].heading("Active path");
-                egui::ScrollArea::vertical()
-                    .id_salt("path")
-                    .show(&mut cols[1], |ui| {
-                        for m in &self.path {
-                            ui.group(|ui| {
-                                ui.label(
-                                    egui::RichText::new(format!("{} · {}", m.role, m.id)).strong(),
-                                );
-                                ui.label(m.summary(400));
-                            });
+                let row_h = cols[0].text_style_height(&egui::TextStyle::Monospace);
+                egui::ScrollArea::both().id_salt("tree").show_rows(
+                    &mut cols[0],
+                    row_h,
+                    self.tree.len(),
+                    |ui, range| {
+                        for line in &self.tree[range] {
+                            ui.add(
+                                egui::Label::new(egui::RichText::new(line).monospace()).extend(),
+                            );
                         }
-                    });
+                    },
+                );
+                cols[1].heading("Active path");
+                let row_h = cols[1].text_style_height(&egui::TextStyle::Body);
+                egui::ScrollArea::vertical().id_salt("path").show_rows(
+                    &mut cols[1],
+                    row_h,
+                    self.path.len(),
+                    |ui, range| {
+                        for line in &self.path[range] {
+                            ui.add(egui::Label::new(line.as_str()).truncate());
+                        }
+                    },
+                );
             });
         });
     }
@@ -181,6 +188,16 @@ impl eframe::App for Explorer {
         self.drive_screenshot(&ctx);
         self.draw(ui);
     }
+}
+
+/// One line for a message of the active path.
+fn path_row(m: &Message) -> String {
+    format!(
+        "{} · {}  {}",
+        m.role,
+        &m.id[..m.id.len().min(8)],
+        m.summary(200)
+    )
 }
 
 /// Opens the window on a store and blocks until it is closed. With `screenshot`, saves a PNG of the window

@@ -218,7 +218,7 @@ impl Store {
             .iter()
             .find(|m| m.role == Role::User && !m.has_tool_result());
         let prompt = match prompt {
-            Some(p) => Some(wire_in(&tx, p)?),
+            Some(p) => Some(super::wire_message(&tx, p)?),
             None => None,
         };
         let restart_seq = match boundary {
@@ -243,17 +243,4 @@ impl Store {
             prompt,
         })
     }
-}
-
-fn wire_in(conn: &Connection, m: &Message) -> Result<Value> {
-    let load = |h: &str| -> std::result::Result<Vec<u8>, String> {
-        conn.query_row("SELECT bytes FROM blobs WHERE hash = ?1", [h], |r| r.get(0))
-            .map_err(|e| format!("image blob {h}: {e}"))
-    };
-    crate::wire::message_to_wire(m.role, &m.content, &crate::wire::Images::Base64(&load)).map_err(
-        |reason| StoreError::Corrupt {
-            id: m.id.clone(),
-            reason,
-        },
-    )
 }
