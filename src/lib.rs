@@ -9,6 +9,7 @@ pub mod discover;
 pub mod export;
 pub mod formats;
 pub mod import;
+pub mod layout;
 pub mod model;
 pub mod pairs;
 pub mod provider;

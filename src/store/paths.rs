@@ -18,6 +18,11 @@ pub(crate) const HAS_TOOL_RESULT: i64 = 2;
 pub(crate) const ENDS_TURN: i64 = 4;
 /// Bits 3-4: the role (so the tree-shape index needs no role column).
 const ROLE_SHIFT: i64 = 3;
+/// Bits 5-8 (schema v3): what the explorer marks on a node without decoding its body.
+pub(crate) const HAS_ERROR: i64 = 32;
+pub(crate) const HAS_IMAGE: i64 = 64;
+pub(crate) const IS_COMPACTION: i64 = 128;
+pub(crate) const HAS_THINKING: i64 = 256;
 
 fn role_code(r: Role) -> i64 {
     match r {
@@ -60,6 +65,26 @@ impl Head {
     pub fn ends_turn(&self) -> bool {
         self.flags & ENDS_TURN != 0
     }
+    /// A tool result marked as an error.
+    pub fn has_error(&self) -> bool {
+        self.flags & HAS_ERROR != 0
+    }
+    /// An image, in the message or inside one of its tool results.
+    pub fn has_image(&self) -> bool {
+        self.flags & HAS_IMAGE != 0
+    }
+    /// A compaction marker (cairn's or one a harness recorded).
+    pub fn is_compaction(&self) -> bool {
+        self.flags & IS_COMPACTION != 0
+    }
+    pub fn has_thinking(&self) -> bool {
+        self.flags & HAS_THINKING != 0
+    }
+    /// Index of this head's parent in `heads` (which holds it: a conversation's heads in write order).
+    pub fn parent_in(&self, heads: &[Head]) -> Option<usize> {
+        let p = self.parent_seq?;
+        heads.binary_search_by_key(&p, |h| h.seq).ok()
+    }
 }
 
 pub(crate) fn flags_of(m: &crate::model::NewMessage) -> i64 {
@@ -78,6 +103,34 @@ pub(crate) fn flags_of(m: &crate::model::NewMessage) -> i64 {
     }
     if m.ends_turn() {
         f |= ENDS_TURN;
+    }
+    use crate::model::Block;
+    for b in &m.content {
+        match b {
+            Block::ToolResult {
+                is_error, content, ..
+            } => {
+                if *is_error {
+                    f |= HAS_ERROR;
+                }
+                if let crate::model::ToolResultContent::Blocks(inner) = content
+                    && inner.iter().any(|x| matches!(x, Block::Image { .. }))
+                {
+                    f |= HAS_IMAGE;
+                }
+            }
+            Block::Image { .. } => f |= HAS_IMAGE,
+            Block::Thinking { .. } => f |= HAS_THINKING,
+            _ => {}
+        }
+    }
+    if m.meta
+        .get("cairn")
+        .and_then(|c| c.get("kind"))
+        .and_then(serde_json::Value::as_str)
+        == Some(crate::compact::KIND_COMPACTION)
+    {
+        f |= IS_COMPACTION;
     }
     f | role_code(m.role) << ROLE_SHIFT
 }

@@ -7,7 +7,7 @@
 use rusqlite::Connection;
 
 /// Each entry migrates from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -117,6 +117,27 @@ CREATE TABLE imports (
     source TEXT,
     imported_at INTEGER NOT NULL
 ) WITHOUT ROWID;
+"#;
+
+/// v3: flag bits the explorer draws without decoding bodies (error result, image, compaction marker, thinking),
+/// computed for the rows already stored; a fork's copies take them from the row that holds their body.
+const V3: &str = r#"
+UPDATE messages SET flags = flags
+  | CASE WHEN EXISTS (SELECT 1 FROM json_each(content) e
+        WHERE json_extract(e.value, '$.type') = 'tool_result' AND json_extract(e.value, '$.is_error') = 1)
+      THEN 32 ELSE 0 END
+  | CASE WHEN EXISTS (SELECT 1 FROM json_each(content) e
+        WHERE json_extract(e.value, '$.type') = 'image'
+           OR (json_extract(e.value, '$.type') = 'tool_result' AND json_type(e.value, '$.content') = 'array'
+               AND EXISTS (SELECT 1 FROM json_each(json_extract(e.value, '$.content')) i
+                           WHERE json_extract(i.value, '$.type') = 'image')))
+      THEN 64 ELSE 0 END
+  | CASE WHEN json_extract(meta, '$.cairn.kind') = 'compaction' THEN 128 ELSE 0 END
+  | CASE WHEN EXISTS (SELECT 1 FROM json_each(content) e WHERE json_extract(e.value, '$.type') = 'thinking')
+      THEN 256 ELSE 0 END
+WHERE content IS NOT NULL AND json_valid(content) AND (meta IS NULL OR json_valid(meta));
+UPDATE messages SET flags = (flags & 31) | ((SELECT b.flags FROM messages b WHERE b.seq = messages.body_of) & ~31)
+WHERE body_of IS NOT NULL;
 "#;
 
 /// Brings a store at `from` up to [`VERSION`], all steps in one transaction.

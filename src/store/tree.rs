@@ -108,6 +108,13 @@ impl Store {
         }
     }
 
+    /// Every message head of a conversation (all branches; no content), in write order, so parents come before
+    /// children: the tree's shape from one covering-index scan. [`Head::parent_in`] finds a head's parent.
+    pub fn heads(&self, conversation: &str) -> Result<Vec<Head>> {
+        let conv = conv_row(&self.conn, conversation)?;
+        conversation_heads(&self.conn, conv.seq)
+    }
+
     /// The messages (with content) of the given heads, in that order: for reading a window of a long path.
     pub fn load(&self, conversation: &str, heads: &[Head]) -> Result<Vec<Message>> {
         let conv = conv_row(&self.conn, conversation)?;

@@ -1,0 +1,525 @@
+//! Where each message of a conversation's tree goes on the explorer's canvas.
+//!
+//! A long agent session is a chain of tens of thousands of messages with a few hundred side branches, so the
+//! layout works on **segments** (maximal runs of single-child messages) rather than messages: a 100k-message
+//! session with 300 branches is ~600 segments. Each segment is one node of a tidy tree (Buchheim, Jünger and
+//! Leipert's linear-time form of Walker's algorithm), laid out in layers by segment level. A long segment is
+//! drawn collapsed as first message, "… N hidden", last message unless expanded.
+//!
+//! Nothing here recurses: the first walk visits segments in reverse creation order (children are always
+//! created after their parent), the second in creation order, and contours are followed by loops, so a
+//! 100k-deep chain or a 10k-wide fan cannot overflow the stack. Lives in the core (no egui) so it is tested
+//! and benchmarked without a window.
+
+/// Horizontal distance between neighbouring subtrees, in layout units (a node is one unit wide).
+pub const DISTANCE: f32 = 1.0;
+/// Empty rows between one segment level and the next.
+pub const LEVEL_GAP: u32 = 1;
+/// A segment longer than this is collapsed to first, hidden, last unless expanded.
+pub const COLLAPSE_OVER: usize = 3;
+
+const NONE: u32 = u32::MAX;
+
+/// A run of messages each of which (but the last) has exactly one child.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    /// Index into [`Layout::chain`] of the first message.
+    pub start: u32,
+    pub len: u32,
+    /// The segment whose last message is this one's first message's parent.
+    pub parent: Option<u32>,
+    pub level: u32,
+    /// Horizontal position, in units.
+    pub x: f32,
+    /// First row.
+    pub y: u32,
+    /// Rows drawn: `len`, or 3 when collapsed.
+    pub rows: u32,
+    pub collapsed: bool,
+}
+
+/// What a drawn row of a segment shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Row {
+    /// The message at this node index.
+    Message(usize),
+    /// A collapsed run of this many messages.
+    Hidden(u32),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Layout {
+    pub segments: Vec<Segment>,
+    /// Node indices grouped by segment, each segment's run in order (root side first).
+    pub chain: Vec<u32>,
+    /// For each node: its segment and its offset in that segment.
+    pub segment_of: Vec<u32>,
+    pub offset_of: Vec<u32>,
+    /// Leftmost and rightmost x, and rows in all.
+    pub min_x: f32,
+    pub max_x: f32,
+    pub height: u32,
+}
+
+impl Layout {
+    /// Lays out a tree given each node's parent index (parents before children, as the store returns heads).
+    /// `expanded(first_node)` says whether the segment starting at that node is shown in full.
+    pub fn compute(parents: &[Option<usize>], expanded: &dyn Fn(usize) -> bool) -> Layout {
+        let n = parents.len();
+        // children in CSR form, in index (write) order
+        let mut count = vec![0u32; n];
+        for p in parents.iter().flatten() {
+            if *p < n {
+                count[*p] += 1;
+            }
+        }
+        let mut off = vec![0usize; n + 1];
+        for i in 0..n {
+            off[i + 1] = off[i] + count[i] as usize;
+        }
+        let mut fill = off.clone();
+        let mut kids = vec![0u32; off[n]];
+        for (i, p) in parents.iter().enumerate() {
+            if let Some(p) = *p
+                && p < n
+            {
+                kids[fill[p]] = i as u32;
+                fill[p] += 1;
+            }
+        }
+
+        // segments: start at a root or a child of a node with other children; follow single children
+        let mut segments: Vec<Segment> = Vec::new();
+        let mut chain = Vec::with_capacity(n);
+        let mut segment_of = vec![NONE; n];
+        let mut offset_of = vec![0u32; n];
+        for i in 0..n {
+            let starts = match parents[i] {
+                None => true,
+                Some(p) => p >= n || count[p] != 1,
+            };
+            if !starts || segment_of[i] != NONE {
+                continue;
+            }
+            let s = segments.len() as u32;
+            let parent_seg = parents[i]
+                .filter(|p| *p < n)
+                .map(|p| segment_of[p])
+                .filter(|ps| *ps != NONE);
+            let start = chain.len() as u32;
+            let mut cur = i;
+            let mut len = 0u32;
+            loop {
+                segment_of[cur] = s;
+                offset_of[cur] = len;
+                chain.push(cur as u32);
+                len += 1;
+                if count[cur] != 1 {
+                    break;
+                }
+                cur = kids[off[cur]] as usize;
+            }
+            let collapsed = len as usize > COLLAPSE_OVER && !expanded(i);
+            segments.push(Segment {
+                start,
+                len,
+                parent: parent_seg,
+                level: parent_seg.map_or(0, |p| segments[p as usize].level + 1),
+                x: 0.0,
+                y: 0,
+                rows: if collapsed { 3 } else { len },
+                collapsed,
+            });
+        }
+
+        // rows: one layer per level, as tall as its tallest segment
+        let levels = segments.iter().map(|s| s.level + 1).max().unwrap_or(0) as usize;
+        let mut tallest = vec![0u32; levels];
+        for s in &segments {
+            let t = &mut tallest[s.level as usize];
+            *t = (*t).max(s.rows);
+        }
+        let mut top = vec![0u32; levels];
+        let mut height = 0;
+        for l in 0..levels {
+            top[l] = height;
+            height += tallest[l] + LEVEL_GAP;
+        }
+        for s in &mut segments {
+            s.y = top[s.level as usize];
+        }
+
+        let xs = tidy(&segments);
+        for (s, x) in segments.iter_mut().zip(xs) {
+            s.x = x;
+        }
+        let min_x = segments.iter().map(|s| s.x).fold(f32::INFINITY, f32::min);
+        let max_x = segments
+            .iter()
+            .map(|s| s.x)
+            .fold(f32::NEG_INFINITY, f32::max);
+        Layout {
+            segments,
+            chain,
+            segment_of,
+            offset_of,
+            min_x: if min_x.is_finite() { min_x } else { 0.0 },
+            max_x: if max_x.is_finite() { max_x } else { 0.0 },
+            height: height.saturating_sub(LEVEL_GAP),
+        }
+    }
+
+    /// What row `k` of segment `s` shows.
+    pub fn row(&self, s: &Segment, k: u32) -> Row {
+        let at = |o: u32| Row::Message(self.chain[(s.start + o) as usize] as usize);
+        if !s.collapsed {
+            at(k)
+        } else {
+            match k {
+                0 => at(0),
+                1 => Row::Hidden(s.len - 2),
+                _ => at(s.len - 1),
+            }
+        }
+    }
+
+    /// Where a message is drawn (x, row), or None when it is inside a collapsed run.
+    pub fn position(&self, node: usize) -> Option<(f32, u32)> {
+        let s = &self.segments[*self.segment_of.get(node)? as usize];
+        let o = self.offset_of[node];
+        let row = if !s.collapsed {
+            o
+        } else if o == 0 {
+            0
+        } else if o == s.len - 1 {
+            2
+        } else {
+            return None;
+        };
+        Some((s.x, s.y + row))
+    }
+
+    /// The node that starts the segment holding `node` (the key under which expansion is remembered).
+    pub fn segment_start(&self, node: usize) -> Option<usize> {
+        let s = self.segments.get(*self.segment_of.get(node)? as usize)?;
+        Some(self.chain[s.start as usize] as usize)
+    }
+}
+
+/// Buchheim–Jünger–Leipert on the segment tree (with a virtual root above all roots), without recursion.
+fn tidy(segments: &[Segment]) -> Vec<f32> {
+    let n = segments.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let root = n; // virtual
+    let mut parent = vec![NONE as usize; n + 1];
+    let mut count = vec![0usize; n + 1];
+    for (i, s) in segments.iter().enumerate() {
+        let p = s.parent.map_or(root, |p| p as usize);
+        parent[i] = p;
+        count[p] += 1;
+    }
+    let mut off = vec![0usize; n + 2];
+    for i in 0..=n {
+        off[i + 1] = off[i] + count[i];
+    }
+    let mut fill = off.clone();
+    let mut kids = vec![0usize; n];
+    let mut number = vec![0usize; n + 1];
+    for i in 0..n {
+        let p = parent[i];
+        number[i] = fill[p] - off[p];
+        kids[fill[p]] = i;
+        fill[p] += 1;
+    }
+    let mut w = Walker {
+        off,
+        kids,
+        parent,
+        number,
+        prelim: vec![0.0; n + 1],
+        modv: vec![0.0; n + 1],
+        shift: vec![0.0; n + 1],
+        change: vec![0.0; n + 1],
+        mid: vec![0.0; n + 1],
+        thread: vec![None; n + 1],
+        ancestor: (0..=n).collect(),
+    };
+    // first walk: children before parents (a segment's children are created after it); the root last
+    for v in (0..n).rev().chain(std::iter::once(root)) {
+        w.first_walk(v);
+    }
+    w.prelim[root] = w.mid[root];
+    // second walk: parents before children
+    let mut modsum = vec![0.0f32; n + 1];
+    let mut x = vec![0.0f32; n];
+    for v in 0..n {
+        let p = w.parent[v];
+        modsum[v] = modsum[p] + if p == root { 0.0 } else { w.modv[p] };
+        x[v] = w.prelim[v] + modsum[v];
+    }
+    // the virtual root's own mod is 0, and its children's positions need no offset beyond their prelim
+    x
+}
+
+struct Walker {
+    off: Vec<usize>,
+    kids: Vec<usize>,
+    parent: Vec<usize>,
+    number: Vec<usize>,
+    prelim: Vec<f32>,
+    modv: Vec<f32>,
+    shift: Vec<f32>,
+    change: Vec<f32>,
+    /// Midpoint of a node's children (0 for a leaf), set when the node is walked.
+    mid: Vec<f32>,
+    thread: Vec<Option<usize>>,
+    ancestor: Vec<usize>,
+}
+
+impl Walker {
+    fn children(&self, v: usize) -> &[usize] {
+        &self.kids[self.off[v]..self.off[v + 1]]
+    }
+
+    fn next_left(&self, v: usize) -> Option<usize> {
+        self.children(v).first().copied().or(self.thread[v])
+    }
+
+    fn next_right(&self, v: usize) -> Option<usize> {
+        self.children(v).last().copied().or(self.thread[v])
+    }
+
+    /// Places `v`'s children (already walked) relative to each other and records `v`'s midpoint. A child's own
+    /// preliminary x is set here, from its left sibling, which is what the recursive form does on entry.
+    fn first_walk(&mut self, v: usize) {
+        let (a, b) = (self.off[v], self.off[v + 1]);
+        if a == b {
+            return;
+        }
+        let mut default_ancestor = self.kids[a];
+        for i in a..b {
+            let c = self.kids[i];
+            if i == a {
+                self.prelim[c] = self.mid[c];
+            } else {
+                self.prelim[c] = self.prelim[self.kids[i - 1]] + DISTANCE;
+                if self.off[c] != self.off[c + 1] {
+                    self.modv[c] = self.prelim[c] - self.mid[c];
+                }
+            }
+            default_ancestor = self.apportion(c, default_ancestor);
+        }
+        self.execute_shifts(v);
+        self.mid[v] = (self.prelim[self.kids[a]] + self.prelim[self.kids[b - 1]]) / 2.0;
+    }
+
+    fn apportion(&mut self, v: usize, default_ancestor: usize) -> usize {
+        let p = self.parent[v];
+        let k = self.number[v];
+        if k == 0 {
+            return default_ancestor;
+        }
+        let first = self.kids[self.off[p]];
+        let mut vir = v;
+        let mut vor = v;
+        let mut vil = self.kids[self.off[p] + k - 1];
+        let mut vol = first;
+        let mut sir = self.modv[vir];
+        let mut sor = self.modv[vor];
+        let mut sil = self.modv[vil];
+        let mut sol = self.modv[vol];
+        let mut da = default_ancestor;
+        loop {
+            let (Some(nil), Some(nir)) = (self.next_right(vil), self.next_left(vir)) else {
+                break;
+            };
+            let (Some(nol), Some(nor)) = (self.next_left(vol), self.next_right(vor)) else {
+                break;
+            };
+            vil = nil;
+            vir = nir;
+            vol = nol;
+            vor = nor;
+            self.ancestor[vor] = v;
+            let shift = (self.prelim[vil] + sil) - (self.prelim[vir] + sir) + DISTANCE;
+            if shift > 0.0 {
+                let a = self.ancestor_of(vil, v, da);
+                self.move_subtree(a, v, shift);
+                sir += shift;
+                sor += shift;
+            }
+            sil += self.modv[vil];
+            sir += self.modv[vir];
+            sol += self.modv[vol];
+            sor += self.modv[vor];
+        }
+        if let Some(t) = self.next_right(vil)
+            && self.next_right(vor).is_none()
+        {
+            self.thread[vor] = Some(t);
+            self.modv[vor] += sil - sor;
+        }
+        if let Some(t) = self.next_left(vir)
+            && self.next_left(vol).is_none()
+        {
+            self.thread[vol] = Some(t);
+            self.modv[vol] += sir - sol;
+            da = v;
+        }
+        da
+    }
+
+    fn ancestor_of(&self, vil: usize, v: usize, default_ancestor: usize) -> usize {
+        let a = self.ancestor[vil];
+        if self.parent[a] == self.parent[v] {
+            a
+        } else {
+            default_ancestor
+        }
+    }
+
+    fn move_subtree(&mut self, wl: usize, wr: usize, shift: f32) {
+        let subtrees = self.number[wr].saturating_sub(self.number[wl]).max(1) as f32;
+        self.change[wr] -= shift / subtrees;
+        self.shift[wr] += shift;
+        self.change[wl] += shift / subtrees;
+        self.prelim[wr] += shift;
+        self.modv[wr] += shift;
+    }
+
+    fn execute_shifts(&mut self, v: usize) {
+        let mut shift = 0.0;
+        let mut change = 0.0;
+        for i in (self.off[v]..self.off[v + 1]).rev() {
+            let w = self.kids[i];
+            self.prelim[w] += shift;
+            self.modv[w] += shift;
+            change += self.change[w];
+            shift += self.shift[w] + change;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_no_overlap(l: &Layout) {
+        let mut by_level: Vec<Vec<f32>> = Vec::new();
+        for s in &l.segments {
+            let lv = s.level as usize;
+            if by_level.len() <= lv {
+                by_level.resize(lv + 1, Vec::new());
+            }
+            by_level[lv].push(s.x);
+        }
+        for xs in &mut by_level {
+            xs.sort_by(f32::total_cmp);
+            for w in xs.windows(2) {
+                assert!(w[1] - w[0] >= DISTANCE - 1e-3, "overlap at {w:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_chain_is_one_segment_collapsed() {
+        let parents: Vec<Option<usize>> = (0..10usize).map(|i| i.checked_sub(1)).collect();
+        let l = Layout::compute(&parents, &|_| false);
+        assert_eq!(l.segments.len(), 1);
+        assert!(l.segments[0].collapsed);
+        assert_eq!(l.row(&l.segments[0], 1), Row::Hidden(8));
+        assert_eq!(l.position(0), Some((0.0, 0)));
+        assert_eq!(l.position(5), None);
+        assert_eq!(l.position(9), Some((0.0, 2)));
+        let e = Layout::compute(&parents, &|n| n == 0);
+        assert_eq!(e.segments[0].rows, 10);
+        assert_eq!(e.position(5), Some((0.0, 5)));
+    }
+
+    #[test]
+    fn a_deep_chain_does_not_overflow() {
+        let parents: Vec<Option<usize>> = (0..200_000usize).map(|i| i.checked_sub(1)).collect();
+        let l = Layout::compute(&parents, &|_| true);
+        assert_eq!(l.height, 200_000);
+    }
+
+    #[test]
+    fn a_deep_branching_tree_does_not_overflow() {
+        // every node has two children, one of which is a leaf: 50k segment levels
+        let mut parents = vec![None];
+        let mut spine = 0;
+        for _ in 0..50_000 {
+            parents.push(Some(spine));
+            parents.push(Some(spine));
+            spine = parents.len() - 1;
+        }
+        let l = Layout::compute(&parents, &|_| false);
+        check_no_overlap(&l);
+    }
+
+    #[test]
+    fn siblings_are_spread_and_parents_centred() {
+        // 0 -> 1,2,3 ; 2 -> 4,5
+        let parents = vec![None, Some(0), Some(0), Some(0), Some(2), Some(2)];
+        let l = Layout::compute(&parents, &|_| false);
+        check_no_overlap(&l);
+        let x = |n: usize| l.position(n).map(|p| p.0).unwrap_or(f32::NAN);
+        assert!(x(1) < x(2) && x(2) < x(3));
+        assert!((x(0) - (x(1) + x(3)) / 2.0).abs() < 1e-4);
+        assert!((x(2) - (x(4) + x(5)) / 2.0).abs() < 1e-4);
+    }
+
+    #[test]
+    fn several_roots_share_one_canvas() {
+        let parents = vec![None, None, Some(0), Some(1)];
+        let l = Layout::compute(&parents, &|_| false);
+        assert_eq!(l.segments.len(), 2);
+        check_no_overlap(&l);
+    }
+
+    #[test]
+    fn random_trees_never_overlap_and_partition_the_nodes() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..200 {
+            let n = 1 + (next() % 300) as usize;
+            let parents: Vec<Option<usize>> = (0..n)
+                .map(|i| {
+                    if i == 0 || next() % 40 == 0 {
+                        None
+                    } else if next() % 3 == 0 {
+                        Some((next() % i as u64) as usize)
+                    } else {
+                        Some(i - 1)
+                    }
+                })
+                .collect();
+            let l = Layout::compute(&parents, &|n| n % 2 == 0);
+            check_no_overlap(&l);
+            let mut seen = vec![false; n];
+            for &c in &l.chain {
+                assert!(!seen[c as usize]);
+                seen[c as usize] = true;
+            }
+            assert!(seen.iter().all(|s| *s));
+            for s in &l.segments {
+                for k in 0..s.len - 1 {
+                    let a = l.chain[(s.start + k) as usize] as usize;
+                    let b = l.chain[(s.start + k + 1) as usize] as usize;
+                    assert_eq!(parents[b], Some(a));
+                }
+                if let Some(p) = s.parent {
+                    assert_eq!(l.segments[p as usize].level + 1, s.level);
+                    assert!(l.segments[p as usize].y + l.segments[p as usize].rows <= s.y);
+                }
+            }
+        }
+    }
+}
