@@ -5,6 +5,7 @@
 
 pub mod compact;
 pub mod context;
+pub mod demo;
 pub mod discover;
 pub mod export;
 pub mod formats;
