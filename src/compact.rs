@@ -209,25 +209,14 @@ pub fn assemble(path: &[Message], load_blob: &dyn Fn(&str) -> Option<usize>) -> 
                         is_error: *is_error,
                     }
                 }
-                Block::Image { media_type, data } if pruned.contains(&m.id) => {
-                    tally.images_removed += 1;
-                    let bytes = match data {
-                        ImageData::Bytes(b) => b.len(),
-                        ImageData::Blob(h) => load_blob(h).unwrap_or(0),
-                    };
-                    Block::text(format!(
-                        "[image removed: {media_type}, {bytes} bytes, in message {}]",
-                        m.id
-                    ))
-                }
+                b if pruned.contains(&m.id) => prune_images(b, &m.id, load_blob, &mut tally),
                 other => other.clone(),
             })
             .collect();
         for b in &content {
-            match b {
-                Block::Image { .. } => tally.image_tokens += tokens::IMAGE_TOKENS,
-                b => tally.text_tokens += tokens::block(b),
-            }
+            let images = images_in(b) as u64 * tokens::IMAGE_TOKENS;
+            tally.image_tokens += images;
+            tally.text_tokens += tokens::block(b).saturating_sub(images);
         }
         tally.text_tokens += tokens::MESSAGE_OVERHEAD;
         out.push(Sent {
@@ -240,6 +229,54 @@ pub fn assemble(path: &[Message], load_blob: &dyn Fn(&str) -> Option<usize>) -> 
     Assembled {
         messages: out,
         tally,
+    }
+}
+
+/// Images in a block, counting those inside a tool result.
+fn images_in(b: &Block) -> usize {
+    match b {
+        Block::Image { .. } => 1,
+        Block::ToolResult {
+            content: ToolResultContent::Blocks(inner),
+            ..
+        } => inner.iter().filter(|x| matches!(x, Block::Image { .. })).count(),
+        _ => 0,
+    }
+}
+
+/// The block with its images (also those inside a tool result) replaced by a one-line note.
+fn prune_images(
+    b: &Block,
+    message: &str,
+    load_blob: &dyn Fn(&str) -> Option<usize>,
+    tally: &mut Tally,
+) -> Block {
+    match b {
+        Block::Image { media_type, data } => {
+            tally.images_removed += 1;
+            let bytes = match data {
+                ImageData::Bytes(b) => b.len(),
+                ImageData::Blob(h) => load_blob(h).unwrap_or(0),
+            };
+            Block::text(format!(
+                "[image removed: {media_type}, {bytes} bytes, in message {message}]"
+            ))
+        }
+        Block::ToolResult {
+            tool_use_id,
+            content: ToolResultContent::Blocks(inner),
+            is_error,
+        } => Block::ToolResult {
+            tool_use_id: tool_use_id.clone(),
+            content: ToolResultContent::Blocks(
+                inner
+                    .iter()
+                    .map(|x| prune_images(x, message, load_blob, tally))
+                    .collect(),
+            ),
+            is_error: *is_error,
+        },
+        other => other.clone(),
     }
 }
 
@@ -335,11 +372,8 @@ pub fn plan(
             let mut ids = Vec::new();
             let mut n = 0;
             for m in &path[..protect] {
-                let k = m
-                    .content
-                    .iter()
-                    .filter(|b| matches!(b, Block::Image { .. }))
-                    .count();
+                // screenshots usually arrive inside tool results
+                let k: usize = m.content.iter().map(images_in).sum();
                 if k > 0 && !pruned.contains(&m.id) {
                     ids.push(m.id.clone());
                     n += k;

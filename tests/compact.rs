@@ -342,3 +342,31 @@ fn rungs_on_the_real_samples_keep_pairs_and_narrative() {
     }
     assert!(checked >= 2, "{checked}");
 }
+
+#[test]
+fn screenshots_inside_tool_results_are_pruned() {
+    // the demo's screenshot arrives as an image inside a tool result, as real harnesses send them
+    let mut store = cairn::store::Store::open_in_memory().unwrap();
+    let d = cairn::demo::install(&mut store).unwrap();
+    let path = store.active_path(&d.conversation).unwrap();
+    let blob = |h: &str| store.blob(h).ok().map(|b| b.len());
+    let before = cairn::compact::assemble(&path, &blob);
+    assert!(before.tally.image_tokens >= cairn::tokens::IMAGE_TOKENS);
+    let applied = cairn::compact::apply(
+        &mut store,
+        &d.conversation,
+        cairn::compact::Strategy::Images,
+        false,
+        None,
+        10_000,
+    )
+    .unwrap()
+    .expect("the images rung has a screenshot to prune");
+    assert_eq!(applied.items, 1);
+    let path = store.active_path(&d.conversation).unwrap();
+    let blob = |h: &str| store.blob(h).ok().map(|b| b.len());
+    let after = cairn::compact::assemble(&path, &blob);
+    assert_eq!(after.tally.images_removed, 1);
+    assert_eq!(after.tally.image_tokens, 0);
+    assert!(after.tally.total() < before.tally.total());
+}
