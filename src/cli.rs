@@ -254,13 +254,19 @@ enum Command {
     Check,
     /// Open the window (the default with no command).
     Window,
-    /// Open the window, save a PNG of it after a few frames, and close.
+    /// Open the window on a view, save a PNG of it once it has settled, and close.
     Screenshot {
         #[arg(long)]
         out: PathBuf,
-        /// The conversation to show (default: the newest).
+        /// tree, transcript, snapshots, compare, context or operations.
+        #[arg(long, default_value = "tree")]
+        view: String,
+        /// The conversation to show (default: the newest that is not a fork).
         #[arg(long)]
         conversation: Option<String>,
+        /// light or dark (default: the system's).
+        #[arg(long)]
+        theme: Option<String>,
     },
     /// Append generated turns forever, printing each turn's number once its append returned (crash tests).
     #[command(name = "stress-writer", hide = true)]
@@ -317,12 +323,8 @@ fn print_json(v: &Value) -> Result<()> {
 
 fn dispatch(cli: Cli) -> Result<()> {
     let Some(command) = cli.command else {
-        let path = match &cli.db {
-            Some(p) => p.clone(),
-            None => default_db()?,
-        };
-        Store::open(&path)?;
-        return open_window(path, None);
+        let store = open_for_window(&cli.db)?;
+        return open_window(store.path().to_path_buf(), None);
     };
     execute(&cli.db, command)
 }
@@ -1053,33 +1055,90 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
             }
         }
         Command::Window => {
-            let s = open(&cli.db)?;
+            let s = open_for_window(&cli.db)?;
             open_window(s.path().to_path_buf(), None)
         }
         Command::Screenshot {
             out: file,
+            view,
             conversation,
+            theme,
         } => {
-            let s = open(&cli.db)?;
+            let s = open_for_window(&cli.db)?;
             let conv = conversation
                 .map(|c| s.resolve_conversation(&c))
                 .transpose()?;
-            open_window(s.path().to_path_buf(), Some((file, conv)))
+            let dark = match theme.as_deref() {
+                None => None,
+                Some("dark") => Some(true),
+                Some("light") => Some(false),
+                Some(t) => bail!("--theme {t:?}: light or dark"),
+            };
+            open_window(
+                s.path().to_path_buf(),
+                Some(Shot {
+                    out: file,
+                    view,
+                    conversation: conv,
+                    dark,
+                }),
+            )
         }
         Command::StressWriter { conv, turns } => stress_writer(&cli.db, &conv, turns),
     }
 }
 
-#[cfg(feature = "gui")]
-fn open_window(store: PathBuf, screenshot: Option<(PathBuf, Option<String>)>) -> Result<()> {
-    match screenshot {
-        None => crate::window::run(store, None, None),
-        Some((out, conv)) => crate::window::run(store, Some(out), conv),
+/// A screenshot request from the command line.
+struct Shot {
+    out: PathBuf,
+    view: String,
+    conversation: Option<String>,
+    dark: Option<bool>,
+}
+
+/// Opens the store for the window. A store that does not exist yet is created with the bundled demo session
+/// in it, so a first run shows a real tree at once.
+fn open_for_window(db: &Option<PathBuf>) -> Result<Store> {
+    let path = match db {
+        Some(p) => p.clone(),
+        None => default_db()?,
+    };
+    let fresh = !path.exists();
+    let mut store = Store::open(&path)?;
+    if fresh {
+        crate::demo::install(&mut store)
+            .with_context(|| format!("{}: installing the demo session", path.display()))?;
     }
+    Ok(store)
+}
+
+#[cfg(feature = "gui")]
+fn open_window(store: PathBuf, screenshot: Option<Shot>) -> Result<()> {
+    use crate::window::{Options, View};
+    let options = match screenshot {
+        None => Options::default(),
+        Some(s) => {
+            // "transcript" is the tree view with a message opened in the transcript beside it
+            let view = match s.view.as_str() {
+                "transcript" => View::Tree,
+                v => View::from_name(v).ok_or_else(|| {
+                    anyhow!(
+                        "--view {v:?}: tree, transcript, snapshots, compare, context or operations"
+                    )
+                })?,
+            };
+            Options {
+                conversation: s.conversation,
+                screenshot: Some((s.out, view)),
+                dark: s.dark,
+            }
+        }
+    };
+    crate::window::run(store, options)
 }
 
 #[cfg(not(feature = "gui"))]
-fn open_window(_store: PathBuf, _screenshot: Option<(PathBuf, Option<String>)>) -> Result<()> {
+fn open_window(_store: PathBuf, _screenshot: Option<Shot>) -> Result<()> {
     bail!("this cairn was built without the window (feature \"gui\"); use a command, see --help")
 }
 

@@ -239,7 +239,10 @@ fn images_in(b: &Block) -> usize {
         Block::ToolResult {
             content: ToolResultContent::Blocks(inner),
             ..
-        } => inner.iter().filter(|x| matches!(x, Block::Image { .. })).count(),
+        } => inner
+            .iter()
+            .filter(|x| matches!(x, Block::Image { .. }))
+            .count(),
         _ => 0,
     }
 }
@@ -553,47 +556,71 @@ pub fn compare(
     blob_size: &dyn Fn(&str) -> Option<usize>,
 ) -> Vec<Row> {
     let before = assemble(path, blob_size);
+    let names = std::iter::once("none")
+        .chain(Strategy::LADDER.iter().map(|s| s.name()))
+        .chain(std::iter::once("ladder"));
+    names
+        .map(|name| {
+            let (after, calls, ran) = after_of(path, name, budget, blob_size);
+            row(name, &before, &after, calls, ran, budget)
+        })
+        .collect()
+}
+
+/// The context one row of [`compare`] would leave ("none", a rung's name, or "ladder"): what the explorer
+/// previews when a row is picked.
+pub fn preview(
+    path: &[Message],
+    strategy: &str,
+    budget: u64,
+    blob_size: &dyn Fn(&str) -> Option<usize>,
+) -> Assembled {
+    after_of(path, strategy, budget, blob_size).0
+}
+
+/// The assembled context after a row's strategy, its model calls, and whether it had anything to do.
+fn after_of(
+    path: &[Message],
+    name: &str,
+    budget: u64,
+    blob_size: &dyn Fn(&str) -> Option<usize>,
+) -> (Assembled, u32, bool) {
     let protect = protect_for(budget);
     let placeholder_summary = "summary ".repeat((context::SUMMARY_TOKENS as usize) * 4 / 8);
-    let mut rows = vec![row("none", &before, &before, 0, false, budget)];
-    for s in Strategy::LADDER {
-        let summary = (s == Strategy::Summary).then_some(placeholder_summary.as_str());
-        match plan(path, s, true, summary, protect) {
-            Some(p) => {
-                let mut with = path.to_vec();
-                with.push(virtual_marker(&p, 0, path.last()));
-                let after = assemble(&with, blob_size);
-                rows.push(row(
-                    s.name(),
-                    &before,
-                    &after,
-                    u32::from(s == Strategy::Summary),
-                    true,
-                    budget,
-                ));
+    let summary_for =
+        |s: Strategy| (s == Strategy::Summary).then_some(placeholder_summary.as_str());
+    if name == "ladder" {
+        // rungs in order, each on the result of the last, stopping at the budget
+        let mut with = path.to_vec();
+        let mut calls = 0;
+        let mut ran = false;
+        for (n, s) in Strategy::LADDER.into_iter().enumerate() {
+            if assemble(&with, blob_size).tally.total() <= budget {
+                break;
             }
-            None => rows.push(row(s.name(), &before, &before, 0, false, budget)),
+            if let Some(p) = plan(&with, s, false, summary_for(s), protect) {
+                let m = virtual_marker(&p, n, with.last());
+                with.push(m);
+                calls += u32::from(s == Strategy::Summary);
+                ran = true;
+            }
         }
+        return (assemble(&with, blob_size), calls, ran);
     }
-    // the ladder: rungs in order, each on the result of the last, stopping at the budget
-    let mut with = path.to_vec();
-    let mut calls = 0;
-    let mut ran = false;
-    for (n, s) in Strategy::LADDER.into_iter().enumerate() {
-        if assemble(&with, blob_size).tally.total() <= budget {
-            break;
+    let planned = Strategy::from_name(name)
+        .and_then(|s| plan(path, s, true, summary_for(s), protect).map(|p| (s, p)));
+    match planned {
+        Some((s, p)) => {
+            let mut with = path.to_vec();
+            with.push(virtual_marker(&p, 0, path.last()));
+            (
+                assemble(&with, blob_size),
+                u32::from(s == Strategy::Summary),
+                true,
+            )
         }
-        let summary = (s == Strategy::Summary).then_some(placeholder_summary.as_str());
-        if let Some(p) = plan(&with, s, false, summary, protect) {
-            let m = virtual_marker(&p, n, with.last());
-            with.push(m);
-            calls += u32::from(s == Strategy::Summary);
-            ran = true;
-        }
+        None => (assemble(path, blob_size), 0, false),
     }
-    let after = assemble(&with, blob_size);
-    rows.push(row("ladder", &before, &after, calls, ran, budget));
-    rows
 }
 
 /// A rung that was applied (a marker written).

@@ -113,7 +113,14 @@ mod tests {
         // a long middle: the snapshot rung has something to take
         let path = store.active_path(&d.conversation).unwrap();
         let r = crate::context::report(&path, None, None);
-        assert!(r.rungs.iter().any(|r| r.name == "snapshot" && r.saves > 10_000));
-        assert!(matches!(install(&mut store), Err(DemoError::Store(StoreError::Duplicate { .. }))));
+        assert!(
+            r.rungs
+                .iter()
+                .any(|r| r.name == "snapshot" && r.saves > 10_000)
+        );
+        assert!(matches!(
+            install(&mut store),
+            Err(DemoError::Store(StoreError::Duplicate { .. }))
+        ));
     }
 }

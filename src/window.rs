@@ -1,29 +1,141 @@
-//! The desktop window (eframe/egui): an imperative shell over the core. It reads the store through the same
-//! [`crate::store::Store`] functions the CLI uses and never writes SQL.
+//! The explorer window (eframe/egui): an imperative shell over the core. It reads the store through the same
+//! [`crate::store::Store`] functions the CLI uses, makes quick pointer moves (branch, fork, checkpoint, rewind,
+//! undo: one short transaction each) through them, and sends long work (import, export, compaction, rendering,
+//! comparison, the context report) to a worker thread as [`worker::Job`]s. It never writes SQL.
 //!
-//! This first window lists the conversations and shows the selected one's tree and active path; the full
-//! explorer (graph, snapshots, compare) builds on it.
+//! Layout: conversations on the left (search, counts, fork lineage), the centre view (session tree graph,
+//! snapshot pages, strategy comparison, context chart, operations log), the active path's transcript on the
+//! right, and the slash-command bar with job progress at the bottom. The whole UI is [`Explorer::draw`], which
+//! the eframe app and the headless tests (egui_kittest) both call.
+
+mod chart;
+mod compare;
+mod graph;
+mod session;
+mod snapshots;
+mod transcript;
+mod worker;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use eframe::egui;
+use eframe::egui::{self, RichText};
 
-use crate::model::{Conversation, Message};
+use crate::compact::Strategy;
+use crate::export::ExportFormat;
+use crate::model::Conversation;
+use crate::slash::{self, Slash};
 use crate::store::Store;
 
-/// What the window shows: loaded once from the store, refreshed on demand.
+pub use graph::GraphView;
+pub use session::Session;
+pub use snapshots::Link;
+use worker::{Job, Output, Worker};
+
+/// The centre views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Tree,
+    Snapshots,
+    Compare,
+    Context,
+    Operations,
+}
+
+impl View {
+    pub const ALL: [View; 5] = [
+        View::Tree,
+        View::Snapshots,
+        View::Compare,
+        View::Context,
+        View::Operations,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            View::Tree => "Tree",
+            View::Snapshots => "Snapshots",
+            View::Compare => "Compare",
+            View::Context => "Context",
+            View::Operations => "Operations",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<View> {
+        View::ALL
+            .into_iter()
+            .find(|v| v.name().eq_ignore_ascii_case(s))
+    }
+}
+
+struct RewindDialog {
+    label: String,
+    digest: String,
+}
+
+struct ExportDialog {
+    format: usize,
+    at_selected: bool,
+    path: String,
+}
+
+const EXPORT_FORMATS: [(&str, &str, ExportFormat); 5] = [
+    ("HTML", "html", ExportFormat::Html),
+    ("Markdown", "md", ExportFormat::Markdown),
+    ("JSONL (cairn)", "jsonl", ExportFormat::Jsonl),
+    ("Anthropic request JSON", "json", ExportFormat::Anthropic),
+    ("OpenAI request JSON", "json", ExportFormat::Openai),
+];
+
+/// What the window shows and the state of its views.
 pub struct Explorer {
     store_path: PathBuf,
-    conversations: Vec<Conversation>,
-    selected: Option<usize>,
-    /// One line per tree row and per path message, built when a conversation is selected, so a frame lays out
-    /// only the rows on screen.
-    tree: Vec<String>,
-    path: Vec<String>,
-    error: Option<String>,
+    store: Option<Store>,
+    pub conversations: Vec<Conversation>,
+    filter: String,
+    pub session: Option<Session>,
+    pub view: View,
+    pub graph: GraphView,
+    transcript: transcript::TranscriptView,
+    pub snapshots: snapshots::SnapshotView,
+    pub compare: compare::CompareView,
+    context: Option<(String, Option<usize>, crate::context::Report)>,
+    context_requested: bool,
+    operations: Vec<crate::store::Operation>,
+    pub checkpoint_label: String,
+    rewind: Option<RewindDialog>,
+    export: Option<ExportDialog>,
+    import_path: Option<String>,
+    discovered: Option<Vec<crate::discover::Found>>,
+    pub command: String,
+    /// The last outcome, one line; errors are kept until the next action.
+    pub status: Option<(String, bool)>,
+    worker: Worker,
+    repaint: Arc<Mutex<Option<egui::Context>>>,
     screenshot: Option<Screenshot>,
     frames: u64,
+    /// Native dialogs (rfd) are not opened under tests or screenshots.
+    pub native_dialogs: bool,
+    fonts_installed: bool,
+}
+
+/// DejaVu Sans Mono (shipped for the snapshot renderer) as a fallback after egui's own fonts, for the arrows,
+/// flags and box-drawing marks the views use.
+fn install_fonts(ctx: &egui::Context) {
+    const DEJAVU: &[u8] = include_bytes!("../assets/fonts/DejaVuSansMono.ttf");
+    let mut fonts = egui::FontDefinitions::default();
+    fonts.font_data.insert(
+        "dejavu-mono".into(),
+        Arc::new(egui::FontData::from_static(DEJAVU)),
+    );
+    for family in [egui::FontFamily::Proportional, egui::FontFamily::Monospace] {
+        fonts
+            .families
+            .entry(family)
+            .or_default()
+            .push("dejavu-mono".into());
+    }
+    ctx.set_fonts(fonts);
 }
 
 struct Screenshot {
@@ -34,114 +146,1090 @@ struct Screenshot {
 
 impl Explorer {
     pub fn new(store_path: PathBuf) -> Explorer {
+        let repaint = Arc::new(Mutex::new(None));
         let mut e = Explorer {
+            worker: Worker::new(store_path.clone(), repaint.clone()),
+            repaint,
+            store: None,
             store_path,
             conversations: Vec::new(),
-            selected: None,
-            tree: Vec::new(),
-            path: Vec::new(),
-            error: None,
+            filter: String::new(),
+            session: None,
+            view: View::Tree,
+            graph: GraphView::default(),
+            transcript: Default::default(),
+            snapshots: Default::default(),
+            compare: Default::default(),
+            context: None,
+            context_requested: false,
+            operations: Vec::new(),
+            checkpoint_label: String::new(),
+            rewind: None,
+            export: None,
+            import_path: None,
+            discovered: None,
+            command: String::new(),
+            status: None,
             screenshot: None,
             frames: 0,
+            native_dialogs: true,
+            fonts_installed: false,
         };
+        match Store::open(&e.store_path) {
+            Ok(s) => e.store = Some(s),
+            Err(err) => e.fail(err.to_string()),
+        }
         e.reload();
-        if !e.conversations.is_empty() {
-            e.select(e.conversations.len() - 1);
+        // the newest conversation that is not a fork, else the newest
+        let pick = e
+            .conversations
+            .iter()
+            .rev()
+            .find(|c| c.forked_from.is_none())
+            .or(e.conversations.last())
+            .map(|c| c.id.clone());
+        if let Some(id) = pick {
+            e.select(&id);
         }
         e
     }
 
+    fn info(&mut self, s: impl Into<String>) {
+        self.status = Some((s.into(), false));
+    }
+
+    fn fail(&mut self, s: impl Into<String>) {
+        self.status = Some((s.into(), true));
+    }
+
+    pub fn store(&self) -> Option<&Store> {
+        self.store.as_ref()
+    }
+
     fn reload(&mut self) {
-        match Store::open(&self.store_path).and_then(|s| s.conversations()) {
-            Ok(c) => {
-                self.conversations = c;
-                self.error = None;
-            }
-            Err(e) => self.error = Some(e.to_string()),
+        let Some(store) = &self.store else { return };
+        match store.conversations() {
+            Ok(c) => self.conversations = c,
+            Err(e) => self.fail(e.to_string()),
         }
     }
 
-    fn select(&mut self, i: usize) {
-        self.selected = Some(i);
-        let Some(conv) = self.conversations.get(i) else {
-            return;
-        };
-        let id = conv.id.clone();
-        let loaded = Store::open(&self.store_path)
-            .and_then(|s| Ok((s.tree_text(&id)?, s.active_path(&id)?)));
-        match loaded {
-            Ok((tree, path)) => {
-                self.tree = tree.lines().map(str::to_string).collect();
-                self.path = path.iter().map(path_row).collect();
+    /// Opens a conversation by id.
+    pub fn select(&mut self, id: &str) {
+        let Some(store) = &self.store else { return };
+        let opened = store.conversation(id).and_then(|c| Session::open(store, c));
+        match opened {
+            Ok(s) => {
+                self.session = Some(s);
+                self.graph = GraphView {
+                    fit: true,
+                    ..GraphView::default()
+                };
+                self.after_change(true);
             }
-            Err(e) => self.error = Some(e.to_string()),
+            Err(e) => self.fail(e.to_string()),
         }
     }
+
+    /// Re-reads the open conversation after a write (keeping selection and expanded runs).
+    fn refresh(&mut self) {
+        self.reload();
+        let Some(old) = self.session.take() else {
+            return;
+        };
+        let Some(store) = &self.store else { return };
+        let selected = old.selected.map(|i| old.heads[i].id.clone());
+        match store
+            .conversation(&old.conv.id)
+            .and_then(|c| Session::open(store, c))
+        {
+            Ok(mut s) => {
+                s.expanded = old.expanded;
+                s.relayout();
+                if let Some(id) = selected {
+                    s.selected = s.find(&id).or(s.tip);
+                }
+                self.session = Some(s);
+            }
+            Err(e) => self.fail(e.to_string()),
+        }
+        self.after_change(false);
+    }
+
+    /// Views computed from the active path are stale after a change.
+    fn after_change(&mut self, new_conversation: bool) {
+        self.snapshots.data = None;
+        self.snapshots.requested = false;
+        self.compare.data = None;
+        self.compare.requested = false;
+        if new_conversation {
+            self.compare.picked = None;
+        }
+        self.context = None;
+        self.context_requested = false;
+        self.operations = match (&self.store, &self.session) {
+            (Some(st), Some(s)) => st.operations(&s.conv.id).unwrap_or_default(),
+            _ => Vec::new(),
+        };
+    }
+
+    fn conv_id(&self) -> Option<String> {
+        self.session.as_ref().map(|s| s.conv.id.clone())
+    }
+
+    fn selected_id(&self) -> Option<String> {
+        let s = self.session.as_ref()?;
+        s.selected.map(|i| s.heads[i].id.clone())
+    }
+
+    // ---- actions (the same core calls the CLI makes) ----
+
+    /// Moves the tip to the selected message.
+    pub fn switch_tip(&mut self) {
+        let (Some(conv), Some(msg)) = (self.conv_id(), self.selected_id()) else {
+            return self.fail("select a message first");
+        };
+        let tip = self.session.as_ref().and_then(|s| s.conv.tip.clone());
+        let Some(store) = &mut self.store else { return };
+        match store.branch(&conv, &msg, tip.as_deref()) {
+            Ok(_) => {
+                self.info(format!("tip moved to {}", &msg[..8.min(msg.len())]));
+                self.refresh();
+            }
+            Err(e) => self.fail(e.to_string()),
+        }
+    }
+
+    /// Forks the root→selected path into a new conversation and opens it.
+    pub fn fork(&mut self, at: Option<String>) {
+        let Some(conv) = self.conv_id() else { return };
+        let at = at.or_else(|| self.selected_id());
+        let Some(store) = &mut self.store else { return };
+        match store.fork(&conv, at.as_deref()) {
+            Ok(id) => {
+                self.reload();
+                self.select(&id);
+                self.info(format!("forked into {id}"));
+            }
+            Err(e) => self.fail(e.to_string()),
+        }
+    }
+
+    /// Labels the tip.
+    pub fn set_checkpoint(&mut self, label: &str) {
+        let Some(conv) = self.conv_id() else { return };
+        let label = label.trim().to_string();
+        let label = if label.is_empty() {
+            let n = self.session.as_ref().map_or(0, |s| s.checkpoints.len());
+            format!("cp-{}", n + 1)
+        } else {
+            label
+        };
+        let Some(store) = &mut self.store else { return };
+        match store.checkpoint(&conv, &label) {
+            Ok(c) => {
+                self.info(format!("checkpoint {} at {}", c.label, &c.message[..8]));
+                self.checkpoint_label.clear();
+                self.refresh();
+            }
+            Err(e) => self.fail(e.to_string()),
+        }
+    }
+
+    pub fn rewind_to(&mut self, label: &str, digest: &str) {
+        let Some(conv) = self.conv_id() else { return };
+        let Some(store) = &mut self.store else { return };
+        match store.rewind(&conv, label, digest) {
+            Ok(d) => {
+                self.info(format!(
+                    "rewound to {label}; digest {}",
+                    &d[..8.min(d.len())]
+                ));
+                self.refresh();
+                if let Some(s) = &mut self.session {
+                    s.selected = s.tip;
+                }
+            }
+            Err(e) => self.fail(e.to_string()),
+        }
+    }
+
+    pub fn undo(&mut self) {
+        let Some(conv) = self.conv_id() else { return };
+        let Some(store) = &mut self.store else { return };
+        match store.undo(&conv) {
+            Ok(op) => {
+                self.info(format!("undid {}", op.kind));
+                self.refresh();
+            }
+            Err(e) => self.fail(e.to_string()),
+        }
+    }
+
+    pub fn import(&mut self, paths: Vec<PathBuf>) {
+        if !paths.is_empty() {
+            self.worker.submit(Job::Import { paths });
+        }
+    }
+
+    pub fn compact(
+        &mut self,
+        strategy: Option<Strategy>,
+        force: bool,
+        instructions: Option<String>,
+    ) {
+        let Some(conversation) = self.conv_id() else {
+            return;
+        };
+        self.worker.submit(Job::Compact {
+            conversation,
+            strategy,
+            force,
+            instructions,
+        });
+    }
+
+    fn export_to(&mut self, format: ExportFormat, at: Option<String>, out: PathBuf) {
+        let Some(conversation) = self.conv_id() else {
+            return;
+        };
+        self.worker.submit(Job::Export {
+            conversation,
+            at,
+            format,
+            out,
+        });
+    }
+
+    fn apply(&mut self, ctx: &egui::Context, r: Result<Output, String>) {
+        match r {
+            Err(e) => self.fail(e),
+            Ok(Output::Imported(added, lines)) => {
+                self.reload();
+                if let Some(first) = added.first().cloned() {
+                    self.select(&first);
+                }
+                let errors: Vec<&String> = lines
+                    .iter()
+                    .filter(|l| !l.contains(" conversation(s)"))
+                    .collect();
+                match errors.first() {
+                    Some(e) => self.fail(format!("imported {} conversation(s); {e}", added.len())),
+                    None => self.info(format!("imported {} conversation(s)", added.len())),
+                }
+            }
+            Ok(Output::Exported(path, bytes)) => {
+                self.info(format!("exported {bytes} bytes to {}", path.display()))
+            }
+            Ok(Output::Compacted(s)) => {
+                self.info(s);
+                self.refresh();
+            }
+            Ok(Output::Rendered(snap)) => {
+                if Some(&snap.conversation) == self.conv_id().as_ref() {
+                    self.snapshots.set(ctx, *snap);
+                }
+            }
+            Ok(Output::Compared(c)) => {
+                if Some(&c.conversation) == self.conv_id().as_ref() {
+                    self.compare.data = Some(*c);
+                    self.compare.requested = false;
+                }
+            }
+            Ok(Output::Context(conv, report)) => {
+                if Some(&conv) == self.conv_id().as_ref() {
+                    let tip = self.session.as_ref().and_then(|s| s.tip);
+                    self.context = Some((conv, tip, *report));
+                    self.context_requested = false;
+                }
+            }
+        }
+    }
+
+    /// Blocks until background jobs are done and applies their results (tests and screenshots).
+    pub fn wait_for_jobs(&mut self, ctx: &egui::Context) {
+        for r in self.worker.wait() {
+            self.apply(ctx, r);
+        }
+    }
+
+    pub fn jobs_running(&self) -> bool {
+        !self.worker.running.is_empty()
+    }
+
+    /// Runs a slash command (the same parser as `cairn slash`).
+    pub fn run_command(&mut self, input: &str) {
+        let cmd = match slash::parse(input) {
+            Ok(c) => c,
+            Err(e) => return self.fail(e.0),
+        };
+        match cmd {
+            Slash::Compact {
+                strategy,
+                instructions,
+            } => self.compact(strategy, false, instructions),
+            Slash::Shake { elide, images } => {
+                if elide {
+                    self.compact(Some(Strategy::Elide), true, None);
+                }
+                if images {
+                    self.compact(Some(Strategy::Images), true, None);
+                }
+            }
+            Slash::Context => self.view = View::Context,
+            Slash::Tree => {
+                self.view = View::Tree;
+                self.graph.fit = true;
+            }
+            Slash::Fork { at } => {
+                let at = match (at, self.conv_id(), &self.store) {
+                    (Some(m), Some(c), Some(st)) => match st.resolve_message(&c, &m) {
+                        Ok(id) => Some(id),
+                        Err(e) => return self.fail(e.to_string()),
+                    },
+                    _ => None,
+                };
+                self.fork(at)
+            }
+            Slash::Checkpoint { label } => self.set_checkpoint(&label),
+            Slash::Rewind { label, digest } => self.rewind_to(&label, &digest),
+            Slash::Branch { message } => {
+                let found = match (self.conv_id(), &self.store) {
+                    (Some(c), Some(st)) => {
+                        st.resolve_message(&c, &message).map_err(|e| e.to_string())
+                    }
+                    _ => Err("no conversation open".into()),
+                };
+                match found {
+                    Ok(id) => {
+                        if let Some(s) = &mut self.session {
+                            s.selected = s.find(&id);
+                        }
+                        self.switch_tip();
+                    }
+                    Err(e) => self.fail(e),
+                }
+            }
+            Slash::Export { format, file } => {
+                let Some(f) = ExportFormat::from_name(&format) else {
+                    return self.fail(format!(
+                        "/export {format}: html, markdown, jsonl, anthropic or openai"
+                    ));
+                };
+                match file {
+                    Some(out) => self.export_to(f, None, PathBuf::from(out)),
+                    None => {
+                        let k = EXPORT_FORMATS.iter().position(|x| x.2 == f).unwrap_or(0);
+                        self.open_export(k);
+                    }
+                }
+            }
+            Slash::Undo => self.undo(),
+        }
+    }
+
+    fn open_export(&mut self, format: usize) {
+        let name = self
+            .session
+            .as_ref()
+            .map(|s| s.conv.id.clone())
+            .unwrap_or_else(|| "conversation".into());
+        self.export = Some(ExportDialog {
+            format,
+            at_selected: false,
+            path: format!("cairn-{name}.{}", EXPORT_FORMATS[format].1),
+        });
+    }
+
+    // ---- drawing ----
 
     /// The whole UI, callable from a test harness as well as from eframe.
     pub fn draw(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        if !self.fonts_installed {
+            self.fonts_installed = true;
+            install_fonts(&ctx);
+        }
+        if let Ok(mut r) = self.repaint.lock()
+            && r.is_none()
+        {
+            *r = Some(ctx.clone());
+        }
+        for r in self.worker.poll() {
+            self.apply(&ctx, r);
+        }
+        self.request_view_data();
+        self.handle_input(&ctx);
+
+        egui::Panel::top("toolbar").show(ui, |ui| self.toolbar(ui));
+        egui::Panel::bottom("command-bar").show(ui, |ui| self.command_bar(ui));
         egui::Panel::left("conversations")
-            .default_size(260.0)
-            .show(ui, |ui| {
-                ui.heading("Conversations");
-                if ui.button("Reload").clicked() {
-                    self.reload();
+            .default_size(250.0)
+            .resizable(true)
+            .show(ui, |ui| self.conversations_panel(ui));
+        egui::Panel::right("transcript")
+            .default_size(380.0)
+            .resizable(true)
+            .show(ui, |ui| self.transcript_panel(ui));
+        egui::CentralPanel::default().show(ui, |ui| self.centre(ui));
+        self.dialogs(&ctx);
+    }
+
+    /// Starts the background work the current view needs (once per active path).
+    fn request_view_data(&mut self) {
+        let Some(s) = &self.session else { return };
+        let conversation = s.conv.id.clone();
+        match self.view {
+            View::Snapshots if self.snapshots.data.is_none() && !self.snapshots.requested => {
+                self.snapshots.requested = true;
+                let profile = &crate::render::PROFILES[self.snapshots.profile];
+                self.worker.submit(Job::Render {
+                    conversation,
+                    profile,
+                    cell: self.snapshots.cell,
+                });
+            }
+            View::Compare if self.compare.data.is_none() && !self.compare.requested => {
+                self.compare.requested = true;
+                self.worker.submit(Job::Compare { conversation });
+            }
+            View::Context if self.context.is_none() && !self.context_requested => {
+                self.context_requested = true;
+                self.worker.submit(Job::Context { conversation });
+            }
+            _ => {}
+        }
+    }
+
+    fn handle_input(&mut self, ctx: &egui::Context) {
+        // files dropped on the window are imported
+        let dropped: Vec<PathBuf> = ctx.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        });
+        self.import(dropped);
+        if ctx.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::Z)) {
+            self.undo();
+        }
+        if ctx.egui_wants_keyboard_input() {
+            return;
+        }
+        let keys = [
+            egui::Key::ArrowUp,
+            egui::Key::ArrowDown,
+            egui::Key::ArrowLeft,
+            egui::Key::ArrowRight,
+        ];
+        let mut moved = None;
+        if let Some(s) = &self.session
+            && let Some(from) = s.selected.or(s.tip)
+        {
+            for k in keys {
+                if ctx.input(|i| i.key_pressed(k)) {
+                    moved = graph::step(s, from, k);
                 }
-                ui.separator();
-                let mut clicked = None;
-                egui::ScrollArea::vertical().show(ui, |ui| {
-                    for (i, c) in self.conversations.iter().enumerate() {
-                        let title = c.title.clone().unwrap_or_else(|| "(untitled)".into());
-                        let text = format!("{title}\n{} · {} messages", c.id, c.messages);
+            }
+        }
+        if let Some(to) = moved {
+            self.select_node(to);
+        }
+        if ctx.input(|i| i.key_pressed(egui::Key::C)) {
+            let label = self.checkpoint_label.clone();
+            self.set_checkpoint(&label);
+        }
+        if ctx.input(|i| i.key_pressed(egui::Key::J)) {
+            // jump to the next checkpoint (cycling)
+            if let Some(s) = &self.session {
+                let targets: Vec<usize> = s.checkpoints.iter().filter_map(|(_, i)| *i).collect();
+                let next = s
+                    .selected
+                    .and_then(|sel| targets.iter().position(|&t| t == sel))
+                    .map_or(0, |k| (k + 1) % targets.len().max(1));
+                if let Some(&t) = targets.get(next) {
+                    self.select_node(t);
+                }
+            }
+        }
+        if ctx.input(|i| i.key_pressed(egui::Key::Enter))
+            && let Some(s) = &self.session
+            && let Some(i) = s.selected
+        {
+            self.transcript.toggle(i);
+        }
+    }
+
+    fn select_node(&mut self, node: usize) {
+        if let Some(s) = &mut self.session {
+            s.reveal(node);
+            s.selected = Some(node);
+            self.graph.focus = Some(node);
+            self.transcript.reveal(s, node);
+        }
+    }
+
+    fn toolbar(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new("cairn").strong().size(16.0));
+            ui.separator();
+            if ui.button("Import…").clicked() {
+                self.open_import();
+            }
+            if ui.button("Discover").clicked() {
+                self.discovered = Some(
+                    crate::discover::home()
+                        .map(|h| crate::discover::discover(&h))
+                        .unwrap_or_default(),
+                );
+            }
+            if ui.button("Export…").clicked() {
+                self.open_export(0);
+            }
+            ui.separator();
+            ui.menu_button("Compact", |ui| {
+                if ui.button("Ladder (cheapest first)").clicked() {
+                    self.compact(None, false, None);
+                    ui.close();
+                }
+                for s in Strategy::LADDER {
+                    if ui.button(format!("Rung: {}", s.name())).clicked() {
+                        self.compact(Some(s), true, None);
+                        ui.close();
+                    }
+                }
+            });
+            if ui.button("Undo").on_hover_text("Ctrl+Z").clicked() {
+                self.undo();
+            }
+            ui.separator();
+            let dark = ui.visuals().dark_mode;
+            if ui
+                .button(if dark { "Light theme" } else { "Dark theme" })
+                .clicked()
+            {
+                ui.ctx().set_theme(if dark {
+                    egui::Theme::Light
+                } else {
+                    egui::Theme::Dark
+                });
+            }
+            ui.weak(self.store_path.display().to_string());
+        });
+    }
+
+    fn open_import(&mut self) {
+        if self.native_dialogs
+            && let Some(files) = rfd::FileDialog::new()
+                .add_filter("sessions", &["jsonl", "json"])
+                .pick_files()
+        {
+            return self.import(files);
+        }
+        // no dialog could be shown (or it was dismissed): a path field
+        self.import_path = Some(String::new());
+    }
+
+    fn command_bar(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            let label = ui.label("Command");
+            let edit = ui.add(
+                egui::TextEdit::singleline(&mut self.command)
+                    .hint_text("/compact, /shake, /context, /tree, /fork, /checkpoint, /rewind, /branch, /export, /undo")
+                    .desired_width(420.0),
+            )
+            .labelled_by(label.id);
+            let word = self.command.split_whitespace().next().unwrap_or("").to_string();
+            if self.command.starts_with('/') && !self.command.contains(' ') {
+                let options = slash::complete(&word);
+                if edit.has_focus() && ui.input(|i| i.key_pressed(egui::Key::Tab)) && options.len() == 1 {
+                    self.command = format!("{} ", options[0]);
+                }
+                for o in options {
+                    if ui.small_button(o).clicked() {
+                        self.command = format!("{o} ");
+                    }
+                }
+            }
+            if edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) && !self.command.trim().is_empty() {
+                let c = std::mem::take(&mut self.command);
+                self.run_command(&c);
+            }
+            if ui.button("Run").clicked() && !self.command.trim().is_empty() {
+                let c = std::mem::take(&mut self.command);
+                self.run_command(&c);
+            }
+        });
+        ui.horizontal(|ui| {
+            let mut cancel = None;
+            for r in &self.worker.running {
+                ui.spinner();
+                ui.label(&r.label);
+                ui.add(
+                    egui::ProgressBar::new(r.progress.unwrap_or(0.0))
+                        .desired_width(160.0)
+                        .show_percentage(),
+                );
+                if ui.button("Cancel").clicked() {
+                    cancel = Some(r.id);
+                }
+            }
+            if let Some(id) = cancel {
+                self.worker.cancel(id);
+            }
+            if let Some((s, err)) = &self.status {
+                if *err {
+                    ui.colored_label(ui.visuals().error_fg_color, s);
+                } else {
+                    ui.label(s);
+                }
+            }
+        });
+        if self.jobs_running() {
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(100));
+        }
+    }
+
+    fn conversations_panel(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Conversations");
+        let label = ui.label("Search");
+        ui.add(egui::TextEdit::singleline(&mut self.filter).hint_text("title or id"))
+            .labelled_by(label.id);
+        ui.separator();
+        let needle = self.filter.to_lowercase();
+        let matches = |c: &Conversation| {
+            needle.is_empty()
+                || c.id.contains(&needle)
+                || c.title
+                    .as_deref()
+                    .unwrap_or("")
+                    .to_lowercase()
+                    .contains(&needle)
+        };
+        // fork lineage: forks under the conversation they came from (iterative, any depth)
+        let ids: std::collections::HashMap<&str, usize> = self
+            .conversations
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id.as_str(), i))
+            .collect();
+        let parent_of = |c: &Conversation| {
+            c.forked_from
+                .as_ref()
+                .and_then(|f| ids.get(f.conversation.as_str()).copied())
+        };
+        let mut kids: Vec<Vec<usize>> = vec![Vec::new(); self.conversations.len()];
+        let mut roots = Vec::new();
+        for (i, c) in self.conversations.iter().enumerate() {
+            match parent_of(c) {
+                Some(p) => kids[p].push(i),
+                None => roots.push(i),
+            }
+        }
+        let mut order: Vec<(usize, usize)> = Vec::new();
+        let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&r| (r, 0)).collect();
+        while let Some((i, depth)) = stack.pop() {
+            order.push((i, depth));
+            for &k in kids[i].iter().rev() {
+                stack.push((k, depth + 1));
+            }
+        }
+        let current = self.conv_id();
+        let mut clicked = None;
+        egui::ScrollArea::vertical()
+            .id_salt("conversation-list")
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                for (i, depth) in order {
+                    let c = &self.conversations[i];
+                    if !matches(c) {
+                        continue;
+                    }
+                    let title = c.title.clone().unwrap_or_else(|| "(untitled)".into());
+                    ui.horizontal(|ui| {
+                        if depth > 0 {
+                            ui.add_space(14.0 * (depth - 1) as f32);
+                            ui.weak("└");
+                        }
+                        let text = format!(
+                            "{title}\n{} · {} messages",
+                            &c.id[..8.min(c.id.len())],
+                            c.messages
+                        );
                         if ui
-                            .selectable_label(self.selected == Some(i), text)
+                            .selectable_label(current.as_deref() == Some(c.id.as_str()), text)
                             .clicked()
                         {
-                            clicked = Some(i);
+                            clicked = Some(c.id.clone());
                         }
-                    }
-                });
-                if let Some(i) = clicked {
-                    self.select(i);
+                    });
                 }
             });
-        egui::CentralPanel::default().show(ui, |ui| {
-            if let Some(e) = &self.error {
-                ui.colored_label(egui::Color32::RED, e);
+        if let Some(id) = clicked {
+            self.select(&id);
+        }
+    }
+
+    fn transcript_panel(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Transcript");
+        let (Some(s), Some(store)) = (&mut self.session, &self.store) else {
+            ui.label("No conversation open.");
+            return;
+        };
+        ui.weak(format!(
+            "active path: {} of {} messages · click a header to open it",
+            s.path.len(),
+            s.heads.len()
+        ));
+        if let Some(sel) = s.selected
+            && !s.on_path[sel]
+        {
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                format!(
+                    "{} is on another branch: \"Switch tip here\" to read its path.",
+                    graph::node_label(s, sel)
+                ),
+            );
+        }
+        if let Some(node) = self.transcript.show(ui, s, store) {
+            s.selected = Some(node);
+            self.graph.focus = Some(node);
+        }
+    }
+
+    fn centre(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            for v in View::ALL {
+                if ui.selectable_label(self.view == v, v.name()).clicked() {
+                    self.view = v;
+                }
             }
-            if self.conversations.is_empty() {
-                ui.label("No conversations yet. Create one with `cairn new` and `cairn append`.");
-                return;
-            }
-            ui.columns(2, |cols| {
-                cols[0].heading("Tree");
-                let row_h = cols[0].text_style_height(&egui::TextStyle::Monospace);
-                egui::ScrollArea::both().id_salt("tree").show_rows(
-                    &mut cols[0],
-                    row_h,
-                    self.tree.len(),
-                    |ui, range| {
-                        for line in &self.tree[range] {
-                            ui.add(
-                                egui::Label::new(egui::RichText::new(line).monospace()).extend(),
-                            );
-                        }
-                    },
-                );
-                cols[1].heading("Active path");
-                let row_h = cols[1].text_style_height(&egui::TextStyle::Body);
-                egui::ScrollArea::vertical().id_salt("path").show_rows(
-                    &mut cols[1],
-                    row_h,
-                    self.path.len(),
-                    |ui, range| {
-                        for line in &self.path[range] {
-                            ui.add(egui::Label::new(line.as_str()).truncate());
-                        }
-                    },
-                );
-            });
         });
+        ui.separator();
+        if self.session.is_none() {
+            ui.label("No conversations yet: import a session (Import…, Discover, or drop files on the window).");
+            return;
+        }
+        match self.view {
+            View::Tree => self.tree_view(ui),
+            View::Snapshots => {
+                if self.snapshots.show(ui) {
+                    self.snapshots.data = None;
+                    self.snapshots.requested = false;
+                }
+            }
+            View::Compare => {
+                self.compare.budget = self.budget();
+                if self.compare.show(ui) {
+                    self.compare.data = None;
+                    self.compare.requested = false;
+                }
+            }
+            View::Context => match &self.context {
+                Some((_, _, r)) => {
+                    egui::ScrollArea::vertical()
+                        .id_salt("context")
+                        .show(ui, |ui| chart::show(ui, r));
+                }
+                None => {
+                    ui.label("Estimating…");
+                }
+            },
+            View::Operations => self.operations_view(ui),
+        }
+    }
+
+    fn budget(&self) -> u64 {
+        self.context
+            .as_ref()
+            .map_or(100_000, |(_, _, r)| r.window / 2)
+    }
+
+    fn tree_view(&mut self, ui: &mut egui::Ui) {
+        // the selection's actions
+        ui.horizontal_wrapped(|ui| {
+            let Some(s) = &self.session else { return };
+            let sel = s.selected;
+            match sel {
+                Some(i) => ui.label(RichText::new(graph::node_label(s, i)).strong()),
+                None => ui.label("nothing selected"),
+            };
+            let not_tip = sel.is_some() && sel != s.tip;
+            if ui
+                .add_enabled(not_tip, egui::Button::new("Switch tip here"))
+                .clicked()
+            {
+                self.switch_tip();
+            }
+            if ui
+                .add_enabled(sel.is_some(), egui::Button::new("Fork from here"))
+                .clicked()
+            {
+                self.fork(None);
+            }
+            ui.separator();
+            let l = ui.label("Checkpoint label");
+            ui.add(egui::TextEdit::singleline(&mut self.checkpoint_label).desired_width(90.0))
+                .labelled_by(l.id);
+            if ui
+                .button("Set checkpoint")
+                .on_hover_text("labels the tip (key C)")
+                .clicked()
+            {
+                let label = self.checkpoint_label.clone();
+                self.set_checkpoint(&label);
+            }
+            if ui.button("Fit").clicked() {
+                self.graph.fit = true;
+            }
+        });
+        ui.horizontal_wrapped(|ui| {
+            let Some(s) = &self.session else { return };
+            let cps: Vec<(String, Option<usize>)> = s
+                .checkpoints
+                .iter()
+                .map(|(c, i)| (c.label.clone(), *i))
+                .collect();
+            if !cps.is_empty() {
+                ui.label("Checkpoints:");
+            }
+            let mut jump = None;
+            for (label, node) in cps {
+                if ui.button(format!("Rewind to {label}")).clicked() {
+                    self.rewind = Some(RewindDialog {
+                        label: label.clone(),
+                        digest: String::new(),
+                    });
+                }
+                if let Some(n) = node
+                    && ui.small_button(format!("Jump to {label}")).clicked()
+                {
+                    jump = Some(n);
+                }
+            }
+            let tips: Vec<usize> = s
+                .tip
+                .into_iter()
+                .chain(s.leaves.iter().copied())
+                .take(12)
+                .collect();
+            ui.label("Tips:");
+            for t in tips {
+                let h = &s.heads[t];
+                let text = format!(
+                    "Tip {}{}",
+                    &h.id[..8.min(h.id.len())],
+                    if Some(t) == s.tip { " (current)" } else { "" }
+                );
+                if ui.small_button(text).clicked() {
+                    jump = Some(t);
+                }
+            }
+            if let Some(n) = jump {
+                self.select_node(n);
+            }
+        });
+        ui.weak("drag to pan · Ctrl+wheel to zoom · arrows: parent/child/sibling · C checkpoint · J next checkpoint · Enter opens in transcript · right-click a node for actions");
+        let Some(s) = &mut self.session else { return };
+        let events = self.graph.show(ui, s);
+        for e in events {
+            match e {
+                graph::GraphEvent::Select(i) => {
+                    s.selected = Some(i);
+                    self.transcript.reveal(s, i);
+                }
+                graph::GraphEvent::Toggle(start) => s.toggle_segment(start),
+                graph::GraphEvent::Branch(i) => {
+                    s.selected = Some(i);
+                    self.switch_tip();
+                    return;
+                }
+                graph::GraphEvent::Fork(i) => {
+                    s.selected = Some(i);
+                    self.fork(None);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn operations_view(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            ui.label(format!("{} operations", self.operations.len()));
+            if ui.button("Undo last (Ctrl+Z)").clicked() {
+                self.undo();
+            }
+        });
+        let short = |s: &Option<String>| {
+            s.as_deref()
+                .map_or("-".to_string(), |x| x[..8.min(x.len())].to_string())
+        };
+        egui::ScrollArea::vertical()
+            .id_salt("operations")
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                egui::Grid::new("ops")
+                    .striped(true)
+                    .num_columns(5)
+                    .show(ui, |ui| {
+                        for h in ["#", "operation", "tip before → after", "detail", ""] {
+                            ui.label(RichText::new(h).strong());
+                        }
+                        ui.end_row();
+                        for o in self.operations.iter().rev() {
+                            ui.label(o.seq.to_string());
+                            ui.label(&o.kind);
+                            ui.label(format!(
+                                "{} → {}",
+                                short(&o.tip_before),
+                                short(&o.tip_after)
+                            ));
+                            ui.add(egui::Label::new(o.detail.to_string()).truncate());
+                            ui.label(if o.undone { "undone" } else { "" });
+                            ui.end_row();
+                        }
+                    });
+            });
+    }
+
+    fn dialogs(&mut self, ctx: &egui::Context) {
+        if let Some(d) = &mut self.rewind {
+            let mut open = true;
+            let mut go = false;
+            egui::Window::new(format!("Rewind to {}", d.label))
+                .open(&mut open)
+                .collapsible(false)
+                .show(ctx, |ui| {
+                    ui.label("What did the abandoned exploration find? The digest is kept after the checkpoint.");
+                    let l = ui.label("Digest");
+                    ui.add(egui::TextEdit::multiline(&mut d.digest).desired_rows(4))
+                        .labelled_by(l.id);
+                    if ui
+                        .add_enabled(!d.digest.trim().is_empty(), egui::Button::new("Rewind"))
+                        .clicked()
+                    {
+                        go = true;
+                    }
+                });
+            if go {
+                let (label, digest) = (d.label.clone(), d.digest.clone());
+                self.rewind = None;
+                self.rewind_to(&label, &digest);
+            } else if !open {
+                self.rewind = None;
+            }
+        }
+        if let Some(path) = &mut self.import_path {
+            let mut open = true;
+            let mut go = None;
+            egui::Window::new("Import sessions")
+                .open(&mut open)
+                .collapsible(false)
+                .show(ctx, |ui| {
+                    ui.label("Claude Code, pi or Codex JSONL, provider request JSON, or cairn JSONL; a folder imports every session in it.");
+                    let l = ui.label("Path");
+                    ui.add(egui::TextEdit::singleline(path).desired_width(360.0))
+                        .labelled_by(l.id);
+                    if ui.button("Import").clicked() && !path.trim().is_empty() {
+                        go = Some(PathBuf::from(path.trim()));
+                    }
+                });
+            if let Some(p) = go {
+                self.import_path = None;
+                self.import(vec![p]);
+            } else if !open {
+                self.import_path = None;
+            }
+        }
+        if let Some(d) = &mut self.export {
+            let mut open = true;
+            let mut go = None;
+            let native = self.native_dialogs;
+            egui::Window::new("Export")
+                .open(&mut open)
+                .collapsible(false)
+                .show(ctx, |ui| {
+                    egui::ComboBox::from_label("Format")
+                        .selected_text(EXPORT_FORMATS[d.format].0)
+                        .show_ui(ui, |ui| {
+                            for (k, f) in EXPORT_FORMATS.iter().enumerate() {
+                                ui.selectable_value(&mut d.format, k, f.0);
+                            }
+                        });
+                    ui.checkbox(
+                        &mut d.at_selected,
+                        "Path to the selected message (instead of the tip)",
+                    );
+                    let l = ui.label("File");
+                    ui.add(egui::TextEdit::singleline(&mut d.path).desired_width(360.0))
+                        .labelled_by(l.id);
+                    ui.horizontal(|ui| {
+                        if native
+                            && ui.button("Save as…").clicked()
+                            && let Some(p) =
+                                rfd::FileDialog::new().set_file_name(&d.path).save_file()
+                        {
+                            go = Some(p);
+                        }
+                        if ui.button("Export").clicked() && !d.path.trim().is_empty() {
+                            go = Some(PathBuf::from(d.path.trim()));
+                        }
+                    });
+                });
+            if let Some(out) = go {
+                let format = EXPORT_FORMATS[d.format].2;
+                let at = if d.at_selected {
+                    self.selected_id()
+                } else {
+                    None
+                };
+                self.export = None;
+                self.export_to(format, at, out);
+            } else if !open {
+                self.export = None;
+            }
+        }
+        if let Some(found) = &self.discovered {
+            let mut open = true;
+            let mut pick = None;
+            egui::Window::new("Sessions on this machine")
+                .open(&mut open)
+                .default_width(560.0)
+                .show(ctx, |ui| {
+                    if found.is_empty() {
+                        ui.label(
+                            "No Claude Code, pi or Codex sessions found in their usual folders.",
+                        );
+                    }
+                    egui::ScrollArea::vertical()
+                        .max_height(420.0)
+                        .show(ui, |ui| {
+                            for f in found {
+                                ui.horizontal(|ui| {
+                                    if ui.small_button("Import").clicked() {
+                                        pick = Some(f.path.clone());
+                                    }
+                                    ui.label(format!(
+                                        "{} · {} messages · {}",
+                                        f.format.name(),
+                                        f.messages,
+                                        f.path.display()
+                                    ));
+                                });
+                            }
+                        });
+                });
+            if let Some(p) = pick {
+                self.import(vec![p]);
+            }
+            if !open {
+                self.discovered = None;
+            }
+        }
     }
 
     fn drive_screenshot(&mut self, ctx: &egui::Context) {
@@ -156,7 +1244,16 @@ impl Explorer {
             }
             return;
         }
-        if self.frames < 5 {
+        // let the views settle: background work done, textures uploaded, layout stable
+        if !self.worker.running.is_empty() {
+            let results = self.worker.wait();
+            for r in results {
+                self.apply(ctx, r);
+            }
+            self.frames = 0;
+            return;
+        }
+        if self.frames < 8 {
             return;
         }
         shot.requested = true;
@@ -179,6 +1276,32 @@ impl Explorer {
             ctx2.request_repaint();
         });
     }
+
+    /// Sets a view up the way a screenshot of it should look (the transcript with a message opened, ...).
+    pub fn stage(&mut self, view: View) {
+        self.view = view;
+        match view {
+            View::Tree => self.graph.fit = true,
+            View::Snapshots | View::Compare | View::Context | View::Operations => {}
+        }
+        if let Some(s) = &mut self.session {
+            // open the message with an image (or the first error) so the transcript shows both kinds of row
+            let pick = s
+                .path
+                .iter()
+                .copied()
+                .find(|&i| s.heads[i].has_image())
+                .or_else(|| s.path.iter().copied().find(|&i| s.heads[i].has_error()));
+            if let Some(i) = pick {
+                s.selected = Some(i);
+                self.transcript.toggle(i);
+                self.transcript.reveal(s, i);
+            }
+        }
+        if view == View::Compare {
+            self.compare.picked = Some(3);
+        }
+    }
 }
 
 impl eframe::App for Explorer {
@@ -190,43 +1313,54 @@ impl eframe::App for Explorer {
     }
 }
 
-/// One line for a message of the active path.
-fn path_row(m: &Message) -> String {
-    format!(
-        "{} · {}  {}",
-        m.role,
-        &m.id[..m.id.len().min(8)],
-        m.summary(200)
-    )
+/// How to open the window.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub conversation: Option<String>,
+    /// Save a PNG of this view after it settled, then close.
+    pub screenshot: Option<(PathBuf, View)>,
+    pub dark: Option<bool>,
 }
 
-/// Opens the window on a store and blocks until it is closed. With `screenshot`, saves a PNG of the window
-/// after a few frames and closes.
-pub fn run(
-    store_path: PathBuf,
-    screenshot: Option<PathBuf>,
-    conversation: Option<String>,
-) -> anyhow::Result<()> {
+/// Opens the window on a store and blocks until it is closed.
+pub fn run(store_path: PathBuf, options: Options) -> anyhow::Result<()> {
     let mut app = Explorer::new(store_path);
-    if let Some(i) = conversation.and_then(|c| app.conversations.iter().position(|x| x.id == c)) {
-        app.select(i);
+    if let Some(c) = &options.conversation {
+        app.select(c);
     }
     let done = Arc::new(Mutex::new(None));
-    if let Some(out) = screenshot {
+    if let Some((out, view)) = options.screenshot {
+        app.native_dialogs = false;
+        app.stage(view);
         app.screenshot = Some(Screenshot {
             out,
             requested: false,
             done: done.clone(),
         });
     }
-    let options = eframe::NativeOptions {
+    let dark = options.dark;
+    let native = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("cairn")
-            .with_inner_size([1280.0, 800.0]),
+            .with_inner_size([1280.0, 800.0])
+            .with_drag_and_drop(true),
         ..Default::default()
     };
-    eframe::run_native("cairn", options, Box::new(|_cc| Ok(Box::new(app))))
-        .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?;
+    eframe::run_native(
+        "cairn",
+        native,
+        Box::new(move |cc| {
+            if let Some(d) = dark {
+                cc.egui_ctx.set_theme(if d {
+                    egui::Theme::Dark
+                } else {
+                    egui::Theme::Light
+                });
+            }
+            Ok(Box::new(app))
+        }),
+    )
+    .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?;
     let result = done.lock().map(|d| d.clone()).unwrap_or(None);
     if let Some(Err(e)) = result {
         anyhow::bail!("screenshot failed: {e}");

@@ -1,0 +1,438 @@
+//! The session tree as a graph: the tidy layout of [`crate::layout`] drawn with egui's painter, with pan
+//! (drag), zoom (Ctrl+wheel or pinch, around the pointer), culling (only segments that cross the screen are
+//! visited) and three levels of detail: lines per segment when far out, dots per message, then dots with
+//! labels. Nodes on screen are also accessible widgets (labelled "message ID ROLE"), so tests and screen
+//! readers can find and click them.
+
+use eframe::egui::{self, Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
+
+use super::session::Session;
+use crate::layout::Row;
+use crate::model::Role;
+
+/// Pixels per layout unit (horizontal) and per row (vertical) at zoom 1.
+pub const UNIT_X: f32 = 170.0;
+pub const ROW_Y: f32 = 28.0;
+
+pub struct GraphView {
+    /// Screen offset of the layout origin from the canvas' top-left corner, in pixels.
+    pub pan: Vec2,
+    pub zoom: f32,
+    /// Centre this node on the next frame.
+    pub focus: Option<usize>,
+    pub fit: bool,
+}
+
+impl Default for GraphView {
+    fn default() -> Self {
+        GraphView {
+            pan: Vec2::new(40.0, 30.0),
+            zoom: 1.0,
+            focus: None,
+            fit: false,
+        }
+    }
+}
+
+/// What the user did on the canvas this frame.
+pub enum GraphEvent {
+    Select(usize),
+    /// Expand or collapse the segment starting at this node.
+    Toggle(usize),
+    Branch(usize),
+    Fork(usize),
+}
+
+pub fn role_color(role: Role, dark: bool) -> Color32 {
+    match (role, dark) {
+        (Role::User, true) => Color32::from_rgb(110, 170, 255),
+        (Role::User, false) => Color32::from_rgb(30, 90, 200),
+        (Role::Assistant, true) => Color32::from_rgb(110, 210, 150),
+        (Role::Assistant, false) => Color32::from_rgb(20, 130, 70),
+        (Role::Tool, true) => Color32::from_rgb(240, 180, 90),
+        (Role::Tool, false) => Color32::from_rgb(180, 100, 0),
+        (Role::System, true) => Color32::from_rgb(190, 160, 240),
+        (Role::System, false) => Color32::from_rgb(110, 60, 170),
+    }
+}
+
+pub fn node_label(s: &Session, i: usize) -> String {
+    let h = &s.heads[i];
+    let role = if h.has_tool_result() {
+        "tool result"
+    } else {
+        h.role.as_str()
+    };
+    format!("message {} {role}", &h.id[..h.id.len().min(8)])
+}
+
+impl GraphView {
+    fn origin(&self, rect: Rect) -> Pos2 {
+        rect.min + self.pan
+    }
+
+    fn to_screen(&self, rect: Rect, x: f32, row: f32) -> Pos2 {
+        self.origin(rect) + Vec2::new(x * UNIT_X, row * ROW_Y) * self.zoom
+    }
+
+    /// Zoom so the whole tree fits the canvas.
+    fn fit_to(&mut self, s: &Session, rect: Rect) {
+        // one unit per column plus room for the rightmost labels
+        let w = (s.layout.max_x - s.layout.min_x + 1.0) * UNIT_X + 160.0;
+        let h = (s.layout.height as f32 + 2.0) * ROW_Y;
+        self.zoom = (rect.width() / w).min(rect.height() / h).clamp(0.002, 1.5);
+        self.pan = Vec2::new(
+            (rect.width() - 160.0 * self.zoom) / 2.0
+                - (s.layout.min_x + s.layout.max_x) / 2.0 * UNIT_X * self.zoom,
+            20.0,
+        );
+    }
+
+    pub fn show(&mut self, ui: &mut egui::Ui, s: &Session) -> Vec<GraphEvent> {
+        let mut events = Vec::new();
+        let rect = ui.available_rect_before_wrap();
+        let response = ui.interact(
+            rect,
+            ui.scope_id().with("graph-canvas"),
+            Sense::click_and_drag(),
+        );
+        let dark = ui.visuals().dark_mode;
+        if self.fit {
+            self.fit = false;
+            self.fit_to(s, rect);
+        }
+        if let Some(n) = self.focus.take()
+            && let Some((x, row)) = s.layout.position(n)
+        {
+            let p = Vec2::new(x * UNIT_X, row as f32 * ROW_Y) * self.zoom;
+            self.pan = rect.size() / 2.0 - p;
+        }
+        // pan and zoom
+        if response.dragged() {
+            self.pan += response.drag_delta();
+        }
+        if response.hovered() {
+            let (zoom, scroll) = ui.input(|i| (i.zoom_delta(), i.smooth_scroll_delta));
+            if zoom != 1.0 {
+                let pointer = ui.input(|i| i.pointer.hover_pos()).unwrap_or(rect.center());
+                let before = (pointer - self.origin(rect)) / self.zoom;
+                self.zoom = (self.zoom * zoom).clamp(0.002, 3.0);
+                self.pan = pointer - rect.min - before * self.zoom;
+            } else if scroll != Vec2::ZERO {
+                self.pan += scroll;
+            }
+        }
+        let painter = ui.painter_at(rect);
+        painter.rect_filled(rect, 0.0, ui.visuals().extreme_bg_color);
+
+        let row_px = ROW_Y * self.zoom;
+        let unit_px = UNIT_X * self.zoom;
+        let detail = if row_px < 6.0 {
+            0
+        } else if row_px < 16.0 {
+            1
+        } else {
+            2
+        };
+        let origin = self.origin(rect);
+        // visible layout window (one unit / row of slack)
+        let x_lo = (rect.left() - origin.x) / unit_px - 1.0;
+        let x_hi = (rect.right() - origin.x) / unit_px + 1.0;
+        let r_lo = ((rect.top() - origin.y) / row_px - 1.0).max(0.0);
+        let r_hi = (rect.bottom() - origin.y) / row_px + 1.0;
+
+        let edge = ui.visuals().weak_text_color();
+        let path_col = if dark {
+            Color32::from_rgb(255, 200, 80)
+        } else {
+            Color32::from_rgb(200, 120, 0)
+        };
+        let text_col = ui.visuals().text_color();
+        let font = FontId::proportional(12.0);
+        let layout = &s.layout;
+        for seg in &layout.segments {
+            let top = seg.y as f32;
+            let bottom = (seg.y + seg.rows - 1) as f32;
+            // edge from the parent segment's last row
+            if let Some(p) = seg.parent {
+                let ps = &layout.segments[p as usize];
+                let from_row = (ps.y + ps.rows - 1) as f32;
+                let (lo, hi) = (ps.x.min(seg.x), ps.x.max(seg.x));
+                if hi >= x_lo && lo <= x_hi && top >= r_lo && from_row <= r_hi {
+                    let first = layout.chain[seg.start as usize] as usize;
+                    let on = s.on_path[first];
+                    let a = self.to_screen(rect, ps.x, from_row);
+                    let b = self.to_screen(rect, seg.x, top);
+                    let mid = Pos2::new(b.x, a.y + (b.y - a.y) * 0.5);
+                    let stroke = if on {
+                        Stroke::new(2.5, path_col)
+                    } else {
+                        Stroke::new(1.0, edge)
+                    };
+                    painter.line_segment([a, Pos2::new(a.x, mid.y)], stroke);
+                    painter.line_segment([Pos2::new(a.x, mid.y), mid], stroke);
+                    painter.line_segment([mid, b], stroke);
+                }
+            }
+            if seg.x < x_lo || seg.x > x_hi || bottom < r_lo || top > r_hi {
+                continue;
+            }
+            let first = layout.chain[seg.start as usize] as usize;
+            let on = s.on_path[first];
+            let stroke = if on {
+                Stroke::new(2.5, path_col)
+            } else {
+                Stroke::new(1.0, edge)
+            };
+            let a = self.to_screen(rect, seg.x, top);
+            let b = self.to_screen(rect, seg.x, bottom);
+            painter.line_segment([a, b], stroke);
+            if detail == 0 {
+                // far out: the segment's line, its ends marked when they are tips or checkpoints
+                let last = layout.chain[(seg.start + seg.len - 1) as usize] as usize;
+                if Some(last) == s.tip {
+                    painter.circle_filled(b, 4.0, path_col);
+                } else if s.children(last).is_empty() {
+                    painter.circle_stroke(b, 2.5, Stroke::new(1.0, text_col));
+                }
+                continue;
+            }
+            let k_lo = (r_lo - top).max(0.0) as u32;
+            let k_hi = ((r_hi - top).max(0.0) as u32).min(seg.rows.saturating_sub(1));
+            for k in k_lo..=k_hi {
+                let pos = self.to_screen(rect, seg.x, top + k as f32);
+                match layout.row(seg, k) {
+                    Row::Hidden(n) => {
+                        let r =
+                            Rect::from_center_size(pos, Vec2::new(22.0, 14.0) * self.zoom.min(1.0));
+                        painter.rect_filled(r, 3.0, ui.visuals().widgets.inactive.bg_fill);
+                        if detail == 2 {
+                            painter.text(
+                                pos + Vec2::new(14.0, 0.0),
+                                Align2::LEFT_CENTER,
+                                format!("… {n} messages (click to expand)"),
+                                font.clone(),
+                                ui.visuals().weak_text_color(),
+                            );
+                        }
+                        let id = ui.scope_id().with(("hidden", first));
+                        let hit = Rect::from_center_size(pos, Vec2::new(unit_px * 0.8, row_px));
+                        let r = ui.interact(hit, id, Sense::click());
+                        r.widget_info(|| {
+                            egui::WidgetInfo::labeled(
+                                egui::Role::Button,
+                                true,
+                                format!("expand {n} hidden messages"),
+                            )
+                        });
+                        if r.clicked() {
+                            events.push(GraphEvent::Toggle(first));
+                        }
+                    }
+                    Row::Message(i) => {
+                        self.draw_node(ui, &painter, s, i, pos, detail, dark, &mut events);
+                        // a fully shown long segment can be folded again from its first message
+                        if k == 0
+                            && !seg.collapsed
+                            && seg.len as usize > crate::layout::COLLAPSE_OVER
+                            && detail == 2
+                        {
+                            let r = Rect::from_center_size(
+                                pos - Vec2::new(16.0, 0.0),
+                                Vec2::splat(12.0),
+                            );
+                            let resp =
+                                ui.interact(r, ui.scope_id().with(("fold", first)), Sense::click());
+                            painter.text(
+                                r.center(),
+                                Align2::CENTER_CENTER,
+                                "−",
+                                font.clone(),
+                                text_col,
+                            );
+                            resp.widget_info(|| {
+                                egui::WidgetInfo::labeled(egui::Role::Button, true, "collapse run")
+                            });
+                            if resp.clicked() {
+                                events.push(GraphEvent::Toggle(first));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if response.clicked()
+            && let Some(p) = response.interact_pointer_pos()
+            && let Some(i) = self.hit(s, rect, p)
+        {
+            events.push(GraphEvent::Select(i));
+        }
+        events
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn draw_node(
+        &self,
+        ui: &mut egui::Ui,
+        painter: &egui::Painter,
+        s: &Session,
+        i: usize,
+        pos: Pos2,
+        detail: u8,
+        dark: bool,
+        events: &mut Vec<GraphEvent>,
+    ) {
+        let h = &s.heads[i];
+        let role = if h.has_tool_result() {
+            Role::Tool
+        } else {
+            h.role
+        };
+        let col = role_color(role, dark);
+        let r = (5.0 * self.zoom.clamp(0.6, 1.4)).max(2.0);
+        let text_col = ui.visuals().text_color();
+        if h.is_compaction() {
+            painter.rect_filled(Rect::from_center_size(pos, Vec2::splat(r * 2.2)), 1.0, col);
+        } else {
+            painter.circle_filled(pos, r, col);
+        }
+        if h.has_error() {
+            painter.circle_stroke(
+                pos,
+                r + 2.5,
+                Stroke::new(2.0, Color32::from_rgb(230, 60, 60)),
+            );
+        }
+        if Some(i) == s.tip {
+            painter.circle_stroke(pos, r + 5.0, Stroke::new(2.5, text_col));
+        } else if s.children(i).is_empty() {
+            painter.circle_stroke(pos, r + 4.0, Stroke::new(1.0, text_col));
+        }
+        if Some(i) == s.selected {
+            let sel = ui.visuals().selection.stroke.color;
+            painter.rect_stroke(
+                Rect::from_center_size(pos, Vec2::splat(r * 2.0 + 12.0)),
+                3.0,
+                Stroke::new(2.0, sel),
+                egui::StrokeKind::Outside,
+            );
+        }
+        let labels: Vec<&str> = s.checkpoint_labels(i).collect();
+        if !labels.is_empty() {
+            // a flag on a pole
+            let top = pos + Vec2::new(-r - 2.0, -r - 10.0);
+            painter.line_segment(
+                [top, pos + Vec2::new(-r - 2.0, 0.0)],
+                Stroke::new(1.5, text_col),
+            );
+            painter.add(egui::Shape::convex_polygon(
+                vec![top, top + Vec2::new(-10.0, 3.5), top + Vec2::new(0.0, 7.0)],
+                Color32::from_rgb(230, 70, 70),
+                Stroke::NONE,
+            ));
+        }
+        if detail < 2 {
+            return;
+        }
+        let mut text = format!("{} {}", role.as_str(), &h.id[..h.id.len().min(8)]);
+        if h.has_tool_use() {
+            text.push_str(" · tool call");
+        }
+        if h.has_error() {
+            text.push_str(" · error");
+        }
+        if h.has_image() {
+            text.push_str(" · image");
+        }
+        if h.is_compaction() {
+            text.push_str(" · compaction");
+        }
+        if Some(i) == s.tip {
+            text.push_str("  ◀ tip");
+        } else if s.children(i).is_empty() {
+            text.push_str("  ◁ other tip");
+        }
+        for l in &labels {
+            text.push_str(&format!("  ⚑ {l}"));
+        }
+        let weak = !s.on_path[i];
+        painter.text(
+            pos + Vec2::new(r + 8.0, 0.0),
+            Align2::LEFT_CENTER,
+            text,
+            FontId::proportional(12.0),
+            if weak {
+                ui.visuals().weak_text_color()
+            } else {
+                text_col
+            },
+        );
+        let hit = Rect::from_center_size(pos + Vec2::new(40.0, 0.0), Vec2::new(110.0, 18.0));
+        let resp = ui.interact(hit, ui.scope_id().with(("node", i)), Sense::click());
+        resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, node_label(s, i)));
+        if resp.clicked() {
+            events.push(GraphEvent::Select(i));
+        }
+        resp.context_menu(|ui| {
+            if ui.button("Switch tip here").clicked() {
+                events.push(GraphEvent::Branch(i));
+                ui.close();
+            }
+            if ui.button("Fork from here").clicked() {
+                events.push(GraphEvent::Fork(i));
+                ui.close();
+            }
+        });
+    }
+
+    /// The drawn message nearest a click, if it is close to one.
+    fn hit(&self, s: &Session, rect: Rect, p: Pos2) -> Option<usize> {
+        let origin = self.origin(rect);
+        let lx = (p.x - origin.x) / (UNIT_X * self.zoom);
+        let row = ((p.y - origin.y) / (ROW_Y * self.zoom)).round();
+        if row < 0.0 {
+            return None;
+        }
+        let row = row as u32;
+        let tolerance = (12.0 / (UNIT_X * self.zoom)).max(0.25);
+        s.layout.segments.iter().find_map(|seg| {
+            if (seg.x - lx).abs() > tolerance || row < seg.y || row >= seg.y + seg.rows {
+                return None;
+            }
+            match s.layout.row(seg, row - seg.y) {
+                Row::Message(i) => Some(i),
+                Row::Hidden(_) => None,
+            }
+        })
+    }
+}
+
+/// Keyboard moves on the tree: parent, first child (the one on the active path if any), previous/next sibling.
+pub fn step(s: &Session, from: usize, key: egui::Key) -> Option<usize> {
+    match key {
+        egui::Key::ArrowUp => s.parents[from],
+        egui::Key::ArrowDown => {
+            let kids = s.children(from);
+            kids.iter()
+                .copied()
+                .find(|&k| s.on_path[k as usize])
+                .or_else(|| kids.first().copied())
+                .map(|k| k as usize)
+        }
+        egui::Key::ArrowLeft | egui::Key::ArrowRight => {
+            let sibs: Vec<usize> = match s.parents[from] {
+                Some(p) => s.children(p).iter().map(|&k| k as usize).collect(),
+                None => (0..s.heads.len())
+                    .filter(|&i| s.parents[i].is_none())
+                    .collect(),
+            };
+            let k = sibs.iter().position(|&x| x == from)?;
+            if key == egui::Key::ArrowLeft {
+                k.checked_sub(1).map(|j| sibs[j])
+            } else {
+                sibs.get(k + 1).copied()
+            }
+        }
+        _ => None,
+    }
+}

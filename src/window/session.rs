@@ -1,0 +1,265 @@
+//! The open conversation as the window holds it: every message head (no bodies), the tree's layout, the active
+//! path, tips and checkpoints, and a small cache of bodies for the rows on screen. Opening a 100k-message
+//! session reads one covering-index scan and decodes only what is drawn.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::layout::Layout;
+use crate::model::{Checkpoint, Conversation, Message};
+use crate::store::{Head, Store, StoreError};
+
+/// Bodies kept decoded at most (the visible rows plus some scrolling slack).
+const BODY_CACHE: usize = 2_000;
+
+pub struct Session {
+    pub conv: Conversation,
+    pub heads: Vec<Head>,
+    pub parents: Vec<Option<usize>>,
+    /// Children in CSR form: `kids[kid_off[i]..kid_off[i + 1]]`, in write order.
+    kid_off: Vec<u32>,
+    kids: Vec<u32>,
+    /// Root to tip.
+    pub path: Vec<usize>,
+    pub on_path: Vec<bool>,
+    pub tip: Option<usize>,
+    /// Messages with no children other than the current tip: the other places a branch ends.
+    pub leaves: Vec<usize>,
+    pub checkpoints: Vec<(Checkpoint, Option<usize>)>,
+    pub layout: Layout,
+    /// Segments shown in full, by the message that starts them (ids survive a reload).
+    pub expanded: HashSet<String>,
+    pub selected: Option<usize>,
+    /// What compaction markers on the active path did to each message: "elided", "image pruned", "imaged",
+    /// "summarised".
+    pub marks: HashMap<String, &'static str>,
+    bodies: HashMap<usize, Message>,
+}
+
+impl Session {
+    pub fn open(store: &Store, conv: Conversation) -> Result<Session, StoreError> {
+        let heads = store.heads(&conv.id)?;
+        let checkpoints = store.checkpoints(&conv.id)?;
+        let mut s = Session {
+            conv,
+            parents: Vec::new(),
+            kid_off: Vec::new(),
+            kids: Vec::new(),
+            path: Vec::new(),
+            on_path: Vec::new(),
+            tip: None,
+            leaves: Vec::new(),
+            checkpoints: Vec::new(),
+            layout: Layout::default(),
+            expanded: HashSet::new(),
+            selected: None,
+            marks: HashMap::new(),
+            bodies: HashMap::new(),
+            heads,
+        };
+        s.index();
+        s.checkpoints = checkpoints
+            .into_iter()
+            .map(|c| {
+                let i = s.find(&c.message);
+                (c, i)
+            })
+            .collect();
+        s.relayout();
+        s.selected = s.tip;
+        s.load_marks(store)?;
+        Ok(s)
+    }
+
+    fn index(&mut self) {
+        let n = self.heads.len();
+        // heads are in write order: a chain's parent is usually the previous head
+        self.parents = (0..n)
+            .map(|i| {
+                let p = self.heads[i].parent_seq?;
+                match i.checked_sub(1) {
+                    Some(j) if self.heads[j].seq == p => Some(j),
+                    _ => self.heads[i].parent_in(&self.heads),
+                }
+            })
+            .collect();
+        let mut count = vec![0u32; n + 1];
+        for p in self.parents.iter().flatten() {
+            count[*p + 1] += 1;
+        }
+        for i in 0..n {
+            count[i + 1] += count[i];
+        }
+        self.kid_off = count.clone();
+        self.kids = vec![0; n.saturating_sub(self.parents.iter().filter(|p| p.is_none()).count())];
+        let mut fill = count;
+        for (i, p) in self.parents.iter().enumerate() {
+            if let Some(p) = p {
+                self.kids[fill[*p] as usize] = i as u32;
+                fill[*p] += 1;
+            }
+        }
+        self.tip = self.conv.tip.as_deref().and_then(|t| self.find(t));
+        self.on_path = vec![false; n];
+        self.path.clear();
+        let mut cur = self.tip;
+        while let Some(i) = cur {
+            if self.on_path[i] {
+                break;
+            }
+            self.on_path[i] = true;
+            self.path.push(i);
+            cur = self.parents[i];
+        }
+        self.path.reverse();
+        self.leaves = (0..n)
+            .filter(|&i| self.children(i).is_empty() && Some(i) != self.tip)
+            .collect();
+    }
+
+    /// Recomputes the layout (after a segment was expanded or collapsed).
+    pub fn relayout(&mut self) {
+        let expanded = &self.expanded;
+        let heads = &self.heads;
+        self.layout = Layout::compute(&self.parents, &|n| expanded.contains(&heads[n].id));
+    }
+
+    pub fn children(&self, i: usize) -> &[u32] {
+        match (self.kid_off.get(i), self.kid_off.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.kids[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+
+    /// The node of a message id (linear: used for a few lookups, never per frame).
+    pub fn find(&self, id: &str) -> Option<usize> {
+        self.heads.iter().position(|h| h.id == id)
+    }
+
+    pub fn checkpoint_labels(&self, node: usize) -> impl Iterator<Item = &str> {
+        self.checkpoints
+            .iter()
+            .filter(move |(_, i)| *i == Some(node))
+            .map(|(c, _)| c.label.as_str())
+    }
+
+    /// Shows the segment holding `node` in full (so a selected message is always drawn).
+    pub fn reveal(&mut self, node: usize) {
+        if self.layout.position(node).is_none()
+            && let Some(start) = self.layout.segment_start(node)
+        {
+            self.expanded.insert(self.heads[start].id.clone());
+            self.relayout();
+        }
+    }
+
+    pub fn toggle_segment(&mut self, start: usize) {
+        let id = self.heads[start].id.clone();
+        if !self.expanded.remove(&id) {
+            self.expanded.insert(id);
+        }
+        self.relayout();
+    }
+
+    /// Decoded bodies for nodes (loaded from the store on a miss, in one call).
+    pub fn ensure_bodies(&mut self, store: &Store, nodes: &[usize]) -> Result<(), StoreError> {
+        let missing: Vec<usize> = nodes
+            .iter()
+            .copied()
+            .filter(|i| !self.bodies.contains_key(i) && *i < self.heads.len())
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        if self.bodies.len() + missing.len() > BODY_CACHE {
+            self.bodies.clear();
+        }
+        let mut sorted = missing;
+        sorted.sort_unstable();
+        let heads: Vec<Head> = sorted.iter().map(|&i| self.heads[i].clone()).collect();
+        for (i, m) in sorted.into_iter().zip(store.load(&self.conv.id, &heads)?) {
+            self.bodies.insert(i, m);
+        }
+        Ok(())
+    }
+
+    pub fn body(&self, i: usize) -> Option<&Message> {
+        self.bodies.get(&i)
+    }
+
+    /// Marks from the compaction markers on the active path (only the markers' bodies are read).
+    fn load_marks(&mut self, store: &Store) -> Result<(), StoreError> {
+        let markers: Vec<usize> = self
+            .path
+            .iter()
+            .copied()
+            .filter(|&i| self.heads[i].is_compaction())
+            .collect();
+        self.ensure_bodies(store, &markers)?;
+        let mut marks = HashMap::new();
+        let path_ids: Vec<&str> = self
+            .path
+            .iter()
+            .map(|&i| self.heads[i].id.as_str())
+            .collect();
+        for &i in &markers {
+            let Some(c) = self.bodies.get(&i).and_then(|m| m.meta.get("cairn")) else {
+                continue;
+            };
+            let ids = |k: &str| -> Vec<String> {
+                c.get(k)
+                    .and_then(|v| v.as_array())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|x| x.as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            match c.get("strategy").and_then(|s| s.as_str()) {
+                Some("elide") => {
+                    // elided holds tool_use ids; mark the messages whose results they are on screen
+                    for id in ids("elided") {
+                        marks.insert(id, "elided");
+                    }
+                }
+                Some("images") => {
+                    for id in ids("pruned") {
+                        marks.insert(id, "image pruned");
+                    }
+                }
+                Some(s @ ("snapshot" | "summary")) => {
+                    let from = c.get("from").and_then(|v| v.as_str()).unwrap_or_default();
+                    let to = c.get("to").and_then(|v| v.as_str()).unwrap_or_default();
+                    if let (Some(a), Some(b)) = (
+                        path_ids.iter().position(|x| *x == from),
+                        path_ids.iter().position(|x| *x == to),
+                    ) {
+                        for id in &path_ids[a..=b] {
+                            marks.insert(
+                                id.to_string(),
+                                if s == "snapshot" {
+                                    "imaged"
+                                } else {
+                                    "summarised"
+                                },
+                            );
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.marks = marks;
+        Ok(())
+    }
+
+    /// The mark of a message, if a marker touched it (an elided result is keyed by its tool_use id).
+    pub fn mark_of(&self, i: usize) -> Option<&'static str> {
+        if let Some(m) = self.marks.get(&self.heads[i].id) {
+            return Some(m);
+        }
+        let body = self.bodies.get(&i)?;
+        body.tool_result_ids()
+            .find_map(|t| self.marks.get(t).copied())
+    }
+}

@@ -1,0 +1,338 @@
+//! The snapshot preview: the pages a snapshot compaction would send now, each beside the source text it was
+//! drawn from. The renderer's manifest maps every run of glyph cells to a message and a character range, so
+//! hovering a row of glyphs highlights the source lines it shows, and hovering a source line highlights its
+//! rows on the page. Pages come from a background render; nothing here draws glyphs itself.
+
+use eframe::egui::{self, Color32, Pos2, Rect, RichText, Sense, Stroke, Vec2};
+
+use super::worker::Snapshot;
+use crate::render::{PROFILES, RowMap};
+
+/// A message and a character range of its source text: what is linked across the two panes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub message: String,
+    pub start: usize,
+    pub end: usize,
+    /// Whether the link came from the page side (a glyph row) or the text side (a source line).
+    pub from_page: bool,
+}
+
+impl Link {
+    fn overlaps(&self, message: &str, start: usize, end: usize) -> bool {
+        self.message == message
+            && start < self.end.max(self.start + 1)
+            && self.start < end.max(start + 1)
+    }
+}
+
+/// One line of source text on a page.
+struct SourceLine {
+    message: String,
+    start: usize,
+    end: usize,
+    text: String,
+    header: bool,
+}
+
+pub struct SnapshotView {
+    pub profile: usize,
+    pub cell: (u32, u32),
+    pub page: usize,
+    pub zoom: f32,
+    pub data: Option<Snapshot>,
+    textures: Vec<egui::TextureHandle>,
+    lines: Vec<Vec<SourceLine>>,
+    /// Text tokens each page replaces.
+    pub page_text_tokens: Vec<u64>,
+    pub link: Option<Link>,
+    /// Where the current page was drawn last frame (tests hover inside it).
+    pub page_rect: Option<Rect>,
+    pub requested: bool,
+}
+
+impl Default for SnapshotView {
+    fn default() -> Self {
+        SnapshotView {
+            profile: 0,
+            cell: PROFILES[0].cell,
+            page: 0,
+            zoom: 1.0,
+            data: None,
+            textures: Vec::new(),
+            lines: Vec::new(),
+            page_text_tokens: Vec::new(),
+            link: None,
+            page_rect: None,
+            requested: false,
+        }
+    }
+}
+
+/// Source lines of a page: for each message drawn on it, its header and the lines its rows cover.
+fn page_lines(rows: &[RowMap], texts: &[(String, String)]) -> (Vec<SourceLine>, u64) {
+    let mut out: Vec<SourceLine> = Vec::new();
+    let mut order: Vec<(&str, usize, usize, bool)> = Vec::new();
+    for r in rows {
+        match order.last_mut() {
+            Some(last) if last.0 == r.message => {
+                last.1 = last.1.min(r.start);
+                last.2 = last.2.max(r.end);
+                last.3 |= r.kind == "header";
+            }
+            _ => order.push((&r.message, r.start, r.end, r.kind == "header")),
+        }
+    }
+    let mut replaced = String::new();
+    for (msg, start, end, header) in order {
+        let Some((_, text)) = texts.iter().find(|(id, _)| id == msg) else {
+            continue;
+        };
+        if header {
+            out.push(SourceLine {
+                message: msg.to_string(),
+                start,
+                end: start,
+                text: format!("── {} ──", &msg[..msg.len().min(8)]),
+                header: true,
+            });
+        }
+        let mut pos = 0usize;
+        for line in text.split('\n') {
+            let n = line.chars().count();
+            let (a, b) = (pos, pos + n);
+            if b >= start && a < end.max(start + 1) {
+                out.push(SourceLine {
+                    message: msg.to_string(),
+                    start: a,
+                    end: b + 1,
+                    text: line.to_string(),
+                    header: false,
+                });
+            }
+            pos = b + 1;
+        }
+        replaced.extend(text.chars().skip(start).take(end.saturating_sub(start)));
+    }
+    (out, crate::tokens::text(&replaced))
+}
+
+impl SnapshotView {
+    pub fn set(&mut self, ctx: &egui::Context, data: Snapshot) {
+        self.textures = data
+            .pages
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                ctx.load_texture(
+                    format!("snapshot-page-{k}"),
+                    p.image.clone(),
+                    egui::TextureOptions::NEAREST,
+                )
+            })
+            .collect();
+        let (lines, tokens): (Vec<_>, Vec<_>) = data
+            .manifest
+            .pages
+            .iter()
+            .map(|p| page_lines(&p.rows, &data.texts))
+            .unzip();
+        self.lines = lines;
+        self.page_text_tokens = tokens;
+        self.page = self.page.min(data.pages.len().saturating_sub(1));
+        self.link = None;
+        self.data = Some(data);
+        self.requested = false;
+    }
+
+    /// Draws the view; returns true when the profile or cell changed and the pages must be rendered again.
+    pub fn show(&mut self, ui: &mut egui::Ui) -> bool {
+        let mut rerender = false;
+        ui.horizontal(|ui| {
+            let before = (self.profile, self.cell);
+            egui::ComboBox::from_label("Profile")
+                .selected_text(PROFILES[self.profile].name)
+                .show_ui(ui, |ui| {
+                    for (k, p) in PROFILES.iter().enumerate() {
+                        ui.selectable_value(&mut self.profile, k, p.name);
+                    }
+                });
+            egui::ComboBox::from_label("Cell")
+                .selected_text(format!("{}x{}", self.cell.0, self.cell.1))
+                .show_ui(ui, |ui| {
+                    for c in [(5, 8), (6, 12)] {
+                        ui.selectable_value(&mut self.cell, c, format!("{}x{}", c.0, c.1));
+                    }
+                });
+            ui.add(egui::Slider::new(&mut self.zoom, 0.25..=2.0).text("Zoom"));
+            rerender = before != (self.profile, self.cell);
+        });
+        let Some(data) = &self.data else {
+            ui.label(if self.requested {
+                "Rendering the pages…"
+            } else {
+                "No pages yet."
+            });
+            return rerender;
+        };
+        if data.pages.is_empty() {
+            ui.label("Nothing to snapshot: the active path has no middle between its first turn and the protect window.");
+            return rerender;
+        }
+        ui.horizontal(|ui| {
+            for k in 0..data.pages.len() {
+                if ui
+                    .selectable_label(self.page == k, format!("Page {}", k + 1))
+                    .clicked()
+                {
+                    self.page = k;
+                    self.link = None;
+                }
+            }
+        });
+        let page = &data.pages[self.page];
+        let map = &data.manifest.pages[self.page];
+        ui.label(format!(
+            "{} · {}x{} cells · page {}x{} px, {} image tokens, {} bytes · replaces about {} text tokens · all pages: {} image vs {} text tokens ({:.1}x)",
+            data.profile,
+            data.cell.0,
+            data.cell.1,
+            map.width,
+            map.height,
+            page.tokens,
+            page.bytes,
+            self.page_text_tokens.get(self.page).copied().unwrap_or(0),
+            data.stats.image_tokens,
+            data.stats.text_tokens,
+            data.stats.ratio
+        ));
+        match &self.link {
+            Some(l) => ui.label(format!(
+                "linked: message {} characters {}–{}",
+                &l.message[..l.message.len().min(8)],
+                l.start,
+                l.end
+            )),
+            None => ui.weak("Hover a row of glyphs or a source line to link them."),
+        };
+        let cell_h = data.cell.1 as f32;
+        let mut new_link: Option<Link> = None;
+        let dark = ui.visuals().dark_mode;
+        let hl = if dark {
+            Color32::from_rgba_unmultiplied(255, 200, 60, 70)
+        } else {
+            Color32::from_rgba_unmultiplied(255, 170, 0, 90)
+        };
+        ui.columns(2, |cols| {
+            // the page
+            egui::ScrollArea::both()
+                .id_salt("snapshot-page")
+                .auto_shrink([false, false])
+                .show(&mut cols[0], |ui| {
+                    let size = Vec2::new(map.width as f32, map.height as f32) * self.zoom;
+                    let (rect, resp) = ui.allocate_exact_size(size, Sense::hover());
+                    resp.widget_info(|| {
+                        egui::WidgetInfo::labeled(
+                            egui::Role::Image,
+                            true,
+                            format!("snapshot page {}", self.page + 1),
+                        )
+                    });
+                    self.page_rect = Some(rect);
+                    if let Some(t) = self.textures.get(self.page) {
+                        ui.painter().image(
+                            t.id(),
+                            rect,
+                            Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
+                            Color32::WHITE,
+                        );
+                    }
+                    let row_px = cell_h * self.zoom;
+                    if let Some(l) = &self.link {
+                        for r in &map.rows {
+                            if l.overlaps(&r.message, r.start, r.end)
+                                && (r.kind == "text" || l.start == l.end)
+                            {
+                                let y = rect.top() + r.row as f32 * row_px;
+                                let x = rect.left() + r.col as f32 * data.cell.0 as f32 * self.zoom;
+                                ui.painter().rect_filled(
+                                    Rect::from_min_max(
+                                        Pos2::new(x, y),
+                                        Pos2::new(rect.right(), y + row_px),
+                                    ),
+                                    0.0,
+                                    hl,
+                                );
+                            }
+                        }
+                    }
+                    if let Some(p) = resp.hover_pos() {
+                        let row = ((p.y - rect.top()) / row_px) as u32;
+                        let col = ((p.x - rect.left()) / (data.cell.0 as f32 * self.zoom)) as u32;
+                        let hit = map
+                            .rows
+                            .iter()
+                            .filter(|r| r.row == row && r.col <= col)
+                            .last()
+                            .or_else(|| map.rows.iter().find(|r| r.row == row));
+                        if let Some(r) = hit {
+                            new_link = Some(Link {
+                                message: r.message.clone(),
+                                start: r.start,
+                                end: r.end,
+                                from_page: true,
+                            });
+                            ui.painter().rect_stroke(
+                                Rect::from_min_max(
+                                    Pos2::new(rect.left(), rect.top() + row as f32 * row_px),
+                                    Pos2::new(rect.right(), rect.top() + (row + 1) as f32 * row_px),
+                                ),
+                                0.0,
+                                Stroke::new(1.0, Color32::from_rgb(255, 120, 0)),
+                                egui::StrokeKind::Outside,
+                            );
+                        }
+                    }
+                });
+            // its source text
+            let lines = self.lines.get(self.page).map(Vec::as_slice).unwrap_or(&[]);
+            let row_h = cols[1].text_style_height(&egui::TextStyle::Monospace);
+            egui::ScrollArea::both()
+                .id_salt("snapshot-source")
+                .auto_shrink([false, false])
+                .show_rows(&mut cols[1], row_h, lines.len(), |ui, range| {
+                    for line in &lines[range] {
+                        let linked = self
+                            .link
+                            .as_ref()
+                            .is_some_and(|l| l.overlaps(&line.message, line.start, line.end));
+                        let mut text = RichText::new(if line.text.is_empty() {
+                            " "
+                        } else {
+                            &line.text
+                        })
+                        .monospace();
+                        if line.header {
+                            text = text.strong();
+                        }
+                        if linked {
+                            text = text.background_color(hl);
+                        }
+                        let resp = ui.add(egui::Label::new(text).sense(Sense::hover()).extend());
+                        if resp.hovered() {
+                            new_link = Some(Link {
+                                message: line.message.clone(),
+                                start: line.start,
+                                end: if line.header { line.start } else { line.end },
+                                from_page: false,
+                            });
+                        }
+                    }
+                });
+        });
+        if new_link.is_some() {
+            self.link = new_link;
+        }
+        rerender
+    }
+}
