@@ -331,13 +331,12 @@ impl Walker {
         let mut sil = self.modv[vil];
         let mut sol = self.modv[vol];
         let mut da = default_ancestor;
-        loop {
-            let (Some(nil), Some(nir)) = (self.next_right(vil), self.next_left(vir)) else {
-                break;
-            };
-            let (Some(nol), Some(nor)) = (self.next_left(vol), self.next_right(vor)) else {
-                break;
-            };
+        while let (Some(nil), Some(nir), Some(nol), Some(nor)) = (
+            self.next_right(vil),
+            self.next_left(vir),
+            self.next_left(vol),
+            self.next_right(vor),
+        ) {
             vil = nil;
             vir = nir;
             vol = nol;

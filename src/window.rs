@@ -1100,7 +1100,7 @@ impl Explorer {
         if let Some(d) = &mut self.rewind {
             let mut open = true;
             let mut go = false;
-            egui::Window::new(format!("Rewind to {}", d.label))
+            egui::Window::new(format!("Rewind: {}", d.label))
                 .open(&mut open)
                 .collapsible(false)
                 .show(ctx, |ui| {

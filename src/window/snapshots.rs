@@ -41,7 +41,8 @@ pub struct SnapshotView {
     pub page: usize,
     pub zoom: f32,
     pub data: Option<Snapshot>,
-    textures: Vec<egui::TextureHandle>,
+    /// Each page's tiles: where the tile sits on the page (pixels) and its texture.
+    textures: Vec<Vec<(Rect, egui::TextureHandle)>>,
     lines: Vec<Vec<SourceLine>>,
     /// Text tokens each page replaces.
     pub page_text_tokens: Vec<u64>,
@@ -119,16 +120,38 @@ fn page_lines(rows: &[RowMap], texts: &[(String, String)]) -> (Vec<SourceLine>, 
 
 impl SnapshotView {
     pub fn set(&mut self, ctx: &egui::Context, data: Snapshot) {
+        // pages can be wider than the GPU's largest texture (2576 px vs 2048 on some): upload them in tiles
+        let max = ctx.input(|i| i.max_texture_side).max(256);
         self.textures = data
             .pages
             .iter()
             .enumerate()
             .map(|(k, p)| {
-                ctx.load_texture(
-                    format!("snapshot-page-{k}"),
-                    p.image.clone(),
-                    egui::TextureOptions::NEAREST,
-                )
+                let [w, h] = p.image.size;
+                let mut tiles = Vec::new();
+                for y0 in (0..h).step_by(max) {
+                    for x0 in (0..w).step_by(max) {
+                        let (tw, th) = ((w - x0).min(max), (h - y0).min(max));
+                        let mut pixels = Vec::with_capacity(tw * th);
+                        for y in y0..y0 + th {
+                            pixels.extend_from_slice(&p.image.pixels[y * w + x0..y * w + x0 + tw]);
+                        }
+                        let img = egui::ColorImage::new([tw, th], pixels);
+                        let t = ctx.load_texture(
+                            format!("snapshot-page-{k}-{x0}-{y0}"),
+                            img,
+                            egui::TextureOptions::NEAREST,
+                        );
+                        tiles.push((
+                            Rect::from_min_size(
+                                Pos2::new(x0 as f32, y0 as f32),
+                                Vec2::new(tw as f32, th as f32),
+                            ),
+                            t,
+                        ));
+                    }
+                }
+                tiles
             })
             .collect();
         let (lines, tokens): (Vec<_>, Vec<_>) = data
@@ -239,10 +262,19 @@ impl SnapshotView {
                         )
                     });
                     self.page_rect = Some(rect);
-                    if let Some(t) = self.textures.get(self.page) {
+                    for (at, t) in self
+                        .textures
+                        .get(self.page)
+                        .map(Vec::as_slice)
+                        .unwrap_or(&[])
+                    {
+                        let r = Rect::from_min_size(
+                            rect.min + at.min.to_vec2() * self.zoom,
+                            at.size() * self.zoom,
+                        );
                         ui.painter().image(
                             t.id(),
-                            rect,
+                            r,
                             Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
                             Color32::WHITE,
                         );
@@ -266,14 +298,15 @@ impl SnapshotView {
                             }
                         }
                     }
-                    if let Some(p) = resp.hover_pos() {
+                    // the page is wider than its column: only the part inside the column's clip counts
+                    let clip = ui.clip_rect();
+                    if let Some(p) = resp.hover_pos().filter(|p| clip.contains(*p)) {
                         let row = ((p.y - rect.top()) / row_px) as u32;
                         let col = ((p.x - rect.left()) / (data.cell.0 as f32 * self.zoom)) as u32;
                         let hit = map
                             .rows
                             .iter()
-                            .filter(|r| r.row == row && r.col <= col)
-                            .last()
+                            .rfind(|r| r.row == row && r.col <= col)
                             .or_else(|| map.rows.iter().find(|r| r.row == row));
                         if let Some(r) = hit {
                             new_link = Some(Link {

@@ -398,10 +398,10 @@ fn preview_line(s: &compact::Sent) -> String {
         .iter()
         .find_map(|b| match b {
             crate::model::Block::Text { text } => Some(text.as_str()),
-            crate::model::Block::ToolResult { content, .. } => match content {
-                crate::model::ToolResultContent::Text(t) => Some(t.as_str()),
-                _ => None,
-            },
+            crate::model::Block::ToolResult {
+                content: crate::model::ToolResultContent::Text(t),
+                ..
+            } => Some(t.as_str()),
             crate::model::Block::ToolUse { name, .. } => Some(name.as_str()),
             _ => None,
         })

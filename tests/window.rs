@@ -1,0 +1,262 @@
+//! The explorer driven headless (egui_kittest, no display): controls are found by their accessible labels and
+//! clicked or typed into, and the outcome is checked in the store the window writes through.
+#![cfg(feature = "gui")]
+
+use cairn::store::Store;
+use cairn::window::{Explorer, View};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+    demo: cairn::demo::Installed,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cairn.db");
+    let mut store = Store::open(&path).unwrap();
+    let demo = cairn::demo::install(&mut store).unwrap();
+    Fixture {
+        _dir: dir,
+        path,
+        demo,
+    }
+}
+
+fn harness(f: &Fixture) -> Harness<'static, Explorer> {
+    let mut app = Explorer::new(f.path.clone());
+    app.native_dialogs = false;
+    app.select(&f.demo.conversation);
+    let mut h = Harness::builder()
+        .with_size(eframe::egui::vec2(1280.0, 800.0))
+        .build_ui_state(|ui, app: &mut Explorer| app.draw(ui), app);
+    h.run();
+    h
+}
+
+/// Lets the window submit its background work, waits for it, and draws the result.
+fn settle(h: &mut Harness<'static, Explorer>) {
+    h.run_steps(2);
+    let ctx = h.ctx.clone();
+    h.state_mut().wait_for_jobs(&ctx);
+    h.run_steps(3);
+}
+
+fn tip_of(f: &Fixture, conv: &str) -> String {
+    Store::open(&f.path)
+        .unwrap()
+        .conversation(conv)
+        .unwrap()
+        .tip
+        .unwrap()
+}
+
+#[test]
+fn clicking_another_tip_in_the_graph_and_switching_moves_the_tip_and_ctrl_z_undoes_it() {
+    let f = fixture();
+    let mut h = harness(&f);
+    let before = tip_of(&f, &f.demo.conversation);
+    // an abandoned branch's end, drawn in the graph as a labelled node
+    let (other, label) = {
+        let s = h.state().session.as_ref().unwrap();
+        let leaf = s.leaves[0];
+        let id = s.heads[leaf].id.clone();
+        (
+            id.clone(),
+            format!("message {} {}", &id[..8], s.heads[leaf].role),
+        )
+    };
+    h.get_by_label(&label).click();
+    h.run();
+    h.get_by_label("Switch tip here").click();
+    h.run();
+    assert_eq!(tip_of(&f, &f.demo.conversation), other);
+    assert_ne!(other, before);
+    // the window shows it: the new tip is the current one
+    h.get_by_label(&format!("Tip {} (current)", &other[..8]));
+    h.key_press_modifiers(eframe::egui::Modifiers::COMMAND, eframe::egui::Key::Z);
+    h.run();
+    assert_eq!(tip_of(&f, &f.demo.conversation), before);
+}
+
+#[test]
+fn fork_from_here_makes_a_new_conversation_with_its_lineage() {
+    let f = fixture();
+    let mut h = harness(&f);
+    let n = Store::open(&f.path).unwrap().conversations().unwrap().len();
+    h.get_by_label("Fork from here").click();
+    h.run();
+    let store = Store::open(&f.path).unwrap();
+    let convs = store.conversations().unwrap();
+    assert_eq!(convs.len(), n + 1);
+    let opened = h.state().session.as_ref().unwrap().conv.clone();
+    assert_eq!(
+        opened.forked_from.map(|x| x.conversation),
+        Some(f.demo.conversation.clone())
+    );
+    // the list shows it under its origin
+    let title = opened.title.unwrap();
+    assert!(h.query_all_by_label_contains(&title).count() >= 1);
+}
+
+#[test]
+fn set_a_checkpoint_then_rewind_to_another_with_a_digest() {
+    let f = fixture();
+    let mut h = harness(&f);
+    h.get_by_label("Checkpoint label").focus();
+    h.get_by_label("Checkpoint label").type_text("reviewed");
+    h.run();
+    h.get_by_label("Set checkpoint").click();
+    h.run();
+    let store = Store::open(&f.path).unwrap();
+    let cps = store.checkpoints(&f.demo.conversation).unwrap();
+    let tip = tip_of(&f, &f.demo.conversation);
+    assert!(
+        cps.iter()
+            .any(|c| c.label == "reviewed" && c.message == tip)
+    );
+    // rewind asks for the digest
+    h.get_by_label("Rewind to perf-baseline").click();
+    h.run();
+    h.get_by_label("Digest").focus();
+    h.get_by_label("Digest")
+        .type_text("profiling found the mutex handoff");
+    h.run();
+    h.get_by_label("Rewind").click();
+    h.run();
+    let store = Store::open(&f.path).unwrap();
+    let target = cps
+        .iter()
+        .find(|c| c.label == "perf-baseline")
+        .unwrap()
+        .message
+        .clone();
+    let path = store.active_path(&f.demo.conversation).unwrap();
+    let digest = path.last().unwrap();
+    assert_eq!(digest.parent.as_deref(), Some(target.as_str()));
+    assert!(cairn::render::source_text(digest).contains("mutex handoff"));
+}
+
+#[test]
+fn the_compare_view_has_one_row_per_strategy() {
+    let f = fixture();
+    let mut h = harness(&f);
+    h.get_by_label("Compare").click();
+    settle(&mut h);
+    for s in ["none", "elide", "images", "snapshot", "summary", "ladder"] {
+        h.get_by_label(s);
+    }
+    let rows = h.state().compare.data.as_ref().unwrap().rows.len();
+    assert_eq!(rows, 6);
+    // picking a row previews its context
+    h.get_by_label("snapshot").click();
+    h.run_steps(2);
+    h.get_by_label_contains("Context after snapshot:");
+}
+
+#[test]
+fn hovering_glyphs_links_to_the_source_and_back() {
+    let f = fixture();
+    let mut h = harness(&f);
+    h.get_by_label("Snapshots").click();
+    settle(&mut h);
+    assert_eq!(h.state().view, View::Snapshots);
+    let rect = h.state().snapshots.page_rect.expect("a page is drawn");
+    let cell = h.state().snapshots.data.as_ref().unwrap().cell;
+    // row 3 of the page, a few cells in
+    let pos = rect.min + eframe::egui::vec2(cell.0 as f32 * 4.0, cell.1 as f32 * 3.5);
+    h.hover_at(pos);
+    h.run_steps(2);
+    let link = h
+        .state()
+        .snapshots
+        .link
+        .clone()
+        .expect("hovering a glyph row links it");
+    assert!(link.from_page);
+    let manifest_row = {
+        let d = h.state().snapshots.data.as_ref().unwrap();
+        d.manifest.pages[0]
+            .rows
+            .iter()
+            .filter(|r| r.row == 3)
+            .map(|r| r.message.clone())
+            .collect::<Vec<_>>()
+    };
+    assert!(manifest_row.contains(&link.message));
+    h.get_by_label_contains("linked: message");
+    // and back: hovering a source line (a message's header line) links its rows
+    let header = {
+        let d = h.state().snapshots.data.as_ref().unwrap();
+        // the second message on the page (its header line is on screen without scrolling)
+        let mut seen: Vec<&str> = Vec::new();
+        for r in &d.manifest.pages[0].rows {
+            if seen.last() != Some(&r.message.as_str()) {
+                seen.push(&r.message);
+            }
+        }
+        seen[1].to_string()
+    };
+    // (the line's label is wider than its column: hover the part on screen, as a person would)
+    let line = h.get_by_label(&format!("── {} ──", &header[..8])).rect();
+    h.hover_at(line.left_center() + eframe::egui::vec2(20.0, 0.0));
+    h.run_steps(2);
+    let link = h.state().snapshots.link.clone().unwrap();
+    assert!(!link.from_page);
+    assert_eq!(link.message, header);
+}
+
+#[test]
+fn the_command_bar_runs_slash_commands_with_the_cli_parser() {
+    let f = fixture();
+    let mut h = harness(&f);
+    h.get_by_label("Command").focus();
+    h.get_by_label("Command")
+        .type_text("/checkpoint from-the-bar");
+    h.run();
+    h.get_by_label("Run").click();
+    h.run();
+    let store = Store::open(&f.path).unwrap();
+    assert!(
+        store
+            .checkpoints(&f.demo.conversation)
+            .unwrap()
+            .iter()
+            .any(|c| c.label == "from-the-bar")
+    );
+    // a bad command is one line of error, nothing written
+    h.get_by_label("Command").focus();
+    h.get_by_label("Command").type_text("/rewind nowhere");
+    h.run();
+    h.get_by_label("Run").click();
+    h.run();
+    let (msg, err) = h.state().status.clone().unwrap();
+    assert!(err, "{msg}");
+    assert!(msg.contains("/rewind"), "{msg}");
+}
+
+#[test]
+fn compacting_from_the_window_writes_a_marker_and_keeps_every_message() {
+    let f = fixture();
+    let mut h = harness(&f);
+    let before = Store::open(&f.path)
+        .unwrap()
+        .heads(&f.demo.conversation)
+        .unwrap()
+        .len();
+    h.get_by_label("Command").focus();
+    h.get_by_label("Command").type_text("/compact snapshot");
+    h.run();
+    h.get_by_label("Run").click();
+    settle(&mut h);
+    let store = Store::open(&f.path).unwrap();
+    let heads = store.heads(&f.demo.conversation).unwrap();
+    assert_eq!(heads.len(), before + 1);
+    assert!(heads.last().unwrap().is_compaction());
+    // the tree shows the marker as a node
+    let s = h.state().session.as_ref().unwrap();
+    assert!(s.heads.iter().any(|x| x.is_compaction()));
+    assert_eq!(s.heads.len(), before + 1);
+}
