@@ -1,1 +1,231 @@
-fn main() {}
+//! Explorer benchmarks, headless (no display, no GPU): a bench binary that prints figures. Run with
+//! `cargo bench --bench window` (or `scripts/bench window`).
+//!
+//! On a generated 100k-message session with a few hundred branches:
+//! - opening the session (store open, every head, the tree's index and layout): target <= 300 ms
+//! - the tree layout alone: target <= 100 ms
+//! - building and tessellating a whole frame of the window at 1280x800, zoomed out (the whole tree) and zoomed
+//!   in (at the tip, and inside a fully expanded 99k-message run): target <= 16 ms
+
+use std::time::{Duration, Instant};
+
+use cairn::layout::Layout;
+use cairn::model::{Block, NewMessage, Role, ToolResultContent};
+use cairn::store::{ImportedMessage, Store};
+use cairn::window::{Explorer, Session};
+use eframe::egui;
+use serde_json::json;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn p95(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[((v.len() as f64 - 1.0) * 0.95) as usize]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+fn message(i: usize) -> NewMessage {
+    match i % 4 {
+        0 => NewMessage::text(
+            Role::User,
+            format!("step {i}: check the next module and report"),
+        ),
+        1 => NewMessage::new(
+            Role::Assistant,
+            vec![
+                Block::text("Reading it."),
+                Block::ToolUse {
+                    id: format!("toolu_{i:08}"),
+                    name: "Read".into(),
+                    input: json!({"file_path": format!("/src/module_{i}.rs")}),
+                },
+            ],
+        ),
+        2 => NewMessage::new(
+            Role::User,
+            vec![Block::ToolResult {
+                tool_use_id: format!("toolu_{:08}", i - 1),
+                content: ToolResultContent::Text(format!("fn f{i}() {{}}\n").repeat(20)),
+                is_error: i % 40 == 2,
+            }],
+        ),
+        _ => NewMessage::text(
+            Role::Assistant,
+            "Done with this one; the next one is similar.",
+        ),
+    }
+}
+
+/// `n` messages: a main line with a side branch (3-12 messages) every ~330 messages.
+fn session(n: usize) -> (Vec<ImportedMessage>, usize) {
+    let mut out: Vec<ImportedMessage> = Vec::with_capacity(n);
+    let mut main: Option<usize> = None;
+    let mut i = 0usize;
+    let mut branches = 0;
+    while out.len() < n {
+        out.push(ImportedMessage {
+            parent: main,
+            message: message(i),
+        });
+        main = Some(out.len() - 1);
+        i += 1;
+        // branch from a turn boundary (a final assistant reply)
+        if i % 332 == 0 && out.len() + 12 < n {
+            let mut p = main;
+            let len = 3 + (i / 332) % 10;
+            for k in 0..len {
+                out.push(ImportedMessage {
+                    parent: p,
+                    message: message(k),
+                });
+                p = Some(out.len() - 1);
+            }
+            branches += 1;
+        }
+    }
+    (out, branches)
+}
+
+fn frame(ctx: &egui::Context, app: &mut Explorer) -> (Duration, usize) {
+    let input = egui::RawInput {
+        screen_rect: Some(egui::Rect::from_min_size(
+            egui::Pos2::ZERO,
+            egui::vec2(1280.0, 800.0),
+        )),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    let out = ctx.run_ui(input, |ui| app.draw(ui));
+    let prims = ctx.tessellate(out.shapes, out.pixels_per_point);
+    let took = t.elapsed();
+    let vertices = prims
+        .iter()
+        .map(|p| match &p.primitive {
+            egui::epaint::Primitive::Mesh(m) => m.vertices.len(),
+            egui::epaint::Primitive::Callback(_) => 0,
+        })
+        .sum();
+    (took, vertices)
+}
+
+fn frames(ctx: &egui::Context, app: &mut Explorer, label: &str) {
+    for _ in 0..5 {
+        frame(ctx, app);
+    }
+    let runs: Vec<(Duration, usize)> = (0..40).map(|_| frame(ctx, app)).collect();
+    let v: Vec<Duration> = runs.iter().map(|r| r.0).collect();
+    println!(
+        "frame {label}: median {}, p95 {} (target <= 16 ms); {} vertices, {} nodes labelled, zoom {:.3}",
+        ms(median(v.clone())),
+        ms(p95(v)),
+        runs.last().map_or(0, |r| r.1),
+        app.graph.visible.len(),
+        app.graph.zoom
+    );
+}
+
+fn main() {
+    let dir = std::env::var_os("CAIRN_BENCH_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    let tmp = tempfile::tempdir_in(dir).expect("temp dir");
+    let path = tmp.path().join("bench.db");
+    let (msgs, branches) = session(100_000);
+    let conv = {
+        let mut store = Store::open(&path).expect("store");
+        let tip = msgs.len() - 1;
+        store
+            .import_conversation(
+                Some("bench"),
+                &msgs,
+                Some(tip),
+                &[],
+                &serde_json::Value::Null,
+            )
+            .expect("import")
+            .0
+    };
+    println!("session: {} messages, {branches} side branches", msgs.len());
+
+    // opening: store, conversation, every head, index, layout
+    let mut opens = Vec::new();
+    let mut segments = 0;
+    for _ in 0..7 {
+        let t = Instant::now();
+        let store = Store::open(&path).expect("open");
+        let c = store.conversation(&conv).expect("conversation");
+        let s = Session::open(&store, c).expect("session");
+        opens.push(t.elapsed());
+        segments = s.layout.segments.len();
+    }
+    println!(
+        "open: median {}, p95 {} (target <= 300 ms); {segments} segments",
+        ms(median(opens.clone())),
+        ms(p95(opens))
+    );
+
+    let store = Store::open(&path).expect("open");
+    let s = Session::open(&store, store.conversation(&conv).expect("conv")).expect("session");
+    let collapsed: Vec<Duration> = (0..11)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(Layout::compute(&s.parents, &|_| false));
+            t.elapsed()
+        })
+        .collect();
+    println!(
+        "layout, long runs collapsed: median {} (target <= 100 ms)",
+        ms(median(collapsed))
+    );
+    let expanded: Vec<Duration> = (0..11)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(Layout::compute(&s.parents, &|_| true));
+            t.elapsed()
+        })
+        .collect();
+    println!(
+        "layout, every run expanded: median {} (target <= 100 ms)",
+        ms(median(expanded))
+    );
+
+    // frames of the whole window
+    let ctx = egui::Context::default();
+    let mut app = Explorer::new(path.clone());
+    app.native_dialogs = false;
+    app.select(&conv);
+    app.graph.fit = true;
+    frames(&ctx, &mut app, "zoomed out (whole tree)");
+    app.graph.zoom = 1.0;
+    let tip = app.session.as_ref().and_then(|s| s.tip);
+    app.graph.focus = tip;
+    frames(&ctx, &mut app, "zoomed in at the tip");
+    if let Some(sess) = &mut app.session {
+        for seg in &sess.layout.segments {
+            let first = sess.layout.chain[seg.start as usize] as usize;
+            sess.expanded.insert(sess.heads[first].id.clone());
+        }
+        sess.relayout();
+        let longest = sess
+            .layout
+            .segments
+            .iter()
+            .map(|x| x.len)
+            .max()
+            .unwrap_or(0);
+        println!("expanded every run (longest {longest} messages)");
+    }
+    app.graph.focus = tip;
+    frames(&ctx, &mut app, "zoomed in at the tip, every run expanded");
+    let middle = app.session.as_ref().map(|s| s.path[s.path.len() / 2]);
+    app.graph.focus = middle;
+    frames(&ctx, &mut app, "zoomed in mid-path, every run expanded");
+    app.graph.fit = true;
+    frames(&ctx, &mut app, "zoomed out, every run expanded");
+}

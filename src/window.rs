@@ -103,6 +103,10 @@ pub struct Explorer {
     context_requested: bool,
     operations: Vec<crate::store::Operation>,
     pub checkpoint_label: String,
+    /// The tree's search: query, matches (message ids), which match is selected.
+    pub search: String,
+    pub hits: Vec<String>,
+    hit_at: usize,
     rewind: Option<RewindDialog>,
     export: Option<ExportDialog>,
     import_path: Option<String>,
@@ -164,6 +168,9 @@ impl Explorer {
             context_requested: false,
             operations: Vec::new(),
             checkpoint_label: String::new(),
+            search: String::new(),
+            hits: Vec::new(),
+            hit_at: 0,
             rewind: None,
             export: None,
             import_path: None,
@@ -264,6 +271,7 @@ impl Explorer {
         self.compare.requested = false;
         if new_conversation {
             self.compare.picked = None;
+            self.hits.clear();
         }
         self.context = None;
         self.context_requested = false;
@@ -434,6 +442,14 @@ impl Explorer {
                 if Some(&c.conversation) == self.conv_id().as_ref() {
                     self.compare.data = Some(*c);
                     self.compare.requested = false;
+                }
+            }
+            Ok(Output::Found(conv, query, hits)) => {
+                if Some(&conv) == self.conv_id().as_ref() {
+                    self.info(format!("{} message(s) match {query:?}", hits.len()));
+                    self.hits = hits;
+                    self.hit_at = 0;
+                    self.next_hit(0);
                 }
             }
             Ok(Output::Context(conv, report)) => {
@@ -654,11 +670,29 @@ impl Explorer {
                 }
             }
         }
+        if ctx.input(|i| i.key_pressed(egui::Key::N)) {
+            self.next_hit(1);
+        }
         if ctx.input(|i| i.key_pressed(egui::Key::Enter))
             && let Some(s) = &self.session
             && let Some(i) = s.selected
         {
             self.transcript.toggle(i);
+        }
+    }
+
+    /// Selects the next search match (`step` 1) or the current one (`step` 0).
+    fn next_hit(&mut self, step: usize) {
+        if self.hits.is_empty() {
+            return;
+        }
+        self.hit_at = (self.hit_at + step) % self.hits.len();
+        let node = self
+            .session
+            .as_ref()
+            .and_then(|s| s.find(&self.hits[self.hit_at]));
+        if let Some(n) = node {
+            self.select_node(n);
         }
     }
 
@@ -986,6 +1020,30 @@ impl Explorer {
             if ui.button("Fit").clicked() {
                 self.graph.fit = true;
             }
+            ui.separator();
+            let l = ui.label("Find");
+            let find = ui
+                .add(
+                    egui::TextEdit::singleline(&mut self.search)
+                        .hint_text("text or id")
+                        .desired_width(110.0),
+                )
+                .labelled_by(l.id);
+            let submitted = find.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            if (submitted || ui.button("Search").clicked()) && !self.search.trim().is_empty() {
+                if let Some(conversation) = self.conv_id() {
+                    self.worker.submit(Job::Search {
+                        conversation,
+                        query: self.search.trim().to_string(),
+                    });
+                }
+            }
+            if !self.hits.is_empty() {
+                if ui.button("Next match").on_hover_text("key N").clicked() {
+                    self.next_hit(1);
+                }
+                ui.label(format!("{}/{}", self.hit_at + 1, self.hits.len()));
+            }
         });
         ui.horizontal_wrapped(|ui| {
             let Some(s) = &self.session else { return };
@@ -1033,8 +1091,15 @@ impl Explorer {
                 self.select_node(n);
             }
         });
-        ui.weak("drag to pan · Ctrl+wheel to zoom · arrows: parent/child/sibling · C checkpoint · J next checkpoint · Enter opens in transcript · right-click a node for actions");
-        let Some(s) = &mut self.session else { return };
+        ui.weak("drag to pan · Ctrl+wheel to zoom · arrows: parent/child/sibling · C checkpoint · J next checkpoint · N next match · Enter opens in transcript · right-click a node for actions");
+        let (Some(s), Some(store)) = (&mut self.session, &self.store) else {
+            return;
+        };
+        // the text of the nodes labelled last frame (a frame behind is invisible, and bodies stay cached)
+        let missing = self.graph.visible.iter().any(|&i| s.body(i).is_none());
+        if missing {
+            let _ = s.ensure_bodies(store, &self.graph.visible);
+        }
         let events = self.graph.show(ui, s);
         for e in events {
             match e {

@@ -810,3 +810,49 @@ fn a_corrupted_or_foreign_file_is_refused_and_left_byte_for_byte() {
         }
     }
 }
+
+#[test]
+fn the_v3_migration_derives_node_flags_for_rows_already_stored() {
+    // a store written before v3 had no error/image/marker/thinking bits: the migration computes them, also for
+    // a fork's copies (which hold no body of their own)
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let demo = {
+        let mut s = Store::open(&path).unwrap();
+        cairn::demo::install(&mut s).unwrap()
+    };
+    let flags = |s: &Store, c: &str| {
+        s.heads(c)
+            .unwrap()
+            .iter()
+            .map(|h| {
+                (
+                    h.has_error(),
+                    h.has_image(),
+                    h.has_thinking(),
+                    h.is_compaction(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let (want, want_fork) = {
+        let s = Store::open(&path).unwrap();
+        (flags(&s, &demo.conversation), flags(&s, &demo.fork))
+    };
+    assert!(want.iter().any(|f| f.0) && want.iter().any(|f| f.1) && want.iter().any(|f| f.2));
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("UPDATE messages SET flags = flags & 31; PRAGMA user_version = 2;")
+            .unwrap();
+        let high: i64 = c
+            .query_row("SELECT count(*) FROM messages WHERE flags >= 32", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(high, 0);
+    }
+    // opening migrates v2 → v3: the bits are back, the same as written
+    let s = Store::open(&path).unwrap();
+    assert_eq!(flags(&s, &demo.conversation), want);
+    assert_eq!(flags(&s, &demo.fork), want_fork);
+}

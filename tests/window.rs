@@ -260,3 +260,48 @@ fn compacting_from_the_window_writes_a_marker_and_keeps_every_message() {
     assert!(s.heads.iter().any(|x| x.is_compaction()));
     assert_eq!(s.heads.len(), before + 1);
 }
+
+#[test]
+fn import_through_the_path_field_when_no_dialog_can_be_shown() {
+    let f = fixture();
+    let mut h = harness(&f);
+    let n = h.state().conversations.len();
+    h.get_by_label("Import…").click();
+    h.run();
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/small/pi-v2-labels.jsonl");
+    h.get_by_label("Path").focus();
+    h.get_by_label("Path")
+        .type_text(&file.display().to_string());
+    h.run();
+    h.get_by_label("Import").click();
+    settle(&mut h);
+    assert_eq!(h.state().conversations.len(), n + 1);
+    // the imported session is opened
+    let opened = h.state().session.as_ref().unwrap().conv.id.clone();
+    assert!(!h.state().conversations[..n].iter().any(|c| c.id == opened));
+}
+
+#[test]
+fn export_runs_in_the_background_and_writes_the_file() {
+    let f = fixture();
+    let mut h = harness(&f);
+    // the dialog offers every format
+    h.get_by_label("Export…").click();
+    h.run();
+    h.get_by_label("Format");
+    h.get_by_label("File");
+    let out = f.path.with_file_name("demo.md");
+    h.get_by_label("Command").focus();
+    h.get_by_label("Command")
+        .type_text(&format!("/export markdown {}", out.display()));
+    h.run();
+    h.get_by_label("Run").click();
+    settle(&mut h);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.contains("drain_order"),
+        "{}",
+        &text[..200.min(text.len())]
+    );
+}

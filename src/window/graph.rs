@@ -21,6 +21,8 @@ pub struct GraphView {
     /// Centre this node on the next frame.
     pub focus: Option<usize>,
     pub fit: bool,
+    /// Messages drawn with labels last frame (their text is loaded for the next).
+    pub visible: Vec<usize>,
 }
 
 impl Default for GraphView {
@@ -30,6 +32,7 @@ impl Default for GraphView {
             zoom: 1.0,
             focus: None,
             fit: false,
+            visible: Vec::new(),
         }
     }
 }
@@ -90,6 +93,7 @@ impl GraphView {
 
     pub fn show(&mut self, ui: &mut egui::Ui, s: &Session) -> Vec<GraphEvent> {
         let mut events = Vec::new();
+        self.visible.clear();
         let rect = ui.available_rect_before_wrap();
         let response = ui.interact(
             rect,
@@ -272,7 +276,7 @@ impl GraphView {
 
     #[allow(clippy::too_many_arguments)]
     fn draw_node(
-        &self,
+        &mut self,
         ui: &mut egui::Ui,
         painter: &egui::Painter,
         s: &Session,
@@ -334,6 +338,7 @@ impl GraphView {
         if detail < 2 {
             return;
         }
+        self.visible.push(i);
         let mut text = format!("{} {}", role.as_str(), &h.id[..h.id.len().min(8)]);
         if h.has_tool_use() {
             text.push_str(" · tool call");
@@ -356,7 +361,7 @@ impl GraphView {
             text.push_str(&format!("  ⚑ {l}"));
         }
         let weak = !s.on_path[i];
-        painter.text(
+        let drawn = painter.text(
             pos + Vec2::new(r + 8.0, 0.0),
             Align2::LEFT_CENTER,
             text,
@@ -367,6 +372,18 @@ impl GraphView {
                 text_col
             },
         );
+        // what the message says, when zoomed in far enough to read it
+        if self.zoom >= 0.75
+            && let Some(m) = s.body(i)
+        {
+            painter.text(
+                Pos2::new(drawn.right() + 8.0, pos.y),
+                Align2::LEFT_CENTER,
+                m.summary(44),
+                FontId::proportional(11.0),
+                ui.visuals().weak_text_color(),
+            );
+        }
         let hit = Rect::from_center_size(pos + Vec2::new(40.0, 0.0), Vec2::new(110.0, 18.0));
         let resp = ui.interact(hit, ui.scope_id().with(("node", i)), Sense::click());
         resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, node_label(s, i)));

@@ -47,6 +47,11 @@ pub enum Job {
     Context {
         conversation: String,
     },
+    /// Messages (all branches) whose id starts with, or whose text contains, the query (case-insensitive).
+    Search {
+        conversation: String,
+        query: String,
+    },
 }
 
 impl Job {
@@ -60,6 +65,7 @@ impl Job {
             Job::Render { profile, .. } => format!("rendering snapshot pages ({})", profile.name),
             Job::Compare { .. } => "comparing strategies".into(),
             Job::Context { .. } => "estimating the context".into(),
+            Job::Search { query, .. } => format!("searching for {query:?}"),
         }
     }
 }
@@ -97,6 +103,8 @@ pub enum Output {
     Rendered(Box<Snapshot>),
     Compared(Box<Compared>),
     Context(String, Box<crate::context::Report>),
+    /// Conversation, query, matching message ids in write order.
+    Found(String, String, Vec<String>),
 }
 
 pub struct Running {
@@ -336,6 +344,27 @@ fn run(
                 cell,
                 profile: profile.name,
             })))
+        }
+        Job::Search {
+            conversation,
+            query,
+        } => {
+            let q = query.to_lowercase();
+            let all = store.messages(&conversation).map_err(|e| e.to_string())?;
+            let n = all.len().max(1);
+            let mut hits = Vec::new();
+            for (k, m) in all.iter().enumerate() {
+                if k % 1024 == 0 {
+                    if cancel.load(Ordering::Relaxed) {
+                        return Err("cancelled".into());
+                    }
+                    progress(k as f32 / n as f32);
+                }
+                if m.id.starts_with(&q) || render::source_text(m).to_lowercase().contains(&q) {
+                    hits.push(m.id.clone());
+                }
+            }
+            Ok(Output::Found(conversation, query, hits))
         }
         Job::Context { conversation } => {
             let path = store
