@@ -1030,13 +1030,14 @@ impl Explorer {
                 )
                 .labelled_by(l.id);
             let submitted = find.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-            if (submitted || ui.button("Search").clicked()) && !self.search.trim().is_empty() {
-                if let Some(conversation) = self.conv_id() {
-                    self.worker.submit(Job::Search {
-                        conversation,
-                        query: self.search.trim().to_string(),
-                    });
-                }
+            if (submitted || ui.button("Search").clicked())
+                && !self.search.trim().is_empty()
+                && let Some(conversation) = self.conv_id()
+            {
+                self.worker.submit(Job::Search {
+                    conversation,
+                    query: self.search.trim().to_string(),
+                });
             }
             if !self.hits.is_empty() {
                 if ui.button("Next match").on_hover_text("key N").clicked() {
