@@ -76,7 +76,7 @@ fn session(n: usize) -> (Vec<ImportedMessage>, usize) {
         main = Some(out.len() - 1);
         i += 1;
         // branch from a turn boundary (a final assistant reply)
-        if i % 332 == 0 && out.len() + 12 < n {
+        if i.is_multiple_of(332) && out.len() + 12 < n {
             let mut p = main;
             let len = 3 + (i / 332) % 10;
             for k in 0..len {

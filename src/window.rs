@@ -580,13 +580,16 @@ impl Explorer {
         egui::Panel::top("toolbar").show(ui, |ui| self.toolbar(ui));
         egui::Panel::bottom("command-bar").show(ui, |ui| self.command_bar(ui));
         egui::Panel::left("conversations")
-            .default_size(250.0)
+            .default_size(230.0)
             .resizable(true)
             .show(ui, |ui| self.conversations_panel(ui));
-        egui::Panel::right("transcript")
-            .default_size(380.0)
-            .resizable(true)
-            .show(ui, |ui| self.transcript_panel(ui));
+        // the transcript reads beside the tree; the wide views (pages beside text, tables, charts) take its room
+        if matches!(self.view, View::Tree | View::Operations) {
+            egui::Panel::right("transcript")
+                .default_size(360.0)
+                .resizable(true)
+                .show(ui, |ui| self.transcript_panel(ui));
+        }
         egui::CentralPanel::default().show(ui, |ui| self.centre(ui));
         self.dialogs(&ctx);
     }
@@ -930,6 +933,7 @@ impl Explorer {
             );
         }
         if let Some(node) = self.transcript.show(ui, s, store) {
+            s.reveal(node);
             s.selected = Some(node);
             self.graph.focus = Some(node);
         }

@@ -11,7 +11,7 @@ use crate::layout::Row;
 use crate::model::Role;
 
 /// Pixels per layout unit (horizontal) and per row (vertical) at zoom 1.
-pub const UNIT_X: f32 = 170.0;
+pub const UNIT_X: f32 = 240.0;
 pub const ROW_Y: f32 = 28.0;
 
 pub struct GraphView {
@@ -211,10 +211,10 @@ impl GraphView {
                             Rect::from_center_size(pos, Vec2::new(22.0, 14.0) * self.zoom.min(1.0));
                         painter.rect_filled(r, 3.0, ui.visuals().widgets.inactive.bg_fill);
                         if detail == 2 {
-                            painter.text(
+                            column_clip(&painter, pos, unit_px).text(
                                 pos + Vec2::new(14.0, 0.0),
                                 Align2::LEFT_CENTER,
-                                format!("… {n} messages (click to expand)"),
+                                format!("… {n} messages (expand)"),
                                 font.clone(),
                                 ui.visuals().weak_text_color(),
                             );
@@ -355,13 +355,15 @@ impl GraphView {
         if Some(i) == s.tip {
             text.push_str("  ◀ tip");
         } else if s.children(i).is_empty() {
-            text.push_str("  ◁ other tip");
+            text.push_str("  ◁ tip");
         }
         for l in &labels {
             text.push_str(&format!("  ⚑ {l}"));
         }
         let weak = !s.on_path[i];
-        let drawn = painter.text(
+        // labels stay in their column so neighbouring branches never overprint each other
+        let clipped = column_clip(painter, pos, UNIT_X * self.zoom);
+        let drawn = clipped.text(
             pos + Vec2::new(r + 8.0, 0.0),
             Align2::LEFT_CENTER,
             text,
@@ -373,10 +375,10 @@ impl GraphView {
             },
         );
         // what the message says, when zoomed in far enough to read it
-        if self.zoom >= 0.75
+        if self.zoom >= 0.6
             && let Some(m) = s.body(i)
         {
-            painter.text(
+            clipped.text(
                 Pos2::new(drawn.right() + 8.0, pos.y),
                 Align2::LEFT_CENTER,
                 m.summary(44),
@@ -422,6 +424,15 @@ impl GraphView {
             }
         })
     }
+}
+
+/// A painter clipped to a node's column: from just left of the node to just short of the next column.
+fn column_clip(painter: &egui::Painter, pos: Pos2, unit_px: f32) -> egui::Painter {
+    let column = Rect::from_min_max(
+        Pos2::new(pos.x - 30.0, pos.y - 20.0),
+        Pos2::new(pos.x + unit_px - 18.0, pos.y + 20.0),
+    );
+    painter.with_clip_rect(column.intersect(painter.clip_rect()))
 }
 
 /// Keyboard moves on the tree: parent, first child (the one on the active path if any), previous/next sibling.
