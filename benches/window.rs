@@ -175,7 +175,7 @@ fn main() {
     let collapsed: Vec<Duration> = (0..11)
         .map(|_| {
             let t = Instant::now();
-            std::hint::black_box(Layout::compute(&s.parents, &|_| false));
+            std::hint::black_box(Layout::compute(&s.parents, &|_, _| false));
             t.elapsed()
         })
         .collect();
@@ -186,7 +186,7 @@ fn main() {
     let expanded: Vec<Duration> = (0..11)
         .map(|_| {
             let t = Instant::now();
-            std::hint::black_box(Layout::compute(&s.parents, &|_| true));
+            std::hint::black_box(Layout::compute(&s.parents, &|_, _| true));
             t.elapsed()
         })
         .collect();

@@ -36,6 +36,8 @@ pub struct Segment {
     /// Rows drawn: `len`, or 3 when collapsed.
     pub rows: u32,
     pub collapsed: bool,
+    /// Free units to the right before the next segment of the same level (labels may use them).
+    pub room: f32,
 }
 
 /// What a drawn row of a segment shows.
@@ -63,8 +65,9 @@ pub struct Layout {
 
 impl Layout {
     /// Lays out a tree given each node's parent index (parents before children, as the store returns heads).
-    /// `expanded(first_node)` says whether the segment starting at that node is shown in full.
-    pub fn compute(parents: &[Option<usize>], expanded: &dyn Fn(usize) -> bool) -> Layout {
+    /// `expanded(first_node, len)` says whether the segment starting at that node, `len` messages long, is shown
+    /// in full (runs of up to [`COLLAPSE_OVER`] always are).
+    pub fn compute(parents: &[Option<usize>], expanded: &dyn Fn(usize, u32) -> bool) -> Layout {
         let n = parents.len();
         // children in CSR form, in index (write) order
         let mut count = vec![0u32; n];
@@ -119,7 +122,7 @@ impl Layout {
                 }
                 cur = kids[off[cur]] as usize;
             }
-            let collapsed = len as usize > COLLAPSE_OVER && !expanded(i);
+            let collapsed = len as usize > COLLAPSE_OVER && !expanded(i, len);
             segments.push(Segment {
                 start,
                 len,
@@ -129,6 +132,7 @@ impl Layout {
                 y: 0,
                 rows: if collapsed { 3 } else { len },
                 collapsed,
+                room: f32::INFINITY,
             });
         }
 
@@ -152,6 +156,17 @@ impl Layout {
         let xs = tidy(&segments);
         for (s, x) in segments.iter_mut().zip(xs) {
             s.x = x;
+        }
+        let mut by_level: Vec<(u32, f32, usize)> = segments
+            .iter()
+            .enumerate()
+            .map(|(k, s)| (s.level, s.x, k))
+            .collect();
+        by_level.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        for w in by_level.windows(2) {
+            if w[0].0 == w[1].0 {
+                segments[w[0].2].room = w[1].1 - w[0].1;
+            }
         }
         let min_x = segments.iter().map(|s| s.x).fold(f32::INFINITY, f32::min);
         let max_x = segments
@@ -425,14 +440,14 @@ mod tests {
     #[test]
     fn a_chain_is_one_segment_collapsed() {
         let parents: Vec<Option<usize>> = (0..10usize).map(|i| i.checked_sub(1)).collect();
-        let l = Layout::compute(&parents, &|_| false);
+        let l = Layout::compute(&parents, &|_, _| false);
         assert_eq!(l.segments.len(), 1);
         assert!(l.segments[0].collapsed);
         assert_eq!(l.row(&l.segments[0], 1), Row::Hidden(8));
         assert_eq!(l.position(0), Some((0.0, 0)));
         assert_eq!(l.position(5), None);
         assert_eq!(l.position(9), Some((0.0, 2)));
-        let e = Layout::compute(&parents, &|n| n == 0);
+        let e = Layout::compute(&parents, &|n, _| n == 0);
         assert_eq!(e.segments[0].rows, 10);
         assert_eq!(e.position(5), Some((0.0, 5)));
     }
@@ -440,7 +455,7 @@ mod tests {
     #[test]
     fn a_deep_chain_does_not_overflow() {
         let parents: Vec<Option<usize>> = (0..200_000usize).map(|i| i.checked_sub(1)).collect();
-        let l = Layout::compute(&parents, &|_| true);
+        let l = Layout::compute(&parents, &|_, _| true);
         assert_eq!(l.height, 200_000);
     }
 
@@ -454,7 +469,7 @@ mod tests {
             parents.push(Some(spine));
             spine = parents.len() - 1;
         }
-        let l = Layout::compute(&parents, &|_| false);
+        let l = Layout::compute(&parents, &|_, _| false);
         check_no_overlap(&l);
     }
 
@@ -462,7 +477,7 @@ mod tests {
     fn siblings_are_spread_and_parents_centred() {
         // 0 -> 1,2,3 ; 2 -> 4,5
         let parents = vec![None, Some(0), Some(0), Some(0), Some(2), Some(2)];
-        let l = Layout::compute(&parents, &|_| false);
+        let l = Layout::compute(&parents, &|_, _| false);
         check_no_overlap(&l);
         let x = |n: usize| l.position(n).map(|p| p.0).unwrap_or(f32::NAN);
         assert!(x(1) < x(2) && x(2) < x(3));
@@ -473,7 +488,7 @@ mod tests {
     #[test]
     fn several_roots_share_one_canvas() {
         let parents = vec![None, None, Some(0), Some(1)];
-        let l = Layout::compute(&parents, &|_| false);
+        let l = Layout::compute(&parents, &|_, _| false);
         assert_eq!(l.segments.len(), 2);
         check_no_overlap(&l);
     }
@@ -500,7 +515,7 @@ mod tests {
                     }
                 })
                 .collect();
-            let l = Layout::compute(&parents, &|n| n % 2 == 0);
+            let l = Layout::compute(&parents, &|n, _| n % 2 == 0);
             check_no_overlap(&l);
             let mut seen = vec![false; n];
             for &c in &l.chain {

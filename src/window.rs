@@ -229,7 +229,7 @@ impl Explorer {
             Ok(s) => {
                 self.session = Some(s);
                 self.graph = GraphView {
-                    fit: true,
+                    initial: true,
                     ..GraphView::default()
                 };
                 self.after_change(true);
@@ -252,6 +252,7 @@ impl Explorer {
         {
             Ok(mut s) => {
                 s.expanded = old.expanded;
+                s.folded = old.folded;
                 s.relayout();
                 if let Some(id) = selected {
                     s.selected = s.find(&id).or(s.tip);
@@ -581,6 +582,7 @@ impl Explorer {
         egui::Panel::bottom("command-bar").show(ui, |ui| self.command_bar(ui));
         egui::Panel::left("conversations")
             .default_size(230.0)
+            .size_range(160.0..=420.0)
             .resizable(true)
             .show(ui, |ui| self.conversations_panel(ui));
         // the transcript reads beside the tree; the wide views (pages beside text, tables, charts) take its room
@@ -891,17 +893,34 @@ impl Explorer {
                             ui.add_space(14.0 * (depth - 1) as f32);
                             ui.weak("└");
                         }
-                        let text = format!(
-                            "{title}\n{} · {} messages",
-                            &c.id[..8.min(c.id.len())],
-                            c.messages
-                        );
-                        if ui
-                            .selectable_label(current.as_deref() == Some(c.id.as_str()), text)
-                            .clicked()
-                        {
-                            clicked = Some(c.id.clone());
-                        }
+                        // long titles (a first prompt) are cut to the panel, with the whole title on hover
+                        let short: String = title
+                            .lines()
+                            .next()
+                            .unwrap_or("")
+                            .chars()
+                            .take(80)
+                            .collect();
+                        ui.vertical(|ui| {
+                            if ui
+                                .add(
+                                    egui::Button::selectable(
+                                        current.as_deref() == Some(c.id.as_str()),
+                                        short,
+                                    )
+                                    .truncate(),
+                                )
+                                .on_hover_text(&title)
+                                .clicked()
+                            {
+                                clicked = Some(c.id.clone());
+                            }
+                            ui.weak(format!(
+                                "{} · {} messages",
+                                &c.id[..8.min(c.id.len())],
+                                c.messages
+                            ));
+                        });
                     });
                 }
             });
@@ -1351,7 +1370,7 @@ impl Explorer {
     pub fn stage(&mut self, view: View) {
         self.view = view;
         match view {
-            View::Tree => self.graph.fit = true,
+            View::Tree => self.graph.initial = true,
             View::Snapshots | View::Compare | View::Context | View::Operations => {}
         }
         if let Some(s) = &mut self.session {

@@ -21,6 +21,8 @@ pub struct GraphView {
     /// Centre this node on the next frame.
     pub focus: Option<usize>,
     pub fit: bool,
+    /// The first look at a conversation: the whole tree when it is readable that way, else the tip up close.
+    pub initial: bool,
     /// Messages drawn with labels last frame (their text is loaded for the next).
     pub visible: Vec<usize>,
 }
@@ -32,6 +34,7 @@ impl Default for GraphView {
             zoom: 1.0,
             focus: None,
             fit: false,
+            initial: false,
             visible: Vec::new(),
         }
     }
@@ -104,6 +107,14 @@ impl GraphView {
         if self.fit {
             self.fit = false;
             self.fit_to(s, rect);
+        }
+        if self.initial {
+            self.initial = false;
+            self.fit_to(s, rect);
+            if self.zoom < 0.6 {
+                self.zoom = 0.9;
+                self.focus = s.tip;
+            }
         }
         if let Some(n) = self.focus.take()
             && let Some((x, row)) = s.layout.position(n)
@@ -211,7 +222,7 @@ impl GraphView {
                             Rect::from_center_size(pos, Vec2::new(22.0, 14.0) * self.zoom.min(1.0));
                         painter.rect_filled(r, 3.0, ui.visuals().widgets.inactive.bg_fill);
                         if detail == 2 {
-                            column_clip(&painter, pos, unit_px).text(
+                            column_clip(&painter, pos, unit_px * seg.room).text(
                                 pos + Vec2::new(14.0, 0.0),
                                 Align2::LEFT_CENTER,
                                 format!("… {n} messages (expand)"),
@@ -234,7 +245,8 @@ impl GraphView {
                         }
                     }
                     Row::Message(i) => {
-                        self.draw_node(ui, &painter, s, i, pos, detail, dark, &mut events);
+                        let room = UNIT_X * self.zoom * seg.room;
+                        self.draw_node(ui, &painter, s, i, pos, detail, dark, room, &mut events);
                         // a fully shown long segment can be folded again from its first message
                         if k == 0
                             && !seg.collapsed
@@ -284,6 +296,7 @@ impl GraphView {
         pos: Pos2,
         detail: u8,
         dark: bool,
+        room: f32,
         events: &mut Vec<GraphEvent>,
     ) {
         let h = &s.heads[i];
@@ -362,7 +375,7 @@ impl GraphView {
         }
         let weak = !s.on_path[i];
         // labels stay in their column so neighbouring branches never overprint each other
-        let clipped = column_clip(painter, pos, UNIT_X * self.zoom);
+        let clipped = column_clip(painter, pos, room);
         let drawn = clipped.text(
             pos + Vec2::new(r + 8.0, 0.0),
             Align2::LEFT_CENTER,
@@ -426,11 +439,12 @@ impl GraphView {
     }
 }
 
-/// A painter clipped to a node's column: from just left of the node to just short of the next column.
-fn column_clip(painter: &egui::Painter, pos: Pos2, unit_px: f32) -> egui::Painter {
+/// A painter clipped to a node's column: from just left of the node to just short of the next segment to the
+/// right (`room` pixels away; infinite when there is none).
+fn column_clip(painter: &egui::Painter, pos: Pos2, room: f32) -> egui::Painter {
     let column = Rect::from_min_max(
         Pos2::new(pos.x - 30.0, pos.y - 20.0),
-        Pos2::new(pos.x + unit_px - 18.0, pos.y + 20.0),
+        Pos2::new(pos.x + room.min(1e5) - 18.0, pos.y + 20.0),
     );
     painter.with_clip_rect(column.intersect(painter.clip_rect()))
 }

@@ -26,13 +26,21 @@ pub struct Session {
     pub leaves: Vec<usize>,
     pub checkpoints: Vec<(Checkpoint, Option<usize>)>,
     pub layout: Layout,
-    /// Segments shown in full, by the message that starts them (ids survive a reload).
+    /// Segments the user opened or folded, by the message that starts them (ids survive a reload). Others
+    /// follow [`Session::shown_in_full`].
     pub expanded: HashSet<String>,
+    pub folded: HashSet<String>,
     pub selected: Option<usize>,
     /// What compaction markers on the active path did to each message: "elided", "image pruned", "imaged",
     /// "summarised".
     pub marks: HashMap<String, &'static str>,
     bodies: HashMap<usize, Message>,
+}
+
+/// Runs shown in full unless folded: short ones, and the whole of a session without branches (up to 400
+/// messages), where the chain is all there is to see.
+pub fn shown_in_full(len: u32, branched: bool) -> bool {
+    len <= 12 || (!branched && len <= 400)
 }
 
 impl Session {
@@ -51,6 +59,7 @@ impl Session {
             checkpoints: Vec::new(),
             layout: Layout::default(),
             expanded: HashSet::new(),
+            folded: HashSet::new(),
             selected: None,
             marks: HashMap::new(),
             bodies: HashMap::new(),
@@ -118,9 +127,13 @@ impl Session {
 
     /// Recomputes the layout (after a segment was expanded or collapsed).
     pub fn relayout(&mut self) {
-        let expanded = &self.expanded;
-        let heads = &self.heads;
-        self.layout = Layout::compute(&self.parents, &|n| expanded.contains(&heads[n].id));
+        let (expanded, folded, heads) = (&self.expanded, &self.folded, &self.heads);
+        let branched = self.parents.iter().filter(|p| p.is_none()).count() > 1
+            || (0..self.heads.len()).any(|i| self.children(i).len() > 1);
+        self.layout = Layout::compute(&self.parents, &|n, len| {
+            let id = &heads[n].id;
+            expanded.contains(id) || (!folded.contains(id) && shown_in_full(len, branched))
+        });
     }
 
     pub fn children(&self, i: usize) -> &[u32] {
@@ -147,15 +160,27 @@ impl Session {
         if self.layout.position(node).is_none()
             && let Some(start) = self.layout.segment_start(node)
         {
-            self.expanded.insert(self.heads[start].id.clone());
+            let id = self.heads[start].id.clone();
+            self.folded.remove(&id);
+            self.expanded.insert(id);
             self.relayout();
         }
     }
 
     pub fn toggle_segment(&mut self, start: usize) {
         let id = self.heads[start].id.clone();
-        if !self.expanded.remove(&id) {
+        let collapsed = self
+            .layout
+            .segment_of
+            .get(start)
+            .and_then(|&s| self.layout.segments.get(s as usize))
+            .is_some_and(|s| s.collapsed);
+        if collapsed {
+            self.folded.remove(&id);
             self.expanded.insert(id);
+        } else {
+            self.expanded.remove(&id);
+            self.folded.insert(id);
         }
         self.relayout();
     }
