@@ -27,7 +27,7 @@ use crate::model::Conversation;
 use crate::slash::{self, Slash};
 use crate::store::Store;
 
-pub use graph::GraphView;
+pub use graph::{GraphView, node_label};
 pub use session::Session;
 pub use snapshots::Link;
 use worker::{Job, Output, Worker};
@@ -834,7 +834,7 @@ impl Explorer {
 
     fn conversations_panel(&mut self, ui: &mut egui::Ui) {
         ui.heading("Conversations");
-        let label = ui.label("Search");
+        let label = ui.label("Filter");
         ui.add(egui::TextEdit::singleline(&mut self.filter).hint_text("title or id"))
             .labelled_by(label.id);
         ui.separator();
@@ -1012,7 +1012,9 @@ impl Explorer {
             let Some(s) = &self.session else { return };
             let sel = s.selected;
             match sel {
-                Some(i) => ui.label(RichText::new(graph::node_label(s, i)).strong()),
+                Some(i) => ui.label(
+                    RichText::new(format!("Selected: {}", graph::node_label(s, i))).strong(),
+                ),
                 None => ui.label("nothing selected"),
             };
             let not_tip = sel.is_some() && sel != s.tip;

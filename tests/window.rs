@@ -305,3 +305,145 @@ fn export_runs_in_the_background_and_writes_the_file() {
         &text[..200.min(text.len())]
     );
 }
+
+#[test]
+fn arrow_keys_walk_the_tree_and_j_jumps_to_a_checkpoint() {
+    let f = fixture();
+    let mut h = harness(&f);
+    let (tip, parent, first_cp) = {
+        let s = h.state().session.as_ref().unwrap();
+        let tip = s.tip.unwrap();
+        (tip, s.parents[tip].unwrap(), s.checkpoints[0].1.unwrap())
+    };
+    assert_eq!(h.state().session.as_ref().unwrap().selected, Some(tip));
+    h.key_press(eframe::egui::Key::ArrowUp);
+    h.run_steps(15);
+    assert_eq!(h.state().session.as_ref().unwrap().selected, Some(parent));
+    h.key_press(eframe::egui::Key::ArrowDown);
+    h.run_steps(15);
+    assert_eq!(h.state().session.as_ref().unwrap().selected, Some(tip));
+    h.key_press(eframe::egui::Key::J);
+    h.run_steps(15);
+    assert_eq!(h.state().session.as_ref().unwrap().selected, Some(first_cp));
+}
+
+#[test]
+fn search_finds_text_on_any_branch_and_selects_it() {
+    let f = fixture();
+    let mut h = harness(&f);
+    h.get_by_label("Find").focus();
+    h.get_by_label("Find").type_text("SegQueue");
+    h.run();
+    h.get_by_label("Search").click();
+    settle(&mut h);
+    let store = Store::open(&f.path).unwrap();
+    let s = h.state().session.as_ref().unwrap();
+    assert!(!h.state().hits.is_empty());
+    let sel = s.selected.unwrap();
+    // the first match is on the abandoned (rewound) branch, not on the active path
+    let m = &store
+        .path_to(&f.demo.conversation, &s.heads[sel].id)
+        .unwrap();
+    assert!(cairn::render::source_text(m.last().unwrap()).contains("SegQueue"));
+    assert!(!s.on_path[sel]);
+    // the selected message's run is drawn, labelled, in the graph
+    h.get_by_label(&cairn::window::node_label(s, sel));
+}
+
+/// A long linear-with-branches session: only what is on screen becomes widgets.
+#[test]
+fn a_long_session_builds_only_the_rows_and_nodes_on_screen() {
+    use cairn::model::{NewMessage, Role};
+    use cairn::store::ImportedMessage;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.db");
+    let conv = {
+        let mut store = Store::open(&path).unwrap();
+        let mut msgs = Vec::new();
+        for i in 0..6000usize {
+            let role = if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
+            // a side branch every 500 messages
+            let parent = if i == 0 {
+                None
+            } else if i % 500 == 0 {
+                Some(i - 2)
+            } else {
+                Some(i - 1)
+            };
+            msgs.push(ImportedMessage {
+                parent,
+                message: NewMessage::text(role, format!("text {i}")),
+            });
+        }
+        store
+            .import_conversation(
+                Some("big"),
+                &msgs,
+                Some(5999),
+                &[],
+                &serde_json::Value::Null,
+            )
+            .unwrap()
+            .0
+    };
+    let mut app = Explorer::new(path);
+    app.native_dialogs = false;
+    app.select(&conv);
+    // every run shown in full: thousands of messages in the graph
+    if let Some(s) = app.session.as_mut() {
+        for seg in s.layout.segments.clone() {
+            let first = s.layout.chain[seg.start as usize] as usize;
+            s.expanded.insert(s.heads[first].id.clone());
+        }
+        s.relayout();
+        assert!(s.layout.height > 5000);
+    }
+    let mut h = Harness::builder()
+        .with_size(eframe::egui::vec2(1280.0, 800.0))
+        .build_ui_state(|ui, app: &mut Explorer| app.draw(ui), app);
+    h.run();
+    let nodes = h.query_all_by_label_contains("message ").count();
+    let headers = h.query_all_by_label_contains(" tok").count();
+    assert!(nodes > 5 && nodes < 80, "graph widgets: {nodes}");
+    assert!(headers > 5 && headers < 80, "transcript rows: {headers}");
+}
+
+#[derive(Debug)]
+struct Dropped(std::path::PathBuf);
+
+impl eframe::egui::DroppedFile for Dropped {
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn files_dropped_on_the_window_are_imported() {
+    let f = fixture();
+    let mut h = harness(&f);
+    let n = h.state().conversations.len();
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code/cc-rewind-fork-2.1.42.jsonl");
+    h.input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(Dropped(file)));
+    settle(&mut h);
+    assert_eq!(h.state().conversations.len(), n + 1);
+    // a bad file dropped: one line of error, nothing imported
+    let bad = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/small/cc-malformed.jsonl");
+    h.input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(Dropped(bad)));
+    settle(&mut h);
+    assert_eq!(h.state().conversations.len(), n + 1);
+    let (msg, err) = h.state().status.clone().unwrap();
+    assert!(err && msg.contains("cc-malformed.jsonl:"), "{msg}");
+}

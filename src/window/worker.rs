@@ -515,3 +515,49 @@ fn compact_job(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn demo_store() -> (tempfile::TempDir, PathBuf, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.db");
+        let mut s = Store::open(&path).unwrap();
+        let d = crate::demo::install(&mut s).unwrap();
+        (dir, path, d.conversation)
+    }
+
+    #[test]
+    fn a_job_reports_progress_bookkeeping_and_one_result() {
+        let (_d, path, conv) = demo_store();
+        let mut w = Worker::new(path, Arc::new(Mutex::new(None)));
+        w.submit(Job::Search {
+            conversation: conv,
+            query: "segqueue".into(),
+        });
+        assert_eq!(w.running.len(), 1);
+        let out = w.wait();
+        assert_eq!(out.len(), 1);
+        assert!(w.running.is_empty());
+        match &out[0] {
+            Ok(Output::Found(_, _, hits)) => assert!(hits.len() >= 2),
+            _ => panic!("expected search results"),
+        }
+    }
+
+    #[test]
+    fn a_cancelled_job_reports_cancelled_not_its_result() {
+        let (_d, path, conv) = demo_store();
+        let mut w = Worker::new(path, Arc::new(Mutex::new(None)));
+        w.submit(Job::Render {
+            conversation: conv,
+            profile: &crate::render::PROFILES[0],
+            cell: (5, 8),
+        });
+        let id = w.running[0].id;
+        w.cancel(id);
+        let out = w.wait();
+        assert!(matches!(&out[..], [Err(e)] if e == "cancelled"));
+    }
+}
