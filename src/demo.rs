@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::formats::{self, FormatError};
 use crate::model::{Block, NewMessage, Role};
-use crate::store::{ImportedConversation, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 pub const SESSION: &str = include_str!("../assets/demo/demo-session.jsonl");
 const SOURCE: &str = "cairn demo (assets/demo/demo-session.jsonl)";
@@ -40,15 +40,7 @@ pub fn install(store: &mut Store) -> Result<Installed, DemoError> {
             .map_err(|e| FormatError::new(path, i + 1, format!("not JSON: {e}")))?;
         lines.push((i + 1, v));
     }
-    let parsed = formats::cairn_jsonl::parse(path, &lines)?;
-    let conv = ImportedConversation {
-        title: parsed.title,
-        messages: parsed.messages,
-        tip: parsed.tip,
-        checkpoints: parsed.checkpoints,
-        meta: parsed.meta,
-        linked_to: None,
-    };
+    let (conv, _) = formats::cairn_jsonl::parse(path, &lines)?.into_imported(None);
     let hash = {
         use sha2::Digest;
         format!("{:x}", sha2::Sha256::digest(SESSION.as_bytes()))

@@ -114,6 +114,25 @@ pub struct Parsed {
 }
 
 impl Parsed {
+    /// The conversation to store, moved out (a large transcript's content is held once), and the linked
+    /// conversations read with it, apart.
+    pub fn into_imported(
+        self,
+        linked_to: Option<usize>,
+    ) -> (crate::store::ImportedConversation, Vec<Parsed>) {
+        (
+            crate::store::ImportedConversation {
+                title: self.title,
+                messages: self.messages,
+                tip: self.tip,
+                checkpoints: self.checkpoints,
+                meta: self.meta,
+                linked_to,
+            },
+            self.children,
+        )
+    }
+
     /// Counts messages, tool pairs, images and real branches from the messages themselves.
     pub fn finish_report(&mut self) {
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); self.messages.len()];

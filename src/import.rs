@@ -8,7 +8,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::formats::{self, Format, Report};
-use crate::store::{ImportedConversation, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// What happened to one file.
 #[derive(Debug, Clone, Serialize)]
@@ -105,26 +105,9 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
     outcome.format = Some(fmt);
     outcome.report = parsed.report.clone();
     outcome.linked = parsed.children.iter().map(|c| c.report.clone()).collect();
-    // Moved, not copied: a large transcript's content is held once.
-    let children = parsed.children;
-    let mut convs = vec![ImportedConversation {
-        title: parsed.title,
-        messages: parsed.messages,
-        tip: parsed.tip,
-        checkpoints: parsed.checkpoints,
-        meta: parsed.meta,
-        linked_to: None,
-    }];
-    for c in children {
-        convs.push(ImportedConversation {
-            title: c.title,
-            messages: c.messages,
-            tip: c.tip,
-            checkpoints: c.checkpoints,
-            meta: c.meta,
-            linked_to: Some(0),
-        });
-    }
+    let (first, children) = parsed.into_imported(None);
+    let mut convs = vec![first];
+    convs.extend(children.into_iter().map(|c| c.into_imported(Some(0)).0));
     match store.import_file(&hash, &file.display().to_string(), &convs) {
         Ok(ids) => outcome.conversations = ids,
         Err(StoreError::Duplicate { conversation, .. }) => {

@@ -633,11 +633,12 @@ impl Explorer {
                 .collect()
         });
         self.import(dropped);
-        if ctx.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::Z)) {
-            self.undo();
-        }
+        // a focused text field keeps its keys (Ctrl+Z there undoes typing, not a pointer move)
         if ctx.egui_wants_keyboard_input() {
             return;
+        }
+        if ctx.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::Z)) {
+            self.undo();
         }
         let keys = [
             egui::Key::ArrowUp,

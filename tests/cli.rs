@@ -361,3 +361,22 @@ fn import_and_export_commands() {
     let err = e.fails(&["export", &conv, "--format", "pdf"]);
     assert!(err.contains("pdf"), "{err}");
 }
+
+#[cfg(feature = "gui")]
+#[test]
+fn screenshot_flags_are_checked_before_a_window_opens() {
+    // no display is needed: bad values are refused first, one line, exit 2
+    let e = Env::new();
+    let out = e.db.with_file_name("x.png");
+    let out = out.to_str().unwrap();
+    let err = e.fails(&["screenshot", "--view", "graph", "--out", out]);
+    assert!(
+        err.contains("--view \"graph\"") && err.contains("snapshots"),
+        "{err}"
+    );
+    let err = e.fails(&["screenshot", "--theme", "blue", "--out", out]);
+    assert!(err.contains("--theme \"blue\""), "{err}");
+    // the first window run installed the demo session into the fresh store
+    let list = e.ok(&["list"]);
+    assert!(list.contains("Demo: flaky drain_order test"), "{list}");
+}
