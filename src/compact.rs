@@ -372,11 +372,20 @@ pub fn plan(
         }
         Strategy::Images => {
             let pruned = done("pruned");
+            // an image inside an elided tool result is gone already
+            let elided = done("elided");
             let mut ids = Vec::new();
             let mut n = 0;
             for m in &path[..protect] {
                 // screenshots usually arrive inside tool results
-                let k: usize = m.content.iter().map(images_in).sum();
+                let k: usize = m
+                    .content
+                    .iter()
+                    .filter(|b| {
+                        !matches!(b, Block::ToolResult { tool_use_id, .. } if elided.contains(tool_use_id))
+                    })
+                    .map(images_in)
+                    .sum();
                 if k > 0 && !pruned.contains(&m.id) {
                     ids.push(m.id.clone());
                     n += k;

@@ -370,3 +370,30 @@ fn screenshots_inside_tool_results_are_pruned() {
     assert_eq!(after.tally.image_tokens, 0);
     assert!(after.tally.total() < before.tally.total());
 }
+
+#[test]
+fn an_image_inside_an_elided_result_is_not_pruned_again() {
+    let mut store = cairn::store::Store::open_in_memory().unwrap();
+    let d = cairn::demo::install(&mut store).unwrap();
+    let elide = cairn::compact::apply(
+        &mut store,
+        &d.conversation,
+        cairn::compact::Strategy::Elide,
+        true,
+        None,
+        10_000,
+    )
+    .unwrap()
+    .expect("old tool results to elide");
+    assert!(elide.items > 0);
+    let images = cairn::compact::apply(
+        &mut store,
+        &d.conversation,
+        cairn::compact::Strategy::Images,
+        true,
+        None,
+        10_000,
+    )
+    .unwrap();
+    assert!(images.is_none(), "{images:?}");
+}
