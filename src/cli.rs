@@ -603,7 +603,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
             window,
             json,
         } => {
-            let p = provider_from(provider.as_deref(), model)?;
+            let p = crate::config::provider(provider.as_deref(), model)?;
             let mut s = open(&cli.db)?;
             let cancel = std::sync::atomic::AtomicBool::new(false);
             let mut stdout = std::io::stdout();
@@ -652,7 +652,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
                         anyhow!("--strategy {name:?}: elide, images, snapshot or summary")
                     })?;
                     if st == crate::compact::Strategy::Summary {
-                        let p = provider_from(provider.as_deref(), model)?;
+                        let p = crate::config::provider(provider.as_deref(), model)?;
                         let window = crate::context::window_of(&p.model);
                         let cancel = std::sync::atomic::AtomicBool::new(false);
                         let t = std::time::Instant::now();
@@ -1212,27 +1212,6 @@ fn import(db: &Option<PathBuf>, paths: &[PathBuf], format: &str, json: bool) -> 
             many[0].error.clone().unwrap_or_default()
         ),
     }
-}
-
-/// A provider from flags, the config file (`config.json` in cairn's config folder: `{"provider": ..., "model": ...}`)
-/// and the environment.
-fn provider_from(kind: Option<&str>, model: Option<String>) -> Result<crate::provider::Provider> {
-    let config: serde_json::Value = directories::ProjectDirs::from("", "", "cairn")
-        .and_then(|d| std::fs::read_to_string(d.config_dir().join("config.json")).ok())
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(serde_json::Value::Null);
-    let kind = kind
-        .map(str::to_string)
-        .or_else(|| config["provider"].as_str().map(str::to_string));
-    let kind = match kind.as_deref() {
-        None => None,
-        Some(k) => Some(
-            crate::provider::Kind::from_name(k)
-                .ok_or_else(|| anyhow!("--provider {k:?}: anthropic or openai"))?,
-        ),
-    };
-    let model = model.or_else(|| config["model"].as_str().map(str::to_string));
-    Ok(crate::provider::Provider::from_env(kind, model)?)
 }
 
 /// Reads a turn: a JSON array of messages (or a request body with a `messages` array).

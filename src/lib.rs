@@ -22,5 +22,6 @@ pub mod tokens;
 pub mod wire;
 
 pub mod cli;
+pub mod config;
 #[cfg(feature = "gui")]
 pub mod window;

@@ -479,8 +479,8 @@ fn compact_job(
             Ok(Output::Compacted(s))
         }
         Some(Strategy::Summary) => {
-            let provider = crate::provider::Provider::from_env(None, None).map_err(|e| {
-                format!("the summary rung needs a model: {e} (the snapshot rung needs none)")
+            let provider = crate::config::provider(None, None).map_err(|e| {
+                format!("the summary rung needs a model: {e:#} (the snapshot rung needs none)")
             })?;
             let opts = crate::send::SummaryOptions {
                 instructions,
