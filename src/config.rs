@@ -24,4 +24,3 @@ pub fn provider(kind: Option<&str>, model: Option<String>) -> Result<crate::prov
     let model = model.or_else(|| config["model"].as_str().map(str::to_string));
     Ok(crate::provider::Provider::from_env(kind, model)?)
 }
-

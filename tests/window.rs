@@ -447,3 +447,40 @@ fn files_dropped_on_the_window_are_imported() {
     let (msg, err) = h.state().status.clone().unwrap();
     assert!(err && msg.contains("cc-malformed.jsonl:"), "{msg}");
 }
+
+#[test]
+fn dragging_pans_and_zooming_keeps_the_point_under_the_pointer() {
+    use eframe::egui::{Event, pos2, vec2};
+    let f = fixture();
+    let mut h = harness(&f);
+    let canvas = h.state().graph.canvas.expect("the tree is drawn");
+    // an empty spot of the canvas (bottom left)
+    let at = pos2(canvas.left() + 20.0, canvas.bottom() - 20.0);
+    let pan = h.state().graph.pan;
+    h.hover_at(at);
+    h.run_steps(1);
+    h.drag_at(at);
+    h.run_steps(1);
+    h.hover_at(at + vec2(60.0, -40.0));
+    h.run_steps(1);
+    h.drop_at(at + vec2(60.0, -40.0));
+    h.run_steps(2);
+    let moved = h.state().graph.pan - pan;
+    assert!((moved - vec2(60.0, -40.0)).length() < 1.0, "{moved:?}");
+
+    // zoom around a point: the layout point under the pointer stays there
+    let p = canvas.center();
+    let (pan, zoom) = (h.state().graph.pan, h.state().graph.zoom);
+    let layout_point = (p - canvas.min - pan) / zoom;
+    h.hover_at(p);
+    h.run_steps(1);
+    h.event(Event::Zoom(2.0));
+    h.run_steps(2);
+    let g = &h.state().graph;
+    assert!((g.zoom - zoom * 2.0).abs() < 1e-3, "{} {}", g.zoom, zoom);
+    let after = (p - canvas.min - g.pan) / g.zoom;
+    assert!(
+        (after - layout_point).length() < 0.5,
+        "{after:?} {layout_point:?}"
+    );
+}

@@ -25,6 +25,8 @@ pub struct GraphView {
     pub initial: bool,
     /// Messages drawn with labels last frame (their text is loaded for the next).
     pub visible: Vec<usize>,
+    /// Where the canvas was drawn last frame.
+    pub canvas: Option<Rect>,
 }
 
 impl Default for GraphView {
@@ -36,6 +38,7 @@ impl Default for GraphView {
             fit: false,
             initial: false,
             visible: Vec::new(),
+            canvas: None,
         }
     }
 }
@@ -98,6 +101,7 @@ impl GraphView {
         let mut events = Vec::new();
         self.visible.clear();
         let rect = ui.available_rect_before_wrap();
+        self.canvas = Some(rect);
         let response = ui.interact(
             rect,
             ui.scope_id().with("graph-canvas"),
