@@ -323,8 +323,8 @@ fn print_json(v: &Value) -> Result<()> {
 
 fn dispatch(cli: Cli) -> Result<()> {
     let Some(command) = cli.command else {
-        let store = open_for_window(&cli.db)?;
-        return open_window(store.path().to_path_buf(), None);
+        let (store, fresh) = open_for_window(&cli.db)?;
+        return open_window(store.path().to_path_buf(), fresh, None);
     };
     execute(&cli.db, command)
 }
@@ -1055,8 +1055,8 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
             }
         }
         Command::Window => {
-            let s = open_for_window(&cli.db)?;
-            open_window(s.path().to_path_buf(), None)
+            let (s, fresh) = open_for_window(&cli.db)?;
+            open_window(s.path().to_path_buf(), fresh, None)
         }
         Command::Screenshot {
             out: file,
@@ -1064,7 +1064,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
             conversation,
             theme,
         } => {
-            let s = open_for_window(&cli.db)?;
+            let (s, _) = open_for_window(&cli.db)?;
             let conv = conversation
                 .map(|c| s.resolve_conversation(&c))
                 .transpose()?;
@@ -1076,6 +1076,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
             };
             open_window(
                 s.path().to_path_buf(),
+                false,
                 Some(Shot {
                     out: file,
                     view,
@@ -1089,6 +1090,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
 }
 
 /// A screenshot request from the command line.
+#[cfg_attr(not(feature = "gui"), allow(dead_code))]
 struct Shot {
     out: PathBuf,
     view: String,
@@ -1098,7 +1100,9 @@ struct Shot {
 
 /// Opens the store for the window. A store that does not exist yet is created with the bundled demo session
 /// in it, so a first run shows a real tree at once.
-fn open_for_window(db: &Option<PathBuf>) -> Result<Store> {
+/// Opens the store for the window. A store that does not exist yet is created with the bundled demo session
+/// in it, so a first run shows a real tree at once; the flag says it was.
+fn open_for_window(db: &Option<PathBuf>) -> Result<(Store, bool)> {
     let path = match db {
         Some(p) => p.clone(),
         None => default_db()?,
@@ -1109,14 +1113,17 @@ fn open_for_window(db: &Option<PathBuf>) -> Result<Store> {
         crate::demo::install(&mut store)
             .with_context(|| format!("{}: installing the demo session", path.display()))?;
     }
-    Ok(store)
+    Ok((store, fresh))
 }
 
 #[cfg(feature = "gui")]
-fn open_window(store: PathBuf, screenshot: Option<Shot>) -> Result<()> {
+fn open_window(store: PathBuf, first_run: bool, screenshot: Option<Shot>) -> Result<()> {
     use crate::window::{Options, View};
     let options = match screenshot {
-        None => Options::default(),
+        None => Options {
+            first_run,
+            ..Options::default()
+        },
         Some(s) => {
             // "transcript" is the tree view with a message opened in the transcript beside it
             let view = match s.view.as_str() {
@@ -1131,6 +1138,7 @@ fn open_window(store: PathBuf, screenshot: Option<Shot>) -> Result<()> {
                 conversation: s.conversation,
                 screenshot: Some((s.out, view)),
                 dark: s.dark,
+                first_run: false,
             }
         }
     };
@@ -1138,7 +1146,7 @@ fn open_window(store: PathBuf, screenshot: Option<Shot>) -> Result<()> {
 }
 
 #[cfg(not(feature = "gui"))]
-fn open_window(_store: PathBuf, _screenshot: Option<Shot>) -> Result<()> {
+fn open_window(_store: PathBuf, _first_run: bool, _screenshot: Option<Shot>) -> Result<()> {
     bail!("this cairn was built without the window (feature \"gui\"); use a command, see --help")
 }
 

@@ -1412,6 +1412,8 @@ pub struct Options {
     /// Save a PNG of this view after it settled, then close.
     pub screenshot: Option<(PathBuf, View)>,
     pub dark: Option<bool>,
+    /// The store was just created: offer the sessions found on this machine.
+    pub first_run: bool,
 }
 
 /// Opens the window on a store and blocks until it is closed.
@@ -1419,6 +1421,18 @@ pub fn run(store_path: PathBuf, options: Options) -> anyhow::Result<()> {
     let mut app = Explorer::new(store_path);
     if let Some(c) = &options.conversation {
         app.select(c);
+    }
+    if options.first_run && options.screenshot.is_none() {
+        let found = crate::discover::home()
+            .map(|h| crate::discover::discover(&h))
+            .unwrap_or_default();
+        if !found.is_empty() {
+            app.info(format!(
+                "{} sessions found on this machine: import any from the list",
+                found.len()
+            ));
+            app.discovered = Some(found);
+        }
     }
     let done = Arc::new(Mutex::new(None));
     if let Some((out, view)) = options.screenshot {
