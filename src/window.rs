@@ -120,6 +120,8 @@ pub struct Explorer {
     frames: u64,
     /// Native dialogs (rfd) are not opened under tests or screenshots.
     pub native_dialogs: bool,
+    /// Where Discover looks (the user's home folder unless set).
+    pub home: Option<PathBuf>,
     fonts_installed: bool,
 }
 
@@ -180,6 +182,7 @@ impl Explorer {
             screenshot: None,
             frames: 0,
             native_dialogs: true,
+            home: crate::discover::home(),
             fonts_installed: false,
         };
         match Store::open(&e.store_path) {
@@ -720,8 +723,9 @@ impl Explorer {
             }
             if ui.button("Discover").clicked() {
                 self.discovered = Some(
-                    crate::discover::home()
-                        .map(|h| crate::discover::discover(&h))
+                    self.home
+                        .as_deref()
+                        .map(crate::discover::discover)
                         .unwrap_or_default(),
                 );
             }
@@ -1423,8 +1427,10 @@ pub fn run(store_path: PathBuf, options: Options) -> anyhow::Result<()> {
         app.select(c);
     }
     if options.first_run && options.screenshot.is_none() {
-        let found = crate::discover::home()
-            .map(|h| crate::discover::discover(&h))
+        let found = app
+            .home
+            .as_deref()
+            .map(crate::discover::discover)
             .unwrap_or_default();
         if !found.is_empty() {
             app.info(format!(

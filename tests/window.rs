@@ -484,3 +484,31 @@ fn dragging_pans_and_zooming_keeps_the_point_under_the_pointer() {
         "{after:?} {layout_point:?}"
     );
 }
+
+#[test]
+fn discover_lists_the_sessions_on_the_machine_and_imports_one() {
+    let f = fixture();
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join(".claude/projects/-work-demo");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/claude-code/cc-rewind-fork-2.1.42.jsonl"),
+        project.join("session.jsonl"),
+    )
+    .unwrap();
+    let mut app = Explorer::new(f.path.clone());
+    app.native_dialogs = false;
+    app.home = Some(home.path().to_path_buf());
+    let mut h = Harness::builder()
+        .with_size(eframe::egui::vec2(1280.0, 800.0))
+        .build_ui_state(|ui, app: &mut Explorer| app.draw(ui), app);
+    h.run();
+    let n = h.state().conversations.len();
+    h.get_by_label("Discover").click();
+    h.run();
+    h.get_by_label_contains("-work-demo/session.jsonl");
+    h.get_by_label("Import").click();
+    settle(&mut h);
+    assert_eq!(h.state().conversations.len(), n + 1);
+}
