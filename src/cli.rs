@@ -1136,7 +1136,7 @@ fn open_window(store: PathBuf, first_run: bool, screenshot: Option<Shot>) -> Res
             };
             Options {
                 conversation: s.conversation,
-                screenshot: Some((s.out, view)),
+                screenshot: Some((s.out, view, s.view == "transcript")),
                 dark: s.dark,
                 first_run: false,
             }

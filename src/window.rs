@@ -1373,29 +1373,32 @@ impl Explorer {
         });
     }
 
-    /// Sets a view up the way a screenshot of it should look (the transcript with a message opened, ...).
-    pub fn stage(&mut self, view: View) {
+    /// Sets a view up the way a screenshot of it should look. With `transcript`, the tree view with messages
+    /// opened in the transcript beside it: the first reply (thinking unfolded) and the screenshot.
+    pub fn stage(&mut self, view: View, transcript: bool) {
         self.view = view;
-        match view {
-            View::Tree => self.graph.initial = true,
-            View::Snapshots | View::Compare | View::Context | View::Operations => {}
-        }
-        if let Some(s) = &mut self.session {
-            // open the message with an image (or the first error) so the transcript shows both kinds of row
-            let pick = s
-                .path
-                .iter()
-                .copied()
-                .find(|&i| s.heads[i].has_image())
-                .or_else(|| s.path.iter().copied().find(|&i| s.heads[i].has_error()));
-            if let Some(i) = pick {
-                s.selected = Some(i);
-                self.transcript.toggle(i);
-                self.transcript.reveal(s, i);
-            }
+        if view == View::Tree {
+            self.graph.initial = true;
         }
         if view == View::Compare {
             self.compare.picked = Some(3);
+        }
+        let Some(s) = &mut self.session else { return };
+        if !transcript {
+            return;
+        }
+        let first_reply = s.path.iter().copied().find(|&i| {
+            s.heads[i].role == crate::model::Role::Assistant && s.heads[i].has_thinking()
+        });
+        let image = s.path.iter().copied().find(|&i| s.heads[i].has_image());
+        for i in [first_reply, image].into_iter().flatten() {
+            self.transcript.toggle(i);
+        }
+        if let Some(i) = first_reply {
+            // its thinking block (block 0) unfolded
+            self.transcript.unfold(i, 0);
+            s.selected = Some(i);
+            self.transcript.reveal(s, i);
         }
     }
 }
@@ -1413,8 +1416,8 @@ impl eframe::App for Explorer {
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub conversation: Option<String>,
-    /// Save a PNG of this view after it settled, then close.
-    pub screenshot: Option<(PathBuf, View)>,
+    /// Save a PNG of this view after it settled, then close; the flag opens messages in the transcript.
+    pub screenshot: Option<(PathBuf, View, bool)>,
     pub dark: Option<bool>,
     /// The store was just created: offer the sessions found on this machine.
     pub first_run: bool,
@@ -1441,9 +1444,9 @@ pub fn run(store_path: PathBuf, options: Options) -> anyhow::Result<()> {
         }
     }
     let done = Arc::new(Mutex::new(None));
-    if let Some((out, view)) = options.screenshot {
+    if let Some((out, view, transcript)) = options.screenshot {
         app.native_dialogs = false;
-        app.stage(view);
+        app.stage(view, transcript);
         app.screenshot = Some(Screenshot {
             out,
             requested: false,

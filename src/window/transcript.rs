@@ -95,6 +95,12 @@ impl TranscriptView {
         }
     }
 
+    /// Shows block `b` of a message (thinking, tool call or tool output) unfolded.
+    pub fn unfold(&mut self, node: usize, b: u16) {
+        self.unfolded.insert((node, b));
+        self.dirty = true;
+    }
+
     /// Opens (or closes) a message; opening loads its body.
     pub fn toggle(&mut self, node: usize) {
         if !self.open.remove(&node) {
@@ -305,10 +311,14 @@ impl TranscriptView {
                             .and_then(|v| v.get(l as usize))
                             .map(String::as_str)
                             .unwrap_or("");
-                        ui.add(
-                            egui::Label::new(RichText::new(format!("      {text}")).monospace())
-                                .extend(),
-                        );
+                        // prose as prose; thinking quieter; tool calls and output as code
+                        let rich = RichText::new(format!("    {text}"));
+                        let rich = match s.body(node).and_then(|m| m.content.get(b as usize)) {
+                            Some(Block::Text { .. }) => rich,
+                            Some(Block::Thinking { .. }) => rich.italics().weak(),
+                            _ => rich.monospace(),
+                        };
+                        ui.add(egui::Label::new(rich).extend());
                     }
                     Kind::Image(b, k, row) => {
                         let first = ri - row as usize;
