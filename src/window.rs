@@ -760,7 +760,13 @@ impl Explorer {
                     egui::Theme::Dark
                 });
             }
-            ui.weak(self.store_path.display().to_string());
+            // the store's file name (its whole path on hover)
+            let name = self
+                .store_path
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            ui.weak(format!("store: {name}"))
+                .on_hover_text(self.store_path.display().to_string());
         });
     }
 
