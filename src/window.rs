@@ -79,6 +79,9 @@ struct ExportDialog {
     path: String,
 }
 
+/// Seconds between checks for writes made outside the window.
+const WATCH_EVERY: f64 = 2.0;
+
 const EXPORT_FORMATS: [(&str, &str, ExportFormat); 5] = [
     ("HTML", "html", ExportFormat::Html),
     ("Markdown", "md", ExportFormat::Markdown),
@@ -122,6 +125,8 @@ pub struct Explorer {
     pub native_dialogs: bool,
     /// Where Discover looks (the user's home folder unless set).
     pub home: Option<PathBuf>,
+    /// When the store was last checked for writes by others (seconds of UI time).
+    watched_at: f64,
     fonts_installed: bool,
 }
 
@@ -183,6 +188,7 @@ impl Explorer {
             frames: 0,
             native_dialogs: true,
             home: crate::discover::home(),
+            watched_at: 0.0,
             fonts_installed: false,
         };
         match Store::open(&e.store_path) {
@@ -466,6 +472,31 @@ impl Explorer {
         }
     }
 
+    /// Follows writes made by others (an agent appending turns, the CLI): every couple of seconds the open
+    /// conversation's tip and message count are compared with the store's, and the view re-read when they moved.
+    fn watch(&mut self, ctx: &egui::Context) {
+        let now = ctx.input(|i| i.time);
+        if now - self.watched_at < WATCH_EVERY {
+            return;
+        }
+        self.watched_at = now;
+        let Some(store) = &self.store else { return };
+        let count = store.conversations().map(|c| c.len()).unwrap_or(0);
+        let moved = self.session.as_ref().and_then(|s| {
+            let c = store.conversation(&s.conv.id).ok()?;
+            (c.tip != s.conv.tip || c.messages != s.conv.messages)
+                .then(|| c.messages.saturating_sub(s.conv.messages))
+        });
+        if let Some(new) = moved {
+            self.refresh();
+            self.info(format!(
+                "the conversation changed in the store ({new} new messages)"
+            ));
+        } else if count != self.conversations.len() {
+            self.reload();
+        }
+    }
+
     /// Blocks until background jobs are done and applies their results (tests and screenshots).
     pub fn wait_for_jobs(&mut self, ctx: &egui::Context) {
         for r in self.worker.wait() {
@@ -578,6 +609,7 @@ impl Explorer {
         for r in self.worker.poll() {
             self.apply(&ctx, r);
         }
+        self.watch(&ctx);
         self.request_view_data();
         self.handle_input(&ctx);
 
@@ -1415,6 +1447,8 @@ impl eframe::App for Explorer {
         let ctx = ui.ctx().clone();
         self.drive_screenshot(&ctx);
         self.draw(ui);
+        // wake up to follow writes made outside the window even when nothing moves on screen
+        ctx.request_repaint_after(std::time::Duration::from_secs_f64(WATCH_EVERY));
     }
 }
 

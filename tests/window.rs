@@ -512,3 +512,28 @@ fn discover_lists_the_sessions_on_the_machine_and_imports_one() {
     settle(&mut h);
     assert_eq!(h.state().conversations.len(), n + 1);
 }
+
+#[test]
+fn turns_appended_by_another_process_show_up_without_a_reload() {
+    let f = fixture();
+    let mut h = harness(&f);
+    let before = h.state().session.as_ref().unwrap().heads.len();
+    // another writer (an agent, the CLI) appends a turn to the open conversation
+    {
+        let mut other = Store::open(&f.path).unwrap();
+        other
+            .append_turn(
+                &f.demo.conversation,
+                &[
+                    cairn::model::NewMessage::text(cairn::model::Role::User, "and the p99 now?"),
+                    cairn::model::NewMessage::text(cairn::model::Role::Assistant, "17 µs."),
+                ],
+            )
+            .unwrap();
+    }
+    // a few seconds of UI time later
+    h.run_steps(12);
+    let s = h.state().session.as_ref().unwrap();
+    assert_eq!(s.heads.len(), before + 2);
+    assert_eq!(s.conv.tip.as_deref(), Some(s.heads[before + 1].id.as_str()));
+}
