@@ -200,6 +200,8 @@ fn main() {
     let mut app = Explorer::new(path.clone());
     app.native_dialogs = false;
     app.select(&conv);
+    // the first look would open at the tip up close (the whole tree is not readable); fit it all instead
+    app.graph.initial = false;
     app.graph.fit = true;
     frames(&ctx, &mut app, "zoomed out (whole tree)");
     app.graph.zoom = 1.0;
