@@ -1093,10 +1093,13 @@ impl Explorer {
             let find = ui
                 .add(
                     egui::TextEdit::singleline(&mut self.search)
-                        .hint_text("text or id")
-                        .desired_width(110.0),
+                        .hint_text("text or id (Ctrl+F)")
+                        .desired_width(130.0),
                 )
                 .labelled_by(l.id);
+            if ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::F)) {
+                find.request_focus();
+            }
             let submitted = find.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
             if (submitted || ui.button("Search").clicked())
                 && !self.search.trim().is_empty()
@@ -1160,7 +1163,7 @@ impl Explorer {
                 self.select_node(n);
             }
         });
-        ui.weak("drag to pan · Ctrl+wheel to zoom · arrows: parent/child/sibling · C checkpoint · J next checkpoint · N next match · Enter opens in transcript · right-click a node for actions");
+        ui.weak("drag to pan · Ctrl+wheel to zoom · arrows: parent/child/sibling · C checkpoint · J next checkpoint · Ctrl+F find · N next match · Enter opens in transcript · right-click a node for actions");
         let (Some(s), Some(store)) = (&mut self.session, &self.store) else {
             return;
         };

@@ -331,7 +331,10 @@ fn arrow_keys_walk_the_tree_and_j_jumps_to_a_checkpoint() {
 fn search_finds_text_on_any_branch_and_selects_it() {
     let f = fixture();
     let mut h = harness(&f);
-    h.get_by_label("Find").focus();
+    // Ctrl+F puts the cursor in the search field
+    h.key_press_modifiers(eframe::egui::Modifiers::COMMAND, eframe::egui::Key::F);
+    h.run();
+    assert!(h.get_by_label("Find").is_focused());
     h.get_by_label("Find").type_text("SegQueue");
     h.run();
     h.get_by_label("Search").click();
