@@ -1211,14 +1211,18 @@ impl Explorer {
             .show(ui, |ui| {
                 egui::Grid::new("ops")
                     .striped(true)
-                    .num_columns(5)
+                    .num_columns(6)
                     .show(ui, |ui| {
-                        for h in ["#", "operation", "tip before → after", "detail", ""] {
+                        for h in ["#", "when", "operation", "tip before → after", "detail", ""] {
                             ui.label(RichText::new(h).strong());
                         }
                         ui.end_row();
+                        let now = std::time::SystemTime::now()
+                            .duration_since(std::time::UNIX_EPOCH)
+                            .map_or(0, |d| d.as_millis() as i64);
                         for o in self.operations.iter().rev() {
                             ui.label(o.seq.to_string());
+                            ui.label(ago(now - o.created_at));
                             ui.label(&o.kind);
                             ui.label(format!(
                                 "{} → {}",
@@ -1452,6 +1456,17 @@ impl eframe::App for Explorer {
         self.draw(ui);
         // wake up to follow writes made outside the window even when nothing moves on screen
         ctx.request_repaint_after(std::time::Duration::from_secs_f64(WATCH_EVERY));
+    }
+}
+
+/// "12 s ago", "3 min ago", "5 h ago", "2 d ago".
+fn ago(ms: i64) -> String {
+    let s = (ms / 1000).max(0);
+    match s {
+        0..60 => format!("{s} s ago"),
+        60..3600 => format!("{} min ago", s / 60),
+        3600..86400 => format!("{} h ago", s / 3600),
+        _ => format!("{} d ago", s / 86400),
     }
 }
 

@@ -229,6 +229,21 @@ impl SnapshotView {
             data.stats.text_tokens,
             data.stats.ratio
         ));
+        if !data.factsheet.trim().is_empty() {
+            egui::CollapsingHeader::new(format!(
+                "Factsheet: exact strings sent as text beside the pages ({} bytes)",
+                data.factsheet.len()
+            ))
+            .id_salt("factsheet")
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical()
+                    .id_salt("factsheet-text")
+                    .max_height(160.0)
+                    .show(ui, |ui| {
+                        ui.add(egui::Label::new(RichText::new(&data.factsheet).monospace()).wrap());
+                    });
+            });
+        }
         match &self.link {
             Some(l) => ui.label(format!(
                 "linked: message {} characters {}–{}",

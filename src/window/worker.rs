@@ -86,6 +86,8 @@ pub struct Snapshot {
     pub stats: render::Stats,
     pub cell: (u32, u32),
     pub profile: &'static str,
+    /// Exact strings sent as text beside the pages.
+    pub factsheet: String,
 }
 
 pub struct Compared {
@@ -343,6 +345,7 @@ fn run(
                 stats: r.stats,
                 cell,
                 profile: profile.name,
+                factsheet: r.factsheet,
             })))
         }
         Job::Search {
