@@ -87,7 +87,7 @@ fn fork_from_here_makes_a_new_conversation_with_its_lineage() {
     let mut h = harness(&f);
     let n = Store::open(&f.path).unwrap().conversations().unwrap().len();
     h.get_by_label("Fork from here").click();
-    h.run();
+    settle(&mut h);
     let store = Store::open(&f.path).unwrap();
     let convs = store.conversations().unwrap();
     assert_eq!(convs.len(), n + 1);

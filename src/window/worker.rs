@@ -17,6 +17,11 @@ use crate::render::{self, Manifest, Profile};
 use crate::store::Store;
 
 pub enum Job {
+    /// Copies the root→`at` (or tip) path into a new conversation.
+    Fork {
+        conversation: String,
+        at: Option<String>,
+    },
     Import {
         paths: Vec<PathBuf>,
     },
@@ -57,6 +62,7 @@ pub enum Job {
 impl Job {
     pub fn label(&self) -> String {
         match self {
+            Job::Fork { .. } => "forking".into(),
             Job::Import { paths } => format!("importing {} file(s)", paths.len()),
             Job::Export { out, .. } => format!("exporting to {}", out.display()),
             Job::Compact { strategy, .. } => {
@@ -98,6 +104,8 @@ pub struct Compared {
 }
 
 pub enum Output {
+    /// The new conversation.
+    Forked(String),
     /// Conversations added, and one line per file.
     Imported(Vec<String>, Vec<String>),
     Exported(PathBuf, usize),
@@ -246,6 +254,10 @@ fn run(
 ) -> Result<Output, String> {
     let mut store = Store::open(store_path).map_err(|e| e.to_string())?;
     match job {
+        Job::Fork { conversation, at } => store
+            .fork(&conversation, at.as_deref())
+            .map(Output::Forked)
+            .map_err(|e| e.to_string()),
         Job::Import { paths } => {
             let files = crate::import::collect(&paths).map_err(|e| e.to_string())?;
             let mut added = Vec::new();
