@@ -1024,9 +1024,15 @@ impl Explorer {
             }
             View::Compare => {
                 self.compare.budget = self.budget();
-                if self.compare.show(ui) {
-                    self.compare.data = None;
-                    self.compare.requested = false;
+                match self.compare.show(ui) {
+                    compare::Asked::Nothing => {}
+                    compare::Asked::Again => {
+                        self.compare.data = None;
+                        self.compare.requested = false;
+                    }
+                    compare::Asked::Apply(name) => {
+                        self.compact(Strategy::from_name(&name), true, None);
+                    }
                 }
             }
             View::Context => match &self.context {

@@ -154,6 +154,18 @@ fn the_compare_view_has_one_row_per_strategy() {
     h.get_by_label("snapshot").click();
     h.run_steps(2);
     h.get_by_label_contains("Context after snapshot:");
+    // and applying it writes the marker the preview showed
+    h.get_by_label("Apply snapshot").click();
+    settle(&mut h);
+    let store = Store::open(&f.path).unwrap();
+    let path = store.active_path(&f.demo.conversation).unwrap();
+    let marker = path.last().unwrap();
+    assert_eq!(
+        marker.meta["cairn"]["strategy"].as_str(),
+        Some("snapshot"),
+        "{:?}",
+        marker.meta
+    );
 }
 
 #[test]

@@ -7,6 +7,14 @@ use eframe::egui::{self, RichText};
 
 use super::worker::Compared;
 
+/// What the compare view asks the window to do.
+pub enum Asked {
+    Nothing,
+    Again,
+    /// Run this strategy ("ladder" or a rung's name).
+    Apply(String),
+}
+
 #[derive(Default)]
 pub struct CompareView {
     pub data: Option<Compared>,
@@ -40,16 +48,16 @@ fn lost(t: &crate::compact::Tally) -> String {
 }
 
 impl CompareView {
-    /// Draws the table; returns true when the user asked to compare again.
-    pub fn show(&mut self, ui: &mut egui::Ui) -> bool {
-        let mut again = false;
+    /// Draws the table. Returns what the user asked for: compare again, or apply a row's strategy.
+    pub fn show(&mut self, ui: &mut egui::Ui) -> Asked {
+        let mut again = Asked::Nothing;
         ui.horizontal(|ui| {
             ui.label(format!(
                 "Budget {} tokens (half the model's window).",
                 self.budget
             ));
             if ui.button("Compare again").clicked() {
-                again = true;
+                again = Asked::Again;
             }
         });
         let Some(data) = &self.data else {
@@ -126,10 +134,22 @@ impl CompareView {
             Some(k) => {
                 let name = &data.rows[k].strategy;
                 let preview = &data.previews[k];
-                ui.label(
-                    RichText::new(format!("Context after {name}: {} messages", preview.len()))
-                        .strong(),
-                );
+                ui.horizontal(|ui| {
+                    ui.label(
+                        RichText::new(format!("Context after {name}: {} messages", preview.len()))
+                            .strong(),
+                    );
+                    // the rung itself, for real: a marker at the tip (nothing stored is changed)
+                    if name != "none"
+                        && data.rows[k].ran
+                        && ui
+                            .button(format!("Apply {name}"))
+                            .on_hover_text("writes a compaction marker at the tip; undoable")
+                            .clicked()
+                    {
+                        again = Asked::Apply(name.clone());
+                    }
+                });
                 let row_h = ui.text_style_height(&egui::TextStyle::Monospace);
                 egui::ScrollArea::vertical()
                     .id_salt("compare-preview")
