@@ -267,6 +267,9 @@ enum Command {
         /// light or dark (default: the system's).
         #[arg(long)]
         theme: Option<String>,
+        /// The tree view zoomed out to show the whole tree, however small.
+        #[arg(long)]
+        fit: bool,
     },
     /// Append generated turns forever, printing each turn's number once its append returned (crash tests).
     #[command(name = "stress-writer", hide = true)]
@@ -1063,6 +1066,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
             view,
             conversation,
             theme,
+            fit,
         } => {
             let (s, _) = open_for_window(&cli.db)?;
             let conv = conversation
@@ -1082,6 +1086,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
                     view,
                     conversation: conv,
                     dark,
+                    fit,
                 }),
             )
         }
@@ -1096,6 +1101,7 @@ struct Shot {
     view: String,
     conversation: Option<String>,
     dark: Option<bool>,
+    fit: bool,
 }
 
 /// Opens the store for the window. A store that does not exist yet is created with the bundled demo session
@@ -1139,6 +1145,7 @@ fn open_window(store: PathBuf, first_run: bool, screenshot: Option<Shot>) -> Res
                 screenshot: Some((s.out, view, s.view == "transcript")),
                 dark: s.dark,
                 first_run: false,
+                fit: s.fit,
             }
         }
     };

@@ -3,8 +3,10 @@
 //! A long agent session is a chain of tens of thousands of messages with a few hundred side branches, so the
 //! layout works on **segments** (maximal runs of single-child messages) rather than messages: a 100k-message
 //! session with 300 branches is ~600 segments. Each segment is one node of a tidy tree (Buchheim, Jünger and
-//! Leipert's linear-time form of Walker's algorithm), laid out in layers by segment level. A long segment is
-//! drawn collapsed as first message, "… N hidden", last message unless expanded.
+//! Leipert's linear-time form of Walker's algorithm), laid out in layers by segment level. Siblings go heaviest
+//! subtree first and a parent sits above its first child, so a session's main line is one straight column with
+//! its side branches to the right (centred parents would make it drift one half-column per branch point). A long
+//! segment is drawn collapsed as first message, "… N hidden", last message unless expanded.
 //!
 //! Nothing here recurses: the first walk visits segments in reverse creation order (children are always
 //! created after their parent), the second in creation order, and contours are followed by loops, so a
@@ -38,6 +40,9 @@ pub struct Segment {
     pub collapsed: bool,
     /// Free units to the right before the next segment of the same level (labels may use them).
     pub room: f32,
+    /// Messages in this segment's subtree: siblings are placed heaviest first, so the main line of a session
+    /// runs straight down the left and its side branches stand to the right.
+    pub weight: u64,
 }
 
 /// What a drawn row of a segment shows.
@@ -91,6 +96,17 @@ impl Layout {
             }
         }
 
+        // messages under each message (itself included): parents come before children, so one reverse pass
+        let mut size = vec![1u64; n];
+        for i in (0..n).rev() {
+            if let Some(p) = parents[i]
+                && p < n
+                && p != i
+            {
+                size[p] += size[i];
+            }
+        }
+
         // segments: start at a root or a child of a node with other children; follow single children
         let mut segments: Vec<Segment> = Vec::new();
         let mut chain = Vec::with_capacity(n);
@@ -133,6 +149,7 @@ impl Layout {
                 rows: if collapsed { 3 } else { len },
                 collapsed,
                 room: f32::INFINITY,
+                weight: size[i],
             });
         }
 
@@ -241,12 +258,20 @@ fn tidy(segments: &[Segment]) -> Vec<f32> {
     }
     let mut fill = off.clone();
     let mut kids = vec![0usize; n];
-    let mut number = vec![0usize; n + 1];
     for i in 0..n {
         let p = parent[i];
-        number[i] = fill[p] - off[p];
         kids[fill[p]] = i;
         fill[p] += 1;
+    }
+    // heaviest subtree first (stable: equal weights keep write order)
+    for v in 0..=n {
+        kids[off[v]..off[v + 1]].sort_by_key(|&k| std::cmp::Reverse(segments[k].weight));
+    }
+    let mut number = vec![0usize; n + 1];
+    for v in 0..=n {
+        for (j, &k) in kids[off[v]..off[v + 1]].iter().enumerate() {
+            number[k] = j;
+        }
     }
     let mut w = Walker {
         off,
@@ -287,7 +312,7 @@ struct Walker {
     modv: Vec<f32>,
     shift: Vec<f32>,
     change: Vec<f32>,
-    /// Midpoint of a node's children (0 for a leaf), set when the node is walked.
+    /// Where a node goes relative to its children (above the first; 0 for a leaf), set when it is walked.
     mid: Vec<f32>,
     thread: Vec<Option<usize>>,
     ancestor: Vec<usize>,
@@ -327,7 +352,9 @@ impl Walker {
             default_ancestor = self.apportion(c, default_ancestor);
         }
         self.execute_shifts(v);
-        self.mid[v] = (self.prelim[self.kids[a]] + self.prelim[self.kids[b - 1]]) / 2.0;
+        // a parent sits above its first (heaviest) child, not between its children: a long session's main line
+        // stays one straight column however many branches leave it
+        self.mid[v] = self.prelim[self.kids[a]];
     }
 
     fn apportion(&mut self, v: usize, default_ancestor: usize) -> usize {
@@ -474,15 +501,44 @@ mod tests {
     }
 
     #[test]
-    fn siblings_are_spread_and_parents_centred() {
-        // 0 -> 1,2,3 ; 2 -> 4,5
+    fn the_heaviest_child_goes_first_under_its_parent() {
+        // 0 -> 1, 2, 3 ; 2 -> 4, 5 (2 has the biggest subtree)
         let parents = vec![None, Some(0), Some(0), Some(0), Some(2), Some(2)];
         let l = Layout::compute(&parents, &|_, _| false);
         check_no_overlap(&l);
         let x = |n: usize| l.position(n).map(|p| p.0).unwrap_or(f32::NAN);
-        assert!(x(1) < x(2) && x(2) < x(3));
-        assert!((x(0) - (x(1) + x(3)) / 2.0).abs() < 1e-4);
-        assert!((x(2) - (x(4) + x(5)) / 2.0).abs() < 1e-4);
+        assert!(x(2) < x(1) && x(1) < x(3), "{} {} {}", x(1), x(2), x(3));
+        assert!((x(0) - x(2)).abs() < 1e-4);
+        assert!((x(2) - x(4)).abs() < 1e-4);
+        assert!(x(5) > x(4));
+    }
+
+    #[test]
+    fn a_main_line_with_many_side_branches_stays_one_column() {
+        // a 3000-message chain with a 3-message side branch every 30 messages
+        let mut parents: Vec<Option<usize>> = Vec::new();
+        let mut main = None;
+        for k in 0..3000 {
+            parents.push(main);
+            main = Some(parents.len() - 1);
+            if k % 30 == 29 {
+                let mut b = main;
+                for _ in 0..3 {
+                    parents.push(b);
+                    b = Some(parents.len() - 1);
+                }
+            }
+        }
+        let l = Layout::compute(&parents, &|_, _| true);
+        check_no_overlap(&l);
+        let tip = main.unwrap();
+        assert_eq!(l.position(0).map(|p| p.0), l.position(tip).map(|p| p.0));
+        assert!(
+            l.max_x - l.min_x <= 1.0 + 1e-4,
+            "{} .. {}",
+            l.min_x,
+            l.max_x
+        );
     }
 
     #[test]

@@ -1485,6 +1485,8 @@ pub struct Options {
     pub dark: Option<bool>,
     /// The store was just created: offer the sessions found on this machine.
     pub first_run: bool,
+    /// Zoom the tree out to the whole tree (however small).
+    pub fit: bool,
 }
 
 /// Opens the window on a store and blocks until it is closed.
@@ -1511,6 +1513,10 @@ pub fn run(store_path: PathBuf, options: Options) -> anyhow::Result<()> {
     if let Some((out, view, transcript)) = options.screenshot {
         app.native_dialogs = false;
         app.stage(view, transcript);
+        if options.fit {
+            app.graph.initial = false;
+            app.graph.fit = true;
+        }
         app.screenshot = Some(Screenshot {
             out,
             requested: false,

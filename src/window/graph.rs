@@ -281,6 +281,34 @@ impl GraphView {
                 }
             }
         }
+        if detail < 2 {
+            // far out, nodes have no labels: keep the checkpoints and the selection findable
+            let red = Color32::from_rgb(230, 70, 70);
+            let sel = ui.visuals().selection.stroke.color;
+            let marks = s
+                .checkpoints
+                .iter()
+                .filter_map(|(_, n)| n.map(|n| (n, red)))
+                .chain(s.selected.map(|n| (n, sel)));
+            for (n, col) in marks {
+                let Some((x, row)) = self.approx_position(s, n) else {
+                    continue;
+                };
+                let p = self.to_screen(rect, x, row);
+                if rect.expand(10.0).contains(p) {
+                    if col == red {
+                        let top = p + Vec2::new(-3.0, -9.0);
+                        painter.add(egui::Shape::convex_polygon(
+                            vec![top, top + Vec2::new(-8.0, 3.0), top + Vec2::new(0.0, 6.0)],
+                            red,
+                            Stroke::NONE,
+                        ));
+                    } else {
+                        painter.circle_stroke(p, 6.0, Stroke::new(2.0, col));
+                    }
+                }
+            }
+        }
         if response.clicked()
             && let Some(p) = response.interact_pointer_pos()
             && let Some(i) = self.hit(s, rect, p)
@@ -419,6 +447,18 @@ impl GraphView {
                 ui.close();
             }
         });
+    }
+
+    /// Where a message is, or where its collapsed run is drawn when it is hidden inside one.
+    fn approx_position(&self, s: &Session, n: usize) -> Option<(f32, f32)> {
+        if let Some((x, row)) = s.layout.position(n) {
+            return Some((x, row as f32));
+        }
+        let seg = s
+            .layout
+            .segments
+            .get(*s.layout.segment_of.get(n)? as usize)?;
+        Some((seg.x, seg.y as f32 + 1.0))
     }
 
     /// The drawn message nearest a click, if it is close to one.
