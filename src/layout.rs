@@ -258,8 +258,7 @@ fn tidy(segments: &[Segment]) -> Vec<f32> {
     }
     let mut fill = off.clone();
     let mut kids = vec![0usize; n];
-    for i in 0..n {
-        let p = parent[i];
+    for (i, &p) in parent.iter().enumerate().take(n) {
         kids[fill[p]] = i;
         fill[p] += 1;
     }
