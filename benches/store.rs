@@ -6,10 +6,13 @@
 //!   an equivalent JSONL file with serde_json (what JSONL-based harnesses do at load)
 //! - fork a 10k-message path: target <= 100 ms
 
+#[path = "support/messages.rs"]
+mod messages;
+
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use cairn::model::{Block, NewMessage, Role, ToolResultContent};
+use cairn::model::{NewMessage, Role};
 use cairn::store::{ImportedMessage, Store};
 use serde_json::{Value, json};
 
@@ -27,41 +30,14 @@ fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1e3)
 }
 
-/// A realistic mix: prompts, replies, tool calls with results of a few hundred bytes to a few KB.
+/// A chain of `n` generated messages.
 fn chain(n: usize) -> Vec<ImportedMessage> {
-    let prose = "The function reads the configuration, validates each entry and reports the first error it finds. ";
-    let mut out = Vec::with_capacity(n);
-    let mut i = 0;
-    while out.len() < n {
-        let k = out.len();
-        let parent = if k == 0 { None } else { Some(k - 1) };
-        let m = match i % 4 {
-            0 => NewMessage::text(Role::User, format!("step {i}: {}", prose.repeat(2))),
-            1 => NewMessage::new(
-                Role::Assistant,
-                vec![
-                    Block::text(prose),
-                    Block::ToolUse {
-                        id: format!("toolu_{i:08}"),
-                        name: "Read".into(),
-                        input: json!({"file_path": format!("/src/module_{i}.rs")}),
-                    },
-                ],
-            ),
-            2 => NewMessage::new(
-                Role::User,
-                vec![Block::ToolResult {
-                    tool_use_id: format!("toolu_{:08}", i - 1),
-                    content: ToolResultContent::Text(format!("fn f{i}() {{}}\n").repeat(40)),
-                    is_error: false,
-                }],
-            ),
-            _ => NewMessage::text(Role::Assistant, prose.repeat(3)),
-        };
-        out.push(ImportedMessage { parent, message: m });
-        i += 1;
-    }
-    out
+    (0..n)
+        .map(|k| ImportedMessage {
+            parent: k.checked_sub(1),
+            message: messages::message(k),
+        })
+        .collect()
 }
 
 fn bench_append(dir: &std::path::Path) {

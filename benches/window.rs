@@ -7,14 +7,15 @@
 //! - building and tessellating a whole frame of the window at 1280x800, zoomed out (the whole tree) and zoomed
 //!   in (at the tip, and inside a fully expanded 99k-message run): target <= 16 ms
 
+#[path = "support/messages.rs"]
+mod messages;
+
 use std::time::{Duration, Instant};
 
 use cairn::layout::Layout;
-use cairn::model::{Block, NewMessage, Role, ToolResultContent};
 use cairn::store::{ImportedMessage, Store};
 use cairn::window::{Explorer, Session};
 use eframe::egui;
-use serde_json::json;
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -30,38 +31,6 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
-fn message(i: usize) -> NewMessage {
-    match i % 4 {
-        0 => NewMessage::text(
-            Role::User,
-            format!("step {i}: check the next module and report"),
-        ),
-        1 => NewMessage::new(
-            Role::Assistant,
-            vec![
-                Block::text("Reading it."),
-                Block::ToolUse {
-                    id: format!("toolu_{i:08}"),
-                    name: "Read".into(),
-                    input: json!({"file_path": format!("/src/module_{i}.rs")}),
-                },
-            ],
-        ),
-        2 => NewMessage::new(
-            Role::User,
-            vec![Block::ToolResult {
-                tool_use_id: format!("toolu_{:08}", i - 1),
-                content: ToolResultContent::Text(format!("fn f{i}() {{}}\n").repeat(20)),
-                is_error: i % 40 == 2,
-            }],
-        ),
-        _ => NewMessage::text(
-            Role::Assistant,
-            "Done with this one; the next one is similar.",
-        ),
-    }
-}
-
 /// `n` messages: a main line with a side branch (3-12 messages) every ~330 messages.
 fn session(n: usize) -> (Vec<ImportedMessage>, usize) {
     let mut out: Vec<ImportedMessage> = Vec::with_capacity(n);
@@ -71,7 +40,7 @@ fn session(n: usize) -> (Vec<ImportedMessage>, usize) {
     while out.len() < n {
         out.push(ImportedMessage {
             parent: main,
-            message: message(i),
+            message: messages::message(i),
         });
         main = Some(out.len() - 1);
         i += 1;
@@ -82,7 +51,7 @@ fn session(n: usize) -> (Vec<ImportedMessage>, usize) {
             for k in 0..len {
                 out.push(ImportedMessage {
                     parent: p,
-                    message: message(k),
+                    message: messages::message(k),
                 });
                 p = Some(out.len() - 1);
             }
