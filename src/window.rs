@@ -104,6 +104,7 @@ pub struct Explorer {
     pub compare: compare::CompareView,
     context: Option<(String, Option<usize>, crate::context::Report)>,
     context_requested: bool,
+    context_error: Option<String>,
     operations: Vec<crate::store::Operation>,
     pub checkpoint_label: String,
     /// The tree's search: query, matches (message ids), which match is selected.
@@ -173,6 +174,7 @@ impl Explorer {
             compare: Default::default(),
             context: None,
             context_requested: false,
+            context_error: None,
             operations: Vec::new(),
             checkpoint_label: String::new(),
             search: String::new(),
@@ -285,6 +287,9 @@ impl Explorer {
         }
         self.context = None;
         self.context_requested = false;
+        self.context_error = None;
+        self.snapshots.error = None;
+        self.compare.error = None;
         self.operations = match (&self.store, &self.session) {
             (Some(st), Some(s)) => st.operations(&s.conv.id).unwrap_or_default(),
             _ => Vec::new(),
@@ -414,9 +419,27 @@ impl Explorer {
         });
     }
 
-    fn apply(&mut self, ctx: &egui::Context, r: Result<Output, String>) {
-        match r {
-            Err(e) => self.fail(e),
+    fn apply(&mut self, ctx: &egui::Context, done: worker::Finished) {
+        match done.result {
+            Err(e) => {
+                // the view that asked shows it too, with a way to try again (instead of waiting forever)
+                match done.kind {
+                    "render" => {
+                        self.snapshots.requested = false;
+                        self.snapshots.error = Some(e.clone());
+                    }
+                    "compare" => {
+                        self.compare.requested = false;
+                        self.compare.error = Some(e.clone());
+                    }
+                    "context" => {
+                        self.context_requested = false;
+                        self.context_error = Some(e.clone());
+                    }
+                    _ => {}
+                }
+                self.fail(e)
+            }
             Ok(Output::Imported(added, lines)) => {
                 self.reload();
                 if let Some(first) = added.first().cloned() {
@@ -636,7 +659,11 @@ impl Explorer {
         let Some(s) = &self.session else { return };
         let conversation = s.conv.id.clone();
         match self.view {
-            View::Snapshots if self.snapshots.data.is_none() && !self.snapshots.requested => {
+            View::Snapshots
+                if self.snapshots.data.is_none()
+                    && !self.snapshots.requested
+                    && self.snapshots.error.is_none() =>
+            {
                 self.snapshots.requested = true;
                 let profile = &crate::render::PROFILES[self.snapshots.profile];
                 self.worker.submit(Job::Render {
@@ -645,11 +672,19 @@ impl Explorer {
                     cell: self.snapshots.cell,
                 });
             }
-            View::Compare if self.compare.data.is_none() && !self.compare.requested => {
+            View::Compare
+                if self.compare.data.is_none()
+                    && !self.compare.requested
+                    && self.compare.error.is_none() =>
+            {
                 self.compare.requested = true;
                 self.worker.submit(Job::Compare { conversation });
             }
-            View::Context if self.context.is_none() && !self.context_requested => {
+            View::Context
+                if self.context.is_none()
+                    && !self.context_requested
+                    && self.context_error.is_none() =>
+            {
                 self.context_requested = true;
                 self.worker.submit(Job::Context { conversation });
             }
@@ -1020,6 +1055,7 @@ impl Explorer {
                 if self.snapshots.show(ui) {
                     self.snapshots.data = None;
                     self.snapshots.requested = false;
+                    self.snapshots.error = None;
                 }
             }
             View::Compare => {
@@ -1041,9 +1077,17 @@ impl Explorer {
                         .id_salt("context")
                         .show(ui, |ui| chart::show(ui, r));
                 }
-                None => {
-                    ui.label("Estimating…");
-                }
+                None => match &self.context_error {
+                    Some(e) => {
+                        ui.colored_label(ui.visuals().error_fg_color, e);
+                        if ui.button("Try again").clicked() {
+                            self.context_error = None;
+                        }
+                    }
+                    None => {
+                        ui.label("Estimating…");
+                    }
+                },
             },
             View::Operations => self.operations_view(ui),
         }
@@ -1551,4 +1595,46 @@ pub fn run(store_path: PathBuf, options: Options) -> anyhow::Result<()> {
         anyhow::bail!("screenshot failed: {e}");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_background_job_is_shown_by_its_view_and_not_resubmitted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let mut store = Store::open(&path).unwrap();
+        crate::demo::install(&mut store).unwrap();
+        let mut app = Explorer::new(path);
+        let ctx = egui::Context::default();
+        app.view = View::Snapshots;
+        app.request_view_data();
+        assert_eq!(app.worker.running.len(), 1);
+        app.wait_for_jobs(&ctx);
+        // as if that render had failed
+        app.snapshots.data = None;
+        app.apply(
+            &ctx,
+            worker::Finished {
+                kind: "render",
+                result: Err("page 1: out of memory".into()),
+            },
+        );
+        assert_eq!(
+            app.snapshots.error.as_deref(),
+            Some("page 1: out of memory")
+        );
+        app.request_view_data();
+        assert!(
+            app.worker.running.is_empty(),
+            "a failed render is not retried by itself"
+        );
+        // "Try again" clears the error: the next frame asks again
+        app.snapshots.error = None;
+        app.request_view_data();
+        assert_eq!(app.worker.running.len(), 1);
+        app.wait_for_jobs(&ctx);
+    }
 }

@@ -21,6 +21,8 @@ pub struct CompareView {
     pub picked: Option<usize>,
     pub requested: bool,
     pub budget: u64,
+    /// Why the last comparison failed (shown with a way to try again).
+    pub error: Option<String>,
 }
 
 fn lost(t: &crate::compact::Tally) -> String {
@@ -60,6 +62,13 @@ impl CompareView {
                 again = Asked::Again;
             }
         });
+        if let Some(e) = &self.error {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+            if ui.button("Try again").clicked() {
+                self.error = None;
+            }
+            return again;
+        }
         let Some(data) = &self.data else {
             ui.label(if self.requested {
                 "Comparing…"

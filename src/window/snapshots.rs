@@ -50,6 +50,8 @@ pub struct SnapshotView {
     /// Where the current page was drawn last frame (tests hover inside it).
     pub page_rect: Option<Rect>,
     pub requested: bool,
+    /// Why the last render failed (shown with a way to try again).
+    pub error: Option<String>,
 }
 
 impl Default for SnapshotView {
@@ -66,6 +68,7 @@ impl Default for SnapshotView {
             link: None,
             page_rect: None,
             requested: false,
+            error: None,
         }
     }
 }
@@ -190,6 +193,13 @@ impl SnapshotView {
             ui.add(egui::Slider::new(&mut self.zoom, 0.25..=2.0).text("Zoom"));
             rerender = before != (self.profile, self.cell);
         });
+        if let Some(e) = &self.error {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+            if ui.button("Try again").clicked() {
+                self.error = None;
+            }
+            return rerender;
+        }
         let Some(data) = &self.data else {
             ui.label(if self.requested {
                 "Rendering the pages…"

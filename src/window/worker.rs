@@ -60,6 +60,20 @@ pub enum Job {
 }
 
 impl Job {
+    /// Which kind of work, so a failure can be reported to the view that asked for it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Job::Fork { .. } => "fork",
+            Job::Import { .. } => "import",
+            Job::Export { .. } => "export",
+            Job::Compact { .. } => "compact",
+            Job::Render { .. } => "render",
+            Job::Compare { .. } => "compare",
+            Job::Context { .. } => "context",
+            Job::Search { .. } => "search",
+        }
+    }
+
     pub fn label(&self) -> String {
         match self {
             Job::Fork { .. } => "forking".into(),
@@ -119,6 +133,7 @@ pub enum Output {
 
 pub struct Running {
     pub id: u64,
+    pub kind: &'static str,
     pub label: String,
     pub progress: Option<f32>,
     pub cancel: Arc<AtomicBool>,
@@ -176,6 +191,7 @@ impl Worker {
         let cancel = Arc::new(AtomicBool::new(false));
         self.running.push(Running {
             id: self.next,
+            kind: job.kind(),
             label: job.label(),
             progress: None,
             cancel: cancel.clone(),
@@ -191,7 +207,7 @@ impl Worker {
         }
     }
 
-    fn take(&mut self, e: Event) -> Option<Result<Output, String>> {
+    fn take(&mut self, e: Event) -> Option<Finished> {
         match e {
             Event::Progress(id, f) => {
                 if let Some(r) = self.running.iter_mut().find(|r| r.id == id) {
@@ -200,23 +216,24 @@ impl Worker {
                 None
             }
             Event::Done(id, out) => {
-                let cancelled = self
-                    .running
-                    .iter()
-                    .find(|r| r.id == id)
-                    .is_some_and(|r| r.cancel.load(Ordering::Relaxed));
+                let job = self.running.iter().find(|r| r.id == id);
+                let cancelled = job.is_some_and(|r| r.cancel.load(Ordering::Relaxed));
+                let kind = job.map_or("", |r| r.kind);
                 self.running.retain(|r| r.id != id);
-                Some(if cancelled {
-                    Err("cancelled".into())
-                } else {
-                    out
+                Some(Finished {
+                    kind,
+                    result: if cancelled {
+                        Err("cancelled".into())
+                    } else {
+                        out
+                    },
                 })
             }
         }
     }
 
     /// Results that arrived since the last call (never blocks).
-    pub fn poll(&mut self) -> Vec<Result<Output, String>> {
+    pub fn poll(&mut self) -> Vec<Finished> {
         let mut out = Vec::new();
         while let Ok(e) = self.rx.try_recv() {
             out.extend(self.take(e));
@@ -225,7 +242,7 @@ impl Worker {
     }
 
     /// Blocks until every submitted job has finished (tests and screenshots).
-    pub fn wait(&mut self) -> Vec<Result<Output, String>> {
+    pub fn wait(&mut self) -> Vec<Finished> {
         let mut out = Vec::new();
         while !self.running.is_empty() {
             match self.rx.recv() {
@@ -235,6 +252,12 @@ impl Worker {
         }
         out
     }
+}
+
+/// A job's result, with its kind ([`Job::kind`]).
+pub struct Finished {
+    pub kind: &'static str,
+    pub result: Result<Output, String>,
 }
 
 impl Drop for Worker {
@@ -555,7 +578,8 @@ mod tests {
         let out = w.wait();
         assert_eq!(out.len(), 1);
         assert!(w.running.is_empty());
-        match &out[0] {
+        assert_eq!(out[0].kind, "search");
+        match &out[0].result {
             Ok(Output::Found(_, _, hits)) => assert!(hits.len() >= 2),
             _ => panic!("expected search results"),
         }
@@ -573,6 +597,8 @@ mod tests {
         let id = w.running[0].id;
         w.cancel(id);
         let out = w.wait();
-        assert!(matches!(&out[..], [Err(e)] if e == "cancelled"));
+        assert!(
+            matches!(&out[..], [Finished { kind: "render", result: Err(e) }] if e == "cancelled")
+        );
     }
 }
