@@ -214,7 +214,7 @@ pub fn assemble(path: &[Message], load_blob: &dyn Fn(&str) -> Option<usize>) -> 
             })
             .collect();
         for b in &content {
-            let images = images_in(b) as u64 * tokens::IMAGE_TOKENS;
+            let images = image_tokens_in(b);
             tally.image_tokens += images;
             tally.text_tokens += tokens::block(b).saturating_sub(images);
         }
@@ -232,19 +232,24 @@ pub fn assemble(path: &[Message], load_blob: &dyn Fn(&str) -> Option<usize>) -> 
     }
 }
 
-/// Images in a block, counting those inside a tool result.
-fn images_in(b: &Block) -> usize {
+/// The images of a block, counting those inside a tool result.
+fn images_of(b: &Block) -> Vec<&Block> {
     match b {
-        Block::Image { .. } => 1,
+        Block::Image { .. } => vec![b],
         Block::ToolResult {
             content: ToolResultContent::Blocks(inner),
             ..
         } => inner
             .iter()
             .filter(|x| matches!(x, Block::Image { .. }))
-            .count(),
-        _ => 0,
+            .collect(),
+        _ => Vec::new(),
     }
+}
+
+/// Tokens of the images in a block (each by its pixel size when known).
+fn image_tokens_in(b: &Block) -> u64 {
+    images_of(b).into_iter().map(tokens::block).sum()
 }
 
 /// The block with its images (also those inside a tool result) replaced by a one-line note.
@@ -259,7 +264,7 @@ fn prune_images(
             tally.images_removed += 1;
             let bytes = match data {
                 ImageData::Bytes(b) => b.len(),
-                ImageData::Blob(h) => load_blob(h).unwrap_or(0),
+                ImageData::Blob { hash, .. } => load_blob(hash).unwrap_or(0),
             };
             Block::text(format!(
                 "[image removed: {media_type}, {bytes} bytes, in message {message}]"
@@ -376,19 +381,27 @@ pub fn plan(
             let elided = done("elided");
             let mut ids = Vec::new();
             let mut n = 0;
+            let mut saves = 0;
             for m in &path[..protect] {
+                if pruned.contains(&m.id) {
+                    continue;
+                }
                 // screenshots usually arrive inside tool results
-                let k: usize = m
+                let images: Vec<&Block> = m
                     .content
                     .iter()
                     .filter(|b| {
                         !matches!(b, Block::ToolResult { tool_use_id, .. } if elided.contains(tool_use_id))
                     })
-                    .map(images_in)
-                    .sum();
-                if k > 0 && !pruned.contains(&m.id) {
+                    .flat_map(images_of)
+                    .collect();
+                if !images.is_empty() {
                     ids.push(m.id.clone());
-                    n += k;
+                    n += images.len();
+                    saves += images
+                        .iter()
+                        .map(|i| tokens::block(i).saturating_sub(context::PLACEHOLDER_TOKENS))
+                        .sum::<u64>();
                 }
             }
             if ids.is_empty() {
@@ -397,7 +410,7 @@ pub fn plan(
             Some(Plan {
                 strategy,
                 items: n,
-                saves: n as u64 * (tokens::IMAGE_TOKENS - context::PLACEHOLDER_TOKENS),
+                saves,
                 marker: json!({"kind": KIND_COMPACTION, "strategy": "images", "pruned": ids,
                                "params": {"protect_tokens": protect_tokens}}),
             })

@@ -52,8 +52,12 @@ impl std::fmt::Display for Role {
 pub enum ImageData {
     /// Bytes not yet stored (decoded from base64 on the way in).
     Bytes(Vec<u8>),
-    /// SHA-256 (hex) of a row in the blob table.
-    Blob(String),
+    /// SHA-256 (hex) of a row in the blob table, and the image's pixel size when known (read from its header
+    /// when it was stored; references written before that have none).
+    Blob {
+        hash: String,
+        size: Option<(u32, u32)>,
+    },
 }
 
 /// The body of a tool result: Anthropic allows a plain string or a list of blocks (text and images).

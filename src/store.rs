@@ -418,7 +418,10 @@ fn store_images(tx: &Transaction<'_>, blocks: &[Block]) -> Result<Vec<Block>> {
                     .execute(params![hash, media_type, bytes.len() as i64, bytes])?;
                     Block::Image {
                         media_type: media_type.clone(),
-                        data: ImageData::Blob(hash),
+                        data: ImageData::Blob {
+                            hash,
+                            size: crate::tokens::image_size(bytes),
+                        },
                     }
                 }
                 Block::ToolResult {

@@ -13,6 +13,31 @@ use crate::model::{Block, ImageData, Message, ToolResultContent};
 pub const MESSAGE_OVERHEAD: u64 = 4;
 /// Estimate for an image whose size is unknown here (a full-resolution Claude image is about 1,600 tokens).
 pub const IMAGE_TOKENS: u64 = 1_600;
+/// Claude's patch rule for a stored image (the high-resolution tier, as the snapshot pages use): 28-px
+/// patches, a long edge of at most 2576 px and at most 4784 patches; a larger image is scaled down to fit both.
+const PATCH: f64 = 28.0;
+const MAX_EDGE: f64 = 2576.0;
+const MAX_PATCHES: f64 = 4784.0;
+
+/// An image's pixel size read from its header, if the format is known.
+pub fn image_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    let s = imagesize::blob_size(bytes).ok()?;
+    Some((u32::try_from(s.width).ok()?, u32::try_from(s.height).ok()?))
+}
+
+/// Tokens for an image of this size: `ceil(w/28) * ceil(h/28)` after scaling down to the limits.
+pub fn image_tokens(width: u32, height: u32) -> u64 {
+    let (w, h) = (f64::from(width.max(1)), f64::from(height.max(1)));
+    let patches = |w: f64, h: f64| (w / PATCH).ceil() * (h / PATCH).ceil();
+    let mut scale = (MAX_EDGE / w.max(h)).min(1.0);
+    // shrink until the patch count fits (the area ratio gets close; a few steps finish it)
+    while patches(w * scale, h * scale) > MAX_PATCHES {
+        scale *= (MAX_PATCHES / patches(w * scale, h * scale))
+            .sqrt()
+            .min(0.999);
+    }
+    patches((w * scale).floor().max(1.0), (h * scale).floor().max(1.0)) as u64
+}
 
 /// What a piece of text is, for the estimate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -126,9 +151,13 @@ pub fn block(b: &Block) -> u64 {
                 ToolResultContent::Blocks(bs) => bs.iter().map(block).sum(),
             }
         }
-        Block::Image { data, .. } => match data {
-            ImageData::Bytes(_) | ImageData::Blob(_) => IMAGE_TOKENS,
-        },
+        Block::Image { data, .. } => {
+            let size = match data {
+                ImageData::Bytes(b) => image_size(b),
+                ImageData::Blob { size, .. } => *size,
+            };
+            size.map_or(IMAGE_TOKENS, |(w, h)| image_tokens(w, h))
+        }
         Block::Other(v) => text(&v.to_string()),
     }
 }
@@ -294,6 +323,41 @@ pub fn model_of(m: &Message) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn images_cost_claude_patches_by_their_size() {
+        // the vendor's worked examples (high-resolution tier)
+        assert_eq!(image_tokens(200, 200), 64);
+        assert_eq!(image_tokens(1000, 1000), 1296);
+        assert_eq!(image_tokens(1920, 1080), 2691);
+        assert_eq!(image_tokens(2576, 1456), 4784);
+        // larger images are scaled down to the caps
+        assert_eq!(image_tokens(3840, 2160), 4784); // → 2576x1449
+        assert!(image_tokens(8000, 8000) <= 4784);
+        assert_eq!(image_tokens(0, 0), 1);
+        // the size is read from the header: a stored image no longer costs a flat estimate
+        let mut png = Vec::new();
+        {
+            let mut e = ::png::Encoder::new(&mut png, 300, 100);
+            e.set_color(::png::ColorType::Grayscale);
+            let mut w = e.write_header().unwrap();
+            w.write_image_data(&[0u8; 300 * 100]).unwrap();
+        }
+        assert_eq!(image_size(&png), Some((300, 100)));
+        let img = Block::Image {
+            media_type: "image/png".into(),
+            data: ImageData::Bytes(png),
+        };
+        assert_eq!(block(&img), 11 * 4);
+        let unknown = Block::Image {
+            media_type: "image/png".into(),
+            data: ImageData::Blob {
+                hash: "00".into(),
+                size: None,
+            },
+        };
+        assert_eq!(block(&unknown), IMAGE_TOKENS);
+    }
 
     #[test]
     fn text_kinds_are_told_apart_and_priced_differently() {

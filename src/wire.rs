@@ -193,9 +193,17 @@ fn block_from_value(v: Value) -> Result<Block, BlockError> {
                             "missing string field \"hash\"".to_string(),
                         )
                     })?;
+                    let dim = |k: &str| {
+                        src.get(k)
+                            .and_then(Value::as_u64)
+                            .and_then(|v| u32::try_from(v).ok())
+                    };
                     Block::Image {
                         media_type,
-                        data: ImageData::Blob(hash.to_string()),
+                        data: ImageData::Blob {
+                            hash: hash.to_string(),
+                            size: dim("width").zip(dim("height")),
+                        },
                     }
                 }
                 // URL and file sources are references cairn cannot store; keep them as they are.
@@ -249,8 +257,13 @@ pub fn block_to_json(b: &Block, images: &Images<'_>) -> Result<Value, String> {
         }
         Block::Image { media_type, data } => {
             let source = match (data, images) {
-                (ImageData::Blob(h), Images::Blob) => {
-                    json!({"type": "blob", "media_type": media_type, "hash": h})
+                (ImageData::Blob { hash, size }, Images::Blob) => {
+                    let mut s = json!({"type": "blob", "media_type": media_type, "hash": hash});
+                    if let Some((w, h)) = size {
+                        s["width"] = json!(w);
+                        s["height"] = json!(h);
+                    }
+                    s
                 }
                 (ImageData::Bytes(_), Images::Blob) => {
                     return Err("inline image bytes must be stored as a blob first".to_string());
@@ -258,9 +271,9 @@ pub fn block_to_json(b: &Block, images: &Images<'_>) -> Result<Value, String> {
                 (ImageData::Bytes(bytes), Images::Base64(_)) => json!({
                     "type": "base64", "media_type": media_type,
                     "data": base64::engine::general_purpose::STANDARD.encode(bytes)}),
-                (ImageData::Blob(h), Images::Base64(load)) => json!({
+                (ImageData::Blob { hash, .. }, Images::Base64(load)) => json!({
                     "type": "base64", "media_type": media_type,
-                    "data": base64::engine::general_purpose::STANDARD.encode(load(h)?)}),
+                    "data": base64::engine::general_purpose::STANDARD.encode(load(hash)?)}),
             };
             json!({"type": "image", "source": source})
         }

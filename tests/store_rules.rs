@@ -136,9 +136,9 @@ fn images_are_stored_once_by_content_hash() {
         .flat_map(|m| m.content.iter())
         .filter_map(|b| match b {
             Block::Image {
-                data: cairn::model::ImageData::Blob(h),
+                data: cairn::model::ImageData::Blob { hash, .. },
                 ..
-            } => Some(h.clone()),
+            } => Some(hash.clone()),
             _ => None,
         })
         .collect();

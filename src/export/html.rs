@@ -186,7 +186,7 @@ fn block(store: &Store, b: &Block, opts: Options) -> Result<String, StoreError> 
         Block::Image { media_type, data } => {
             let bytes = match data {
                 ImageData::Bytes(b) => b.clone(),
-                ImageData::Blob(h) => store.blob(h)?,
+                ImageData::Blob { hash, .. } => store.blob(hash)?,
             };
             // only image types are inlined; anything else is named, not embedded
             if media_type.starts_with("image/") && !media_type.contains(['"', '<', '>', ' ']) {

@@ -169,7 +169,7 @@ pub fn to_openai(store: &Store, path: &[Message]) -> Result<ProviderBody, StoreE
         use base64::Engine as _;
         let bytes = match data {
             crate::model::ImageData::Bytes(b) => b.clone(),
-            crate::model::ImageData::Blob(h) => store.blob(h)?,
+            crate::model::ImageData::Blob { hash, .. } => store.blob(hash)?,
         };
         let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
         Ok(json!({"type": "image_url", "image_url": {"url": format!("data:{media};base64,{b64}")}}))

@@ -399,9 +399,9 @@ fn image_of(m: &Message, b: u16, k: u16) -> Option<String> {
     };
     match img {
         Block::Image {
-            data: ImageData::Blob(h),
+            data: ImageData::Blob { hash, .. },
             ..
-        } => Some(h.clone()),
+        } => Some(hash.clone()),
         _ => None,
     }
 }
