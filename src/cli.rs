@@ -607,6 +607,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
             json,
         } => {
             let p = crate::config::provider(provider.as_deref(), model)?;
+            let policy = crate::config::policy(window)?;
             let mut s = open(&cli.db)?;
             let cancel = std::sync::atomic::AtomicBool::new(false);
             let mut stdout = std::io::stdout();
@@ -615,7 +616,7 @@ fn execute(db: &Option<PathBuf>, command: Command) -> Result<()> {
                 &conv,
                 &text,
                 &p,
-                window,
+                &policy,
                 &mut |t| {
                     if !json {
                         let _ = stdout.write_all(t.as_bytes());

@@ -74,18 +74,38 @@ fn body(store: &Store, kind: Kind, msgs: &[Message]) -> Result<Value, StoreError
 }
 
 /// When the estimated context passes this share of the window (less the reply's reserve), the ladder runs before
-/// sending, down to [`TARGET_SHARE`].
+/// sending, down to [`TARGET_SHARE`] (the defaults of [`Policy`]).
 pub const THRESHOLD_SHARE: f64 = 0.8;
 pub const TARGET_SHARE: f64 = 0.5;
 
-/// Sends `text` as the next user prompt and persists the turn when the reply is complete. `window` overrides the
-/// model's context window (tokens).
+/// When `send` compacts first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Policy {
+    /// Overrides the model's context window (tokens).
+    pub window: Option<u64>,
+    /// Share of the usable window past which the ladder runs before sending.
+    pub threshold: f64,
+    /// Share of the usable window the ladder compacts down to.
+    pub target: f64,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            window: None,
+            threshold: THRESHOLD_SHARE,
+            target: TARGET_SHARE,
+        }
+    }
+}
+
+/// Sends `text` as the next user prompt and persists the turn when the reply is complete.
 pub fn send(
     store: &mut Store,
     conv: &str,
     text: &str,
     provider: &Provider,
-    window: Option<u64>,
+    policy: &Policy,
     on_text: &mut dyn FnMut(&str),
     cancel: &AtomicBool,
 ) -> Result<Sent, SendError> {
@@ -94,14 +114,16 @@ pub fn send(
     let mut compacted = Vec::new();
     let mut last = String::new();
     // Threshold: compact before sending when the context is past its share of the window.
-    let window = window.unwrap_or_else(|| crate::context::window_of(&provider.model));
+    let window = policy
+        .window
+        .unwrap_or_else(|| crate::context::window_of(&provider.model));
     let usable = window.saturating_sub(crate::context::REPLY_RESERVE) as f64;
     let path = store.active_path(&conv)?;
     let estimate = compact::assemble(&path, &|h| store.blob(h).ok().map(|b| b.len()))
         .tally
         .total();
-    if estimate as f64 > usable * THRESHOLD_SHARE {
-        let outcome = compact::ladder(store, &conv, (usable * TARGET_SHARE) as u64)?;
+    if estimate as f64 > usable * policy.threshold {
+        let outcome = compact::ladder(store, &conv, (usable * policy.target) as u64)?;
         compacted.extend(
             outcome
                 .steps

@@ -119,6 +119,7 @@ fn cairn(env: &Env, vars: &[(&str, String)], args: &[&str]) -> std::process::Out
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
         "CAIRN_DB",
+        "XDG_CONFIG_HOME",
     ] {
         c.env_remove(v);
     }
@@ -320,6 +321,68 @@ fn past_the_threshold_the_ladder_runs_before_sending() {
     );
     // the one request sent fits the target share of the window
     assert!(m.requests.lock().unwrap()[0].2 < 80_000);
+}
+
+#[test]
+fn the_threshold_and_target_come_from_the_settings_file() {
+    let (env, c) = setup(60);
+    let m = mock(1_000_000, Mode::Normal);
+    // a window where the context is 90% of what is usable: past the default 80% threshold
+    let o = cairn(&env, &[], &["context", &c, "--json"]);
+    let estimate = serde_json::from_slice::<Value>(&o.stdout).unwrap()["estimated_total"]
+        .as_u64()
+        .unwrap();
+    let window = (estimate as f64 / 0.9) as u64 + cairn::context::REPLY_RESERVE;
+    let config = env._dir.path().join(".config/cairn");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.json"),
+        r#"{"threshold": 0.95, "target": 0.6}"#,
+    )
+    .unwrap();
+    let url = [("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", m.port))];
+    let o = cairn(
+        &env,
+        &url,
+        &["send", &c, "hi", "--window", &window.to_string(), "--json"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["compacted"], json!([]), "0.95 is not passed: {v}");
+    // with the default 0.8 it is
+    std::fs::write(config.join("config.json"), "{}").unwrap();
+    let o = cairn(
+        &env,
+        &url,
+        &[
+            "send",
+            &c,
+            "again",
+            "--window",
+            &window.to_string(),
+            "--json",
+        ],
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["compacted"][0].as_str().unwrap().ends_with("(threshold)"),
+        "{v}"
+    );
+    // a bad pair is one line naming the file, before anything is sent
+    std::fs::write(
+        config.join("config.json"),
+        r#"{"threshold": 0.5, "target": 0.7}"#,
+    )
+    .unwrap();
+    let n = m.requests.lock().unwrap().len();
+    let o = cairn(&env, &url, &["send", &c, "more"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("config.json") && err.contains("threshold"),
+        "{err}"
+    );
+    assert_eq!(m.requests.lock().unwrap().len(), n);
 }
 
 #[test]
