@@ -217,6 +217,14 @@ pub fn assemble(path: &[Message], load_blob: &dyn Fn(&str) -> Option<usize>) -> 
             let images = image_tokens_in(b);
             tally.image_tokens += images;
             tally.text_tokens += tokens::block(b).saturating_sub(images);
+            for img in images_of(b) {
+                if let Block::Image { data, .. } = img {
+                    tally.image_bytes += match data {
+                        ImageData::Bytes(bytes) => bytes.len(),
+                        ImageData::Blob { hash, .. } => load_blob(hash).unwrap_or(0),
+                    };
+                }
+            }
         }
         tally.text_tokens += tokens::MESSAGE_OVERHEAD;
         out.push(Sent {

@@ -351,8 +351,13 @@ fn screenshots_inside_tool_results_are_pruned() {
     let path = store.active_path(&d.conversation).unwrap();
     let blob = |h: &str| store.blob(h).ok().map(|b| b.len());
     let before = cairn::compact::assemble(&path, &blob);
-    // a 240x150 screenshot: 9 x 6 patches of 28 px
+    // a 240x150 screenshot: 9 x 6 patches of 28 px, and its PNG bytes are counted as sent
     assert_eq!(before.tally.image_tokens, 54);
+    assert!(
+        before.tally.image_bytes > 1000,
+        "{}",
+        before.tally.image_bytes
+    );
     let applied = cairn::compact::apply(
         &mut store,
         &d.conversation,
@@ -369,6 +374,7 @@ fn screenshots_inside_tool_results_are_pruned() {
     let after = cairn::compact::assemble(&path, &blob);
     assert_eq!(after.tally.images_removed, 1);
     assert_eq!(after.tally.image_tokens, 0);
+    assert_eq!(after.tally.image_bytes, 0);
     assert!(after.tally.total() < before.tally.total());
 }
 
