@@ -1,0 +1,103 @@
+//! The conversations panel: a filter, message counts, and forks drawn under the conversation they came from
+//! (an iterative walk, so a long chain of forks of forks is no problem).
+
+use super::*;
+
+impl Explorer {
+    pub(super) fn conversations_panel(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Conversations");
+        let label = ui.label("Filter");
+        ui.add(egui::TextEdit::singleline(&mut self.filter).hint_text("title or id"))
+            .labelled_by(label.id);
+        ui.separator();
+        let needle = self.filter.to_lowercase();
+        let matches = |c: &Conversation| {
+            needle.is_empty()
+                || c.id.contains(&needle)
+                || c.title
+                    .as_deref()
+                    .unwrap_or("")
+                    .to_lowercase()
+                    .contains(&needle)
+        };
+        // fork lineage: forks under the conversation they came from (iterative, any depth)
+        let ids: std::collections::HashMap<&str, usize> = self
+            .conversations
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id.as_str(), i))
+            .collect();
+        let parent_of = |c: &Conversation| {
+            c.forked_from
+                .as_ref()
+                .and_then(|f| ids.get(f.conversation.as_str()).copied())
+        };
+        let mut kids: Vec<Vec<usize>> = vec![Vec::new(); self.conversations.len()];
+        let mut roots = Vec::new();
+        for (i, c) in self.conversations.iter().enumerate() {
+            match parent_of(c) {
+                Some(p) => kids[p].push(i),
+                None => roots.push(i),
+            }
+        }
+        let mut order: Vec<(usize, usize)> = Vec::new();
+        let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&r| (r, 0)).collect();
+        while let Some((i, depth)) = stack.pop() {
+            order.push((i, depth));
+            for &k in kids[i].iter().rev() {
+                stack.push((k, depth + 1));
+            }
+        }
+        let current = self.conv_id();
+        let mut clicked = None;
+        egui::ScrollArea::vertical()
+            .id_salt("conversation-list")
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                for (i, depth) in order {
+                    let c = &self.conversations[i];
+                    if !matches(c) {
+                        continue;
+                    }
+                    let title = c.title.clone().unwrap_or_else(|| "(untitled)".into());
+                    ui.horizontal(|ui| {
+                        if depth > 0 {
+                            ui.add_space(14.0 * (depth - 1) as f32);
+                            ui.weak("└");
+                        }
+                        // long titles (a first prompt) are cut to the panel, with the whole title on hover
+                        let short: String = title
+                            .lines()
+                            .next()
+                            .unwrap_or("")
+                            .chars()
+                            .take(80)
+                            .collect();
+                        ui.vertical(|ui| {
+                            if ui
+                                .add(
+                                    egui::Button::selectable(
+                                        current.as_deref() == Some(c.id.as_str()),
+                                        short,
+                                    )
+                                    .truncate(),
+                                )
+                                .on_hover_text(&title)
+                                .clicked()
+                            {
+                                clicked = Some(c.id.clone());
+                            }
+                            ui.weak(format!(
+                                "{} · {} messages",
+                                &c.id[..8.min(c.id.len())],
+                                c.messages
+                            ));
+                        });
+                    });
+                }
+            });
+        if let Some(id) = clicked {
+            self.select(&id);
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! The window's small dialogs: rewind (asks for the digest), import (a native dialog through rfd, or a path
+//! field where none can be shown), export (format, path, save dialog) and the Discover list.
+
+use super::*;
+
+pub(super) struct RewindDialog {
+    pub(super) label: String,
+    pub(super) digest: String,
+}
+
+pub(super) struct ExportDialog {
+    pub(super) format: usize,
+    pub(super) at_selected: bool,
+    pub(super) path: String,
+}
+
+pub(super) const EXPORT_FORMATS: [(&str, &str, ExportFormat); 5] = [
+    ("HTML", "html", ExportFormat::Html),
+    ("Markdown", "md", ExportFormat::Markdown),
+    ("JSONL (cairn)", "jsonl", ExportFormat::Jsonl),
+    ("Anthropic request JSON", "json", ExportFormat::Anthropic),
+    ("OpenAI request JSON", "json", ExportFormat::Openai),
+];
+
+impl Explorer {
+    pub(super) fn open_export(&mut self, format: usize) {
+        let name = self
+            .session
+            .as_ref()
+            .map(|s| s.conv.id.clone())
+            .unwrap_or_else(|| "conversation".into());
+        self.export = Some(ExportDialog {
+            format,
+            at_selected: false,
+            path: format!("cairn-{name}.{}", EXPORT_FORMATS[format].1),
+        });
+    }
+
+    // ---- drawing ----
+
+    pub(super) fn open_import(&mut self) {
+        if self.native_dialogs
+            && let Some(files) = rfd::FileDialog::new()
+                .add_filter("sessions", &["jsonl", "json"])
+                .pick_files()
+        {
+            return self.import(files);
+        }
+        // no dialog could be shown (or it was dismissed): a path field
+        self.import_path = Some(String::new());
+    }
+
+    pub(super) fn dialogs(&mut self, ctx: &egui::Context) {
+        if let Some(d) = &mut self.rewind {
+            let mut open = true;
+            let mut go = false;
+            egui::Window::new(format!("Rewind: {}", d.label))
+                .open(&mut open)
+                .collapsible(false)
+                .show(ctx, |ui| {
+                    ui.label("What did the abandoned exploration find? The digest is kept after the checkpoint.");
+                    let l = ui.label("Digest");
+                    ui.add(egui::TextEdit::multiline(&mut d.digest).desired_rows(4))
+                        .labelled_by(l.id);
+                    if ui
+                        .add_enabled(!d.digest.trim().is_empty(), egui::Button::new("Rewind"))
+                        .clicked()
+                    {
+                        go = true;
+                    }
+                });
+            if go {
+                let (label, digest) = (d.label.clone(), d.digest.clone());
+                self.rewind = None;
+                self.rewind_to(&label, &digest);
+            } else if !open {
+                self.rewind = None;
+            }
+        }
+        if let Some(path) = &mut self.import_path {
+            let mut open = true;
+            let mut go = None;
+            egui::Window::new("Import sessions")
+                .open(&mut open)
+                .collapsible(false)
+                .show(ctx, |ui| {
+                    ui.label("Claude Code, pi or Codex JSONL, provider request JSON, or cairn JSONL; a folder imports every session in it.");
+                    let l = ui.label("Path");
+                    ui.add(egui::TextEdit::singleline(path).desired_width(360.0))
+                        .labelled_by(l.id);
+                    if ui.button("Import").clicked() && !path.trim().is_empty() {
+                        go = Some(PathBuf::from(path.trim()));
+                    }
+                });
+            if let Some(p) = go {
+                self.import_path = None;
+                self.import(vec![p]);
+            } else if !open {
+                self.import_path = None;
+            }
+        }
+        if let Some(d) = &mut self.export {
+            let mut open = true;
+            let mut go = None;
+            let native = self.native_dialogs;
+            egui::Window::new("Export")
+                .open(&mut open)
+                .collapsible(false)
+                .show(ctx, |ui| {
+                    egui::ComboBox::from_label("Format")
+                        .selected_text(EXPORT_FORMATS[d.format].0)
+                        .show_ui(ui, |ui| {
+                            for (k, f) in EXPORT_FORMATS.iter().enumerate() {
+                                ui.selectable_value(&mut d.format, k, f.0);
+                            }
+                        });
+                    ui.checkbox(
+                        &mut d.at_selected,
+                        "Path to the selected message (instead of the tip)",
+                    );
+                    let l = ui.label("File");
+                    ui.add(egui::TextEdit::singleline(&mut d.path).desired_width(360.0))
+                        .labelled_by(l.id);
+                    ui.horizontal(|ui| {
+                        if native
+                            && ui.button("Save as…").clicked()
+                            && let Some(p) =
+                                rfd::FileDialog::new().set_file_name(&d.path).save_file()
+                        {
+                            go = Some(p);
+                        }
+                        if ui.button("Export").clicked() && !d.path.trim().is_empty() {
+                            go = Some(PathBuf::from(d.path.trim()));
+                        }
+                    });
+                });
+            if let Some(out) = go {
+                let format = EXPORT_FORMATS[d.format].2;
+                let at = if d.at_selected {
+                    self.selected_id()
+                } else {
+                    None
+                };
+                self.export = None;
+                self.export_to(format, at, out);
+            } else if !open {
+                self.export = None;
+            }
+        }
+        if let Some(found) = &self.discovered {
+            let mut open = true;
+            let mut pick = None;
+            egui::Window::new("Sessions on this machine")
+                .open(&mut open)
+                .default_width(560.0)
+                .show(ctx, |ui| {
+                    if found.is_empty() {
+                        ui.label(
+                            "No Claude Code, pi or Codex sessions found in their usual folders.",
+                        );
+                    }
+                    egui::ScrollArea::vertical()
+                        .max_height(420.0)
+                        .show(ui, |ui| {
+                            for f in found {
+                                ui.horizontal(|ui| {
+                                    if ui.small_button("Import").clicked() {
+                                        pick = Some(f.path.clone());
+                                    }
+                                    ui.label(format!(
+                                        "{} · {} messages · {}",
+                                        f.format.name(),
+                                        f.messages,
+                                        f.path.display()
+                                    ));
+                                });
+                            }
+                        });
+                });
+            if let Some(p) = pick {
+                self.import(vec![p]);
+            }
+            if !open {
+                self.discovered = None;
+            }
+        }
+    }
+}

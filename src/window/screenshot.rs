@@ -1,0 +1,87 @@
+//! Screenshots of the real window (`cairn screenshot`): a view is staged the way it should be seen, the
+//! window waits until its background work is done and its layout has settled, then saves its own viewport
+//! (eframe's screenshot) and closes.
+
+use super::*;
+
+pub(super) struct Screenshot {
+    pub(super) out: PathBuf,
+    pub(super) requested: bool,
+    pub(super) done: Arc<Mutex<Option<Result<(), String>>>>,
+}
+
+impl Explorer {
+    pub(super) fn drive_screenshot(&mut self, ctx: &egui::Context) {
+        let Some(shot) = &mut self.screenshot else {
+            return;
+        };
+        ctx.request_repaint();
+        if shot.requested {
+            let done = shot.done.lock().map(|d| d.is_some()).unwrap_or(true);
+            if done {
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+            return;
+        }
+        // let the views settle: background work done, textures uploaded, layout stable
+        if !self.worker.running.is_empty() {
+            let results = self.worker.wait();
+            for r in results {
+                self.apply(ctx, r);
+            }
+            self.frames = 0;
+            return;
+        }
+        if self.frames < 8 {
+            return;
+        }
+        shot.requested = true;
+        let out = shot.out.clone();
+        let done = shot.done.clone();
+        let ctx2 = ctx.clone();
+        ctx.request_screenshot(move |img: Arc<egui::ColorImage>| {
+            let [w, h] = img.size;
+            let res = image::save_buffer(
+                &out,
+                img.as_raw(),
+                w as u32,
+                h as u32,
+                image::ColorType::Rgba8,
+            )
+            .map_err(|e| e.to_string());
+            if let Ok(mut d) = done.lock() {
+                *d = Some(res);
+            }
+            ctx2.request_repaint();
+        });
+    }
+
+    /// Sets a view up the way a screenshot of it should look. With `transcript`, the tree view with messages
+    /// opened in the transcript beside it: the first reply (thinking unfolded) and the screenshot.
+    pub fn stage(&mut self, view: View, transcript: bool) {
+        self.view = view;
+        if view == View::Tree {
+            self.graph.initial = true;
+        }
+        if view == View::Compare {
+            self.compare.picked = Some(3);
+        }
+        let Some(s) = &mut self.session else { return };
+        if !transcript {
+            return;
+        }
+        let first_reply = s.path.iter().copied().find(|&i| {
+            s.heads[i].role == crate::model::Role::Assistant && s.heads[i].has_thinking()
+        });
+        let image = s.path.iter().copied().find(|&i| s.heads[i].has_image());
+        for i in [first_reply, image].into_iter().flatten() {
+            self.transcript.toggle(i);
+        }
+        if let Some(i) = first_reply {
+            // its thinking block (block 0) unfolded
+            self.transcript.unfold(i, 0);
+            s.selected = Some(i);
+            self.transcript.reveal(s, i);
+        }
+    }
+}
