@@ -804,17 +804,7 @@ impl Explorer {
                         .id_salt("context")
                         .show(ui, |ui| chart::show(ui, r));
                 }
-                None => match &self.context_error {
-                    Some(e) => {
-                        ui.colored_label(ui.visuals().error_fg_color, e);
-                        if ui.button("Try again").clicked() {
-                            self.context_error = None;
-                        }
-                    }
-                    None => {
-                        ui.label("Estimating…");
-                    }
-                },
+                None => missing(ui, &mut self.context_error, "Estimating…"),
             },
             View::Operations => self.operations_view(ui),
         }
@@ -835,6 +825,22 @@ impl eframe::App for Explorer {
         self.draw(ui);
         // wake up to follow writes made outside the window even when nothing moves on screen
         ctx.request_repaint_after(std::time::Duration::from_secs_f64(WATCH_EVERY));
+    }
+}
+
+/// What a view shows while its background result is missing: why it failed, with "Try again" (which clears the
+/// error, so the next frame asks again), or `waiting`.
+fn missing(ui: &mut egui::Ui, error: &mut Option<String>, waiting: &str) {
+    match error {
+        Some(e) => {
+            ui.colored_label(ui.visuals().error_fg_color, e.as_str());
+            if ui.button("Try again").clicked() {
+                *error = None;
+            }
+        }
+        None => {
+            ui.label(waiting);
+        }
     }
 }
 

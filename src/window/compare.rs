@@ -62,19 +62,13 @@ impl CompareView {
                 again = Asked::Again;
             }
         });
-        if let Some(e) = &self.error {
-            ui.colored_label(ui.visuals().error_fg_color, e);
-            if ui.button("Try again").clicked() {
-                self.error = None;
-            }
-            return again;
-        }
         let Some(data) = &self.data else {
-            ui.label(if self.requested {
+            let waiting = if self.requested {
                 "Comparing…"
             } else {
                 "Not compared yet."
-            });
+            };
+            super::missing(ui, &mut self.error, waiting);
             return again;
         };
         egui::ScrollArea::horizontal()

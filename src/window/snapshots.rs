@@ -193,19 +193,13 @@ impl SnapshotView {
             ui.add(egui::Slider::new(&mut self.zoom, 0.25..=2.0).text("Zoom"));
             rerender = before != (self.profile, self.cell);
         });
-        if let Some(e) = &self.error {
-            ui.colored_label(ui.visuals().error_fg_color, e);
-            if ui.button("Try again").clicked() {
-                self.error = None;
-            }
-            return rerender;
-        }
         let Some(data) = &self.data else {
-            ui.label(if self.requested {
+            let waiting = if self.requested {
                 "Rendering the pages…"
             } else {
                 "No pages yet."
-            });
+            };
+            super::missing(ui, &mut self.error, waiting);
             return rerender;
         };
         if data.pages.is_empty() {
