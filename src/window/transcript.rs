@@ -41,7 +41,9 @@ pub struct TranscriptView {
     /// Built for: (conversation id, path length, tip).
     built_for: Option<(String, usize, Option<usize>)>,
     dirty: bool,
+    /// Each opened block's rows, wrapped to the panel: (prose, monospace) characters per row when built.
     lines: HashMap<(usize, u16), Vec<String>>,
+    cols: (usize, usize),
     scroll_to: Option<usize>,
     textures: HashMap<String, egui::TextureHandle>,
 }
@@ -149,10 +151,15 @@ impl TranscriptView {
                 if (!fold || self.unfolded.contains(&(node, b)))
                     && !matches!(block, Block::Image { .. })
                 {
+                    let cols = if matches!(block, Block::Text { .. } | Block::Thinking { .. }) {
+                        self.cols.0
+                    } else {
+                        self.cols.1
+                    };
                     let lines = self
                         .lines
                         .entry((node, b))
-                        .or_insert_with(|| block_text(block).lines().map(str::to_string).collect());
+                        .or_insert_with(|| wrap(&block_text(block), cols));
                     for l in 0..lines.len() as u32 {
                         self.rows.push(RowRef {
                             at,
@@ -178,6 +185,20 @@ impl TranscriptView {
     }
 
     pub fn show(&mut self, ui: &mut egui::Ui, s: &mut Session, store: &Store) -> Option<usize> {
+        // rows are wrapped to the panel's width: re-wrap the opened blocks when it changes
+        let cols = {
+            let width = (ui.available_width() - 28.0).max(80.0);
+            let body = egui::TextStyle::Body.resolve(ui.style());
+            let mono = egui::TextStyle::Monospace.resolve(ui.style());
+            let (p, m) = ui.fonts_mut(|f| (f.glyph_width(&body, 'n'), f.glyph_width(&mono, 'n')));
+            let per = |w: f32| ((width / w.max(1.0)) as usize).max(20);
+            (per(p), per(m))
+        };
+        if cols != self.cols {
+            self.cols = cols;
+            self.lines.clear();
+            self.dirty = true;
+        }
         let key = Some((s.conv.id.clone(), s.path.len(), s.tip));
         if self.dirty || self.built_for != key {
             if let Some(old) = &self.built_for
@@ -383,6 +404,23 @@ impl TranscriptView {
     }
 }
 
+/// A block's text as rows of at most `cols` characters: its own lines, each wrapped at spaces (words longer
+/// than a row are split).
+fn wrap(text: &str, cols: usize) -> Vec<String> {
+    text.lines()
+        .flat_map(|line| {
+            if line.trim().is_empty() {
+                vec![String::new()]
+            } else {
+                textwrap::wrap(line, cols)
+                    .into_iter()
+                    .map(|c| c.into_owned())
+                    .collect()
+            }
+        })
+        .collect()
+}
+
 /// The blob hash of image `k` of block `b` (`k == u16::MAX`: the block itself).
 fn image_of(m: &Message, b: u16, k: u16) -> Option<String> {
     let block = m.content.get(b as usize)?;
@@ -403,5 +441,23 @@ fn image_of(m: &Message, b: u16, k: u16) -> Option<String> {
             ..
         } => Some(hash.clone()),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn rows_wrap_at_spaces_keep_indentation_and_blank_lines() {
+        let rows = wrap("    fn main() {\n\n        let a = 1;\n    }", 40);
+        assert_eq!(rows, ["    fn main() {", "", "        let a = 1;", "    }"]);
+        let prose = "the quick brown fox jumps over the lazy dog ".repeat(3);
+        let rows = wrap(&prose, 20);
+        assert!(rows.iter().all(|r| r.chars().count() <= 20), "{rows:?}");
+        assert_eq!(rows.join(" ").split_whitespace().count(), 27);
+        // a token longer than a row is split, not left overflowing
+        let rows = wrap(&"x".repeat(50), 20);
+        assert_eq!(rows.len(), 3);
     }
 }
