@@ -329,7 +329,11 @@ impl Explorer {
         let Some(store) = &mut self.store else { return };
         match store.checkpoint(&conv, &label) {
             Ok(c) => {
-                self.info(format!("checkpoint {} at {}", c.label, &c.message[..8]));
+                self.info(format!(
+                    "checkpoint {} at {}",
+                    c.label,
+                    &c.message[..c.message.len().min(8)]
+                ));
                 self.checkpoint_label.clear();
                 self.refresh();
             }
