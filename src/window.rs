@@ -117,6 +117,8 @@ pub struct Explorer {
     pub home: Option<PathBuf>,
     /// When the store was last checked for writes by others (seconds of UI time).
     watched_at: f64,
+    /// The window title last set.
+    title: String,
     fonts_installed: bool,
 }
 
@@ -174,6 +176,7 @@ impl Explorer {
             native_dialogs: true,
             home: crate::discover::home(),
             watched_at: 0.0,
+            title: String::new(),
             fonts_installed: false,
         };
         match Store::open(&e.store_path) {
@@ -482,6 +485,22 @@ impl Explorer {
         }
     }
 
+    /// The window's title names the open conversation.
+    fn retitle(&mut self, ctx: &egui::Context) {
+        let title = match &self.session {
+            Some(s) => {
+                let t = s.conv.title.as_deref().unwrap_or("(untitled)");
+                let short: String = t.lines().next().unwrap_or("").chars().take(80).collect();
+                format!("{short} — cairn")
+            }
+            None => "cairn".to_string(),
+        };
+        if self.title != title {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            self.title = title;
+        }
+    }
+
     /// Follows writes made by others (an agent appending turns, the CLI): every couple of seconds the open
     /// conversation's tip and message count are compared with the store's, and the view re-read when they moved.
     fn watch(&mut self, ctx: &egui::Context) {
@@ -534,6 +553,7 @@ impl Explorer {
             self.apply(&ctx, r);
         }
         self.watch(&ctx);
+        self.retitle(&ctx);
         self.request_view_data();
         self.handle_input(&ctx);
 
@@ -649,6 +669,26 @@ impl Explorer {
         }
         if ctx.input(|i| i.key_pressed(egui::Key::N)) {
             self.next_hit(1);
+        }
+        // Home: the root of the selected message's path; End: the current tip
+        let ends = self.session.as_ref().map(|s| {
+            let mut root = s.selected.or(s.tip);
+            while let Some(p) = root.and_then(|r| s.parents[r]) {
+                root = Some(p);
+            }
+            (root, s.tip)
+        });
+        if let Some((root, tip)) = ends {
+            if ctx.input(|i| i.key_pressed(egui::Key::Home))
+                && let Some(r) = root
+            {
+                self.select_node(r);
+            }
+            if ctx.input(|i| i.key_pressed(egui::Key::End))
+                && let Some(t) = tip
+            {
+                self.select_node(t);
+            }
         }
         if ctx.input(|i| i.key_pressed(egui::Key::Enter))
             && let Some(s) = &self.session

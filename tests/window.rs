@@ -337,6 +337,14 @@ fn arrow_keys_walk_the_tree_and_j_jumps_to_a_checkpoint() {
     h.key_press(eframe::egui::Key::J);
     h.run_steps(15);
     assert_eq!(h.state().session.as_ref().unwrap().selected, Some(first_cp));
+    // Home: the root; End: back to the tip
+    h.key_press(eframe::egui::Key::Home);
+    h.run_steps(15);
+    let root = h.state().session.as_ref().unwrap().path[0];
+    assert_eq!(h.state().session.as_ref().unwrap().selected, Some(root));
+    h.key_press(eframe::egui::Key::End);
+    h.run_steps(15);
+    assert_eq!(h.state().session.as_ref().unwrap().selected, Some(tip));
 }
 
 #[test]

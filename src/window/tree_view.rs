@@ -118,7 +118,7 @@ impl Explorer {
                 self.select_node(n);
             }
         });
-        ui.weak("drag to pan · Ctrl+wheel to zoom · arrows: parent/child/sibling · C checkpoint · J next checkpoint · Ctrl+F find · N next match · Enter opens in transcript · right-click a node for actions");
+        ui.weak("drag to pan · Ctrl+wheel to zoom · arrows: parent/child/sibling · Home/End root/tip · C checkpoint · J next checkpoint · Ctrl+F find · N next match · Enter opens in transcript · right-click a node for actions");
         let (Some(s), Some(store)) = (&mut self.session, &self.store) else {
             return;
         };
