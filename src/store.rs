@@ -161,6 +161,15 @@ impl Store {
         &self.path
     }
 
+    /// A number that changes when another connection (another process, another `Store`) commits to the file,
+    /// and not for this connection's own writes (`PRAGMA data_version`): a constant-time "did anyone else
+    /// write?" for viewers that follow a store.
+    pub fn data_version(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))?)
+    }
+
     /// `PRAGMA integrity_check`: `Ok(())` or the problems SQLite found.
     pub fn integrity_check(&self) -> Result<std::result::Result<(), String>> {
         let mut stmt = self.conn.prepare("PRAGMA integrity_check")?;

@@ -119,6 +119,8 @@ pub struct Explorer {
     watched_at: f64,
     /// The window title last set.
     title: String,
+    /// The store's data version at the last look ([`Store::data_version`]).
+    seen_version: Option<i64>,
     fonts_installed: bool,
 }
 
@@ -177,6 +179,7 @@ impl Explorer {
             home: crate::discover::home(),
             watched_at: 0.0,
             title: String::new(),
+            seen_version: None,
             fonts_installed: false,
         };
         match Store::open(&e.store_path) {
@@ -238,6 +241,8 @@ impl Explorer {
     /// Re-reads the open conversation after a write (keeping selection and expanded runs).
     fn refresh(&mut self) {
         self.reload();
+        // what is re-read now includes every write so far: the watch need not read it again
+        self.seen_version = self.store.as_ref().and_then(|s| s.data_version().ok());
         let Some(old) = self.session.take() else {
             return;
         };
@@ -510,6 +515,12 @@ impl Explorer {
         }
         self.watched_at = now;
         let Some(store) = &self.store else { return };
+        // nothing to read unless another connection committed since the last look (constant time)
+        let version = store.data_version().ok();
+        if version == self.seen_version {
+            return;
+        }
+        self.seen_version = version;
         let count = store.conversations().map(|c| c.len()).unwrap_or(0);
         let moved = self.session.as_ref().and_then(|s| {
             let c = store.conversation(&s.conv.id).ok()?;

@@ -856,3 +856,23 @@ fn the_v3_migration_derives_node_flags_for_rows_already_stored() {
     assert_eq!(flags(&s, &demo.conversation), want);
     assert_eq!(flags(&s, &demo.fork), want_fork);
 }
+
+#[test]
+fn data_version_moves_for_other_connections_commits_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v.db");
+    let mut a = Store::open(&path).unwrap();
+    let c = a.create_conversation(None).unwrap();
+    let v0 = a.data_version().unwrap();
+    a.append_turn(&c, &[user("own write"), assistant("ok")])
+        .unwrap();
+    assert_eq!(
+        a.data_version().unwrap(),
+        v0,
+        "its own commits do not count"
+    );
+    let mut b = Store::open(&path).unwrap();
+    b.append_turn(&c, &[user("someone else"), assistant("ok")])
+        .unwrap();
+    assert_ne!(a.data_version().unwrap(), v0);
+}
