@@ -217,7 +217,7 @@ pub fn assemble(path: &[Message], load_blob: &dyn Fn(&str) -> Option<usize>) -> 
             let images = image_tokens_in(b);
             tally.image_tokens += images;
             tally.text_tokens += tokens::block(b).saturating_sub(images);
-            for img in images_of(b) {
+            for img in b.images() {
                 if let Block::Image { data, .. } = img {
                     tally.image_bytes += match data {
                         ImageData::Bytes(bytes) => bytes.len(),
@@ -240,24 +240,9 @@ pub fn assemble(path: &[Message], load_blob: &dyn Fn(&str) -> Option<usize>) -> 
     }
 }
 
-/// The images of a block, counting those inside a tool result.
-fn images_of(b: &Block) -> Vec<&Block> {
-    match b {
-        Block::Image { .. } => vec![b],
-        Block::ToolResult {
-            content: ToolResultContent::Blocks(inner),
-            ..
-        } => inner
-            .iter()
-            .filter(|x| matches!(x, Block::Image { .. }))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// Tokens of the images in a block (each by its pixel size when known).
 fn image_tokens_in(b: &Block) -> u64 {
-    images_of(b).into_iter().map(tokens::block).sum()
+    b.images().into_iter().map(tokens::block).sum()
 }
 
 /// The block with its images (also those inside a tool result) replaced by a one-line note.
@@ -267,32 +252,22 @@ fn prune_images(
     load_blob: &dyn Fn(&str) -> Option<usize>,
     tally: &mut Tally,
 ) -> Block {
-    match b {
-        Block::Image { media_type, data } => {
-            tally.images_removed += 1;
-            let bytes = match data {
-                ImageData::Bytes(b) => b.len(),
-                ImageData::Blob { hash, .. } => load_blob(hash).unwrap_or(0),
-            };
-            Block::text(format!(
-                "[image removed: {media_type}, {bytes} bytes, in message {message}]"
-            ))
-        }
-        Block::ToolResult {
-            tool_use_id,
-            content: ToolResultContent::Blocks(inner),
-            is_error,
-        } => Block::ToolResult {
-            tool_use_id: tool_use_id.clone(),
-            content: ToolResultContent::Blocks(
-                inner
-                    .iter()
-                    .map(|x| prune_images(x, message, load_blob, tally))
-                    .collect(),
-            ),
-            is_error: *is_error,
-        },
-        other => other.clone(),
+    let note = b.try_map_images::<std::convert::Infallible>(&mut |img| {
+        let Block::Image { media_type, data } = img else {
+            return Ok(img.clone());
+        };
+        tally.images_removed += 1;
+        let bytes = match data {
+            ImageData::Bytes(b) => b.len(),
+            ImageData::Blob { hash, .. } => load_blob(hash).unwrap_or(0),
+        };
+        Ok(Block::text(format!(
+            "[image removed: {media_type}, {bytes} bytes, in message {message}]"
+        )))
+    });
+    match note {
+        Ok(b) => b,
+        Err(never) => match never {},
     }
 }
 
@@ -401,7 +376,7 @@ pub fn plan(
                     .filter(|b| {
                         !matches!(b, Block::ToolResult { tool_use_id, .. } if elided.contains(tool_use_id))
                     })
-                    .flat_map(images_of)
+                    .flat_map(Block::images)
                     .collect();
                 if !images.is_empty() {
                     ids.push(m.id.clone());

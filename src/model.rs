@@ -117,6 +117,49 @@ impl Block {
     pub fn text(t: impl Into<String>) -> Block {
         Block::Text { text: t.into() }
     }
+
+    /// The images this block carries: itself, or those inside a tool result (where screenshots usually are).
+    pub fn images(&self) -> Vec<&Block> {
+        match self {
+            Block::Image { .. } => vec![self],
+            Block::ToolResult {
+                content: ToolResultContent::Blocks(inner),
+                ..
+            } => inner
+                .iter()
+                .filter(|x| matches!(x, Block::Image { .. }))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// This block with each image it carries ([`Block::images`]) replaced by what `f` makes of it.
+    pub fn try_map_images<E>(
+        &self,
+        f: &mut dyn FnMut(&Block) -> Result<Block, E>,
+    ) -> Result<Block, E> {
+        Ok(match self {
+            Block::Image { .. } => f(self)?,
+            Block::ToolResult {
+                tool_use_id,
+                content: ToolResultContent::Blocks(inner),
+                is_error,
+            } => Block::ToolResult {
+                tool_use_id: tool_use_id.clone(),
+                content: ToolResultContent::Blocks(
+                    inner
+                        .iter()
+                        .map(|x| match x {
+                            Block::Image { .. } => f(x),
+                            other => Ok(other.clone()),
+                        })
+                        .collect::<Result<_, E>>()?,
+                ),
+                is_error: *is_error,
+            },
+            other => other.clone(),
+        })
+    }
 }
 
 /// Token usage a provider measured for one reply.

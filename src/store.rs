@@ -29,7 +29,7 @@ pub use paths::Head;
 pub use resume::{Budget, Resumed, Retry};
 pub use turns::{ImportedConversation, ImportedMessage};
 
-use crate::model::{Block, ImageData, Message, NewMessage, Role, ToolResultContent};
+use crate::model::{Block, ImageData, Message, NewMessage, Role};
 use crate::wire::{self, Images};
 
 /// An open store. Cheap to open; one per thread.
@@ -397,54 +397,43 @@ pub(crate) fn insert_conversation(
 }
 
 fn has_inline_images(blocks: &[Block]) -> bool {
-    blocks.iter().any(|b| match b {
-        Block::Image {
-            data: ImageData::Bytes(_),
-            ..
-        } => true,
-        Block::ToolResult {
-            content: ToolResultContent::Blocks(inner),
-            ..
-        } => has_inline_images(inner),
-        _ => false,
+    blocks.iter().flat_map(Block::images).any(|i| {
+        matches!(
+            i,
+            Block::Image {
+                data: ImageData::Bytes(_),
+                ..
+            }
+        )
     })
 }
 
 /// Stores inline image bytes as blobs (once per content hash) and returns the blocks with references.
 fn store_images(tx: &Transaction<'_>, blocks: &[Block]) -> Result<Vec<Block>> {
+    let mut store = |img: &Block| -> Result<Block> {
+        let Block::Image {
+            media_type,
+            data: ImageData::Bytes(bytes),
+        } = img
+        else {
+            return Ok(img.clone());
+        };
+        let hash = format!("{:x}", Sha256::digest(bytes));
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO blobs (hash, media_type, size, bytes) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![hash, media_type, bytes.len() as i64, bytes])?;
+        Ok(Block::Image {
+            media_type: media_type.clone(),
+            data: ImageData::Blob {
+                hash,
+                size: crate::tokens::image_size(bytes),
+            },
+        })
+    };
     blocks
         .iter()
-        .map(|b| {
-            Ok(match b {
-                Block::Image {
-                    media_type,
-                    data: ImageData::Bytes(bytes),
-                } => {
-                    let hash = format!("{:x}", Sha256::digest(bytes));
-                    tx.prepare_cached(
-                        "INSERT OR IGNORE INTO blobs (hash, media_type, size, bytes) VALUES (?1, ?2, ?3, ?4)",
-                    )?
-                    .execute(params![hash, media_type, bytes.len() as i64, bytes])?;
-                    Block::Image {
-                        media_type: media_type.clone(),
-                        data: ImageData::Blob {
-                            hash,
-                            size: crate::tokens::image_size(bytes),
-                        },
-                    }
-                }
-                Block::ToolResult {
-                    tool_use_id,
-                    content: ToolResultContent::Blocks(inner),
-                    is_error,
-                } => Block::ToolResult {
-                    tool_use_id: tool_use_id.clone(),
-                    content: ToolResultContent::Blocks(store_images(tx, inner)?),
-                    is_error: *is_error,
-                },
-                other => other.clone(),
-            })
-        })
+        .map(|b| b.try_map_images(&mut store))
         .collect()
 }
 

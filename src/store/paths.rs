@@ -107,21 +107,12 @@ pub(crate) fn flags_of(m: &crate::model::NewMessage) -> i64 {
     use crate::model::Block;
     for b in &m.content {
         match b {
-            Block::ToolResult {
-                is_error, content, ..
-            } => {
-                if *is_error {
-                    f |= HAS_ERROR;
-                }
-                if let crate::model::ToolResultContent::Blocks(inner) = content
-                    && inner.iter().any(|x| matches!(x, Block::Image { .. }))
-                {
-                    f |= HAS_IMAGE;
-                }
-            }
-            Block::Image { .. } => f |= HAS_IMAGE,
+            Block::ToolResult { is_error: true, .. } => f |= HAS_ERROR,
             Block::Thinking { .. } => f |= HAS_THINKING,
             _ => {}
+        }
+        if !b.images().is_empty() {
+            f |= HAS_IMAGE;
         }
     }
     if m.meta
