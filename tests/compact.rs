@@ -1,68 +1,22 @@
 //! The reclaim ladder: non-destructive rungs, narrative kept, pairs kept, snapshots re-rendered from source,
 //! the ladder reaching a target (or saying it cannot), comparisons side by side.
 
+#[path = "support/helpers.rs"]
+mod helpers;
+
 use std::path::Path;
 
 use cairn::compact::{self, Sent, Strategy};
-use cairn::model::{Block, ImageData, NewMessage, Role, ToolResultContent};
+use cairn::model::{Block, ImageData, NewMessage, Role};
 use cairn::pairs;
 use cairn::store::Store;
-use serde_json::json;
 
 fn long_conversation(s: &mut Store, turns: usize) -> String {
-    let c = s.create_conversation(Some("long")).unwrap();
-    s.append_turn(
-        &c,
-        &[
-            NewMessage::text(
-                Role::User,
-                "Task: port the parser. Constraint: no new dependencies.",
-            ),
-            NewMessage::text(Role::Assistant, "Understood."),
-        ],
-    )
-    .unwrap();
-    for i in 0..turns {
-        let id = format!("t{i}");
-        let mut results = vec![Block::ToolResult {
-            tool_use_id: id.clone(),
-            content: ToolResultContent::Text(
-                format!("line {i}: fn parse_{i}(input: &str) -> Result<Ast> {{ todo!() }}\n")
-                    .repeat(120),
-            ),
-            is_error: i % 7 == 3,
-        }];
-        if i % 8 == 0 {
-            results.push(Block::Image {
-                media_type: "image/png".into(),
-                data: ImageData::Bytes(vec![i as u8; 2048]),
-            });
-        }
-        s.append_turn(
-            &c,
-            &[
-                NewMessage::text(Role::User, format!("step {i}: read module {i}")),
-                NewMessage::new(
-                    Role::Assistant,
-                    vec![
-                        Block::text(format!("Reading module {i}.")),
-                        Block::ToolUse {
-                            id: id.clone(),
-                            name: "Read".into(),
-                            input: json!({"path": format!("src/m{i}.rs")}),
-                        },
-                    ],
-                ),
-                NewMessage::new(Role::User, results),
-                NewMessage::text(
-                    Role::Assistant,
-                    format!("Module {i} uses the old lexer; noted."),
-                ),
-            ],
-        )
-        .unwrap();
-    }
-    c
+    helpers::tool_session(s, turns, &|i| {
+        let body = format!("line {i}: fn parse_{i}(input: &str) -> Result<Ast> {{ todo!() }}\n")
+            .repeat(120);
+        (body, i % 7 == 3, (i % 8 == 0).then(|| vec![i as u8; 2048]))
+    })
 }
 
 fn assembled(s: &Store, c: &str) -> compact::Assembled {

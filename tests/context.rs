@@ -1,12 +1,13 @@
 //! Token accounting: calibration against what providers measured on the real samples, and the /context
 //! breakdown with what each rung would reclaim.
 
+#[path = "support/helpers.rs"]
+mod helpers;
+
 use std::path::Path;
 
 use cairn::context;
-use cairn::model::{Block, ImageData, NewMessage, Role, ToolResultContent};
 use cairn::store::Store;
-use serde_json::json;
 
 #[test]
 fn calibration_on_the_samples_brings_the_median_error_under_5_percent() {
@@ -47,53 +48,17 @@ fn calibration_on_the_samples_brings_the_median_error_under_5_percent() {
     assert!(checked >= 2, "too few models with measured usage: {cals:?}");
 }
 
-fn big_result(id: &str, n: usize) -> Block {
-    Block::ToolResult {
-        tool_use_id: id.into(),
-        content: ToolResultContent::Text("fn example() { let x = compute(42); }\n".repeat(n)),
-        is_error: false,
-    }
-}
-
 #[test]
 fn context_reports_what_each_rung_would_reclaim_outside_the_protect_window() {
     let mut s = Store::open_in_memory().unwrap();
-    let c = s.create_conversation(None).unwrap();
-    s.append_turn(
-        &c,
-        &[
-            NewMessage::text(Role::User, "the task: keep the tests green"),
-            NewMessage::text(Role::Assistant, "ok"),
-        ],
-    )
-    .unwrap();
-    for i in 0..60 {
-        let id = format!("t{i}");
-        let mut user = vec![big_result(&id, 150)];
-        if i % 10 == 0 {
-            user.push(Block::Image {
-                media_type: "image/png".into(),
-                data: ImageData::Bytes(vec![i as u8; 64]),
-            });
-        }
-        s.append_turn(
-            &c,
-            &[
-                NewMessage::text(Role::User, format!("step {i}")),
-                NewMessage::new(
-                    Role::Assistant,
-                    vec![Block::ToolUse {
-                        id: id.clone(),
-                        name: "Read".into(),
-                        input: json!({"i": i}),
-                    }],
-                ),
-                NewMessage::new(Role::User, user),
-                NewMessage::text(Role::Assistant, "done"),
-            ],
+    let body = "fn example() { let x = compute(42); }\n".repeat(150);
+    let c = helpers::tool_session(&mut s, 60, &|i| {
+        (
+            body.clone(),
+            false,
+            (i % 10 == 0).then(|| vec![i as u8; 64]),
         )
-        .unwrap();
-    }
+    });
     let path = s.active_path(&c).unwrap();
     let r = context::report(&path, Some("claude-opus-4-7"), None);
     assert_eq!(r.window, 200_000);

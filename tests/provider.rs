@@ -1,6 +1,9 @@
 //! `cairn send` and the summary rung against a loopback mock provider that speaks both wire shapes, counts tokens
 //! by a fixed rule (request bytes / 4), enforces a window, and answers with the providers' exact overflow bodies.
 
+#[path = "support/helpers.rs"]
+mod helpers;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -136,43 +139,7 @@ fn setup(turns: usize) -> (Env, String) {
     let db = dir.path().join("p.db");
     let env = Env { _dir: dir, db };
     let mut s = cairn::store::Store::open(&env.db).unwrap();
-    let c = s.create_conversation(Some("mock")).unwrap();
-    use cairn::model::{Block, NewMessage, Role, ToolResultContent};
-    s.append_turn(
-        &c,
-        &[
-            NewMessage::text(Role::User, "Task: port the parser."),
-            NewMessage::text(Role::Assistant, "ok"),
-        ],
-    )
-    .unwrap();
-    for i in 0..turns {
-        let id = format!("t{i}");
-        s.append_turn(
-            &c,
-            &[
-                NewMessage::text(Role::User, format!("step {i}")),
-                NewMessage::new(
-                    Role::Assistant,
-                    vec![Block::ToolUse {
-                        id: id.clone(),
-                        name: "Read".into(),
-                        input: json!({"i": i}),
-                    }],
-                ),
-                NewMessage::new(
-                    Role::User,
-                    vec![Block::ToolResult {
-                        tool_use_id: id,
-                        content: ToolResultContent::Text("fn x() {}\n".repeat(400)),
-                        is_error: false,
-                    }],
-                ),
-                NewMessage::text(Role::Assistant, format!("module {i} read")),
-            ],
-        )
-        .unwrap();
-    }
+    let c = helpers::tool_session(&mut s, turns, &|_| ("fn x() {}\n".repeat(400), false, None));
     (env, c)
 }
 

@@ -52,3 +52,62 @@ pub fn fingerprint(s: &Store, conv: &str) -> (u64, Option<String>, usize) {
     let c = s.conversation(conv).unwrap();
     (c.messages, c.tip, s.operations(conv).unwrap().len())
 }
+
+/// What one turn of [`tool_session`] reads: the result's text, whether it is an error, an image sent beside it.
+pub type ReadResult = (String, bool, Option<Vec<u8>>);
+
+/// A conversation of a task prompt and `turns` tool turns ("step i: read module i", a `Read` call, its result, a
+/// closing reply); `result(i)` gives each result.
+pub fn tool_session(s: &mut Store, turns: usize, result: &dyn Fn(usize) -> ReadResult) -> String {
+    let c = s.create_conversation(Some("long")).unwrap();
+    s.append_turn(
+        &c,
+        &[
+            NewMessage::text(
+                Role::User,
+                "Task: port the parser. Constraint: no new dependencies.",
+            ),
+            NewMessage::text(Role::Assistant, "Understood."),
+        ],
+    )
+    .unwrap();
+    for i in 0..turns {
+        let id = format!("t{i}");
+        let (text, is_error, image) = result(i);
+        let mut results = vec![Block::ToolResult {
+            tool_use_id: id.clone(),
+            content: ToolResultContent::Text(text),
+            is_error,
+        }];
+        if let Some(bytes) = image {
+            results.push(Block::Image {
+                media_type: "image/png".into(),
+                data: cairn::model::ImageData::Bytes(bytes),
+            });
+        }
+        s.append_turn(
+            &c,
+            &[
+                NewMessage::text(Role::User, format!("step {i}: read module {i}")),
+                NewMessage::new(
+                    Role::Assistant,
+                    vec![
+                        Block::text(format!("Reading module {i}.")),
+                        Block::ToolUse {
+                            id: id.clone(),
+                            name: "Read".into(),
+                            input: json!({"path": format!("src/m{i}.rs")}),
+                        },
+                    ],
+                ),
+                NewMessage::new(Role::User, results),
+                NewMessage::text(
+                    Role::Assistant,
+                    format!("Module {i} uses the old lexer; noted."),
+                ),
+            ],
+        )
+        .unwrap();
+    }
+    c
+}
