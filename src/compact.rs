@@ -312,6 +312,19 @@ pub struct Plan {
     pub items: usize,
 }
 
+/// The messages a snapshot or a summary covers on `path`: cairn's own markers left out, the head (the first
+/// turn) and the protect window kept verbatim. Empty when there is no middle. The planner, the summary call and
+/// the explorer's preview all take it from here, so they cover the same messages.
+pub fn covered_middle(path: &[Message], protect_tokens: u64) -> Vec<Message> {
+    let sources: Vec<Message> = path
+        .iter()
+        .filter(|m| cairn_marker(m).is_none())
+        .cloned()
+        .collect();
+    let middle = context::snapshot_middle(&sources, protect_tokens);
+    sources[middle].to_vec()
+}
+
 /// Plans one rung on `path` (already compacted by earlier markers), or None when it has nothing to do.
 /// `force` runs elision even when it saves less than the threshold (`/shake`).
 pub fn plan(
@@ -399,16 +412,11 @@ pub fn plan(
             })
         }
         Strategy::Snapshot | Strategy::Summary => {
-            let sources: Vec<Message> = path
-                .iter()
-                .filter(|m| cairn_marker(m).is_none())
-                .cloned()
-                .collect();
-            let middle = context::snapshot_middle(&sources, protect_tokens);
-            if middle.is_empty() {
+            let covered = covered_middle(path, protect_tokens);
+            if covered.is_empty() {
                 return None;
             }
-            let covered = &sources[middle.clone()];
+            let covered = &covered[..];
             let text: u64 = covered.iter().map(tokens::message).sum();
             let (from, to) = (covered[0].id.clone(), covered[covered.len() - 1].id.clone());
             if strategy == Strategy::Snapshot {

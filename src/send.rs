@@ -223,16 +223,10 @@ pub fn summarize(
 ) -> Result<Option<compact::Applied>, SendError> {
     let (instructions, window, protect) = (opts.instructions.as_deref(), opts.window, opts.protect);
     let path = store.active_path(conv)?;
-    let sources: Vec<Message> = path
-        .iter()
-        .filter(|m| m.cairn_kind() != Some(compact::KIND_COMPACTION))
-        .cloned()
-        .collect();
-    let middle = crate::context::snapshot_middle(&sources, protect);
-    if middle.is_empty() {
+    let covered = compact::covered_middle(&path, protect);
+    if covered.is_empty() {
         return Ok(None);
     }
-    let covered = &sources[middle];
     let lines: Vec<String> = covered
         .iter()
         .map(|m| format!("{}: {}", m.role, crate::render::source_text(m)))

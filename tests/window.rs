@@ -560,3 +560,37 @@ fn turns_appended_by_another_process_show_up_without_a_reload() {
     assert_eq!(s.heads.len(), before + 2);
     assert_eq!(s.conv.tip.as_deref(), Some(s.heads[before + 1].id.as_str()));
 }
+
+#[test]
+fn the_snapshot_preview_shows_exactly_what_the_snapshot_rung_covers() {
+    let f = fixture();
+    let mut h = harness(&f);
+    // with a marker already on the path (markers are not covered)
+    h.get_by_label("Command").focus();
+    h.get_by_label("Command").type_text("/shake elide");
+    h.run();
+    h.get_by_label("Run").click();
+    settle(&mut h);
+    h.get_by_label("Snapshots").click();
+    settle(&mut h);
+    let (first, last) = {
+        let d = h.state().snapshots.data.as_ref().unwrap();
+        let rows: Vec<&String> = d
+            .manifest
+            .pages
+            .iter()
+            .flat_map(|p| p.rows.iter().map(|r| &r.message))
+            .collect();
+        (rows[0].clone(), rows[rows.len() - 1].clone())
+    };
+    h.get_by_label("Command").focus();
+    h.get_by_label("Command").type_text("/compact snapshot");
+    h.run();
+    h.get_by_label("Run").click();
+    settle(&mut h);
+    let store = Store::open(&f.path).unwrap();
+    let path = store.active_path(&f.demo.conversation).unwrap();
+    let marker = &path.last().unwrap().meta["cairn"];
+    assert_eq!(marker["from"].as_str(), Some(first.as_str()));
+    assert_eq!(marker["to"].as_str(), Some(last.as_str()));
+}

@@ -343,12 +343,9 @@ fn run(
             let path = store
                 .active_path(&conversation)
                 .map_err(|e| e.to_string())?;
-            let middle = crate::context::snapshot_middle(&path, compact::protect_for(u64::MAX));
-            let covered: Vec<_> = path[middle]
-                .iter()
-                .filter(|m| m.cairn_kind() != Some(compact::KIND_COMPACTION))
-                .cloned()
-                .collect();
+            // what a snapshot compaction from this window would cover (the same protect as compact_job)
+            let protect = compact::protect_for(window_of_path(&path) / 2);
+            let covered = compact::covered_middle(&path, protect);
             let sources = render::sources(&covered);
             let mut opts = render::Options::new(profile);
             opts.cell = cell;
