@@ -84,6 +84,8 @@ pub struct Explorer {
     store_path: PathBuf,
     store: Option<Store>,
     pub conversations: Vec<Conversation>,
+    /// The list's order and indentation ([`conversations::lineage`]).
+    lineage: Vec<(usize, usize)>,
     filter: String,
     pub session: Option<Session>,
     pub view: View,
@@ -117,8 +119,9 @@ pub struct Explorer {
     pub home: Option<PathBuf>,
     /// When the store was last checked for writes by others (seconds of UI time).
     watched_at: f64,
-    /// The window title last set.
-    title: String,
+    /// The conversation the window title names (`frames_titled`: a title was set at all).
+    titled_for: Option<String>,
+    frames_titled: bool,
     /// The store's data version at the last look ([`Store::data_version`]).
     seen_version: Option<i64>,
     fonts_installed: bool,
@@ -152,6 +155,7 @@ impl Explorer {
             store: None,
             store_path,
             conversations: Vec::new(),
+            lineage: Vec::new(),
             filter: String::new(),
             session: None,
             view: View::Tree,
@@ -178,7 +182,8 @@ impl Explorer {
             native_dialogs: true,
             home: crate::discover::home(),
             watched_at: 0.0,
-            title: String::new(),
+            titled_for: None,
+            frames_titled: false,
             seen_version: None,
             fonts_installed: false,
         };
@@ -216,7 +221,10 @@ impl Explorer {
     fn reload(&mut self) {
         let Some(store) = &self.store else { return };
         match store.conversations() {
-            Ok(c) => self.conversations = c,
+            Ok(c) => {
+                self.lineage = conversations::lineage(&c);
+                self.conversations = c;
+            }
             Err(e) => self.fail(e.to_string()),
         }
     }
@@ -492,6 +500,11 @@ impl Explorer {
 
     /// The window's title names the open conversation.
     fn retitle(&mut self, ctx: &egui::Context) {
+        // the frame loop only compares an id; the title is built when the open conversation changes
+        let open = self.session.as_ref().map(|s| s.conv.id.as_str());
+        if self.titled_for.as_deref() == open && self.frames_titled {
+            return;
+        }
         let title = match &self.session {
             Some(s) => {
                 let t = s.conv.title.as_deref().unwrap_or("(untitled)");
@@ -500,10 +513,9 @@ impl Explorer {
             }
             None => "cairn".to_string(),
         };
-        if self.title != title {
-            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
-            self.title = title;
-        }
+        ctx.send_viewport_cmd(egui::ViewportCommand::Title(title));
+        self.titled_for = open.map(str::to_string);
+        self.frames_titled = true;
     }
 
     /// Follows writes made by others (an agent appending turns, the CLI): every couple of seconds the open

@@ -3,6 +3,37 @@
 
 use super::*;
 
+/// The list's order: each conversation followed by its forks (and theirs), with its depth in that tree.
+/// Computed when the list is read, not per frame.
+pub(super) fn lineage(conversations: &[Conversation]) -> Vec<(usize, usize)> {
+    let ids: std::collections::HashMap<&str, usize> = conversations
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id.as_str(), i))
+        .collect();
+    let mut kids: Vec<Vec<usize>> = vec![Vec::new(); conversations.len()];
+    let mut roots = Vec::new();
+    for (i, c) in conversations.iter().enumerate() {
+        let parent = c
+            .forked_from
+            .as_ref()
+            .and_then(|f| ids.get(f.conversation.as_str()).copied());
+        match parent {
+            Some(p) => kids[p].push(i),
+            None => roots.push(i),
+        }
+    }
+    let mut order = Vec::with_capacity(conversations.len());
+    let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&r| (r, 0)).collect();
+    while let Some((i, depth)) = stack.pop() {
+        order.push((i, depth));
+        for &k in kids[i].iter().rev() {
+            stack.push((k, depth + 1));
+        }
+    }
+    order
+}
+
 impl Explorer {
     pub(super) fn conversations_panel(&mut self, ui: &mut egui::Ui) {
         ui.heading("Conversations");
@@ -20,41 +51,13 @@ impl Explorer {
                     .to_lowercase()
                     .contains(&needle)
         };
-        // fork lineage: forks under the conversation they came from (iterative, any depth)
-        let ids: std::collections::HashMap<&str, usize> = self
-            .conversations
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.id.as_str(), i))
-            .collect();
-        let parent_of = |c: &Conversation| {
-            c.forked_from
-                .as_ref()
-                .and_then(|f| ids.get(f.conversation.as_str()).copied())
-        };
-        let mut kids: Vec<Vec<usize>> = vec![Vec::new(); self.conversations.len()];
-        let mut roots = Vec::new();
-        for (i, c) in self.conversations.iter().enumerate() {
-            match parent_of(c) {
-                Some(p) => kids[p].push(i),
-                None => roots.push(i),
-            }
-        }
-        let mut order: Vec<(usize, usize)> = Vec::new();
-        let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&r| (r, 0)).collect();
-        while let Some((i, depth)) = stack.pop() {
-            order.push((i, depth));
-            for &k in kids[i].iter().rev() {
-                stack.push((k, depth + 1));
-            }
-        }
         let current = self.conv_id();
         let mut clicked = None;
         egui::ScrollArea::vertical()
             .id_salt("conversation-list")
             .auto_shrink([false, false])
             .show(ui, |ui| {
-                for (i, depth) in order {
+                for &(i, depth) in &self.lineage {
                     let c = &self.conversations[i];
                     if !matches(c) {
                         continue;
