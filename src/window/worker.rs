@@ -564,7 +564,7 @@ mod tests {
     }
 
     #[test]
-    fn a_job_reports_progress_bookkeeping_and_one_result() {
+    fn a_job_reports_one_result_and_leaves_the_running_list() {
         let (_d, path, conv) = demo_store();
         let mut w = Worker::new(path, Arc::new(Mutex::new(None)));
         w.submit(Job::Search {
