@@ -103,8 +103,11 @@ mod tests {
             Some(d.conversation.clone())
         );
         // a long middle: the snapshot rung has something to take
-        let path = store.active_path(&d.conversation).unwrap();
-        let r = crate::context::report(&path, None, None);
+        let view = crate::reclaim::PathView::load(&store, &d.conversation, None).unwrap();
+        let policy = crate::reclaim::Policy::new(&Default::default(), view.model(), None);
+        let est =
+            crate::reclaim::replay::Estimator::for_path(&Default::default(), &view, &policy.model);
+        let r = crate::reclaim::report::report(&view, &policy, &est);
         assert!(
             r.rungs
                 .iter()

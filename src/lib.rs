@@ -3,8 +3,7 @@
 //! The core (this library, minus [`cli`] and [`window`]) never touches a UI toolkit: the CLI and the window
 //! call the same functions. See ARCHITECTURE.md for the data flow.
 
-pub mod compact;
-pub mod context;
+pub mod commands;
 pub mod demo;
 pub mod discover;
 pub mod export;
@@ -14,6 +13,7 @@ pub mod layout;
 pub mod model;
 pub mod pairs;
 pub mod provider;
+pub mod reclaim;
 pub mod render;
 pub mod send;
 pub mod slash;

@@ -175,6 +175,32 @@ pub struct Usage {
     pub cache_creation_input_tokens: u64,
 }
 
+/// The plain text of blocks, one block after another: text as is, thinking, tool calls and results marked, other
+/// blocks as JSON. It is what a snapshot page draws, what a summary is asked to read and what a search matches,
+/// so its length is measured once per message when it is stored.
+pub fn plain_text(blocks: &[Block]) -> String {
+    let mut parts: Vec<String> = Vec::with_capacity(blocks.len());
+    for b in blocks {
+        parts.push(match b {
+            Block::Text { text } => text.clone(),
+            Block::Thinking { thinking, .. } => format!("[thinking] {thinking}"),
+            Block::ToolUse { name, input, .. } => format!("[tool_use {name}] {input}"),
+            Block::ToolResult {
+                content, is_error, ..
+            } => {
+                let t = match content {
+                    ToolResultContent::Text(t) => t.clone(),
+                    c => c.text(),
+                };
+                if *is_error { format!("[error] {t}") } else { t }
+            }
+            Block::Image { media_type, .. } => format!("[image {media_type}]"),
+            Block::Other(v) => v.to_string(),
+        });
+    }
+    parts.join("\n")
+}
+
 /// A message about to be written: no id, no parent yet (the store assigns both).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewMessage {
@@ -223,8 +249,33 @@ pub struct Message {
     pub depth: i64,
 }
 
-/// The kinds of message cairn itself writes, recorded in `meta.cairn.kind`.
+/// The kinds recorded in `meta.cairn.kind`: a rewind digest cairn wrote, a compaction marker (cairn's own rungs
+/// and the compactions harnesses recorded), and a harness's compaction summary sent in place of what it covers.
 pub const KIND_DIGEST: &str = "digest";
+pub const KIND_COMPACTION: &str = "compaction";
+pub const KIND_COMPACT_SUMMARY: &str = "compact_summary";
+
+/// The model that wrote a reply, where the message's metadata records it: `meta.model` (cairn's own replies and
+/// every reader since the harness's model is normalised there), else Claude Code's `lines[0].message.model`, else
+/// pi's `entry.message.model`.
+pub fn model_of(meta: &Value) -> Option<&str> {
+    meta.get("model")
+        .and_then(Value::as_str)
+        .or_else(|| {
+            meta.get("lines")
+                .and_then(|l| l.get(0))
+                .and_then(|l| l.get("message"))
+                .and_then(|m| m.get("model"))
+                .and_then(Value::as_str)
+        })
+        .or_else(|| {
+            meta.get("entry")
+                .and_then(|e| e.get("message"))
+                .and_then(|m| m.get("model"))
+                .and_then(Value::as_str)
+        })
+        .filter(|m| !m.is_empty())
+}
 
 impl Message {
     pub fn tool_use_ids(&self) -> impl Iterator<Item = &str> {

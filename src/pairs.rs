@@ -33,15 +33,6 @@ impl HasBlocks for NewMessage {
     }
 }
 
-impl HasBlocks for crate::compact::Sent {
-    fn role(&self) -> Role {
-        self.role
-    }
-    fn blocks(&self) -> &[Block] {
-        &self.content
-    }
-}
-
 /// A broken pair; `index` is the position of the offending message in the checked slice.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PairError {

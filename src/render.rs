@@ -13,7 +13,7 @@ pub mod profile;
 
 use serde::Serialize;
 
-use crate::model::{Block, Message, ToolResultContent};
+use crate::model::Message;
 use font::{BitmapFont, Cell, Mark};
 pub use profile::{PROFILES, Profile};
 
@@ -28,28 +28,9 @@ pub struct Source {
     pub tool: bool,
 }
 
-/// The text cairn draws for a message: text as is, thinking, tool calls and results marked, other blocks as JSON.
+/// The text cairn draws for a message ([`crate::model::plain_text`]).
 pub fn source_text(m: &Message) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    for b in &m.content {
-        parts.push(match b {
-            Block::Text { text } => text.clone(),
-            Block::Thinking { thinking, .. } => format!("[thinking] {thinking}"),
-            Block::ToolUse { name, input, .. } => format!("[tool_use {name}] {input}"),
-            Block::ToolResult {
-                content, is_error, ..
-            } => {
-                let t = match content {
-                    ToolResultContent::Text(t) => t.clone(),
-                    c => c.text(),
-                };
-                if *is_error { format!("[error] {t}") } else { t }
-            }
-            Block::Image { media_type, .. } => format!("[image {media_type}]"),
-            Block::Other(v) => v.to_string(),
-        });
-    }
-    parts.join("\n")
+    crate::model::plain_text(&m.content)
 }
 
 /// Sources for a run of messages.
@@ -60,16 +41,79 @@ pub fn sources(messages: &[Message]) -> Vec<Source> {
             let tool = m.has_tool_result();
             Source {
                 id: m.id.clone(),
-                label: format!(
-                    "{} {}",
-                    if tool { "tool output" } else { m.role.as_str() },
-                    &m.id[..m.id.len().min(8)]
-                ),
+                label: label(m.role, tool, &m.id),
                 text: source_text(m),
                 tool,
             }
         })
         .collect()
+}
+
+/// A message's header on the pages: its role (or "tool output") and the start of its id.
+pub fn label(role: crate::model::Role, tool_output: bool, id: &str) -> String {
+    let short: String = id.chars().take(8).collect();
+    format!(
+        "{} {short}",
+        if tool_output {
+            "tool output"
+        } else {
+            role.as_str()
+        }
+    )
+}
+
+/// The cells a source takes on the pages: its start mark, "LABEL: ", then one per character of its text (the
+/// layout is one stream of cells, so this is exact).
+pub fn cells(label: &str, chars: u64) -> u64 {
+    1 + label.chars().count() as u64 + 2 + chars
+}
+
+/// What pages of `cells` cells would be, without drawing them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Estimate {
+    pub pages: usize,
+    /// Exact: the page count and each page's cropped height follow from the cell count.
+    pub image_tokens: u64,
+    /// Estimated at [`PNG_BYTES_PER_CELL`] (measured on real transcript text).
+    pub png_bytes: u64,
+    /// The factsheet sent beside the pages, estimated: its bytes grow with the text up to its bound.
+    pub factsheet_bytes: u64,
+}
+
+/// Bytes of 1-bit PNG per drawn cell of real transcript text (bitmap 5x8, default compression), and factsheet
+/// bytes per cell, as measured by `render::tests::estimates_track_real_pages`.
+pub const PNG_BYTES_PER_CELL: f64 = 0.55;
+pub const FACTSHEET_BYTES_PER_CELL: f64 = 0.04;
+
+/// The pages that `cells` cells make with `opts`: the same page breaks and crops as [`render`].
+pub fn estimate(cells: u64, opts: &Options) -> Estimate {
+    let (cw, ch) = opts.cell;
+    let p = opts.profile;
+    let cols = u64::from((p.width / cw.max(1)).max(1));
+    let rows_per_page = u64::from((p.height / ch.max(1)).max(1));
+    let rows = cells.div_ceil(cols);
+    if rows == 0 {
+        return Estimate::default();
+    }
+    let pages = rows.div_ceil(rows_per_page);
+    let last_rows = rows - (pages - 1) * rows_per_page;
+    let cropped = |used: u64| -> u32 {
+        let used = (used as u32) * ch;
+        let align = p.formula.align();
+        (used.div_ceil(align) * align).min(p.height).max(used)
+    };
+    let full = p.tokens(p.width, cropped(rows_per_page));
+    let image_tokens = (pages - 1) * full + p.tokens(p.width, cropped(last_rows));
+    Estimate {
+        pages: pages as usize,
+        image_tokens,
+        png_bytes: (cells as f64 * PNG_BYTES_PER_CELL) as u64,
+        factsheet_bytes: if opts.factsheet {
+            ((cells as f64 * FACTSHEET_BYTES_PER_CELL) as u64).min(opts.factsheet_bytes as u64)
+        } else {
+            0
+        },
+    }
 }
 
 /// A plain text file as one source (for `render --text`).
@@ -212,6 +256,7 @@ pub struct Stats {
     pub fits_one_request: bool,
 }
 
+#[derive(Debug, Clone)]
 pub struct Rendered {
     pub pages: Vec<Page>,
     pub manifest: Manifest,

@@ -11,9 +11,11 @@ use std::sync::atomic::AtomicBool;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::compact::{self, Strategy};
 use crate::model::{Block, Message, NewMessage, Role};
 use crate::provider::{Kind, Provider, ProviderError};
+use crate::reclaim::assemble::{Sent as Assembled, layout, materialize};
+use crate::reclaim::rungs::{self, RungOptions};
+use crate::reclaim::{Applied, PathView, Policy, ReclaimError, Strategy};
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +24,8 @@ pub enum SendError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Provider(#[from] ProviderError),
+    #[error(transparent)]
+    Reclaim(#[from] ReclaimError),
     #[error(
         "still too long after {attempts} attempts and every rung that needs no model ({last}); try `cairn compact {conv} --strategy summary`"
     )]
@@ -43,9 +47,8 @@ pub struct Sent {
 }
 
 /// Messages to send, as stored-message stand-ins (for the provider body builders).
-fn as_messages(assembled: &compact::Assembled, conv: &str) -> Vec<Message> {
+fn as_messages(assembled: &[Assembled], conv: &str) -> Vec<Message> {
     assembled
-        .messages
         .iter()
         .enumerate()
         .map(|(i, s)| Message {
@@ -73,32 +76,6 @@ fn body(store: &Store, kind: Kind, msgs: &[Message]) -> Result<Value, StoreError
     })
 }
 
-/// When the estimated context passes this share of the window (less the reply's reserve), the ladder runs before
-/// sending, down to [`TARGET_SHARE`] (the defaults of [`Policy`]).
-pub const THRESHOLD_SHARE: f64 = 0.8;
-pub const TARGET_SHARE: f64 = 0.5;
-
-/// When `send` compacts first.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Policy {
-    /// Overrides the model's context window (tokens).
-    pub window: Option<u64>,
-    /// Share of the usable window past which the ladder runs before sending.
-    pub threshold: f64,
-    /// Share of the usable window the ladder compacts down to.
-    pub target: f64,
-}
-
-impl Default for Policy {
-    fn default() -> Self {
-        Policy {
-            window: None,
-            threshold: THRESHOLD_SHARE,
-            target: TARGET_SHARE,
-        }
-    }
-}
-
 /// Sends `text` as the next user prompt and persists the turn when the reply is complete.
 pub fn send(
     store: &mut Store,
@@ -114,16 +91,14 @@ pub fn send(
     let mut compacted = Vec::new();
     let mut last = String::new();
     // Threshold: compact before sending when the context is past its share of the window.
-    let window = policy
-        .window
-        .unwrap_or_else(|| crate::context::window_of(&provider.model));
-    let usable = window.saturating_sub(crate::context::REPLY_RESERVE) as f64;
-    let path = store.active_path(&conv)?;
-    let estimate = compact::assemble(&path, &|h| store.blob(h).ok().map(|b| b.len()))
-        .tally
-        .total();
-    if estimate as f64 > usable * policy.threshold {
-        let outcome = compact::ladder(store, &conv, (usable * policy.target) as u64)?;
+    let target = policy.target_tokens();
+    let opts = policy.rung_options(target);
+    let estimate = {
+        let view = PathView::load(store, &conv, None)?;
+        layout(&view, &[], view.len()).tally.total()
+    };
+    if estimate > policy.threshold_tokens() {
+        let outcome = rungs::ladder(store, &conv, target, &opts)?;
         compacted.extend(
             outcome
                 .steps
@@ -132,8 +107,8 @@ pub fn send(
         );
     }
     for attempt in 1..=3u32 {
-        let path = store.active_path(&conv)?;
-        if let Some(tip) = path.last()
+        let view = PathView::load(store, &conv, None)?;
+        if let Some(tip) = view.heads.last()
             && !tip.ends_turn()
         {
             return Err(StoreError::NotBoundary {
@@ -143,8 +118,9 @@ pub fn send(
             }
             .into());
         }
-        let assembled = compact::assemble(&path, &|h| store.blob(h).ok().map(|b| b.len()));
-        let estimate = assembled.tally.total() + crate::tokens::blocks(&prompt.content);
+        let l = layout(&view, &[], view.len());
+        let estimate = l.tally.total() + crate::tokens::blocks(&prompt.content);
+        let assembled = materialize(&view, &l, Some(store))?;
         let mut msgs = as_messages(&assembled, &conv);
         msgs.push(Message {
             id: "prompt".into(),
@@ -186,7 +162,7 @@ pub fn send(
                 let limit = limit.unwrap_or_else(|| tokens.map_or(estimate, |t| t * 9 / 10));
                 let target = ((limit as f64 * 0.9) / ratio) as u64;
                 let before = compacted.len();
-                let outcome = compact::ladder(store, &conv, target)?;
+                let outcome = rungs::ladder(store, &conv, target, &policy.rung_options(target))?;
                 compacted.extend(outcome.steps.iter().map(|s| s.strategy.name().to_string()));
                 if compacted.len() == before {
                     // nothing left that needs no model
@@ -206,11 +182,11 @@ pub fn send(
 /// The summary rung: one model call on the middle the snapshot would image (chunked when it would not fit the
 /// summarising model's window), then its marker. Never fed an overflowing request: it sees only the middle.
 /// How to summarise: what to keep, the summarising model's window, the protect window left verbatim.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SummaryOptions {
     pub instructions: Option<String>,
     pub window: u64,
-    pub protect: u64,
+    pub rungs: RungOptions,
 }
 
 pub fn summarize(
@@ -220,13 +196,15 @@ pub fn summarize(
     opts: &SummaryOptions,
     progress: &mut dyn FnMut(usize, usize),
     cancel: &AtomicBool,
-) -> Result<Option<compact::Applied>, SendError> {
-    let (instructions, window, protect) = (opts.instructions.as_deref(), opts.window, opts.protect);
-    let path = store.active_path(conv)?;
-    let covered = compact::covered_middle(&path, protect);
-    if covered.is_empty() {
+) -> Result<Option<Applied>, SendError> {
+    let (instructions, window) = (opts.instructions.as_deref(), opts.window);
+    let view = PathView::load(store, conv, None)?;
+    let l = layout(&view, &[], view.len());
+    let idx = rungs::covered_middle(&view, &l, opts.rungs.protect);
+    if idx.is_empty() {
         return Ok(None);
     }
+    let covered = view.bodies(Some(store), &idx)?;
     let lines: Vec<String> = covered
         .iter()
         .map(|m| format!("{}: {}", m.role, crate::render::source_text(m)))
@@ -290,12 +268,12 @@ pub fn summarize(
         progress(calls, calls);
         s
     };
-    Ok(compact::apply(
+    Ok(rungs::apply(
         store,
         conv,
         Strategy::Summary,
         true,
         Some(&summary),
-        protect,
+        &opts.rungs,
     )?)
 }

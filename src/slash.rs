@@ -3,7 +3,9 @@
 //! `/context`, `/tree`, `/fork [MSG]`, `/checkpoint LABEL`, `/rewind LABEL DIGEST…`, `/branch MSG`,
 //! `/export FORMAT [FILE]`, `/undo`.
 
-use crate::compact::Strategy;
+use crate::commands::Action;
+use crate::export::ExportFormat;
+use crate::reclaim::Strategy;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Slash {
@@ -33,10 +35,65 @@ pub enum Slash {
         message: String,
     },
     Export {
-        format: String,
+        format: ExportFormat,
         file: Option<String>,
     },
     Undo,
+}
+
+impl Slash {
+    /// The action this command is, on a conversation: the same action whichever shell typed it. A rung named
+    /// explicitly runs even below its threshold; `/compact` alone is the ladder.
+    pub fn action(self, conversation: &str) -> Action {
+        let conversation = conversation.to_string();
+        match self {
+            Slash::Compact {
+                strategy,
+                instructions,
+            } => Action::Compact {
+                conversation,
+                strategy,
+                force: true,
+                target: None,
+                protect: None,
+                instructions,
+                provider: None,
+            },
+            Slash::Shake { elide, images } => Action::Shake {
+                conversation,
+                elide,
+                images,
+            },
+            Slash::Context => Action::Context {
+                conversation,
+                model: None,
+            },
+            Slash::Tree => Action::Tree { conversation },
+            Slash::Fork { at } => Action::Fork { conversation, at },
+            Slash::Checkpoint { label } => Action::Checkpoint {
+                conversation,
+                label: Some(label),
+            },
+            Slash::Rewind { label, digest } => Action::Rewind {
+                conversation,
+                label,
+                digest,
+            },
+            Slash::Branch { message } => Action::Branch {
+                conversation,
+                message,
+                expect: None,
+            },
+            Slash::Export { format, file } => Action::Export {
+                conversation,
+                at: None,
+                format,
+                options: crate::export::Options::default(),
+                out: file.map(std::path::PathBuf::from),
+            },
+            Slash::Undo => Action::Undo { conversation },
+        }
+    }
 }
 
 /// The command names, for completion.
@@ -128,13 +185,17 @@ pub fn parse(input: &str) -> Result<Slash, SlashError> {
         "branch" => Slash::Branch {
             message: words.first().ok_or_else(|| err("/branch MSG"))?.to_string(),
         },
-        "export" => Slash::Export {
-            format: words
-                .first()
-                .ok_or_else(|| err("/export FORMAT [FILE]"))?
-                .to_string(),
-            file: words.get(1).map(|s| s.to_string()),
-        },
+        "export" => {
+            let f = words.first().ok_or_else(|| err("/export FORMAT [FILE]"))?;
+            Slash::Export {
+                format: ExportFormat::from_name(f).ok_or_else(|| {
+                    err(format!(
+                        "/export {f}: html, markdown, jsonl, anthropic or openai"
+                    ))
+                })?,
+                file: words.get(1).map(|s| s.to_string()),
+            }
+        }
         "undo" => Slash::Undo,
         other => {
             return Err(err(format!(

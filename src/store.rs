@@ -9,6 +9,7 @@
 
 mod checkpoints;
 mod error;
+mod measures;
 mod oplog;
 mod paths;
 mod resume;
@@ -24,6 +25,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 pub use error::{Result, StoreError};
+pub use measures::Facts;
 pub use oplog::Operation;
 pub use paths::Head;
 pub use resume::{Budget, Resumed, Retry};
@@ -216,6 +218,17 @@ impl Store {
             })
             .optional()?
             .ok_or_else(|| StoreError::MissingBlob(hash.to_string()))
+    }
+
+    /// The size in bytes of an image blob (None when there is no such blob).
+    pub fn blob_size(&self, hash: &str) -> Result<Option<u64>> {
+        Ok(self
+            .conn
+            .query_row("SELECT size FROM blobs WHERE hash = ?1", [hash], |r| {
+                r.get::<_, i64>(0)
+            })
+            .optional()?
+            .map(|n| n.max(0) as u64))
     }
 
     /// A message in Anthropic Messages shape, images inlined as base64.
@@ -466,6 +479,7 @@ pub(crate) fn insert_message(
     let id = new_id();
     let tokens = crate::tokens::blocks(&m.content) as i64;
     let flags = paths::flags_of(m);
+    let created_at = m.created_at.unwrap_or_else(now_ms);
     tx.prepare_cached(
         "INSERT INTO messages (id, conversation, parent, depth, role, content, created_at, meta, usage, tokens, flags)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -477,13 +491,15 @@ pub(crate) fn insert_message(
         parent.map_or(0, |p| p.1 + 1),
         m.role.as_str(),
         content,
-        m.created_at.unwrap_or_else(now_ms),
+        created_at,
         meta,
         usage,
         tokens,
         flags
     ])?;
-    Ok((tx.last_insert_rowid(), id))
+    let seq = tx.last_insert_rowid();
+    measures::insert(tx, seq, conv_seq, m, created_at)?;
+    Ok((seq, id))
 }
 
 /// Moves a conversation's tip from `expected` to `new`, or fails naming both tips. Every tip move in cairn

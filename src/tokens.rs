@@ -1,9 +1,8 @@
 //! Token estimates, so budgets (resume trimming, compaction thresholds, /context) are set in the unit providers
 //! bill. Text is classified by kind first, because characters per token differ a lot: English prose tokenises
 //! near 4 characters a token, code and JSON nearer 3, base64 near 1.4, CJK near one character a token.
-//! [`calibrate`] fits the estimate to what providers measured on imported transcripts (input + cache tokens per
-//! reply): a per-model scale and a fixed overhead (the system prompt and tool definitions a harness sends but does
-//! not record).
+//! Each message is measured once when it is stored ([`Measure`]); the reclaim module fits the estimate to what
+//! providers measured ([`crate::reclaim::replay`]).
 
 use serde::Serialize;
 
@@ -144,12 +143,15 @@ pub fn block(b: &Block) -> u64 {
     match b {
         Block::Text { text: t } => text(t),
         Block::Thinking { thinking, .. } => text(thinking),
-        Block::ToolUse { name, input, .. } => text(name) + text(&input.to_string()) + 8,
+        Block::ToolUse { name, input, .. } => {
+            text(name) + text(&input.to_string()) + RESULT_OVERHEAD
+        }
         Block::ToolResult { content, .. } => {
-            8 + match content {
-                ToolResultContent::Text(t) => text(t),
-                ToolResultContent::Blocks(bs) => bs.iter().map(block).sum(),
-            }
+            RESULT_OVERHEAD
+                + match content {
+                    ToolResultContent::Text(t) => text(t),
+                    ToolResultContent::Blocks(bs) => bs.iter().map(block).sum(),
+                }
         }
         Block::Image { data, .. } => {
             let size = match data {
@@ -172,153 +174,114 @@ pub fn blocks(content: &[Block]) -> u64 {
     MESSAGE_OVERHEAD + content.iter().map(block).sum::<u64>()
 }
 
-/// A fitted correction: measured ≈ overhead + scale × estimate (the overhead is the mean over sessions).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Correction {
-    pub overhead: f64,
-    pub scale: f64,
+/// A tool result larger than this many tokens is "large": the statistic [`Measure::large_results`] counts them
+/// (the elision rung takes back exactly these, when they succeeded).
+pub const LARGE_RESULT_TOKENS: u64 = 50;
+
+/// What a message costs and holds, measured once when it is written and stored beside it, so every figure over a
+/// long path (the context breakdown, the rungs' savings, the snapshot's page count, usage statistics) is a sum over
+/// stored numbers and no body is decoded for it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Measure {
+    /// Estimated tokens by kind. `tool_result` is the text of results (images inside them count as `image`).
+    pub text: u64,
+    pub tool_use: u64,
+    pub tool_result: u64,
+    pub image: u64,
+    pub thinking: u64,
+    pub other: u64,
+    /// Characters of the message's plain text ([`crate::model::plain_text`]): what a snapshot page draws.
+    pub chars: u64,
+    /// Images, top-level or inside tool results: how many, and their bytes.
+    pub images: u64,
+    pub image_bytes: u64,
+    /// Successful tool results over [`LARGE_RESULT_TOKENS`]: how many, their text tokens, and the images inside
+    /// them (count and tokens).
+    pub large_results: u64,
+    pub large_result_tokens: u64,
+    pub large_result_images: u64,
+    pub large_result_image_tokens: u64,
+    pub large_result_image_bytes: u64,
+    pub tool_calls: u64,
+    pub tool_errors: u64,
 }
 
-impl Default for Correction {
-    fn default() -> Self {
-        Correction {
-            overhead: 0.0,
-            scale: 1.0,
-        }
+impl Measure {
+    /// The message's estimated input tokens (its framing included).
+    pub fn tokens(&self) -> u64 {
+        MESSAGE_OVERHEAD + self.content_tokens()
+    }
+
+    /// Tokens of the blocks alone.
+    pub fn content_tokens(&self) -> u64 {
+        self.text + self.tool_use + self.tool_result + self.image + self.thinking + self.other
     }
 }
 
-impl Correction {
-    pub fn apply(&self, estimate: u64) -> u64 {
-        (self.overhead + self.scale * estimate as f64)
-            .max(0.0)
-            .round() as u64
-    }
-}
-
-/// One point to fit: the estimate of the context a reply saw, and what the provider measured for it. `group`
-/// names the session: each session has its own fixed overhead (its system prompt and tools).
-#[derive(Debug, Clone, Copy)]
-pub struct Sample {
-    pub estimate: u64,
-    pub measured: u64,
-    pub group: u32,
-}
-
-/// The fit and its quality: median absolute percentage error before (raw estimate) and after.
-#[derive(Debug, Clone, Serialize)]
-pub struct Calibration {
-    pub model: String,
-    pub samples: usize,
-    pub correction: Correction,
-    pub error_before: f64,
-    pub error_after: f64,
-}
-
-fn median_abs_pct(samples: &[Sample], predict: &dyn Fn(&Sample) -> f64) -> f64 {
-    let mut errs: Vec<f64> = samples
-        .iter()
-        .filter(|s| s.measured > 0)
-        .map(|s| ((predict(s) - s.measured as f64) / s.measured as f64).abs() * 100.0)
-        .collect();
-    if errs.is_empty() {
-        return 0.0;
-    }
-    errs.sort_by(f64::total_cmp);
-    errs[errs.len() / 2]
-}
-
-/// Fits `measured ≈ overhead(session) + scale × estimate`: one scale per model (least squares within sessions)
-/// and one overhead per session (its system prompt and tool definitions, which transcripts do not record). Reports
-/// the median absolute error of the raw estimate and of the fit.
-pub fn calibrate(model: &str, samples: &[Sample]) -> Calibration {
-    use std::collections::BTreeMap;
-    let mut groups: BTreeMap<u32, Vec<&Sample>> = BTreeMap::new();
-    for s in samples {
-        groups.entry(s.group).or_default().push(s);
-    }
-    let means: BTreeMap<u32, (f64, f64)> = groups
-        .iter()
-        .map(|(g, v)| {
-            let n = v.len() as f64;
-            (
-                *g,
-                (
-                    v.iter().map(|s| s.estimate as f64).sum::<f64>() / n,
-                    v.iter().map(|s| s.measured as f64).sum::<f64>() / n,
-                ),
-            )
-        })
-        .collect();
-    let (mut sxx, mut sxy) = (0.0, 0.0);
-    for s in samples {
-        let (mx, my) = means[&s.group];
-        sxx += (s.estimate as f64 - mx).powi(2);
-        sxy += (s.estimate as f64 - mx) * (s.measured as f64 - my);
-    }
-    let scale = if sxx > 0.0 { (sxy / sxx).max(0.1) } else { 1.0 };
-    let overheads: BTreeMap<u32, f64> = means
-        .iter()
-        .map(|(g, (mx, my))| (*g, my - scale * mx))
-        .collect();
-    let overhead = if overheads.is_empty() {
-        0.0
-    } else {
-        overheads.values().sum::<f64>() / overheads.len() as f64
+/// Measures a message's blocks.
+pub fn measure(content: &[Block]) -> Measure {
+    let mut m = Measure {
+        chars: crate::model::plain_text(content).chars().count() as u64,
+        ..Measure::default()
     };
-    Calibration {
-        model: model.to_string(),
-        samples: samples.len(),
-        error_before: median_abs_pct(samples, &|s| s.estimate as f64),
-        error_after: median_abs_pct(samples, &|s| {
-            overheads[&s.group] + scale * s.estimate as f64
-        }),
-        correction: Correction { overhead, scale },
-    }
-}
-
-/// The calibration samples of a path: at each assistant reply with measured usage, the estimate of everything
-/// before it against the measured input (input + cache read + cache write). Grouped by the reply's model.
-pub fn samples_of_path(path: &[Message], group: u32) -> Vec<(String, Sample)> {
-    let mut out = Vec::new();
-    let mut running = 0u64;
-    for m in path {
-        if let Some(u) = m.usage {
-            let measured =
-                u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
-            if measured > 0 {
-                out.push((
-                    model_of(m),
-                    Sample {
-                        estimate: running,
-                        measured,
-                        group,
-                    },
-                ));
+    for b in content {
+        match b {
+            Block::Text { text: t } => m.text += text(t),
+            Block::Thinking { thinking, .. } => m.thinking += text(thinking),
+            Block::ToolUse { .. } => {
+                m.tool_use += block(b);
+                m.tool_calls += 1;
             }
+            Block::ToolResult {
+                content, is_error, ..
+            } => {
+                let (words, pictures, n, bytes) = match content {
+                    ToolResultContent::Text(t) => (text(t), 0, 0, 0),
+                    ToolResultContent::Blocks(bs) => {
+                        let pictures: u64 = b.images().into_iter().map(block).sum();
+                        let bytes: u64 = b.images().into_iter().map(image_bytes).sum();
+                        let all: u64 = bs.iter().map(block).sum();
+                        (all - pictures, pictures, b.images().len() as u64, bytes)
+                    }
+                };
+                m.tool_result += RESULT_OVERHEAD + words;
+                m.image += pictures;
+                m.images += n;
+                m.image_bytes += bytes;
+                if *is_error {
+                    m.tool_errors += 1;
+                } else if RESULT_OVERHEAD + words + pictures > LARGE_RESULT_TOKENS {
+                    m.large_results += 1;
+                    m.large_result_tokens += RESULT_OVERHEAD + words;
+                    m.large_result_images += n;
+                    m.large_result_image_tokens += pictures;
+                    m.large_result_image_bytes += bytes;
+                }
+            }
+            Block::Image { .. } => {
+                m.image += block(b);
+                m.images += 1;
+                m.image_bytes += image_bytes(b);
+            }
+            Block::Other(v) => m.other += text(&v.to_string()),
         }
-        running += message(m);
     }
-    out
+    m
 }
 
-/// The model a reply came from, from its source metadata ("unknown" when not recorded).
-pub fn model_of(m: &Message) -> String {
-    let meta = &m.meta;
-    let found = meta
-        .get("lines")
-        .and_then(|l| l.get(0))
-        .and_then(|l| l.get("message"))
-        .and_then(|msg| msg.get("model"))
-        .or_else(|| {
-            meta.get("entry")
-                .and_then(|e| e.get("message"))
-                .and_then(|msg| msg.get("model"))
-        })
-        .or_else(|| meta.get("model"))
-        .and_then(serde_json::Value::as_str);
-    found.unwrap_or("unknown").to_string()
+/// The bytes of an image block held inline (a stored image's bytes are measured before it is stored).
+fn image_bytes(b: &Block) -> u64 {
+    match b {
+        Block::Image {
+            data: ImageData::Bytes(bytes),
+            ..
+        } => bytes.len() as u64,
+        _ => 0,
+    }
 }
+
+/// Framing of a tool call or a tool result block (ids, names, markers).
+const RESULT_OVERHEAD: u64 = 8;
 
 #[cfg(test)]
 mod tests {
@@ -375,31 +338,5 @@ mod tests {
         assert_eq!(text("日本語"), 3);
         // same length, base64 costs far more than prose
         assert!(text(b64) > 2 * text(&prose[..b64.len().min(prose.len())]));
-    }
-
-    #[test]
-    fn calibration_fits_offset_and_scale() {
-        let mut samples: Vec<Sample> = (1..20)
-            .map(|i| Sample {
-                estimate: i * 1000,
-                measured: 15_000 + i * 1100,
-                group: 0,
-            })
-            .collect();
-        // a second session with its own, larger system prompt
-        samples.extend((1..20).map(|i| Sample {
-            estimate: i * 900,
-            measured: 30_000 + i * 990,
-            group: 1,
-        }));
-        let c = calibrate("m", &samples);
-        assert!(c.error_before > 50.0);
-        assert!(c.error_after < 0.5, "{}", c.error_after);
-        assert!((c.correction.scale - 1.1).abs() < 0.01);
-        assert!(
-            (c.correction.overhead - 22_500.0).abs() < 50.0,
-            "{:?}",
-            c.correction
-        );
     }
 }

@@ -1,7 +1,10 @@
-//! The explorer window (eframe/egui): an imperative shell over the core. It reads the store through the same
-//! [`crate::store::Store`] functions the CLI uses, makes quick pointer moves (branch, fork, checkpoint, rewind,
-//! undo: one short transaction each) through them, and sends long work (import, export, compaction, rendering,
-//! comparison, the context report) to a worker thread as [`worker::Job`]s. It never writes SQL.
+//! The explorer window (eframe/egui): an imperative shell over the core. Every change and every figure is a
+//! [`crate::commands::Action`] run by [`crate::commands::run`], the call the CLI makes: quick pointer moves
+//! (branch, checkpoint, rewind, undo: one short transaction each) on the UI thread, long work (import, export,
+//! fork, compaction, rendering, comparison, the context report, search) on a worker thread. Each panel is a
+//! struct that draws itself and returns the action it needs; its background result is a [`remote::Remote`] it
+//! owns; the [`Explorer`] routes actions and results. The window reads heads and bodies through the store to
+//! draw the tree and the transcript; it never writes SQL.
 //!
 //! Layout: conversations on the left (search, counts, fork lineage), the centre view (session tree graph,
 //! snapshot pages, strategy comparison, context chart, operations log), the active path's transcript on the
@@ -15,6 +18,7 @@ mod conversations;
 mod dialogs;
 mod graph;
 mod operations;
+mod remote;
 mod screenshot;
 mod session;
 mod snapshots;
@@ -27,18 +31,20 @@ use std::sync::{Arc, Mutex};
 
 use eframe::egui::{self, RichText};
 
-use crate::compact::Strategy;
+use crate::commands::{Action, Outcome};
 use crate::export::ExportFormat;
 use crate::model::Conversation;
+use crate::reclaim::{Settings, Strategy};
 use crate::slash::{self, Slash};
 use crate::store::Store;
 
 use dialogs::{EXPORT_FORMATS, ExportDialog, RewindDialog};
 pub use graph::{GraphView, node_label};
+use remote::Remote;
 use screenshot::Screenshot;
 pub use session::Session;
 pub use snapshots::Link;
-use worker::{Job, Output, Worker};
+use worker::{Done, For, Worker};
 
 /// The centre views.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,10 +98,10 @@ pub struct Explorer {
     pub graph: GraphView,
     transcript: transcript::TranscriptView,
     pub snapshots: snapshots::SnapshotView,
-    pub compare: compare::CompareView,
-    context: Option<(String, Option<usize>, crate::context::Report)>,
-    context_requested: bool,
-    context_error: Option<String>,
+    pub compare: compare::ComparePanel,
+    pub context: chart::ContextPanel,
+    /// The settings file (or the defaults when there is none or it is not valid: the status line says so).
+    settings: Settings,
     operations: Vec<crate::store::Operation>,
     pub checkpoint_label: String,
     /// The tree's search: query, matches (message ids), which match is selected.
@@ -149,8 +155,16 @@ fn install_fonts(ctx: &egui::Context) {
 impl Explorer {
     pub fn new(store_path: PathBuf) -> Explorer {
         let repaint = Arc::new(Mutex::new(None));
+        let (settings, settings_error) = match crate::config::settings() {
+            Ok(s) => (s, None),
+            Err(e) => (
+                Settings::default(),
+                Some(format!("{e:#}; using the defaults")),
+            ),
+        };
         let mut e = Explorer {
-            worker: Worker::new(store_path.clone(), repaint.clone()),
+            worker: Worker::new(store_path.clone(), settings.clone(), repaint.clone()),
+            settings,
             repaint,
             store: None,
             store_path,
@@ -163,9 +177,7 @@ impl Explorer {
             transcript: Default::default(),
             snapshots: Default::default(),
             compare: Default::default(),
-            context: None,
-            context_requested: false,
-            context_error: None,
+            context: Default::default(),
             operations: Vec::new(),
             checkpoint_label: String::new(),
             search: String::new(),
@@ -202,6 +214,9 @@ impl Explorer {
             .map(|c| c.id.clone());
         if let Some(id) = pick {
             e.select(&id);
+        }
+        if let Some(err) = settings_error {
+            e.fail(err);
         }
         e
     }
@@ -276,19 +291,13 @@ impl Explorer {
 
     /// Views computed from the active path are stale after a change.
     fn after_change(&mut self, new_conversation: bool) {
-        self.snapshots.data = None;
-        self.snapshots.requested = false;
-        self.compare.data = None;
-        self.compare.requested = false;
+        self.snapshots.remote.reset();
+        self.compare.reset();
         if new_conversation {
             self.compare.picked = None;
             self.hits.clear();
         }
-        self.context = None;
-        self.context_requested = false;
-        self.context_error = None;
-        self.snapshots.error = None;
-        self.compare.error = None;
+        self.context.report.reset();
         self.operations = match (&self.store, &self.session) {
             (Some(st), Some(s)) => st.operations(&s.conv.id).unwrap_or_default(),
             _ => Vec::new(),
@@ -304,22 +313,81 @@ impl Explorer {
         s.selected.map(|i| s.heads[i].id.clone())
     }
 
-    // ---- actions (the same core calls the CLI makes) ----
+    // ---- actions: built here, run by the core ----
 
-    /// Moves the tip to the selected message.
-    pub fn switch_tip(&mut self) {
-        let (Some(conv), Some(msg)) = (self.conv_id(), self.selected_id()) else {
-            return self.fail("select a message first");
+    /// Runs an action: a pointer move at once (one short transaction), anything longer on the worker, its
+    /// result routed to whoever asked.
+    pub fn act(&mut self, action: Action) {
+        let purpose = match &action {
+            Action::Branch { .. }
+            | Action::Checkpoint { .. }
+            | Action::Rewind { .. }
+            | Action::Undo { .. } => return self.run_now(action),
+            Action::Context { .. } => For::Context,
+            Action::Compare { .. } => For::Compare,
+            Action::Preview { .. } => For::Preview,
+            Action::SnapshotPreview { .. } => For::Snapshots,
+            Action::Find { .. } => For::Find,
+            _ => For::Write,
         };
-        let tip = self.session.as_ref().and_then(|s| s.conv.tip.clone());
+        let action = match action {
+            // the summary rung needs the provider the settings and environment name
+            Action::Compact {
+                conversation,
+                strategy: Some(Strategy::Summary),
+                force,
+                target,
+                protect,
+                instructions,
+                provider: None,
+            } => Action::Compact {
+                provider: crate::config::provider(&self.settings, None, None).ok(),
+                conversation,
+                strategy: Some(Strategy::Summary),
+                force,
+                target,
+                protect,
+                instructions,
+            },
+            a => a,
+        };
+        self.worker.submit(purpose, action);
+    }
+
+    /// A pointer move, through the core on the UI thread, and the view re-read.
+    fn run_now(&mut self, action: Action) {
         let Some(store) = &mut self.store else { return };
-        match store.branch(&conv, &msg, tip.as_deref()) {
-            Ok(_) => {
-                self.info(format!("tip moved to {}", &msg[..8.min(msg.len())]));
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        match crate::commands::run(
+            store,
+            &self.settings,
+            action,
+            &crate::commands::Quiet,
+            &cancel,
+        ) {
+            Ok(o) => {
+                let rewound = matches!(o, Outcome::Rewound { .. });
+                self.info(describe(&o));
                 self.refresh();
+                if rewound && let Some(s) = &mut self.session {
+                    s.selected = s.tip;
+                }
             }
             Err(e) => self.fail(e.to_string()),
         }
+    }
+
+    /// Moves the tip to the selected message.
+    pub fn switch_tip(&mut self) {
+        let (Some(conversation), Some(message)) = (self.conv_id(), self.selected_id()) else {
+            return self.fail("select a message first");
+        };
+        let expect = self.session.as_ref().and_then(|s| s.conv.tip.clone());
+        self.act(Action::Branch {
+            conversation,
+            message,
+            expect,
+        });
     }
 
     /// Forks the root→selected path into a new conversation and opens it.
@@ -328,85 +396,61 @@ impl Explorer {
             return;
         };
         let at = at.or_else(|| self.selected_id());
-        // a fork copies the whole path (one statement, but ~100 ms per 10k messages): off the UI thread
-        self.worker.submit(Job::Fork { conversation, at });
+        self.act(Action::Fork { conversation, at });
     }
 
-    /// Labels the tip.
+    /// Labels the tip (the next free `cp-N` when the label is empty).
     pub fn set_checkpoint(&mut self, label: &str) {
-        let Some(conv) = self.conv_id() else { return };
-        let label = label.trim().to_string();
-        let label = if label.is_empty() {
-            let n = self.session.as_ref().map_or(0, |s| s.checkpoints.len());
-            format!("cp-{}", n + 1)
-        } else {
-            label
+        let Some(conversation) = self.conv_id() else {
+            return;
         };
-        let Some(store) = &mut self.store else { return };
-        match store.checkpoint(&conv, &label) {
-            Ok(c) => {
-                self.info(format!(
-                    "checkpoint {} at {}",
-                    c.label,
-                    &c.message[..c.message.len().min(8)]
-                ));
-                self.checkpoint_label.clear();
-                self.refresh();
-            }
-            Err(e) => self.fail(e.to_string()),
-        }
+        self.checkpoint_label.clear();
+        self.act(Action::Checkpoint {
+            conversation,
+            label: Some(label.to_string()),
+        });
     }
 
     pub fn rewind_to(&mut self, label: &str, digest: &str) {
-        let Some(conv) = self.conv_id() else { return };
-        let Some(store) = &mut self.store else { return };
-        match store.rewind(&conv, label, digest) {
-            Ok(d) => {
-                self.info(format!(
-                    "rewound to {label}; digest {}",
-                    &d[..8.min(d.len())]
-                ));
-                self.refresh();
-                if let Some(s) = &mut self.session {
-                    s.selected = s.tip;
-                }
-            }
-            Err(e) => self.fail(e.to_string()),
-        }
+        let Some(conversation) = self.conv_id() else {
+            return;
+        };
+        self.act(Action::Rewind {
+            conversation,
+            label: label.to_string(),
+            digest: digest.to_string(),
+        });
     }
 
     pub fn undo(&mut self) {
-        let Some(conv) = self.conv_id() else { return };
-        let Some(store) = &mut self.store else { return };
-        match store.undo(&conv) {
-            Ok(op) => {
-                self.info(format!("undid {}", op.kind));
-                self.refresh();
-            }
-            Err(e) => self.fail(e.to_string()),
-        }
+        let Some(conversation) = self.conv_id() else {
+            return;
+        };
+        self.act(Action::Undo { conversation });
     }
 
     pub fn import(&mut self, paths: Vec<PathBuf>) {
         if !paths.is_empty() {
-            self.worker.submit(Job::Import { paths });
+            self.act(Action::Import {
+                paths,
+                format: None,
+            });
         }
     }
 
-    pub fn compact(
-        &mut self,
-        strategy: Option<Strategy>,
-        force: bool,
-        instructions: Option<String>,
-    ) {
+    /// One rung (forced), or the ladder down to the policy's target.
+    pub fn compact(&mut self, strategy: Option<Strategy>, instructions: Option<String>) {
         let Some(conversation) = self.conv_id() else {
             return;
         };
-        self.worker.submit(Job::Compact {
+        self.act(Action::Compact {
             conversation,
             strategy,
-            force,
+            force: true,
+            target: None,
+            protect: None,
             instructions,
+            provider: None,
         });
     }
 
@@ -414,86 +458,120 @@ impl Explorer {
         let Some(conversation) = self.conv_id() else {
             return;
         };
-        self.worker.submit(Job::Export {
+        self.act(Action::Export {
             conversation,
             at,
             format,
-            out,
+            options: crate::export::Options::default(),
+            out: Some(out),
         });
     }
 
+    /// A background result, to whoever asked for it.
     fn apply(&mut self, ctx: &egui::Context, done: worker::Finished) {
-        match done.result {
+        let open = self.conv_id();
+        let result = match done.result {
             Err(e) => {
-                // the view that asked shows it too, with a way to try again (instead of waiting forever)
-                match done.kind {
-                    "render" => {
-                        self.snapshots.requested = false;
-                        self.snapshots.error = Some(e.clone());
-                    }
-                    "compare" => {
-                        self.compare.requested = false;
-                        self.compare.error = Some(e.clone());
-                    }
-                    "context" => {
-                        self.context_requested = false;
-                        self.context_error = Some(e.clone());
-                    }
-                    _ => {}
+                // the panel that asked shows it too, with a way to try again (instead of waiting forever)
+                match done.purpose {
+                    For::Snapshots => self.snapshots.remote = Remote::Failed(e.clone()),
+                    For::Compare => self.compare.table = Remote::Failed(e.clone()),
+                    For::Preview => self.compare.preview = Remote::Failed(e.clone()),
+                    For::Context => self.context.report = Remote::Failed(e.clone()),
+                    For::Find | For::Write => {}
                 }
-                self.fail(e)
+                return self.fail(e);
             }
-            Ok(Output::Imported(added, lines)) => {
-                self.reload();
-                if let Some(first) = added.first().cloned() {
-                    self.select(&first);
-                }
-                let errors: Vec<&String> = lines
-                    .iter()
-                    .filter(|l| !l.contains(" conversation(s)"))
-                    .collect();
-                match errors.first() {
-                    Some(e) => self.fail(format!("imported {} conversation(s); {e}", added.len())),
-                    None => self.info(format!("imported {} conversation(s)", added.len())),
-                }
-            }
-            Ok(Output::Forked(id)) => {
-                self.reload();
-                self.select(&id);
-                self.info(format!("forked into {id}"));
-            }
-            Ok(Output::Exported(path, bytes)) => {
-                self.info(format!("exported {bytes} bytes to {}", path.display()))
-            }
-            Ok(Output::Compacted(s)) => {
-                self.info(s);
-                self.refresh();
-            }
-            Ok(Output::Rendered(snap)) => {
-                if Some(&snap.conversation) == self.conv_id().as_ref() {
+            Ok(r) => r,
+        };
+        let outcome = match result {
+            Done::Snapshot(snap) => {
+                if Some(&snap.preview.conversation) == open.as_ref() {
                     self.snapshots.set(ctx, *snap);
                 }
+                return;
             }
-            Ok(Output::Compared(c)) => {
-                if Some(&c.conversation) == self.conv_id().as_ref() {
-                    self.compare.data = Some(*c);
-                    self.compare.requested = false;
+            Done::Outcome(o) => *o,
+        };
+        match outcome {
+            Outcome::Context(r) => {
+                if let Some(c) = open {
+                    self.context.report = Remote::Ready((c, *r));
                 }
             }
-            Ok(Output::Found(conv, query, hits)) => {
-                if Some(&conv) == self.conv_id().as_ref() {
+            Outcome::Compared {
+                conversation,
+                budget,
+                policy,
+                rows,
+            } => {
+                if Some(&conversation) == open.as_ref() {
+                    self.compare.table = Remote::Ready(compare::Compared {
+                        conversation,
+                        budget,
+                        model: policy.model,
+                        window: policy.window,
+                        rows,
+                    });
+                }
+            }
+            Outcome::Preview {
+                conversation,
+                strategy,
+                sent,
+            } => {
+                if Some(&conversation) == open.as_ref() {
+                    self.compare.preview = Remote::Ready(compare::Previewed {
+                        conversation,
+                        strategy,
+                        lines: sent.iter().map(compare::preview_line).collect(),
+                    });
+                }
+            }
+            Outcome::Found {
+                conversation,
+                query,
+                hits,
+            } => {
+                if Some(&conversation) == open.as_ref() {
                     self.info(format!("{} message(s) match {query:?}", hits.len()));
                     self.hits = hits;
                     self.hit_at = 0;
                     self.next_hit(0);
                 }
             }
-            Ok(Output::Context(conv, report)) => {
-                if Some(&conv) == self.conv_id().as_ref() {
-                    let tip = self.session.as_ref().and_then(|s| s.tip);
-                    self.context = Some((conv, tip, *report));
-                    self.context_requested = false;
+            Outcome::Imported(files) => {
+                self.reload();
+                let added: Vec<String> = files
+                    .iter()
+                    .flat_map(|f| f.conversations.iter().cloned())
+                    .collect();
+                if let Some(first) = added.first() {
+                    self.select(first);
                 }
+                let refused: Vec<&String> = files
+                    .iter()
+                    .filter(|f| f.duplicate_of.is_none())
+                    .filter_map(|f| f.error.as_ref())
+                    .collect();
+                let skipped = files.iter().filter(|f| f.duplicate_of.is_some()).count();
+                let mut line = format!("imported {} conversation(s)", added.len());
+                if skipped > 0 {
+                    line.push_str(&format!("; {skipped} file(s) already imported, skipped"));
+                }
+                match refused.first() {
+                    Some(e) => self.fail(format!("{line}; {e}")),
+                    None => self.info(line),
+                }
+            }
+            Outcome::Forked(id) => {
+                self.reload();
+                self.select(&id);
+                self.info(format!("forked into {id}"));
+            }
+            other => {
+                self.info(describe(&other));
+                self.refresh();
             }
         }
     }
@@ -577,7 +655,6 @@ impl Explorer {
         }
         self.watch(&ctx);
         self.retitle(&ctx);
-        self.request_view_data();
         self.handle_input(&ctx);
 
         egui::Panel::top("toolbar").show(ui, |ui| self.toolbar(ui));
@@ -596,44 +673,6 @@ impl Explorer {
         }
         egui::CentralPanel::default().show(ui, |ui| self.centre(ui));
         self.dialogs(&ctx);
-    }
-
-    /// Starts the background work the current view needs (once per active path).
-    fn request_view_data(&mut self) {
-        let Some(s) = &self.session else { return };
-        let conversation = s.conv.id.clone();
-        match self.view {
-            View::Snapshots
-                if self.snapshots.data.is_none()
-                    && !self.snapshots.requested
-                    && self.snapshots.error.is_none() =>
-            {
-                self.snapshots.requested = true;
-                let profile = &crate::render::PROFILES[self.snapshots.profile];
-                self.worker.submit(Job::Render {
-                    conversation,
-                    profile,
-                    cell: self.snapshots.cell,
-                });
-            }
-            View::Compare
-                if self.compare.data.is_none()
-                    && !self.compare.requested
-                    && self.compare.error.is_none() =>
-            {
-                self.compare.requested = true;
-                self.worker.submit(Job::Compare { conversation });
-            }
-            View::Context
-                if self.context.is_none()
-                    && !self.context_requested
-                    && self.context_error.is_none() =>
-            {
-                self.context_requested = true;
-                self.worker.submit(Job::Context { conversation });
-            }
-            _ => {}
-        }
     }
 
     fn handle_input(&mut self, ctx: &egui::Context) {
@@ -766,12 +805,12 @@ impl Explorer {
             ui.separator();
             ui.menu_button("Compact", |ui| {
                 if ui.button("Ladder (cheapest first)").clicked() {
-                    self.compact(None, false, None);
+                    self.compact(None, None);
                     ui.close();
                 }
                 for s in Strategy::LADDER {
                     if ui.button(format!("Rung: {}", s.name())).clicked() {
-                        self.compact(Some(s), true, None);
+                        self.compact(Some(s), None);
                         ui.close();
                     }
                 }
@@ -843,44 +882,77 @@ impl Explorer {
             ui.label("No conversations yet: import a session (Import…, Discover, or drop files on the window).");
             return;
         }
-        match self.view {
-            View::Tree => self.tree_view(ui),
-            View::Snapshots => {
-                if self.snapshots.show(ui) {
-                    self.snapshots.data = None;
-                    self.snapshots.requested = false;
-                    self.snapshots.error = None;
-                }
+        let action = match (self.view, &self.session) {
+            (View::Tree, _) => {
+                self.tree_view(ui);
+                None
             }
-            View::Compare => {
-                self.compare.budget = self.budget();
-                match self.compare.show(ui) {
-                    compare::Asked::Nothing => {}
-                    compare::Asked::Again => {
-                        self.compare.data = None;
-                        self.compare.requested = false;
-                    }
-                    compare::Asked::Apply(name) => {
-                        self.compact(Strategy::from_name(&name), true, None);
-                    }
-                }
+            (View::Snapshots, Some(s)) => self.snapshots.ui(ui, s),
+            (View::Compare, Some(s)) => self.compare.ui(ui, s),
+            (View::Context, Some(s)) => self.context.ui(ui, s),
+            (View::Operations, _) => {
+                self.operations_view(ui);
+                None
             }
-            View::Context => match &self.context {
-                Some((_, _, r)) => {
-                    egui::ScrollArea::vertical()
-                        .id_salt("context")
-                        .show(ui, |ui| chart::show(ui, r));
-                }
-                None => missing(ui, &mut self.context_error, "Estimating…"),
-            },
-            View::Operations => self.operations_view(ui),
+            (_, None) => None,
+        };
+        if let Some(a) = action {
+            self.act(a);
         }
     }
+}
 
-    fn budget(&self) -> u64 {
-        self.context
-            .as_ref()
-            .map_or(100_000, |(_, _, r)| r.window / 2)
+/// One line for the status bar saying what an action did.
+fn describe(o: &Outcome) -> String {
+    let short = |s: &str| s.chars().take(8).collect::<String>();
+    match o {
+        Outcome::Moved { tip, .. } => format!("tip moved to {}", short(tip)),
+        Outcome::Checkpointed(c) => format!("checkpoint {} at {}", c.label, short(&c.message)),
+        Outcome::Rewound { digest } => format!("rewound; digest {}", short(digest)),
+        Outcome::Undone(op) => format!("undid {}", op.kind),
+        Outcome::Exported { out, text } => match out {
+            Some(p) => format!("exported {} bytes to {}", text.len(), p.display()),
+            None => format!("exported {} bytes", text.len()),
+        },
+        Outcome::Compacted(crate::commands::Compacted::Rung(s, Some(a))) => format!(
+            "{}: {} → {} tokens ({} items), marker {}",
+            s.name(),
+            a.tokens_before,
+            a.tokens_after,
+            a.items,
+            short(&a.marker)
+        ),
+        Outcome::Compacted(crate::commands::Compacted::Rung(s, None)) => {
+            format!("{}: nothing to do", s.name())
+        }
+        Outcome::Compacted(crate::commands::Compacted::Ladder(o)) => {
+            let mut s = format!(
+                "ladder: {} → {} tokens ({} step(s))",
+                o.tokens_before,
+                o.tokens_after,
+                o.steps.len()
+            );
+            if let Some(n) = &o.note {
+                s.push_str("; ");
+                s.push_str(n);
+            }
+            s
+        }
+        Outcome::Shaken(done) => done
+            .iter()
+            .map(|(s, a)| match a {
+                Some(a) => format!(
+                    "{}: {} → {} tokens",
+                    s.name(),
+                    a.tokens_before,
+                    a.tokens_after
+                ),
+                None => format!("{}: nothing to do", s.name()),
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        Outcome::Sent(s) => format!("reply {}", short(&s.reply_id)),
+        _ => "done".into(),
     }
 }
 
@@ -892,22 +964,6 @@ impl eframe::App for Explorer {
         self.draw(ui);
         // wake up to follow writes made outside the window even when nothing moves on screen
         ctx.request_repaint_after(std::time::Duration::from_secs_f64(WATCH_EVERY));
-    }
-}
-
-/// What a view shows while its background result is missing: why it failed, with "Try again" (which clears the
-/// error, so the next frame asks again), or `waiting`.
-fn missing(ui: &mut egui::Ui, error: &mut Option<String>, waiting: &str) {
-    match error {
-        Some(e) => {
-            ui.colored_label(ui.visuals().error_fg_color, e.as_str());
-            if ui.button("Try again").clicked() {
-                *error = None;
-            }
-        }
-        None => {
-            ui.label(waiting);
-        }
     }
 }
 
@@ -992,6 +1048,13 @@ pub fn run(store_path: PathBuf, options: Options) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
+    /// One frame of the whole window.
+    fn frame(app: &mut Explorer, ctx: &egui::Context) {
+        let mut output = ctx.run_ui(egui::RawInput::default(), |ui| app.draw(ui));
+        // no painter here: the textures are not uploaded anywhere
+        output.textures_delta.clear();
+    }
+
     #[test]
     fn a_failed_background_job_is_shown_by_its_view_and_not_resubmitted() {
         let dir = tempfile::tempdir().unwrap();
@@ -1001,30 +1064,27 @@ mod tests {
         let mut app = Explorer::new(path);
         let ctx = egui::Context::default();
         app.view = View::Snapshots;
-        app.request_view_data();
-        assert_eq!(app.worker.running.len(), 1);
+        frame(&mut app, &ctx);
+        assert_eq!(app.worker.running.len(), 1, "the panel asked for its pages");
         app.wait_for_jobs(&ctx);
+        assert!(app.snapshots.remote.ready().is_some());
         // as if that render had failed
-        app.snapshots.data = None;
         app.apply(
             &ctx,
             worker::Finished {
-                kind: "render",
+                purpose: For::Snapshots,
                 result: Err("page 1: out of memory".into()),
             },
         );
-        assert_eq!(
-            app.snapshots.error.as_deref(),
-            Some("page 1: out of memory")
-        );
-        app.request_view_data();
+        assert!(matches!(&app.snapshots.remote, Remote::Failed(e) if e == "page 1: out of memory"));
+        frame(&mut app, &ctx);
         assert!(
             app.worker.running.is_empty(),
             "a failed render is not retried by itself"
         );
-        // "Try again" clears the error: the next frame asks again
-        app.snapshots.error = None;
-        app.request_view_data();
+        // "Try again" makes it idle: the next frame asks again
+        app.snapshots.remote.reset();
+        frame(&mut app, &ctx);
         assert_eq!(app.worker.running.len(), 1);
         app.wait_for_jobs(&ctx);
     }

@@ -375,8 +375,7 @@ fn screenshot_flags_are_checked_before_a_window_opens() {
         "{err}"
     );
     let err = e.fails(&["screenshot", "--theme", "blue", "--out", out]);
-    assert!(err.contains("--theme \"blue\""), "{err}");
-    // the first window run installed the demo session into the fresh store
-    let list = e.ok(&["list"]);
-    assert!(list.contains("Demo: flaky drain_order test"), "{list}");
+    assert!(err.contains("--theme \"blue\": light or dark"), "{err}");
+    // refused before anything was opened: no store was created
+    assert!(!e.db.exists());
 }

@@ -6,9 +6,11 @@ mod helpers;
 
 use std::path::Path;
 
-use cairn::compact::{self, Sent, Strategy};
 use cairn::model::{Block, ImageData, NewMessage, Role};
 use cairn::pairs;
+use cairn::reclaim::assemble::{Assembled, assemble};
+use cairn::reclaim::rungs::{self, RungOptions};
+use cairn::reclaim::{PathView, Sent, Strategy, compare};
 use cairn::store::Store;
 
 fn long_conversation(s: &mut Store, turns: usize) -> String {
@@ -19,9 +21,16 @@ fn long_conversation(s: &mut Store, turns: usize) -> String {
     })
 }
 
-fn assembled(s: &Store, c: &str) -> compact::Assembled {
-    let path = s.active_path(c).unwrap();
-    compact::assemble(&path, &|h| s.blob(h).ok().map(|b| b.len()))
+fn assembled(s: &Store, c: &str) -> Assembled {
+    assemble(s, c).unwrap()
+}
+
+/// The rungs with this protect window and the default page profile.
+fn opts(protect: u64) -> RungOptions {
+    RungOptions {
+        protect,
+        shape: cairn::reclaim::Policy::new(&Default::default(), None, None).shape(),
+    }
 }
 
 /// All text that is not a tool result body, in order.
@@ -47,7 +56,7 @@ fn elision_keeps_every_word_of_the_narrative_and_every_pair() {
     let c = long_conversation(&mut s, 60);
     let before = assembled(&s, &c);
     let stored_before = s.messages(&c).unwrap();
-    let a = compact::apply(&mut s, &c, Strategy::Elide, false, None, 40_000)
+    let a = rungs::apply(&mut s, &c, Strategy::Elide, false, None, &opts(40_000))
         .unwrap()
         .expect("elision should run");
     assert!(a.tokens_after + 20_000 < a.tokens_before, "{a:?}");
@@ -85,7 +94,7 @@ fn image_pruning_keeps_the_text_around_images() {
     let mut s = Store::open_in_memory().unwrap();
     let c = long_conversation(&mut s, 60);
     let before = assembled(&s, &c);
-    compact::apply(&mut s, &c, Strategy::Images, false, None, 40_000)
+    rungs::apply(&mut s, &c, Strategy::Images, false, None, &opts(40_000))
         .unwrap()
         .expect("images to prune");
     let after = assembled(&s, &c);
@@ -119,7 +128,7 @@ fn a_snapshot_keeps_head_and_tail_verbatim_and_a_second_one_rerenders_from_sourc
     let mut s = Store::open_in_memory().unwrap();
     let c = long_conversation(&mut s, 60);
     let path = s.active_path(&c).unwrap();
-    compact::apply(&mut s, &c, Strategy::Snapshot, false, None, 40_000)
+    rungs::apply(&mut s, &c, Strategy::Snapshot, false, None, &opts(40_000))
         .unwrap()
         .expect("snapshot");
     let after = assembled(&s, &c);
@@ -158,7 +167,7 @@ fn a_snapshot_keeps_head_and_tail_verbatim_and_a_second_one_rerenders_from_sourc
         )
         .unwrap();
     }
-    compact::apply(&mut s, &c, Strategy::Snapshot, false, None, 40_000)
+    rungs::apply(&mut s, &c, Strategy::Snapshot, false, None, &opts(40_000))
         .unwrap()
         .expect("second snapshot");
     let again = assembled(&s, &c);
@@ -218,7 +227,7 @@ fn the_ladder_stops_at_the_target_or_says_it_cannot_and_needs_no_network() {
     let mut s = Store::open_in_memory().unwrap();
     let c = long_conversation(&mut s, 60);
     let before = assembled(&s, &c).tally.total();
-    let o = compact::ladder(&mut s, &c, before - 10_000).unwrap();
+    let o = rungs::ladder(&mut s, &c, before - 10_000, &opts(40_000)).unwrap();
     assert!(o.reached);
     assert_eq!(
         o.steps.len(),
@@ -226,13 +235,13 @@ fn the_ladder_stops_at_the_target_or_says_it_cannot_and_needs_no_network() {
         "elision alone reaches a near target: {:?}",
         o.steps
     );
-    let o = compact::ladder(&mut s, &c, 30_000).unwrap();
+    let o = rungs::ladder(&mut s, &c, 30_000, &opts(40_000)).unwrap();
     assert!(
         o.steps.iter().any(|a| a.strategy == Strategy::Snapshot),
         "{o:?}"
     );
     assert!(o.tokens_after < before / 2);
-    let o = compact::ladder(&mut s, &c, 10).unwrap();
+    let o = rungs::ladder(&mut s, &c, 10, &opts(40_000)).unwrap();
     assert!(!o.reached && o.note.unwrap().contains("summary"));
     pairs::check(&assembled(&s, &c).messages, false).unwrap();
 }
@@ -242,7 +251,8 @@ fn compare_shows_every_strategy_and_the_cache_cost() {
     let mut s = Store::open_in_memory().unwrap();
     let c = long_conversation(&mut s, 60);
     let path = s.active_path(&c).unwrap();
-    let rows = compact::compare(&path, 60_000, &|_| None);
+    let view = PathView::load(&s, &c, None).unwrap();
+    let rows = compare::compare(&view, 60_000, &opts(30_000));
     let names: Vec<_> = rows.iter().map(|r| r.strategy.as_str()).collect();
     assert_eq!(
         names,
@@ -282,7 +292,7 @@ fn rungs_on_the_real_samples_keep_pairs_and_narrative() {
             }
             let before = assembled(&s, &c);
             for st in [Strategy::Elide, Strategy::Images] {
-                compact::apply(&mut s, &c, st, true, None, 40_000).unwrap();
+                rungs::apply(&mut s, &c, st, true, None, &opts(40_000)).unwrap();
             }
             let after = assembled(&s, &c);
             assert_eq!(
@@ -302,9 +312,7 @@ fn screenshots_inside_tool_results_are_pruned() {
     // the demo's screenshot arrives as an image inside a tool result, as real harnesses send them
     let mut store = cairn::store::Store::open_in_memory().unwrap();
     let d = cairn::demo::install(&mut store).unwrap();
-    let path = store.active_path(&d.conversation).unwrap();
-    let blob = |h: &str| store.blob(h).ok().map(|b| b.len());
-    let before = cairn::compact::assemble(&path, &blob);
+    let before = assemble(&store, &d.conversation).unwrap();
     // a 240x150 screenshot: 9 x 6 patches of 28 px, and its PNG bytes are counted as sent
     assert_eq!(before.tally.image_tokens, 54);
     assert!(
@@ -312,20 +320,18 @@ fn screenshots_inside_tool_results_are_pruned() {
         "{}",
         before.tally.image_bytes
     );
-    let applied = cairn::compact::apply(
+    let applied = rungs::apply(
         &mut store,
         &d.conversation,
-        cairn::compact::Strategy::Images,
+        Strategy::Images,
         false,
         None,
-        10_000,
+        &opts(10_000),
     )
     .unwrap()
     .expect("the images rung has a screenshot to prune");
     assert_eq!(applied.items, 1);
-    let path = store.active_path(&d.conversation).unwrap();
-    let blob = |h: &str| store.blob(h).ok().map(|b| b.len());
-    let after = cairn::compact::assemble(&path, &blob);
+    let after = assemble(&store, &d.conversation).unwrap();
     assert_eq!(after.tally.images_removed, 1);
     assert_eq!(after.tally.image_tokens, 0);
     assert_eq!(after.tally.image_bytes, 0);
@@ -336,24 +342,24 @@ fn screenshots_inside_tool_results_are_pruned() {
 fn an_image_inside_an_elided_result_is_not_pruned_again() {
     let mut store = cairn::store::Store::open_in_memory().unwrap();
     let d = cairn::demo::install(&mut store).unwrap();
-    let elide = cairn::compact::apply(
+    let elide = rungs::apply(
         &mut store,
         &d.conversation,
-        cairn::compact::Strategy::Elide,
+        Strategy::Elide,
         true,
         None,
-        10_000,
+        &opts(10_000),
     )
     .unwrap()
     .expect("old tool results to elide");
     assert!(elide.items > 0);
-    let images = cairn::compact::apply(
+    let images = rungs::apply(
         &mut store,
         &d.conversation,
-        cairn::compact::Strategy::Images,
+        Strategy::Images,
         true,
         None,
-        10_000,
+        &opts(10_000),
     )
     .unwrap();
     assert!(images.is_none(), "{images:?}");

@@ -6,7 +6,9 @@ mod helpers;
 
 use std::path::Path;
 
-use cairn::context;
+use cairn::reclaim::replay::{self, Estimator};
+use cairn::reclaim::rungs::covered_middle;
+use cairn::reclaim::{ELIDE_WORTH_IT, PathView, Policy, REPLY_RESERVE, layout, report};
 use cairn::store::Store;
 
 #[test]
@@ -20,16 +22,11 @@ fn calibration_on_the_samples_brings_the_median_error_under_5_percent() {
         let o = cairn::import::import_file(&mut s, &f, None);
         assert!(o.error.is_none());
     }
-    let paths: Vec<_> = s
-        .conversations()
-        .unwrap()
-        .iter()
-        .map(|c| s.active_path(&c.id).unwrap())
-        .collect();
-    let cals = context::calibrate_paths(&paths);
+    let (cals, skipped) = replay::calibrate(&mut s).unwrap();
+    assert!(skipped.is_empty(), "{skipped:?}");
     let mut checked = 0;
     for c in &cals {
-        if c.samples < 5 {
+        if c.samples < 5 || c.fit.is_none() {
             continue;
         }
         assert!(
@@ -46,6 +43,11 @@ fn calibration_on_the_samples_brings_the_median_error_under_5_percent() {
         checked += 1;
     }
     assert!(checked >= 2, "too few models with measured usage: {cals:?}");
+    // the fits are kept for `context`
+    assert_eq!(
+        replay::stored_fits(&s).unwrap().len(),
+        checked.max(cals.iter().filter(|c| c.fit.is_some()).count())
+    );
 }
 
 #[test]
@@ -59,13 +61,15 @@ fn context_reports_what_each_rung_would_reclaim_outside_the_protect_window() {
             (i % 10 == 0).then(|| vec![i as u8; 64]),
         )
     });
-    let path = s.active_path(&c).unwrap();
-    let r = context::report(&path, Some("claude-opus-4-7"), None);
+    let view = PathView::load(&s, &c, None).unwrap();
+    let policy = Policy::new(&Default::default(), Some("claude-opus-4-7"), None);
+    let est = Estimator::for_path(&Default::default(), &view, &policy.model);
+    let r = report::report(&view, &policy, &est);
     assert_eq!(r.window, 200_000);
     assert!(r.messages.tool_results > 100_000, "{:?}", r.messages);
     let rung = |n: &str| r.rungs.iter().find(|g| g.name == n).unwrap().clone();
     let elide = rung("elide");
-    assert!(elide.would_run && elide.saves > context::ELIDE_WORTH_IT);
+    assert!(elide.would_run && elide.saves > ELIDE_WORTH_IT);
     // results inside the newest 40k tokens are protected
     assert!(elide.items < 60 && elide.items > 30, "{}", elide.items);
     let images = rung("images");
@@ -73,9 +77,10 @@ fn context_reports_what_each_rung_would_reclaim_outside_the_protect_window() {
     let snap = rung("snapshot");
     assert!(snap.saves > 50_000 && snap.model_calls == 0);
     assert_eq!(rung("summary").model_calls, 1);
-    assert!(r.free < 200_000 - context::REPLY_RESERVE as i64);
+    assert!(r.free < 200_000 - REPLY_RESERVE as i64);
     // the snapshot's middle starts after the first turn and ends on a turn boundary
-    let m = context::snapshot_middle(&path, context::PROTECT_TOKENS);
-    assert_eq!(m.start, 2);
-    assert!(path[m.end - 1].ends_turn());
+    let l = layout(&view, &[], view.len());
+    let m = covered_middle(&view, &l, policy.protect);
+    assert_eq!(m[0], 2);
+    assert!(view.heads[*m.last().unwrap()].ends_turn());
 }

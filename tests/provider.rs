@@ -299,7 +299,7 @@ fn the_threshold_and_target_come_from_the_settings_file() {
     let estimate = serde_json::from_slice::<Value>(&o.stdout).unwrap()["estimated_total"]
         .as_u64()
         .unwrap();
-    let window = (estimate as f64 / 0.9) as u64 + cairn::context::REPLY_RESERVE;
+    let window = (estimate as f64 / 0.9) as u64 + cairn::reclaim::REPLY_RESERVE;
     let config = env._dir.path().join(".config/cairn");
     std::fs::create_dir_all(&config).unwrap();
     std::fs::write(
@@ -398,7 +398,7 @@ fn the_summary_rung_makes_one_call_that_fits_and_records_its_text() {
     assert_eq!(m.requests.lock().unwrap().len(), 1);
     let s = cairn::store::Store::open(&env.db).unwrap();
     let path = s.active_path(&c).unwrap();
-    let a = cairn::compact::assemble(&path, &|_| None);
+    let a = cairn::reclaim::assemble::assemble(&s, &c).unwrap();
     let text: String = a
         .messages
         .iter()

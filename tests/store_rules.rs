@@ -842,8 +842,11 @@ fn the_v3_migration_derives_node_flags_for_rows_already_stored() {
     assert!(want.iter().any(|f| f.0) && want.iter().any(|f| f.1) && want.iter().any(|f| f.2));
     {
         let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch("UPDATE messages SET flags = flags & 31; PRAGMA user_version = 2;")
-            .unwrap();
+        c.execute_batch(
+            "UPDATE messages SET flags = flags & 31; DROP TABLE measures; DROP TABLE store_values;
+             PRAGMA user_version = 2;",
+        )
+        .unwrap();
         let high: i64 = c
             .query_row("SELECT count(*) FROM messages WHERE flags >= 32", [], |r| {
                 r.get(0)
@@ -855,6 +858,39 @@ fn the_v3_migration_derives_node_flags_for_rows_already_stored() {
     let s = Store::open(&path).unwrap();
     assert_eq!(flags(&s, &demo.conversation), want);
     assert_eq!(flags(&s, &demo.fork), want_fork);
+}
+
+#[test]
+fn the_v4_migration_measures_every_row_already_stored_as_a_write_would() {
+    // a store written before v4 had no measures: the migration computes them from the bodies, the same numbers
+    // an insert writes (fork copies take their body's), with the model and usage the rows carry
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let demo = {
+        let mut s = Store::open(&path).unwrap();
+        cairn::demo::install(&mut s).unwrap()
+    };
+    let facts = |s: &Store, c: &str| s.facts(c, &s.heads(c).unwrap()).unwrap();
+    let (want, want_fork) = {
+        let s = Store::open(&path).unwrap();
+        (facts(&s, &demo.conversation), facts(&s, &demo.fork))
+    };
+    assert!(
+        want.iter()
+            .any(|f| f.measure.large_results > 0 && f.measure.chars > 0)
+    );
+    assert!(
+        want.iter()
+            .any(|f| f.measure.images > 0 && f.measure.image_bytes > 0)
+    );
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("DROP TABLE measures; DROP TABLE store_values; PRAGMA user_version = 3;")
+            .unwrap();
+    }
+    let s = Store::open(&path).unwrap();
+    assert_eq!(facts(&s, &demo.conversation), want);
+    assert_eq!(facts(&s, &demo.fork), want_fork);
 }
 
 #[test]

@@ -148,7 +148,7 @@ fn the_compare_view_has_one_row_per_strategy() {
     for s in ["none", "elide", "images", "snapshot", "summary", "ladder"] {
         h.get_by_label(s);
     }
-    let rows = h.state().compare.data.as_ref().unwrap().rows.len();
+    let rows = h.state().compare.table.ready().unwrap().rows.len();
     assert_eq!(rows, 6);
     // picking a row previews its context
     h.get_by_label("snapshot").click();
@@ -176,7 +176,15 @@ fn hovering_glyphs_links_to_the_source_and_back() {
     settle(&mut h);
     assert_eq!(h.state().view, View::Snapshots);
     let rect = h.state().snapshots.page_rect.expect("a page is drawn");
-    let cell = h.state().snapshots.data.as_ref().unwrap().cell;
+    let cell = h
+        .state()
+        .snapshots
+        .remote
+        .ready()
+        .unwrap()
+        .preview
+        .options
+        .cell;
     // row 3 of the page, a few cells in
     let pos = rect.min + eframe::egui::vec2(cell.0 as f32 * 4.0, cell.1 as f32 * 3.5);
     h.hover_at(pos);
@@ -189,8 +197,8 @@ fn hovering_glyphs_links_to_the_source_and_back() {
         .expect("hovering a glyph row links it");
     assert!(link.from_page);
     let manifest_row = {
-        let d = h.state().snapshots.data.as_ref().unwrap();
-        d.manifest.pages[0]
+        let d = h.state().snapshots.remote.ready().unwrap();
+        d.preview.rendered.manifest.pages[0]
             .rows
             .iter()
             .filter(|r| r.row == 3)
@@ -201,10 +209,10 @@ fn hovering_glyphs_links_to_the_source_and_back() {
     h.get_by_label_contains("linked: message");
     // and back: hovering a source line (a message's header line) links its rows
     let header = {
-        let d = h.state().snapshots.data.as_ref().unwrap();
+        let d = h.state().snapshots.remote.ready().unwrap();
         // the second message on the page (its header line is on screen without scrolling)
         let mut seen: Vec<&str> = Vec::new();
-        for r in &d.manifest.pages[0].rows {
+        for r in &d.preview.rendered.manifest.pages[0].rows {
             if seen.last() != Some(&r.message.as_str()) {
                 seen.push(&r.message);
             }
@@ -574,8 +582,10 @@ fn the_snapshot_preview_shows_exactly_what_the_snapshot_rung_covers() {
     h.get_by_label("Snapshots").click();
     settle(&mut h);
     let (first, last) = {
-        let d = h.state().snapshots.data.as_ref().unwrap();
+        let d = h.state().snapshots.remote.ready().unwrap();
         let rows: Vec<&String> = d
+            .preview
+            .rendered
             .manifest
             .pages
             .iter()

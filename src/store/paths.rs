@@ -87,25 +87,41 @@ impl Head {
     }
 }
 
+impl Head {
+    /// The head of a message held in memory (a path built without a store), `seq` its place among them.
+    pub fn of_message(m: &Message, seq: i64) -> Head {
+        Head {
+            seq,
+            parent_seq: (seq > 0).then(|| seq - 1),
+            id: m.id.clone(),
+            role: m.role,
+            depth: m.depth,
+            tokens: crate::tokens::message(m),
+            flags: flags(m.role, &m.content, &m.meta),
+        }
+    }
+}
+
 pub(crate) fn flags_of(m: &crate::model::NewMessage) -> i64 {
+    flags(m.role, &m.content, &m.meta)
+}
+
+fn flags(role: Role, content: &[crate::model::Block], meta: &Value) -> i64 {
+    use crate::model::Block;
     let mut f = 0;
-    if m.content
-        .iter()
-        .any(|b| matches!(b, crate::model::Block::ToolUse { .. }))
-    {
+    if content.iter().any(|b| matches!(b, Block::ToolUse { .. })) {
         f |= HAS_TOOL_USE;
     }
-    if m.content
+    if content
         .iter()
-        .any(|b| matches!(b, crate::model::Block::ToolResult { .. }))
+        .any(|b| matches!(b, Block::ToolResult { .. }))
     {
         f |= HAS_TOOL_RESULT;
     }
-    if m.ends_turn() {
+    if crate::model::ends_turn(role, content, meta) {
         f |= ENDS_TURN;
     }
-    use crate::model::Block;
-    for b in &m.content {
+    for b in content {
         match b {
             Block::ToolResult { is_error: true, .. } => f |= HAS_ERROR,
             Block::Thinking { .. } => f |= HAS_THINKING,
@@ -115,15 +131,15 @@ pub(crate) fn flags_of(m: &crate::model::NewMessage) -> i64 {
             f |= HAS_IMAGE;
         }
     }
-    if m.meta
+    if meta
         .get("cairn")
         .and_then(|c| c.get("kind"))
-        .and_then(serde_json::Value::as_str)
-        == Some(crate::compact::KIND_COMPACTION)
+        .and_then(Value::as_str)
+        == Some(crate::model::KIND_COMPACTION)
     {
         f |= IS_COMPACTION;
     }
-    f | role_code(m.role) << ROLE_SHIFT
+    f | role_code(role) << ROLE_SHIFT
 }
 
 /// Every message head of a conversation, in write order (parents before children). One covering-index scan.

@@ -6,8 +6,31 @@
 
 use rusqlite::Connection;
 
+/// One migration step: SQL, then (for steps that derive figures from message bodies) a Rust backfill.
+pub struct Step {
+    pub sql: &'static str,
+    pub backfill: Option<fn(&rusqlite::Transaction<'_>) -> rusqlite::Result<()>>,
+}
+
 /// Each entry migrates from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub const MIGRATIONS: &[Step] = &[
+    Step {
+        sql: V1,
+        backfill: None,
+    },
+    Step {
+        sql: V2,
+        backfill: None,
+    },
+    Step {
+        sql: V3,
+        backfill: None,
+    },
+    Step {
+        sql: V4,
+        backfill: Some(super::measures::backfill),
+    },
+];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -140,14 +163,56 @@ UPDATE messages SET flags = (flags & 31) | ((SELECT b.flags FROM messages b WHER
 WHERE body_of IS NOT NULL;
 "#;
 
+/// v4: what each message measures (tokens by kind, characters, tool calls, the large results elision would take)
+/// and what its provider measured (model, usage), one narrow row per message, so figures over long paths and
+/// aggregates over the whole store read these instead of decoding bodies; computed for the rows already stored.
+/// And a small table of values derived from the whole store (the calibration `cairn calibrate` fitted).
+const V4: &str = r#"
+CREATE TABLE measures (
+    seq INTEGER PRIMARY KEY REFERENCES messages(seq),
+    conversation INTEGER NOT NULL REFERENCES conversations(seq),
+    text INTEGER NOT NULL,
+    tool_use INTEGER NOT NULL,
+    tool_result INTEGER NOT NULL,
+    image INTEGER NOT NULL,
+    thinking INTEGER NOT NULL,
+    other INTEGER NOT NULL,
+    chars INTEGER NOT NULL,
+    images INTEGER NOT NULL,
+    image_bytes INTEGER NOT NULL,
+    large_results INTEGER NOT NULL,
+    large_result_tokens INTEGER NOT NULL,
+    large_result_images INTEGER NOT NULL,
+    large_result_image_tokens INTEGER NOT NULL,
+    large_result_image_bytes INTEGER NOT NULL,
+    tool_calls INTEGER NOT NULL,
+    tool_errors INTEGER NOT NULL,
+    model TEXT,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    cache_read_tokens INTEGER,
+    cache_write_tokens INTEGER,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX measures_by_conversation ON measures(conversation, seq);
+
+CREATE TABLE store_values (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+"#;
+
 /// Brings a store at `from` up to [`VERSION`], all steps in one transaction.
 pub fn migrate(conn: &mut Connection, from: i64) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     // Another process may have migrated between our read and our lock.
     let now: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     let start = now.max(from);
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(start as usize) {
-        tx.execute_batch(sql)?;
+    for (i, step) in MIGRATIONS.iter().enumerate().skip(start as usize) {
+        tx.execute_batch(step.sql)?;
+        if let Some(backfill) = step.backfill {
+            backfill(&tx)?;
+        }
         tx.pragma_update(None, "user_version", i as i64 + 1)?;
     }
     tx.commit()

@@ -108,6 +108,13 @@ impl Store {
         }
     }
 
+    /// The heads of the path from the root to a message (root first).
+    pub fn path_heads_to(&self, conversation: &str, message: &str) -> Result<Vec<Head>> {
+        let conv = conv_row(&self.conn, conversation)?;
+        let (seq, _) = message_seq(&self.conn, &conv, message)?;
+        path_heads(&self.conn, conv.seq, seq)
+    }
+
     /// Every message head of a conversation (all branches; no content), in write order, so parents come before
     /// children: the tree's shape from one covering-index scan. [`Head::parent_in`] finds a head's parent.
     pub fn heads(&self, conversation: &str) -> Result<Vec<Head>> {
@@ -196,6 +203,11 @@ impl Store {
             .iter()
             .map(|&old| json!([old, super::new_id()]))
             .collect();
+        let seqs: Vec<serde_json::Value> = path
+            .iter()
+            .enumerate()
+            .map(|(i, &old)| json!([old, base + i as i64]))
+            .collect();
         let copied = tx.execute(
             "INSERT INTO messages
                 (seq, id, conversation, parent, depth, role, body_of, created_at, tokens, flags)
@@ -211,6 +223,7 @@ impl Store {
                 reason: format!("fork copied {copied} of {} messages", path.len()),
             });
         }
+        super::measures::copy(&tx, new_seq, &serde_json::Value::Array(seqs).to_string())?;
         let map: HashMap<i64, i64> = path
             .iter()
             .enumerate()

@@ -1,9 +1,18 @@
 //! The /context breakdown as drawn bars: what the model would see on the active path by kind, against the
-//! window, and what each rung of the reclaim ladder would take back now.
+//! window, and what each rung of the reclaim ladder would take back now. The figures are the core's report
+//! ([`crate::commands::Action::Context`]), the same `cairn context` prints.
 
 use eframe::egui::{self, Align2, Color32, FontId, Rect, Sense, Vec2};
 
-use crate::context::Report;
+use super::Session;
+use super::remote::Remote;
+use crate::commands::Action;
+use crate::reclaim::report::Report;
+
+#[derive(Default)]
+pub struct ContextPanel {
+    pub report: Remote<(String, Report)>,
+}
 
 fn bar(ui: &mut egui::Ui, label: &str, value: u64, max: u64, color: Color32) {
     ui.horizontal(|ui| {
@@ -26,8 +35,40 @@ fn bar(ui: &mut egui::Ui, label: &str, value: u64, max: u64, color: Color32) {
     });
 }
 
+impl ContextPanel {
+    /// Draws the report; asks for it when missing.
+    pub fn ui(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Action> {
+        if self.report.wanted() {
+            self.report = Remote::Pending;
+            return Some(Action::Context {
+                conversation: s.conv.id.clone(),
+                model: None,
+            });
+        }
+        match self.report.ready() {
+            Some((_, r)) => {
+                egui::ScrollArea::vertical()
+                    .id_salt("context")
+                    .show(ui, |ui| show(ui, r));
+            }
+            None => self.report.show_missing(ui, "Estimating…"),
+        }
+        None
+    }
+}
+
 pub fn show(ui: &mut egui::Ui, r: &Report) {
     ui.heading(format!("Context: {} (window {} tokens)", r.model, r.window));
+    if let Some(h) = &r.harness_compaction {
+        ui.label(format!(
+            "After {}'s compaction at {} ({} messages kept): {} of the path's {} messages are sent.",
+            h.harness,
+            h.message.chars().take(8).collect::<String>(),
+            h.kept,
+            r.messages_sent,
+            r.messages_on_path
+        ));
+    }
     // the window as one stacked bar
     let parts = [
         ("system", r.system, Color32::from_rgb(150, 110, 220)),
@@ -91,6 +132,7 @@ pub fn show(ui: &mut egui::Ui, r: &Report) {
         r.cached_tokens,
         r.free
     ));
+    ui.weak(&r.calibration.source);
     ui.separator();
     let max = parts.iter().map(|p| p.1).max().unwrap_or(0).max(1);
     for (name, v, c) in parts {

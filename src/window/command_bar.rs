@@ -1,77 +1,42 @@
 //! The command bar: slash commands typed at the bottom of the window, completed from the same list and parsed
-//! by the same code as `cairn slash`, each mapped to the action the window already has for it.
+//! by the same code as `cairn slash` into the same action.
 
 use super::*;
 
 impl Explorer {
-    /// Runs a slash command (the same parser as `cairn slash`).
+    /// Runs a slash command: parsed by the same code as `cairn slash` into the same action. `/context` and
+    /// `/tree` show their views, `/export` without a file opens the export dialog; everything else is the action.
     pub fn run_command(&mut self, input: &str) {
         let cmd = match slash::parse(input) {
             Ok(c) => c,
             Err(e) => return self.fail(e.0),
         };
+        let Some(conversation) = self.conv_id() else {
+            return self.fail("no conversation open");
+        };
         match cmd {
-            Slash::Compact {
-                strategy,
-                instructions,
-            } => self.compact(strategy, false, instructions),
-            Slash::Shake { elide, images } => {
-                if elide {
-                    self.compact(Some(Strategy::Elide), true, None);
-                }
-                if images {
-                    self.compact(Some(Strategy::Images), true, None);
-                }
-            }
             Slash::Context => self.view = View::Context,
             Slash::Tree => {
                 self.view = View::Tree;
                 self.graph.fit = true;
             }
-            Slash::Fork { at } => {
-                let at = match (at, self.conv_id(), &self.store) {
-                    (Some(m), Some(c), Some(st)) => match st.resolve_message(&c, &m) {
-                        Ok(id) => Some(id),
-                        Err(e) => return self.fail(e.to_string()),
-                    },
-                    _ => None,
-                };
-                self.fork(at)
+            Slash::Export { format, file: None } => {
+                let k = EXPORT_FORMATS
+                    .iter()
+                    .position(|x| x.2 == format)
+                    .unwrap_or(0);
+                self.open_export(k);
             }
-            Slash::Checkpoint { label } => self.set_checkpoint(&label),
-            Slash::Rewind { label, digest } => self.rewind_to(&label, &digest),
             Slash::Branch { message } => {
-                let found = match (self.conv_id(), &self.store) {
-                    (Some(c), Some(st)) => {
-                        st.resolve_message(&c, &message).map_err(|e| e.to_string())
-                    }
-                    _ => Err("no conversation open".into()),
-                };
-                match found {
-                    Ok(id) => {
-                        if let Some(s) = &mut self.session {
-                            s.selected = s.find(&id);
-                        }
-                        self.switch_tip();
-                    }
-                    Err(e) => self.fail(e),
+                // select it too, so the views follow the move
+                if let Some(s) = &mut self.session
+                    && let Some(i) = s.find_prefix(&message)
+                {
+                    s.selected = Some(i);
                 }
+                self.act(Slash::Branch { message }.action(&conversation));
             }
-            Slash::Export { format, file } => {
-                let Some(f) = ExportFormat::from_name(&format) else {
-                    return self.fail(format!(
-                        "/export {format}: html, markdown, jsonl, anthropic or openai"
-                    ));
-                };
-                match file {
-                    Some(out) => self.export_to(f, None, PathBuf::from(out)),
-                    None => {
-                        let k = EXPORT_FORMATS.iter().position(|x| x.2 == f).unwrap_or(0);
-                        self.open_export(k);
-                    }
-                }
-            }
-            Slash::Undo => self.undo(),
+            other => self.act(other.action(&conversation)),
         }
     }
 

@@ -1,31 +1,40 @@
-//! The reclaim strategies side by side on the active path, from the core's [`crate::compact::compare`]: one
-//! row per strategy (none, each rung alone, the ladder) with tokens before and after, model calls, what was
-//! lost, the cache prefix kept and the cost of the next request; picking a row previews the context it
-//! would leave.
+//! The reclaim strategies side by side on the active path, from [`crate::commands::Action::Compare`]: one row per
+//! strategy (none, each rung alone, the ladder) with tokens before and after, model calls, what was lost, the
+//! cache prefix kept and the cost of the next request; picking a row previews the context it would leave
+//! ([`crate::commands::Action::Preview`]), and Apply writes its marker.
 
 use eframe::egui::{self, RichText};
 
-use super::worker::Compared;
+use super::Session;
+use super::remote::Remote;
+use crate::commands::Action;
+use crate::reclaim::assemble::Sent;
+use crate::reclaim::compare::Row;
 
-/// What the compare view asks the window to do.
-pub enum Asked {
-    Nothing,
-    Again,
-    /// Run this strategy ("ladder" or a rung's name).
-    Apply(String),
+/// A comparison, as the panel shows it.
+pub struct Compared {
+    pub conversation: String,
+    pub budget: u64,
+    pub model: String,
+    pub window: u64,
+    pub rows: Vec<Row>,
+}
+
+/// The context one strategy would leave, one line per message sent.
+pub struct Previewed {
+    pub conversation: String,
+    pub strategy: String,
+    pub lines: Vec<String>,
 }
 
 #[derive(Default)]
-pub struct CompareView {
-    pub data: Option<Compared>,
+pub struct ComparePanel {
+    pub table: Remote<Compared>,
+    pub preview: Remote<Previewed>,
     pub picked: Option<usize>,
-    pub requested: bool,
-    pub budget: u64,
-    /// Why the last comparison failed (shown with a way to try again).
-    pub error: Option<String>,
 }
 
-fn lost(t: &crate::compact::Tally) -> String {
+fn lost(t: &crate::reclaim::Tally) -> String {
     let mut parts = Vec::new();
     if t.tool_results_elided > 0 {
         parts.push(format!("{} tool results elided", t.tool_results_elided));
@@ -49,28 +58,78 @@ fn lost(t: &crate::compact::Tally) -> String {
     }
 }
 
-impl CompareView {
-    /// Draws the table. Returns what the user asked for: compare again, or apply a row's strategy.
-    pub fn show(&mut self, ui: &mut egui::Ui) -> Asked {
-        let mut again = Asked::Nothing;
+/// One line of a preview: role, images, the first words.
+pub fn preview_line(s: &Sent) -> String {
+    use crate::model::{Block, ToolResultContent};
+    let images = s
+        .content
+        .iter()
+        .filter(|b| matches!(b, Block::Image { .. }))
+        .count();
+    let text: String = s
+        .content
+        .iter()
+        .find_map(|b| match b {
+            Block::Text { text } => Some(text.as_str()),
+            Block::ToolResult {
+                content: ToolResultContent::Text(t),
+                ..
+            } => Some(t.as_str()),
+            Block::ToolUse { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .unwrap_or("")
+        .chars()
+        .take(120)
+        .collect::<String>()
+        .replace('\n', " ");
+    format!(
+        "{:<9} {}{}",
+        s.role.as_str(),
+        if images > 0 {
+            format!("[{images} image(s)] ")
+        } else {
+            String::new()
+        },
+        text
+    )
+}
+
+impl ComparePanel {
+    pub fn reset(&mut self) {
+        self.table.reset();
+        self.preview.reset();
+    }
+
+    /// Draws the table and the picked row's preview. Returns what to run: the comparison or a preview when
+    /// missing, or a compaction when a row is applied.
+    pub fn ui(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Action> {
+        let conversation = s.conv.id.clone();
+        let mut act = None;
+        if self.table.wanted() {
+            self.table = Remote::Pending;
+            return Some(Action::Compare {
+                conversation,
+                budget: None,
+                profile: None,
+            });
+        }
         ui.horizontal(|ui| {
-            ui.label(format!(
-                "Budget {} tokens (half the model's window).",
-                self.budget
-            ));
+            if let Some(d) = self.table.ready() {
+                ui.label(format!(
+                    "Budget {} tokens: the target for {} (half of the {}-token window less the reply's reserve).",
+                    d.budget, d.model, d.window
+                ));
+            }
             if ui.button("Compare again").clicked() {
-                again = Asked::Again;
+                self.reset();
             }
         });
-        let Some(data) = &self.data else {
-            let waiting = if self.requested {
-                "Comparing…"
-            } else {
-                "Not compared yet."
-            };
-            super::missing(ui, &mut self.error, waiting);
-            return again;
+        let Some(data) = self.table.ready() else {
+            self.table.show_missing(ui, "Comparing…");
+            return None;
         };
+        let mut picked = self.picked;
         egui::ScrollArea::horizontal()
             .id_salt("compare-scroll")
             .show(ui, |ui| {
@@ -97,13 +156,13 @@ impl CompareView {
                             let label = format!("strategy {}", r.strategy);
                             if ui
                                 .selectable_label(
-                                    self.picked == Some(k),
+                                    picked == Some(k),
                                     RichText::new(&r.strategy).strong(),
                                 )
                                 .on_hover_text(&label)
                                 .clicked()
                             {
-                                self.picked = Some(k);
+                                picked = Some(k);
                             }
                             ui.label(r.text_tokens_before.to_string());
                             ui.label(r.text_tokens_after.to_string());
@@ -121,7 +180,7 @@ impl CompareView {
                             ui.label(
                                 r.cache_kept_through
                                     .as_deref()
-                                    .map_or("-".to_string(), |s| s[..s.len().min(8)].to_string()),
+                                    .map_or("-".to_string(), |s| s.chars().take(8).collect()),
                             );
                             ui.label(format!(
                                 "${:.3} list / ${:.3} warm",
@@ -133,40 +192,71 @@ impl CompareView {
                     });
             });
         ui.separator();
-        match self.picked {
-            Some(k) => {
-                let name = &data.rows[k].strategy;
-                let preview = &data.previews[k];
-                ui.horizontal(|ui| {
-                    ui.label(
-                        RichText::new(format!("Context after {name}: {} messages", preview.len()))
-                            .strong(),
-                    );
-                    // the rung itself, for real: a marker at the tip (nothing stored is changed)
-                    if name != "none"
-                        && data.rows[k].ran
-                        && ui
-                            .button(format!("Apply {name}"))
-                            .on_hover_text("writes a compaction marker at the tip; undoable")
-                            .clicked()
-                    {
-                        again = Asked::Apply(name.clone());
-                    }
+        let Some(k) = picked.filter(|&k| k < data.rows.len()) else {
+            ui.weak("Pick a strategy to preview the context it would leave.");
+            return None;
+        };
+        let row = &data.rows[k];
+        let name = row.strategy.clone();
+        if self.picked != picked
+            || self
+                .preview
+                .ready()
+                .is_some_and(|p| p.strategy != name || p.conversation != conversation)
+        {
+            self.preview.reset();
+        }
+        self.picked = picked;
+        if self.preview.wanted() {
+            self.preview = Remote::Pending;
+            return Some(Action::Preview {
+                conversation,
+                strategy: name,
+                budget: Some(data.budget),
+            });
+        }
+        ui.horizontal(|ui| {
+            let n = self.preview.ready().map(|p| p.lines.len());
+            ui.label(
+                RichText::new(match n {
+                    Some(n) => format!("Context after {name}: {n} messages"),
+                    None => format!("Context after {name}: …"),
+                })
+                .strong(),
+            );
+            // the rung itself, for real: a marker at the tip (nothing stored is changed)
+            if name != "none"
+                && row.ran
+                && ui
+                    .button(format!("Apply {name}"))
+                    .on_hover_text("writes a compaction marker at the tip; undoable")
+                    .clicked()
+            {
+                act = Some(Action::Compact {
+                    conversation: conversation.clone(),
+                    strategy: crate::reclaim::Strategy::from_name(&name),
+                    force: true,
+                    target: Some(data.budget),
+                    protect: None,
+                    instructions: None,
+                    provider: None,
                 });
+            }
+        });
+        match self.preview.ready() {
+            Some(p) => {
                 let row_h = ui.text_style_height(&egui::TextStyle::Monospace);
                 egui::ScrollArea::vertical()
                     .id_salt("compare-preview")
                     .auto_shrink([false, false])
-                    .show_rows(ui, row_h, preview.len(), |ui, range| {
-                        for l in &preview[range] {
+                    .show_rows(ui, row_h, p.lines.len(), |ui, range| {
+                        for l in &p.lines[range] {
                             ui.add(egui::Label::new(RichText::new(l).monospace()).truncate());
                         }
                     });
             }
-            None => {
-                ui.weak("Pick a strategy to preview the context it would leave.");
-            }
+            None => self.preview.show_missing(ui, "Assembling the preview…"),
         }
-        again
+        act
     }
 }

@@ -64,6 +64,7 @@ impl Explorer {
             self.graph.initial = true;
         }
         if view == View::Compare {
+            // the snapshot row, previewed
             self.compare.picked = Some(3);
         }
         let Some(s) = &mut self.session else { return };

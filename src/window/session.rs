@@ -31,9 +31,9 @@ pub struct Session {
     pub expanded: HashSet<String>,
     pub folded: HashSet<String>,
     pub selected: Option<usize>,
-    /// What compaction markers on the active path did to each message: "elided", "image pruned", "imaged",
-    /// "summarised".
-    pub marks: HashMap<String, &'static str>,
+    /// What the context does to messages of the active path (by head index): "elided", "image pruned",
+    /// "imaged", "summarised", "compacted away".
+    pub marks: HashMap<usize, &'static str>,
     bodies: HashMap<usize, Message>,
 }
 
@@ -211,80 +211,33 @@ impl Session {
         self.bodies.get(&i)
     }
 
-    /// Marks from the compaction markers on the active path (only the markers' bodies are read).
+    /// What the context does to each message of the active path (the core's layout: harness compactions and
+    /// cairn's markers), from heads and measures; only the markers' bodies are read.
     fn load_marks(&mut self, store: &Store) -> Result<(), StoreError> {
-        let markers: Vec<usize> = self
-            .path
-            .iter()
-            .copied()
-            .filter(|&i| self.heads[i].is_compaction())
-            .collect();
-        self.ensure_bodies(store, &markers)?;
-        let mut marks = HashMap::new();
-        let path_ids: Vec<&str> = self
-            .path
-            .iter()
-            .map(|&i| self.heads[i].id.as_str())
-            .collect();
-        for &i in &markers {
-            let Some(c) = self.bodies.get(&i).and_then(|m| m.meta.get("cairn")) else {
-                continue;
-            };
-            let ids = |k: &str| -> Vec<String> {
-                c.get(k)
-                    .and_then(|v| v.as_array())
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|x| x.as_str().map(str::to_string))
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            };
-            match c.get("strategy").and_then(|s| s.as_str()) {
-                Some("elide") => {
-                    // elided holds tool_use ids; mark the messages whose results they are on screen
-                    for id in ids("elided") {
-                        marks.insert(id, "elided");
-                    }
-                }
-                Some("images") => {
-                    for id in ids("pruned") {
-                        marks.insert(id, "image pruned");
-                    }
-                }
-                Some(s @ ("snapshot" | "summary")) => {
-                    let from = c.get("from").and_then(|v| v.as_str()).unwrap_or_default();
-                    let to = c.get("to").and_then(|v| v.as_str()).unwrap_or_default();
-                    if let (Some(a), Some(b)) = (
-                        path_ids.iter().position(|x| *x == from),
-                        path_ids.iter().position(|x| *x == to),
-                    ) {
-                        for id in &path_ids[a..=b] {
-                            marks.insert(
-                                id.to_string(),
-                                if s == "snapshot" {
-                                    "imaged"
-                                } else {
-                                    "summarised"
-                                },
-                            );
-                        }
-                    }
-                }
-                _ => {}
+        self.marks.clear();
+        if self.path.is_empty() {
+            return Ok(());
+        }
+        let view = crate::reclaim::PathView::load(store, &self.conv.id, None)?;
+        let l = crate::reclaim::layout(&view, &[], view.len());
+        for (k, fate) in crate::reclaim::assemble::fates(&view, &l)
+            .into_iter()
+            .enumerate()
+        {
+            if let (Some(f), Some(&i)) = (fate, self.path.get(k)) {
+                self.marks.insert(i, f.label());
             }
         }
-        self.marks = marks;
         Ok(())
     }
 
-    /// The mark of a message, if a marker touched it (an elided result is keyed by its tool_use id).
+    /// A message of the conversation whose id starts with `prefix` (the first, in write order).
+    pub fn find_prefix(&self, prefix: &str) -> Option<usize> {
+        self.heads.iter().position(|h| h.id.starts_with(prefix))
+    }
+
+    /// The mark of a message of the active path, if the context does not send it as itself.
     pub fn mark_of(&self, i: usize) -> Option<&'static str> {
-        if let Some(m) = self.marks.get(&self.heads[i].id) {
-            return Some(m);
-        }
-        let body = self.bodies.get(&i)?;
-        body.tool_result_ids()
-            .find_map(|t| self.marks.get(t).copied())
+        self.marks.get(&i).copied()
     }
 }

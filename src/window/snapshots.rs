@@ -5,8 +5,11 @@
 
 use eframe::egui::{self, Color32, Pos2, Rect, RichText, Sense, Stroke, Vec2};
 
+use super::Session;
+use super::remote::Remote;
 use super::worker::Snapshot;
-use crate::render::{PROFILES, RowMap};
+use crate::commands::Action;
+use crate::render::{PROFILES, RowMap, Source};
 
 /// A message and a character range of its source text: what is linked across the two panes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +43,7 @@ pub struct SnapshotView {
     pub cell: (u32, u32),
     pub page: usize,
     pub zoom: f32,
-    pub data: Option<Snapshot>,
+    pub remote: Remote<Snapshot>,
     /// Each page's tiles: where the tile sits on the page (pixels) and its texture.
     textures: Vec<Vec<(Rect, egui::TextureHandle)>>,
     lines: Vec<Vec<SourceLine>>,
@@ -49,9 +52,6 @@ pub struct SnapshotView {
     pub link: Option<Link>,
     /// Where the current page was drawn last frame (tests hover inside it).
     pub page_rect: Option<Rect>,
-    pub requested: bool,
-    /// Why the last render failed (shown with a way to try again).
-    pub error: Option<String>,
 }
 
 impl Default for SnapshotView {
@@ -61,20 +61,18 @@ impl Default for SnapshotView {
             cell: PROFILES[0].cell,
             page: 0,
             zoom: 1.0,
-            data: None,
+            remote: Remote::Idle,
             textures: Vec::new(),
             lines: Vec::new(),
             page_text_tokens: Vec::new(),
             link: None,
             page_rect: None,
-            requested: false,
-            error: None,
         }
     }
 }
 
 /// Source lines of a page: for each message drawn on it, its header and the lines its rows cover.
-fn page_lines(rows: &[RowMap], texts: &[(String, String)]) -> (Vec<SourceLine>, u64) {
+fn page_lines(rows: &[RowMap], texts: &[Source]) -> (Vec<SourceLine>, u64) {
     let mut out: Vec<SourceLine> = Vec::new();
     let mut order: Vec<(&str, usize, usize, bool)> = Vec::new();
     for r in rows {
@@ -89,7 +87,7 @@ fn page_lines(rows: &[RowMap], texts: &[(String, String)]) -> (Vec<SourceLine>, 
     }
     let mut replaced = String::new();
     for (msg, start, end, header) in order {
-        let Some((_, text)) = texts.iter().find(|(id, _)| id == msg) else {
+        let Some(text) = texts.iter().find(|s| s.id == msg).map(|s| &s.text) else {
             continue;
         };
         if header {
@@ -158,21 +156,36 @@ impl SnapshotView {
             })
             .collect();
         let (lines, tokens): (Vec<_>, Vec<_>) = data
+            .preview
+            .rendered
             .manifest
             .pages
             .iter()
-            .map(|p| page_lines(&p.rows, &data.texts))
+            .map(|p| page_lines(&p.rows, &data.preview.sources))
             .unzip();
         self.lines = lines;
         self.page_text_tokens = tokens;
         self.page = self.page.min(data.pages.len().saturating_sub(1));
         self.link = None;
-        self.data = Some(data);
-        self.requested = false;
+        self.remote = Remote::Ready(data);
     }
 
-    /// Draws the view; returns true when the profile or cell changed and the pages must be rendered again.
-    pub fn show(&mut self, ui: &mut egui::Ui) -> bool {
+    /// The render options of the picked profile and cell.
+    pub fn options(&self) -> crate::render::Options {
+        let mut o = crate::render::Options::new(&PROFILES[self.profile]);
+        o.cell = self.cell;
+        o
+    }
+
+    /// Draws the view; asks for the pages when they are missing (or the profile or cell changed).
+    pub fn ui(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Action> {
+        if self.remote.wanted() {
+            self.remote = Remote::Pending;
+            return Some(Action::SnapshotPreview {
+                conversation: s.conv.id.clone(),
+                options: self.options(),
+            });
+        }
         let mut rerender = false;
         ui.horizontal(|ui| {
             let before = (self.profile, self.cell);
@@ -193,18 +206,17 @@ impl SnapshotView {
             ui.add(egui::Slider::new(&mut self.zoom, 0.25..=2.0).text("Zoom"));
             rerender = before != (self.profile, self.cell);
         });
-        let Some(data) = &self.data else {
-            let waiting = if self.requested {
-                "Rendering the pages…"
-            } else {
-                "No pages yet."
-            };
-            super::missing(ui, &mut self.error, waiting);
-            return rerender;
+        if rerender {
+            self.remote.reset();
+            return None;
+        }
+        let Some(data) = self.remote.ready() else {
+            self.remote.show_missing(ui, "Rendering the pages…");
+            return None;
         };
         if data.pages.is_empty() {
             ui.label("Nothing to snapshot: the active path has no middle between its first turn and the protect window.");
-            return rerender;
+            return None;
         }
         ui.horizontal(|ui| {
             for k in 0..data.pages.len() {
@@ -218,25 +230,27 @@ impl SnapshotView {
             }
         });
         let page = &data.pages[self.page];
-        let map = &data.manifest.pages[self.page];
+        let r = &data.preview.rendered;
+        let map = &r.manifest.pages[self.page];
+        let cell = data.preview.options.cell;
         ui.label(format!(
             "{} · {}x{} cells · page {}x{} px, {} image tokens, {} bytes · replaces about {} text tokens · all pages: {} image vs {} text tokens ({:.1}x)",
-            data.profile,
-            data.cell.0,
-            data.cell.1,
+            data.preview.options.profile.name,
+            cell.0,
+            cell.1,
             map.width,
             map.height,
             page.tokens,
             page.bytes,
             self.page_text_tokens.get(self.page).copied().unwrap_or(0),
-            data.stats.image_tokens,
-            data.stats.text_tokens,
-            data.stats.ratio
+            r.stats.image_tokens,
+            r.stats.text_tokens,
+            r.stats.ratio
         ));
-        if !data.factsheet.trim().is_empty() {
+        if !r.factsheet.trim().is_empty() {
             egui::CollapsingHeader::new(format!(
                 "Factsheet: exact strings sent as text beside the pages ({} bytes)",
-                data.factsheet.len()
+                r.factsheet.len()
             ))
             .id_salt("factsheet")
             .show(ui, |ui| {
@@ -244,7 +258,7 @@ impl SnapshotView {
                     .id_salt("factsheet-text")
                     .max_height(160.0)
                     .show(ui, |ui| {
-                        ui.add(egui::Label::new(RichText::new(&data.factsheet).monospace()).wrap());
+                        ui.add(egui::Label::new(RichText::new(&r.factsheet).monospace()).wrap());
                     });
             });
         }
@@ -257,7 +271,7 @@ impl SnapshotView {
             )),
             None => ui.weak("Hover a row of glyphs or a source line to link them."),
         };
-        let cell_h = data.cell.1 as f32;
+        let cell_h = cell.1 as f32;
         let mut new_link: Option<Link> = None;
         let dark = ui.visuals().dark_mode;
         let hl = if dark {
@@ -305,7 +319,7 @@ impl SnapshotView {
                                 && (r.kind == "text" || l.start == l.end)
                             {
                                 let y = rect.top() + r.row as f32 * row_px;
-                                let x = rect.left() + r.col as f32 * data.cell.0 as f32 * self.zoom;
+                                let x = rect.left() + r.col as f32 * cell.0 as f32 * self.zoom;
                                 ui.painter().rect_filled(
                                     Rect::from_min_max(
                                         Pos2::new(x, y),
@@ -321,7 +335,7 @@ impl SnapshotView {
                     let clip = ui.clip_rect();
                     if let Some(p) = resp.hover_pos().filter(|p| clip.contains(*p)) {
                         let row = ((p.y - rect.top()) / row_px) as u32;
-                        let col = ((p.x - rect.left()) / (data.cell.0 as f32 * self.zoom)) as u32;
+                        let col = ((p.x - rect.left()) / (cell.0 as f32 * self.zoom)) as u32;
                         let hit = map
                             .rows
                             .iter()
@@ -385,6 +399,6 @@ impl SnapshotView {
         if new_link.is_some() {
             self.link = new_link;
         }
-        rerender
+        None
     }
 }

@@ -60,7 +60,7 @@ impl Explorer {
                 && !self.search.trim().is_empty()
                 && let Some(conversation) = self.conv_id()
             {
-                self.worker.submit(Job::Search {
+                self.act(Action::Find {
                     conversation,
                     query: self.search.trim().to_string(),
                 });

@@ -1,8 +1,8 @@
-//! Long work off the UI thread. The window sends a [`Job`] over a channel; one worker thread runs it against
-//! its own store connection (SQLite in WAL mode lets the window keep reading meanwhile) through the same core
-//! functions the CLI calls, and sends back progress and one result. Cancelling sets a flag the job checks
-//! between its steps (files of an import, chunks of a summary stream); a job that cannot stop midway has its
-//! result dropped.
+//! Long work off the UI thread. The window sends an [`Action`] with who asked for it ([`For`]); one worker thread
+//! runs it against its own store connection (SQLite in WAL mode lets the window keep reading meanwhile) through
+//! [`crate::commands::run`], the same call the CLI makes, and sends back progress and one result. Cancelling sets
+//! a flag the action checks between its steps (files of an import, chunks of a summary stream); an action that
+//! cannot stop midway has its result dropped.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,83 +11,20 @@ use std::sync::{Arc, Mutex};
 
 use eframe::egui;
 
-use crate::compact::{self, Strategy};
-use crate::export::{self, ExportFormat};
-use crate::render::{self, Manifest, Profile};
+use crate::commands::{Action, Outcome, Progress, SnapshotPreview};
+use crate::reclaim::Settings;
 use crate::store::Store;
 
-pub enum Job {
-    /// Copies the root→`at` (or tip) path into a new conversation.
-    Fork {
-        conversation: String,
-        at: Option<String>,
-    },
-    Import {
-        paths: Vec<PathBuf>,
-    },
-    Export {
-        conversation: String,
-        at: Option<String>,
-        format: ExportFormat,
-        out: PathBuf,
-    },
-    /// One rung, or the ladder when `strategy` is None. `force` is /shake (elision below its threshold).
-    Compact {
-        conversation: String,
-        strategy: Option<Strategy>,
-        force: bool,
-        instructions: Option<String>,
-    },
-    /// The pages a snapshot compaction would send now, for the preview.
-    Render {
-        conversation: String,
-        profile: &'static Profile,
-        cell: (u32, u32),
-    },
-    /// Every strategy on the active path, against half the model's window.
-    Compare {
-        conversation: String,
-    },
-    /// The /context report (reads every body of the active path).
-    Context {
-        conversation: String,
-    },
-    /// Messages (all branches) whose id starts with, or whose text contains, the query (case-insensitive).
-    Search {
-        conversation: String,
-        query: String,
-    },
-}
-
-impl Job {
-    /// Which kind of work, so a failure can be reported to the view that asked for it.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Job::Fork { .. } => "fork",
-            Job::Import { .. } => "import",
-            Job::Export { .. } => "export",
-            Job::Compact { .. } => "compact",
-            Job::Render { .. } => "render",
-            Job::Compare { .. } => "compare",
-            Job::Context { .. } => "context",
-            Job::Search { .. } => "search",
-        }
-    }
-
-    pub fn label(&self) -> String {
-        match self {
-            Job::Fork { .. } => "forking".into(),
-            Job::Import { paths } => format!("importing {} file(s)", paths.len()),
-            Job::Export { out, .. } => format!("exporting to {}", out.display()),
-            Job::Compact { strategy, .. } => {
-                format!("compacting ({})", strategy.map_or("ladder", |s| s.name()))
-            }
-            Job::Render { profile, .. } => format!("rendering snapshot pages ({})", profile.name),
-            Job::Compare { .. } => "comparing strategies".into(),
-            Job::Context { .. } => "estimating the context".into(),
-            Job::Search { query, .. } => format!("searching for {query:?}"),
-        }
-    }
+/// Who asked for a background action: where its result (or its failure) goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum For {
+    Snapshots,
+    Compare,
+    Preview,
+    Context,
+    Find,
+    /// Imports, exports, compactions, forks: the status line and a re-read of the store.
+    Write,
 }
 
 /// A rendered page, decoded for display.
@@ -97,43 +34,21 @@ pub struct PageImage {
     pub bytes: usize,
 }
 
+/// The snapshot preview with its pages decoded.
 pub struct Snapshot {
-    pub conversation: String,
+    pub preview: SnapshotPreview,
     pub pages: Vec<PageImage>,
-    pub manifest: Manifest,
-    /// Source text of each message on the pages, by id.
-    pub texts: Vec<(String, String)>,
-    pub stats: render::Stats,
-    pub cell: (u32, u32),
-    pub profile: &'static str,
-    /// Exact strings sent as text beside the pages.
-    pub factsheet: String,
 }
 
-pub struct Compared {
-    pub conversation: String,
-    pub rows: Vec<compact::Row>,
-    /// For each strategy row: the context it would leave, one line per message sent.
-    pub previews: Vec<Vec<String>>,
-}
-
-pub enum Output {
-    /// The new conversation.
-    Forked(String),
-    /// Conversations added, and one line per file.
-    Imported(Vec<String>, Vec<String>),
-    Exported(PathBuf, usize),
-    Compacted(String),
-    Rendered(Box<Snapshot>),
-    Compared(Box<Compared>),
-    Context(String, Box<crate::context::Report>),
-    /// Conversation, query, matching message ids in write order.
-    Found(String, String, Vec<String>),
+/// What came back.
+pub enum Done {
+    Outcome(Box<Outcome>),
+    Snapshot(Box<Snapshot>),
 }
 
 pub struct Running {
     pub id: u64,
-    pub kind: &'static str,
+    pub purpose: For,
     pub label: String,
     pub progress: Option<f32>,
     pub cancel: Arc<AtomicBool>,
@@ -141,25 +56,46 @@ pub struct Running {
 
 enum Event {
     Progress(u64, f32),
-    Done(u64, Result<Output, String>),
+    Done(u64, Result<Done, String>),
 }
 
 pub struct Worker {
-    tx: Option<Sender<(u64, Job, Arc<AtomicBool>)>>,
+    tx: Option<Sender<(u64, Action, Arc<AtomicBool>)>>,
     rx: Receiver<Event>,
     next: u64,
     pub running: Vec<Running>,
     handle: Option<std::thread::JoinHandle<()>>,
 }
 
+/// Sends progress back to the window and wakes it up.
+struct Report<'a> {
+    id: u64,
+    events: &'a Sender<Event>,
+    poke: &'a dyn Fn(),
+}
+
+impl Progress for Report<'_> {
+    fn step(&self, done: usize, total: usize, _what: &str) {
+        let f = done as f32 / total.max(1) as f32;
+        // the window may be gone (closing): nothing to report to
+        if self.events.send(Event::Progress(self.id, f)).is_ok() {
+            (self.poke)();
+        }
+    }
+}
+
 impl Worker {
-    pub fn new(store_path: PathBuf, repaint: Arc<Mutex<Option<egui::Context>>>) -> Worker {
-        let (tx, jobs) = channel::<(u64, Job, Arc<AtomicBool>)>();
+    pub fn new(
+        store_path: PathBuf,
+        settings: Settings,
+        repaint: Arc<Mutex<Option<egui::Context>>>,
+    ) -> Worker {
+        let (tx, jobs) = channel::<(u64, Action, Arc<AtomicBool>)>();
         let (events, rx) = channel();
         let handle = std::thread::Builder::new()
             .name("cairn-worker".into())
             .spawn(move || {
-                for (id, job, cancel) in jobs {
+                for (id, action, cancel) in jobs {
                     let poke = || {
                         if let Ok(c) = repaint.lock()
                             && let Some(c) = c.as_ref()
@@ -167,12 +103,15 @@ impl Worker {
                             c.request_repaint();
                         }
                     };
-                    let progress = |f: f32| {
-                        let _ = events.send(Event::Progress(id, f));
-                        poke();
+                    let report = Report {
+                        id,
+                        events: &events,
+                        poke: &poke,
                     };
-                    let out = run(&store_path, job, &progress, &cancel);
-                    let _ = events.send(Event::Done(id, out));
+                    let out = run(&store_path, &settings, action, &report, &cancel);
+                    if events.send(Event::Done(id, out)).is_err() {
+                        break;
+                    }
                     poke();
                 }
             })
@@ -186,18 +125,22 @@ impl Worker {
         }
     }
 
-    pub fn submit(&mut self, job: Job) {
+    pub fn submit(&mut self, purpose: For, action: Action) {
         self.next += 1;
         let cancel = Arc::new(AtomicBool::new(false));
         self.running.push(Running {
             id: self.next,
-            kind: job.kind(),
-            label: job.label(),
+            purpose,
+            label: label(&action),
             progress: None,
             cancel: cancel.clone(),
         });
-        if let Some(tx) = &self.tx {
-            let _ = tx.send((self.next, job, cancel));
+        let sent = self
+            .tx
+            .as_ref()
+            .is_some_and(|tx| tx.send((self.next, action, cancel)).is_ok());
+        if !sent {
+            self.running.retain(|r| r.id != self.next);
         }
     }
 
@@ -218,10 +161,10 @@ impl Worker {
             Event::Done(id, out) => {
                 let job = self.running.iter().find(|r| r.id == id);
                 let cancelled = job.is_some_and(|r| r.cancel.load(Ordering::Relaxed));
-                let kind = job.map_or("", |r| r.kind);
+                let purpose = job.map_or(For::Write, |r| r.purpose);
                 self.running.retain(|r| r.id != id);
                 Some(Finished {
-                    kind,
+                    purpose,
                     result: if cancelled {
                         Err("cancelled".into())
                     } else {
@@ -241,7 +184,7 @@ impl Worker {
         out
     }
 
-    /// Blocks until every submitted job has finished (tests and screenshots).
+    /// Blocks until every submitted action has finished (tests and screenshots).
     pub fn wait(&mut self) -> Vec<Finished> {
         let mut out = Vec::new();
         while !self.running.is_empty() {
@@ -254,110 +197,70 @@ impl Worker {
     }
 }
 
-/// A job's result, with its kind ([`Job::kind`]).
+/// An action's result, with who asked.
 pub struct Finished {
-    pub kind: &'static str,
-    pub result: Result<Output, String>,
+    pub purpose: For,
+    pub result: Result<Done, String>,
 }
 
 impl Drop for Worker {
     fn drop(&mut self) {
         self.tx = None;
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
+        if let Some(h) = self.handle.take()
+            && h.join().is_err()
+        {
+            eprintln!("cairn: the worker thread panicked");
         }
+    }
+}
+
+/// What the progress bar says.
+fn label(a: &Action) -> String {
+    match a {
+        Action::Fork { .. } => "forking".into(),
+        Action::Import { paths, .. } => format!("importing {} path(s)", paths.len()),
+        Action::Export { out, .. } => format!(
+            "exporting{}",
+            out.as_ref()
+                .map_or(String::new(), |o| format!(" to {}", o.display()))
+        ),
+        Action::Compact { strategy, .. } => {
+            format!("compacting ({})", strategy.map_or("ladder", |s| s.name()))
+        }
+        Action::Shake { .. } => "shaking (free rungs)".into(),
+        Action::SnapshotPreview { options, .. } => {
+            format!("rendering snapshot pages ({})", options.profile.name)
+        }
+        Action::Compare { .. } => "comparing strategies".into(),
+        Action::Preview { strategy, .. } => format!("previewing {strategy}"),
+        Action::Context { .. } => "estimating the context".into(),
+        Action::Find { query, .. } => format!("searching for {query:?}"),
+        Action::Send { .. } => "sending".into(),
+        Action::Replay { .. } => "replaying".into(),
+        Action::Calibrate => "calibrating".into(),
+        _ => "working".into(),
     }
 }
 
 fn run(
     store_path: &std::path::Path,
-    job: Job,
-    progress: &dyn Fn(f32),
+    settings: &Settings,
+    action: Action,
+    progress: &dyn Progress,
     cancel: &AtomicBool,
-) -> Result<Output, String> {
+) -> Result<Done, String> {
     let mut store = Store::open(store_path).map_err(|e| e.to_string())?;
-    match job {
-        Job::Fork { conversation, at } => store
-            .fork(&conversation, at.as_deref())
-            .map(Output::Forked)
-            .map_err(|e| e.to_string()),
-        Job::Import { paths } => {
-            let files = crate::import::collect(&paths).map_err(|e| e.to_string())?;
-            let mut added = Vec::new();
-            let mut lines = Vec::new();
-            for (k, f) in files.iter().enumerate() {
-                if cancel.load(Ordering::Relaxed) {
-                    lines.push(format!("cancelled after {k} of {} files", files.len()));
-                    break;
-                }
-                progress(k as f32 / files.len().max(1) as f32);
-                let o = crate::import::import_file(&mut store, f, None);
-                match &o.error {
-                    Some(e) => lines.push(e.clone()),
-                    None => lines.push(format!(
-                        "{}: {} conversation(s)",
-                        f.display(),
-                        o.conversations.len()
-                    )),
-                }
-                added.extend(o.conversations);
-            }
-            Ok(Output::Imported(added, lines))
-        }
-        Job::Export {
-            conversation,
-            at,
-            format,
-            out,
-        } => {
-            let text = export::export(
-                &store,
-                &conversation,
-                at.as_deref(),
-                format,
-                export::Options::default(),
-            )
-            .map_err(|e| e.to_string())?;
-            std::fs::write(&out, &text).map_err(|e| format!("{}: {e}", out.display()))?;
-            Ok(Output::Exported(out, text.len()))
-        }
-        Job::Compact {
-            conversation,
-            strategy,
-            force,
-            instructions,
-        } => compact_job(
-            &mut store,
-            &conversation,
-            strategy,
-            force,
-            instructions,
-            progress,
-            cancel,
-        ),
-        Job::Render {
-            conversation,
-            profile,
-            cell,
-        } => {
-            let path = store
-                .active_path(&conversation)
-                .map_err(|e| e.to_string())?;
-            // what a snapshot compaction from this window would cover (the same protect as compact_job)
-            let protect = compact::protect_for(window_of_path(&path) / 2);
-            let covered = compact::covered_middle(&path, protect);
-            let sources = render::sources(&covered);
-            let mut opts = render::Options::new(profile);
-            opts.cell = cell;
-            progress(0.1);
-            let r = render::render(&sources, &opts).map_err(|e| e.to_string())?;
-            let mut pages = Vec::new();
-            for (k, p) in r.pages.iter().enumerate() {
+    let out = crate::commands::run(&mut store, settings, action, progress, cancel)
+        .map_err(|e| e.to_string())?;
+    match out {
+        Outcome::SnapshotPreview(p) => {
+            let mut pages = Vec::with_capacity(p.rendered.pages.len());
+            for (k, page) in p.rendered.pages.iter().enumerate() {
                 if cancel.load(Ordering::Relaxed) {
                     return Err("cancelled".into());
                 }
-                progress(0.2 + 0.8 * k as f32 / r.pages.len().max(1) as f32);
-                let img = image::load_from_memory(&p.png)
+                progress.step(k, p.rendered.pages.len(), "pages");
+                let img = image::load_from_memory(&page.png)
                     .map_err(|e| format!("page {}: {e}", k + 1))?
                     .to_rgba8();
                 pages.push(PageImage {
@@ -365,189 +268,13 @@ fn run(
                         [img.width() as usize, img.height() as usize],
                         img.as_raw(),
                     ),
-                    tokens: p.tokens,
-                    bytes: p.png.len(),
+                    tokens: page.tokens,
+                    bytes: page.png.len(),
                 });
             }
-            Ok(Output::Rendered(Box::new(Snapshot {
-                conversation,
-                pages,
-                manifest: r.manifest,
-                texts: sources.into_iter().map(|s| (s.id, s.text)).collect(),
-                stats: r.stats,
-                cell,
-                profile: profile.name,
-                factsheet: r.factsheet,
-            })))
+            Ok(Done::Snapshot(Box::new(Snapshot { preview: *p, pages })))
         }
-        Job::Search {
-            conversation,
-            query,
-        } => {
-            let q = query.to_lowercase();
-            let all = store.messages(&conversation).map_err(|e| e.to_string())?;
-            let n = all.len().max(1);
-            let mut hits = Vec::new();
-            for (k, m) in all.iter().enumerate() {
-                if k % 1024 == 0 {
-                    if cancel.load(Ordering::Relaxed) {
-                        return Err("cancelled".into());
-                    }
-                    progress(k as f32 / n as f32);
-                }
-                if m.id.starts_with(&q) || render::source_text(m).to_lowercase().contains(&q) {
-                    hits.push(m.id.clone());
-                }
-            }
-            Ok(Output::Found(conversation, query, hits))
-        }
-        Job::Context { conversation } => {
-            let path = store
-                .active_path(&conversation)
-                .map_err(|e| e.to_string())?;
-            let model = path
-                .iter()
-                .rev()
-                .find(|m| m.role == crate::model::Role::Assistant)
-                .map(crate::tokens::model_of);
-            let calibration = crate::context::calibrate_paths(std::slice::from_ref(&path))
-                .into_iter()
-                .find(|c| Some(&c.model) == model.as_ref());
-            let r = crate::context::report(&path, None, calibration);
-            Ok(Output::Context(conversation, Box::new(r)))
-        }
-        Job::Compare { conversation } => {
-            let path = store
-                .active_path(&conversation)
-                .map_err(|e| e.to_string())?;
-            let budget = window_of_path(&path) / 2;
-            let blob = |h: &str| store.blob(h).ok().map(|b| b.len());
-            let rows = compact::compare(&path, budget, &blob);
-            let previews = rows
-                .iter()
-                .map(|r| {
-                    compact::preview(&path, &r.strategy, budget, &blob)
-                        .messages
-                        .iter()
-                        .map(preview_line)
-                        .collect()
-                })
-                .collect();
-            Ok(Output::Compared(Box::new(Compared {
-                conversation,
-                rows,
-                previews,
-            })))
-        }
-    }
-}
-
-/// The context window of the model that wrote the path's newest reply.
-fn window_of_path(path: &[crate::model::Message]) -> u64 {
-    path.iter()
-        .rev()
-        .find(|m| m.role == crate::model::Role::Assistant)
-        .map(|m| crate::context::window_of(&crate::tokens::model_of(m)))
-        .unwrap_or(200_000)
-}
-
-fn preview_line(s: &compact::Sent) -> String {
-    let images = s
-        .content
-        .iter()
-        .filter(|b| matches!(b, crate::model::Block::Image { .. }))
-        .count();
-    let text: String = s
-        .content
-        .iter()
-        .find_map(|b| match b {
-            crate::model::Block::Text { text } => Some(text.as_str()),
-            crate::model::Block::ToolResult {
-                content: crate::model::ToolResultContent::Text(t),
-                ..
-            } => Some(t.as_str()),
-            crate::model::Block::ToolUse { name, .. } => Some(name.as_str()),
-            _ => None,
-        })
-        .unwrap_or("")
-        .chars()
-        .take(120)
-        .collect::<String>()
-        .replace('\n', " ");
-    format!(
-        "{:<9} {}{}",
-        s.role.as_str(),
-        if images > 0 {
-            format!("[{images} image(s)] ")
-        } else {
-            String::new()
-        },
-        text
-    )
-}
-
-fn compact_job(
-    store: &mut Store,
-    conv: &str,
-    strategy: Option<Strategy>,
-    force: bool,
-    instructions: Option<String>,
-    progress: &dyn Fn(f32),
-    cancel: &AtomicBool,
-) -> Result<Output, String> {
-    let path = store.active_path(conv).map_err(|e| e.to_string())?;
-    let window = window_of_path(&path);
-    let protect = compact::protect_for(window / 2);
-    match strategy {
-        None => {
-            let o = compact::ladder(store, conv, window / 2).map_err(|e| e.to_string())?;
-            let mut s = format!(
-                "ladder: {} → {} tokens ({} step(s))",
-                o.tokens_before,
-                o.tokens_after,
-                o.steps.len()
-            );
-            if let Some(n) = o.note {
-                s.push_str("; ");
-                s.push_str(&n);
-            }
-            Ok(Output::Compacted(s))
-        }
-        Some(Strategy::Summary) => {
-            let provider = crate::config::provider(None, None).map_err(|e| {
-                format!("the summary rung needs a model: {e:#} (the snapshot rung needs none)")
-            })?;
-            let opts = crate::send::SummaryOptions {
-                instructions,
-                window,
-                protect,
-            };
-            let mut on = |done: usize, total: usize| progress(done as f32 / total.max(1) as f32);
-            let a = crate::send::summarize(store, conv, &provider, &opts, &mut on, cancel)
-                .map_err(|e| e.to_string())?;
-            Ok(Output::Compacted(match a {
-                Some(a) => format!(
-                    "summary: {} → {} tokens, marker {}",
-                    a.tokens_before, a.tokens_after, a.marker
-                ),
-                None => "summary: nothing to summarise".into(),
-            }))
-        }
-        Some(s) => {
-            let a =
-                compact::apply(store, conv, s, force, None, protect).map_err(|e| e.to_string())?;
-            Ok(Output::Compacted(match a {
-                Some(a) => format!(
-                    "{}: {} → {} tokens ({} items), marker {}",
-                    s.name(),
-                    a.tokens_before,
-                    a.tokens_after,
-                    a.items,
-                    &a.marker[..a.marker.len().min(8)]
-                ),
-                None => format!("{}: nothing to do", s.name()),
-            }))
-        }
+        other => Ok(Done::Outcome(Box::new(other))),
     }
 }
 
@@ -564,38 +291,47 @@ mod tests {
     }
 
     #[test]
-    fn a_job_reports_one_result_and_leaves_the_running_list() {
+    fn an_action_reports_one_result_and_leaves_the_running_list() {
         let (_d, path, conv) = demo_store();
-        let mut w = Worker::new(path, Arc::new(Mutex::new(None)));
-        w.submit(Job::Search {
-            conversation: conv,
-            query: "segqueue".into(),
-        });
+        let mut w = Worker::new(path, Settings::default(), Arc::new(Mutex::new(None)));
+        w.submit(
+            For::Find,
+            Action::Find {
+                conversation: conv,
+                query: "segqueue".into(),
+            },
+        );
         assert_eq!(w.running.len(), 1);
         let out = w.wait();
         assert_eq!(out.len(), 1);
         assert!(w.running.is_empty());
-        assert_eq!(out[0].kind, "search");
+        assert_eq!(out[0].purpose, For::Find);
         match &out[0].result {
-            Ok(Output::Found(_, _, hits)) => assert!(hits.len() >= 2),
+            Ok(Done::Outcome(o)) => match o.as_ref() {
+                Outcome::Found { hits, .. } => assert!(hits.len() >= 2),
+                _ => panic!("expected search results"),
+            },
             _ => panic!("expected search results"),
         }
     }
 
     #[test]
-    fn a_cancelled_job_reports_cancelled_not_its_result() {
+    fn a_cancelled_action_reports_cancelled_not_its_result() {
         let (_d, path, conv) = demo_store();
-        let mut w = Worker::new(path, Arc::new(Mutex::new(None)));
-        w.submit(Job::Render {
-            conversation: conv,
-            profile: &crate::render::PROFILES[0],
-            cell: (5, 8),
-        });
+        let mut w = Worker::new(path, Settings::default(), Arc::new(Mutex::new(None)));
+        w.submit(
+            For::Snapshots,
+            Action::SnapshotPreview {
+                conversation: conv,
+                options: crate::render::Options::new(&crate::render::PROFILES[0]),
+            },
+        );
         let id = w.running[0].id;
         w.cancel(id);
         let out = w.wait();
-        assert!(
-            matches!(&out[..], [Finished { kind: "render", result: Err(e) }] if e == "cancelled")
-        );
+        assert!(matches!(
+            &out[..],
+            [Finished { purpose: For::Snapshots, result: Err(e) }] if e == "cancelled"
+        ));
     }
 }

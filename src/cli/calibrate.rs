@@ -1,0 +1,40 @@
+//! `cairn calibrate [--json]`: fits each model's estimate on the store's measured replies (the same assembled
+//! contexts `replay` checks) and keeps the fits for `context`.
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::{Ctx, out, print_json, unexpected};
+use crate::commands::{Action, Outcome};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
+    let (models, skipped) = match ctx.run(Action::Calibrate)? {
+        Outcome::Calibrated { models, skipped } => (models, skipped),
+        o => return Err(unexpected(&o)),
+    };
+    for s in &skipped {
+        eprintln!("cairn: skipped {s}");
+    }
+    if a.json {
+        return print_json(&json!(models));
+    }
+    for c in models {
+        match &c.fit {
+            Some(f) => out(&format!(
+                "{:<32} {:>5} replies in {:>3} sessions  median abs error {:>6.1}% -> {:>5.1}%  (scale {:.3}, mean overhead {:.0})",
+                c.model, c.samples, c.sessions, c.error_before, c.error_after, f.scale, f.overhead
+            ))?,
+            None => out(&format!(
+                "{:<32} {:>5} replies in {:>3} sessions  too few to fit: the defaults are used",
+                c.model, c.samples, c.sessions
+            ))?,
+        }
+    }
+    Ok(())
+}

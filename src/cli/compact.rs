@@ -1,0 +1,124 @@
+//! `cairn compact CONV [--strategy S] [--target N] [--protect N] [--json]`: one rung (forced), or the ladder down
+//! to the target. Writes a marker; stored messages never change.
+
+use std::time::Instant;
+
+use anyhow::Result;
+
+use super::{Ctx, ProviderKind, Strategy, out, to_json, unexpected};
+use crate::commands::{Action, Compacted, Outcome, Progress};
+
+#[derive(clap::Args)]
+pub struct Args {
+    conv: String,
+    #[arg(long, value_enum)]
+    strategy: Option<Strategy>,
+    /// Summary: what the summary must keep.
+    #[arg(long)]
+    instructions: Option<String>,
+    /// Summary: the provider.
+    #[arg(long, value_enum)]
+    provider: Option<ProviderKind>,
+    /// Summary: the summarising model.
+    #[arg(long)]
+    model: Option<String>,
+    /// Target tokens for the ladder (default: the policy's target, half the usable window).
+    #[arg(long)]
+    target: Option<u64>,
+    /// The protect window: the newest tokens no rung touches (default: the policy's, 40000).
+    #[arg(long)]
+    protect: Option<u64>,
+    #[arg(long)]
+    json: bool,
+}
+
+/// "summary: model call k/n" on stderr.
+struct Calls;
+
+impl Progress for Calls {
+    fn step(&self, done: usize, total: usize, _what: &str) {
+        if done < total {
+            eprintln!("summary: model call {}/{total}", done + 1);
+        }
+    }
+}
+
+pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
+    let strategy = a.strategy.map(Strategy::strategy);
+    let provider = match strategy {
+        Some(crate::reclaim::Strategy::Summary) => Some(crate::config::provider(
+            ctx.settings()?,
+            a.provider.map(|p| p.name()),
+            a.model,
+        )?),
+        _ => None,
+    };
+    let summary_model = provider
+        .as_ref()
+        .map(|p| format!("{} via {}", p.model, p.base_url));
+    let t = Instant::now();
+    let action = Action::Compact {
+        conversation: a.conv,
+        strategy,
+        force: true,
+        target: a.target,
+        protect: a.protect,
+        instructions: a.instructions,
+        provider,
+    };
+    let done = if a.json {
+        ctx.run(action)?
+    } else {
+        ctx.run_with(action, &Calls)?
+    };
+    match done {
+        Outcome::Compacted(c) if a.json => match c {
+            Compacted::Rung(_, applied) => to_json(&applied),
+            Compacted::Ladder(o) => to_json(&o),
+        },
+        Outcome::Compacted(c) => {
+            show(&c)?;
+            if let (Some(m), Compacted::Rung(_, Some(_))) = (summary_model, &c) {
+                out(&format!(
+                    "  (summary by {m} in {:.1} s)",
+                    t.elapsed().as_secs_f64()
+                ))?;
+            }
+            Ok(())
+        }
+        o => Err(unexpected(&o)),
+    }
+}
+
+/// What a compaction did, as text (also `/compact` from `cairn slash`).
+pub fn show(c: &Compacted) -> Result<()> {
+    match c {
+        Compacted::Rung(s, Some(a)) => out(&format!(
+            "{}: {} items, {} -> {} tokens (marker {})",
+            s.name(),
+            a.items,
+            a.tokens_before,
+            a.tokens_after,
+            a.marker
+        )),
+        Compacted::Rung(s, None) => out(&format!("{}: nothing to do on this path", s.name())),
+        Compacted::Ladder(o) => {
+            for a in &o.steps {
+                out(&format!(
+                    "{:<9} {} items, {} -> {} tokens",
+                    a.strategy.name(),
+                    a.items,
+                    a.tokens_before,
+                    a.tokens_after
+                ))?;
+            }
+            match &o.note {
+                None => out(&format!(
+                    "reached {} tokens (target {})",
+                    o.tokens_after, o.target
+                )),
+                Some(n) => out(n),
+            }
+        }
+    }
+}

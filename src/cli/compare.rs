@@ -1,0 +1,65 @@
+//! `cairn compare CONV [--budget N] [--profile P] [--json]`: each rung alone and the ladder side by side; writes
+//! nothing. The budget defaults to the policy's target; the profile is the snapshot's page shape.
+
+use anyhow::Result;
+
+use super::{Ctx, Profile, out, to_json, unexpected};
+use crate::commands::{Action, Outcome};
+
+#[derive(clap::Args)]
+pub struct Args {
+    conv: String,
+    /// Tokens the context should fit (default: the policy's target, half the usable window).
+    #[arg(long)]
+    budget: Option<u64>,
+    /// The snapshot's page profile (default: the settings', else claude-hires).
+    #[arg(long, value_enum)]
+    profile: Option<Profile>,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
+    let (budget, rows) = match ctx.run(Action::Compare {
+        conversation: a.conv,
+        budget: a.budget,
+        profile: a.profile.map(Profile::profile),
+    })? {
+        Outcome::Compared { budget, rows, .. } => (budget, rows),
+        o => return Err(unexpected(&o)),
+    };
+    if a.json {
+        return to_json(&rows);
+    }
+    out(&format!("budget {budget} tokens"))?;
+    out(&format!(
+        "{:<9} {:>9} {:>9} {:>6} {:>9} {:>7} {:>7} {:>9} {:>9}  cache kept through",
+        "strategy", "text", "image", "calls", "img kB", "elided", "imaged", "$ list", "$ warm"
+    ))?;
+    for r in rows {
+        out(&format!(
+            "{:<9} {:>9} {:>9} {:>6} {:>9.0} {:>7} {:>7} {:>9.4} {:>9.4}  {}{}{}",
+            r.strategy,
+            r.text_tokens_after,
+            r.image_tokens_after,
+            r.model_calls,
+            r.image_bytes as f64 / 1e3,
+            r.lost.tool_results_elided,
+            r.lost.characters_imaged,
+            r.cost_list,
+            r.cost_warm_cache,
+            r.cache_kept_through.as_deref().unwrap_or("-"),
+            if r.reaches_budget {
+                ""
+            } else {
+                "  (over budget)"
+            },
+            if r.ran || r.strategy == "none" {
+                ""
+            } else {
+                "  (nothing to do)"
+            }
+        ))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,45 @@
+//! `cairn export CONV [--at MSG] --format F [--out FILE]`: writes a conversation out.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::{Ctx, ExportFormat, out_raw, unexpected};
+use crate::commands::{Action, Outcome};
+
+#[derive(clap::Args)]
+pub struct Args {
+    conv: String,
+    /// End the exported path at this message (default: the tip).
+    #[arg(long, value_name = "MSG")]
+    at: Option<String>,
+    #[arg(long, value_enum)]
+    format: ExportFormat,
+    /// Write here instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Markdown/HTML: leave tool results out.
+    #[arg(long)]
+    no_tool_results: bool,
+    /// Markdown/HTML: leave thinking out.
+    #[arg(long)]
+    no_thinking: bool,
+}
+
+pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
+    let to_stdout = a.out.is_none();
+    match ctx.run(Action::Export {
+        conversation: a.conv,
+        at: a.at,
+        format: a.format.format(),
+        options: crate::export::Options {
+            tool_results: !a.no_tool_results,
+            thinking: !a.no_thinking,
+        },
+        out: a.out,
+    })? {
+        Outcome::Exported { text, .. } if to_stdout => out_raw(&text),
+        Outcome::Exported { .. } => Ok(()),
+        o => Err(unexpected(&o)),
+    }
+}

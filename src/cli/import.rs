@@ -1,0 +1,98 @@
+//! `cairn import PATH... [--format F] [--json]`: imports transcripts; per file the new conversation(s), what was
+//! read and what was not a message. A file already imported is skipped; a refused one fails the command (exit 2)
+//! after the others were imported.
+
+use anyhow::{Result, bail};
+
+use super::{Ctx, ImportFormat, out, to_json, unexpected};
+use crate::commands::{Action, Outcome, Progress};
+use crate::import::FileOutcome;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(required = true)]
+    paths: Vec<std::path::PathBuf>,
+    #[arg(long, value_enum, default_value = "auto")]
+    format: ImportFormat,
+    #[arg(long)]
+    json: bool,
+}
+
+/// "[k/n] file" on stderr when there are several files.
+struct Files;
+
+impl Progress for Files {
+    fn step(&self, done: usize, total: usize, what: &str) {
+        if total > 1 && done < total {
+            eprintln!("[{}/{total}] {what}", done + 1);
+        }
+    }
+}
+
+pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
+    let action = Action::Import {
+        paths: a.paths,
+        format: a.format.format(),
+    };
+    let outcomes = match if a.json {
+        ctx.run(action)?
+    } else {
+        ctx.run_with(action, &Files)?
+    } {
+        Outcome::Imported(o) => o,
+        o => return Err(unexpected(&o)),
+    };
+    if a.json {
+        to_json(&outcomes)?;
+    } else {
+        for o in &outcomes {
+            show(o)?;
+        }
+    }
+    let refused: Vec<&FileOutcome> = outcomes
+        .iter()
+        .filter(|o| o.error.is_some() && o.duplicate_of.is_none())
+        .collect();
+    match refused.as_slice() {
+        [] => Ok(()),
+        [one] => bail!("{}", one.error.clone().unwrap_or_default()),
+        many => bail!(
+            "{} files refused, first: {}",
+            many.len(),
+            many[0].error.clone().unwrap_or_default()
+        ),
+    }
+}
+
+fn show(o: &FileOutcome) -> Result<()> {
+    match (&o.error, &o.duplicate_of) {
+        (Some(e), Some(_)) => out(&format!("skipped {e}")),
+        (Some(_), None) => Ok(()),
+        (None, _) => {
+            let r = &o.report;
+            out(&format!(
+                "{}  {} ({}): {} messages, {} branches, {} tool pairs, {} images",
+                o.conversations.first().map(String::as_str).unwrap_or("-"),
+                o.file.display(),
+                o.format.map(|f| f.name()).unwrap_or("?"),
+                r.messages,
+                r.branches,
+                r.tool_pairs,
+                r.images
+            ))?;
+            for (what, n) in &r.skipped {
+                out(&format!("    not a message: {n} {what}"))?;
+            }
+            for n in &r.notes {
+                out(&format!("    note: {n}"))?;
+            }
+            for (id, lr) in o.conversations.iter().skip(1).zip(&o.linked) {
+                out(&format!(
+                    "    {id}  linked (subagent): {} messages, {} branches, {} tool pairs",
+                    lr.messages, lr.branches, lr.tool_pairs
+                ))?;
+            }
+            Ok(())
+        }
+    }
+}

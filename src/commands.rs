@@ -1,0 +1,418 @@
+//! Every user action, defined once. A shell (the CLI, the window's command bar, toolbar, menus and worker) builds an
+//! [`Action`], calls [`run`], and formats the [`Outcome`]; it computes nothing itself. That is how the CLI and the
+//! window show the same figures: there is one place each is made.
+//!
+//! The actions live in files by what they touch: [`tree`] (conversations, tips, forks, checkpoints, the path),
+//! [`files`] (import, export), [`context`] (the context, the comparison, replay and calibration, the
+//! snapshot pages) and [`reclaim`] (the compactions and `send`).
+
+mod context;
+mod files;
+mod reclaim;
+mod tree;
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use crate::export::ExportFormat;
+use crate::formats::Format;
+use crate::model::{Checkpoint, Conversation, Message, NewMessage};
+use crate::provider::Provider;
+use crate::reclaim::compare::Row;
+use crate::reclaim::replay::{Calibration, Replay};
+use crate::reclaim::report::Report;
+use crate::reclaim::{Applied, LadderOutcome, Policy, ReclaimError, Sent, Settings, Strategy};
+use crate::render::{Profile, Rendered};
+use crate::send::SendError;
+use crate::store::{Budget, Operation, Resumed, Retry, Store, StoreError};
+
+pub use context::SnapshotPreview;
+
+/// A user action, with everything it needs.
+#[derive(Debug, Clone)]
+pub enum Action {
+    New {
+        title: Option<String>,
+    },
+    /// One complete turn.
+    Append {
+        conversation: String,
+        messages: Vec<NewMessage>,
+    },
+    /// Moves the tip (compare-and-swap with `expect`); writes no message.
+    Branch {
+        conversation: String,
+        message: String,
+        expect: Option<String>,
+    },
+    Fork {
+        conversation: String,
+        at: Option<String>,
+    },
+    /// Labels the tip; without a label, the next free `cp-N`.
+    Checkpoint {
+        conversation: String,
+        label: Option<String>,
+    },
+    Rewind {
+        conversation: String,
+        label: String,
+        digest: String,
+    },
+    Undo {
+        conversation: String,
+    },
+    Resume {
+        conversation: String,
+        budget: Budget,
+    },
+    Retry {
+        conversation: String,
+    },
+    List,
+    Show {
+        conversation: String,
+    },
+    Tree {
+        conversation: String,
+    },
+    Checkpoints {
+        conversation: String,
+    },
+    Log {
+        conversation: String,
+    },
+    Check,
+    Import {
+        paths: Vec<PathBuf>,
+        format: Option<Format>,
+    },
+    /// Writes to `out`, or returns the text.
+    Export {
+        conversation: String,
+        at: Option<String>,
+        format: ExportFormat,
+        options: crate::export::Options,
+        out: Option<PathBuf>,
+    },
+    /// One rung (`force`: even below its threshold), or the ladder down to `target` when `strategy` is None.
+    /// The summary rung needs a provider.
+    Compact {
+        conversation: String,
+        strategy: Option<Strategy>,
+        force: bool,
+        target: Option<u64>,
+        protect: Option<u64>,
+        instructions: Option<String>,
+        provider: Option<Provider>,
+    },
+    /// The free rungs, forced.
+    Shake {
+        conversation: String,
+        elide: bool,
+        images: bool,
+    },
+    /// The `/context` breakdown.
+    Context {
+        conversation: String,
+        model: Option<String>,
+    },
+    /// Every strategy side by side against a budget (default: the policy's target).
+    Compare {
+        conversation: String,
+        budget: Option<u64>,
+        profile: Option<&'static Profile>,
+    },
+    /// The context one compared strategy would leave, as it would be sent.
+    Preview {
+        conversation: String,
+        strategy: String,
+        budget: Option<u64>,
+    },
+    /// Draws text or a path's messages as snapshot pages.
+    Render {
+        input: RenderInput,
+        options: crate::render::Options,
+    },
+    /// The pages a snapshot compaction would send now (what it covers, drawn with these options).
+    SnapshotPreview {
+        conversation: String,
+        options: crate::render::Options,
+    },
+    Send {
+        conversation: String,
+        text: String,
+        provider: Provider,
+        window: Option<u64>,
+    },
+    Replay {
+        conversation: Option<String>,
+    },
+    Calibrate,
+    /// Messages of one conversation (every branch) whose id starts with, or whose text contains, the query.
+    Find {
+        conversation: String,
+        query: String,
+    },
+}
+
+/// What to render.
+#[derive(Debug, Clone)]
+pub enum RenderInput {
+    Text {
+        name: String,
+        text: String,
+    },
+    /// The path to `to` (default: the tip), from `from` (default: the root).
+    Path {
+        conversation: String,
+        from: Option<String>,
+        to: Option<String>,
+    },
+}
+
+/// What a compaction did.
+#[derive(Debug, Clone)]
+pub enum Compacted {
+    /// One rung; None when it had nothing to do.
+    Rung(Strategy, Option<Applied>),
+    Ladder(LadderOutcome),
+}
+
+/// What an action did, typed per action.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Created(String),
+    Appended(Vec<String>),
+    Moved {
+        conversation: String,
+        tip: String,
+    },
+    Forked(String),
+    Checkpointed(Checkpoint),
+    Rewound {
+        digest: String,
+    },
+    Undone(Operation),
+    Resumed {
+        resumed: Resumed,
+        /// The kept messages in Anthropic Messages shape.
+        wire: Vec<serde_json::Value>,
+    },
+    Retried(Retry),
+    Conversations(Vec<Conversation>),
+    Shown {
+        path: Vec<Message>,
+        wire: Vec<serde_json::Value>,
+    },
+    Text(String),
+    Checkpoints(Vec<Checkpoint>),
+    Operations(Vec<Operation>),
+    Checked {
+        store: PathBuf,
+        problems: Option<String>,
+    },
+    Imported(Vec<crate::import::FileOutcome>),
+    Exported {
+        out: Option<PathBuf>,
+        text: String,
+    },
+    Compacted(Compacted),
+    Shaken(Vec<(Strategy, Option<Applied>)>),
+    Context(Box<Report>),
+    Compared {
+        conversation: String,
+        budget: u64,
+        policy: Policy,
+        rows: Vec<Row>,
+    },
+    Preview {
+        conversation: String,
+        strategy: String,
+        sent: Vec<Sent>,
+    },
+    Rendered(Box<Rendered>, Vec<crate::render::Source>),
+    SnapshotPreview(Box<SnapshotPreview>),
+    Sent(crate::send::Sent),
+    Replayed(Replay),
+    Calibrated {
+        models: Vec<Calibration>,
+        skipped: Vec<String>,
+    },
+    Found {
+        conversation: String,
+        query: String,
+        hits: Vec<String>,
+    },
+}
+
+/// Why an action failed; each names the id, file or value at fault in one line.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Reclaim(#[from] ReclaimError),
+    #[error(transparent)]
+    Send(#[from] SendError),
+    #[error(transparent)]
+    Render(#[from] crate::render::RenderError),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{path}: {reason}")]
+    Io { path: PathBuf, reason: String },
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// What a long action reports while it runs. Every method has a quiet default.
+pub trait Progress {
+    /// `done` of `total` steps (files of an import, model calls of a summary, ...), on `what`.
+    fn step(&self, _done: usize, _total: usize, _what: &str) {}
+    /// Streamed text (a reply as it arrives).
+    fn text(&self, _chunk: &str) {}
+}
+
+/// No progress reported.
+pub struct Quiet;
+
+impl Progress for Quiet {}
+
+/// Runs an action against the store under the user's settings. `cancel` is checked between steps.
+pub fn run(
+    store: &mut Store,
+    settings: &Settings,
+    action: Action,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<Outcome, CommandError> {
+    use Action as A;
+    match action {
+        A::New { title } => tree::new(store, title),
+        A::Append {
+            conversation,
+            messages,
+        } => tree::append(store, &conversation, &messages),
+        A::Branch {
+            conversation,
+            message,
+            expect,
+        } => tree::branch(store, &conversation, &message, expect.as_deref()),
+        A::Fork { conversation, at } => tree::fork(store, &conversation, at.as_deref()),
+        A::Checkpoint {
+            conversation,
+            label,
+        } => tree::checkpoint(store, &conversation, label),
+        A::Rewind {
+            conversation,
+            label,
+            digest,
+        } => tree::rewind(store, &conversation, &label, &digest),
+        A::Undo { conversation } => tree::undo(store, &conversation),
+        A::Resume {
+            conversation,
+            budget,
+        } => tree::resume(store, &conversation, budget),
+        A::Retry { conversation } => tree::retry(store, &conversation),
+        A::List => Ok(Outcome::Conversations(store.conversations()?)),
+        A::Show { conversation } => tree::show(store, &conversation),
+        A::Tree { conversation } => Ok(Outcome::Text(store.tree_text(&conversation)?)),
+        A::Checkpoints { conversation } => {
+            Ok(Outcome::Checkpoints(store.checkpoints(&conversation)?))
+        }
+        A::Log { conversation } => Ok(Outcome::Operations(store.operations(&conversation)?)),
+        A::Check => tree::check(store),
+        A::Import { paths, format } => files::import(store, &paths, format, progress, cancel),
+        A::Export {
+            conversation,
+            at,
+            format,
+            options,
+            out,
+        } => files::export(store, &conversation, at.as_deref(), format, options, out),
+        A::Compact {
+            conversation,
+            strategy,
+            force,
+            target,
+            protect,
+            instructions,
+            provider,
+        } => reclaim::compact(
+            store,
+            settings,
+            reclaim::CompactArgs {
+                conversation,
+                strategy,
+                force,
+                target,
+                protect,
+                instructions,
+                provider,
+            },
+            progress,
+            cancel,
+        ),
+        A::Shake {
+            conversation,
+            elide,
+            images,
+        } => reclaim::shake(store, settings, &conversation, elide, images),
+        A::Context {
+            conversation,
+            model,
+        } => context::context(store, settings, &conversation, model.as_deref()),
+        A::Compare {
+            conversation,
+            budget,
+            profile,
+        } => context::compare(store, settings, &conversation, budget, profile),
+        A::Preview {
+            conversation,
+            strategy,
+            budget,
+        } => context::preview(store, settings, &conversation, &strategy, budget),
+        A::Render { input, options } => context::render(store, input, &options),
+        A::SnapshotPreview {
+            conversation,
+            options,
+        } => context::snapshot_preview(store, settings, &conversation, &options),
+        A::Send {
+            conversation,
+            text,
+            provider,
+            window,
+        } => reclaim::send(
+            store,
+            settings,
+            &conversation,
+            &text,
+            &provider,
+            window,
+            progress,
+            cancel,
+        ),
+        A::Replay { conversation } => Ok(Outcome::Replayed(crate::reclaim::replay::replay(
+            store,
+            conversation.as_deref(),
+        )?)),
+        A::Calibrate => {
+            let (models, skipped) = crate::reclaim::replay::calibrate(store)?;
+            Ok(Outcome::Calibrated { models, skipped })
+        }
+        A::Find {
+            conversation,
+            query,
+        } => tree::find(store, &conversation, &query, progress, cancel),
+    }
+}
+
+/// The policy for a path: its newest reply's model (or `model`), under the settings.
+pub fn policy_for(
+    settings: &Settings,
+    view: &crate::reclaim::PathView,
+    model: Option<&str>,
+    window: Option<u64>,
+) -> Policy {
+    Policy::new(settings, model.or(view.model()), window)
+}

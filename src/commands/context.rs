@@ -1,0 +1,132 @@
+//! Actions that read what the model sees: the `/context` breakdown, the comparison of strategies and its
+//! previews, and snapshot pages.
+
+use super::{CommandError, Outcome, RenderInput, policy_for};
+use crate::reclaim::assemble::{layout, materialize};
+use crate::reclaim::compare::{after_of, compare as compare_rows};
+use crate::reclaim::replay::{Estimator, stored_fits};
+use crate::reclaim::rungs::covered_middle;
+use crate::reclaim::{PathView, Settings, report};
+use crate::render::{self, Profile, Rendered, Source};
+use crate::store::Store;
+
+pub(super) fn context(
+    store: &mut Store,
+    settings: &Settings,
+    conversation: &str,
+    model: Option<&str>,
+) -> Result<Outcome, CommandError> {
+    let view = PathView::load(store, conversation, None)?;
+    let policy = policy_for(settings, &view, model, None);
+    let est = Estimator::for_path(&stored_fits(store)?, &view, &policy.model);
+    Ok(Outcome::Context(Box::new(report::report(
+        &view, &policy, &est,
+    ))))
+}
+
+pub(super) fn compare(
+    store: &mut Store,
+    settings: &Settings,
+    conversation: &str,
+    budget: Option<u64>,
+    profile: Option<&'static Profile>,
+) -> Result<Outcome, CommandError> {
+    let view = PathView::load(store, conversation, None)?;
+    let mut policy = policy_for(settings, &view, None, None);
+    if let Some(p) = profile {
+        policy.profile = p;
+    }
+    let budget = budget.unwrap_or_else(|| policy.target_tokens());
+    let rows = compare_rows(&view, budget, &policy.rung_options(budget));
+    Ok(Outcome::Compared {
+        conversation: view.conversation,
+        budget,
+        policy,
+        rows,
+    })
+}
+
+pub(super) fn preview(
+    store: &mut Store,
+    settings: &Settings,
+    conversation: &str,
+    strategy: &str,
+    budget: Option<u64>,
+) -> Result<Outcome, CommandError> {
+    let view = PathView::load(store, conversation, None)?;
+    let policy = policy_for(settings, &view, None, None);
+    let budget = budget.unwrap_or_else(|| policy.target_tokens());
+    let (_, after, _, _) = after_of(&view, strategy, budget, &policy.rung_options(budget));
+    let sent = materialize(&view, &after, Some(store))?;
+    Ok(Outcome::Preview {
+        conversation: view.conversation,
+        strategy: strategy.to_string(),
+        sent,
+    })
+}
+
+pub(super) fn render(
+    store: &mut Store,
+    input: RenderInput,
+    options: &render::Options,
+) -> Result<Outcome, CommandError> {
+    let sources = match input {
+        RenderInput::Text { name, text } => vec![render::text_source(&name, text)],
+        RenderInput::Path {
+            conversation,
+            from,
+            to,
+        } => {
+            let path = match &to {
+                Some(m) => store.path_to(&conversation, m)?,
+                None => store.active_path(&conversation)?,
+            };
+            let start = match &from {
+                Some(m) => {
+                    let id = store.resolve_message(&conversation, m)?;
+                    path.iter().position(|x| x.id == id).ok_or_else(|| {
+                        CommandError::Invalid(format!(
+                            "message {id} is not on the path to {}",
+                            to.as_deref().unwrap_or("the tip")
+                        ))
+                    })?
+                }
+                None => 0,
+            };
+            render::sources(&path[start..])
+        }
+    };
+    let r = render::render(&sources, options)?;
+    Ok(Outcome::Rendered(Box::new(r), sources))
+}
+
+/// The pages a snapshot compaction would send now, with the text they were drawn from.
+#[derive(Debug, Clone)]
+pub struct SnapshotPreview {
+    pub conversation: String,
+    pub rendered: Rendered,
+    pub sources: Vec<Source>,
+    pub options: render::Options,
+}
+
+pub(super) fn snapshot_preview(
+    store: &mut Store,
+    settings: &Settings,
+    conversation: &str,
+    options: &render::Options,
+) -> Result<Outcome, CommandError> {
+    let view = PathView::load(store, conversation, None)?;
+    let policy = policy_for(settings, &view, None, None);
+    let l = layout(&view, &[], view.len());
+    // what a snapshot from here would cover: the same protect as `compact --strategy snapshot`
+    let idx = covered_middle(&view, &l, policy.protect_for(policy.target_tokens()));
+    let covered = view.bodies(Some(store), &idx)?;
+    let sources = render::sources(&covered);
+    let rendered = render::render(&sources, options)?;
+    Ok(Outcome::SnapshotPreview(Box::new(SnapshotPreview {
+        conversation: view.conversation,
+        rendered,
+        sources,
+        options: options.clone(),
+    })))
+}

@@ -1,0 +1,64 @@
+//! Actions on files: importing transcripts, exporting conversations.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::{CommandError, Outcome, Progress};
+use crate::export::ExportFormat;
+use crate::formats::Format;
+use crate::store::Store;
+
+/// Imports files and folders (recursively), one transaction per file; a file already imported is reported as a
+/// duplicate, a refused one with its FILE:LINE. Stops between files when cancelled.
+pub(super) fn import(
+    store: &mut Store,
+    paths: &[PathBuf],
+    format: Option<Format>,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<Outcome, CommandError> {
+    for p in paths {
+        if !p.exists() {
+            return Err(CommandError::Io {
+                path: p.clone(),
+                reason: "no such file or folder".into(),
+            });
+        }
+    }
+    let files = crate::import::collect(paths).map_err(|e| CommandError::Io {
+        path: paths.first().cloned().unwrap_or_default(),
+        reason: format!("listing files: {e}"),
+    })?;
+    let mut out = Vec::with_capacity(files.len());
+    for (k, f) in files.iter().enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        progress.step(k, files.len(), &f.display().to_string());
+        out.push(crate::import::import_file(store, f, format));
+    }
+    progress.step(out.len(), files.len(), "");
+    Ok(Outcome::Imported(out))
+}
+
+pub(super) fn export(
+    store: &mut Store,
+    conversation: &str,
+    at: Option<&str>,
+    format: ExportFormat,
+    options: crate::export::Options,
+    out: Option<PathBuf>,
+) -> Result<Outcome, CommandError> {
+    let text = crate::export::export(store, conversation, at, format, options)?;
+    if let Some(path) = &out {
+        write(path, &text)?;
+    }
+    Ok(Outcome::Exported { out, text })
+}
+
+fn write(path: &Path, text: &str) -> Result<(), CommandError> {
+    std::fs::write(path, text).map_err(|e| CommandError::Io {
+        path: path.to_path_buf(),
+        reason: format!("cannot write: {e}"),
+    })
+}

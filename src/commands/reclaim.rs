@@ -1,0 +1,100 @@
+//! Actions that take context back or continue a conversation: a rung, the ladder, `/shake`, `send`.
+
+use std::sync::atomic::AtomicBool;
+
+use super::{CommandError, Compacted, Outcome, Progress, policy_for};
+use crate::provider::Provider;
+use crate::reclaim::rungs::{apply, ladder};
+use crate::reclaim::{PathView, Settings, Strategy};
+use crate::store::Store;
+
+pub(super) struct CompactArgs {
+    pub conversation: String,
+    pub strategy: Option<Strategy>,
+    pub force: bool,
+    pub target: Option<u64>,
+    pub protect: Option<u64>,
+    pub instructions: Option<String>,
+    pub provider: Option<Provider>,
+}
+
+pub(super) fn compact(
+    store: &mut Store,
+    settings: &Settings,
+    a: CompactArgs,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<Outcome, CommandError> {
+    let view = PathView::load(store, &a.conversation, None)?;
+    let policy = policy_for(settings, &view, None, None);
+    let target = a.target.unwrap_or_else(|| policy.target_tokens());
+    let mut opts = policy.rung_options(target);
+    if let Some(p) = a.protect {
+        opts.protect = p;
+    }
+    let conv = view.conversation;
+    Ok(Outcome::Compacted(match a.strategy {
+        None => Compacted::Ladder(ladder(store, &conv, target, &opts)?),
+        Some(Strategy::Summary) => {
+            let provider = a.provider.ok_or_else(|| {
+                CommandError::Invalid(
+                    "the summary rung needs a model: set ANTHROPIC_API_KEY or OPENAI_API_KEY (or the settings \
+                     file's \"provider\"); the snapshot rung needs none"
+                        .into(),
+                )
+            })?;
+            let sopts = crate::send::SummaryOptions {
+                instructions: a.instructions,
+                window: settings.window_of(&provider.model),
+                rungs: opts,
+            };
+            let mut on = |done: usize, total: usize| progress.step(done, total, "model calls");
+            let applied = crate::send::summarize(store, &conv, &provider, &sopts, &mut on, cancel)?;
+            Compacted::Rung(Strategy::Summary, applied)
+        }
+        Some(s) => Compacted::Rung(s, apply(store, &conv, s, a.force, None, &opts)?),
+    }))
+}
+
+pub(super) fn shake(
+    store: &mut Store,
+    settings: &Settings,
+    conversation: &str,
+    elide: bool,
+    images: bool,
+) -> Result<Outcome, CommandError> {
+    let view = PathView::load(store, conversation, None)?;
+    let policy = policy_for(settings, &view, None, None);
+    let opts = policy.rung_options(policy.target_tokens());
+    let mut done = Vec::new();
+    for (s, on) in [(Strategy::Elide, elide), (Strategy::Images, images)] {
+        if on {
+            done.push((s, apply(store, &view.conversation, s, true, None, &opts)?));
+        }
+    }
+    Ok(Outcome::Shaken(done))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn send(
+    store: &mut Store,
+    settings: &Settings,
+    conversation: &str,
+    text: &str,
+    provider: &Provider,
+    window: Option<u64>,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<Outcome, CommandError> {
+    let policy = crate::reclaim::Policy::new(settings, Some(&provider.model), window);
+    let sent = crate::send::send(
+        store,
+        conversation,
+        text,
+        provider,
+        &policy,
+        &mut |t| progress.text(t),
+        cancel,
+    )?;
+    Ok(Outcome::Sent(sent))
+}

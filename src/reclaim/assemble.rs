@@ -1,0 +1,650 @@
+//! What is sent: the layout of a path's context after every compaction on it, its tally from the stored measures,
+//! and (when a request is built) the sent messages themselves.
+//!
+//! The rules, in order:
+//! 1. A harness's compaction ends what came before it: the model saw only the harness's summary, what the harness
+//!    kept verbatim (pi's messages from `firstKeptEntryId`, Claude Code's preserved messages, Codex's recent user
+//!    prompts), and what followed. The newest one on the path counts.
+//! 2. cairn's markers after it apply: elided results become placeholders, pruned images notes, and the newest
+//!    snapshot or summary replaces the messages it covers (drawn as pages from their stored text, or as the
+//!    summary).
+//!
+//! [`layout`] works on heads and measures alone, so a 100k-message path is laid out and tallied without decoding a
+//! body; [`materialize`] decodes exactly the bodies that are sent.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use super::marker::Shape;
+use super::view::{KeptAt, PathView, Placed, Resolved};
+use super::{PLACEHOLDER_TOKENS, ReclaimError};
+use crate::model::{Block, ImageData, KIND_DIGEST, Message, Role, ToolResultContent};
+use crate::render;
+use crate::store::Store;
+use crate::tokens::{self, LARGE_RESULT_TOKENS, MESSAGE_OVERHEAD};
+
+/// One part of what is sent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    /// The stored message at this path index, its large successful results elided and/or its images pruned.
+    Message {
+        index: usize,
+        elided: bool,
+        pruned: bool,
+    },
+    /// The summary text of the harness compaction marker at this index, sent as a user message.
+    HarnessSummary { index: usize },
+    /// These messages (path indices, in order) drawn as pages or replaced by a summary.
+    Cover { covered: Vec<usize>, by: Cover },
+}
+
+/// What replaces a covered run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cover {
+    Snapshot(Shape),
+    Summary(String),
+}
+
+/// Tokens by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ByKind {
+    pub system: u64,
+    pub text: u64,
+    pub tool_use: u64,
+    pub tool_results: u64,
+    pub images: u64,
+    pub thinking: u64,
+    pub other: u64,
+}
+
+impl ByKind {
+    pub fn total(&self) -> u64 {
+        self.system
+            + self.text
+            + self.tool_use
+            + self.tool_results
+            + self.images
+            + self.thinking
+            + self.other
+    }
+}
+
+/// The accounting of an assembled context.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Tally {
+    pub text_tokens: u64,
+    pub image_tokens: u64,
+    pub image_bytes: u64,
+    pub tool_results_elided: u64,
+    pub images_removed: u64,
+    pub characters_imaged: u64,
+    pub summary_characters: u64,
+    /// Messages sent.
+    pub messages: usize,
+    pub by_kind: ByKind,
+}
+
+impl Tally {
+    pub fn total(&self) -> u64 {
+        self.text_tokens + self.image_tokens
+    }
+
+    fn add(&mut self, k: &ByKind) {
+        self.by_kind.system += k.system;
+        self.by_kind.text += k.text;
+        self.by_kind.tool_use += k.tool_use;
+        self.by_kind.tool_results += k.tool_results;
+        self.by_kind.images += k.images;
+        self.by_kind.thinking += k.thinking;
+        self.by_kind.other += k.other;
+        self.image_tokens += k.images;
+        self.text_tokens += k.total() - k.images;
+        self.messages += 1;
+    }
+}
+
+/// The context a path's prefix would be sent as.
+#[derive(Debug, Clone, Default)]
+pub struct Layout {
+    pub pieces: Vec<Piece>,
+    /// Tokens of each piece.
+    pub tokens: Vec<u64>,
+    pub tally: Tally,
+    /// The messages the rungs may work on, in order: what follows the newest harness compaction (with what it
+    /// kept), covered runs included.
+    pub seq: Vec<usize>,
+    /// The newest harness compaction counted, if any.
+    pub harness: Option<usize>,
+}
+
+impl Layout {
+    /// Path indices of the messages sent as themselves.
+    pub fn sent_messages(&self) -> impl Iterator<Item = (usize, bool, bool)> + '_ {
+        self.pieces.iter().filter_map(|p| match p {
+            Piece::Message {
+                index,
+                elided,
+                pruned,
+            } => Some((*index, *elided, *pruned)),
+            _ => None,
+        })
+    }
+}
+
+/// The layout of the messages before `end` (`view.len()` for the whole path), with the view's markers before `end`
+/// and `planned` markers (not written; they apply to everything before `end`).
+pub fn layout(view: &PathView, planned: &[Placed], end: usize) -> Layout {
+    let end = end.min(view.len());
+    let markers: Vec<&Placed> = view
+        .markers
+        .iter()
+        .filter(|p| p.at < end)
+        .chain(planned.iter())
+        .collect();
+    let is_marker = |i: usize| view.heads[i].is_compaction();
+    let harness = markers
+        .iter()
+        .rposition(|p| matches!(p.marker, Resolved::Harness { .. }));
+    let mut out = Layout::default();
+    let mut seq: Vec<usize> = Vec::new();
+    let mut summary_at = None;
+    let after = match harness.map(|k| markers[k]) {
+        Some(Placed {
+            at,
+            marker: Resolved::Harness {
+                kept, sends_text, ..
+            },
+        }) => {
+            let at = (*at).min(end);
+            out.harness = Some(at);
+            if *sends_text {
+                summary_at = Some(at);
+            }
+            match kept {
+                KeptAt::Nothing => {}
+                KeptAt::From(k) => seq.extend((*k..at).filter(|&i| !is_marker(i))),
+                KeptAt::Each(each) => {
+                    let mut v: Vec<usize> = each
+                        .iter()
+                        .copied()
+                        .filter(|&i| i < at && !is_marker(i))
+                        .collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    seq.extend(v);
+                }
+                KeptAt::UserPrompts(max) => seq.extend(user_prompts(view, at, *max)),
+            }
+            at + 1
+        }
+        _ => 0,
+    };
+    seq.extend((after..end).filter(|&i| !is_marker(i)));
+    // cairn's markers after the harness's (markers placed before it were superseded by it)
+    let first_rung = harness.map_or(0, |k| k + 1);
+    let mut elided: HashSet<usize> = HashSet::new();
+    let mut pruned: HashSet<usize> = HashSet::new();
+    let mut cover: Option<(usize, usize, Cover)> = None;
+    for p in &markers[first_rung..] {
+        match &p.marker {
+            Resolved::Elide(at) => elided.extend(at.iter().copied()),
+            Resolved::Images(at) => pruned.extend(at.iter().copied()),
+            Resolved::Snapshot { from, to, shape } => {
+                cover = Some((*from, *to, Cover::Snapshot(shape.clone())))
+            }
+            Resolved::Summary { from, to, summary } => {
+                cover = Some((*from, *to, Cover::Summary(summary.clone())))
+            }
+            Resolved::Harness { .. } => {}
+        }
+    }
+    if let Some(h) = summary_at {
+        let k = harness_summary(view, h);
+        out.tally.add(&k);
+        out.tokens.push(k.total());
+        out.pieces.push(Piece::HarnessSummary { index: h });
+    }
+    let mut k = 0;
+    while k < seq.len() {
+        let i = seq[k];
+        if let Some((from, to, by)) = &cover
+            && (*from..=*to).contains(&i)
+        {
+            let start = k;
+            while k < seq.len() && seq[k] <= *to {
+                k += 1;
+            }
+            let covered = seq[start..k].to_vec();
+            let kinds = cover_kinds(view, &covered, by, &mut out.tally);
+            out.tally.add(&kinds);
+            out.tokens.push(kinds.total());
+            out.pieces.push(Piece::Cover {
+                covered,
+                by: by.clone(),
+            });
+            continue;
+        }
+        let (e, p) = (elided.contains(&i), pruned.contains(&i));
+        let kinds = message_kinds(view, i, e, p, &mut out.tally);
+        out.tally.add(&kinds);
+        out.tokens.push(kinds.total());
+        out.pieces.push(Piece::Message {
+            index: i,
+            elided: e,
+            pruned: p,
+        });
+        k += 1;
+    }
+    out.seq = seq;
+    out
+}
+
+/// Codex's history after a local compaction: the instructions it injected (system messages) and the user's
+/// prompts, newest first up to `max` tokens.
+fn user_prompts(view: &PathView, at: usize, max: u64) -> Vec<usize> {
+    let mut used = 0;
+    let mut out = Vec::new();
+    for i in (0..at).rev() {
+        let h = &view.heads[i];
+        if h.is_compaction() || h.has_tool_result() {
+            continue;
+        }
+        match h.role {
+            Role::System => out.push(i),
+            Role::User if used + h.tokens <= max => {
+                used += h.tokens;
+                out.push(i);
+            }
+            _ => {}
+        }
+    }
+    out.reverse();
+    out
+}
+
+fn harness_summary(view: &PathView, at: usize) -> ByKind {
+    ByKind {
+        text: view.facts[at].measure.tokens(),
+        ..ByKind::default()
+    }
+}
+
+/// Tokens by kind of a message sent as itself, after elision and pruning.
+fn message_kinds(view: &PathView, i: usize, elided: bool, pruned: bool, t: &mut Tally) -> ByKind {
+    let m = &view.facts[i].measure;
+    let mut k = ByKind {
+        text: m.text + MESSAGE_OVERHEAD,
+        tool_use: m.tool_use,
+        tool_results: m.tool_result,
+        images: m.image,
+        thinking: m.thinking,
+        other: m.other,
+        system: 0,
+    };
+    let mut images = m.images;
+    let mut bytes = m.image_bytes;
+    if elided && m.large_results > 0 {
+        k.tool_results = k.tool_results.saturating_sub(m.large_result_tokens)
+            + PLACEHOLDER_TOKENS * m.large_results;
+        k.images = k.images.saturating_sub(m.large_result_image_tokens);
+        images = images.saturating_sub(m.large_result_images);
+        bytes = bytes.saturating_sub(m.large_result_image_bytes);
+        t.tool_results_elided += m.large_results;
+    }
+    if pruned && images > 0 {
+        k.images = 0;
+        k.text += PLACEHOLDER_TOKENS * images;
+        t.images_removed += images;
+        bytes = 0;
+    }
+    t.image_bytes += bytes;
+    if view.heads[i].role == Role::System {
+        let all = k.total() - k.images;
+        k = ByKind {
+            system: all,
+            images: k.images,
+            ..ByKind::default()
+        };
+    }
+    k
+}
+
+/// The render options of a snapshot's shape.
+pub fn shape_options(shape: &Shape) -> render::Options {
+    let profile = render::profile::by_name(&shape.profile).unwrap_or(&render::PROFILES[0]);
+    let mut o = render::Options::new(profile);
+    if let Some(c) = shape.cell {
+        o.cell = c;
+    }
+    o
+}
+
+/// The text that introduces a snapshot's pages.
+pub fn snapshot_intro(messages: usize, pages: usize) -> String {
+    format!(
+        "[The earlier conversation ({messages} messages) as {pages} page(s) of text rendered as images: read \
+         them in order. Each message starts with a block mark and its role; the mark after a line is a newline. \
+         Exact strings are listed as text after the pages.]"
+    )
+}
+
+/// The text that stands for a summarised run.
+pub fn summary_text(summary: &str) -> String {
+    format!("[Summary of the earlier conversation]\n{summary}")
+}
+
+/// The cells the covered messages take on snapshot pages.
+pub fn covered_cells(view: &PathView, covered: &[usize]) -> u64 {
+    covered
+        .iter()
+        .map(|&i| {
+            let h = &view.heads[i];
+            render::cells(
+                &render::label(h.role, h.has_tool_result(), &h.id),
+                view.facts[i].measure.chars,
+            )
+        })
+        .sum()
+}
+
+fn cover_kinds(view: &PathView, covered: &[usize], by: &Cover, t: &mut Tally) -> ByKind {
+    match by {
+        Cover::Snapshot(shape) => {
+            let est = render::estimate(covered_cells(view, covered), &shape_options(shape));
+            t.characters_imaged += covered
+                .iter()
+                .map(|&i| view.facts[i].measure.chars)
+                .sum::<u64>();
+            t.image_bytes += est.png_bytes;
+            ByKind {
+                text: tokens::text(&snapshot_intro(covered.len(), est.pages))
+                    + (est.factsheet_bytes as f64 / FACTSHEET_CHARS_PER_TOKEN).ceil() as u64
+                    + MESSAGE_OVERHEAD,
+                images: est.image_tokens,
+                ..ByKind::default()
+            }
+        }
+        Cover::Summary(s) => {
+            t.summary_characters += s.chars().count() as u64;
+            ByKind {
+                text: tokens::text(&summary_text(s)) + MESSAGE_OVERHEAD,
+                ..ByKind::default()
+            }
+        }
+    }
+}
+
+/// The factsheet is ids, hashes, numbers and paths: about as dense as code.
+const FACTSHEET_CHARS_PER_TOKEN: f64 = 3.0;
+
+/// What the context does to a message of the path that is not sent as itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fate {
+    /// Its large successful tool results are placeholders.
+    Elided,
+    /// Its images are one-line notes.
+    ImagesPruned,
+    /// Drawn on snapshot pages.
+    Imaged,
+    /// Replaced by a summary.
+    Summarised,
+    /// Before a harness's compaction and not kept by it: the model no longer saw it.
+    CompactedAway,
+}
+
+impl Fate {
+    pub fn label(self) -> &'static str {
+        match self {
+            Fate::Elided => "elided",
+            Fate::ImagesPruned => "image pruned",
+            Fate::Imaged => "imaged",
+            Fate::Summarised => "summarised",
+            Fate::CompactedAway => "compacted away",
+        }
+    }
+}
+
+/// The fate of each message of the path under a layout (None: sent as itself, or a marker).
+pub fn fates(view: &PathView, l: &Layout) -> Vec<Option<Fate>> {
+    let mut out = vec![None; view.len()];
+    let mut sent = vec![false; view.len()];
+    for p in &l.pieces {
+        match p {
+            Piece::Message {
+                index,
+                elided,
+                pruned,
+            } => {
+                sent[*index] = true;
+                let m = &view.facts[*index].measure;
+                out[*index] = if *elided && m.large_results > 0 {
+                    Some(Fate::Elided)
+                } else if *pruned && m.images > 0 {
+                    Some(Fate::ImagesPruned)
+                } else {
+                    None
+                };
+            }
+            Piece::HarnessSummary { index } => sent[*index] = true,
+            Piece::Cover { covered, by } => {
+                for &i in covered {
+                    sent[i] = true;
+                    out[i] = Some(match by {
+                        Cover::Snapshot(_) => Fate::Imaged,
+                        Cover::Summary(_) => Fate::Summarised,
+                    });
+                }
+            }
+        }
+    }
+    if let Some(h) = l.harness {
+        for i in 0..h {
+            if !sent[i] && !view.heads[i].is_compaction() {
+                out[i] = Some(Fate::CompactedAway);
+            }
+        }
+    }
+    out
+}
+
+/// One message of an assembled context, with the stored messages it stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sent {
+    pub role: Role,
+    pub content: Vec<Block>,
+    pub sources: Vec<String>,
+}
+
+impl crate::pairs::HasBlocks for Sent {
+    fn role(&self) -> Role {
+        self.role
+    }
+    fn blocks(&self) -> &[Block] {
+        &self.content
+    }
+}
+
+/// What a conversation's active path sends now: the messages and their tally.
+#[derive(Debug, Clone)]
+pub struct Assembled {
+    pub messages: Vec<Sent>,
+    pub tally: Tally,
+}
+
+/// The context a conversation's active path would be sent now, every compaction on it applied.
+pub fn assemble(store: &Store, conversation: &str) -> Result<Assembled, ReclaimError> {
+    let view = PathView::load(store, conversation, None)?;
+    let l = layout(&view, &[], view.len());
+    Ok(Assembled {
+        messages: materialize(&view, &l, Some(store))?,
+        tally: l.tally,
+    })
+}
+
+/// The messages a layout sends, built from the stored bodies (a snapshot's pages rendered now from the stored
+/// text).
+pub fn materialize(
+    view: &PathView,
+    l: &Layout,
+    store: Option<&Store>,
+) -> Result<Vec<Sent>, ReclaimError> {
+    let mut want: Vec<usize> = Vec::new();
+    for p in &l.pieces {
+        match p {
+            Piece::Message { index, .. } | Piece::HarnessSummary { index } => want.push(*index),
+            Piece::Cover { covered, .. } => want.extend(covered.iter().copied()),
+        }
+    }
+    want.sort_unstable();
+    want.dedup();
+    let bodies = view.bodies(store, &want)?;
+    let body =
+        |i: usize| -> Option<&Message> { want.binary_search(&i).ok().and_then(|k| bodies.get(k)) };
+    // tool names for the placeholders of elided results
+    let names: std::collections::HashMap<&str, &str> = bodies
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .filter_map(|b| match b {
+            Block::ToolUse { id, name, .. } => Some((id.as_str(), name.as_str())),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::with_capacity(l.pieces.len());
+    for p in &l.pieces {
+        match p {
+            Piece::Message {
+                index,
+                elided,
+                pruned,
+            } => {
+                let Some(m) = body(*index) else { continue };
+                let content = m
+                    .content
+                    .iter()
+                    .map(|b| {
+                        let b = if *elided && is_large_success(b) {
+                            placeholder(b, &names)
+                        } else {
+                            b.clone()
+                        };
+                        if *pruned {
+                            prune(&b, &m.id, &|h| {
+                                store.and_then(|s| s.blob_size(h).ok().flatten())
+                            })
+                        } else {
+                            b
+                        }
+                    })
+                    .collect();
+                out.push(Sent {
+                    role: m.role,
+                    content,
+                    sources: vec![m.id.clone()],
+                });
+            }
+            Piece::HarnessSummary { index } => {
+                let Some(m) = body(*index) else { continue };
+                out.push(Sent {
+                    role: Role::User,
+                    content: m
+                        .content
+                        .iter()
+                        .filter(|b| matches!(b, Block::Text { .. }))
+                        .cloned()
+                        .collect(),
+                    sources: vec![m.id.clone()],
+                });
+            }
+            Piece::Cover { covered, by } => {
+                let msgs: Vec<Message> = covered.iter().filter_map(|&i| body(i).cloned()).collect();
+                let sources = msgs.iter().map(|m| m.id.clone()).collect();
+                let content = match by {
+                    Cover::Snapshot(shape) => snapshot_blocks(&msgs, shape)?,
+                    Cover::Summary(s) => vec![Block::text(summary_text(s))],
+                };
+                out.push(Sent {
+                    role: Role::User,
+                    content,
+                    sources,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A successful tool result over the size elision takes (the measure's "large result").
+pub fn is_large_success(b: &Block) -> bool {
+    matches!(
+        b,
+        Block::ToolResult {
+            is_error: false,
+            ..
+        }
+    ) && tokens::block(b) > LARGE_RESULT_TOKENS
+}
+
+fn placeholder(b: &Block, names: &std::collections::HashMap<&str, &str>) -> Block {
+    let Block::ToolResult {
+        tool_use_id,
+        is_error,
+        ..
+    } = b
+    else {
+        return b.clone();
+    };
+    Block::ToolResult {
+        tool_use_id: tool_use_id.clone(),
+        content: ToolResultContent::Text(format!(
+            "[elided: {} result, {} tokens; the call and its success are kept]",
+            names.get(tool_use_id.as_str()).unwrap_or(&"tool"),
+            tokens::block(b)
+        )),
+        is_error: *is_error,
+    }
+}
+
+/// The block with its images (also those inside a tool result) replaced by a one-line note.
+fn prune(b: &Block, message: &str, blob_size: &dyn Fn(&str) -> Option<u64>) -> Block {
+    let note = b.try_map_images::<std::convert::Infallible>(&mut |img| {
+        let Block::Image { media_type, data } = img else {
+            return Ok(img.clone());
+        };
+        let (size, bytes) = match data {
+            ImageData::Bytes(bytes) => (tokens::image_size(bytes), Some(bytes.len() as u64)),
+            ImageData::Blob { size, hash } => (*size, blob_size(hash)),
+        };
+        Ok(Block::text(format!(
+            "[image removed: {media_type}{}{}, in message {message}]",
+            size.map_or(String::new(), |(w, h)| format!(" {w}x{h}")),
+            bytes.map_or(String::new(), |n| format!(", {n} bytes"))
+        )))
+    });
+    match note {
+        Ok(b) => b,
+        Err(never) => match never {},
+    }
+}
+
+/// The blocks a snapshot sends: an introduction, the pages, and the factsheet of exact strings.
+pub fn snapshot_blocks(covered: &[Message], shape: &Shape) -> Result<Vec<Block>, ReclaimError> {
+    let r = render::render(&render::sources(covered), &shape_options(shape))?;
+    let mut blocks = vec![Block::text(snapshot_intro(covered.len(), r.pages.len()))];
+    for p in r.pages {
+        blocks.push(Block::Image {
+            media_type: "image/png".into(),
+            data: ImageData::Bytes(p.png),
+        });
+    }
+    if !r.factsheet.trim().is_empty() {
+        blocks.push(Block::text(r.factsheet));
+    }
+    Ok(blocks)
+}
+
+/// Whether a message is a user's own prompt (not tool output, not a note cairn wrote).
+pub fn is_prompt(m: &Message) -> bool {
+    m.role == Role::User && !m.has_tool_result() && m.cairn_kind() != Some(KIND_DIGEST)
+}

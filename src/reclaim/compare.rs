@@ -1,0 +1,142 @@
+//! The strategies side by side on one path: nothing, each rung alone, and the ladder (cheapest first until the
+//! budget is met), each as the layout it would leave. Nothing is written; the summary rung is estimated with a
+//! stand-in of the length a summary is asked for.
+
+use serde::Serialize;
+
+use super::assemble::{Layout, Piece, Tally, layout};
+use super::marker::Strategy;
+use super::rungs::{RungOptions, plan};
+use super::view::{PathView, Placed};
+use super::{CACHE_READ, CACHE_WRITE, PRICE_PER_MTOK};
+
+/// One row of the comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub strategy: String,
+    pub ran: bool,
+    pub text_tokens_before: u64,
+    pub image_tokens_before: u64,
+    pub text_tokens_after: u64,
+    pub image_tokens_after: u64,
+    pub model_calls: u32,
+    pub image_bytes: u64,
+    pub lost: Tally,
+    /// The prompt cache would still hit through this message after the compaction (None: nothing kept).
+    pub cache_kept_through: Option<String>,
+    /// Estimated cost of the next request, in US dollars: every token at list price, and with the cache warm
+    /// (the kept prefix read at 0.1x, the rest written at 1.25x).
+    pub cost_list: f64,
+    pub cost_warm_cache: f64,
+    pub reaches_budget: bool,
+}
+
+/// The rows' names, in order.
+pub fn names() -> Vec<&'static str> {
+    std::iter::once("none")
+        .chain(Strategy::LADDER.iter().map(|s| s.name()))
+        .chain(std::iter::once("ladder"))
+        .collect()
+}
+
+/// Each strategy on `view`, against `budget` tokens.
+pub fn compare(view: &PathView, budget: u64, opts: &RungOptions) -> Vec<Row> {
+    let before = layout(view, &[], view.len());
+    names()
+        .into_iter()
+        .map(|name| {
+            let (_, after, calls, ran) = after_of(view, name, budget, opts);
+            row(view, name, &before, &after, calls, ran, budget)
+        })
+        .collect()
+}
+
+/// The layout one row would leave ("none", a rung's name, or "ladder"), with the markers it would write, its model
+/// calls and whether it had anything to do.
+pub fn after_of(
+    view: &PathView,
+    name: &str,
+    budget: u64,
+    opts: &RungOptions,
+) -> (Vec<Placed>, Layout, u32, bool) {
+    let mut planned: Vec<Placed> = Vec::new();
+    let mut now = layout(view, &planned, view.len());
+    let mut calls = 0;
+    let mut ran = false;
+    let rungs: Vec<(Strategy, bool)> = if name == "ladder" {
+        Strategy::LADDER.iter().map(|s| (*s, false)).collect()
+    } else {
+        Strategy::from_name(name)
+            .map(|s| vec![(s, true)])
+            .unwrap_or_default()
+    };
+    for (s, force) in rungs {
+        if name == "ladder" && now.tally.total() <= budget {
+            break;
+        }
+        if let Some(p) = plan(
+            view,
+            &planned,
+            &now,
+            s,
+            force,
+            opts.protect,
+            &opts.shape,
+            None,
+        ) {
+            planned.push(p.placed);
+            now = layout(view, &planned, view.len());
+            calls += s.model_calls();
+            ran = true;
+        }
+    }
+    (planned, now, calls, ran)
+}
+
+/// The id a piece ends with (what a cache prefix through it is named by).
+fn last_id(view: &PathView, p: &Piece) -> Option<String> {
+    let i = match p {
+        Piece::Message { index, .. } | Piece::HarnessSummary { index } => *index,
+        Piece::Cover { covered, .. } => *covered.last()?,
+    };
+    view.heads.get(i).map(|h| h.id.clone())
+}
+
+fn row(
+    view: &PathView,
+    name: &str,
+    before: &Layout,
+    after: &Layout,
+    calls: u32,
+    ran: bool,
+    budget: u64,
+) -> Row {
+    let keep = before
+        .pieces
+        .iter()
+        .zip(&after.pieces)
+        .position(|(a, b)| a != b)
+        .unwrap_or(before.pieces.len().min(after.pieces.len()));
+    let kept_tokens: u64 = after.tokens[..keep].iter().sum();
+    let total = after.tally.total();
+    let rest = total.saturating_sub(kept_tokens);
+    Row {
+        strategy: name.to_string(),
+        ran,
+        text_tokens_before: before.tally.text_tokens,
+        image_tokens_before: before.tally.image_tokens,
+        text_tokens_after: after.tally.text_tokens,
+        image_tokens_after: after.tally.image_tokens,
+        model_calls: calls,
+        image_bytes: after.tally.image_bytes,
+        lost: after.tally.clone(),
+        cache_kept_through: keep
+            .checked_sub(1)
+            .and_then(|k| last_id(view, &after.pieces[k])),
+        cost_list: total as f64 * PRICE_PER_MTOK / 1e6,
+        cost_warm_cache: (kept_tokens as f64 * CACHE_READ + rest as f64 * CACHE_WRITE)
+            * PRICE_PER_MTOK
+            / 1e6,
+        reaches_budget: total <= budget,
+    }
+}

@@ -1,0 +1,432 @@
+//! The estimate against the ground truth real transcripts carry: every reply records the prompt tokens its provider
+//! counted, so the context cairn assembles for the messages before it (every compaction before it honoured) can be
+//! checked against that count.
+//!
+//! The estimate is `overhead + scale × assembled`, where `assembled` is [`super::assemble::layout`]'s total, the
+//! overhead is what a harness sends but does not record (its system prompt and tool definitions: one figure per
+//! session and model), and the scale corrects the estimator for a model's tokenizer. [`replay`] predicts: a
+//! session's overhead is learned from its own first measured reply only, a model's scale from that model's other
+//! sessions; nothing measured at or after a reply informs its estimate. [`calibrate`] fits on the same samples and
+//! keeps the fit in the store, and [`Estimator::for_path`] is the one way every command turns an assembled total
+//! into an estimate.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::assemble::layout;
+use super::view::PathView;
+use crate::model::Role;
+use crate::store::{Store, StoreError};
+
+/// One measured reply: the assembled context before it and what its provider counted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub index: usize,
+    pub message: String,
+    pub model: String,
+    pub assembled: u64,
+    pub measured: u64,
+}
+
+/// The assembled total before each message of the path (what a reply at that index was sent), in one pass: a
+/// message adds its tokens, a marker re-lays the prefix out.
+pub fn totals_before(view: &PathView) -> Vec<u64> {
+    let mut out = Vec::with_capacity(view.len());
+    let mut now = 0u64;
+    for i in 0..view.len() {
+        out.push(now);
+        if view.heads[i].is_compaction() {
+            now = layout(view, &[], i + 1).tally.total();
+        } else {
+            now += view.facts[i].measure.tokens();
+        }
+    }
+    out
+}
+
+/// The measured replies of a path.
+pub fn samples(view: &PathView) -> Vec<Sample> {
+    let totals = totals_before(view);
+    (0..view.len())
+        .filter_map(|i| {
+            let f = &view.facts[i];
+            (view.heads[i].role == Role::Assistant).then_some(())?;
+            Some(Sample {
+                index: i,
+                message: view.heads[i].id.clone(),
+                model: f.model.clone().unwrap_or_else(|| "unknown".into()),
+                assembled: totals[i],
+                measured: f.measured_input()?,
+            })
+        })
+        .collect()
+}
+
+/// How a model's estimates are corrected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fit {
+    pub scale: f64,
+    /// Mean overhead over the sessions it was fitted on (used for a session with no measured reply yet).
+    pub overhead: f64,
+    pub samples: usize,
+    pub sessions: usize,
+}
+
+/// The scale used when a model has no fit: the estimator's own units.
+pub const DEFAULT_SCALE: f64 = 1.0;
+/// Fewer measured replies than this and a model keeps the defaults.
+pub const MIN_SAMPLES: usize = 3;
+
+/// Fits `measured ≈ overhead(session) + scale × assembled` over sessions: the scale by least squares within each
+/// session (each has its own overhead), clamped to a plausible range. None when the samples cannot tell a scale.
+pub fn fit(sessions: &[&[Sample]]) -> Option<Fit> {
+    let n: usize = sessions.iter().map(|s| s.len()).sum();
+    if n < MIN_SAMPLES {
+        return None;
+    }
+    let (mut sxx, mut sxy) = (0.0, 0.0);
+    let mut means = Vec::new();
+    for s in sessions.iter().filter(|s| !s.is_empty()) {
+        let k = s.len() as f64;
+        let mx = s.iter().map(|x| x.assembled as f64).sum::<f64>() / k;
+        let my = s.iter().map(|x| x.measured as f64).sum::<f64>() / k;
+        for x in s.iter() {
+            sxx += (x.assembled as f64 - mx).powi(2);
+            sxy += (x.assembled as f64 - mx) * (x.measured as f64 - my);
+        }
+        means.push((mx, my));
+    }
+    if sxx <= 0.0 {
+        return None;
+    }
+    let scale = (sxy / sxx).clamp(0.5, 2.0);
+    let overhead = means.iter().map(|(mx, my)| my - scale * mx).sum::<f64>() / means.len() as f64;
+    Some(Fit {
+        scale,
+        overhead,
+        samples: n,
+        sessions: means.len(),
+    })
+}
+
+/// The fits `cairn calibrate` kept in the store, by model.
+pub type Fits = BTreeMap<String, Fit>;
+
+const FITS_KEY: &str = "calibration";
+
+/// The fits kept in the store (none before the first `cairn calibrate`).
+pub fn stored_fits(store: &Store) -> Result<Fits, StoreError> {
+    Ok(store
+        .value(FITS_KEY)?
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default())
+}
+
+/// How one path's assembled totals become estimates.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Estimator {
+    pub model: String,
+    pub scale: f64,
+    pub overhead: f64,
+    /// Where the scale and overhead came from, in words.
+    pub source: String,
+}
+
+impl Estimator {
+    /// The one calibration choice: the model's stored fit (else the default scale), and this path's own overhead
+    /// from its first measured reply of that model (else the fit's mean overhead, else none).
+    pub fn for_path(fits: &Fits, view: &PathView, model: &str) -> Estimator {
+        let fit = fits.get(model);
+        let scale = fit.map_or(DEFAULT_SCALE, |f| f.scale);
+        let own = samples(view).into_iter().find(|s| s.model == model);
+        let (overhead, how) = match (&own, fit) {
+            (Some(s), _) => (
+                s.measured as f64 - scale * s.assembled as f64,
+                format!("overhead from this session's reply {}", s.message),
+            ),
+            (None, Some(f)) => (f.overhead, "overhead: the model's mean".to_string()),
+            (None, None) => (0.0, "no overhead measured".to_string()),
+        };
+        let scale_how = match fit {
+            Some(f) => format!("scale fitted on {} replies", f.samples),
+            None => "default scale".to_string(),
+        };
+        Estimator {
+            model: model.to_string(),
+            scale,
+            overhead,
+            source: format!("{scale_how}; {how}"),
+        }
+    }
+
+    pub fn estimate(&self, assembled: u64) -> u64 {
+        (self.overhead + self.scale * assembled as f64)
+            .max(0.0)
+            .round() as u64
+    }
+}
+
+/// Each conversation's samples, by conversation id.
+pub type Sessions = Vec<(String, Vec<Sample>)>;
+
+/// Samples of every conversation of the store (conversations whose path cannot be read are left out and named in
+/// the second list).
+pub fn store_samples(store: &Store) -> Result<(Sessions, Vec<String>), StoreError> {
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    for c in store.conversations()? {
+        match PathView::load(store, &c.id, None) {
+            Ok(v) => out.push((c.id, samples(&v))),
+            Err(e) => skipped.push(format!("{}: {e}", c.id)),
+        }
+    }
+    Ok((out, skipped))
+}
+
+/// A model's calibration: the fit and its quality (median absolute error of the raw estimate and of the fit, in
+/// percent).
+#[derive(Debug, Clone, Serialize)]
+pub struct Calibration {
+    pub model: String,
+    pub samples: usize,
+    pub sessions: usize,
+    /// None: too few samples; the defaults are used.
+    pub fit: Option<Fit>,
+    pub error_before: f64,
+    pub error_after: f64,
+}
+
+/// Fits every model on the store's measured replies and keeps the fits (models with too few samples keep the
+/// defaults).
+pub fn calibrate(store: &mut Store) -> Result<(Vec<Calibration>, Vec<String>), StoreError> {
+    let (all, skipped) = store_samples(store)?;
+    let mut by_model: BTreeMap<String, Vec<Vec<Sample>>> = BTreeMap::new();
+    for (_, samples) in all {
+        let mut per: BTreeMap<String, Vec<Sample>> = BTreeMap::new();
+        for s in samples {
+            per.entry(s.model.clone()).or_default().push(s);
+        }
+        for (m, v) in per {
+            by_model.entry(m).or_default().push(v);
+        }
+    }
+    let mut out = Vec::new();
+    let mut fits = Fits::new();
+    for (model, sessions) in by_model {
+        let refs: Vec<&[Sample]> = sessions.iter().map(Vec::as_slice).collect();
+        let f = fit(&refs);
+        let all: Vec<&Sample> = sessions.iter().flatten().collect();
+        let before = median(all.iter().map(|s| rel(s.assembled as f64, s.measured)));
+        let after = match &f {
+            Some(f) => median(sessions.iter().flat_map(|s| {
+                let k = s.len() as f64;
+                let off = s
+                    .iter()
+                    .map(|x| x.measured as f64 - f.scale * x.assembled as f64)
+                    .sum::<f64>()
+                    / k;
+                s.iter()
+                    .map(move |x| rel(off + f.scale * x.assembled as f64, x.measured))
+            })),
+            None => before,
+        };
+        if let Some(f) = &f {
+            fits.insert(model.clone(), f.clone());
+        }
+        out.push(Calibration {
+            samples: all.len(),
+            sessions: sessions.len(),
+            model,
+            fit: f,
+            error_before: before * 100.0,
+            error_after: after * 100.0,
+        });
+    }
+    store.set_value(FITS_KEY, &json!(fits))?;
+    Ok((out, skipped))
+}
+
+fn rel(estimated: f64, measured: u64) -> f64 {
+    ((estimated - measured as f64) / measured as f64).abs()
+}
+
+fn median(it: impl Iterator<Item = f64>) -> f64 {
+    quantile(it.collect(), 0.5)
+}
+
+fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let k = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1;
+    v[k]
+}
+
+/// One reply of a replay.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplyRow {
+    pub message: String,
+    pub conversation: String,
+    pub model: String,
+    pub estimated: u64,
+    pub measured: u64,
+    pub error: f64,
+}
+
+/// The worst reply of a model.
+#[derive(Debug, Clone, Serialize)]
+pub struct Worst {
+    pub message: String,
+    pub estimated: u64,
+    pub measured: u64,
+}
+
+/// One model's replay.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelRow {
+    pub model: String,
+    pub replies: usize,
+    pub median_abs_error: f64,
+    pub p90_abs_error: f64,
+    pub worst: Worst,
+    /// How the estimate was made for this model: "calibrated" (scale from its other sessions) or "default".
+    pub estimator: String,
+}
+
+/// A replay of conversations against what their providers measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Replay {
+    pub models: Vec<ModelRow>,
+    pub replies: Vec<ReplyRow>,
+    /// Conversations that could not be read (named, then left out).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
+}
+
+/// Replays `only` (every conversation when None): each measured reply's estimate, made only from what came before
+/// it in its session and from other sessions.
+pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
+    let only = only.map(|c| store.resolve_conversation(c)).transpose()?;
+    let (all, skipped) = store_samples(store)?;
+    // per model: each conversation's samples, for leave-one-out scales
+    let mut by_model: BTreeMap<&str, Vec<(&str, Vec<&Sample>)>> = BTreeMap::new();
+    for (conv, samples) in &all {
+        let mut per: BTreeMap<&str, Vec<&Sample>> = BTreeMap::new();
+        for s in samples {
+            per.entry(s.model.as_str()).or_default().push(s);
+        }
+        for (m, v) in per {
+            by_model.entry(m).or_default().push((conv.as_str(), v));
+        }
+    }
+    let mut replies = Vec::new();
+    let mut methods: BTreeMap<String, bool> = BTreeMap::new();
+    for (model, sessions) in &by_model {
+        for (conv, samples) in sessions {
+            if only.as_deref().is_some_and(|o| o != *conv) {
+                continue;
+            }
+            let others: Vec<Vec<Sample>> = sessions
+                .iter()
+                .filter(|(c, _)| c != conv)
+                .map(|(_, v)| v.iter().map(|s| (*s).clone()).collect())
+                .collect();
+            let refs: Vec<&[Sample]> = others.iter().map(Vec::as_slice).collect();
+            let f = fit(&refs);
+            methods.insert(model.to_string(), f.is_some());
+            let scale = f.as_ref().map_or(DEFAULT_SCALE, |f| f.scale);
+            let first = samples[0];
+            // the first reply has no measured overhead of its own: the model's other sessions', else none
+            let first_overhead = f.as_ref().map_or(0.0, |f| f.overhead);
+            let own = first.measured as f64 - scale * first.assembled as f64;
+            for (k, s) in samples.iter().enumerate() {
+                let overhead = if k == 0 { first_overhead } else { own };
+                let est = (overhead + scale * s.assembled as f64).max(0.0).round() as u64;
+                replies.push(ReplyRow {
+                    message: s.message.clone(),
+                    conversation: conv.to_string(),
+                    model: model.to_string(),
+                    estimated: est,
+                    measured: s.measured,
+                    error: (est as f64 - s.measured as f64) / s.measured as f64,
+                });
+            }
+        }
+    }
+    let mut models = Vec::new();
+    let mut grouped: BTreeMap<&str, Vec<&ReplyRow>> = BTreeMap::new();
+    for r in &replies {
+        grouped.entry(r.model.as_str()).or_default().push(r);
+    }
+    for (model, rows) in grouped {
+        let errs: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
+        let worst = rows
+            .iter()
+            .max_by(|a, b| a.error.abs().total_cmp(&b.error.abs()))
+            .map(|r| Worst {
+                message: r.message.clone(),
+                estimated: r.estimated,
+                measured: r.measured,
+            });
+        let Some(worst) = worst else { continue };
+        models.push(ModelRow {
+            model: model.to_string(),
+            replies: rows.len(),
+            median_abs_error: round4(quantile(errs.clone(), 0.5)),
+            p90_abs_error: round4(quantile(errs, 0.9)),
+            worst,
+            estimator: if methods.get(model).copied().unwrap_or(false) {
+                "calibrated".into()
+            } else {
+                "default".into()
+            },
+        });
+    }
+    for r in &mut replies {
+        r.error = round4(r.error);
+    }
+    Ok(Replay {
+        models,
+        replies,
+        skipped,
+    })
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(assembled: u64, measured: u64) -> Sample {
+        Sample {
+            index: 0,
+            message: String::new(),
+            model: "m".into(),
+            assembled,
+            measured,
+        }
+    }
+
+    #[test]
+    fn a_fit_finds_the_scale_whatever_each_session_overhead() {
+        let a: Vec<Sample> = (1..20).map(|i| s(i * 1000, 15_000 + i * 1100)).collect();
+        let b: Vec<Sample> = (1..20).map(|i| s(i * 900, 30_000 + i * 990)).collect();
+        let f = fit(&[&a, &b]).unwrap();
+        assert!((f.scale - 1.1).abs() < 0.01, "{f:?}");
+        assert!((f.overhead - 22_500.0).abs() < 50.0, "{f:?}");
+        assert_eq!(fit(&[&a[..2]]), None);
+    }
+
+    #[test]
+    fn quantiles_take_the_nearest_rank() {
+        assert_eq!(quantile(vec![0.3, 0.1, 0.2], 0.5), 0.2);
+        assert_eq!(quantile((1..=10).map(f64::from).collect(), 0.9), 9.0);
+        assert_eq!(quantile(vec![], 0.9), 0.0);
+    }
+}

@@ -1,0 +1,180 @@
+//! `/context`: what the model would see on a path, in tokens: system, tool definitions and other overhead the
+//! harness does not record (from the calibration), messages by kind, the cached prefix, the estimate against the
+//! last measured figure, free space, and what each rung would take back right now. Read-only.
+
+use serde::Serialize;
+
+use super::assemble::{ByKind, Layout, Piece, layout};
+use super::marker::Strategy;
+use super::policy::Policy;
+use super::replay::Estimator;
+use super::rungs::plan;
+use super::view::{PathView, Resolved};
+use super::{ELIDE_WORTH_IT, MIN_ELIDE_TOKENS, SUMMARY_TOKENS};
+
+/// Messages by kind (the JSON names of `cairn context --json`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Messages {
+    pub text: u64,
+    pub tool_use: u64,
+    pub tool_results: u64,
+    pub images: u64,
+    pub thinking: u64,
+    pub other: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Rung {
+    pub name: &'static str,
+    /// Tokens it would take back now.
+    pub saves: u64,
+    /// What it would touch (tool results elided, images removed, messages imaged or summarised).
+    pub items: u64,
+    pub model_calls: u32,
+    /// Whether it runs at the default settings (elision waits until it saves enough).
+    pub would_run: bool,
+    pub note: String,
+}
+
+/// The compaction a harness recorded that the context starts from.
+#[derive(Debug, Clone, Serialize)]
+pub struct HarnessCompaction {
+    pub message: String,
+    pub harness: String,
+    /// Messages it kept verbatim.
+    pub kept: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub model: String,
+    pub window: u64,
+    pub reply_reserve: u64,
+    pub system: u64,
+    /// Tool definitions and other unrecorded overhead: the estimate less what the messages count.
+    pub tools_and_overhead: u64,
+    pub messages: Messages,
+    /// Messages sent (after every compaction on the path) and stored on it.
+    pub messages_sent: usize,
+    pub messages_on_path: usize,
+    pub harness_compaction: Option<HarnessCompaction>,
+    pub estimated_total: u64,
+    /// Input + cache tokens the provider measured for the newest reply that carries usage.
+    pub last_measured: Option<u64>,
+    /// The prompt cache would still hit through this message (the one before the newest measured reply).
+    pub cached_through: Option<String>,
+    pub cached_tokens: u64,
+    pub free: i64,
+    pub rungs: Vec<Rung>,
+    pub calibration: Estimator,
+}
+
+/// The report for `view` under `policy`, its estimate made by `est`.
+pub fn report(view: &PathView, policy: &Policy, est: &Estimator) -> Report {
+    let l = layout(view, &[], view.len());
+    let k: &ByKind = &l.tally.by_kind;
+    let raw = l.tally.total();
+    let estimated_total = est.estimate(raw);
+    let measured_at = (0..view.len()).rfind(|&i| view.facts[i].measured_input().is_some());
+    let last_measured = measured_at.and_then(|i| view.facts[i].measured_input());
+    let (cached_through, cached_tokens) = cached_prefix(view, &l, measured_at);
+    let harness_compaction = l.harness.map(|h| HarnessCompaction {
+        message: view.heads[h].id.clone(),
+        harness: view
+            .markers
+            .iter()
+            .find(|p| p.at == h)
+            .and_then(|p| match &p.marker {
+                Resolved::Harness { harness, .. } => Some(harness.clone()),
+                _ => None,
+            })
+            .unwrap_or_default(),
+        kept: l
+            .pieces
+            .iter()
+            .filter(|p| matches!(p, Piece::Message { index, .. } if *index < h))
+            .count(),
+    });
+    Report {
+        model: policy.model.clone(),
+        window: policy.window,
+        reply_reserve: policy.reply_reserve,
+        system: k.system,
+        tools_and_overhead: estimated_total.saturating_sub(raw),
+        messages: Messages {
+            text: k.text,
+            tool_use: k.tool_use,
+            tool_results: k.tool_results,
+            images: k.images,
+            thinking: k.thinking,
+            other: k.other,
+        },
+        messages_sent: l.tally.messages,
+        messages_on_path: view.len(),
+        harness_compaction,
+        estimated_total,
+        last_measured,
+        cached_through,
+        cached_tokens,
+        free: policy.window as i64 - policy.reply_reserve as i64 - estimated_total as i64,
+        rungs: rungs(view, &l, policy),
+        calibration: est.clone(),
+    }
+}
+
+/// The sent prefix before the newest measured reply: what the provider's cache holds.
+fn cached_prefix(view: &PathView, l: &Layout, measured_at: Option<usize>) -> (Option<String>, u64) {
+    let Some(r) = measured_at else {
+        return (None, 0);
+    };
+    let Some(k) = l
+        .pieces
+        .iter()
+        .position(|p| matches!(p, Piece::Message { index, .. } if *index == r))
+    else {
+        return (None, 0);
+    };
+    let through = k.checked_sub(1).and_then(|j| match &l.pieces[j] {
+        Piece::Message { index, .. } | Piece::HarnessSummary { index } => {
+            Some(view.heads[*index].id.clone())
+        }
+        Piece::Cover { covered, .. } => covered.last().map(|&i| view.heads[i].id.clone()),
+    });
+    (through, l.tokens[..k].iter().sum())
+}
+
+/// What each rung would take back now (each alone, on the path as it stands).
+pub fn rungs(view: &PathView, l: &Layout, policy: &Policy) -> Vec<Rung> {
+    let shape = policy.shape();
+    Strategy::LADDER
+        .into_iter()
+        .map(|s| {
+            let forced = plan(view, &[], l, s, true, policy.protect, &shape, None);
+            let runs = plan(view, &[], l, s, false, policy.protect, &shape, None).is_some();
+            let (saves, items) = forced.as_ref().map_or((0, 0), |p| (p.saves, p.items));
+            let protect = policy.protect;
+            Rung {
+                name: s.name(),
+                saves,
+                items,
+                model_calls: s.model_calls(),
+                would_run: runs,
+                note: match s {
+                    Strategy::Elide => format!(
+                        "successful tool results over {MIN_ELIDE_TOKENS} tokens outside the newest {protect}; runs when it saves {ELIDE_WORTH_IT}"
+                    ),
+                    Strategy::Images => {
+                        "images outside the protect window, each replaced by a one-line note".into()
+                    }
+                    Strategy::Snapshot => format!(
+                        "the middle (after the first turn, before the protect window) as pages ({})",
+                        policy.profile.name
+                    ),
+                    Strategy::Summary => format!(
+                        "the same middle summarised in about {SUMMARY_TOKENS} tokens by one model call"
+                    ),
+                },
+            }
+        })
+        .collect()
+}

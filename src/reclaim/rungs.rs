@@ -1,0 +1,285 @@
+//! The rungs of the reclaim ladder, cheapest first, none of them destructive: each writes a marker and the stored
+//! messages never change, so every rung can be undone and compared.
+//!
+//! - elide: the large successful tool results outside the protect window become placeholders (free);
+//! - images: the images outside the protect window become one-line notes (free);
+//! - snapshot: the middle (after the first turn, before the protect window) is drawn as pages (free);
+//! - summary: the same middle replaced by a summary (one model call, made by [`crate::send::summarize`]).
+//!
+//! A plan's saving is the difference between the layout without and with its marker: one definition for what a
+//! rung takes back, whoever asks.
+
+use serde::Serialize;
+
+use super::assemble::{Layout, Piece, layout};
+use super::marker::{Marker, Ref, Shape, Strategy};
+use super::view::{PathView, Placed, VIRTUAL};
+use super::{ELIDE_WORTH_IT, ReclaimError, SUMMARY_TOKENS};
+use crate::model::{NewMessage, Role};
+use crate::store::Store;
+
+/// A marker to write, with what it takes back.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub strategy: Strategy,
+    pub marker: Marker,
+    /// The marker as placed on the path (for layouts with it).
+    pub placed: Placed,
+    pub saves: u64,
+    /// What it touches: results elided, images pruned, messages imaged or summarised.
+    pub items: u64,
+    /// The protect window it was planned with (recorded in its marker).
+    pub protect: u64,
+}
+
+/// Where the protect window starts in `seq` (the messages the rungs work on): the newest `protect` tokens.
+pub fn protect_start(view: &PathView, seq: &[usize], protect: u64) -> usize {
+    let mut used = 0;
+    let mut k = seq.len();
+    while k > 0 {
+        let t = view.facts[seq[k - 1]].measure.tokens();
+        if used + t > protect {
+            break;
+        }
+        used += t;
+        k -= 1;
+    }
+    k
+}
+
+/// The messages a snapshot or a summary covers: the layout's messages after the first turn and before the protect
+/// window, both cut at turn boundaries. The planner, the summary request and the explorer's preview all take it
+/// from here.
+pub fn covered_middle(view: &PathView, l: &Layout, protect: u64) -> Vec<usize> {
+    let seq = &l.seq;
+    let ends = |k: usize| view.heads[seq[k]].ends_turn();
+    let head_end = (0..seq.len()).find(|&k| ends(k)).map_or(0, |k| k + 1);
+    let mut tail = protect_start(view, seq, protect).max(head_end);
+    while tail > head_end && tail < seq.len() && !ends(tail - 1) {
+        tail += 1;
+    }
+    let tail = tail.min(seq.len()).max(head_end);
+    seq[head_end..tail].to_vec()
+}
+
+/// A summary's stand-in text of about [`SUMMARY_TOKENS`], for estimating the rung before it is run.
+pub fn placeholder_summary() -> String {
+    "summary ".repeat((SUMMARY_TOKENS as usize) / 2)
+}
+
+/// Plans one rung on `view` as laid out in `l` (with the `planned` markers already in it), or None when the rung
+/// has nothing to do. `force` runs elision even when it saves less than its threshold (`/shake`). A summary plan
+/// needs its text (`summary`); without it the stand-in of the usual length is used (a comparison's estimate).
+#[allow(clippy::too_many_arguments)]
+pub fn plan(
+    view: &PathView,
+    planned: &[Placed],
+    l: &Layout,
+    strategy: Strategy,
+    force: bool,
+    protect: u64,
+    shape: &Shape,
+    summary: Option<&str>,
+) -> Option<Plan> {
+    let outside: std::collections::HashSet<usize> = l.seq[..protect_start(view, &l.seq, protect)]
+        .iter()
+        .copied()
+        .collect();
+    let (marker, items) = match strategy {
+        Strategy::Elide => {
+            let mut at = Vec::new();
+            let mut items = 0;
+            for (i, elided, _) in l.sent_messages() {
+                let m = &view.facts[i].measure;
+                if !elided && m.large_results > 0 && outside.contains(&i) {
+                    at.push(Ref::Depth(i));
+                    items += m.large_results;
+                }
+            }
+            (
+                Marker::Elide {
+                    at,
+                    legacy_tool_ids: Vec::new(),
+                },
+                items,
+            )
+        }
+        Strategy::Images => {
+            let mut at = Vec::new();
+            let mut items = 0;
+            for (i, elided, pruned) in l.sent_messages() {
+                let m = &view.facts[i].measure;
+                let left = m.images - if elided { m.large_result_images } else { 0 };
+                if !pruned && left > 0 && outside.contains(&i) {
+                    at.push(Ref::Depth(i));
+                    items += left;
+                }
+            }
+            (Marker::Images { at }, items)
+        }
+        Strategy::Snapshot | Strategy::Summary => {
+            let covered = covered_middle(view, l, protect);
+            let (&from, &to) = (covered.first()?, covered.last()?);
+            let (from, to) = (Ref::Depth(from), Ref::Depth(to));
+            let marker = if strategy == Strategy::Snapshot {
+                Marker::Snapshot {
+                    from,
+                    to,
+                    shape: shape.clone(),
+                }
+            } else {
+                Marker::Summary {
+                    from,
+                    to,
+                    summary: summary.map_or_else(placeholder_summary, str::to_string),
+                }
+            };
+            (marker, covered.len() as u64)
+        }
+    };
+    if items == 0 {
+        return None;
+    }
+    let placed = Placed {
+        at: VIRTUAL,
+        marker: view.resolve(None, view.len(), &marker).ok()??,
+    };
+    let mut with = planned.to_vec();
+    with.push(placed.clone());
+    let after = layout(view, &with, view.len()).tally.total();
+    let saves = l.tally.total().saturating_sub(after);
+    if strategy == Strategy::Elide && !force && saves < ELIDE_WORTH_IT {
+        return None;
+    }
+    Some(Plan {
+        strategy,
+        marker,
+        placed,
+        saves,
+        items,
+        protect,
+    })
+}
+
+/// The marker message of a plan on `view`.
+pub fn marker_message(view: &PathView, p: &Plan) -> NewMessage {
+    let mut m = NewMessage::text(
+        Role::System,
+        format!(
+            "[cairn compaction: {}, {} items, about {} tokens saved]",
+            p.strategy.name(),
+            p.items,
+            p.saves
+        ),
+    );
+    let id_at = |d: usize| view.heads.get(d).map(|h| h.id.clone());
+    let mut c = p.marker.to_meta(&id_at);
+    c["params"] = serde_json::json!({"protect_tokens": p.protect});
+    m.meta = serde_json::json!({ "cairn": c });
+    m
+}
+
+/// A rung that was applied (its marker written).
+#[derive(Debug, Clone, Serialize)]
+pub struct Applied {
+    pub strategy: Strategy,
+    pub marker: String,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub items: u64,
+}
+
+/// What a ladder run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct LadderOutcome {
+    pub steps: Vec<Applied>,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub target: u64,
+    pub reached: bool,
+    /// Why the ladder stopped short, when it did.
+    pub note: Option<String>,
+}
+
+/// How a rung is run: the protect window and the snapshot's shape.
+#[derive(Debug, Clone)]
+pub struct RungOptions {
+    pub protect: u64,
+    pub shape: Shape,
+}
+
+/// Applies one rung to a conversation's active path (writes its marker at the tip). Returns None when the rung
+/// has nothing to do. A summary needs its text.
+pub fn apply(
+    store: &mut Store,
+    conversation: &str,
+    strategy: Strategy,
+    force: bool,
+    summary: Option<&str>,
+    opts: &RungOptions,
+) -> Result<Option<Applied>, ReclaimError> {
+    let view = PathView::load(store, conversation, None)?;
+    let l = layout(&view, &[], view.len());
+    let Some(p) = plan(
+        &view,
+        &[],
+        &l,
+        strategy,
+        force,
+        opts.protect,
+        &opts.shape,
+        summary,
+    ) else {
+        return Ok(None);
+    };
+    let marker = store.append_marker(&view.conversation, marker_message(&view, &p))?;
+    Ok(Some(Applied {
+        strategy,
+        marker,
+        tokens_before: l.tally.total(),
+        tokens_after: l.tally.total().saturating_sub(p.saves),
+        items: p.items,
+    }))
+}
+
+/// Runs the free rungs and the snapshot in order until the assembled context fits `target`, one marker per rung
+/// that had something to do; never loops. The summary rung needs a model and is not run here: if the target is
+/// still out of reach, the outcome says so.
+pub fn ladder(
+    store: &mut Store,
+    conversation: &str,
+    target: u64,
+    opts: &RungOptions,
+) -> Result<LadderOutcome, ReclaimError> {
+    let before = {
+        let view = PathView::load(store, conversation, None)?;
+        layout(&view, &[], view.len()).tally.total()
+    };
+    let mut steps = Vec::new();
+    let mut now = before;
+    for s in [Strategy::Elide, Strategy::Images, Strategy::Snapshot] {
+        if now <= target {
+            break;
+        }
+        if let Some(a) = apply(store, conversation, s, false, None, opts)? {
+            now = a.tokens_after;
+            steps.push(a);
+        }
+    }
+    let reached = now <= target;
+    Ok(LadderOutcome {
+        note: (!reached).then(|| {
+            format!("the free rungs and the snapshot reach {now} tokens, over the target {target}; the summary rung (one model call) is next")
+        }),
+        steps,
+        tokens_before: before,
+        tokens_after: now,
+        target,
+        reached,
+    })
+}
+
+/// Whether a piece is a message sent as itself (for callers that list what a layout sends).
+pub fn is_message(p: &Piece) -> bool {
+    matches!(p, Piece::Message { .. })
+}

@@ -1,0 +1,296 @@
+//! A path as the reclaim module reads it: the stored heads (ids, roles, flags) and measures of every message, and
+//! the compaction markers on it with the messages they name resolved to places on the path. Nothing else of a body
+//! is decoded until a request is built ([`crate::reclaim::assemble::materialize`]).
+
+use serde_json::Value;
+
+use super::marker::{Kept, Marker, Ref, Shape};
+use crate::model::{Message, model_of};
+use crate::store::{Facts, Head, Store, StoreError};
+
+/// A marker on a path, the messages it names as indices of the path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placed {
+    /// The marker's own index on the path ([`VIRTUAL`] for one planned but not written).
+    pub at: usize,
+    pub marker: Resolved,
+}
+
+/// The `at` of a marker that is only planned (a comparison, a preview): it applies to the whole path.
+pub const VIRTUAL: usize = usize::MAX;
+
+/// A marker with its references resolved to path indices.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolved {
+    Elide(Vec<usize>),
+    Images(Vec<usize>),
+    Snapshot {
+        from: usize,
+        to: usize,
+        shape: Shape,
+    },
+    Summary {
+        from: usize,
+        to: usize,
+        summary: String,
+    },
+    Harness {
+        harness: String,
+        kept: KeptAt,
+        sends_text: bool,
+    },
+}
+
+/// What a harness kept, as path indices.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KeptAt {
+    Nothing,
+    From(usize),
+    Each(Vec<usize>),
+    UserPrompts(u64),
+}
+
+/// A path: heads and measures of every message root to end, and its markers.
+#[derive(Debug, Clone)]
+pub struct PathView {
+    pub conversation: String,
+    pub heads: Vec<Head>,
+    pub facts: Vec<Facts>,
+    pub markers: Vec<Placed>,
+    /// Bodies held in memory (a view built from messages); otherwise they are read from the store on demand.
+    memory: Option<Vec<Message>>,
+}
+
+impl PathView {
+    /// The active path of a conversation (or the path to `at`), from the store: one index scan for the heads, one
+    /// range scan for the measures, and the bodies of the markers only.
+    pub fn load(
+        store: &Store,
+        conversation: &str,
+        at: Option<&str>,
+    ) -> Result<PathView, StoreError> {
+        let conversation = store.resolve_conversation(conversation)?;
+        let heads = match at {
+            None => store.active_path_heads(&conversation)?,
+            Some(m) => store.path_heads_to(&conversation, m)?,
+        };
+        let facts = store.facts(&conversation, &heads)?;
+        let mut view = PathView {
+            conversation,
+            heads,
+            facts,
+            markers: Vec::new(),
+            memory: None,
+        };
+        view.place_markers(Some(store))?;
+        Ok(view)
+    }
+
+    /// A path held in memory (tests, a path not stored): heads and measures computed from the messages.
+    pub fn from_messages(conversation: &str, messages: Vec<Message>) -> PathView {
+        let heads = messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| Head::of_message(m, i as i64))
+            .collect();
+        let facts = messages
+            .iter()
+            .map(|m| Facts {
+                measure: crate::tokens::measure(&m.content),
+                model: model_of(&m.meta).map(str::to_string),
+                usage: m.usage,
+                created_at: m.created_at,
+            })
+            .collect();
+        let mut view = PathView {
+            conversation: conversation.to_string(),
+            heads,
+            facts,
+            markers: Vec::new(),
+            memory: Some(messages),
+        };
+        // held in memory: resolving needs no store and cannot fail
+        if view.place_markers(None).is_err() {
+            view.markers.clear();
+        }
+        view
+    }
+
+    pub fn len(&self) -> usize {
+        self.heads.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heads.is_empty()
+    }
+
+    /// The model of the newest reply that names one.
+    pub fn model(&self) -> Option<&str> {
+        self.facts.iter().rev().find_map(|f| f.model.as_deref())
+    }
+
+    /// The messages at these path indices, in the given order.
+    pub fn bodies(&self, store: Option<&Store>, idx: &[usize]) -> Result<Vec<Message>, StoreError> {
+        if let Some(mem) = &self.memory {
+            return Ok(idx.iter().filter_map(|&i| mem.get(i).cloned()).collect());
+        }
+        let Some(store) = store else {
+            return Err(StoreError::Corrupt {
+                id: self.conversation.clone(),
+                reason: "a stored path's bodies were asked for without its store".into(),
+            });
+        };
+        let heads: Vec<Head> = idx
+            .iter()
+            .filter_map(|&i| self.heads.get(i).cloned())
+            .collect();
+        store.load(&self.conversation, &heads)
+    }
+
+    /// Index on the path of a message id.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.heads.iter().position(|h| h.id == id)
+    }
+
+    fn place_markers(&mut self, store: Option<&Store>) -> Result<(), StoreError> {
+        let at: Vec<usize> = (0..self.heads.len())
+            .filter(|&i| self.heads[i].is_compaction())
+            .collect();
+        let bodies = self.bodies(store, &at)?;
+        let mut placed = Vec::with_capacity(at.len());
+        for (i, m) in at.into_iter().zip(&bodies) {
+            if let Some(mk) = Marker::of(m)
+                && let Some(r) = self.resolve(store, i, &mk)?
+            {
+                placed.push(Placed { at: i, marker: r });
+            }
+        }
+        self.markers = placed;
+        Ok(())
+    }
+
+    /// A marker's references as indices of this path (before `at`); None when the messages it names are not on
+    /// this path (a marker copied by a fork keeps its depths, so this happens only to old id-named markers).
+    pub fn resolve(
+        &self,
+        store: Option<&Store>,
+        at: usize,
+        m: &Marker,
+    ) -> Result<Option<Resolved>, StoreError> {
+        let end = at.min(self.heads.len());
+        let one = |r: &Ref| -> Result<Option<usize>, StoreError> {
+            Ok(match r {
+                Ref::Depth(d) => (*d < end).then_some(*d),
+                Ref::Id(id) => self.heads[..end].iter().rposition(|h| &h.id == id),
+                Ref::Source(s) => self.find_source(store, end, s)?,
+            })
+        };
+        let many = |rs: &[Ref]| -> Result<Vec<usize>, StoreError> {
+            let mut out = Vec::with_capacity(rs.len());
+            for r in rs {
+                out.extend(one(r)?);
+            }
+            Ok(out)
+        };
+        Ok(match m {
+            Marker::Elide {
+                at: refs,
+                legacy_tool_ids,
+            } => {
+                let mut idx = many(refs)?;
+                if !legacy_tool_ids.is_empty() {
+                    idx.extend(self.holding_results(store, end, legacy_tool_ids)?);
+                }
+                Some(Resolved::Elide(idx))
+            }
+            Marker::Images { at: refs } => Some(Resolved::Images(many(refs)?)),
+            Marker::Snapshot { from, to, shape } => match (one(from)?, one(to)?) {
+                (Some(from), Some(to)) => Some(Resolved::Snapshot {
+                    from,
+                    to,
+                    shape: shape.clone(),
+                }),
+                _ => None,
+            },
+            Marker::Summary { from, to, summary } => match (one(from)?, one(to)?) {
+                (Some(from), Some(to)) => Some(Resolved::Summary {
+                    from,
+                    to,
+                    summary: summary.clone(),
+                }),
+                _ => None,
+            },
+            Marker::Harness {
+                harness,
+                kept,
+                sends_text,
+            } => Some(Resolved::Harness {
+                harness: harness.clone(),
+                kept: match kept {
+                    Kept::Nothing => KeptAt::Nothing,
+                    Kept::From(r) => one(r)?.map_or(KeptAt::Nothing, KeptAt::From),
+                    Kept::Each(rs) => KeptAt::Each(many(rs)?),
+                    Kept::UserPrompts(t) => KeptAt::UserPrompts(*t),
+                },
+                sends_text: *sends_text,
+            }),
+        })
+    }
+
+    /// The newest message before `end` whose harness entry id is `source` (decoding backwards, a chunk at a time).
+    fn find_source(
+        &self,
+        store: Option<&Store>,
+        end: usize,
+        source: &str,
+    ) -> Result<Option<usize>, StoreError> {
+        let mut hi = end;
+        while hi > 0 {
+            let lo = hi.saturating_sub(256);
+            let idx: Vec<usize> = (lo..hi).collect();
+            let bodies = self.bodies(store, &idx)?;
+            for (i, m) in idx.iter().zip(&bodies).rev() {
+                if source_ids(&m.meta).any(|s| s == source) {
+                    return Ok(Some(*i));
+                }
+            }
+            hi = lo;
+        }
+        Ok(None)
+    }
+
+    /// The messages before `end` holding a result for one of these tool calls (old elision markers).
+    fn holding_results(
+        &self,
+        store: Option<&Store>,
+        end: usize,
+        tool_ids: &[String],
+    ) -> Result<Vec<usize>, StoreError> {
+        let want: std::collections::HashSet<&str> = tool_ids.iter().map(String::as_str).collect();
+        let idx: Vec<usize> = (0..end)
+            .filter(|&i| self.heads[i].has_tool_result())
+            .collect();
+        let bodies = self.bodies(store, &idx)?;
+        Ok(idx
+            .into_iter()
+            .zip(&bodies)
+            .filter(|(_, m)| m.tool_result_ids().any(|t| want.contains(t)))
+            .map(|(i, _)| i)
+            .collect())
+    }
+}
+
+/// The harness's own ids of the entries a message was read from (pi's entry id, Claude Code's line uuids).
+fn source_ids(meta: &Value) -> impl Iterator<Item = &str> {
+    let entry = meta
+        .get("entry")
+        .and_then(|e| e.get("id"))
+        .and_then(Value::as_str);
+    let lines = meta
+        .get("lines")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|l| l.get("uuid").and_then(Value::as_str));
+    entry.into_iter().chain(lines)
+}

@@ -1,0 +1,309 @@
+//! What each message measures, stored beside it: its token estimate by kind, its plain text's length, its tool
+//! calls and errors ([`crate::tokens::Measure`]), and what its provider measured (model, usage).
+//!
+//! Why a table of its own: a figure over a 100k-message path (the context breakdown, a rung's savings, a replay of
+//! every measured reply) is a sum of these numbers, and reading them must not walk past the bodies. The rows are
+//! narrow and keyed by the message's row number, so a path's measures are one range scan. A fork's copies get
+//! copies of their body's row.
+
+use rusqlite::{OptionalExtension, Transaction, params};
+use serde_json::Value;
+
+use super::paths::Head;
+use super::{Result, Store, conv_row};
+use crate::model::{NewMessage, Usage, model_of};
+use crate::tokens::{Measure, measure};
+
+/// A message's stored measures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    pub measure: Measure,
+    /// The model that wrote it (replies), where the harness recorded it.
+    pub model: Option<String>,
+    /// What the provider measured for the request that produced it (replies).
+    pub usage: Option<Usage>,
+    pub created_at: i64,
+}
+
+impl Facts {
+    /// The prompt tokens the provider counted for the request that produced this reply: uncached input, cache
+    /// reads and cache writes (zero counts as not measured).
+    pub fn measured_input(&self) -> Option<u64> {
+        self.usage
+            .map(|u| u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens)
+            .filter(|&n| n > 0)
+    }
+}
+
+const COLUMNS: &str = "text, tool_use, tool_result, image, thinking, other, chars, images, image_bytes, \
+    large_results, large_result_tokens, large_result_images, large_result_image_tokens, \
+    large_result_image_bytes, tool_calls, tool_errors, model, input_tokens, output_tokens, cache_read_tokens, \
+    cache_write_tokens, created_at";
+
+/// Writes the measures of a message just inserted as row `seq`.
+pub(crate) fn insert(
+    tx: &Transaction<'_>,
+    seq: i64,
+    conversation: i64,
+    m: &NewMessage,
+    created_at: i64,
+) -> Result<()> {
+    write(
+        tx,
+        seq,
+        conversation,
+        &measure(&m.content),
+        model_of(&m.meta),
+        m.usage.as_ref(),
+        created_at,
+    )
+}
+
+fn write(
+    tx: &Transaction<'_>,
+    seq: i64,
+    conversation: i64,
+    me: &Measure,
+    model: Option<&str>,
+    usage: Option<&Usage>,
+    created_at: i64,
+) -> Result<()> {
+    let n = |v: u64| v as i64;
+    tx.prepare_cached(&format!(
+        "INSERT INTO measures (seq, conversation, {COLUMNS})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
+                 ?22, ?23, ?24)"
+    ))?
+    .execute(params![
+        seq,
+        conversation,
+        n(me.text),
+        n(me.tool_use),
+        n(me.tool_result),
+        n(me.image),
+        n(me.thinking),
+        n(me.other),
+        n(me.chars),
+        n(me.images),
+        n(me.image_bytes),
+        n(me.large_results),
+        n(me.large_result_tokens),
+        n(me.large_result_images),
+        n(me.large_result_image_tokens),
+        n(me.large_result_image_bytes),
+        n(me.tool_calls),
+        n(me.tool_errors),
+        model,
+        usage.map(|u| n(u.input_tokens)),
+        usage.map(|u| n(u.output_tokens)),
+        usage.map(|u| n(u.cache_read_input_tokens)),
+        usage.map(|u| n(u.cache_creation_input_tokens)),
+        created_at,
+    ])?;
+    Ok(())
+}
+
+/// Copies the measures of `from` rows to new rows (a fork's copies), as `(old seq, new seq)` pairs in JSON.
+pub(crate) fn copy(tx: &Transaction<'_>, conversation: i64, pairs_json: &str) -> Result<()> {
+    tx.execute(
+        &format!(
+            "INSERT INTO measures (seq, conversation, {COLUMNS})
+             SELECT p.value ->> 1, ?1, {COLUMNS} FROM json_each(?2) p JOIN measures m ON m.seq = p.value ->> 0"
+        ),
+        params![conversation, pairs_json],
+    )?;
+    Ok(())
+}
+
+fn row_facts(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Facts> {
+    let g = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(at + i)?.max(0) as u64) };
+    let opt = |i: usize| -> rusqlite::Result<Option<u64>> {
+        Ok(r.get::<_, Option<i64>>(at + i)?.map(|v| v.max(0) as u64))
+    };
+    let usage = match (opt(17)?, opt(18)?, opt(19)?, opt(20)?) {
+        (None, None, None, None) => None,
+        (i, o, cr, cw) => Some(Usage {
+            input_tokens: i.unwrap_or(0),
+            output_tokens: o.unwrap_or(0),
+            cache_read_input_tokens: cr.unwrap_or(0),
+            cache_creation_input_tokens: cw.unwrap_or(0),
+        }),
+    };
+    Ok(Facts {
+        measure: Measure {
+            text: g(0)?,
+            tool_use: g(1)?,
+            tool_result: g(2)?,
+            image: g(3)?,
+            thinking: g(4)?,
+            other: g(5)?,
+            chars: g(6)?,
+            images: g(7)?,
+            image_bytes: g(8)?,
+            large_results: g(9)?,
+            large_result_tokens: g(10)?,
+            large_result_images: g(11)?,
+            large_result_image_tokens: g(12)?,
+            large_result_image_bytes: g(13)?,
+            tool_calls: g(14)?,
+            tool_errors: g(15)?,
+        },
+        model: r.get(at + 16)?,
+        usage,
+        created_at: r.get(at + 21)?,
+    })
+}
+
+impl Store {
+    /// The stored measures of the given heads (a path, or any heads of one conversation), in their order. Rows
+    /// in write order are read with one range scan.
+    pub fn facts(&self, conversation: &str, heads: &[Head]) -> Result<Vec<Facts>> {
+        let conv = conv_row(&self.conn, conversation)?;
+        let mut out = Vec::with_capacity(heads.len());
+        let ascending = heads.windows(2).all(|w| w[0].seq < w[1].seq);
+        if let (true, Some(first), Some(last)) = (ascending, heads.first(), heads.last()) {
+            let mut stmt = self.conn.prepare_cached(&format!(
+                "SELECT seq, {COLUMNS} FROM measures WHERE seq BETWEEN ?1 AND ?2 AND conversation = ?3 ORDER BY seq"
+            ))?;
+            let mut rows = stmt.query(params![first.seq, last.seq, conv.seq])?;
+            let mut want = heads.iter().peekable();
+            while let Some(r) = rows.next()? {
+                let seq: i64 = r.get(0)?;
+                // a message stored without measures (it cannot be: every insert writes them) reads as zeros
+                while want.peek().is_some_and(|h| h.seq < seq) {
+                    want.next();
+                    out.push(Facts::default());
+                }
+                if want.peek().is_some_and(|h| h.seq == seq) {
+                    want.next();
+                    out.push(row_facts(r, 1)?);
+                }
+            }
+            out.extend(want.map(|_| Facts::default()));
+            return Ok(out);
+        }
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT seq, {COLUMNS} FROM measures WHERE seq = ?1"
+        ))?;
+        for h in heads {
+            out.push(
+                stmt.query_row([h.seq], |r| row_facts(r, 1))
+                    .optional()?
+                    .unwrap_or_default(),
+            );
+        }
+        Ok(out)
+    }
+
+    /// A value derived from the whole store and kept in it (e.g. a fitted calibration), by key.
+    pub fn value(&self, key: &str) -> Result<Option<Value>> {
+        let v: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT value FROM store_values WHERE key = ?1",
+                [key],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(v.and_then(|t| serde_json::from_str(&t).ok()))
+    }
+
+    /// Sets a derived value (see [`Store::value`]).
+    pub fn set_value(&mut self, key: &str, value: &Value) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO store_values (key, value) VALUES (?1, ?2)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![key, value.to_string()],
+        )?;
+        Ok(())
+    }
+}
+
+/// Schema v4: measures for every row already stored (bodies decoded once; a body that cannot be decoded is
+/// measured as empty rather than stopping the migration), then the fork copies from their bodies' rows.
+pub(crate) fn backfill(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    type Row = (i64, i64, String, Option<String>, Option<String>, i64);
+    let rows: Vec<Row> = {
+        let mut stmt = tx.prepare(
+            "SELECT seq, conversation, content, meta, usage, created_at FROM messages
+             WHERE content IS NOT NULL ORDER BY seq",
+        )?;
+        stmt.query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<_>>()?
+    };
+    for (seq, conversation, content, meta, usage, created_at) in rows {
+        let blocks = serde_json::from_str::<Value>(&content)
+            .ok()
+            .and_then(|v| crate::wire::blocks_from_value(v, "content").ok())
+            .unwrap_or_default();
+        let meta: Value = meta
+            .and_then(|m| serde_json::from_str(&m).ok())
+            .unwrap_or(Value::Null);
+        let usage: Option<Usage> = usage.and_then(|u| serde_json::from_str(&u).ok());
+        let mut me = measure(&blocks);
+        // stored images: their bytes are the blob's size
+        for b in &blocks {
+            for img in b.images() {
+                if let crate::model::Block::Image {
+                    data: crate::model::ImageData::Blob { hash, .. },
+                    ..
+                } = img
+                {
+                    let size: i64 = tx
+                        .query_row("SELECT size FROM blobs WHERE hash = ?1", [hash], |r| {
+                            r.get(0)
+                        })
+                        .optional()?
+                        .unwrap_or(0);
+                    me.image_bytes += size.max(0) as u64;
+                    if matches!(
+                        b,
+                        crate::model::Block::ToolResult {
+                            is_error: false,
+                            ..
+                        }
+                    ) && crate::tokens::block(b) > crate::tokens::LARGE_RESULT_TOKENS
+                    {
+                        me.large_result_image_bytes += size.max(0) as u64;
+                    }
+                }
+            }
+        }
+        write(
+            tx,
+            seq,
+            conversation,
+            &me,
+            model_of(&meta),
+            usage.as_ref(),
+            created_at,
+        )
+        .map_err(|e| match e {
+            super::StoreError::Sqlite(e) => e,
+            other => rusqlite::Error::ToSqlConversionFailure(other.to_string().into()),
+        })?;
+    }
+    tx.execute(
+        &format!(
+            "INSERT INTO measures (seq, conversation, {COLUMNS})
+             SELECT m.seq, m.conversation, {} FROM messages m JOIN measures b ON b.seq = m.body_of
+             WHERE m.body_of IS NOT NULL ORDER BY m.seq",
+            COLUMNS
+                .split(", ")
+                .map(|c| format!("b.{}", c.trim()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        [],
+    )?;
+    Ok(())
+}
