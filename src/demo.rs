@@ -105,8 +105,13 @@ mod tests {
         // a long middle: the snapshot rung has something to take
         let view = crate::reclaim::PathView::load(&store, &d.conversation, None).unwrap();
         let policy = crate::reclaim::Policy::new(&Default::default(), view.model(), None);
-        let est =
-            crate::reclaim::replay::Estimator::for_path(&Default::default(), &view, &policy.model);
+        let est = crate::reclaim::replay::Estimator::for_path(
+            &Default::default(),
+            Some(&store),
+            &view,
+            &policy.model,
+        )
+        .unwrap();
         let r = crate::reclaim::report::report(&view, &policy, &est);
         assert!(
             r.rungs

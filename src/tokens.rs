@@ -98,7 +98,43 @@ fn is_cjk(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
 }
 
-/// Tokens of a piece of text.
+/// How text becomes tokens: cairn's estimate by text kind, or OpenAI's public tokenizer where the model is
+/// OpenAI's (exact for those models).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tokenizer {
+    Estimate,
+    O200k,
+}
+
+impl Tokenizer {
+    /// The tokenizer a model reads with, where it is public (OpenAI's GPT, o-series and Codex models use o200k).
+    pub fn for_model(model: &str) -> Tokenizer {
+        const OPENAI: &[&str] = &["gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4", "codex-"];
+        if OPENAI.iter().any(|p| model.starts_with(p)) {
+            Tokenizer::O200k
+        } else {
+            Tokenizer::Estimate
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tokenizer::Estimate => "estimate by text kind",
+            Tokenizer::O200k => "tiktoken o200k",
+        }
+    }
+
+    /// Tokens of a piece of text.
+    pub fn count(self, s: &str) -> u64 {
+        match self {
+            Tokenizer::Estimate => text(s),
+            Tokenizer::O200k => tiktoken_rs::o200k_base_singleton().count_ordinary(s) as u64,
+        }
+    }
+}
+
+/// Tokens of a piece of text (cairn's estimate).
 pub fn text(s: &str) -> u64 {
     if s.is_empty() {
         return 0;
@@ -140,6 +176,12 @@ pub fn block_kind(b: &Block) -> BlockKind {
 }
 
 pub fn block(b: &Block) -> u64 {
+    block_with(b, Tokenizer::Estimate)
+}
+
+/// Tokens of a block, its text counted by `tk`.
+pub fn block_with(b: &Block, tk: Tokenizer) -> u64 {
+    let text = |s: &str| tk.count(s);
     match b {
         Block::Text { text: t } => text(t),
         Block::Thinking { thinking, .. } => text(thinking),
@@ -150,7 +192,7 @@ pub fn block(b: &Block) -> u64 {
             RESULT_OVERHEAD
                 + match content {
                     ToolResultContent::Text(t) => text(t),
-                    ToolResultContent::Blocks(bs) => bs.iter().map(block).sum(),
+                    ToolResultContent::Blocks(bs) => bs.iter().map(|x| block_with(x, tk)).sum(),
                 }
         }
         Block::Image { data, .. } => {
@@ -171,7 +213,27 @@ pub fn message(m: &Message) -> u64 {
 
 /// Estimated input tokens of a message with these blocks.
 pub fn blocks(content: &[Block]) -> u64 {
-    MESSAGE_OVERHEAD + content.iter().map(block).sum::<u64>()
+    MESSAGE_OVERHEAD
+        + content
+            .iter()
+            .map(|b| block(b) + tool_refs(b) * TOOL_DEFINITION_TOKENS)
+            .sum::<u64>()
+}
+
+/// Tool definitions a block loads by reference (`tool_reference` blocks inside a tool result).
+fn tool_refs(b: &Block) -> u64 {
+    match b {
+        Block::ToolResult {
+            content: ToolResultContent::Blocks(bs),
+            ..
+        } => bs
+            .iter()
+            .filter(|x| {
+                matches!(x, Block::Other(v) if v.get("type").and_then(serde_json::Value::as_str) == Some("tool_reference"))
+            })
+            .count() as u64,
+        _ => 0,
+    }
 }
 
 /// A tool result larger than this many tokens is "large": the statistic [`Measure::large_results`] counts them
@@ -204,12 +266,15 @@ pub struct Measure {
     pub large_result_image_bytes: u64,
     pub tool_calls: u64,
     pub tool_errors: u64,
+    /// Tool definitions a tool result loads into the request (Claude Code's `tool_reference` blocks, answering a
+    /// ToolSearch for deferred tools).
+    pub tool_refs: u64,
 }
 
 impl Measure {
-    /// The message's estimated input tokens (its framing included).
+    /// The message's estimated input tokens (its framing, and the tool definitions it loads, included).
     pub fn tokens(&self) -> u64 {
-        MESSAGE_OVERHEAD + self.content_tokens()
+        MESSAGE_OVERHEAD + self.content_tokens() + self.tool_refs * TOOL_DEFINITION_TOKENS
     }
 
     /// Tokens of the blocks alone.
@@ -218,8 +283,15 @@ impl Measure {
     }
 }
 
-/// Measures a message's blocks.
+/// Measures a message's blocks (cairn's estimate).
 pub fn measure(content: &[Block]) -> Measure {
+    measure_with(content, Tokenizer::Estimate)
+}
+
+/// Measures a message's blocks, their text counted by `tk`.
+pub fn measure_with(content: &[Block], tk: Tokenizer) -> Measure {
+    let block = |b: &Block| block_with(b, tk);
+    let text = |s: &str| tk.count(s);
     let mut m = Measure {
         chars: crate::model::plain_text(content).chars().count() as u64,
         ..Measure::default()
@@ -244,6 +316,7 @@ pub fn measure(content: &[Block]) -> Measure {
                         (all - pictures, pictures, b.images().len() as u64, bytes)
                     }
                 };
+                m.tool_refs += tool_refs(b);
                 m.tool_result += RESULT_OVERHEAD + words;
                 m.image += pictures;
                 m.images += n;
@@ -279,6 +352,10 @@ fn image_bytes(b: &Block) -> u64 {
         _ => 0,
     }
 }
+
+/// What a tool definition loaded by reference adds to a request, on average (a name, a description and a JSON
+/// schema): Claude Code's deferred tools measured 1.4k tokens each in replayed sessions.
+pub const TOOL_DEFINITION_TOKENS: u64 = 1_400;
 
 /// Framing of a tool call or a tool result block (ids, names, markers).
 const RESULT_OVERHEAD: u64 = 8;

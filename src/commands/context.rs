@@ -9,6 +9,7 @@ use crate::reclaim::rungs::covered_middle;
 use crate::reclaim::{PathView, Settings, report};
 use crate::render::{self, Profile, Rendered, Source};
 use crate::store::Store;
+use crate::tokens::Tokenizer;
 
 pub(super) fn context(
     store: &mut Store,
@@ -18,7 +19,9 @@ pub(super) fn context(
 ) -> Result<Outcome, CommandError> {
     let view = PathView::load(store, conversation, None)?;
     let policy = policy_for(settings, &view, model, None);
-    let est = Estimator::for_path(&stored_fits(store)?, &view, &policy.model);
+    // counted the way the model counts (OpenAI's models with their public tokenizer)
+    let view = view.retokenized(Some(store), Tokenizer::for_model(&policy.model))?;
+    let est = Estimator::for_path(&stored_fits(store)?, Some(store), &view, &policy.model)?;
     Ok(Outcome::Context(Box::new(report::report(
         &view, &policy, &est,
     ))))

@@ -13,7 +13,8 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use super::{FormatError, Parsed, Report, note, timestamp_ms};
-use crate::model::{Block, NewMessage, Role, Usage};
+use crate::model::{KIND_COMPACT_SUMMARY, NewMessage, Role, Usage};
+use crate::reclaim::marker::{Kept, Ref, harness_meta};
 use crate::store::ImportedMessage;
 use crate::wire;
 
@@ -439,7 +440,29 @@ fn parse_inner(
     if let Some(s) = &session {
         meta["sessionId"] = json!(s);
     }
-    let title = title.map(|t| t.1).or_else(|| first_prompt_title(&messages));
+    // a compact_boundary keeps the messages its metadata names (`preservedMessages`): by their depth on the path
+    let depth = super::depths(&messages);
+    for (k, &u) in order.iter().enumerate() {
+        if units[u].role != Role::System {
+            continue;
+        }
+        let preserved = preserved_of(&messages[k].message.meta).unwrap_or_default();
+        let kept = preserved
+            .iter()
+            .filter_map(|uid| by_uuid.get(uid.as_str()))
+            .filter_map(|&li| unit_of_line[li])
+            .map(|pu| index_of[pu])
+            .filter(|&i| i < k)
+            .map(|i| Ref::Depth(depth[i]))
+            .collect::<Vec<_>>();
+        let kept = if kept.is_empty() {
+            Kept::Nothing
+        } else {
+            Kept::Each(kept)
+        };
+        messages[k].message.meta["cairn"] = harness_meta("claude-code", kept, false);
+    }
+    let title = title.map(|t| t.1).or_else(|| super::title_of(&messages));
     let mut parsed = Parsed {
         title,
         messages,
@@ -496,21 +519,20 @@ fn line(no: usize, v: Value, kind: Kind, uuid: &str) -> Line {
     }
 }
 
-fn first_prompt_title(messages: &[ImportedMessage]) -> Option<String> {
-    messages.iter().find_map(|m| {
-        if m.message.role != Role::User {
-            return None;
-        }
-        m.message.content.iter().find_map(|b| match b {
-            Block::Text { text }
-                if !text.trim().is_empty() && !text.trim_start().starts_with('<') =>
-            {
-                let t: String = text.trim().chars().take(80).collect();
-                Some(t.lines().next().unwrap_or_default().to_string())
-            }
-            _ => None,
-        })
-    })
+/// The uuids a compact_boundary says it preserved (`compactMetadata.preservedMessages.uuids`).
+fn preserved_of(meta: &Value) -> Option<Vec<String>> {
+    let uuids = meta
+        .get("line")?
+        .get("compactMetadata")?
+        .get("preservedMessages")?
+        .get("uuids")?
+        .as_array()?;
+    Some(
+        uuids
+            .iter()
+            .filter_map(|u| u.as_str().map(str::to_string))
+            .collect(),
+    )
 }
 
 fn build_message(
@@ -526,8 +548,8 @@ fn build_message(
             .get("content")
             .and_then(Value::as_str)
             .unwrap_or("Conversation compacted");
-        let mut meta =
-            json!({"source": "claude-code", "line": first.value, "cairn": {"kind": "compaction"}});
+        let mut meta = json!({"source": "claude-code", "line": first.value,
+                              "cairn": harness_meta("claude-code", Kept::Nothing, false)});
         if !unit.attached.is_empty() {
             meta["attached"] = Value::Array(std::mem::take(&mut unit.attached));
         }
@@ -566,7 +588,7 @@ fn build_message(
         meta["isApiErrorMessage"] = json!(true);
     }
     if compact_summary {
-        meta["cairn"] = json!({"kind": "compact_summary"});
+        meta["cairn"] = json!({ "kind": KIND_COMPACT_SUMMARY });
     }
     if !extras.is_empty() {
         meta["block_extras"] = Value::Object(extras);

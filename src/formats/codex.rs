@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::{FormatError, Parsed, Report, timestamp_ms};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
+use crate::reclaim::marker::{CODEX_USER_PROMPT_TOKENS, Kept, harness_meta};
 use crate::store::ImportedMessage;
 
 struct Built {
@@ -20,7 +21,10 @@ struct Built {
     lines: Vec<Value>,
     created_at: Option<i64>,
     usage: Option<Usage>,
-    kind: Option<&'static str>,
+    /// `meta.cairn` of a compaction marker.
+    marker: Option<Value>,
+    /// The model named by the latest `turn_context`, for replies.
+    model: Option<String>,
 }
 
 fn text_of(content: &Value) -> Vec<Block> {
@@ -52,6 +56,7 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
     let mut session_meta: Option<Value> = None;
     let mut records: Vec<Value> = Vec::new();
     let mut last_assistant: Option<usize> = None;
+    let mut model: Option<String> = None;
     for (no, line) in input {
         let ty = line.get("type").and_then(Value::as_str).unwrap_or("");
         let payload = line.get("payload").cloned().unwrap_or(Value::Null);
@@ -63,6 +68,13 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
         let at = timestamp_ms(line.get("timestamp"));
         match (ty, pty.as_str()) {
             ("session_meta", _) => session_meta = Some(payload),
+            ("turn_context", _) => {
+                if let Some(m) = payload.get("model").and_then(Value::as_str) {
+                    model = Some(m.to_string());
+                }
+                report.skip("turn_context (kept as metadata)".to_string());
+                records.push(line.clone());
+            }
             ("response_item", "message") => {
                 let role = match payload.get("role").and_then(Value::as_str) {
                     Some("user") => Role::User,
@@ -78,7 +90,7 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                 };
                 let blocks = text_of(payload.get("content").unwrap_or(&Value::Null));
                 if role == Role::Assistant {
-                    let a = assistant(&mut built, &mut open_assistant, at);
+                    let a = assistant(&mut built, &mut open_assistant, at, &model);
                     built[a].blocks.extend(blocks);
                     built[a].lines.push(line.clone());
                     last_assistant = Some(a);
@@ -90,13 +102,29 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                         lines: vec![line.clone()],
                         created_at: at,
                         usage: None,
-                        kind: None,
+                        marker: None,
+                        model: None,
                     });
                 }
             }
             ("response_item", "reasoning") => {
-                let a = assistant(&mut built, &mut open_assistant, at);
-                built[a].blocks.push(Block::Other(payload.clone()));
+                // its summary is the readable part; the encrypted content stays in the line kept as metadata
+                let summary = payload
+                    .get("summary")
+                    .and_then(Value::as_array)
+                    .map(|parts| {
+                        parts
+                            .iter()
+                            .filter_map(|p| p.get("text").and_then(Value::as_str))
+                            .collect::<Vec<_>>()
+                            .join("\n\n")
+                    })
+                    .unwrap_or_default();
+                let a = assistant(&mut built, &mut open_assistant, at, &model);
+                built[a].blocks.push(Block::Thinking {
+                    thinking: summary,
+                    signature: None,
+                });
                 built[a].lines.push(line.clone());
             }
             (
@@ -124,7 +152,7 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                     Some(v) => v.clone(),
                     None => json!({}),
                 };
-                let a = assistant(&mut built, &mut open_assistant, at);
+                let a = assistant(&mut built, &mut open_assistant, at, &model);
                 built[a].blocks.push(Block::ToolUse {
                     id: call_id.clone(),
                     name,
@@ -183,17 +211,28 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
             }
             ("compacted", _) => {
                 open_assistant = None;
-                let text = payload
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("Conversation compacted");
+                // with a replacement history, that history is what the model saw from here; without one, Codex
+                // rebuilt it from the injected instructions, the user's recent prompts and the summary
+                let (text, kept) =
+                    match payload.get("replacement_history").and_then(Value::as_array) {
+                        Some(items) => (replacement_text(items), Kept::Nothing),
+                        None => (
+                            payload
+                                .get("message")
+                                .and_then(Value::as_str)
+                                .unwrap_or("Conversation compacted")
+                                .to_string(),
+                            Kept::UserPrompts(CODEX_USER_PROMPT_TOKENS),
+                        ),
+                    };
                 built.push(Built {
                     role: Role::System,
                     blocks: vec![Block::text(text)],
                     lines: vec![line.clone()],
                     created_at: at,
                     usage: None,
-                    kind: Some("compaction"),
+                    marker: Some(harness_meta("codex", kept, true)),
+                    model: None,
                 });
             }
             ("event_msg", "user_message" | "agent_message" | "agent_reasoning") => {
@@ -234,60 +273,25 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
         while let Some((_, block, line)) = orphans.next_if(|o| o.0 <= i) {
             push(
                 &mut out,
-                Role::User,
-                vec![block],
-                vec![line],
-                None,
-                None,
-                None,
+                Built::note(Role::User, vec![block], vec![line], None),
             );
         }
-        push(
-            &mut out,
-            b.role,
-            b.blocks,
-            b.lines,
-            b.created_at,
-            b.usage,
-            b.kind,
-        );
         if let Some(rs) = results.remove(&i) {
             let (blocks, lines): (Vec<Block>, Vec<Value>) = rs.into_iter().unzip();
             let at = lines.first().and_then(|l| timestamp_ms(l.get("timestamp")));
-            push(&mut out, Role::User, blocks, lines, at, None, None);
+            push(&mut out, b);
+            push(&mut out, Built::note(Role::User, blocks, lines, at));
+        } else {
+            push(&mut out, b);
         }
     }
     for (_, block, line) in orphans {
         push(
             &mut out,
-            Role::User,
-            vec![block],
-            vec![line],
-            None,
-            None,
-            None,
+            Built::note(Role::User, vec![block], vec![line], None),
         );
     }
-    let title = out.iter().find_map(|m| {
-        (m.message.role == Role::User).then(|| {
-            m.message.content.iter().find_map(|b| match b {
-                Block::Text { text }
-                    if !text.trim_start().starts_with('<') && !text.trim().is_empty() =>
-                {
-                    Some(
-                        text.trim()
-                            .lines()
-                            .next()
-                            .unwrap_or_default()
-                            .chars()
-                            .take(80)
-                            .collect::<String>(),
-                    )
-                }
-                _ => None,
-            })
-        })?
-    });
+    let title = super::title_of(&out);
     let tip = out.len().checked_sub(1);
     let mut meta = json!({"source": "codex", "records": records});
     if let Some(sm) = session_meta {
@@ -312,7 +316,12 @@ fn call_id(path: &Path, no: usize, payload: &Value, what: &str) -> Result<String
         .ok_or_else(|| FormatError::new(path, no, format!("{what} without \"call_id\"")))
 }
 
-fn assistant(built: &mut Vec<Built>, open: &mut Option<usize>, at: Option<i64>) -> usize {
+fn assistant(
+    built: &mut Vec<Built>,
+    open: &mut Option<usize>,
+    at: Option<i64>,
+    model: &Option<String>,
+) -> usize {
     if let Some(a) = *open {
         return a;
     }
@@ -322,28 +331,52 @@ fn assistant(built: &mut Vec<Built>, open: &mut Option<usize>, at: Option<i64>) 
         lines: Vec::new(),
         created_at: at,
         usage: None,
-        kind: None,
+        marker: None,
+        model: model.clone(),
     });
     *open = Some(built.len() - 1);
     built.len() - 1
 }
 
-fn push(
-    out: &mut Vec<ImportedMessage>,
-    role: Role,
-    blocks: Vec<Block>,
-    lines: Vec<Value>,
-    created_at: Option<i64>,
-    usage: Option<Usage>,
-    kind: Option<&'static str>,
-) {
-    let mut m = NewMessage::new(role, blocks);
-    m.meta = json!({"source": "codex", "lines": lines});
-    if let Some(k) = kind {
-        m.meta["cairn"] = json!({"kind": k});
+impl Built {
+    /// A message that is not a reply (tool results).
+    fn note(role: Role, blocks: Vec<Block>, lines: Vec<Value>, created_at: Option<i64>) -> Built {
+        Built {
+            role,
+            blocks,
+            lines,
+            created_at,
+            usage: None,
+            marker: None,
+            model: None,
+        }
     }
-    m.usage = usage;
-    m.created_at = created_at;
+}
+
+/// The text of a replacement history (response items): what the model saw after the compaction.
+fn replacement_text(items: &[Value]) -> String {
+    items
+        .iter()
+        .flat_map(|item| text_of(item.get("content").unwrap_or(&Value::Null)))
+        .filter_map(|b| match b {
+            Block::Text { text } => Some(text),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+fn push(out: &mut Vec<ImportedMessage>, b: Built) {
+    let mut m = NewMessage::new(b.role, b.blocks);
+    m.meta = json!({"source": "codex", "lines": b.lines});
+    if let Some(c) = b.marker {
+        m.meta["cairn"] = c;
+    }
+    if let Some(model) = b.model {
+        m.meta["model"] = json!(model);
+    }
+    m.usage = b.usage;
+    m.created_at = b.created_at;
     let parent = out.len().checked_sub(1);
     out.push(ImportedMessage { parent, message: m });
 }

@@ -13,7 +13,16 @@ use serde_json::{Map, Value, json};
 
 use super::{FormatError, Parsed, Report, timestamp_ms};
 use crate::model::{Block, ImageData, KIND_DIGEST, NewMessage, Role, ToolResultContent, Usage};
+use crate::reclaim::marker::{Kept, Ref, harness_meta};
 use crate::store::ImportedMessage;
+
+/// How pi sends its summaries to the model (`packages/coding-agent/src/core/messages.ts`): the text a marker or
+/// digest is stored with, so what is counted is what was sent.
+const COMPACTION_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+const COMPACTION_SUFFIX: &str = "\n</summary>";
+const BRANCH_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+const BRANCH_SUFFIX: &str = "</summary>";
 
 struct Entry {
     no: usize,
@@ -65,6 +74,8 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
         .collect();
 
     let mut messages: Vec<ImportedMessage> = Vec::new();
+    // depth of each message in the tree being built
+    let mut depth: Vec<usize> = Vec::new();
     let mut checkpoints: Vec<(String, usize)> = Vec::new();
     let mut labels: Vec<(usize, String, Option<String>)> = Vec::new();
     let mut title: Option<String> = None;
@@ -105,16 +116,35 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
         }
         let v = &entries[i].value;
         let built = match ty.as_str() {
-            "message" => Some(message(path, entries[i].no, v)?),
+            "message" => message(path, entries[i].no, v)?,
             "compaction" => {
                 let summary = v.get("summary").and_then(Value::as_str).unwrap_or_default();
-                let mut m = NewMessage::text(Role::System, summary);
-                m.meta = json!({"source": "pi", "entry": v, "cairn": {"kind": "compaction"}});
+                // what it kept: the messages from the first kept entry (v2+: an id; v1: an index into the file's
+                // entries, the header being entry 0) up to itself, on its path
+                let first = match v.get("firstKeptEntryId").and_then(Value::as_str) {
+                    Some(id) => Some(id.to_string()),
+                    None => v
+                        .get("firstKeptEntryIndex")
+                        .and_then(Value::as_u64)
+                        .map(|k| format!("#{k}")),
+                };
+                let kept = first
+                    .and_then(|f| first_kept(&entries, &by_id, i, &f))
+                    .map_or(Kept::Nothing, |m| Kept::From(Ref::Depth(depth[m])));
+                let mut m = NewMessage::text(
+                    Role::System,
+                    format!("{COMPACTION_PREFIX}{summary}{COMPACTION_SUFFIX}"),
+                );
+                m.meta =
+                    json!({"source": "pi", "entry": v, "cairn": harness_meta("pi", kept, true)});
                 Some(m)
             }
             "branch_summary" => {
                 let summary = v.get("summary").and_then(Value::as_str).unwrap_or_default();
-                let mut m = NewMessage::text(Role::User, summary);
+                let mut m = NewMessage::text(
+                    Role::User,
+                    format!("{BRANCH_PREFIX}{summary}{BRANCH_SUFFIX}"),
+                );
                 m.meta = json!({"source": "pi", "entry": v, "cairn": {"kind": KIND_DIGEST, "pi": "branch_summary"}});
                 Some(m)
             }
@@ -151,6 +181,7 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
         match built {
             Some(mut m) => {
                 m.created_at = m.created_at.or_else(|| timestamp_ms(v.get("timestamp")));
+                depth.push(parent_msg.map_or(0, |p| depth[p] + 1));
                 messages.push(ImportedMessage {
                     parent: parent_msg,
                     message: m,
@@ -200,6 +231,7 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
     let tip = (0..entries.len())
         .rev()
         .find_map(|i| nearest_message(&entries, &by_id, i));
+    let title = title.or_else(|| super::title_of(&messages));
     let mut meta = json!({"source": "pi", "records": conv_records});
     if let Some(h) = header {
         meta["header"] = h;
@@ -213,6 +245,39 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
         report,
         children: Vec::new(),
     })
+}
+
+/// The first message a compaction at entry `at` kept: walking its path back to the entry `first`, the earliest
+/// message at or after it (pi keeps every message entry from `first` on, `first` itself included when it is one).
+fn first_kept(
+    entries: &[Entry],
+    by_id: &HashMap<String, usize>,
+    at: usize,
+    first: &str,
+) -> Option<usize> {
+    let mut earliest = None;
+    let mut k = entries[at]
+        .parent
+        .as_ref()
+        .and_then(|p| by_id.get(p).copied());
+    let mut steps = 0;
+    while let Some(x) = k {
+        if let Some(m) = entries[x].message {
+            earliest = Some(m);
+        }
+        if entries[x].id == first {
+            return earliest;
+        }
+        k = entries[x]
+            .parent
+            .as_ref()
+            .and_then(|p| by_id.get(p).copied());
+        steps += 1;
+        if steps > entries.len() {
+            break;
+        }
+    }
+    None
 }
 
 /// The message an entry is, or the nearest ancestor that is one (labels and settings are not messages).
@@ -239,7 +304,9 @@ fn nearest_message(
     None
 }
 
-fn message(path: &Path, no: usize, entry: &Value) -> Result<NewMessage, FormatError> {
+/// A `message` entry as sent to the model; None for one pi keeps out of the context (a `bashExecution` run with
+/// `!!`).
+fn message(path: &Path, no: usize, entry: &Value) -> Result<Option<NewMessage>, FormatError> {
     let mut m = entry
         .get("message")
         .and_then(Value::as_object)
@@ -285,9 +352,10 @@ fn message(path: &Path, no: usize, entry: &Value) -> Result<NewMessage, FormatEr
             )
         }
         "bashExecution" => {
-            let cmd = m.get("command").and_then(Value::as_str).unwrap_or_default();
-            let out = m.get("output").and_then(Value::as_str).unwrap_or_default();
-            (Role::User, vec![Block::text(format!("$ {cmd}\n{out}"))])
+            if m.get("excludeFromContext").and_then(Value::as_bool) == Some(true) {
+                return Ok(None);
+            }
+            (Role::User, vec![Block::text(bash_text(&m))])
         }
         "compactionSummary" | "branchSummary" | "custom" => {
             let text = m.get("summary").and_then(Value::as_str).map(str::to_string);
@@ -315,7 +383,33 @@ fn message(path: &Path, no: usize, entry: &Value) -> Result<NewMessage, FormatEr
     nm.meta = meta;
     nm.usage = usage;
     nm.created_at = created_at;
-    Ok(nm)
+    Ok(Some(nm))
+}
+
+/// A `bashExecution` as pi sends it (`bashExecutionToText`).
+fn bash_text(m: &Map<String, Value>) -> String {
+    let s = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or_default();
+    let mut t = format!("Ran `{}`\n", s("command"));
+    if s("output").is_empty() {
+        t.push_str("(no output)");
+    } else {
+        t.push_str(&format!("```\n{}\n```", s("output")));
+    }
+    if m.get("cancelled").and_then(Value::as_bool) == Some(true) {
+        t.push_str("\n\n(command cancelled)");
+    } else if let Some(code) = m
+        .get("exitCode")
+        .and_then(Value::as_i64)
+        .filter(|c| *c != 0)
+    {
+        t.push_str(&format!("\n\nCommand exited with code {code}"));
+    }
+    if m.get("truncated").and_then(Value::as_bool) == Some(true)
+        && let Some(p) = m.get("fullOutputPath").and_then(Value::as_str)
+    {
+        t.push_str(&format!("\n\n[Output truncated. Full output: {p}]"));
+    }
+    t
 }
 
 /// pi content: a string or blocks (text, thinking, toolCall, image with data/mimeType).

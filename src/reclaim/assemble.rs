@@ -19,7 +19,7 @@ use serde::Serialize;
 use super::marker::Shape;
 use super::view::{KeptAt, PathView, Placed, Resolved};
 use super::{PLACEHOLDER_TOKENS, ReclaimError};
-use crate::model::{Block, ImageData, KIND_DIGEST, Message, Role, ToolResultContent};
+use crate::model::{Block, ImageData, Message, Role, ToolResultContent};
 use crate::render;
 use crate::store::Store;
 use crate::tokens::{self, LARGE_RESULT_TOKENS, MESSAGE_OVERHEAD};
@@ -116,6 +116,9 @@ pub struct Layout {
     pub seq: Vec<usize>,
     /// The newest harness compaction counted, if any.
     pub harness: Option<usize>,
+    /// Thinking tokens counted after the last prompt (dropped once another prompt follows, for readers that drop
+    /// past thinking).
+    pub turn_thinking: u64,
 }
 
 impl Layout {
@@ -132,9 +135,31 @@ impl Layout {
     }
 }
 
+/// How the model that reads a context treats what it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reader {
+    /// Whether the thinking of earlier turns stays in the context. Claude models before Opus 4.5 and OpenAI's
+    /// reasoning models drop it (only the current turn's, within its tool loop, is sent back).
+    pub keeps_past_thinking: bool,
+}
+
+impl Reader {
+    /// The reader a model is.
+    pub fn of(model: &str) -> Reader {
+        Reader {
+            keeps_past_thinking: super::policy::keeps_past_thinking(model),
+        }
+    }
+}
+
 /// The layout of the messages before `end` (`view.len()` for the whole path), with the view's markers before `end`
-/// and `planned` markers (not written; they apply to everything before `end`).
+/// and `planned` markers (not written; they apply to everything before `end`), read by the path's own model.
 pub fn layout(view: &PathView, planned: &[Placed], end: usize) -> Layout {
+    layout_for(view, planned, end, Reader::of(view.model().unwrap_or("")))
+}
+
+/// [`layout`] for a given reader.
+pub fn layout_for(view: &PathView, planned: &[Placed], end: usize, reader: Reader) -> Layout {
     let end = end.min(view.len());
     let markers: Vec<&Placed> = view
         .markers
@@ -205,6 +230,12 @@ pub fn layout(view: &PathView, planned: &[Placed], end: usize) -> Layout {
         out.tokens.push(k.total());
         out.pieces.push(Piece::HarnessSummary { index: h });
     }
+    // the current turn starts at the last prompt the user typed: thinking before it is dropped by readers that
+    // drop past thinking
+    let turn_start = seq
+        .iter()
+        .rposition(|&i| is_prompt_head(view, i))
+        .map_or(0, |k| seq[k]);
     let mut k = 0;
     while k < seq.len() {
         let i = seq[k];
@@ -226,7 +257,12 @@ pub fn layout(view: &PathView, planned: &[Placed], end: usize) -> Layout {
             continue;
         }
         let (e, p) = (elided.contains(&i), pruned.contains(&i));
-        let kinds = message_kinds(view, i, e, p, &mut out.tally);
+        let mut kinds = message_kinds(view, i, e, p, &mut out.tally);
+        if i < turn_start && !reader.keeps_past_thinking {
+            kinds.thinking = 0;
+        } else if i > turn_start {
+            out.turn_thinking += kinds.thinking;
+        }
         out.tally.add(&kinds);
         out.tokens.push(kinds.total());
         out.pieces.push(Piece::Message {
@@ -279,7 +315,8 @@ fn message_kinds(view: &PathView, i: usize, elided: bool, pruned: bool, t: &mut 
         tool_results: m.tool_result,
         images: m.image,
         thinking: m.thinking,
-        other: m.other,
+        // the tool definitions it loads
+        other: m.other + m.tool_refs * crate::tokens::TOOL_DEFINITION_TOKENS,
         system: 0,
     };
     let mut images = m.images;
@@ -644,7 +681,8 @@ pub fn snapshot_blocks(covered: &[Message], shape: &Shape) -> Result<Vec<Block>,
     Ok(blocks)
 }
 
-/// Whether a message is a user's own prompt (not tool output, not a note cairn wrote).
-pub fn is_prompt(m: &Message) -> bool {
-    m.role == Role::User && !m.has_tool_result() && m.cairn_kind() != Some(KIND_DIGEST)
+/// Whether a message of the path is a prompt (a user message that is not tool output): it starts a turn.
+pub fn is_prompt_head(view: &PathView, i: usize) -> bool {
+    let h = &view.heads[i];
+    h.role == Role::User && !h.has_tool_result() && !h.is_compaction()
 }

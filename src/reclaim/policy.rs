@@ -23,6 +23,36 @@ pub const WINDOWS: &[(&str, u64)] = &[
 ];
 
 pub const DEFAULT_WINDOW: u64 = 200_000;
+
+/// Model families that drop the thinking of earlier turns from their context: OpenAI's reasoning models (only
+/// the current turn's reasoning items are sent back) and the Claude 3 models. Claude 4 and later keep it: replayed
+/// Claude Code and pi sessions show the measured prompt does not shrink when a new prompt follows a turn with
+/// thinking.
+pub const DROP_PAST_THINKING: &[&str] = &["gpt-", "o1", "o3", "o4", "codex", "claude-3"];
+
+pub fn keeps_past_thinking(model: &str) -> bool {
+    !DROP_PAST_THINKING.iter().any(|p| model.starts_with(p))
+}
+
+/// The estimator's scale for a model family that has no fit: tokenizers differ. Anthropic documents that Opus 4.7
+/// and later (and the Fable, Mythos and Sonnet 5 models) use a newer tokenizer giving about 30% more tokens for
+/// the same text than earlier Claude models.
+pub const DEFAULT_SCALES: &[(&str, f64)] = &[
+    ("claude-opus-4-7", 1.3),
+    ("claude-opus-5", 1.3),
+    ("claude-sonnet-5", 1.3),
+    ("claude-fable", 1.3),
+    ("claude-mythos", 1.3),
+];
+
+/// A model's default scale (longest matching prefix), else 1.
+pub fn default_scale(model: &str) -> f64 {
+    DEFAULT_SCALES
+        .iter()
+        .filter(|(p, _)| model.starts_with(p))
+        .max_by_key(|(p, _)| p.len())
+        .map_or(1.0, |(_, s)| *s)
+}
 /// Shares of the usable window (window less the reply's reserve): past the threshold `send` compacts first, down
 /// to the target.
 pub const THRESHOLD_SHARE: f64 = 0.8;

@@ -15,10 +15,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::assemble::layout;
+use super::assemble::{Reader, is_prompt_head, layout_for};
+use super::policy::default_scale;
 use super::view::PathView;
 use crate::model::Role;
 use crate::store::{Store, StoreError};
+use crate::tokens::Tokenizer;
 
 /// One measured reply: the assembled context before it and what its provider counted.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,38 +32,89 @@ pub struct Sample {
     pub measured: u64,
 }
 
-/// The assembled total before each message of the path (what a reply at that index was sent), in one pass: a
-/// message adds its tokens, a marker re-lays the prefix out.
-pub fn totals_before(view: &PathView) -> Vec<u64> {
+/// The assembled total before each message of the path (what a reply at that index was sent), as `reader` reads
+/// it, in one pass: a message adds its tokens, a prompt drops the past turn's thinking (for readers that drop it),
+/// a marker re-lays the prefix out.
+pub fn totals_before(view: &PathView, reader: Reader) -> Vec<u64> {
     let mut out = Vec::with_capacity(view.len());
-    let mut now = 0u64;
+    // the layout at the last marker, and what followed it
+    let mut base = 0u64;
+    let mut base_turn_thinking = 0u64;
+    let mut tail = 0u64;
+    let mut tail_past_thinking = 0u64;
+    let mut tail_turn_thinking = 0u64;
     for i in 0..view.len() {
-        out.push(now);
-        if view.heads[i].is_compaction() {
-            now = layout(view, &[], i + 1).tally.total();
+        let drop = if reader.keeps_past_thinking {
+            0
         } else {
-            now += view.facts[i].measure.tokens();
+            tail_past_thinking
+        };
+        out.push(base + tail - drop);
+        if view.heads[i].is_compaction() {
+            let l = layout_for(view, &[], i + 1, reader);
+            base = l.tally.total();
+            base_turn_thinking = l.turn_thinking;
+            tail = 0;
+            tail_past_thinking = 0;
+            tail_turn_thinking = 0;
+            continue;
         }
+        if is_prompt_head(view, i) && !reader.keeps_past_thinking {
+            base -= base_turn_thinking;
+            base_turn_thinking = 0;
+            tail_past_thinking += tail_turn_thinking;
+            tail_turn_thinking = 0;
+        }
+        let m = &view.facts[i].measure;
+        tail += m.tokens();
+        tail_turn_thinking += m.thinking;
     }
     out
 }
 
-/// The measured replies of a path.
-pub fn samples(view: &PathView) -> Vec<Sample> {
-    let totals = totals_before(view);
-    (0..view.len())
-        .filter_map(|i| {
-            let f = &view.facts[i];
-            (view.heads[i].role == Role::Assistant).then_some(())?;
-            Some(Sample {
-                index: i,
-                message: view.heads[i].id.clone(),
-                model: f.model.clone().unwrap_or_else(|| "unknown".into()),
-                assembled: totals[i],
-                measured: f.measured_input()?,
-            })
-        })
-        .collect()
+/// A model's name without the date of its snapshot (`claude-sonnet-4-5-20250929` is `claude-sonnet-4-5`), so
+/// one model's replies are fitted together whichever alias a harness recorded.
+pub fn model_key(model: &str) -> String {
+    let base = model.split('@').next().unwrap_or(model);
+    match base.rsplit_once('-') {
+        Some((head, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => {
+            head.to_string()
+        }
+        _ => base.to_string(),
+    }
+}
+
+/// The measured replies of a path, each against the context its own model would have been sent (counted with its
+/// public tokenizer where it has one: the bodies are read from `store` then).
+pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, StoreError> {
+    let mut totals: BTreeMap<(bool, Tokenizer), Vec<u64>> = BTreeMap::new();
+    let mut out = Vec::new();
+    for i in 0..view.len() {
+        let f = &view.facts[i];
+        if view.heads[i].role != Role::Assistant {
+            continue;
+        }
+        let Some(measured) = f.measured_input() else {
+            continue;
+        };
+        let model = model_key(f.model.as_deref().unwrap_or("unknown"));
+        let reader = Reader::of(&model);
+        let tk = Tokenizer::for_model(&model);
+        let key = (reader.keeps_past_thinking, tk);
+        if !totals.contains_key(&key) {
+            let counted = view.retokenized(store, tk)?;
+            totals.insert(key, totals_before(&counted, reader));
+        }
+        let Some(t) = totals.get(&key) else { continue };
+        out.push(Sample {
+            index: i,
+            message: view.heads[i].id.clone(),
+            model,
+            assembled: t[i],
+            measured,
+        });
+    }
+    Ok(out)
 }
 
 /// How a model's estimates are corrected.
@@ -74,8 +127,6 @@ pub struct Fit {
     pub sessions: usize,
 }
 
-/// The scale used when a model has no fit: the estimator's own units.
-pub const DEFAULT_SCALE: f64 = 1.0;
 /// Fewer measured replies than this and a model keeps the defaults.
 pub const MIN_SAMPLES: usize = 3;
 
@@ -137,10 +188,20 @@ pub struct Estimator {
 impl Estimator {
     /// The one calibration choice: the model's stored fit (else the default scale), and this path's own overhead
     /// from its first measured reply of that model (else the fit's mean overhead, else none).
-    pub fn for_path(fits: &Fits, view: &PathView, model: &str) -> Estimator {
+    /// `view` is counted the way the model counts (see [`PathView::retokenized`]); `store` reads its bodies when a
+    /// sample needs them.
+    pub fn for_path(
+        fits: &Fits,
+        store: Option<&Store>,
+        view: &PathView,
+        model: &str,
+    ) -> Result<Estimator, StoreError> {
+        let model = &model_key(model);
         let fit = fits.get(model);
-        let scale = fit.map_or(DEFAULT_SCALE, |f| f.scale);
-        let own = samples(view).into_iter().find(|s| s.model == model);
+        let scale = fit.map_or_else(|| default_scale(model), |f| f.scale);
+        let own = samples(store, view)?
+            .into_iter()
+            .find(|s| &s.model == model);
         let (overhead, how) = match (&own, fit) {
             (Some(s), _) => (
                 s.measured as f64 - scale * s.assembled as f64,
@@ -150,15 +211,15 @@ impl Estimator {
             (None, None) => (0.0, "no overhead measured".to_string()),
         };
         let scale_how = match fit {
-            Some(f) => format!("scale fitted on {} replies", f.samples),
-            None => "default scale".to_string(),
+            Some(f) => format!("scale {scale:.2} fitted on {} replies", f.samples),
+            None => format!("default scale {scale:.2}"),
         };
-        Estimator {
+        Ok(Estimator {
             model: model.to_string(),
             scale,
             overhead,
-            source: format!("{scale_how}; {how}"),
-        }
+            source: format!("{}; {scale_how}; {how}", Tokenizer::for_model(model).name()),
+        })
     }
 
     pub fn estimate(&self, assembled: u64) -> u64 {
@@ -177,8 +238,8 @@ pub fn store_samples(store: &Store) -> Result<(Sessions, Vec<String>), StoreErro
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for c in store.conversations()? {
-        match PathView::load(store, &c.id, None) {
-            Ok(v) => out.push((c.id, samples(&v))),
+        match PathView::load(store, &c.id, None).and_then(|v| samples(Some(store), &v)) {
+            Ok(s) => out.push((c.id, s)),
             Err(e) => skipped.push(format!("{}: {e}", c.id)),
         }
     }
@@ -307,53 +368,77 @@ pub struct Replay {
 }
 
 /// Replays `only` (every conversation when None): each measured reply's estimate, made only from what came before
-/// it in its session and from other sessions.
+/// it in its session and from other sessions. A session's first measured reply has no overhead of its own yet: it
+/// takes the mean overhead of the other sessions of the same harness (their system prompts and tools are alike).
 pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
     let only = only.map(|c| store.resolve_conversation(c)).transpose()?;
     let (all, skipped) = store_samples(store)?;
-    // per model: each conversation's samples, for leave-one-out scales
-    let mut by_model: BTreeMap<&str, Vec<(&str, Vec<&Sample>)>> = BTreeMap::new();
+    let mut harness: BTreeMap<&str, String> = BTreeMap::new();
+    for (conv, _) in &all {
+        let meta = store.conversation_meta(conv)?;
+        harness.insert(
+            conv.as_str(),
+            meta.get("source")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("cairn")
+                .to_string(),
+        );
+    }
+    // sessions: a conversation's replies of one model
+    let mut sessions: Vec<(&str, &str, Vec<&Sample>)> = Vec::new();
     for (conv, samples) in &all {
         let mut per: BTreeMap<&str, Vec<&Sample>> = BTreeMap::new();
         for s in samples {
             per.entry(s.model.as_str()).or_default().push(s);
         }
         for (m, v) in per {
-            by_model.entry(m).or_default().push((conv.as_str(), v));
+            sessions.push((conv.as_str(), m, v));
         }
     }
+    // each session's own overhead at the model's default scale, for the first-reply prior
+    let own: Vec<f64> = sessions
+        .iter()
+        .map(|(_, m, v)| v[0].measured as f64 - default_scale(m) * v[0].assembled as f64)
+        .collect();
     let mut replies = Vec::new();
     let mut methods: BTreeMap<String, bool> = BTreeMap::new();
-    for (model, sessions) in &by_model {
-        for (conv, samples) in sessions {
-            if only.as_deref().is_some_and(|o| o != *conv) {
-                continue;
-            }
-            let others: Vec<Vec<Sample>> = sessions
-                .iter()
-                .filter(|(c, _)| c != conv)
-                .map(|(_, v)| v.iter().map(|s| (*s).clone()).collect())
-                .collect();
-            let refs: Vec<&[Sample]> = others.iter().map(Vec::as_slice).collect();
-            let f = fit(&refs);
-            methods.insert(model.to_string(), f.is_some());
-            let scale = f.as_ref().map_or(DEFAULT_SCALE, |f| f.scale);
-            let first = samples[0];
-            // the first reply has no measured overhead of its own: the model's other sessions', else none
-            let first_overhead = f.as_ref().map_or(0.0, |f| f.overhead);
-            let own = first.measured as f64 - scale * first.assembled as f64;
-            for (k, s) in samples.iter().enumerate() {
-                let overhead = if k == 0 { first_overhead } else { own };
-                let est = (overhead + scale * s.assembled as f64).max(0.0).round() as u64;
-                replies.push(ReplyRow {
-                    message: s.message.clone(),
-                    conversation: conv.to_string(),
-                    model: model.to_string(),
-                    estimated: est,
-                    measured: s.measured,
-                    error: (est as f64 - s.measured as f64) / s.measured as f64,
-                });
-            }
+    for (k, (conv, model, samples)) in sessions.iter().enumerate() {
+        if only.as_deref().is_some_and(|o| o != *conv) {
+            continue;
+        }
+        let others: Vec<Vec<Sample>> = sessions
+            .iter()
+            .filter(|(c, m, _)| c != conv && m == model)
+            .map(|(_, _, v)| v.iter().map(|s| (*s).clone()).collect())
+            .collect();
+        let refs: Vec<&[Sample]> = others.iter().map(Vec::as_slice).collect();
+        let f = fit(&refs);
+        methods.insert(model.to_string(), f.is_some());
+        let scale = f.as_ref().map_or_else(|| default_scale(model), |f| f.scale);
+        let same_harness: Vec<f64> = sessions
+            .iter()
+            .enumerate()
+            .filter(|(j, (c, _, _))| c != conv && harness.get(c) == harness.get(conv) && *j != k)
+            .map(|(j, _)| own[j])
+            .collect();
+        let prior = if same_harness.is_empty() {
+            0.0
+        } else {
+            same_harness.iter().sum::<f64>() / same_harness.len() as f64
+        };
+        let first = samples[0];
+        let learned = first.measured as f64 - scale * first.assembled as f64;
+        for (n, s) in samples.iter().enumerate() {
+            let overhead = if n == 0 { prior } else { learned };
+            let est = (overhead + scale * s.assembled as f64).max(0.0).round() as u64;
+            replies.push(ReplyRow {
+                message: s.message.clone(),
+                conversation: conv.to_string(),
+                model: model.to_string(),
+                estimated: est,
+                measured: s.measured,
+                error: (est as f64 - s.measured as f64) / s.measured as f64,
+            });
         }
     }
     let mut models = Vec::new();

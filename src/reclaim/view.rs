@@ -116,6 +116,30 @@ impl PathView {
         view
     }
 
+    /// The same path with its messages measured by `tk` (bodies decoded a chunk at a time): what a model with a
+    /// public tokenizer is counted with.
+    pub fn retokenized(
+        &self,
+        store: Option<&Store>,
+        tk: crate::tokens::Tokenizer,
+    ) -> Result<PathView, StoreError> {
+        let mut v = self.clone();
+        if tk == crate::tokens::Tokenizer::Estimate {
+            return Ok(v);
+        }
+        for lo in (0..self.len()).step_by(1024) {
+            let idx: Vec<usize> = (lo..(lo + 1024).min(self.len())).collect();
+            for (i, m) in idx.iter().zip(self.bodies(store, &idx)?) {
+                let mut me = crate::tokens::measure_with(&m.content, tk);
+                // what the store measured that text does not say (stored images' bytes)
+                me.image_bytes = self.facts[*i].measure.image_bytes;
+                me.large_result_image_bytes = self.facts[*i].measure.large_result_image_bytes;
+                v.facts[*i].measure = me;
+            }
+        }
+        Ok(v)
+    }
+
     pub fn len(&self) -> usize {
         self.heads.len()
     }

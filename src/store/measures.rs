@@ -37,8 +37,8 @@ impl Facts {
 
 const COLUMNS: &str = "text, tool_use, tool_result, image, thinking, other, chars, images, image_bytes, \
     large_results, large_result_tokens, large_result_images, large_result_image_tokens, \
-    large_result_image_bytes, tool_calls, tool_errors, model, input_tokens, output_tokens, cache_read_tokens, \
-    cache_write_tokens, created_at";
+    large_result_image_bytes, tool_calls, tool_errors, tool_refs, model, input_tokens, output_tokens, \
+    cache_read_tokens, cache_write_tokens, created_at";
 
 /// Writes the measures of a message just inserted as row `seq`.
 pub(crate) fn insert(
@@ -72,7 +72,7 @@ fn write(
     tx.prepare_cached(&format!(
         "INSERT INTO measures (seq, conversation, {COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                 ?22, ?23, ?24)"
+                 ?22, ?23, ?24, ?25)"
     ))?
     .execute(params![
         seq,
@@ -93,6 +93,7 @@ fn write(
         n(me.large_result_image_bytes),
         n(me.tool_calls),
         n(me.tool_errors),
+        n(me.tool_refs),
         model,
         usage.map(|u| n(u.input_tokens)),
         usage.map(|u| n(u.output_tokens)),
@@ -120,7 +121,7 @@ fn row_facts(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Facts> {
     let opt = |i: usize| -> rusqlite::Result<Option<u64>> {
         Ok(r.get::<_, Option<i64>>(at + i)?.map(|v| v.max(0) as u64))
     };
-    let usage = match (opt(17)?, opt(18)?, opt(19)?, opt(20)?) {
+    let usage = match (opt(18)?, opt(19)?, opt(20)?, opt(21)?) {
         (None, None, None, None) => None,
         (i, o, cr, cw) => Some(Usage {
             input_tokens: i.unwrap_or(0),
@@ -147,10 +148,11 @@ fn row_facts(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Facts> {
             large_result_image_bytes: g(13)?,
             tool_calls: g(14)?,
             tool_errors: g(15)?,
+            tool_refs: g(16)?,
         },
-        model: r.get(at + 16)?,
+        model: r.get(at + 17)?,
         usage,
-        created_at: r.get(at + 21)?,
+        created_at: r.get(at + 22)?,
     })
 }
 

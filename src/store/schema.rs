@@ -187,6 +187,7 @@ CREATE TABLE measures (
     large_result_image_bytes INTEGER NOT NULL,
     tool_calls INTEGER NOT NULL,
     tool_errors INTEGER NOT NULL,
+    tool_refs INTEGER NOT NULL,
     model TEXT,
     input_tokens INTEGER,
     output_tokens INTEGER,
