@@ -101,11 +101,12 @@ pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, St
         let reader = Reader::of(&model);
         let tk = Tokenizer::for_model(&model);
         let key = (reader.keeps_past_thinking, tk);
-        if !totals.contains_key(&key) {
-            let counted = view.retokenized(store, tk)?;
-            totals.insert(key, totals_before(&counted, reader));
-        }
-        let Some(t) = totals.get(&key) else { continue };
+        let t = match totals.entry(key) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(totals_before(&view.retokenized(store, tk)?, reader))
+            }
+        };
         out.push(Sample {
             index: i,
             message: view.heads[i].id.clone(),
