@@ -322,16 +322,13 @@ pub fn is_preamble(text: &str) -> bool {
 /// skipped), else of the first reply's words. None only when there is no text at all.
 pub fn title_of(messages: &[ImportedMessage]) -> Option<String> {
     let first_text = |role: Role, skip_preambles: bool| {
+        let usable = |t: &str| !(t.trim().is_empty() || skip_preambles && is_preamble(t));
         messages.iter().find_map(|m| {
             if m.message.role != role || is_meta(&m.message.meta) {
                 return None;
             }
             m.message.content.iter().find_map(|b| match b {
-                Block::Text { text }
-                    if !text.trim().is_empty() && !(skip_preambles && is_preamble(text)) =>
-                {
-                    Some(short_title(text))
-                }
+                Block::Text { text } if usable(text) => Some(short_title(text)),
                 _ => None,
             })
         })
