@@ -185,11 +185,17 @@ pub fn block_with(b: &Block, tk: Tokenizer) -> u64 {
     match b {
         Block::Text { text: t } => text(t),
         Block::Thinking { thinking, .. } => text(thinking),
-        Block::ToolUse { name, input, .. } => {
-            text(name) + text(&input.to_string()) + RESULT_OVERHEAD
+        // the call's id is sent with the call and again with its result
+        Block::ToolUse { id, name, input } => {
+            text(id) + text(name) + text(&input.to_string()) + RESULT_OVERHEAD
         }
-        Block::ToolResult { content, .. } => {
+        Block::ToolResult {
+            tool_use_id,
+            content,
+            ..
+        } => {
             RESULT_OVERHEAD
+                + text(tool_use_id)
                 + match content {
                     ToolResultContent::Text(t) => text(t),
                     ToolResultContent::Blocks(bs) => bs.iter().map(|x| block_with(x, tk)).sum(),
@@ -304,28 +310,22 @@ pub fn measure_with(content: &[Block], tk: Tokenizer) -> Measure {
                 m.tool_use += block(b);
                 m.tool_calls += 1;
             }
-            Block::ToolResult {
-                content, is_error, ..
-            } => {
-                let (words, pictures, n, bytes) = match content {
-                    ToolResultContent::Text(t) => (text(t), 0, 0, 0),
-                    ToolResultContent::Blocks(bs) => {
-                        let pictures: u64 = b.images().into_iter().map(block).sum();
-                        let bytes: u64 = b.images().into_iter().map(image_bytes).sum();
-                        let all: u64 = bs.iter().map(block).sum();
-                        (all - pictures, pictures, b.images().len() as u64, bytes)
-                    }
-                };
+            Block::ToolResult { is_error, .. } => {
+                // the result's text with its framing and id; images inside it count as images
+                let pictures: u64 = b.images().into_iter().map(block).sum();
+                let bytes: u64 = b.images().into_iter().map(image_bytes).sum();
+                let n = b.images().len() as u64;
+                let words = block(b).saturating_sub(pictures);
                 m.tool_refs += tool_refs(b);
-                m.tool_result += RESULT_OVERHEAD + words;
+                m.tool_result += words;
                 m.image += pictures;
                 m.images += n;
                 m.image_bytes += bytes;
                 if *is_error {
                     m.tool_errors += 1;
-                } else if RESULT_OVERHEAD + words + pictures > LARGE_RESULT_TOKENS {
+                } else if words + pictures > LARGE_RESULT_TOKENS {
                     m.large_results += 1;
-                    m.large_result_tokens += RESULT_OVERHEAD + words;
+                    m.large_result_tokens += words;
                     m.large_result_images += n;
                     m.large_result_image_tokens += pictures;
                     m.large_result_image_bytes += bytes;

@@ -27,12 +27,12 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     for c in models {
         match &c.fit {
             Some(f) => out(&format!(
-                "{:<32} {:>5} replies in {:>3} sessions  median abs error {:>6.1}% -> {:>5.1}%  (scale {:.3}, mean overhead {:.0})",
-                c.model, c.samples, c.sessions, c.error_before, c.error_after, f.scale, f.overhead
+                "{:<12} {:<28} {:>5} replies in {:>3} sessions  median abs error {:>6.1}% -> {:>5.1}%  (scale {:.3}, mean overhead {:.0})",
+                c.harness, c.model, c.samples, c.sessions, c.error_before, c.error_after, f.scale, f.overhead
             ))?,
             None => out(&format!(
-                "{:<32} {:>5} replies in {:>3} sessions  too few to fit: the defaults are used",
-                c.model, c.samples, c.sessions
+                "{:<12} {:<28} {:>5} replies in {:>3} sessions  too few to fit: the defaults are used",
+                c.harness, c.model, c.samples, c.sessions
             ))?,
         }
     }

@@ -126,11 +126,18 @@ fn parse_inner(
     };
     let mut last_prompt_leaf: Option<String> = None;
     let mut session: Option<String> = None;
+    let mut version: Option<String> = None;
     for (no, v) in input {
         let no = &no;
         if session.is_none() {
             session = v
                 .get("sessionId")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        if version.is_none() {
+            version = v
+                .get("version")
                 .and_then(Value::as_str)
                 .map(str::to_string);
         }
@@ -439,6 +446,9 @@ fn parse_inner(
     let mut meta = json!({"source": "claude-code", "records": records, "preamble": preamble});
     if let Some(s) = &session {
         meta["sessionId"] = json!(s);
+    }
+    if let Some(v) = &version {
+        meta["harness_version"] = json!(v);
     }
     // a compact_boundary keeps the messages its metadata names (`preservedMessages`): by their depth on the path
     let depth = super::depths(&messages);

@@ -295,6 +295,9 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
     let tip = out.len().checked_sub(1);
     let mut meta = json!({"source": "codex", "records": records});
     if let Some(sm) = session_meta {
+        if let Some(v) = sm.get("cli_version") {
+            meta["harness_version"] = v.clone();
+        }
         meta["session_meta"] = sm;
     }
     Ok(Parsed {

@@ -28,6 +28,8 @@ pub struct Sample {
     pub index: usize,
     pub message: String,
     pub model: String,
+    /// The harness of its session (fits are per harness and model: a harness's hidden context grows its own way).
+    pub harness: String,
     pub assembled: u64,
     pub measured: u64,
 }
@@ -111,6 +113,7 @@ pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, St
             index: i,
             message: view.heads[i].id.clone(),
             model,
+            harness: view.harness.clone(),
             assembled: t[i],
             measured,
         });
@@ -163,8 +166,13 @@ pub fn fit(sessions: &[&[Sample]]) -> Option<Fit> {
     })
 }
 
-/// The fits `cairn calibrate` kept in the store, by model.
+/// The fits `cairn calibrate` kept in the store, by [`fit_key`].
 pub type Fits = BTreeMap<String, Fit>;
+
+/// What a fit is for: one model as one harness drives it.
+pub fn fit_key(harness: &str, model: &str) -> String {
+    format!("{harness}:{model}")
+}
 
 const FITS_KEY: &str = "calibration";
 
@@ -198,7 +206,7 @@ impl Estimator {
         model: &str,
     ) -> Result<Estimator, StoreError> {
         let model = &model_key(model);
-        let fit = fits.get(model);
+        let fit = fits.get(&fit_key(&view.harness, model));
         let scale = fit.map_or_else(|| default_scale(model), |f| f.scale);
         let own = samples(store, view)?
             .into_iter()
@@ -230,17 +238,32 @@ impl Estimator {
     }
 }
 
-/// Each conversation's samples, by conversation id.
-pub type Sessions = Vec<(String, Vec<Sample>)>;
+/// One conversation's samples, with what tells its hidden context apart.
+#[derive(Debug, Clone)]
+pub struct Conversation {
+    pub id: String,
+    pub harness: String,
+    pub version: Option<String>,
+    pub subagent: bool,
+    pub samples: Vec<Sample>,
+}
 
 /// Samples of every conversation of the store (conversations whose path cannot be read are left out and named in
 /// the second list).
-pub fn store_samples(store: &Store) -> Result<(Sessions, Vec<String>), StoreError> {
+pub fn store_samples(store: &Store) -> Result<(Vec<Conversation>, Vec<String>), StoreError> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for c in store.conversations()? {
-        match PathView::load(store, &c.id, None).and_then(|v| samples(Some(store), &v)) {
-            Ok(s) => out.push((c.id, s)),
+        match PathView::load(store, &c.id, None)
+            .and_then(|v| Ok((samples(Some(store), &v)?, v)))
+        {
+            Ok((samples, v)) => out.push(Conversation {
+                id: c.id,
+                harness: v.harness,
+                version: v.harness_version,
+                subagent: v.subagent,
+                samples,
+            }),
             Err(e) => skipped.push(format!("{}: {e}", c.id)),
         }
     }
@@ -252,6 +275,7 @@ pub fn store_samples(store: &Store) -> Result<(Sessions, Vec<String>), StoreErro
 #[derive(Debug, Clone, Serialize)]
 pub struct Calibration {
     pub model: String,
+    pub harness: String,
     pub samples: usize,
     pub sessions: usize,
     /// None: too few samples; the defaults are used.
@@ -264,11 +288,13 @@ pub struct Calibration {
 /// defaults).
 pub fn calibrate(store: &mut Store) -> Result<(Vec<Calibration>, Vec<String>), StoreError> {
     let (all, skipped) = store_samples(store)?;
-    let mut by_model: BTreeMap<String, Vec<Vec<Sample>>> = BTreeMap::new();
-    for (_, samples) in all {
-        let mut per: BTreeMap<String, Vec<Sample>> = BTreeMap::new();
-        for s in samples {
-            per.entry(s.model.clone()).or_default().push(s);
+    let mut by_model: BTreeMap<(String, String), Vec<Vec<Sample>>> = BTreeMap::new();
+    for c in all {
+        let mut per: BTreeMap<(String, String), Vec<Sample>> = BTreeMap::new();
+        for s in c.samples {
+            per.entry((s.harness.clone(), s.model.clone()))
+                .or_default()
+                .push(s);
         }
         for (m, v) in per {
             by_model.entry(m).or_default().push(v);
@@ -276,7 +302,7 @@ pub fn calibrate(store: &mut Store) -> Result<(Vec<Calibration>, Vec<String>), S
     }
     let mut out = Vec::new();
     let mut fits = Fits::new();
-    for (model, sessions) in by_model {
+    for ((harness, model), sessions) in by_model {
         let refs: Vec<&[Sample]> = sessions.iter().map(Vec::as_slice).collect();
         let f = fit(&refs);
         let all: Vec<&Sample> = sessions.iter().flatten().collect();
@@ -295,12 +321,13 @@ pub fn calibrate(store: &mut Store) -> Result<(Vec<Calibration>, Vec<String>), S
             None => before,
         };
         if let Some(f) = &f {
-            fits.insert(model.clone(), f.clone());
+            fits.insert(fit_key(&harness, &model), f.clone());
         }
         out.push(Calibration {
             samples: all.len(),
             sessions: sessions.len(),
             model,
+            harness,
             fit: f,
             error_before: before * 100.0,
             error_after: after * 100.0,
@@ -370,30 +397,20 @@ pub struct Replay {
 
 /// Replays `only` (every conversation when None): each measured reply's estimate, made only from what came before
 /// it in its session and from other sessions. A session's first measured reply has no overhead of its own yet: it
-/// takes the mean overhead of the other sessions of the same harness (their system prompts and tools are alike).
+/// takes the overhead of the other sessions of the same harness most like it (same kind, subagent or not, and the
+/// nearest harness version, whose system prompt and tools are most alike).
 pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
     let only = only.map(|c| store.resolve_conversation(c)).transpose()?;
     let (all, skipped) = store_samples(store)?;
-    let mut harness: BTreeMap<&str, String> = BTreeMap::new();
-    for (conv, _) in &all {
-        let meta = store.conversation_meta(conv)?;
-        harness.insert(
-            conv.as_str(),
-            meta.get("source")
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or("cairn")
-                .to_string(),
-        );
-    }
     // sessions: a conversation's replies of one model
-    let mut sessions: Vec<(&str, &str, Vec<&Sample>)> = Vec::new();
-    for (conv, samples) in &all {
+    let mut sessions: Vec<(&Conversation, &str, Vec<&Sample>)> = Vec::new();
+    for c in &all {
         let mut per: BTreeMap<&str, Vec<&Sample>> = BTreeMap::new();
-        for s in samples {
+        for s in &c.samples {
             per.entry(s.model.as_str()).or_default().push(s);
         }
         for (m, v) in per {
-            sessions.push((conv.as_str(), m, v));
+            sessions.push((c, m, v));
         }
     }
     // each session's own overhead at the model's default scale, for the first-reply prior
@@ -403,30 +420,22 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
         .collect();
     let mut replies = Vec::new();
     let mut methods: BTreeMap<String, bool> = BTreeMap::new();
-    for (k, (conv, model, samples)) in sessions.iter().enumerate() {
-        if only.as_deref().is_some_and(|o| o != *conv) {
+    for (conv, model, samples) in &sessions {
+        if only.as_deref().is_some_and(|o| o != conv.id) {
             continue;
         }
         let others: Vec<Vec<Sample>> = sessions
             .iter()
-            .filter(|(c, m, _)| c != conv && m == model)
+            .filter(|(c, m, _)| c.id != conv.id && m == model && c.harness == conv.harness)
             .map(|(_, _, v)| v.iter().map(|s| (*s).clone()).collect())
             .collect();
         let refs: Vec<&[Sample]> = others.iter().map(Vec::as_slice).collect();
         let f = fit(&refs);
-        methods.insert(model.to_string(), f.is_some());
+        if f.is_some() || !methods.contains_key(*model) {
+            methods.insert(model.to_string(), f.is_some());
+        }
         let scale = f.as_ref().map_or_else(|| default_scale(model), |f| f.scale);
-        let same_harness: Vec<f64> = sessions
-            .iter()
-            .enumerate()
-            .filter(|(j, (c, _, _))| c != conv && harness.get(c) == harness.get(conv) && *j != k)
-            .map(|(j, _)| own[j])
-            .collect();
-        let prior = if same_harness.is_empty() {
-            0.0
-        } else {
-            same_harness.iter().sum::<f64>() / same_harness.len() as f64
-        };
+        let prior = prior_overhead(&sessions, &own, conv);
         let first = samples[0];
         let learned = first.measured as f64 - scale * first.assembled as f64;
         for (n, s) in samples.iter().enumerate() {
@@ -434,7 +443,7 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
             let est = (overhead + scale * s.assembled as f64).max(0.0).round() as u64;
             replies.push(ReplyRow {
                 message: s.message.clone(),
-                conversation: conv.to_string(),
+                conversation: conv.id.clone(),
                 model: model.to_string(),
                 estimated: est,
                 measured: s.measured,
@@ -479,6 +488,49 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
         replies,
         skipped,
     })
+}
+
+/// The overhead a session's first reply is estimated with: the mean own overhead of the other sessions of its
+/// harness most like it (same subagent-ness first, then the nearest version), none when there are none.
+fn prior_overhead(
+    sessions: &[(&Conversation, &str, Vec<&Sample>)],
+    own: &[f64],
+    conv: &Conversation,
+) -> f64 {
+    let version = |v: &Option<String>| -> Vec<u64> {
+        v.as_deref()
+            .unwrap_or("")
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    };
+    let mine = version(&conv.version);
+    let distance = |c: &Conversation| -> (bool, Vec<u64>) {
+        let theirs = version(&c.version);
+        let d = (0..mine.len().max(theirs.len()))
+            .map(|k| {
+                mine.get(k)
+                    .unwrap_or(&0)
+                    .abs_diff(*theirs.get(k).unwrap_or(&0))
+            })
+            .collect();
+        (c.subagent != conv.subagent, d)
+    };
+    let candidates: Vec<(usize, (bool, Vec<u64>))> = sessions
+        .iter()
+        .enumerate()
+        .filter(|(_, (c, _, _))| c.id != conv.id && c.harness == conv.harness)
+        .map(|(j, (c, _, _))| (j, distance(c)))
+        .collect();
+    let Some(best) = candidates.iter().map(|(_, d)| d).min() else {
+        return 0.0;
+    };
+    let near: Vec<f64> = candidates
+        .iter()
+        .filter(|(_, d)| d == best)
+        .map(|(j, _)| own[*j])
+        .collect();
+    near.iter().sum::<f64>() / near.len() as f64
 }
 
 fn round4(x: f64) -> f64 {

@@ -54,6 +54,13 @@ pub enum KeptAt {
 #[derive(Debug, Clone)]
 pub struct PathView {
     pub conversation: String,
+    /// The harness that wrote it (`claude-code`, `pi`, `codex`, ...; `cairn` for conversations made here): its
+    /// hidden context (system prompt, tools, reminders) is alike across its sessions.
+    pub harness: String,
+    /// The harness's version, where it recorded one, and whether the session is a subagent's: sessions alike in
+    /// both have alike system prompts and tools.
+    pub harness_version: Option<String>,
+    pub subagent: bool,
     pub heads: Vec<Head>,
     pub facts: Vec<Facts>,
     pub markers: Vec<Placed>,
@@ -75,8 +82,14 @@ impl PathView {
             Some(m) => store.path_heads_to(&conversation, m)?,
         };
         let facts = store.facts(&conversation, &heads)?;
+        let meta = store.conversation_meta(&conversation)?;
+        let text = |k: &str| meta.get(k).and_then(Value::as_str).map(str::to_string);
         let mut view = PathView {
             conversation,
+            harness: text("source").unwrap_or_else(|| "cairn".into()),
+            harness_version: text("harness_version"),
+            subagent: meta.get("subagent").and_then(Value::as_bool) == Some(true)
+                || meta.get("cairn").and_then(|c| c.get("linked_to")).is_some(),
             heads,
             facts,
             markers: Vec::new(),
@@ -104,6 +117,9 @@ impl PathView {
             .collect();
         let mut view = PathView {
             conversation: conversation.to_string(),
+            harness: "cairn".into(),
+            harness_version: None,
+            subagent: false,
             heads,
             facts,
             markers: Vec::new(),
