@@ -314,7 +314,8 @@ fn retry_on_a_turn_left_mid_call_reports_retryable() {
 fn import_and_export_commands() {
     let e = Env::new();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let v = e.json(&["import", fixtures.join("pi").to_str().unwrap(), "--json"]);
+    let tiny = fixtures.join("pi/pi-v3-compaction-tiny.jsonl");
+    let v = e.json(&["import", tiny.to_str().unwrap(), "--json"]);
     let first = &v[0];
     assert_eq!(first["format"], json!("pi"));
     assert_eq!(first["report"]["messages"], json!(6));

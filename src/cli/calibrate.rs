@@ -28,7 +28,14 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         match &c.fit {
             Some(f) => out(&format!(
                 "{:<12} {:<28} {:>5} replies in {:>3} sessions  median abs error {:>6.1}% -> {:>5.1}%  (scale {:.3}, mean overhead {:.0})",
-                c.harness, c.model, c.samples, c.sessions, c.error_before, c.error_after, f.scale, f.overhead
+                c.harness,
+                c.model,
+                c.samples,
+                c.sessions,
+                c.error_before,
+                c.error_after,
+                f.scale,
+                f.overhead
             ))?,
             None => out(&format!(
                 "{:<12} {:<28} {:>5} replies in {:>3} sessions  too few to fit: the defaults are used",

@@ -136,10 +136,7 @@ fn parse_inner(
                 .map(str::to_string);
         }
         if version.is_none() {
-            version = v
-                .get("version")
-                .and_then(Value::as_str)
-                .map(str::to_string);
+            version = v.get("version").and_then(Value::as_str).map(str::to_string);
         }
         let ty_owned = v
             .get("type")

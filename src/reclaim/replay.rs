@@ -254,9 +254,7 @@ pub fn store_samples(store: &Store) -> Result<(Vec<Conversation>, Vec<String>), 
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for c in store.conversations()? {
-        match PathView::load(store, &c.id, None)
-            .and_then(|v| Ok((samples(Some(store), &v)?, v)))
-        {
+        match PathView::load(store, &c.id, None).and_then(|v| Ok((samples(Some(store), &v)?, v))) {
             Ok((samples, v)) => out.push(Conversation {
                 id: c.id,
                 harness: v.harness,
@@ -546,6 +544,7 @@ mod tests {
             index: 0,
             message: String::new(),
             model: "m".into(),
+            harness: "pi".into(),
             assembled,
             measured,
         }
