@@ -604,3 +604,90 @@ fn the_snapshot_preview_shows_exactly_what_the_snapshot_rung_covers() {
     assert_eq!(marker["from"].as_str(), Some(first.as_str()));
     assert_eq!(marker["to"].as_str(), Some(last.as_str()));
 }
+
+/// `cairn ARGS --json` on the fixture's store, parsed.
+fn cli_json(f: &Fixture, args: &[&str]) -> serde_json::Value {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("--db")
+        .arg(&f.path)
+        .args(args)
+        .env("CAIRN_CONFIG", f.path.with_file_name("no-config.json"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// The window's Context and Compare views show the numbers `cairn context --json` and `cairn compare --json`
+/// print: one definition of each figure, read here off the labels the views draw.
+fn context_and_compare_match_the_cli(f: &Fixture, conversation: &str) {
+    let ctx = cli_json(f, &["context", conversation, "--json"]);
+    let rows = cli_json(f, &["compare", conversation, "--json"]);
+    let mut h = harness(f);
+    h.state_mut().select(conversation);
+    h.run();
+    h.get_by_label("Context").click();
+    settle(&mut h);
+    h.get_by_label_contains(&format!(
+        "estimated {} tokens",
+        ctx["estimated_total"].as_u64().unwrap()
+    ));
+    h.get_by_label_contains(&format!("free {}", ctx["free"].as_i64().unwrap()));
+    let has = |h: &Harness<'static, Explorer>, text: String| {
+        assert!(
+            h.query_all_by_label(&text).next().is_some(),
+            "no label {text:?} in the view"
+        );
+    };
+    for k in ["text", "tool_use", "tool_results", "thinking"] {
+        has(&h, ctx["messages"][k].as_u64().unwrap().to_string());
+    }
+    has(&h, ctx["system"].as_u64().unwrap().to_string());
+    for r in ctx["rungs"].as_array().unwrap() {
+        has(&h, r["saves"].as_u64().unwrap().to_string());
+    }
+    h.get_by_label("Compare").click();
+    settle(&mut h);
+    for r in rows.as_array().unwrap() {
+        has(&h, r["text_tokens_before"].as_u64().unwrap().to_string());
+        has(&h, r["text_tokens_after"].as_u64().unwrap().to_string());
+        has(
+            &h,
+            format!(
+                "{} ({} kB)",
+                r["image_tokens_after"].as_u64().unwrap(),
+                r["image_bytes"].as_u64().unwrap() / 1024
+            ),
+        );
+        has(
+            &h,
+            format!(
+                "${:.3} list / ${:.3} warm",
+                r["cost_list"].as_f64().unwrap(),
+                r["cost_warm_cache"].as_f64().unwrap()
+            ),
+        );
+    }
+}
+
+#[test]
+fn the_window_shows_the_figures_the_cli_prints_on_the_demo() {
+    let f = fixture();
+    context_and_compare_match_the_cli(&f, &f.demo.conversation);
+}
+
+#[test]
+fn the_window_shows_the_figures_the_cli_prints_after_a_harness_compaction() {
+    let f = fixture();
+    let conv = {
+        let mut s = Store::open(&f.path).unwrap();
+        let o = cairn::import::import_file(
+            &mut s,
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/claude-code/cc-compact-boundary.jsonl"),
+            None,
+        );
+        o.conversations[0].clone()
+    };
+    context_and_compare_match_the_cli(&f, &conv);
+}
