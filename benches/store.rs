@@ -5,6 +5,8 @@
 //! - open a 100k-message conversation and load its active path: target <= 50 ms, and the ratio against parsing
 //!   an equivalent JSONL file with serde_json (what JSONL-based harnesses do at load)
 //! - fork a 10k-message path: target <= 100 ms
+//! - /context and the comparison of strategies on a 100k-message conversation: targets <= 150 ms and <= 1 s, peak
+//!   memory <= 200 MB
 
 #[path = "support/messages.rs"]
 mod messages;
@@ -186,6 +188,77 @@ fn bench_fork(dir: &std::path::Path) {
     );
 }
 
+/// Peak resident memory of this process since the last reset, in MB (Linux: `VmHWM`).
+fn peak_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Resets the peak resident memory to the current (Linux: writing 5 to `clear_refs`).
+fn reset_peak() {
+    if std::fs::write("/proc/self/clear_refs", "5").is_err() {
+        eprintln!("(cannot reset the peak memory figure here)");
+    }
+}
+
+/// `/context` and the comparison of strategies on a 100k-message conversation, through the commands the CLI runs:
+/// figures from the stored heads and measures, bodies decoded only where a rung must look.
+fn bench_context(dir: &std::path::Path) {
+    use cairn::commands::{Action, Outcome, Quiet, run};
+    use std::sync::atomic::AtomicBool;
+    const N: usize = 100_000;
+    let path = dir.join("context.db");
+    let conv = {
+        let mut s = Store::open(&path).unwrap();
+        s.import_conversation(Some("big"), &chain(N), None, &[], &Value::Null)
+            .unwrap()
+            .0
+    };
+    let settings = cairn::reclaim::Settings::default();
+    let cancel = AtomicBool::new(false);
+    let mut measure = |label: &str, target: &str, action: &dyn Fn() -> Action| {
+        let mut times = Vec::new();
+        let mut peak = 0.0f64;
+        for _ in 0..5 {
+            reset_peak();
+            let before = peak_mb().unwrap_or(0.0);
+            let t = Instant::now();
+            let mut s = Store::open(&path).unwrap();
+            let o = run(&mut s, &settings, action(), &Quiet, &cancel).unwrap();
+            times.push(t.elapsed());
+            peak = peak.max(peak_mb().unwrap_or(0.0) - before);
+            match o {
+                Outcome::Context(r) => assert!(r.estimated_total > 1_000_000),
+                Outcome::Compared { rows, .. } => assert_eq!(rows.len(), 6),
+                _ => panic!("unexpected outcome"),
+            }
+        }
+        println!(
+            "{label}: median {}, peak memory +{peak:.0} MB   [{target}]",
+            ms(median(times))
+        );
+    };
+    measure(
+        "context of a 100k-message conversation",
+        "target <= 150 ms, <= 200 MB",
+        &|| Action::Context {
+            conversation: conv.clone(),
+            model: None,
+        },
+    );
+    measure(
+        "compare --budget 20000 on a 100k-message conversation",
+        "target <= 1 s, <= 200 MB",
+        &|| Action::Compare {
+            conversation: conv.clone(),
+            budget: Some(20_000),
+            profile: None,
+        },
+    );
+}
+
 fn main() {
     // `cargo bench` passes --bench; `cargo test --benches` runs us with no work to do.
     if std::env::args().any(|a| a == "--test" || a == "--list") {
@@ -209,6 +282,9 @@ fn main() {
     }
     if only.is_empty() || only == "load" {
         bench_load(dir.path());
+    }
+    if only.is_empty() || only == "context" {
+        bench_context(dir.path());
     }
     if std::env::var_os("CAIRN_BENCH_KEEP").is_some() {
         let kept = dir.keep();
