@@ -380,3 +380,27 @@ fn screenshot_flags_are_checked_before_a_window_opens() {
     // refused before anything was opened: no store was created
     assert!(!e.db.exists());
 }
+
+#[test]
+fn output_piped_into_a_reader_that_stops_early_ends_quietly() {
+    use std::io::Read;
+    let e = Env::new();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let big = fixtures.join("pi/pi-v1-large-session-thinking-level-changes.jsonl");
+    let conv = e.json(&["import", big.to_str().unwrap(), "--json"])[0]["conversations"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // `cairn show CONV | head -c 100`
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["--db", e.db.to_str().unwrap(), "show", &conv])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 100];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+}
