@@ -402,5 +402,9 @@ fn output_piped_into_a_reader_that_stops_early_ends_quietly() {
     child.stdout.take().unwrap().read_exact(&mut head).unwrap();
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(0));
-    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
