@@ -218,7 +218,7 @@ fn bench_context(dir: &std::path::Path) {
     };
     let settings = cairn::reclaim::Settings::default();
     let cancel = AtomicBool::new(false);
-    let mut measure = |label: &str, target: &str, action: &dyn Fn() -> Action| {
+    let measure = |label: &str, target: &str, action: &dyn Fn() -> Action| {
         let mut times = Vec::new();
         let mut peak = 0.0f64;
         for _ in 0..5 {

@@ -215,7 +215,7 @@ pub enum Outcome {
     Imported(Vec<crate::import::FileOutcome>),
     Exported {
         out: Option<PathBuf>,
-        text: String,
+        exported: crate::export::Exported,
     },
     Compacted(Compacted),
     Shaken(Vec<(Strategy, Option<Applied>)>),
@@ -257,6 +257,8 @@ pub enum CommandError {
     Send(#[from] SendError),
     #[error(transparent)]
     Render(#[from] crate::render::RenderError),
+    #[error(transparent)]
+    Export(#[from] crate::export::ExportError),
     #[error("{0}")]
     Invalid(String),
     #[error("{path}: {reason}")]

@@ -2,8 +2,8 @@
 //! Markdown, one self-contained HTML file, and provider-ready request bodies (Anthropic Messages, OpenAI Chat
 //! Completions) for the active path.
 //!
-//! Exports never carry credentials: metadata keys that name keys, tokens, secrets or passwords, and string values
-//! shaped like API keys, are replaced by `"[redacted]"` ([`redact`]).
+//! Exports never carry credentials unless asked to: secrets in text, tool inputs, tool output and metadata are
+//! replaced ([`crate::redact`]), and the count is reported.
 
 mod html;
 mod markdown;
@@ -40,11 +40,12 @@ impl ExportFormat {
     }
 }
 
-/// What to leave out of readable exports.
+/// What to leave out of readable exports, and whether to redact secrets (the default).
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     pub tool_results: bool,
     pub thinking: bool,
+    pub redact: bool,
 }
 
 impl Default for Options {
@@ -52,34 +53,87 @@ impl Default for Options {
         Options {
             tool_results: true,
             thinking: true,
+            redact: true,
         }
     }
 }
 
-/// Exports a conversation. `at` picks the path's end (default: the tip); `jsonl` always writes the whole tree.
+/// An export, with how many secrets were redacted and what a provider body needed repaired.
+#[derive(Debug, Clone)]
+pub struct Exported {
+    pub text: String,
+    pub redacted: usize,
+    pub repairs: crate::pairs::Repairs,
+}
+
+/// Why an export failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Reclaim(#[from] crate::reclaim::ReclaimError),
+    #[error("encoding the export: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// Exports a conversation. `at` picks the path's end (default: the tip); `jsonl` always writes the whole tree;
+/// the provider formats send what the path sends now (compactions applied), repaired to be valid.
 pub fn export(
     store: &Store,
     conversation: &str,
     at: Option<&str>,
     format: ExportFormat,
     options: Options,
-) -> Result<String, StoreError> {
+) -> Result<Exported, ExportError> {
     let conv = store.conversation(conversation)?;
-    let path = match at {
-        Some(m) => store.path_to(&conv.id, m)?,
-        None => store.active_path(&conv.id)?,
+    let mut redacted = 0;
+    let mut repairs = crate::pairs::Repairs::default();
+    let mut clean = |mut msgs: Vec<Message>| -> Vec<Message> {
+        if options.redact {
+            redacted += msgs.iter_mut().map(crate::redact::message).sum::<usize>();
+        }
+        msgs
     };
-    Ok(match format {
-        ExportFormat::Jsonl => jsonl(store, &conv.id)?,
-        ExportFormat::Markdown => markdown::render(store, &conv, &path, options)?,
+    let path = || match at {
+        Some(m) => store.path_to(&conv.id, m),
+        None => store.active_path(&conv.id),
+    };
+    let text = match format {
+        ExportFormat::Jsonl => {
+            let (t, n) = jsonl(store, &conv.id, options.redact)?;
+            redacted += n;
+            t
+        }
+        ExportFormat::Markdown => markdown::render(store, &conv, &clean(path()?), options)?,
         ExportFormat::Html => {
-            let all = store.messages(&conv.id)?;
+            let all = clean(store.messages(&conv.id)?);
+            let path = clean(path()?);
             html::render(store, &conv, &all, &path, options)?
         }
-        ExportFormat::Anthropic => serde_json::to_string_pretty(&to_anthropic(store, &path)?.body)
-            .map_err(|e| StoreError::InvalidTurn(e.to_string()))?,
-        ExportFormat::Openai => serde_json::to_string_pretty(&to_openai(store, &path)?.body)
-            .map_err(|e| StoreError::InvalidTurn(e.to_string()))?,
+        ExportFormat::Anthropic | ExportFormat::Openai => {
+            let view = crate::reclaim::PathView::load(store, &conv.id, at)?;
+            let l = crate::reclaim::layout(&view, &[], view.len());
+            let mut sent = crate::reclaim::assemble::materialize(&view, &l, Some(store))?;
+            if options.redact {
+                redacted += sent
+                    .iter_mut()
+                    .map(|s| crate::redact::blocks(&mut s.content))
+                    .sum::<usize>();
+            }
+            let body = if format == ExportFormat::Anthropic {
+                to_anthropic(store, &sent)?
+            } else {
+                to_openai(store, &sent)?
+            };
+            repairs = body.repairs;
+            serde_json::to_string_pretty(&body.body)?
+        }
+    };
+    Ok(Exported {
+        text,
+        redacted,
+        repairs,
     })
 }
 
@@ -92,8 +146,14 @@ pub(crate) fn wire_blocks(store: &Store, m: &Message) -> Result<Vec<Value>, Stor
     })
 }
 
-/// cairn's own form: a header line, one line per message (all branches, parents first), one per checkpoint.
-pub fn jsonl(store: &Store, conversation: &str) -> Result<String, StoreError> {
+/// cairn's own form: a header line, one line per message (all branches, parents first), one per checkpoint; with
+/// `redact`, secrets replaced (and counted).
+pub fn jsonl(
+    store: &Store,
+    conversation: &str,
+    redact: bool,
+) -> Result<(String, usize), StoreError> {
+    let mut redacted = 0;
     let conv = store.conversation(conversation)?;
     let meta = store.conversation_meta(&conv.id)?;
     let mut out = String::new();
@@ -107,10 +167,15 @@ pub fn jsonl(store: &Store, conversation: &str) -> Result<String, StoreError> {
         "forked_from": conv.forked_from,
         "meta": meta,
     });
-    redact(&mut header);
+    if redact {
+        redacted += crate::redact::value(&mut header);
+    }
     out.push_str(&header.to_string());
     out.push('\n');
-    for m in store.messages(&conv.id)? {
+    for mut m in store.messages(&conv.id)? {
+        if redact {
+            redacted += crate::redact::blocks(&mut m.content);
+        }
         let mut line = json!({
             "type": "message",
             "id": m.id,
@@ -121,7 +186,9 @@ pub fn jsonl(store: &Store, conversation: &str) -> Result<String, StoreError> {
         });
         if !m.meta.is_null() {
             let mut meta = m.meta.clone();
-            redact(&mut meta);
+            if redact {
+                redacted += crate::redact::value(&mut meta);
+            }
             line["meta"] = meta;
         }
         if let Some(u) = m.usage {
@@ -134,93 +201,11 @@ pub fn jsonl(store: &Store, conversation: &str) -> Result<String, StoreError> {
         out.push_str(&json!({"type": "checkpoint", "label": c.label, "message": c.message, "created_at": c.created_at}).to_string());
         out.push('\n');
     }
-    Ok(out)
-}
-
-const SECRET_KEYS: &[&str] = &[
-    "apikey",
-    "api_key",
-    "x-api-key",
-    "authorization",
-    "password",
-    "passwd",
-    "secret",
-    "client_secret",
-    "access_token",
-    "refresh_token",
-    "id_token",
-    "session_token",
-    "bearer",
-    "credential",
-    "credentials",
-    "credential_pin",
-    "private_key",
-];
-
-/// Replaces credentials in metadata by `"[redacted]"`: values under keys that name a key, token, secret or
-/// password (`input_tokens` and other counts are not credentials and stay), and strings shaped like API keys.
-pub fn redact(v: &mut Value) {
-    match v {
-        Value::Object(o) => {
-            for (k, val) in o.iter_mut() {
-                let key = k.to_ascii_lowercase().replace('-', "_");
-                let named = SECRET_KEYS.iter().any(|s| key == s.replace('-', "_"))
-                    || key.ends_with("_api_key")
-                    || key.ends_with("apikey")
-                    || key.ends_with("_secret");
-                if named && !val.is_null() {
-                    *val = Value::String("[redacted]".into());
-                } else {
-                    redact(val);
-                }
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(redact),
-        Value::String(s) if looks_like_key(s) => *s = "[redacted]".into(),
-        _ => {}
-    }
-}
-
-fn looks_like_key(s: &str) -> bool {
-    let t = s.trim();
-    let body_ok = |rest: &str| {
-        rest.len() >= 20
-            && rest
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    };
-    t.strip_prefix("sk-ant-").is_some_and(body_ok)
-        || t.strip_prefix("sk-proj-").is_some_and(body_ok)
-        || (t.strip_prefix("sk-").is_some_and(body_ok) && !t.contains(' '))
-        || t.strip_prefix("Bearer ").is_some_and(body_ok)
+    Ok((out, redacted))
 }
 
 /// Text of the blocks a reader sees, for Markdown and HTML.
 pub(crate) fn is_thinking(b: &Block) -> bool {
     matches!(b, Block::Thinking { .. })
         || matches!(b, Block::Other(v) if v.get("type").and_then(Value::as_str).is_some_and(|t| t == "redacted_thinking" || t == "reasoning"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn credentials_are_redacted_and_counts_kept() {
-        let mut v = json!({
-            "apiKey": "abc", "headers": {"Authorization": "Bearer xyz", "x-api-key": "k"},
-            "usage": {"input_tokens": 5, "cache_read_input_tokens": 2},
-            "note": "sk-ant-api03-aaaaaaaaaaaaaaaaaaaaaaaaaaaa", "text": "sk- is a prefix",
-            "credential_pin": {"id": 1}, "refresh_token": "r"
-        });
-        redact(&mut v);
-        assert_eq!(v["apiKey"], "[redacted]");
-        assert_eq!(v["headers"]["Authorization"], "[redacted]");
-        assert_eq!(v["headers"]["x-api-key"], "[redacted]");
-        assert_eq!(v["usage"]["input_tokens"], 5);
-        assert_eq!(v["note"], "[redacted]");
-        assert_eq!(v["text"], "sk- is a prefix");
-        assert_eq!(v["credential_pin"], "[redacted]");
-        assert_eq!(v["refresh_token"], "[redacted]");
-    }
 }

@@ -368,6 +368,19 @@ pub fn depths(messages: &[ImportedMessage]) -> Vec<usize> {
     out
 }
 
+/// A block a reader does not model, kept so it round-trips: an object with a string `type` verbatim; anything else
+/// (a block that is not an object, or whose `type` is not a string) wrapped as `{"type": "unknown", "value": ...}`,
+/// so the store never holds a block it cannot read back. Providers are never sent either.
+pub fn unknown_block(v: &Value) -> Block {
+    if v.as_object()
+        .is_some_and(|o| o.get("type").is_some_and(Value::is_string))
+    {
+        Block::Other(v.clone())
+    } else {
+        Block::Other(serde_json::json!({"type": "unknown", "value": v}))
+    }
+}
+
 /// A text message with metadata, for readers.
 pub(crate) fn note(role: Role, text: impl Into<String>, meta: Value) -> NewMessage {
     let mut m = NewMessage::text(role, text);

@@ -14,6 +14,7 @@ pub mod model;
 pub mod pairs;
 pub mod provider;
 pub mod reclaim;
+pub mod redact;
 pub mod render;
 pub mod send;
 pub mod slash;

@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use crate::model::{Block, Message, NewMessage, Role};
+use crate::model::{Block, Message, NewMessage, Role, ToolResultContent};
 
 /// Something that has a role and content blocks.
 pub trait HasBlocks {
@@ -237,5 +237,202 @@ mod tests {
         let open = vec![m(Role::Assistant, vec![use_("a")])];
         assert!(check(&open, false).is_err());
         assert_eq!(check(&open, true), Ok(()));
+    }
+}
+
+/// A message a repair can rewrite or add.
+pub trait Repairable: HasBlocks + Sized {
+    fn blocks_mut(&mut self) -> &mut Vec<Block>;
+    /// A message cairn adds (a synthetic result, an opening note).
+    fn added(role: Role, content: Vec<Block>) -> Self;
+}
+
+/// What a repair changed so that a request is one a provider accepts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Repairs {
+    /// Tool calls with no recorded result: each answered by an error result that says so.
+    pub unanswered_calls: usize,
+    /// Results that answer no call before them: each turned into a user text note.
+    pub orphan_results: usize,
+    /// Tool call ids used twice: the later call and its result renamed.
+    pub renamed_ids: usize,
+    /// A request that would start with the assistant: a user note put first.
+    pub opening_notes: usize,
+}
+
+impl Repairs {
+    pub fn total(&self) -> usize {
+        self.unanswered_calls + self.orphan_results + self.renamed_ids + self.opening_notes
+    }
+
+    /// "2 unanswered calls answered, 1 orphan result made a note", or None when nothing was repaired.
+    pub fn describe(&self) -> Option<String> {
+        let parts: Vec<String> = [
+            (
+                self.unanswered_calls,
+                "unanswered call(s) given an error result",
+            ),
+            (self.orphan_results, "orphan result(s) made notes"),
+            (self.renamed_ids, "duplicate call id(s) renamed"),
+            (
+                self.opening_notes,
+                "opening note(s) added (requests start with the user)",
+            ),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+}
+
+/// The text of a synthetic result for a call whose result was never recorded.
+pub const NO_RESULT: &str =
+    "[no result was recorded for this tool call; the session moved on without it]";
+
+/// Makes `msgs` (one request, system messages anywhere) pair-valid under Anthropic's rule, which OpenAI's also
+/// accepts, without dropping anything: an unanswered call gets a synthetic error result, an orphan result becomes
+/// a user note, a call id used twice is renamed (with its result), results come first in their message, and the
+/// request starts with a user message. Returns what it changed.
+pub fn repair<M: Repairable>(msgs: &mut Vec<M>) -> Repairs {
+    let mut r = Repairs::default();
+    rename_duplicates(msgs, &mut r);
+    let mut out: Vec<M> = Vec::with_capacity(msgs.len() + 2);
+    // the calls of the last assistant message still waiting for results
+    let mut pending: Vec<String> = Vec::new();
+    let answer = |pending: &mut Vec<String>, r: &mut Repairs| -> Vec<Block> {
+        r.unanswered_calls += pending.len();
+        pending
+            .drain(..)
+            .map(|id| Block::ToolResult {
+                tool_use_id: id,
+                content: ToolResultContent::Text(NO_RESULT.into()),
+                is_error: true,
+            })
+            .collect()
+    };
+    let roles: Vec<Role> = msgs.iter().map(HasBlocks::role).collect();
+    for (k, mut m) in std::mem::take(msgs).into_iter().enumerate() {
+        let role = m.role();
+        if role == Role::System {
+            out.push(m);
+            continue;
+        }
+        if role == Role::Assistant {
+            if !pending.is_empty() {
+                let results = answer(&mut pending, &mut r);
+                out.push(M::added(Role::User, results));
+            }
+            pending = m
+                .blocks()
+                .iter()
+                .filter_map(|b| match b {
+                    Block::ToolUse { id, .. } => Some(id.clone()),
+                    _ => None,
+                })
+                .collect();
+            out.push(m);
+            continue;
+        }
+        // a user or tool message: results for the pending calls, orphans made notes, results first
+        let blocks = std::mem::take(m.blocks_mut());
+        let (mut results, mut rest): (Vec<Block>, Vec<Block>) = (Vec::new(), Vec::new());
+        for b in blocks {
+            match b {
+                Block::ToolResult {
+                    ref tool_use_id, ..
+                } if pending.contains(tool_use_id) => {
+                    pending.retain(|p| p != tool_use_id);
+                    results.push(b);
+                }
+                Block::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error,
+                } => {
+                    r.orphan_results += 1;
+                    rest.push(Block::text(format!(
+                        "[{} of tool call {tool_use_id}, whose call is not in this context]\n{}",
+                        if is_error { "error result" } else { "result" },
+                        content.text()
+                    )));
+                }
+                other => rest.push(other),
+            }
+        }
+        // a run of tool messages answers one assistant message together; anything else closes it
+        let run_continues = role == Role::Tool && roles.get(k + 1) == Some(&Role::Tool);
+        if !run_continues && !pending.is_empty() {
+            results.extend(answer(&mut pending, &mut r));
+        }
+        results.extend(rest);
+        *m.blocks_mut() = results;
+        out.push(m);
+    }
+    if !pending.is_empty() {
+        let results = answer(&mut pending, &mut r);
+        out.push(M::added(Role::User, results));
+    }
+    // requests start with the user
+    if out
+        .iter()
+        .find(|m| m.role() != Role::System)
+        .is_some_and(|m| m.role() == Role::Assistant)
+    {
+        let at = out
+            .iter()
+            .position(|m| m.role() != Role::System)
+            .unwrap_or(0);
+        out.insert(
+            at,
+            M::added(
+                Role::User,
+                vec![Block::text(
+                    "[The conversation as sent here starts with the assistant's reply.]",
+                )],
+            ),
+        );
+        r.opening_notes += 1;
+    }
+    *msgs = out;
+    r
+}
+
+/// Renames the second and later uses of a tool call id (and the first result after each) so every id is unique.
+fn rename_duplicates<M: Repairable>(msgs: &mut [M], r: &mut Repairs) {
+    let mut seen: HashSet<String> = HashSet::new();
+    for k in 0..msgs.len() {
+        let mut renamed: Vec<(String, String)> = Vec::new();
+        for b in msgs[k].blocks_mut().iter_mut() {
+            if let Block::ToolUse { id, .. } = b {
+                if seen.contains(id.as_str()) {
+                    let mut n = 2;
+                    let new = loop {
+                        let c = format!("{id}_{n}");
+                        if !seen.contains(&c) {
+                            break c;
+                        }
+                        n += 1;
+                    };
+                    renamed.push((id.clone(), new.clone()));
+                    *id = new;
+                    r.renamed_ids += 1;
+                }
+                seen.insert(id.clone());
+            }
+        }
+        for (old, new) in renamed {
+            'find: for m in msgs[k + 1..].iter_mut() {
+                for b in m.blocks_mut().iter_mut() {
+                    if let Block::ToolResult { tool_use_id, .. } = b
+                        && *tool_use_id == old
+                    {
+                        *tool_use_id = new.clone();
+                        break 'find;
+                    }
+                }
+            }
+        }
     }
 }

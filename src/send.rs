@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::{Block, Message, NewMessage, Role};
+use crate::model::{Block, NewMessage, Role};
 use crate::provider::{Kind, Provider, ProviderError};
 use crate::reclaim::assemble::{Sent as Assembled, layout, materialize};
 use crate::reclaim::rungs::{self, RungOptions};
@@ -46,30 +46,8 @@ pub struct Sent {
     pub reply_id: String,
 }
 
-/// Messages to send, as stored-message stand-ins (for the provider body builders).
-fn as_messages(assembled: &[Assembled], conv: &str) -> Vec<Message> {
-    assembled
-        .iter()
-        .enumerate()
-        .map(|(i, s)| Message {
-            id: s
-                .sources
-                .last()
-                .cloned()
-                .unwrap_or_else(|| format!("sent-{i}")),
-            parent: None,
-            conversation: conv.to_string(),
-            role: s.role,
-            content: s.content.clone(),
-            created_at: 0,
-            meta: Value::Null,
-            usage: None,
-            depth: i as i64,
-        })
-        .collect()
-}
-
-fn body(store: &Store, kind: Kind, msgs: &[Message]) -> Result<Value, StoreError> {
+/// The request body for these messages (repaired to be pair-valid; nothing is dropped).
+fn body(store: &Store, kind: Kind, msgs: &[Assembled]) -> Result<Value, StoreError> {
     Ok(match kind {
         Kind::Anthropic => crate::export::to_anthropic(store, msgs)?.body,
         Kind::Openai => crate::export::to_openai(store, msgs)?.body,
@@ -120,18 +98,11 @@ pub fn send(
         }
         let l = layout(&view, &[], view.len());
         let estimate = l.tally.total() + crate::tokens::blocks(&prompt.content);
-        let assembled = materialize(&view, &l, Some(store))?;
-        let mut msgs = as_messages(&assembled, &conv);
-        msgs.push(Message {
-            id: "prompt".into(),
-            parent: None,
-            conversation: conv.clone(),
+        let mut msgs = materialize(&view, &l, Some(store))?;
+        msgs.push(Assembled {
             role: Role::User,
             content: prompt.content.clone(),
-            created_at: 0,
-            meta: Value::Null,
-            usage: None,
-            depth: msgs.len() as i64,
+            sources: Vec::new(),
         });
         match provider.complete(&body(store, provider.kind, &msgs)?, on_text, cancel) {
             Ok(reply) => {
@@ -232,16 +203,10 @@ pub fn summarize(
                 .map(|i| format!(" Also: {i}"))
                 .unwrap_or_default()
         );
-        let msgs = vec![Message {
-            id: "summary-request".into(),
-            parent: None,
-            conversation: String::new(),
+        let msgs = vec![Assembled {
             role: Role::User,
             content: vec![Block::text(prompt)],
-            created_at: 0,
-            meta: Value::Null,
-            usage: None,
-            depth: 0,
+            sources: Vec::new(),
         }];
         let reply = provider.complete(&body(store, provider.kind, &msgs)?, &mut |_| {}, cancel)?;
         Ok(reply.text)

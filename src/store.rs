@@ -172,6 +172,11 @@ impl Store {
             .query_row("PRAGMA data_version", [], |r| r.get(0))?)
     }
 
+    /// The messages whose stored rows cannot be decoded: (conversation, message, why).
+    pub fn unreadable_rows(&self) -> Result<Vec<(String, String, String)>> {
+        paths::unreadable(&self.conn)
+    }
+
     /// `PRAGMA integrity_check`: `Ok(())` or the problems SQLite found.
     pub fn integrity_check(&self) -> Result<std::result::Result<(), String>> {
         let mut stmt = self.conn.prepare("PRAGMA integrity_check")?;
@@ -464,6 +469,13 @@ pub(crate) fn insert_message(
         wire::blocks_to_json(&m.content, &Images::Blob)
     }
     .map_err(StoreError::InvalidTurn)?;
+    // nothing the store writes is unreadable: the content must decode back as it will be read
+    if let Err(e) = wire::blocks_from_value(Value::Array(content.clone()), "content") {
+        return Err(StoreError::InvalidTurn(format!(
+            "a {} message's content would not read back ({e})",
+            m.role
+        )));
+    }
     let content = Value::Array(content).to_string();
     let meta = if m.meta.is_null() {
         None

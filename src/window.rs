@@ -910,10 +910,19 @@ fn describe(o: &Outcome) -> String {
         Outcome::Checkpointed(c) => format!("checkpoint {} at {}", c.label, short(&c.message)),
         Outcome::Rewound { digest } => format!("rewound; digest {}", short(digest)),
         Outcome::Undone(op) => format!("undid {}", op.kind),
-        Outcome::Exported { out, text } => match out {
-            Some(p) => format!("exported {} bytes to {}", text.len(), p.display()),
-            None => format!("exported {} bytes", text.len()),
-        },
+        Outcome::Exported { out, exported } => {
+            let mut s = match out {
+                Some(p) => format!("exported {} bytes to {}", exported.text.len(), p.display()),
+                None => format!("exported {} bytes", exported.text.len()),
+            };
+            if exported.redacted > 0 {
+                s.push_str(&format!("; {} secret(s) redacted", exported.redacted));
+            }
+            if let Some(r) = exported.repairs.describe() {
+                s.push_str(&format!("; repaired: {r}"));
+            }
+            s
+        }
         Outcome::Compacted(crate::commands::Compacted::Rung(s, Some(a))) => format!(
             "{}: {} → {} tokens ({} items), marker {}",
             s.name(),

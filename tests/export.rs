@@ -78,7 +78,9 @@ fn jsonl_export_imports_back_to_the_same_tree() {
         let file = dir.path().join("out.jsonl");
         std::fs::write(
             &file,
-            export::export(&a, &conv, None, ExportFormat::Jsonl, Options::default()).unwrap(),
+            export::export(&a, &conv, None, ExportFormat::Jsonl, Options::default())
+                .unwrap()
+                .text,
         )
         .unwrap();
 
@@ -112,8 +114,9 @@ fn provider_exports_are_pair_valid_for_every_sample() {
     for sample in SAMPLES {
         let o = import::import_file(&mut s, &fixture(sample), None);
         let conv = &o.conversations[0];
-        let text =
-            export::export(&s, conv, None, ExportFormat::Anthropic, Options::default()).unwrap();
+        let text = export::export(&s, conv, None, ExportFormat::Anthropic, Options::default())
+            .unwrap()
+            .text;
         let body: Value = serde_json::from_str(&text).unwrap();
         let msgs: Vec<NewMessage> = body["messages"]
             .as_array()
@@ -135,8 +138,9 @@ fn provider_exports_are_pair_valid_for_every_sample() {
             "{sample}"
         );
 
-        let text =
-            export::export(&s, conv, None, ExportFormat::Openai, Options::default()).unwrap();
+        let text = export::export(&s, conv, None, ExportFormat::Openai, Options::default())
+            .unwrap()
+            .text;
         let body: Value = serde_json::from_str(&text).unwrap();
         let msgs = body["messages"].as_array().unwrap();
         // each assistant's tool_calls are answered by tool messages right after it
@@ -181,7 +185,9 @@ fn html_is_self_contained_escapes_everything_and_links_each_message() {
     let (c, ids) = s
         .import_conversation(Some("<b>title</b>"), &msgs, None, &[], &Value::Null)
         .unwrap();
-    let html = export::export(&s, &c, None, ExportFormat::Html, Options::default()).unwrap();
+    let html = export::export(&s, &c, None, ExportFormat::Html, Options::default())
+        .unwrap()
+        .text;
     assert!(
         !html.to_lowercase().contains("<script"),
         "a script tag got through"
@@ -223,7 +229,8 @@ fn html_of_a_real_session_shows_the_tree_and_inline_images() {
         ExportFormat::Html,
         Options::default(),
     )
-    .unwrap();
+    .unwrap()
+    .text;
     assert!(html.contains("<img alt=\"image\" src=\"data:image/png;base64,iVBORw0KGgo=\">"));
     // both branches are in the sidebar, the tip marked once
     assert!(html.contains("version A") && html.contains("version B"));
@@ -237,7 +244,9 @@ fn markdown_fences_tool_output_and_honours_options() {
     let mut s = store(&dir, "m.db");
     let o = import::import_file(&mut s, &fixture("small/cc-quirks.jsonl"), None);
     let c = &o.conversations[0];
-    let md = export::export(&s, c, None, ExportFormat::Markdown, Options::default()).unwrap();
+    let md = export::export(&s, c, None, ExportFormat::Markdown, Options::default())
+        .unwrap()
+        .text;
     assert!(md.contains("Tool call: Bash (t1)"));
     assert!(md.contains("Tool result (t1)"));
     assert!(md.contains("Thinking"));
@@ -249,9 +258,11 @@ fn markdown_fences_tool_output_and_honours_options() {
         Options {
             tool_results: false,
             thinking: false,
+            redact: true,
         },
     )
-    .unwrap();
+    .unwrap()
+    .text;
     assert!(!lean.contains("Tool result (t1)"));
     assert!(lean.contains("tool result for t1 left out"));
     assert!(!lean.contains("<summary>Thinking"));
@@ -270,7 +281,9 @@ fn markdown_fences_tool_output_and_honours_options() {
     let (c2, _) = s
         .import_conversation(None, &msgs, None, &[], &Value::Null)
         .unwrap();
-    let md = export::export(&s, &c2, None, ExportFormat::Markdown, Options::default()).unwrap();
+    let md = export::export(&s, &c2, None, ExportFormat::Markdown, Options::default())
+        .unwrap()
+        .text;
     assert!(md.contains("````\n```\nbreakout\n````"), "{md}");
 }
 
@@ -300,7 +313,9 @@ fn exports_never_carry_credentials() {
         ExportFormat::Anthropic,
         ExportFormat::Openai,
     ] {
-        let out = export::export(&s, &c, None, fmt, Options::default()).unwrap();
+        let out = export::export(&s, &c, None, fmt, Options::default())
+            .unwrap()
+            .text;
         for secret in [
             "sk-ant-api03",
             "plain\"",

@@ -24,6 +24,9 @@ pub struct Args {
     /// Markdown/HTML: leave thinking out.
     #[arg(long)]
     no_thinking: bool,
+    /// Keep secrets (keys, tokens, passwords) as stored instead of redacting them.
+    #[arg(long)]
+    no_redact: bool,
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
@@ -35,11 +38,31 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         options: crate::export::Options {
             tool_results: !a.no_tool_results,
             thinking: !a.no_thinking,
+            redact: !a.no_redact,
         },
         out: a.out,
     })? {
-        Outcome::Exported { text, .. } if to_stdout => out_raw(&text),
-        Outcome::Exported { .. } => Ok(()),
+        Outcome::Exported { exported, .. } => {
+            report(&exported);
+            if to_stdout {
+                out_raw(&exported.text)
+            } else {
+                Ok(())
+            }
+        }
         o => Err(unexpected(&o)),
+    }
+}
+
+/// What an export changed, on stderr: secrets redacted, repairs a provider body needed.
+pub fn report(e: &crate::export::Exported) {
+    if e.redacted > 0 {
+        eprintln!(
+            "cairn: {} secret(s) redacted (--no-redact keeps them)",
+            e.redacted
+        );
+    }
+    if let Some(r) = e.repairs.describe() {
+        eprintln!("cairn: repaired for the provider: {r}");
     }
 }

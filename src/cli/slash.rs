@@ -23,8 +23,13 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         Outcome::Moved { tip, .. } => out(&tip),
         Outcome::Checkpointed(c) => out(&c.message),
         Outcome::Undone(op) => super::undo::show(&op),
-        Outcome::Exported { out: None, text } => out_raw(&text),
-        Outcome::Exported { out: Some(_), .. } => Ok(()),
+        Outcome::Exported { out, exported } => {
+            super::export::report(&exported);
+            match out {
+                None => out_raw(&exported.text),
+                Some(_) => Ok(()),
+            }
+        }
         o => Err(unexpected(&o)),
     }
 }

@@ -49,11 +49,11 @@ pub(super) fn export(
     options: crate::export::Options,
     out: Option<PathBuf>,
 ) -> Result<Outcome, CommandError> {
-    let text = crate::export::export(store, conversation, at, format, options)?;
+    let exported = crate::export::export(store, conversation, at, format, options)?;
     if let Some(path) = &out {
-        write(path, &text)?;
+        write(path, &exported.text)?;
     }
-    Ok(Outcome::Exported { out, text })
+    Ok(Outcome::Exported { out, exported })
 }
 
 fn write(path: &Path, text: &str) -> Result<(), CommandError> {

@@ -110,10 +110,19 @@ pub(super) fn show(store: &mut Store, conversation: &str) -> Result<Outcome, Com
     Ok(Outcome::Shown { path, wire })
 }
 
+/// The file's integrity, and every row decoded (a row the store cannot read back is named with its conversation).
 pub(super) fn check(store: &mut Store) -> Result<Outcome, CommandError> {
+    let mut problems: Vec<String> = store.integrity_check()?.err().into_iter().collect();
+    let bad = store.unreadable_rows()?;
+    if let Some((conv, id, why)) = bad.first() {
+        problems.push(format!(
+            "{} unreadable row(s), first: message {id} of conversation {conv}: {why}",
+            bad.len()
+        ));
+    }
     Ok(Outcome::Checked {
         store: store.path().to_path_buf(),
-        problems: store.integrity_check()?.err(),
+        problems: (!problems.is_empty()).then(|| problems.join("; ")),
     })
 }
 

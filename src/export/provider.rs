@@ -1,78 +1,24 @@
-//! Provider-ready request bodies for a path, so a user can re-send a fork: pair-valid under the provider's rules,
-//! images inline as base64, system text where the provider wants it.
-//!
-//! What the model saw after a compaction is the summary and what followed, so the body starts at the last
-//! compaction marker of the path. Blocks a provider would reject are left out and counted: unsigned thinking and
-//! other harnesses' reasoning records (Anthropic), thinking of any kind (OpenAI).
+//! Provider-ready request bodies, so a user can re-send a fork and `send` can continue a conversation: what the
+//! path sends now (the harness's and cairn's compactions applied, [`crate::reclaim::assemble`]), repaired to be
+//! pair-valid under the provider's rules ([`crate::pairs::repair`]: nothing is dropped after a repair), images
+//! inline as base64, system text where the provider wants it. Blocks a provider would reject are left out and
+//! counted: unsigned thinking and unknown blocks (Anthropic), thinking of any kind and unknown blocks (OpenAI).
 
 use serde_json::{Value, json};
 
-use super::wire_blocks;
-use crate::model::{Block, Message, Role, ToolResultContent};
-use crate::pairs;
+use crate::model::{Block, Role, ToolResultContent};
+use crate::pairs::{self, Repairs};
+use crate::reclaim::Sent;
 use crate::store::{Store, StoreError};
+use crate::wire::{self, Images};
 
-/// A request body and what was left out of it.
+/// A request body, what was repaired to make it valid, and what was left out of it.
 #[derive(Debug, Clone)]
 pub struct ProviderBody {
     pub body: Value,
-    /// Messages of the path not sent (before a compaction, or a dangling tool call at the end).
-    pub messages_left_out: usize,
-    /// Blocks the provider would reject (unsigned thinking, other harnesses' reasoning records).
+    pub repairs: Repairs,
+    /// Blocks the provider would reject (unsigned thinking, unknown blocks, reasoning records).
     pub blocks_left_out: usize,
-}
-
-/// The part of the path the model would see: from the last compaction on, without a dangling call at the end.
-fn visible(path: &[Message]) -> (Vec<Message>, usize) {
-    let mut start = 0;
-    let mut lead: Option<Message> = None;
-    if let Some(k) = path
-        .iter()
-        .rposition(|m| m.cairn_kind() == Some("compaction"))
-    {
-        start = k + 1;
-        let followed_by_summary = path
-            .get(k + 1)
-            .is_some_and(|m| m.cairn_kind() == Some("compact_summary"));
-        if !followed_by_summary {
-            // pi and Codex keep the summary in the marker itself
-            let text = path[k]
-                .content
-                .iter()
-                .filter_map(|b| match b {
-                    Block::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            let mut m = path[k].clone();
-            m.role = Role::User;
-            m.content = vec![Block::text(format!(
-                "[Summary of the earlier conversation]\n{text}"
-            ))];
-            lead = Some(m);
-        }
-    }
-    let mut out: Vec<Message> = lead.into_iter().collect();
-    out.extend(path[start..].iter().cloned());
-    // never start on results whose call is not sent
-    let skip = out
-        .iter()
-        .take_while(|m| m.has_tool_result() && m.role != Role::System)
-        .count();
-    out.drain(..skip);
-    // a tool call still waiting for its result cannot be sent
-    while let Some(k) = out
-        .iter()
-        .rposition(|m| m.role == Role::Assistant && m.has_tool_use())
-    {
-        if pairs::check(&out[k..], false).is_ok() {
-            break;
-        }
-        out.truncate(k);
-    }
-    let left_out = path.len() - out.len();
-    (out, left_out)
 }
 
 fn anthropic_keeps(b: &Value) -> bool {
@@ -96,14 +42,32 @@ fn anthropic_keeps(b: &Value) -> bool {
     }
 }
 
-/// An Anthropic Messages request body: `{"system", "messages"}` with consecutive same-role messages merged
-/// (tool results first), OpenAI-style tool messages folded into user messages.
-pub fn to_anthropic(store: &Store, path: &[Message]) -> Result<ProviderBody, StoreError> {
-    let (msgs, messages_left_out) = visible(path);
+/// Blocks as wire JSON, images inlined as base64 (stored ones loaded from the store).
+fn wire_of(store: &Store, s: &Sent) -> Result<Vec<Value>, StoreError> {
+    let load = |h: &str| store.blob(h).map_err(|e| e.to_string());
+    wire::blocks_to_json(&s.content, &Images::Base64(&load)).map_err(|reason| StoreError::Corrupt {
+        id: s.sources.last().cloned().unwrap_or_default(),
+        reason,
+    })
+}
+
+/// Unknown blocks are never sent: only what cairn models reaches a provider.
+fn known(b: &Block) -> bool {
+    !matches!(b, Block::Other(v) if v.get("type").and_then(Value::as_str) == Some("unknown"))
+}
+
+/// An Anthropic Messages request body: `{"system", "messages"}`, repaired, with consecutive same-role messages
+/// merged (tool results first) and OpenAI-style tool messages folded into user messages.
+pub fn to_anthropic(store: &Store, msgs: &[Sent]) -> Result<ProviderBody, StoreError> {
+    let mut msgs = msgs.to_vec();
+    let repairs = pairs::repair(&mut msgs);
     let mut system: Vec<String> = Vec::new();
     let mut out: Vec<(String, Vec<Value>)> = Vec::new();
     let mut blocks_left_out = 0;
-    for m in &msgs {
+    for m in &mut msgs {
+        let before = m.content.len();
+        m.content.retain(known);
+        blocks_left_out += before - m.content.len();
         if m.role == Role::System {
             for b in &m.content {
                 if let Block::Text { text } = b {
@@ -118,7 +82,7 @@ pub fn to_anthropic(store: &Store, path: &[Message]) -> Result<ProviderBody, Sto
             "user"
         };
         let mut blocks: Vec<Value> = Vec::new();
-        for b in wire_blocks(store, m)? {
+        for b in wire_of(store, m)? {
             if anthropic_keeps(&b) {
                 blocks.push(b);
             } else {
@@ -154,15 +118,16 @@ pub fn to_anthropic(store: &Store, path: &[Message]) -> Result<ProviderBody, Sto
     }
     Ok(ProviderBody {
         body,
-        messages_left_out,
+        repairs,
         blocks_left_out,
     })
 }
 
-/// An OpenAI Chat Completions request body: system messages, assistant `tool_calls` (arguments as JSON strings),
-/// one `tool` message per result, images as data URLs.
-pub fn to_openai(store: &Store, path: &[Message]) -> Result<ProviderBody, StoreError> {
-    let (msgs, messages_left_out) = visible(path);
+/// An OpenAI Chat Completions request body, repaired: system messages, assistant `tool_calls` (arguments as JSON
+/// strings), one `tool` message per result, images as data URLs.
+pub fn to_openai(store: &Store, msgs: &[Sent]) -> Result<ProviderBody, StoreError> {
+    let mut msgs = msgs.to_vec();
+    let repairs = pairs::repair(&mut msgs);
     let mut out: Vec<Value> = Vec::new();
     let mut blocks_left_out = 0;
     let image_url = |media: &str, data: &crate::model::ImageData| -> Result<Value, StoreError> {
@@ -235,7 +200,7 @@ pub fn to_openai(store: &Store, path: &[Message]) -> Result<ProviderBody, StoreE
     }
     Ok(ProviderBody {
         body: json!({"messages": out}),
-        messages_left_out,
+        repairs,
         blocks_left_out,
     })
 }

@@ -38,7 +38,7 @@ fn text_of(content: &Value) -> Vec<Block> {
                     p.get("text").and_then(Value::as_str),
                 ) {
                     (Some("input_text" | "output_text" | "text"), Some(t)) => Block::text(t),
-                    _ => Block::Other(p.clone()),
+                    _ => super::unknown_block(p),
                 }
             })
             .collect(),

@@ -243,8 +243,8 @@ fn openai_part(p: &Value, at: &str) -> Result<Block, String> {
                     data: ImageData::Bytes(bytes),
                 });
             }
-            Ok(Block::Other(p.clone()))
+            Ok(super::unknown_block(p))
         }
-        _ => Ok(Block::Other(p.clone())),
+        _ => Ok(super::unknown_block(p)),
     }
 }

@@ -373,6 +373,10 @@ fn message(path: &Path, no: usize, entry: &Value) -> Result<Option<NewMessage>, 
             ));
         }
     };
+    let extras = pi_extras(&content);
+    if !extras.is_empty() {
+        meta["block_extras"] = Value::Object(extras);
+    }
     let usage = m.get("usage").map(|u| Usage {
         input_tokens: u.get("input").and_then(Value::as_u64).unwrap_or(0),
         output_tokens: u.get("output").and_then(Value::as_u64).unwrap_or(0),
@@ -412,6 +416,39 @@ fn bash_text(m: &Map<String, Value>) -> String {
     t
 }
 
+/// The fields of each pi block type cairn models; anything else on a block (a text's `textSignature`, ...) is kept
+/// in the message's `meta.block_extras`, never inside the block a provider is sent.
+const PI_KEYS: &[(&str, &[&str])] = &[
+    ("text", &["type", "text"]),
+    (
+        "thinking",
+        &["type", "thinking", "thinkingSignature", "signature"],
+    ),
+    ("toolCall", &["type", "id", "name", "arguments"]),
+    ("image", &["type", "data", "mimeType"]),
+];
+
+/// The extra fields of pi blocks, by block index: `{index: {field: value}}`.
+fn pi_extras(content: &Value) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (i, b) in content.as_array().into_iter().flatten().enumerate() {
+        let Some(o) = b.as_object() else { continue };
+        let ty = o.get("type").and_then(Value::as_str).unwrap_or("");
+        let Some((_, keys)) = PI_KEYS.iter().find(|(t, _)| *t == ty) else {
+            continue;
+        };
+        let extra: Map<String, Value> = o
+            .iter()
+            .filter(|(k, _)| !keys.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if !extra.is_empty() {
+            out.insert(i.to_string(), Value::Object(extra));
+        }
+    }
+    out
+}
+
 /// pi content: a string or blocks (text, thinking, toolCall, image with data/mimeType).
 fn pi_blocks(path: &Path, no: usize, content: &Value) -> Result<Vec<Block>, FormatError> {
     let items = match content {
@@ -431,7 +468,7 @@ fn pi_blocks(path: &Path, no: usize, content: &Value) -> Result<Vec<Block>, Form
         let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
         let s = |k: &str| b.get(k).and_then(Value::as_str).map(str::to_string);
         out.push(match ty {
-            "text" if b.as_object().is_some_and(|o| o.len() == 2) => {
+            "text" if b.get("text").is_some_and(Value::is_string) => {
                 Block::text(s("text").unwrap_or_default())
             }
             "thinking" => Block::Thinking {
@@ -457,9 +494,9 @@ fn pi_blocks(path: &Path, no: usize, content: &Value) -> Result<Vec<Block>, Form
                             })?,
                     ),
                 },
-                None => Block::Other(b.clone()),
+                None => super::unknown_block(b),
             },
-            _ => Block::Other(b.clone()),
+            _ => super::unknown_block(b),
         });
     }
     Ok(out)

@@ -503,6 +503,30 @@ impl crate::pairs::HasBlocks for Sent {
     }
 }
 
+impl crate::pairs::Repairable for Sent {
+    fn blocks_mut(&mut self) -> &mut Vec<Block> {
+        &mut self.content
+    }
+    fn added(role: Role, content: Vec<Block>) -> Sent {
+        Sent {
+            role,
+            content,
+            sources: Vec::new(),
+        }
+    }
+}
+
+impl Sent {
+    /// A stored message sent as itself.
+    pub fn of(m: &Message) -> Sent {
+        Sent {
+            role: m.role,
+            content: m.content.clone(),
+            sources: vec![m.id.clone()],
+        }
+    }
+}
+
 /// What a conversation's active path sends now: the messages and their tally.
 #[derive(Debug, Clone)]
 pub struct Assembled {

@@ -297,6 +297,44 @@ pub(crate) fn load_bodies(
     Ok(out)
 }
 
+/// Rows of the store that cannot be decoded, as (conversation id, message id, why): what `cairn check` reports.
+pub(crate) fn unreadable(conn: &Connection) -> Result<Vec<(String, String, String)>> {
+    let mut stmt = conn.prepare(
+        "SELECT c.id, m.id, m.content, m.meta, m.usage FROM messages m JOIN conversations c ON c.seq = m.conversation
+         WHERE m.content IS NOT NULL ORDER BY m.seq",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let (conv, id): (String, String) = (r.get(0)?, r.get(1)?);
+        let content: String = r.get(2)?;
+        let why = match serde_json::from_str::<Value>(&content) {
+            Err(e) => Some(format!("content: {e}")),
+            Ok(v) => wire::blocks_from_value(v, "content")
+                .err()
+                .map(|e| e.to_string()),
+        }
+        .or_else(|| {
+            r.get::<_, Option<String>>(3)
+                .ok()
+                .flatten()
+                .and_then(|m| serde_json::from_str::<Value>(&m).err())
+                .map(|e| format!("meta: {e}"))
+        })
+        .or_else(|| {
+            r.get::<_, Option<String>>(4)
+                .ok()
+                .flatten()
+                .and_then(|u| serde_json::from_str::<Usage>(&u).err())
+                .map(|e| format!("usage: {e}"))
+        });
+        if let Some(w) = why {
+            out.push((conv, id, w));
+        }
+    }
+    Ok(out)
+}
+
 fn decode(
     conv: &ConvRow,
     h: &Head,
