@@ -62,9 +62,11 @@ pub enum Action {
     Undo {
         conversation: String,
     },
+    /// The newest messages that fit, repaired to be pair-valid, secrets redacted unless `redact` is false.
     Resume {
         conversation: String,
         budget: Budget,
+        redact: bool,
     },
     Retry {
         conversation: String,
@@ -72,6 +74,7 @@ pub enum Action {
     List,
     Show {
         conversation: String,
+        redact: bool,
     },
     Tree {
         conversation: String,
@@ -129,10 +132,11 @@ pub enum Action {
         strategy: String,
         budget: Option<u64>,
     },
-    /// Draws text or a path's messages as snapshot pages.
+    /// Draws text or a path's messages as snapshot pages (secrets redacted unless `redact` is false).
     Render {
         input: RenderInput,
         options: crate::render::Options,
+        redact: bool,
     },
     /// The pages a snapshot compaction would send now (what it covers, drawn with these options).
     SnapshotPreview {
@@ -196,14 +200,17 @@ pub enum Outcome {
     Undone(Operation),
     Resumed {
         resumed: Resumed,
-        /// The kept messages in Anthropic Messages shape.
+        /// The kept messages in Anthropic Messages shape, repaired to be pair-valid.
         wire: Vec<serde_json::Value>,
+        repairs: crate::pairs::Repairs,
+        redacted: usize,
     },
     Retried(Retry),
     Conversations(Vec<Conversation>),
     Shown {
         path: Vec<Message>,
         wire: Vec<serde_json::Value>,
+        redacted: usize,
     },
     Text(String),
     Checkpoints(Vec<Checkpoint>),
@@ -314,10 +321,14 @@ pub fn run(
         A::Resume {
             conversation,
             budget,
-        } => tree::resume(store, &conversation, budget),
+            redact,
+        } => tree::resume(store, &conversation, budget, redact),
         A::Retry { conversation } => tree::retry(store, &conversation),
         A::List => Ok(Outcome::Conversations(store.conversations()?)),
-        A::Show { conversation } => tree::show(store, &conversation),
+        A::Show {
+            conversation,
+            redact,
+        } => tree::show(store, &conversation, redact),
         A::Tree { conversation } => Ok(Outcome::Text(store.tree_text(&conversation)?)),
         A::Checkpoints { conversation } => {
             Ok(Outcome::Checkpoints(store.checkpoints(&conversation)?))
@@ -374,7 +385,11 @@ pub fn run(
             strategy,
             budget,
         } => context::preview(store, settings, &conversation, &strategy, budget),
-        A::Render { input, options } => context::render(store, input, &options),
+        A::Render {
+            input,
+            options,
+            redact,
+        } => context::render(store, input, &options, redact),
         A::SnapshotPreview {
             conversation,
             options,

@@ -33,16 +33,26 @@ pub fn source_text(m: &Message) -> String {
     crate::model::plain_text(&m.content)
 }
 
-/// Sources for a run of messages.
+/// Sources for a run of messages, secrets redacted ([`crate::redact`]): pages are handed to a model or a person.
 pub fn sources(messages: &[Message]) -> Vec<Source> {
+    sources_with(messages, true)
+}
+
+/// Sources for a run of messages, redacted or verbatim.
+pub fn sources_with(messages: &[Message], redact: bool) -> Vec<Source> {
     messages
         .iter()
         .map(|m| {
             let tool = m.has_tool_result();
+            let text = source_text(m);
             Source {
                 id: m.id.clone(),
                 label: label(m.role, tool, &m.id),
-                text: source_text(m),
+                text: if redact {
+                    crate::redact::text(&text).0.into_owned()
+                } else {
+                    text
+                },
                 tool,
             }
         })

@@ -174,7 +174,14 @@ fn the_documented_commands_work_end_to_end() {
 
     let r = e.json(&["resume", &c, "--max-messages", "2"]);
     let msgs = r["messages"].as_array().unwrap();
-    assert!(msgs.len() <= 2);
+    // at most 2 stored messages; a request starts with the user, so a note may open it (counted as a repair)
+    assert!(r["ids"].as_array().unwrap().len() <= 2);
+    assert_eq!(
+        msgs.len(),
+        r["ids"].as_array().unwrap().len()
+            + r["repairs"]["opening_notes"].as_u64().unwrap() as usize
+    );
+    assert_eq!(msgs[0]["role"], json!("user"));
     for m in msgs {
         assert_eq!(
             m.as_object().unwrap().len(),

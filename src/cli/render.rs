@@ -49,6 +49,9 @@ pub struct Args {
     /// Leave the factsheet of exact strings out.
     #[arg(long)]
     no_factsheet: bool,
+    /// Draw secrets (keys, tokens, passwords) as stored instead of redacting them.
+    #[arg(long)]
+    no_redact: bool,
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     #[arg(long)]
@@ -93,6 +96,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     let r = match ctx.run(Action::Render {
         input,
         options: opts.clone(),
+        redact: !a.no_redact,
     })? {
         Outcome::Rendered(r, _) => r,
         o => return Err(unexpected(&o)),

@@ -20,6 +20,9 @@ pub struct Args {
     max_messages: Option<usize>,
     #[arg(long, value_name = "N")]
     max_tokens: Option<u64>,
+    /// Keep secrets as stored instead of redacting them.
+    #[arg(long)]
+    no_redact: bool,
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
@@ -31,13 +34,21 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     match ctx.run(Action::Resume {
         conversation: a.conv,
         budget,
+        redact: !a.no_redact,
     })? {
-        Outcome::Resumed { resumed: r, wire } => print_json(&json!({
+        Outcome::Resumed {
+            resumed: r,
+            wire,
+            repairs,
+            redacted,
+        } => print_json(&json!({
             "messages": wire,
             "dropped_checkpoints": r.dropped_checkpoints,
             "ids": r.messages.iter().map(|m| m.id.clone()).collect::<Vec<_>>(),
             "trimmed": r.trimmed,
             "incomplete_tail": r.incomplete_tail,
+            "repairs": repairs,
+            "redacted": redacted,
         })),
         o => Err(unexpected(&o)),
     }

@@ -11,13 +11,17 @@ pub struct Args {
     conv: String,
     #[arg(long)]
     json: bool,
+    /// Show secrets as stored instead of redacting them.
+    #[arg(long)]
+    no_redact: bool,
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     let (path, wire) = match ctx.run(Action::Show {
         conversation: a.conv,
+        redact: !a.no_redact,
     })? {
-        Outcome::Shown { path, wire } => (path, wire),
+        Outcome::Shown { path, wire, .. } => (path, wire),
         o => return Err(unexpected(&o)),
     };
     if a.json {

@@ -72,9 +72,17 @@ pub(super) fn render(
     store: &mut Store,
     input: RenderInput,
     options: &render::Options,
+    redact: bool,
 ) -> Result<Outcome, CommandError> {
     let sources = match input {
-        RenderInput::Text { name, text } => vec![render::text_source(&name, text)],
+        RenderInput::Text { name, text } => {
+            let text = if redact {
+                crate::redact::text(&text).0.into_owned()
+            } else {
+                text
+            };
+            vec![render::text_source(&name, text)]
+        }
         RenderInput::Path {
             conversation,
             from,
@@ -96,7 +104,7 @@ pub(super) fn render(
                 }
                 None => 0,
             };
-            render::sources(&path[start..])
+            render::sources_with(&path[start..], redact)
         }
     };
     let r = render::render(&sources, options)?;

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{CommandError, Outcome, Progress};
 use crate::model::NewMessage;
+use crate::reclaim::Sent;
 use crate::store::{Budget, Store};
 
 pub(super) fn new(store: &mut Store, title: Option<String>) -> Result<Outcome, CommandError> {
@@ -84,22 +85,59 @@ pub(super) fn resume(
     store: &mut Store,
     conversation: &str,
     budget: Budget,
+    redact: bool,
 ) -> Result<Outcome, CommandError> {
     let resumed = store.resume(conversation, budget)?;
-    let wire = resumed
-        .messages
+    let mut sent: Vec<Sent> = resumed.messages.iter().map(Sent::of).collect();
+    let redacted = if redact {
+        sent.iter_mut()
+            .map(|s| crate::redact::blocks(&mut s.content))
+            .sum()
+    } else {
+        0
+    };
+    // what an agent reloads must be a request a provider takes: repaired, never truncated further
+    let repairs = crate::pairs::repair(&mut sent);
+    let wire = sent
         .iter()
-        .map(|m| store.to_wire(m))
+        .map(|s| wire_of(store, s))
         .collect::<Result<_, _>>()?;
-    Ok(Outcome::Resumed { resumed, wire })
+    Ok(Outcome::Resumed {
+        resumed,
+        wire,
+        repairs,
+        redacted,
+    })
+}
+
+/// A message in Anthropic Messages shape, images inlined.
+fn wire_of(store: &Store, s: &Sent) -> Result<serde_json::Value, CommandError> {
+    let load = |h: &str| store.blob(h).map_err(|e| e.to_string());
+    crate::wire::message_to_wire(s.role, &s.content, &crate::wire::Images::Base64(&load)).map_err(
+        |reason| {
+            CommandError::Store(crate::store::StoreError::Corrupt {
+                id: s.sources.last().cloned().unwrap_or_default(),
+                reason,
+            })
+        },
+    )
 }
 
 pub(super) fn retry(store: &mut Store, conversation: &str) -> Result<Outcome, CommandError> {
     Ok(Outcome::Retried(store.retry(conversation)?))
 }
 
-pub(super) fn show(store: &mut Store, conversation: &str) -> Result<Outcome, CommandError> {
-    let path = store.active_path(conversation)?;
+pub(super) fn show(
+    store: &mut Store,
+    conversation: &str,
+    redact: bool,
+) -> Result<Outcome, CommandError> {
+    let mut path = store.active_path(conversation)?;
+    let redacted = if redact {
+        path.iter_mut().map(crate::redact::message).sum()
+    } else {
+        0
+    };
     let mut wire = Vec::with_capacity(path.len());
     for m in &path {
         let mut w = store.to_wire(m)?;
@@ -107,7 +145,11 @@ pub(super) fn show(store: &mut Store, conversation: &str) -> Result<Outcome, Com
         w["parent"] = serde_json::json!(m.parent);
         wire.push(w);
     }
-    Ok(Outcome::Shown { path, wire })
+    Ok(Outcome::Shown {
+        path,
+        wire,
+        redacted,
+    })
 }
 
 /// The file's integrity, and every row decoded (a row the store cannot read back is named with its conversation).
