@@ -153,6 +153,63 @@ impl Parsed {
         }
         self.report.tool_pairs = pairs;
         self.report.images = images;
+        self.pairing_notes();
+    }
+
+    /// Notes for what a provider would refuse (the file still imports: it is what the harness wrote; exports and
+    /// requests repair it): results that answer no call, calls never answered, call ids used twice.
+    fn pairing_notes(&mut self) {
+        let mut uses: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut results: std::collections::BTreeSet<&str> = Default::default();
+        let tip = self.tip.or(self.messages.len().checked_sub(1));
+        let mut pending: std::collections::HashSet<&str> = Default::default();
+        for (i, m) in self.messages.iter().enumerate() {
+            for b in &m.message.content {
+                match b {
+                    Block::ToolUse { id, .. } => {
+                        *uses.entry(id.as_str()).or_default() += 1;
+                        if Some(i) == tip {
+                            pending.insert(id.as_str());
+                        }
+                    }
+                    Block::ToolResult { tool_use_id, .. } => {
+                        results.insert(tool_use_id.as_str());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let some = |v: Vec<&str>, what: &str| -> Option<String> {
+            let first: Vec<&str> = v.iter().take(3).copied().collect();
+            (!v.is_empty()).then(|| format!("{} {what} (e.g. {})", v.len(), first.join(", ")))
+        };
+        let orphans: Vec<&str> = results
+            .iter()
+            .filter(|r| !uses.contains_key(*r))
+            .copied()
+            .collect();
+        let unanswered: Vec<&str> = uses
+            .keys()
+            .filter(|u| !results.contains(*u) && !pending.contains(*u))
+            .copied()
+            .collect();
+        let twice: Vec<&str> = uses
+            .iter()
+            .filter(|(_, n)| **n > 1)
+            .map(|(u, _)| *u)
+            .collect();
+        for n in [
+            some(orphans, "tool result(s) answer no call in the file"),
+            some(unanswered, "tool call(s) never answered"),
+            some(twice, "tool call id(s) used more than once"),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            self.report
+                .notes
+                .push(format!("{n}; exports and requests repair it"));
+        }
     }
 }
 
@@ -194,6 +251,12 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<(usize, Value)>, FormatError> {
     for (i, line) in reader.lines().enumerate() {
         let n = i + 1;
         let line = line.map_err(|e| FormatError::new(path, n, e.to_string()))?;
+        // a byte-order mark some editors write is not part of the first line's JSON
+        let line = if n == 1 {
+            line.strip_prefix('\u{feff}').unwrap_or(&line).to_string()
+        } else {
+            line
+        };
         let trimmed = line.trim();
         if trimmed.is_empty() {
             continue;
@@ -259,10 +322,9 @@ pub fn parse_file(path: &Path, format: Option<Format>) -> Result<(Format, Parsed
     let lines = match read_jsonl(path) {
         Ok(l) => l,
         // One pretty-printed JSON document (a request body pasted from code) is not JSONL, but is welcome.
-        Err(e) => match std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        {
+        Err(e) => match std::fs::read_to_string(path).ok().and_then(|t| {
+            serde_json::from_str::<Value>(t.strip_prefix('\u{feff}').unwrap_or(&t)).ok()
+        }) {
             Some(doc) if doc.is_object() || doc.is_array() => vec![(1, doc)],
             _ => return Err(e),
         },

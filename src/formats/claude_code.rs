@@ -386,6 +386,14 @@ fn parse_inner(
         })
     };
     let parents: Vec<Option<usize>> = (0..units.len()).map(parent_unit).collect();
+    let self_parents = (0..lines.len())
+        .filter(|&i| lines[i].parent.as_deref() == Some(lines[i].uuid.as_str()))
+        .count();
+    if self_parents > 0 {
+        report.notes.push(format!(
+            "{self_parents} line(s) name themselves as parent; each became a root"
+        ));
+    }
 
     // Order: parents first, then by first line (a stable topological order).
     let mut order: Vec<usize> = Vec::with_capacity(units.len());
@@ -415,14 +423,26 @@ fn parse_inner(
     }
 
     let mut messages = Vec::with_capacity(order.len());
+    let mut cut = 0;
     for &u in &order {
         let message = build_message(path, &mut lines, &mut units[u])?;
         let parent = parents[u]
-            .filter(|&p| index_of[p] < index_of[u])
+            .filter(|&p| {
+                index_of[p] < index_of[u] || {
+                    // a parent that does not come first is a cycle in the file's parentUuid links
+                    cut += usize::from(p != u);
+                    false
+                }
+            })
             .map(|p| index_of[p]);
         messages.push(ImportedMessage { parent, message });
     }
 
+    if cut > 0 {
+        report.notes.push(format!(
+            "{cut} message(s) were in a parentUuid cycle; each became a root"
+        ));
+    }
     // The tip: the newest conversational line (or the last prompt's leaf when it names one).
     let tip_line = last_prompt_leaf
         .as_deref()

@@ -82,6 +82,14 @@ pub fn parse(path: &Path, lines: &[(usize, Value)], format: Format) -> Result<Pa
             ));
         }
     };
+    if messages.is_empty() {
+        return Err(FormatError::new(
+            path,
+            line,
+            "nothing to import: the document holds no messages",
+        ));
+    }
+
     if let Value::Object(rest) = &rest {
         if let Some(system) = rest.get("system") {
             let blocks = wire::blocks_from_json(system, "system")

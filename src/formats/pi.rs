@@ -111,6 +111,10 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
             }
             steps += 1;
             if steps > entries.len() {
+                report.notes.push(format!(
+                    "line {}: its parentId links form a cycle; the entry becomes a root",
+                    entries[i].no
+                ));
                 break;
             }
         }
