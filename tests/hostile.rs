@@ -1,0 +1,417 @@
+//! Hostile input, seeded and bounded: mutants of every sample (truncations, byte flips, wrong types, deep nesting,
+//! huge lines, invalid UTF-8, NUL, BOM, CRLF, parent cycles, duplicate ids, orphan and unanswered tool calls,
+//! non-image base64, an image header claiming 100000x100000 pixels) go through import, every read command and every
+//! export. Whatever a mutant is, nothing panics; a refusal names FILE:LINE and writes nothing; an import writes rows
+//! that all decode; every provider export is pair-valid and starts with a user message.
+//!
+//! `CAIRN_HOSTILE_CASES` (default 2000) and `CAIRN_HOSTILE_SEED` set the run; `scripts/hostile` runs a long one.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use cairn::commands::{self, Action, Outcome, Quiet};
+use cairn::export::{ExportFormat, Options};
+use cairn::reclaim::Settings;
+use cairn::store::Store;
+use serde_json::Value;
+
+/// A small deterministic generator (xorshift64*), so a failing case can be replayed from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// The samples mutated: every format's, the large ones cut to their first lines (a mutant of a 2 MB file costs
+/// as much to import as a thousand small ones and finds nothing more).
+fn seeds() -> Vec<(String, Vec<u8>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let files = [
+        "claude-code/cc-rewind-fork-2.1.42.jsonl",
+        "claude-code/cc-compact-boundary.jsonl",
+        "claude-code/cc-2.0.5-image-paste.jsonl",
+        "claude-code/cc-1.0.98-inline-sidechains-task-fanout.jsonl",
+        "claude-code/coderabbit-review-helper/agent-ea02459f.jsonl",
+        "codex/codex-desktop-spawn-agents-0.140.jsonl",
+        "codex/codex-compacted-replacement.jsonl",
+        "pi/pi-v3-compaction-tiny.jsonl",
+        "pi/pi-v1-before-compaction-two-compactions.jsonl",
+        "small/cc-quirks.jsonl",
+        "small/pi-v2-labels.jsonl",
+        "small/codex-out-of-order.jsonl",
+        "small/anthropic-request.json",
+        "small/openai-request.json",
+        "trajectories/sweagent-gpt4-test-repo-i1.traj",
+    ];
+    files
+        .iter()
+        .filter_map(|f| {
+            let bytes = std::fs::read(root.join(f)).ok()?;
+            let text = String::from_utf8_lossy(&bytes);
+            let cut: String = if text.lines().count() > 60 && f.ends_with(".jsonl") {
+                text.lines().take(60).map(|l| format!("{l}\n")).collect()
+            } else {
+                text.into_owned()
+            };
+            Some((
+                f.rsplit('/').next().unwrap_or(f).to_string(),
+                cut.into_bytes(),
+            ))
+        })
+        .collect()
+}
+
+/// A one-pixel PNG whose header says it is 100000x100000.
+fn lying_png() -> String {
+    use base64::Engine as _;
+    let mut png = Vec::new();
+    {
+        let mut e = png::Encoder::new(&mut png, 1, 1);
+        e.set_color(png::ColorType::Grayscale);
+        let mut w = e.write_header().unwrap();
+        w.write_image_data(&[0]).unwrap();
+    }
+    // IHDR width and height (bytes 16..24)
+    png[16..20].copy_from_slice(&100_000u32.to_be_bytes());
+    png[20..24].copy_from_slice(&100_000u32.to_be_bytes());
+    base64::engine::general_purpose::STANDARD.encode(png)
+}
+
+/// Replaces one JSON value inside a line by a value of another type (or a hostile one).
+fn wrong_type(v: &mut Value, rng: &mut Rng, lying: &str) {
+    let pick = |rng: &mut Rng| -> Value {
+        match rng.below(9) {
+            0 => Value::Null,
+            1 => Value::from(rng.next() as i64),
+            2 => Value::from("string"),
+            3 => Value::Array(vec![Value::Null, Value::from(1)]),
+            4 => serde_json::json!({"type": null}),
+            5 => {
+                serde_json::json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "bm90IGFuIGltYWdl"}})
+            }
+            6 => {
+                serde_json::json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": lying}})
+            }
+            7 => Value::from("\u{0}nul\u{0}"),
+            _ => {
+                serde_json::json!({"type": "tool_result", "tool_use_id": "orphan", "content": "x"})
+            }
+        }
+    };
+    // walk to a random node, at most a few levels down
+    fn walk<'v>(v: &'v mut Value, rng: &mut Rng, depth: usize) -> &'v mut Value {
+        if depth == 0 || rng.below(4) == 0 {
+            return v;
+        }
+        let len = match &*v {
+            Value::Object(o) => o.len(),
+            Value::Array(a) => a.len(),
+            _ => 0,
+        };
+        if len == 0 {
+            return v;
+        }
+        let k = rng.below(len);
+        match v {
+            Value::Object(o) => match o.values_mut().nth(k) {
+                Some(n) => walk(n, rng, depth - 1),
+                None => unreachable!(),
+            },
+            Value::Array(a) => walk(&mut a[k], rng, depth - 1),
+            _ => unreachable!(),
+        }
+    }
+    let depth = 1 + rng.below(5);
+    let target = walk(v, rng, depth);
+    *target = pick(rng);
+}
+
+/// One mutant of `seed`.
+fn mutate(seed: &[u8], rng: &mut Rng, lying: &str) -> (Vec<u8>, &'static str) {
+    let text = String::from_utf8_lossy(seed).into_owned();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let at = rng.below(lines.len());
+    let how = rng.below(14);
+    let kind = match how {
+        0 => {
+            let cut = rng.below(seed.len());
+            return (seed[..cut].to_vec(), "truncated");
+        }
+        1 => {
+            let mut b = seed.to_vec();
+            if !b.is_empty() {
+                let k = rng.below(b.len());
+                b[k] ^= 1 << rng.below(8);
+            }
+            return (b, "byte flipped");
+        }
+        2 => {
+            let mut b = seed.to_vec();
+            let k = rng.below(b.len());
+            b.splice(k..k, [0xff, 0xfe, 0xc3]);
+            return (b, "invalid UTF-8");
+        }
+        3 => {
+            let mut b = vec![0xef, 0xbb, 0xbf];
+            b.extend_from_slice(seed);
+            return (b, "BOM");
+        }
+        4 => {
+            return (text.replace('\n', "\r\n").into_bytes(), "CRLF");
+        }
+        5 => {
+            if let Some(l) = lines.get(at).cloned() {
+                lines.insert(at, l);
+            }
+            "duplicated line"
+        }
+        6 => {
+            if at < lines.len() {
+                lines.remove(at);
+            }
+            "deleted line"
+        }
+        7 => {
+            lines.insert(at, format!("{}1{}", "[".repeat(5000), "]".repeat(5000)));
+            "deep nesting"
+        }
+        8 => {
+            lines.insert(
+                at,
+                format!("{{\"type\":\"user\",\"x\":\"{}\"}}", "a".repeat(2_000_000)),
+            );
+            "huge line"
+        }
+        9 => {
+            if let Some(l) = lines.get_mut(at) {
+                l.insert(l.len() / 2, '\u{0}');
+            }
+            "NUL"
+        }
+        10 => {
+            // parent links turned into a cycle (Claude Code and pi)
+            if let Some(Ok(mut v)) = lines.get(at).map(|l| serde_json::from_str::<Value>(l)) {
+                if let Some(u) = v.get("uuid").cloned() {
+                    v["parentUuid"] = u;
+                }
+                if let Some(u) = v.get("id").cloned() {
+                    v["parentId"] = u;
+                }
+                lines[at] = v.to_string();
+            }
+            "parent cycle"
+        }
+        11 => {
+            // a tool call id changed: an orphan result and an unanswered call
+            if let Some(l) = lines.get_mut(at) {
+                *l = l
+                    .replacen("toolu_", "toolx_", 1)
+                    .replacen("call_", "callx_", 1);
+            }
+            "orphan and unanswered"
+        }
+        _ => {
+            if let Some(Ok(mut v)) = lines.get(at).map(|l| serde_json::from_str::<Value>(l)) {
+                wrong_type(&mut v, rng, lying);
+                lines[at] = v.to_string();
+            }
+            "wrong type"
+        }
+    };
+    let mut out = lines.join("\n");
+    out.push('\n');
+    (out.into_bytes(), kind)
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    cases: usize,
+    imported: usize,
+    refused: usize,
+    repairs: usize,
+    panics: usize,
+    undecodable: usize,
+    pair_invalid: usize,
+    bad_refusals: usize,
+    partial: usize,
+}
+
+fn run(s: &mut Store, a: Action) -> Result<Outcome, commands::CommandError> {
+    commands::run(s, &Settings::default(), a, &Quiet, &AtomicBool::new(false))
+}
+
+/// Every read and export of a conversation; returns (repairs made, pair-invalid provider bodies).
+fn read_everything(s: &mut Store, conv: &str) -> Result<(usize, usize), String> {
+    let mut repairs = 0;
+    let mut invalid = 0;
+    for a in [
+        Action::Show {
+            conversation: conv.into(),
+            redact: true,
+        },
+        Action::Tree {
+            conversation: conv.into(),
+        },
+        Action::Context {
+            conversation: conv.into(),
+            model: None,
+        },
+        Action::Compare {
+            conversation: conv.into(),
+            budget: Some(5_000),
+            profile: None,
+        },
+    ] {
+        run(s, a).map_err(|e| e.to_string())?;
+    }
+    for f in [
+        ExportFormat::Jsonl,
+        ExportFormat::Markdown,
+        ExportFormat::Html,
+        ExportFormat::Anthropic,
+        ExportFormat::Openai,
+    ] {
+        let e = cairn::export::export(s, conv, None, f, Options::default())
+            .map_err(|e| format!("{f:?}: {e}"))?;
+        if f == ExportFormat::Anthropic {
+            repairs += e.repairs.total();
+            let body: Value = serde_json::from_str(&e.text).map_err(|e| e.to_string())?;
+            let msgs: Vec<cairn::model::NewMessage> = body["messages"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|m| cairn::wire::message_from_wire(m, "m").ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let starts_with_user = msgs
+                .first()
+                .is_none_or(|m| m.role == cairn::model::Role::User);
+            if cairn::pairs::check(&msgs, false).is_err() || !starts_with_user {
+                invalid += 1;
+            }
+        }
+    }
+    Ok((repairs, invalid))
+}
+
+#[test]
+fn hostile_mutants_never_panic_never_leave_partial_or_unreadable_rows_and_export_valid_requests() {
+    let cases: usize = std::env::var("CAIRN_HOSTILE_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    let seed: u64 = std::env::var("CAIRN_HOSTILE_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x0c41_12a1);
+    let seeds = seeds();
+    assert!(seeds.len() >= 12);
+    let lying = lying_png();
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(seed | 1);
+    let mut t = Tally::default();
+    let mut failures: Vec<String> = Vec::new();
+    for case in 0..cases {
+        let (name, seed_bytes) = &seeds[rng.below(seeds.len())];
+        let (bytes, kind) = mutate(seed_bytes, &mut rng, &lying);
+        let file: PathBuf = dir.path().join(format!("case-{case}-{name}"));
+        std::fs::write(&file, &bytes).unwrap();
+        let db = dir.path().join(format!("case-{case}.db"));
+        t.cases += 1;
+        let started = std::time::Instant::now();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut s = Store::open(&db).unwrap();
+            let o = cairn::import::import_file(&mut s, &file, None);
+            let convs = s.conversations().unwrap().len();
+            (s, o, convs)
+        }));
+        let Ok((mut s, o, convs)) = outcome else {
+            t.panics += 1;
+            failures.push(format!("case {case} ({kind} {name}): import panicked"));
+            continue;
+        };
+        match &o.error {
+            Some(e) => {
+                t.refused += 1;
+                // FILE:LINE: reason, and nothing written
+                let prefix = format!("{}:", file.display());
+                let line_ok = e
+                    .strip_prefix(&prefix)
+                    .and_then(|r| r.split(':').next())
+                    .is_some_and(|n| n.parse::<usize>().is_ok());
+                if !line_ok {
+                    t.bad_refusals += 1;
+                    failures.push(format!(
+                        "case {case} ({kind} {name}): refusal without FILE:LINE: {e}"
+                    ));
+                }
+                if convs != 0 {
+                    t.partial += 1;
+                    failures.push(format!(
+                        "case {case} ({kind} {name}): refused but wrote {convs}"
+                    ));
+                }
+            }
+            None => {
+                t.imported += 1;
+                let unreadable = s.unreadable_rows().unwrap();
+                t.undecodable += unreadable.len();
+                if let Some(u) = unreadable.first() {
+                    failures.push(format!("case {case} ({kind} {name}): unreadable row {u:?}"));
+                }
+                for conv in &o.conversations {
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        read_everything(&mut s, conv)
+                    }));
+                    match r {
+                        Err(_) => {
+                            t.panics += 1;
+                            failures.push(format!("case {case} ({kind} {name}): a read panicked"));
+                        }
+                        Ok(Err(e)) => failures
+                            .push(format!("case {case} ({kind} {name}): a read failed: {e}")),
+                        Ok(Ok((repairs, invalid))) => {
+                            t.repairs += repairs;
+                            t.pair_invalid += invalid;
+                            if invalid > 0 {
+                                failures.push(format!(
+                                    "case {case} ({kind} {name}): a provider export is not pair-valid"
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        drop(s);
+        if std::env::var_os("CAIRN_HOSTILE_SLOW").is_some() && started.elapsed().as_millis() > 700 {
+            println!("slow case {case} ({kind} {name}): {:?}", started.elapsed());
+        }
+        // keep the disk small over thousands of cases (a file already gone is fine)
+        std::fs::remove_file(&file).ok();
+        for ext in ["", "-wal", "-shm"] {
+            std::fs::remove_file(format!("{}{ext}", db.display())).ok();
+        }
+    }
+    println!(
+        "hostile input: {} cases (seed {seed:#x}): {} imported, {} refused with FILE:LINE, {} repairs in provider \
+         exports, {} panics, {} undecodable rows, {} pair-invalid exports",
+        t.cases, t.imported, t.refused, t.repairs, t.panics, t.undecodable, t.pair_invalid
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures, first: {:#?}",
+        failures.len(),
+        &failures[..failures.len().min(5)]
+    );
+    assert!(t.imported > cases / 10 && t.refused > cases / 10, "{t:?}");
+}
