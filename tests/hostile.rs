@@ -192,7 +192,11 @@ fn mutate(seed: &[u8], rng: &mut Rng, lying: &str) -> (Vec<u8>, &'static str) {
         }
         9 => {
             if let Some(l) = lines.get_mut(at) {
-                l.insert(l.len() / 2, '\u{0}');
+                let mut mid = l.len() / 2;
+                while !l.is_char_boundary(mid) {
+                    mid -= 1;
+                }
+                l.insert(mid, '\u{0}');
             }
             "NUL"
         }
