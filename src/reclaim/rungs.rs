@@ -243,29 +243,61 @@ pub fn apply(
 }
 
 /// Runs the free rungs and the snapshot in order until the assembled context fits `target`, one marker per rung
-/// that had something to do; never loops. The summary rung needs a model and is not run here: if the target is
-/// still out of reach, the outcome says so.
+/// that had something to do; never loops. The rungs are planned in memory, each over the context the previous
+/// left, and their markers are written in one transaction: a ladder happens whole or not at all. The summary rung
+/// needs a model and is not run here: if the target is still out of reach, the outcome says so.
 pub fn ladder(
     store: &mut Store,
     conversation: &str,
     target: u64,
     opts: &RungOptions,
 ) -> Result<LadderOutcome, ReclaimError> {
-    let before = {
-        let view = PathView::load(store, conversation, None)?;
-        layout(&view, &[], view.len()).tally.total()
-    };
-    let mut steps = Vec::new();
-    let mut now = before;
+    let view = PathView::load(store, conversation, None)?;
+    let mut planned: Vec<Placed> = Vec::new();
+    let mut now = layout(&view, &planned, view.len());
+    let before = now.tally.total();
+    let mut plans: Vec<(Plan, u64, u64)> = Vec::new();
     for s in [Strategy::Elide, Strategy::Images, Strategy::Snapshot] {
-        if now <= target {
+        if now.tally.total() <= target {
             break;
         }
-        if let Some(a) = apply(store, conversation, s, false, None, opts)? {
-            now = a.tokens_after;
-            steps.push(a);
+        if let Some(p) = plan(
+            &view,
+            &planned,
+            &now,
+            s,
+            false,
+            opts.protect,
+            &opts.shape,
+            None,
+        ) {
+            planned.push(p.placed.clone());
+            let after = layout(&view, &planned, view.len());
+            plans.push((p, now.tally.total(), after.tally.total()));
+            now = after;
         }
     }
+    let markers: Vec<_> = plans
+        .iter()
+        .map(|(p, _, _)| marker_message(&view, p))
+        .collect();
+    let ids = if markers.is_empty() {
+        Vec::new()
+    } else {
+        store.append_markers(&view.conversation, &markers)?
+    };
+    let steps: Vec<Applied> = plans
+        .into_iter()
+        .zip(ids)
+        .map(|((p, tokens_before, tokens_after), marker)| Applied {
+            strategy: p.strategy,
+            marker,
+            tokens_before,
+            tokens_after,
+            items: p.items,
+        })
+        .collect();
+    let now = now.tally.total();
     let reached = now <= target;
     Ok(LadderOutcome {
         note: (!reached).then(|| {

@@ -100,6 +100,20 @@ impl Store {
             .ok_or_else(|| StoreError::InvalidTurn("marker not written".into()))
     }
 
+    /// Several compaction markers (a ladder's rungs), in order, in one transaction; returns their ids.
+    pub fn append_markers(
+        &mut self,
+        conversation: &str,
+        markers: &[NewMessage],
+    ) -> Result<Vec<String>> {
+        if markers.iter().any(|m| m.role != Role::System) {
+            return Err(StoreError::InvalidTurn(
+                "a compaction marker is a system message".into(),
+            ));
+        }
+        self.append(conversation, markers, "compact")
+    }
+
     fn append(
         &mut self,
         conversation: &str,
