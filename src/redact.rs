@@ -35,8 +35,10 @@ fn placeholder(
 /// Text with every secret in it replaced, and how many were. Text the detectors cannot take (over their size
 /// limit) is redacted line by line.
 pub fn text(s: &str) -> (Cow<'_, str>, usize) {
+    // fail closed: text the scanner could not look at is not handed over
+    const UNSCANNED: &str = "[redacted: the secret scanner could not read this text]";
     let Some(reg) = registry() else {
-        return (Cow::Borrowed(s), 0);
+        return (Cow::Borrowed(UNSCANNED), 1);
     };
     match reg.scan_and_redact(s, &redact_secret::DefaultPolicy, &placeholder) {
         Ok(r) if r.findings().is_empty() => (Cow::Borrowed(s), 0),
@@ -52,7 +54,8 @@ pub fn text(s: &str) -> (Cow<'_, str>, usize) {
             }
             (Cow::Owned(out), n)
         }
-        Err(_) => (Cow::Borrowed(s), 0),
+        Err(_) if s.is_empty() => (Cow::Borrowed(s), 0),
+        Err(_) => (Cow::Borrowed(UNSCANNED), 1),
     }
 }
 
@@ -169,6 +172,13 @@ pub fn message(m: &mut crate::model::Message) -> usize {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Redaction fails closed, so the scanner must load: if it did not, every text would be withheld.
+    #[test]
+    fn the_scanner_loads() {
+        assert!(registry().is_some());
+        assert_eq!(text("plain words").0, "plain words");
+    }
 
     /// One sample per family the issue names: each is found and replaced, and ordinary text is left alone.
     #[test]
