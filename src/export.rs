@@ -5,9 +5,13 @@
 //! Exports never carry credentials unless asked to: secrets in text, tool inputs, tool output and metadata are
 //! replaced ([`crate::redact`]), and the count is reported.
 
+mod highlight;
 mod html;
 mod markdown;
+mod markup;
 mod provider;
+pub mod reading;
+pub mod tools;
 
 use serde_json::{Value, json};
 
@@ -46,6 +50,8 @@ pub struct Options {
     pub tool_results: bool,
     pub thinking: bool,
     pub redact: bool,
+    /// The HTML page's colours.
+    pub theme: Theme,
 }
 
 impl Default for Options {
@@ -54,8 +60,18 @@ impl Default for Options {
             tool_results: true,
             thinking: true,
             redact: true,
+            theme: Theme::Auto,
         }
     }
+}
+
+/// The HTML page's colours: the reader's preference (`prefers-color-scheme`), or fixed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Theme {
+    #[default]
+    Auto,
+    Light,
+    Dark,
 }
 
 /// An export, with how many secrets were redacted and what a provider body needed repaired.
@@ -105,11 +121,15 @@ pub fn export(
             redacted += n;
             t
         }
-        ExportFormat::Markdown => markdown::render(store, &conv, &clean(path()?), options)?,
-        ExportFormat::Html => {
+        ExportFormat::Markdown | ExportFormat::Html => {
             let all = clean(store.messages(&conv.id)?);
-            let path = clean(path()?);
-            html::render(store, &conv, &all, &path, options)?
+            let ids: Vec<String> = path()?.into_iter().map(|m| m.id).collect();
+            let r = reading::read(store, &conv, all, &ids, at, redacted);
+            if format == ExportFormat::Html {
+                html::render(store, &r, options)?
+            } else {
+                markdown::render(&r, options)
+            }
         }
         ExportFormat::Anthropic | ExportFormat::Openai => {
             let view = crate::reclaim::PathView::load(store, &conv.id, at)?;

@@ -92,7 +92,7 @@ fn payloads(port: u16) -> Vec<String> {
 
 /// A conversation carrying every payload in every place a transcript puts text: prompts, replies, thinking, tool
 /// names and inputs, tool output, an error result, an image's media type, a side branch, a checkpoint label.
-fn hostile_store(dir: &Path, port: u16) -> (Store, String, Vec<String>) {
+fn hostile_store(dir: &Path, port: u16) -> (Store, String, Vec<String>, Vec<String>) {
     let p = payloads(port);
     let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgAB4iG8MwAAAABJRU5ErkJggg==";
     let mut messages = Vec::new();
@@ -161,6 +161,11 @@ fn hostile_store(dir: &Path, port: u16) -> (Store, String, Vec<String>) {
             messages: side,
         },
     );
+    let side_path = s.active_path(&conv).unwrap();
+    let side_ids: Vec<String> = side_path[side_path.len() - 2..]
+        .iter()
+        .map(|m| m.id.clone())
+        .collect();
     run(
         &mut s,
         Action::Branch {
@@ -169,7 +174,7 @@ fn hostile_store(dir: &Path, port: u16) -> (Store, String, Vec<String>) {
             expect: None,
         },
     );
-    (s, conv, p)
+    (s, conv, p, side_ids)
 }
 
 /// Chromium's DOM of `url` once the page has loaded and its timers have had time to run.
@@ -208,6 +213,32 @@ fn tags(dom: &str) -> Vec<String> {
         .collect()
 }
 
+/// The attributes of a serialised opening tag (values are double-quoted, a quote inside one is `&quot;`).
+fn attrs(tag: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let rest = tag.trim_end_matches('/');
+    let mut rest = rest.split_once(char::is_whitespace).map_or("", |(_, r)| r);
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            break;
+        }
+        let end = rest
+            .find(|c: char| c == '=' || c.is_whitespace())
+            .unwrap_or(rest.len());
+        let name = rest[..end].to_string();
+        rest = &rest[end..];
+        let mut value = String::new();
+        if let Some(r) = rest.strip_prefix("=\"") {
+            let close = r.find('"').unwrap_or(r.len());
+            value = r[..close].to_string();
+            rest = r.get(close + 1..).unwrap_or("");
+        }
+        out.push((name, value));
+    }
+    out
+}
+
 #[test]
 fn html_export_in_chromium_runs_no_payload_and_requests_nothing() {
     let Some(browser) = chromium() else {
@@ -241,7 +272,7 @@ fn html_export_in_chromium_runs_no_payload_and_requests_nothing() {
         "the request detector is blind"
     );
 
-    let (s, conv, payloads) = hostile_store(dir.path(), canary.port);
+    let (s, conv, payloads, side) = hostile_store(dir.path(), canary.port);
     let opts = Options {
         redact: true,
         ..Options::default()
@@ -259,33 +290,49 @@ fn html_export_in_chromium_runs_no_payload_and_requests_nothing() {
     // nothing ran: no node added, the title is still the conversation's
     assert!(!dom.contains("<pwned"), "a payload ran");
     assert!(!dom.contains("<title>PWNED"), "a payload changed the title");
-    // no element a payload could have brought in
+    // no element a payload could have brought in; the page's own script and controls are the only ones of kind
+    let mut scripts = 0;
     for t in tags(&dom) {
         let name = t.split_whitespace().next().unwrap_or("");
+        if name == "script" {
+            scripts += 1;
+            assert_eq!(t, "script", "a script with attributes: <{t}>");
+            continue;
+        }
+        if name == "input" {
+            assert!(
+                t.starts_with("input type=\"search\" id=\"search\"")
+                    || t.starts_with("input type=\"radio\" name=\"filter\""),
+                "a transcript element reached the page: <{t}>"
+            );
+            continue;
+        }
         assert!(
             !matches!(
                 name,
-                "script"
-                    | "iframe"
+                "iframe"
                     | "object"
                     | "embed"
                     | "svg"
                     | "base"
                     | "link"
                     | "video"
-                    | "input"
                     | "math"
+                    | "form"
+                    | "button"
             ),
             "a transcript element reached the page: <{t}>"
         );
-        assert!(
-            !t.split_whitespace().skip(1).any(|a| a.starts_with("on")),
-            "an event handler reached the page: <{t}>"
-        );
-        assert!(
-            !t.contains("javascript:"),
-            "a javascript: URL reached the page: <{t}>"
-        );
+        for (attr, value) in attrs(&t) {
+            assert!(
+                !attr.starts_with("on"),
+                "an event handler reached the page: <{t}>"
+            );
+            assert!(
+                !value.trim_start().starts_with("javascript:"),
+                "a javascript: URL reached the page: <{t}>"
+            );
+        }
         if name == "img" {
             assert!(
                 t.contains("src=\"data:image/"),
@@ -296,6 +343,12 @@ fn html_export_in_chromium_runs_no_payload_and_requests_nothing() {
             assert!(!t.contains("refresh"), "a refresh reached the page: <{t}>");
         }
     }
+    assert_eq!(scripts, 1, "the page's own script, and no other");
+    // the page's script ran (it marks the body): the content-security-policy lets it, by its hash
+    assert!(
+        dom.contains("<body class=\"js"),
+        "the page's own script did not run"
+    );
     // every payload is still there for a reader, as text
     let text = dom
         .replace("&lt;", "<")
@@ -306,6 +359,43 @@ fn html_export_in_chromium_runs_no_payload_and_requests_nothing() {
         let head: String = p.chars().take(24).collect();
         assert!(text.contains(&head), "payload not shown as text: {p}");
     }
+    // `#msg-ID` of a side-branch message shows that branch: its messages, not the active path's after the fork
+    let side_dom = dump_dom(
+        &browser,
+        &format!("file://{}#msg-{}", file.display(), side[1]),
+    );
+    let visible = |dom: &str, id: &str| {
+        tags(dom)
+            .iter()
+            .find(|t| t.starts_with("article ") && t.contains(&format!("id=\"msg-{id}\"")))
+            .map(|t| !attrs(t).iter().any(|(a, _)| a == "hidden"))
+    };
+    let active = s.active_path(&conv).unwrap();
+    let tip = active.last().unwrap().id.to_ascii_lowercase();
+    for id in &side {
+        let id = id.to_ascii_lowercase();
+        assert_eq!(
+            visible(&dom, &id),
+            Some(false),
+            "side message shown before it was asked for"
+        );
+        assert_eq!(
+            visible(&side_dom, &id),
+            Some(true),
+            "#msg-{id} does not show its branch"
+        );
+    }
+    assert_eq!(visible(&dom, &tip), Some(true));
+    assert_eq!(
+        visible(&side_dom, &tip),
+        Some(false),
+        "the active path's tip still shown on the side branch"
+    );
+    assert_eq!(
+        visible(&side_dom, &active[0].id.to_ascii_lowercase()),
+        Some(true),
+        "the root is on every path"
+    );
     // and nothing was requested, not even from this machine
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(

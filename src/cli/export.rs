@@ -1,4 +1,5 @@
-//! `cairn export CONV [--at MSG] --format F [--out FILE]`: writes a conversation out.
+//! `cairn export CONV [--at MSG] --format F [--out FILE] [--no-redact] [--theme light|dark|auto]`: writes a
+//! conversation out.
 
 use std::path::PathBuf;
 
@@ -27,6 +28,16 @@ pub struct Args {
     /// Keep secrets (keys, tokens, passwords) as stored instead of redacting them.
     #[arg(long)]
     no_redact: bool,
+    /// HTML: colours (auto follows the reader's system setting).
+    #[arg(long, value_enum, default_value = "auto")]
+    theme: Theme,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Theme {
+    Auto,
+    Light,
+    Dark,
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
@@ -39,6 +50,11 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             tool_results: !a.no_tool_results,
             thinking: !a.no_thinking,
             redact: !a.no_redact,
+            theme: match a.theme {
+                Theme::Auto => crate::export::Theme::Auto,
+                Theme::Light => crate::export::Theme::Light,
+                Theme::Dark => crate::export::Theme::Dark,
+            },
         },
         out: a.out,
     })? {

@@ -1,74 +1,411 @@
-//! One self-contained HTML file: the tree as a sidebar, the active path, a deep link per message
-//! (`#msg-ID`), images inline as data URLs, tool output and thinking collapsible. No script and no network:
-//! every piece of transcript text is escaped, so a transcript holding `<script>` or `onerror=` shows it as text.
+//! One self-contained HTML page a customer is glad to receive: Markdown rendered, code highlighted, each tool call
+//! summarised with its result under it, edits as diffs, per-reply model, time, tokens and cost, compactions shown
+//! as what the model then saw, harness preambles folded, and the whole tree in a sidebar where any branch can be
+//! read.
+//!
+//! Still inert: every piece of transcript text is escaped (Markdown's raw HTML included), images are inline data
+//! URLs, and the Content-Security-Policy allows no request and one script, the page's own, pinned by its hash
+//! (`assets/export/page.js`: branch walking, filters, search). Without it the active path reads in full: articles
+//! off the path carry `hidden`, and the script only moves that attribute.
 
 use base64::Engine as _;
-use std::collections::{HashMap, HashSet};
+use sha2::Digest as _;
 
 use super::markdown::html_escape as esc;
-use super::{Options, is_thinking};
-use crate::model::{Block, Conversation, ImageData, Message, ToolResultContent};
+use super::reading::{Compaction, Reading, reply_info};
+use super::tools::{Detail, lang_of_path, summarize};
+use super::{Options, Theme, highlight, is_thinking, markup};
+use crate::model::{Block, ImageData, ToolResultContent};
 use crate::store::{Store, StoreError};
 
-const STYLE: &str = "body{margin:0;font:14px/1.45 system-ui,sans-serif;display:flex;color:#222}
-nav{width:320px;height:100vh;overflow:auto;position:sticky;top:0;border-right:1px solid #ddd;padding:8px;box-sizing:border-box;font-size:12px;background:#fafafa}
-nav ul{list-style:none;padding-left:12px;margin:0}nav a{color:#333;text-decoration:none;display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-nav a.on{font-weight:bold;color:#05c}main{flex:1;padding:16px 24px;max-width:900px}
-.msg{border:1px solid #ddd;border-radius:6px;margin:10px 0;padding:8px 12px}.msg:target{outline:2px solid #05c}
-.role{font-weight:bold;font-size:12px;color:#555}.user{background:#f5f9ff}.assistant{background:#fff}.tool{background:#f7f7f7}.system{background:#fffbe6}
-pre{white-space:pre-wrap;word-break:break-word;background:#f4f4f4;padding:6px;border-radius:4px}img{max-width:100%}
-.tip{color:#c50}.cp{color:#080}";
+const STYLE: &str = include_str!("../../assets/export/page.css");
+const SCRIPT: &str = include_str!("../../assets/export/page.js");
 
-pub fn render(
+/// The script's hash as the Content-Security-Policy names it.
+pub fn script_hash() -> String {
+    let digest = sha2::Sha256::digest(SCRIPT.as_bytes());
+    format!(
+        "'sha256-{}'",
+        base64::engine::general_purpose::STANDARD.encode(digest)
+    )
+}
+
+/// Lines shown before and after the fold of a long output.
+const HEAD_LINES: usize = 14;
+const TAIL_LINES: usize = 6;
+/// Outputs longer than this many lines are folded.
+const FOLD_OVER: usize = 30;
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (k, c) in s.chars().enumerate() {
+        if k > 0 && (s.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A block of output: highlighted by `lang` when it can be, folded to its first and last lines when long.
+fn output(text: &str, lang: &str) -> String {
+    let part = |t: &str| highlight::code(t, lang).unwrap_or_else(|| esc(t));
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    if lines.len() <= FOLD_OVER {
+        return format!("<pre>{}</pre>", part(text));
+    }
+    let head: String = lines[..HEAD_LINES].concat();
+    let middle: String = lines[HEAD_LINES..lines.len() - TAIL_LINES].concat();
+    let tail: String = lines[lines.len() - TAIL_LINES..].concat();
+    format!(
+        "<pre>{}<details class=\"more\"><summary>… {} more lines …</summary>{}</details>{}</pre>",
+        part(&head),
+        lines.len() - HEAD_LINES - TAIL_LINES,
+        part(&middle),
+        part(&tail)
+    )
+}
+
+fn image(store: &Store, media_type: &str, data: &ImageData) -> Result<String, StoreError> {
+    let bytes = match data {
+        ImageData::Bytes(b) => b.clone(),
+        ImageData::Blob { hash, .. } => store.blob(hash)?,
+    };
+    // only image types are inlined, and only as data URLs; anything else is named, not embedded
+    Ok(
+        if media_type.starts_with("image/") && !media_type.contains(['"', '<', '>', ' ', '\'']) {
+            format!(
+                "<img alt=\"image\" loading=\"lazy\" src=\"data:{media_type};base64,{}\">\n",
+                base64::engine::general_purpose::STANDARD.encode(bytes)
+            )
+        } else {
+            format!("<p><i>[{} attachment]</i></p>\n", esc(media_type))
+        },
+    )
+}
+
+/// A tool result under its call (or alone, when no call of this tree asked for it).
+fn result(
     store: &Store,
-    conv: &Conversation,
-    all: &[Message],
-    path: &[Message],
-    opts: Options,
+    r: &Reading,
+    content: &ToolResultContent,
+    is_error: bool,
+    call: Option<&str>,
+    fate: Option<&str>,
 ) -> Result<String, StoreError> {
-    let on_path: HashSet<&str> = path.iter().map(|m| m.id.as_str()).collect();
-    let checkpoints = store.checkpoints(&conv.id)?;
-    let mut labels: HashMap<&str, Vec<&str>> = HashMap::new();
-    for c in &checkpoints {
-        labels
-            .entry(c.message.as_str())
-            .or_default()
-            .push(c.label.as_str());
+    let lang = call
+        .and_then(|id| r.tool_inputs.get(id))
+        .map(|(_, input)| {
+            ["file_path", "path", "filePath"]
+                .iter()
+                .find_map(|k| input.get(k).and_then(|v| v.as_str()))
+                .map(lang_of_path)
+                .unwrap_or_default()
+        })
+        .unwrap_or_default();
+    let mut inner = String::new();
+    let text = content.text();
+    if !text.is_empty() {
+        inner.push_str(&output(&text, &lang));
     }
-    let title = conv
-        .title
-        .clone()
-        .unwrap_or_else(|| format!("Conversation {}", conv.id));
-    let mut h = String::new();
-    h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    h.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">");
-    h.push_str(&format!(
-        "<title>{}</title><style>{STYLE}</style></head><body>\n",
-        esc(&title)
+    if let ToolResultContent::Blocks(bs) = content {
+        for b in bs {
+            if let Block::Image { media_type, data } = b {
+                inner.push_str(&image(store, media_type, data)?);
+            }
+        }
+    }
+    let lines = text.lines().count();
+    let label = if is_error { "error" } else { "result" };
+    let fate = fate
+        .map(|f| format!(" · <span class=\"fate\">{}</span>", esc(f)))
+        .unwrap_or_default();
+    Ok(format!(
+        "<div class=\"result{}\"><div class=\"head\"><span class=\"label\">{label}</span><span>{} line{}</span>{fate}</div>{inner}</div>\n",
+        if is_error { " error" } else { "" },
+        lines,
+        if lines == 1 { "" } else { "s" }
+    ))
+}
+
+fn blocks(
+    store: &Store,
+    r: &Reading,
+    i: usize,
+    opts: Options,
+    out: &mut String,
+) -> Result<(), StoreError> {
+    let m = &r.all[i];
+    let fate = r.fates.get(&i).copied();
+    for (k, b) in m.content.iter().enumerate() {
+        match b {
+            Block::Text { text } => {
+                if m.role == crate::model::Role::User
+                    && crate::formats::is_preamble(text)
+                    && m.content.len() > 1
+                {
+                    // injected beside what the user typed (an IDE's opened file, a system reminder)
+                    out.push_str(&format!(
+                        "<details class=\"inject\"><summary>{}</summary><div class=\"body\">{}</div></details>\n",
+                        esc(&crate::formats::short_title(text)),
+                        markup::to_html(text)
+                    ));
+                } else if m.cairn_kind() == Some(crate::model::KIND_COMPACT_SUMMARY) {
+                    out.push_str(&format!(
+                        "<div class=\"card\"><h3>The summary the model saw from here on</h3><div class=\"body\">{}</div></div>\n",
+                        markup::to_html(text)
+                    ));
+                } else {
+                    out.push_str(&format!(
+                        "<div class=\"body\">{}</div>\n",
+                        markup::to_html(text)
+                    ));
+                }
+            }
+            b if is_thinking(b) => {
+                if opts.thinking {
+                    let t = match b {
+                        Block::Thinking { thinking, .. } => markup::to_html(thinking),
+                        _ => "<p>(encrypted reasoning)</p>".into(),
+                    };
+                    out.push_str(&format!(
+                        "<details class=\"thinking\"><summary>Thinking</summary><div class=\"body\">{t}</div></details>\n"
+                    ));
+                }
+            }
+            Block::ToolUse { id, name, input } => {
+                let s = summarize(name, input);
+                out.push_str(&format!(
+                    "<section class=\"tool-call\" data-tool=\"{}\"><div class=\"call\"><b>{}</b> {}</div>\n",
+                    esc(name),
+                    esc(name),
+                    s.arg.as_deref().map(esc).unwrap_or_default()
+                ));
+                match &s.detail {
+                    Detail::Diff(d) => {
+                        out.push_str(&format!("<pre>{}</pre>\n", highlight::diff(d)))
+                    }
+                    Detail::Code { lang, text } => out.push_str(&output(text, lang)),
+                    Detail::Json(j) => out.push_str(&format!(
+                        "<details class=\"result\"><summary>input</summary>{}</details>\n",
+                        output(j, "json")
+                    )),
+                    Detail::None => {}
+                }
+                if opts.tool_results
+                    && let Some(&(rm, rb)) = r.results.get(id)
+                    && let Some(Block::ToolResult {
+                        content, is_error, ..
+                    }) = r.all[rm].content.get(rb)
+                {
+                    out.push_str(&result(
+                        store,
+                        r,
+                        content,
+                        *is_error,
+                        Some(id),
+                        r.fates.get(&rm).copied(),
+                    )?);
+                }
+                out.push_str("</section>\n");
+            }
+            Block::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => {
+                if r.absorbed.contains(&(i, k)) {
+                    continue;
+                }
+                if opts.tool_results {
+                    out.push_str(&result(
+                        store,
+                        r,
+                        content,
+                        *is_error,
+                        Some(tool_use_id),
+                        fate,
+                    )?);
+                } else {
+                    out.push_str("<p><i>tool result left out</i></p>\n");
+                }
+            }
+            Block::Image { media_type, data } => out.push_str(&image(store, media_type, data)?),
+            Block::Thinking { .. } => {}
+            Block::Other(v) => out.push_str(&format!(
+                "<details class=\"result\"><summary>{} block</summary>{}</details>\n",
+                esc(v.get("type").and_then(|t| t.as_str()).unwrap_or("unknown")),
+                output(&serde_json::to_string_pretty(v).unwrap_or_default(), "json")
+            )),
+        }
+    }
+    Ok(())
+}
+
+fn compaction_card(c: &Compaction) -> String {
+    match c {
+        Compaction::Harness { harness, summary } => {
+            let who = match harness.as_str() {
+                "claude-code" => "Claude Code",
+                "pi" => "pi",
+                "codex" => "Codex",
+                h => h,
+            };
+            format!(
+                "<div class=\"card\"><h3>{} compacted the conversation here</h3><p>From here on the model saw {} and the messages it kept, not what came before.</p>{}</div>\n",
+                esc(who),
+                if summary.is_some() {
+                    "this summary"
+                } else {
+                    "its summary"
+                },
+                summary
+                    .as_deref()
+                    .map(|s| format!("<div class=\"body\">{}</div>", markup::to_html(s)))
+                    .unwrap_or_default()
+            )
+        }
+        Compaction::Summary { summary, covered } => format!(
+            "<div class=\"card\"><h3>Summary (cairn): {covered} messages replaced</h3><div class=\"body\">{}</div></div>\n",
+            markup::to_html(summary)
+        ),
+        Compaction::Snapshot { covered, pages } => {
+            let imgs: String = pages
+                .iter()
+                .map(|p| {
+                    format!(
+                        "<img alt=\"snapshot page\" src=\"data:image/png;base64,{}\">",
+                        base64::engine::general_purpose::STANDARD.encode(p)
+                    )
+                })
+                .collect();
+            format!(
+                "<div class=\"card\"><h3>Snapshot (cairn): {covered} messages drawn as {} page{}</h3><p>The model saw these pages in their place.</p><div class=\"pages\">{imgs}</div></div>\n",
+                pages.len(),
+                if pages.len() == 1 { "" } else { "s" }
+            )
+        }
+        Compaction::Elide { results } => format!(
+            "<div class=\"card\"><h3>Elision (cairn)</h3><p>From here on the model saw {results} old tool result{} as one-line placeholders.</p></div>\n",
+            if *results == 1 { "" } else { "s" }
+        ),
+        Compaction::Images { images } => format!(
+            "<div class=\"card\"><h3>Image pruning (cairn)</h3><p>From here on the model saw the images of {images} message{} as one-line notes.</p></div>\n",
+            if *images == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+fn article(store: &Store, r: &Reading, i: usize, opts: Options) -> Result<String, StoreError> {
+    let m = &r.all[i];
+    let role = r.role_name(i);
+    let mut attrs = format!("id=\"msg-{}\" data-role=\"{role}\"", esc(&m.id));
+    if let Some(p) = &m.parent {
+        attrs.push_str(&format!(" data-parent=\"{}\"", esc(p)));
+    }
+    if r.on_path.contains(&i) {
+        attrs.push_str(" data-on=\"\"");
+    } else {
+        attrs.push_str(" hidden");
+    }
+    if r.checkpoints.contains_key(&i) {
+        attrs.push_str(" data-checkpoint=\"\"");
+    }
+    let short: String = m.id.chars().take(8).collect();
+    if r.is_preamble(i) {
+        let first = crate::formats::short_title(&crate::model::plain_text(&m.content));
+        let mut body = String::new();
+        blocks(store, r, i, opts, &mut body)?;
+        return Ok(format!(
+            "<article {attrs} class=\"preamble\"><details><summary>harness preamble: {}</summary>{body}</details></article>\n",
+            esc(&first)
+        ));
+    }
+    if r.only_absorbed(i) {
+        return Ok(format!(
+            "<article {attrs}><div class=\"head\">↳ the results shown under the calls above · <a href=\"#msg-{}\">#{}</a></div></article>\n",
+            esc(&m.id),
+            esc(&short)
+        ));
+    }
+    let info = reply_info(m);
+    let mut head = format!("<b>{role}</b>");
+    if let Some(model) = &info.model {
+        head.push_str(&format!("<span>{}</span>", esc(model)));
+    }
+    if let Some(t) = &info.time {
+        head.push_str(&format!("<span>{}</span>", esc(t)));
+    }
+    if let Some(u) = &info.usage {
+        let out = match info.output_estimate {
+            Some(e) => format!(
+                "<span title=\"the transcript records {} output tokens (counted when the reply began streaming); the reply holds about {}\">~{}</span>",
+                u.output_tokens,
+                thousands(e),
+                thousands(e)
+            ),
+            None => thousands(u.output_tokens),
+        };
+        head.push_str(&format!(
+            "<span title=\"input · cached · output tokens\">in {} · cached {} · out {out}</span>",
+            thousands(u.input_tokens + u.cache_creation_input_tokens),
+            thousands(u.cache_read_input_tokens),
+        ));
+    }
+    if let Some(c) = info.cost {
+        head.push_str(&format!("<span>${c:.4}</span>"));
+    }
+    if let Some(f) = r.fates.get(&i)
+        && !r.only_absorbed(i)
+    {
+        head.push_str(&format!(
+            "<span class=\"fate\" title=\"in the context sent now\">{}</span>",
+            esc(f)
+        ));
+    }
+    for l in r.checkpoints.get(&i).into_iter().flatten() {
+        head.push_str(&format!("<span class=\"cp\">⚑ {}</span>", esc(l)));
+    }
+    if r.tip == Some(i) {
+        head.push_str("<span class=\"tip\">◀ tip</span>");
+    }
+    head.push_str(&format!(
+        "<a href=\"#msg-{}\" title=\"{}\">#{}</a>",
+        esc(&m.id),
+        esc(&m.id),
+        esc(&short)
     ));
-    // Sidebar: the whole tree, iteratively (no recursion), branches indented.
-    h.push_str("<nav><div><b>Tree</b></div>\n");
-    let mut children: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
-    for (i, m) in all.iter().enumerate() {
-        children.entry(m.parent.as_deref()).or_default().push(i);
+    let mut body = String::new();
+    if let Some(c) = r.compactions.get(&i) {
+        body.push_str(&compaction_card(c));
+    } else {
+        blocks(store, r, i, opts, &mut body)?;
     }
+    Ok(format!(
+        "<article {attrs}><div class=\"head\">{head}</div>\n{body}</article>\n"
+    ))
+}
+
+/// The sidebar: the whole tree, branches as nested lists (iteratively: no recursion on deep trees).
+fn tree(r: &Reading) -> String {
     enum Item {
         Open,
         Close,
         Node(usize),
     }
+    let mut h = String::from("<ul>");
     let mut stack: Vec<Item> = Vec::new();
-    h.push_str("<ul>");
-    if let Some(roots) = children.get(&None) {
-        for &r in roots.iter().rev() {
-            stack.extend([Item::Close, Item::Node(r), Item::Open]);
-        }
+    let is_child: std::collections::HashSet<usize> =
+        r.children.values().flatten().copied().collect();
+    let roots: Vec<usize> = (0..r.all.len()).filter(|i| !is_child.contains(i)).collect();
+    for &root in roots.iter().rev() {
+        stack.extend([Item::Close, Item::Node(root), Item::Open]);
     }
-    // A run of single children is one list; at a branch point each child's run gets its own nested list.
     while let Some(item) = stack.pop() {
         let i = match item {
             Item::Open => {
-                h.push_str("<li><ul>");
+                h.push_str("<li class=\"branch\"><ul>");
                 continue;
             }
             Item::Close => {
@@ -77,29 +414,34 @@ pub fn render(
             }
             Item::Node(i) => i,
         };
-        let m = &all[i];
+        let m = &r.all[i];
+        let role = r.role_name(i);
         let mut marks = String::new();
-        if conv.tip.as_deref() == Some(m.id.as_str()) {
+        if r.tip == Some(i) {
             marks.push_str(" <span class=\"tip\">◀ tip</span>");
         }
-        for l in labels.get(m.id.as_str()).into_iter().flatten() {
+        for l in r.checkpoints.get(&i).into_iter().flatten() {
             marks.push_str(&format!(" <span class=\"cp\">⚑ {}</span>", esc(l)));
         }
-        let class = if on_path.contains(m.id.as_str()) {
-            " class=\"on\""
+        let mut class = String::from("n");
+        class.push_str(if r.on_path.contains(&i) {
+            " on"
+        } else {
+            " off"
+        });
+        let cp = if r.checkpoints.contains_key(&i) {
+            " data-checkpoint=\"\""
         } else {
             ""
         };
+        let text = r.label(i);
         h.push_str(&format!(
-            "<li><a{class} href=\"#msg-{id}\" title=\"{id}\">{role}: {text}{marks}</a></li>",
+            "<li><a class=\"{class}\" data-role=\"{role}\"{cp} href=\"#msg-{id}\" title=\"{id}\"><span class=\"r\">{short}</span>{text}{marks}</a></li>",
+            short = if role == "assistant" { "reply" } else { role },
             id = esc(&m.id),
-            role = m.role,
-            text = esc(&m.summary(60)),
+            text = esc(&text),
         ));
-        let kids = children
-            .get(&Some(m.id.as_str()))
-            .cloned()
-            .unwrap_or_default();
+        let kids = r.children.get(&i).cloned().unwrap_or_default();
         if kids.len() > 1 {
             for &k in kids.iter().rev() {
                 stack.extend([Item::Close, Item::Node(k), Item::Open]);
@@ -108,101 +450,130 @@ pub fn render(
             stack.push(Item::Node(k));
         }
     }
-    h.push_str("</ul></nav>\n<main>");
+    h.push_str("</ul>");
+    h
+}
+
+pub fn render(store: &Store, r: &Reading, opts: Options) -> Result<String, StoreError> {
+    let theme = match opts.theme {
+        Theme::Auto => "auto",
+        Theme::Light => "light",
+        Theme::Dark => "dark",
+    };
+    let csp = format!(
+        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src {}; base-uri 'none'; form-action 'none'",
+        script_hash()
+    );
+    let mut h = String::with_capacity(64 * 1024);
     h.push_str(&format!(
-        "<h1>{}</h1><p>{} messages in the tree, {} on the active path.</p>\n",
-        esc(&title),
-        all.len(),
-        path.len()
+        "<!DOCTYPE html>\n<html lang=\"en\" data-theme=\"{theme}\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta name=\"referrer\" content=\"no-referrer\">\
+         <title>{}</title><style>{STYLE}\n{}</style></head><body>\n",
+        esc(&r.title),
+        highlight::css(opts.theme)
     ));
-    for m in path {
+    // the sidebar
+    h.push_str("<nav><h2>Tree</h2><div class=\"tools\"><input type=\"search\" id=\"search\" placeholder=\"Search messages\" aria-label=\"Search messages\">");
+    for (value, label, checked) in [
+        ("all", "all", true),
+        ("no-results", "no tool results", false),
+        ("user", "user messages", false),
+        ("checkpoints", "checkpoints", false),
+    ] {
         h.push_str(&format!(
-            "<section class=\"msg {role}\" id=\"msg-{id}\"><div class=\"role\">{role} · <a href=\"#msg-{id}\">{id}</a>{kind}</div>\n",
-            role = m.role,
-            id = esc(&m.id),
-            kind = m.cairn_kind().map(|k| format!(" · {}", esc(k))).unwrap_or_default(),
+            "<label><input type=\"radio\" name=\"filter\" value=\"{value}\"{}> {label}</label>",
+            if checked { " checked" } else { "" }
         ));
-        for b in &m.content {
-            h.push_str(&block(store, b, opts)?);
-        }
-        h.push_str("</section>\n");
     }
-    h.push_str("</main></body></html>\n");
+    h.push_str("</div><div class=\"count\" id=\"count\"></div>");
+    h.push_str(&tree(r));
+    h.push_str("</nav>\n<main>");
+    // the header: what this is, in figures
+    let (models, usage, cost) = r.totals();
+    let branches = r.children.values().filter(|k| k.len() > 1).count();
+    let mut facts = vec![
+        format!("{} messages in the tree", r.all.len()),
+        format!("{} on the path shown", r.path.len()),
+    ];
+    if branches > 0 {
+        facts.push(format!(
+            "{branches} branch point{}",
+            if branches == 1 { "" } else { "s" }
+        ));
+    }
+    if !models.is_empty() {
+        facts.push(models.join(", "));
+    }
+    if usage.output_tokens > 0 {
+        facts.push(format!(
+            "{} tokens out, {} in, {} cached",
+            thousands(usage.output_tokens),
+            thousands(usage.input_tokens + usage.cache_creation_input_tokens),
+            thousands(usage.cache_read_input_tokens)
+        ));
+    }
+    if let Some(c) = cost {
+        facts.push(format!("${c:.2}"));
+    }
+    if let Some(t) = super::reading::time_of(r.conv.created_at) {
+        facts.push(format!("started {t}"));
+    }
+    facts.push(if opts.redact {
+        match r.redacted {
+            0 => "no secrets found".into(),
+            1 => "1 secret redacted".into(),
+            n => format!("{n} secrets redacted"),
+        }
+    } else {
+        "not redacted".into()
+    });
+    h.push_str(&format!(
+        "<header><h1>{}</h1><p class=\"facts\">{}</p></header>\n",
+        esc(&r.title),
+        facts
+            .iter()
+            .map(|f| format!("<span>{}</span>", esc(f)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    ));
+    for i in 0..r.all.len() {
+        h.push_str(&article(store, r, i, opts)?);
+    }
+    h.push_str(&format!("</main><script>{SCRIPT}</script></body></html>\n"));
     Ok(h)
 }
 
-fn block(store: &Store, b: &Block, opts: Options) -> Result<String, StoreError> {
-    Ok(match b {
-        Block::Text { text } => format!("<pre>{}</pre>\n", esc(text)),
-        b if is_thinking(b) => {
-            if !opts.thinking {
-                return Ok(String::new());
-            }
-            let t = match b {
-                Block::Thinking { thinking, .. } => thinking.clone(),
-                _ => "(encrypted reasoning)".into(),
-            };
-            format!(
-                "<details><summary>Thinking</summary><pre>{}</pre></details>\n",
-                esc(&t)
-            )
-        }
-        Block::ToolUse { id, name, input } => format!(
-            "<details><summary>Tool call: {} ({})</summary><pre>{}</pre></details>\n",
-            esc(name),
-            esc(id),
-            esc(&serde_json::to_string_pretty(input).unwrap_or_default())
-        ),
-        Block::ToolResult {
-            tool_use_id,
-            content,
-            is_error,
-        } => {
-            if !opts.tool_results {
-                return Ok(format!(
-                    "<p><i>tool result for {} left out</i></p>\n",
-                    esc(tool_use_id)
-                ));
-            }
-            let mut inner = String::new();
-            match content {
-                ToolResultContent::Text(t) => inner.push_str(&format!("<pre>{}</pre>", esc(t))),
-                ToolResultContent::Blocks(bs) => {
-                    for ib in bs {
-                        inner.push_str(&block(store, ib, opts)?);
-                    }
-                }
-            }
-            let label = if *is_error {
-                "Tool error"
-            } else {
-                "Tool result"
-            };
-            format!(
-                "<details><summary>{label} ({})</summary>{inner}</details>\n",
-                esc(tool_use_id)
-            )
-        }
-        Block::Image { media_type, data } => {
-            let bytes = match data {
-                ImageData::Bytes(b) => b.clone(),
-                ImageData::Blob { hash, .. } => store.blob(hash)?,
-            };
-            // only image types are inlined; anything else is named, not embedded
-            if media_type.starts_with("image/") && !media_type.contains(['"', '<', '>', ' ']) {
-                format!(
-                    "<img alt=\"image\" src=\"data:{media_type};base64,{}\">\n",
-                    base64::engine::general_purpose::STANDARD.encode(bytes)
-                )
-            } else {
-                format!("<p><i>[{} attachment]</i></p>\n", esc(media_type))
-            }
-        }
-        Block::Thinking { .. } => String::new(),
-        Block::Other(v) => format!(
-            "<details><summary>{}</summary><pre>{}</pre></details>\n",
-            esc(v.get("type").and_then(|t| t.as_str()).unwrap_or("block")),
-            esc(&serde_json::to_string_pretty(v).unwrap_or_default())
-        ),
-    })
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_csp_names_the_script_by_its_hash() {
+        let h = script_hash();
+        let expected = format!(
+            "'sha256-{}'",
+            base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(
+                std::fs::read(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/assets/export/page.js"
+                ))
+                .unwrap()
+            ))
+        );
+        assert_eq!(h, expected);
+    }
+
+    #[test]
+    fn long_output_folds_to_its_first_and_last_lines() {
+        let text: String = (0..100).map(|k| format!("line {k}\n")).collect();
+        let h = output(&text, "");
+        assert!(h.contains("… 80 more lines …"), "{h}");
+        let head = h.split("<details").next().unwrap();
+        assert!(
+            head.contains("line 0\n") && head.contains("line 13\n") && !head.contains("line 14\n")
+        );
+        assert!(h.ends_with("line 99\n</pre>"), "{h}");
+    }
 }

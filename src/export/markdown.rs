@@ -1,11 +1,14 @@
-//! A path as readable Markdown: one section per message, tool calls and results in collapsible blocks with
-//! fenced bodies (the fence grows past any backticks inside, so transcript text cannot break out of it).
+//! A path as readable Markdown: one section per message with its model, time and tokens; each tool call as a line
+//! with its telling argument, its result fenced beneath in the file's language, edits as `diff` blocks, thinking
+//! and long output in `<details>`, harness preambles folded. Fences grow past any backticks inside, so transcript
+//! text cannot break out of them.
 
 use serde_json::Value;
 
+use super::reading::{Compaction, Reading, reply_info};
+use super::tools::{Detail, lang_of_path, summarize};
 use super::{Options, is_thinking};
-use crate::model::{Block, Conversation, Message, ToolResultContent};
-use crate::store::{Store, StoreError};
+use crate::model::{Block, ToolResultContent};
 
 fn fence(body: &str, lang: &str) -> String {
     let mut ticks = 3;
@@ -44,83 +47,290 @@ pub(crate) fn html_escape(s: &str) -> String {
     out
 }
 
-pub fn render(
-    _store: &Store,
-    conv: &Conversation,
-    path: &[Message],
-    opts: Options,
-) -> Result<String, StoreError> {
-    let mut out = String::new();
-    out.push_str(&format!(
-        "# {}\n\n",
-        conv.title.as_deref().unwrap_or("Conversation")
-    ));
-    out.push_str(&format!(
-        "Conversation `{}`, {} messages on this path.\n\n",
-        conv.id,
-        path.len()
-    ));
-    for m in path {
-        let kind = m
-            .cairn_kind()
-            .map(|k| format!(" ({k})"))
-            .unwrap_or_default();
-        out.push_str(&format!("## {}{kind} · `{}`\n\n", m.role, m.id));
-        for b in &m.content {
-            match b {
-                Block::Text { text } => {
-                    out.push_str(text);
-                    out.push_str("\n\n");
-                }
-                b if is_thinking(b) => {
-                    if opts.thinking {
-                        let t = match b {
-                            Block::Thinking { thinking, .. } => thinking.clone(),
-                            _ => "(encrypted reasoning)".to_string(),
-                        };
-                        out.push_str(&details("Thinking", &fence(&t, "")));
-                    }
-                }
-                Block::ToolUse { id, name, input } => {
-                    let pretty = serde_json::to_string_pretty(input).unwrap_or_default();
-                    out.push_str(&details(
-                        &format!("Tool call: {name} ({id})"),
-                        &fence(&pretty, "json"),
-                    ));
-                }
-                Block::ToolResult {
-                    tool_use_id,
-                    content,
-                    is_error,
-                } => {
-                    if opts.tool_results {
-                        let text = match content {
-                            ToolResultContent::Text(t) => t.clone(),
-                            c => c.text(),
-                        };
-                        let label = if *is_error {
-                            "Tool error"
-                        } else {
-                            "Tool result"
-                        };
-                        out.push_str(&details(
-                            &format!("{label} ({tool_use_id})"),
-                            &fence(&text, ""),
-                        ));
-                    } else {
-                        out.push_str(&format!("*[tool result for {tool_use_id} left out]*\n\n"));
-                    }
-                }
-                Block::Image { media_type, .. } => {
-                    out.push_str(&format!("*[image: {media_type}]*\n\n"))
-                }
-                Block::Thinking { .. } => {}
-                Block::Other(v) => {
-                    let ty = v.get("type").and_then(Value::as_str).unwrap_or("block");
-                    out.push_str(&format!("*[{ty}]*\n\n"));
-                }
+/// A fenced block of output, folded into `<details>` when long.
+fn output(text: &str, lang: &str, label: &str) -> String {
+    let lines = text.lines().count();
+    if lines > 30 {
+        details(&format!("{label} ({lines} lines)"), &fence(text, lang))
+    } else {
+        let mut out = String::new();
+        if !label.is_empty() {
+            out.push_str(&format!("{label}:\n\n"));
+        }
+        out.push_str(&fence(text, lang));
+        out.push('\n');
+        out
+    }
+}
+
+/// Inline code that no backtick inside can close.
+fn code_span(s: &str) -> String {
+    let s = s.replace('\n', " ");
+    let mut ticks = 1;
+    let mut run = 0;
+    for c in s.chars() {
+        if c == '`' {
+            run += 1;
+            ticks = ticks.max(run + 1);
+        } else {
+            run = 0;
+        }
+    }
+    let f = "`".repeat(ticks);
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{f}{pad}{s}{pad}{f}")
+}
+
+fn result_md(
+    r: &Reading,
+    content: &ToolResultContent,
+    is_error: bool,
+    call: Option<&str>,
+) -> String {
+    let lang = call
+        .and_then(|id| r.tool_inputs.get(id))
+        .and_then(|(_, input)| {
+            ["file_path", "path", "filePath"]
+                .iter()
+                .find_map(|k| input.get(k).and_then(Value::as_str))
+        })
+        .map(lang_of_path)
+        .unwrap_or_default();
+    let mut out = output(
+        &content.text(),
+        &lang,
+        if is_error { "**Error**" } else { "Result" },
+    );
+    if let ToolResultContent::Blocks(bs) = content {
+        for b in bs {
+            if let Block::Image { media_type, .. } = b {
+                out.push_str(&format!("*[image: {media_type}]*\n\n"));
             }
         }
     }
-    Ok(out)
+    out
+}
+
+fn message_md(r: &Reading, i: usize, opts: Options, out: &mut String) {
+    let m = &r.all[i];
+    for (k, b) in m.content.iter().enumerate() {
+        match b {
+            Block::Text { text } => {
+                if m.cairn_kind() == Some(crate::model::KIND_COMPACT_SUMMARY) {
+                    out.push_str("> **The summary the model saw from here on**\n>\n");
+                    for l in text.lines() {
+                        out.push_str(&format!("> {l}\n"));
+                    }
+                    out.push('\n');
+                } else {
+                    out.push_str(text);
+                    out.push_str("\n\n");
+                }
+            }
+            b if is_thinking(b) => {
+                if opts.thinking {
+                    let t = match b {
+                        Block::Thinking { thinking, .. } => thinking.clone(),
+                        _ => "(encrypted reasoning)".to_string(),
+                    };
+                    out.push_str(&details("Thinking", &t));
+                }
+            }
+            Block::ToolUse { id, name, input } => {
+                let s = summarize(name, input);
+                out.push_str(&format!(
+                    "**{}**{}\n\n",
+                    name.replace('*', "\\*"),
+                    s.arg
+                        .as_deref()
+                        .map(|a| format!(" {}", code_span(a)))
+                        .unwrap_or_default()
+                ));
+                match &s.detail {
+                    Detail::Diff(d) => {
+                        out.push_str(&fence(d.trim_end(), "diff"));
+                        out.push('\n');
+                    }
+                    Detail::Code { lang, text } => out.push_str(&output(text, lang, "")),
+                    Detail::Json(j) => out.push_str(&details("input", &fence(j, "json"))),
+                    Detail::None => {}
+                }
+                if opts.tool_results
+                    && let Some(&(rm, rb)) = r.results.get(id)
+                    && let Some(Block::ToolResult {
+                        content, is_error, ..
+                    }) = r.all[rm].content.get(rb)
+                {
+                    out.push_str(&result_md(r, content, *is_error, Some(id)));
+                }
+            }
+            Block::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => {
+                if r.absorbed.contains(&(i, k)) {
+                    continue;
+                }
+                if opts.tool_results {
+                    out.push_str(&result_md(r, content, *is_error, Some(tool_use_id)));
+                } else {
+                    out.push_str("*[tool result left out]*\n\n");
+                }
+            }
+            Block::Image { media_type, .. } => {
+                out.push_str(&format!("*[image: {media_type}]*\n\n"))
+            }
+            Block::Thinking { .. } => {}
+            Block::Other(v) => {
+                let ty = v.get("type").and_then(Value::as_str).unwrap_or("unknown");
+                out.push_str(&details(
+                    &format!("{ty} block"),
+                    &fence(&serde_json::to_string_pretty(v).unwrap_or_default(), "json"),
+                ));
+            }
+        }
+    }
+}
+
+fn compaction_md(c: &Compaction) -> String {
+    match c {
+        Compaction::Harness { harness, summary } => {
+            let mut s = format!(
+                "> **{harness} compacted the conversation here.** From here on the model saw {} and the messages it kept.\n",
+                if summary.is_some() {
+                    "this summary"
+                } else {
+                    "its summary"
+                }
+            );
+            if let Some(sum) = summary {
+                s.push_str(">\n");
+                for l in sum.lines() {
+                    s.push_str(&format!("> {l}\n"));
+                }
+            }
+            s.push('\n');
+            s
+        }
+        Compaction::Summary { summary, covered } => {
+            let mut s = format!("> **Summary (cairn): {covered} messages replaced**\n>\n");
+            for l in summary.lines() {
+                s.push_str(&format!("> {l}\n"));
+            }
+            s.push('\n');
+            s
+        }
+        Compaction::Snapshot { covered, pages } => format!(
+            "> **Snapshot (cairn):** {covered} messages drawn as {} page(s); the model saw the pages in their place.\n\n",
+            pages.len()
+        ),
+        Compaction::Elide { results } => format!(
+            "> **Elision (cairn):** from here on the model saw {results} old tool result(s) as one-line placeholders.\n\n"
+        ),
+        Compaction::Images { images } => format!(
+            "> **Image pruning (cairn):** from here on the images of {images} message(s) were one-line notes.\n\n"
+        ),
+    }
+}
+
+/// The path shown, as Markdown: the same summaries as the HTML page (tool lines with their argument, results in
+/// fenced blocks with a language, diffs, folded thinking and long output, per-reply model and tokens, preambles
+/// folded).
+pub fn render(r: &Reading, opts: Options) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("# {}\n\n", r.title));
+    let (models, usage, cost) = r.totals();
+    let mut facts = vec![
+        format!("Conversation `{}`", r.conv.id),
+        format!("{} messages on this path", r.path.len()),
+    ];
+    if !models.is_empty() {
+        facts.push(models.join(", "));
+    }
+    if usage.output_tokens > 0 {
+        facts.push(format!(
+            "{} tokens out, {} in, {} cached",
+            usage.output_tokens,
+            usage.input_tokens + usage.cache_creation_input_tokens,
+            usage.cache_read_input_tokens
+        ));
+    }
+    if let Some(c) = cost {
+        facts.push(format!("${c:.2}"));
+    }
+    if opts.redact && r.redacted > 0 {
+        facts.push(format!("{} secret(s) redacted", r.redacted));
+    }
+    out.push_str(&facts.join(" · "));
+    out.push_str("\n\n");
+    let mut k = 0;
+    while k < r.path.len() {
+        let i = r.path[k];
+        // a run of preamble messages folds under one line
+        if r.is_preamble(i) {
+            let mut run = Vec::new();
+            while k < r.path.len() && r.is_preamble(r.path[k]) {
+                run.push(r.path[k]);
+                k += 1;
+            }
+            let mut body = String::new();
+            for &p in &run {
+                message_md(r, p, opts, &mut body);
+            }
+            out.push_str(&details(
+                &format!(
+                    "Harness preamble ({} message{})",
+                    run.len(),
+                    if run.len() == 1 { "" } else { "s" }
+                ),
+                &body,
+            ));
+            continue;
+        }
+        k += 1;
+        if r.only_absorbed(i) {
+            continue;
+        }
+        let m = &r.all[i];
+        let info = reply_info(m);
+        let mut head = format!("## {}", r.role_name(i));
+        let mut bits: Vec<String> = Vec::new();
+        if let Some(model) = &info.model {
+            bits.push(model.clone());
+        }
+        if let Some(t) = &info.time {
+            bits.push(t.clone());
+        }
+        if let Some(u) = &info.usage {
+            bits.push(format!(
+                "in {} · cached {} · out {}",
+                u.input_tokens + u.cache_creation_input_tokens,
+                u.cache_read_input_tokens,
+                u.output_tokens
+            ));
+        }
+        if let Some(c) = info.cost {
+            bits.push(format!("${c:.4}"));
+        }
+        if let Some(f) = r.fates.get(&i) {
+            bits.push(format!("*{f}*"));
+        }
+        for l in r.checkpoints.get(&i).into_iter().flatten() {
+            bits.push(format!("checkpoint {}", code_span(l)));
+        }
+        bits.push(format!("`{}`", m.id));
+        head.push_str(&format!(" · {}\n\n", bits.join(" · ")));
+        out.push_str(&head);
+        if let Some(c) = r.compactions.get(&i) {
+            out.push_str(&compaction_md(c));
+        } else {
+            message_md(r, i, opts, &mut out);
+        }
+    }
+    out
 }

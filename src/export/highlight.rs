@@ -1,0 +1,127 @@
+//! Code and tool output highlighted at export time, as classes and one stylesheet (no script, no inline colours),
+//! with syntect's bundled Sublime syntaxes. Highlighting is bounded: a block over [`MAX_BYTES`] is shown plain, so
+//! a megabyte of log costs no more than escaping it.
+
+use std::sync::OnceLock;
+
+use syntect::highlighting::ThemeSet;
+use syntect::html::{ClassStyle, ClassedHTMLGenerator, css_for_theme_with_class_style};
+use syntect::parsing::SyntaxSet;
+use syntect::util::LinesWithEndings;
+
+use super::markdown::html_escape as esc;
+
+/// Blocks larger than this are shown unhighlighted.
+pub const MAX_BYTES: usize = 64 * 1024;
+
+const STYLE: ClassStyle = ClassStyle::SpacedPrefixed { prefix: "hl-" };
+
+fn syntaxes() -> &'static SyntaxSet {
+    static S: OnceLock<SyntaxSet> = OnceLock::new();
+    S.get_or_init(SyntaxSet::load_defaults_newlines)
+}
+
+/// Names a reader or a fence uses that syntect knows by another.
+fn token(lang: &str) -> &str {
+    match lang {
+        "sh" | "bash" | "zsh" | "shell" | "console" => "sh",
+        "ts" | "tsx" | "typescript" | "mts" | "cts" => "js",
+        "jsx" | "mjs" | "cjs" | "javascript" => "js",
+        "yml" => "yaml",
+        "toml" => "ini",
+        "jsonl" | "jsonc" => "json",
+        "py" | "python" => "py",
+        "rust" => "rs",
+        other => other,
+    }
+}
+
+/// `text` as highlighted HTML (escaped, wrapped in classed spans) when `lang` names a known syntax and the text is
+/// small enough; else None (the caller shows it plain).
+pub fn code(text: &str, lang: &str) -> Option<String> {
+    if lang.is_empty() || text.len() > MAX_BYTES {
+        return None;
+    }
+    let ss = syntaxes();
+    let syntax = ss
+        .find_syntax_by_token(token(&lang.to_ascii_lowercase()))
+        .filter(|s| s.name != "Plain Text")?;
+    let mut g = ClassedHTMLGenerator::new_with_class_style(syntax, ss, STYLE);
+    for line in LinesWithEndings::from(text) {
+        g.parse_html_for_line_which_includes_newline(line).ok()?;
+    }
+    Some(g.finalize())
+}
+
+/// A unified diff as HTML: added, removed and hunk lines classed.
+pub fn diff(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    for line in text.split_inclusive('\n') {
+        let class = if line.starts_with("+++") || line.starts_with("---") || line.starts_with("***")
+        {
+            "d-file"
+        } else if line.starts_with('+') {
+            "d-add"
+        } else if line.starts_with('-') {
+            "d-del"
+        } else if line.starts_with("@@") {
+            "d-hunk"
+        } else {
+            ""
+        };
+        if class.is_empty() {
+            out.push_str(&esc(line));
+        } else {
+            out.push_str(&format!("<span class=\"{class}\">{}</span>", esc(line)));
+        }
+    }
+    out
+}
+
+/// The stylesheet for the highlight classes: light, dark, or both by the reader's preference.
+pub fn css(theme: super::Theme) -> String {
+    let set = ThemeSet::load_defaults();
+    let of = |name: &str| {
+        set.themes
+            .get(name)
+            .and_then(|t| css_for_theme_with_class_style(t, STYLE).ok())
+            .unwrap_or_default()
+    };
+    let light = of("InspiredGitHub");
+    let dark = of("base16-ocean.dark");
+    match theme {
+        super::Theme::Light => light,
+        super::Theme::Dark => dark,
+        super::Theme::Auto => {
+            format!("{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_is_classed_and_escaped() {
+        let h = code("fn main() { let s = \"<script>\"; }\n", "rs").unwrap();
+        assert!(h.contains("class=\"hl-"), "{h}");
+        assert!(
+            !h.contains("<script>") && h.contains("&lt;script&gt;"),
+            "{h}"
+        );
+        assert_eq!(code("plain words", ""), None);
+        assert_eq!(code(&"x".repeat(MAX_BYTES + 1), "rs"), None);
+    }
+
+    #[test]
+    fn diff_lines_are_classed() {
+        let h = diff("--- a\n+++ a\n@@ -1 +1 @@\n-old <b>\n+new\n same\n");
+        assert!(
+            h.contains("<span class=\"d-del\">-old &lt;b&gt;\n</span>"),
+            "{h}"
+        );
+        assert!(h.contains("<span class=\"d-add\">+new\n</span>"));
+        assert!(h.contains(" same\n"));
+    }
+}

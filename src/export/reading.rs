@@ -1,0 +1,516 @@
+//! A conversation prepared for a human reader, once, for both readable exports (HTML and Markdown): the tree in
+//! reading order, each tool call's result found for it, harness preambles recognised, each reply's model, time,
+//! tokens and cost, the compactions as what the model then saw, and each message's fate in the context the path
+//! sends now. The exports only lay it out.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use crate::model::{Block, Conversation, Message, Role, Usage, model_of};
+use crate::reclaim::view::Resolved;
+use crate::reclaim::{Marker, PathView, assemble, layout};
+use crate::store::Store;
+
+/// What a reader sees of one reply beside its text.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReplyInfo {
+    pub model: Option<String>,
+    /// `2026-02-16 18:47 UTC`.
+    pub time: Option<String>,
+    pub usage: Option<Usage>,
+    /// In US dollars, where the transcript recorded it (pi's usage cost, old Claude Code's `costUSD`).
+    pub cost: Option<f64>,
+    /// The reply's own size in tokens (estimated) when the recorded output count is far below it: Claude Code
+    /// records usage when a reply starts streaming, so its `output_tokens` is often 1.
+    pub output_estimate: Option<u64>,
+}
+
+/// A compaction as the reader is told about it: what the model saw from here on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Compaction {
+    /// A harness compacted: the model saw its summary (the marker's text, or the message after it) and what it kept.
+    Harness {
+        harness: String,
+        summary: Option<String>,
+    },
+    Summary {
+        summary: String,
+        covered: usize,
+    },
+    /// Pages drawn from the covered messages (PNG bytes, rendered now from the stored text).
+    Snapshot {
+        covered: usize,
+        pages: Vec<Vec<u8>>,
+    },
+    Elide {
+        results: usize,
+    },
+    Images {
+        images: usize,
+    },
+}
+
+/// The whole conversation, ready to lay out.
+pub struct Reading {
+    pub conv: Conversation,
+    pub title: String,
+    /// Every message of the tree, parents before children and each branch's run together (depth-first).
+    pub all: Vec<Message>,
+    /// Indices into `all` of the path being shown, root first.
+    pub path: Vec<usize>,
+    pub on_path: HashSet<usize>,
+    pub children: HashMap<usize, Vec<usize>>,
+    /// For a tool call id: where its result is (message, block), among the children of the call's message.
+    pub results: HashMap<String, (usize, usize)>,
+    /// The tool result blocks shown under their calls (message, block).
+    pub absorbed: HashSet<(usize, usize)>,
+    /// Tool names by call id (for a result's language and a placeholder's name).
+    pub tool_inputs: HashMap<String, (String, Value)>,
+    pub checkpoints: HashMap<usize, Vec<String>>,
+    /// The fate of a message on the path in the context sent now ("elided", "imaged", "compacted away", ...).
+    pub fates: HashMap<usize, &'static str>,
+    pub compactions: HashMap<usize, Compaction>,
+    pub tip: Option<usize>,
+    /// Secrets redacted in what is shown.
+    pub redacted: usize,
+}
+
+impl Reading {
+    /// Whether a message is harness preamble: injected, not typed (Claude Code's local-command caveat and command
+    /// markup, system reminders, AGENTS.md and environment context, continuation notes).
+    pub fn is_preamble(&self, i: usize) -> bool {
+        let m = &self.all[i];
+        if m.role != Role::User || self.compactions.contains_key(&i) || m.cairn_kind().is_some() {
+            return false;
+        }
+        let texts: Vec<&str> = m
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let only_text = m.content.iter().all(|b| matches!(b, Block::Text { .. }));
+        only_text
+            && !texts.is_empty()
+            && (is_meta(&m.meta) || texts.iter().all(|t| crate::formats::is_preamble(t)))
+    }
+
+    /// Whether every block of this message is a tool result shown under its call.
+    pub fn only_absorbed(&self, i: usize) -> bool {
+        let m = &self.all[i];
+        !m.content.is_empty() && (0..m.content.len()).all(|b| self.absorbed.contains(&(i, b)))
+    }
+
+    /// The role a reader sees: a message of tool results reads as "tool".
+    pub fn role_name(&self, i: usize) -> &'static str {
+        let m = &self.all[i];
+        if m.role == Role::User
+            && m.content
+                .iter()
+                .all(|b| matches!(b, Block::ToolResult { .. }))
+            && !m.content.is_empty()
+        {
+            "tool"
+        } else {
+            m.role.as_str()
+        }
+    }
+
+    /// One line for the tree: the reply's words, else its calls by name and argument, else a result's first line.
+    pub fn label(&self, i: usize) -> String {
+        let m = &self.all[i];
+        if self.is_preamble(i) {
+            return "(harness preamble)".into();
+        }
+        if let Some(c) = self.compactions.get(&i) {
+            return match c {
+                Compaction::Harness { .. } => "compacted by the harness".into(),
+                _ => "compaction (cairn)".into(),
+            };
+        }
+        let text = m.content.iter().find_map(|b| match b {
+            Block::Text { text }
+                if !text.trim().is_empty() && !crate::formats::is_preamble(text) =>
+            {
+                Some(crate::formats::short_title(text))
+            }
+            _ => None,
+        });
+        if let Some(t) = text {
+            return t;
+        }
+        let calls: Vec<String> = m
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                Block::ToolUse { name, input, .. } => {
+                    let s = super::tools::summarize(name, input);
+                    Some(match s.arg {
+                        Some(a) => format!("{name} {a}"),
+                        None => name.clone(),
+                    })
+                }
+                _ => None,
+            })
+            .collect();
+        if !calls.is_empty() {
+            return calls.join(" · ");
+        }
+        let results: Vec<String> = m
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                Block::ToolResult {
+                    content, is_error, ..
+                } => {
+                    let t = content.text();
+                    let first = t
+                        .lines()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("")
+                        .trim();
+                    let first: String = first.chars().take(70).collect();
+                    Some(if *is_error {
+                        format!("error: {first}")
+                    } else {
+                        format!("↳ {first}")
+                    })
+                }
+                _ => None,
+            })
+            .collect();
+        if !results.is_empty() {
+            return results.join(" · ");
+        }
+        m.summary(70)
+    }
+
+    /// Models, tokens and cost over the path shown.
+    pub fn totals(&self) -> (Vec<String>, Usage, Option<f64>) {
+        let mut models: Vec<String> = Vec::new();
+        let mut u = Usage::default();
+        let mut cost = None;
+        for &i in &self.path {
+            let r = reply_info(&self.all[i]);
+            if let Some(m) = r.model
+                && !models.contains(&m)
+            {
+                models.push(m);
+            }
+            if let Some(x) = r.usage {
+                u.input_tokens += x.input_tokens;
+                u.output_tokens += x.output_tokens;
+                u.cache_read_input_tokens += x.cache_read_input_tokens;
+                u.cache_creation_input_tokens += x.cache_creation_input_tokens;
+            }
+            if let Some(c) = r.cost {
+                cost = Some(cost.unwrap_or(0.0) + c);
+            }
+        }
+        (models, u, cost)
+    }
+}
+
+fn is_meta(meta: &Value) -> bool {
+    meta.get("lines")
+        .and_then(Value::as_array)
+        .is_some_and(|ls| {
+            !ls.is_empty()
+                && ls
+                    .iter()
+                    .all(|l| l.get("isMeta").and_then(Value::as_bool) == Some(true))
+        })
+}
+
+/// `2026-02-16 18:47 UTC` for epoch milliseconds (None for 0 or out of range).
+pub fn time_of(ms: i64) -> Option<String> {
+    if ms <= 0 {
+        return None;
+    }
+    let t = jiff::Timestamp::from_millisecond(ms).ok()?;
+    Some(t.strftime("%Y-%m-%d %H:%M UTC").to_string())
+}
+
+/// The model, time, tokens and cost of a reply.
+pub fn reply_info(m: &Message) -> ReplyInfo {
+    if m.role != Role::Assistant {
+        return ReplyInfo {
+            time: time_of(m.created_at),
+            ..ReplyInfo::default()
+        };
+    }
+    let pi_cost = m
+        .meta
+        .pointer("/entry/message/usage/cost/total")
+        .and_then(Value::as_f64);
+    let cc_cost: Option<f64> = m
+        .meta
+        .get("lines")
+        .and_then(Value::as_array)
+        .and_then(|ls| {
+            let c: Vec<f64> = ls
+                .iter()
+                .filter_map(|l| l.get("costUSD").and_then(Value::as_f64))
+                .collect();
+            (!c.is_empty()).then(|| c.iter().sum())
+        });
+    let output_estimate = m.usage.and_then(|u| {
+        let own = crate::tokens::measure(&m.content).content_tokens();
+        (u.output_tokens * 2 < own).then_some(own)
+    });
+    ReplyInfo {
+        model: model_of(&m.meta).map(str::to_string),
+        time: time_of(m.created_at),
+        usage: m.usage,
+        cost: pi_cost.or(cc_cost).filter(|c| *c > 0.0),
+        output_estimate,
+    }
+}
+
+/// Reads a conversation for export: `all` its messages (redacted as they will be shown), `path_ids` the path
+/// shown, root first.
+pub fn read(
+    store: &Store,
+    conv: &Conversation,
+    all: Vec<Message>,
+    path_ids: &[String],
+    at: Option<&str>,
+    redacted: usize,
+) -> Reading {
+    // depth-first order, iteratively, children in stored order
+    let index: HashMap<&str, usize> = all
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.id.as_str(), i))
+        .collect();
+    let mut kids: HashMap<Option<usize>, Vec<usize>> = HashMap::new();
+    for (i, m) in all.iter().enumerate() {
+        let p = m.parent.as_deref().and_then(|p| index.get(p).copied());
+        kids.entry(p).or_default().push(i);
+    }
+    let mut order = Vec::with_capacity(all.len());
+    let mut stack: Vec<usize> = kids
+        .get(&None)
+        .map(|r| r.iter().rev().copied().collect())
+        .unwrap_or_default();
+    let mut seen = vec![false; all.len()];
+    while let Some(i) = stack.pop() {
+        if std::mem::replace(&mut seen[i], true) {
+            continue;
+        }
+        order.push(i);
+        if let Some(k) = kids.get(&Some(i)) {
+            stack.extend(k.iter().rev());
+        }
+    }
+    // messages no root reaches (a cycle in what a harness wrote) still show, at the end
+    order.extend((0..all.len()).filter(|&i| !seen[i]));
+    let mut slots: Vec<Option<Message>> = all.into_iter().map(Some).collect();
+    let all: Vec<Message> = order.iter().filter_map(|&i| slots[i].take()).collect();
+    let index: HashMap<String, usize> = all
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.id.clone(), i))
+        .collect();
+    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (i, m) in all.iter().enumerate() {
+        if let Some(p) = m.parent.as_deref().and_then(|p| index.get(p)) {
+            children.entry(*p).or_default().push(i);
+        }
+    }
+    let path: Vec<usize> = path_ids
+        .iter()
+        .filter_map(|id| index.get(id).copied())
+        .collect();
+    let on_path: HashSet<usize> = path.iter().copied().collect();
+
+    // each call's result, among its message's children
+    let mut results = HashMap::new();
+    let mut absorbed = HashSet::new();
+    let mut tool_inputs = HashMap::new();
+    for (i, m) in all.iter().enumerate() {
+        for b in &m.content {
+            if let Block::ToolUse { id, name, input } = b {
+                tool_inputs.insert(id.clone(), (name.clone(), input.clone()));
+                let found = children.get(&i).into_iter().flatten().find_map(|&c| {
+                    all[c]
+                        .content
+                        .iter()
+                        .enumerate()
+                        .find_map(|(k, rb)| match rb {
+                            Block::ToolResult { tool_use_id, .. } if tool_use_id == id => {
+                                Some((c, k))
+                            }
+                            _ => None,
+                        })
+                });
+                if let Some(f) = found {
+                    results.insert(id.clone(), f);
+                    absorbed.insert(f);
+                }
+            }
+        }
+    }
+
+    let mut checkpoints: HashMap<usize, Vec<String>> = HashMap::new();
+    for c in store.checkpoints(&conv.id).unwrap_or_default() {
+        if let Some(&i) = index.get(&c.message) {
+            checkpoints.entry(i).or_default().push(c.label);
+        }
+    }
+
+    // the context sent now: each message's fate, and the snapshot pages the model saw
+    let mut fates = HashMap::new();
+    let mut compactions = HashMap::new();
+    let view = PathView::load(store, &conv.id, at).ok();
+    if let Some(view) = &view {
+        let l = layout(view, &[], view.len());
+        for (k, f) in assemble::fates(view, &l).into_iter().enumerate() {
+            if let (Some(f), Some(&i)) = (f, view.heads.get(k).and_then(|h| index.get(&h.id))) {
+                fates.insert(i, f.label());
+            }
+        }
+    }
+    // the spans markers on the path resolve to
+    let resolved: HashMap<&str, &crate::reclaim::view::Resolved> = view
+        .as_ref()
+        .map(|v| {
+            v.markers
+                .iter()
+                .filter_map(|p| Some((v.heads.get(p.at)?.id.as_str(), &p.marker)))
+                .collect()
+        })
+        .unwrap_or_default();
+    for (i, m) in all.iter().enumerate() {
+        let Some(marker) = Marker::of(m) else {
+            continue;
+        };
+        let range = match resolved.get(m.id.as_str()) {
+            Some(Resolved::Summary { from, to, .. })
+            | Some(Resolved::Snapshot { from, to, .. }) => Some((*from, *to)),
+            _ => None,
+        };
+        let covered = range.map_or(0, |(a, b)| b.saturating_sub(a) + 1);
+        let c = match marker {
+            Marker::Harness {
+                harness,
+                sends_text,
+                ..
+            } => {
+                let own = sends_text.then(|| crate::model::plain_text(&m.content));
+                // Claude Code's summary is the user message after the boundary
+                let next = children.get(&i).into_iter().flatten().find_map(|&c| {
+                    (all[c].cairn_kind() == Some(crate::model::KIND_COMPACT_SUMMARY))
+                        .then(|| crate::model::plain_text(&all[c].content))
+                });
+                Compaction::Harness {
+                    harness,
+                    summary: own.or(next).filter(|s| !s.trim().is_empty()),
+                }
+            }
+            Marker::Summary { summary, .. } => Compaction::Summary { summary, covered },
+            Marker::Snapshot { shape, .. } => Compaction::Snapshot {
+                covered,
+                pages: match (view.as_ref(), range) {
+                    (Some(v), Some((a, b))) => {
+                        snapshot_pages(store, v, a, b, &shape).unwrap_or_default()
+                    }
+                    _ => Vec::new(),
+                },
+            },
+            Marker::Elide {
+                at,
+                legacy_tool_ids,
+            } => Compaction::Elide {
+                results: at.len().max(legacy_tool_ids.len()),
+            },
+            Marker::Images { at } => Compaction::Images { images: at.len() },
+        };
+        compactions.insert(i, c);
+    }
+
+    // a title a harness's injected preamble gave (stores imported before titles skipped them) is replaced by the
+    // first prompt the user typed
+    let injected = |t: &str| {
+        let t = t.trim_start();
+        crate::formats::is_preamble(t)
+            && (t.starts_with("Caveat:")
+                || t.starts_with("# AGENTS.md")
+                || [
+                    "command",
+                    "system-reminder",
+                    "environment_context",
+                    "user_instructions",
+                    "ide_",
+                ]
+                .iter()
+                .any(|k| t.get(1..).is_some_and(|r| r.starts_with(k))))
+    };
+    let title = match conv.title.as_deref() {
+        Some(t) if !injected(t) && !t.trim().is_empty() => t.to_string(),
+        _ => path
+            .iter()
+            .find_map(|&i| {
+                let m = &all[i];
+                (m.role == Role::User).then_some(())?;
+                m.content.iter().find_map(|b| match b {
+                    Block::Text { text }
+                        if !crate::formats::is_preamble(text) && !text.trim().is_empty() =>
+                    {
+                        Some(crate::formats::short_title(text))
+                    }
+                    _ => None,
+                })
+            })
+            .unwrap_or_else(|| format!("Conversation {}", conv.id)),
+    };
+    let tip = conv.tip.as_deref().and_then(|t| index.get(t).copied());
+    Reading {
+        conv: conv.clone(),
+        title,
+        all,
+        path,
+        on_path,
+        children,
+        results,
+        absorbed,
+        tool_inputs,
+        checkpoints,
+        fates,
+        compactions,
+        tip,
+        redacted,
+    }
+}
+
+/// The pages a snapshot marker sends for path messages `from..=to`, rendered now from their stored text, secrets
+/// redacted as everywhere else in the export.
+fn snapshot_pages(
+    store: &Store,
+    view: &PathView,
+    from: usize,
+    to: usize,
+    shape: &crate::reclaim::marker::Shape,
+) -> Option<Vec<Vec<u8>>> {
+    let idx: Vec<usize> = (from..=to).collect();
+    let mut covered = view.bodies(Some(store), &idx).ok()?;
+    for m in &mut covered {
+        crate::redact::message(m);
+    }
+    let blocks = assemble::snapshot_blocks(&covered, shape).ok()?;
+    Some(
+        blocks
+            .into_iter()
+            .filter_map(|b| match b {
+                Block::Image {
+                    data: crate::model::ImageData::Bytes(b),
+                    ..
+                } => Some(b),
+                _ => None,
+            })
+            .collect(),
+    )
+}
