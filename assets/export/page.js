@@ -32,7 +32,10 @@
       if (links[k]) { links[k].classList.toggle("on", !!keep[k]); links[k].classList.toggle("cur", k === id); }
     });
     if (count) { count.textContent = Object.keys(keep).length + " messages on the path shown"; }
-    if (scroll) { arts[id].scrollIntoView({block: "start"}); }
+    if (scroll) {
+      arts[id].scrollIntoView({block: "start"});
+      if (links[id]) { links[id].scrollIntoView({block: "nearest"}); }
+    }
   }
   function route() {
     var h = location.hash;

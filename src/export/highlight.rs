@@ -79,7 +79,19 @@ pub fn diff(text: &str) -> String {
 }
 
 /// The stylesheet for the highlight classes: light, dark, or both by the reader's preference.
-pub fn css(theme: super::Theme) -> String {
+pub fn css(theme: super::Theme) -> &'static str {
+    static CSS: OnceLock<[String; 3]> = OnceLock::new();
+    let [auto, light, dark] = CSS.get_or_init(|| {
+        [super::Theme::Auto, super::Theme::Light, super::Theme::Dark].map(build_css)
+    });
+    match theme {
+        super::Theme::Auto => auto,
+        super::Theme::Light => light,
+        super::Theme::Dark => dark,
+    }
+}
+
+fn build_css(theme: super::Theme) -> String {
     let set = ThemeSet::load_defaults();
     let of = |name: &str| {
         set.themes

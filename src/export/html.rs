@@ -13,7 +13,7 @@ use sha2::Digest as _;
 
 use super::markdown::html_escape as esc;
 use super::reading::{Compaction, Reading, reply_info};
-use super::tools::{Detail, lang_of_path, summarize};
+use super::tools::{Detail, result_lang, summarize};
 use super::{Options, Theme, highlight, is_thinking, markup};
 use crate::model::{Block, ImageData, ToolResultContent};
 use crate::store::{Store, StoreError};
@@ -62,7 +62,8 @@ fn output(text: &str, lang: &str) -> String {
         "<pre>{}<details class=\"more\"><summary>… {} more lines …</summary>{}</details>{}</pre>",
         part(&head),
         lines.len() - HEAD_LINES - TAIL_LINES,
-        part(&middle),
+        // the folded middle is plain: highlighting what nobody unfolds would triple the page
+        esc(&middle),
         part(&tail)
     )
 }
@@ -96,13 +97,7 @@ fn result(
 ) -> Result<String, StoreError> {
     let lang = call
         .and_then(|id| r.tool_inputs.get(id))
-        .map(|(_, input)| {
-            ["file_path", "path", "filePath"]
-                .iter()
-                .find_map(|k| input.get(k).and_then(|v| v.as_str()))
-                .map(lang_of_path)
-                .unwrap_or_default()
-        })
+        .map(|(name, input)| result_lang(name, input))
         .unwrap_or_default();
     let mut inner = String::new();
     let text = content.text();
@@ -185,6 +180,22 @@ fn blocks(
                 match &s.detail {
                     Detail::Diff(d) => {
                         out.push_str(&format!("<pre>{}</pre>\n", highlight::diff(d)))
+                    }
+                    Detail::Checklist(items) => {
+                        out.push_str("<ul class=\"plan\">");
+                        for (status, text) in items {
+                            let mark = match status.as_str() {
+                                "completed" => "☑",
+                                "in_progress" => "▶",
+                                _ => "☐",
+                            };
+                            out.push_str(&format!(
+                                "<li class=\"{}\">{mark} {}</li>",
+                                esc(status),
+                                esc(text)
+                            ));
+                        }
+                        out.push_str("</ul>\n");
                     }
                     Detail::Code { lang, text } => out.push_str(&output(text, lang)),
                     Detail::Json(j) => out.push_str(&format!(
@@ -517,7 +528,11 @@ pub fn render(store: &Store, r: &Reading, opts: Options) -> Result<String, Store
     if let Some(c) = cost {
         facts.push(format!("${c:.2}"));
     }
-    if let Some(t) = super::reading::time_of(r.conv.created_at) {
+    let started = r
+        .path
+        .first()
+        .map_or(r.conv.created_at, |&i| r.all[i].created_at);
+    if let Some(t) = super::reading::time_of(started) {
         facts.push(format!("started {t}"));
     }
     facts.push(if opts.redact {

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::reading::{Compaction, Reading, reply_info};
-use super::tools::{Detail, lang_of_path, summarize};
+use super::tools::{Detail, result_lang, summarize};
 use super::{Options, is_thinking};
 use crate::model::{Block, ToolResultContent};
 
@@ -93,12 +93,7 @@ fn result_md(
 ) -> String {
     let lang = call
         .and_then(|id| r.tool_inputs.get(id))
-        .and_then(|(_, input)| {
-            ["file_path", "path", "filePath"]
-                .iter()
-                .find_map(|k| input.get(k).and_then(Value::as_str))
-        })
-        .map(lang_of_path)
+        .map(|(name, input)| result_lang(name, input))
         .unwrap_or_default();
     let mut out = output(
         &content.text(),
@@ -120,7 +115,13 @@ fn message_md(r: &Reading, i: usize, opts: Options, out: &mut String) {
     for (k, b) in m.content.iter().enumerate() {
         match b {
             Block::Text { text } => {
-                if m.cairn_kind() == Some(crate::model::KIND_COMPACT_SUMMARY) {
+                if m.role == crate::model::Role::User
+                    && crate::formats::is_preamble(text)
+                    && m.content.len() > 1
+                {
+                    // injected beside what the user typed (an IDE's opened file, a system reminder)
+                    out.push_str(&details(&crate::formats::short_title(text), text));
+                } else if m.cairn_kind() == Some(crate::model::KIND_COMPACT_SUMMARY) {
                     out.push_str("> **The summary the model saw from here on**\n>\n");
                     for l in text.lines() {
                         out.push_str(&format!("> {l}\n"));
@@ -153,6 +154,18 @@ fn message_md(r: &Reading, i: usize, opts: Options, out: &mut String) {
                 match &s.detail {
                     Detail::Diff(d) => {
                         out.push_str(&fence(d.trim_end(), "diff"));
+                        out.push('\n');
+                    }
+                    Detail::Checklist(items) => {
+                        for (status, text) in items {
+                            let mark = if status == "completed" { "x" } else { " " };
+                            let now = if status == "in_progress" {
+                                " *(in progress)*"
+                            } else {
+                                ""
+                            };
+                            out.push_str(&format!("- [{mark}] {}{now}\n", text.replace('\n', " ")));
+                        }
                         out.push('\n');
                     }
                     Detail::Code { lang, text } => out.push_str(&output(text, lang, "")),
@@ -307,11 +320,15 @@ pub fn render(r: &Reading, opts: Options) -> String {
             bits.push(t.clone());
         }
         if let Some(u) = &info.usage {
+            // Claude Code records output tokens as a reply starts streaming: the reply's own size says more
+            let out = match info.output_estimate {
+                Some(e) => format!("~{e}"),
+                None => u.output_tokens.to_string(),
+            };
             bits.push(format!(
-                "in {} · cached {} · out {}",
+                "in {} · cached {} · out {out}",
                 u.input_tokens + u.cache_creation_input_tokens,
                 u.cache_read_input_tokens,
-                u.output_tokens
             ));
         }
         if let Some(c) = info.cost {

@@ -21,7 +21,12 @@ pub struct CallSummary {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Detail {
     Diff(String),
-    Code { lang: String, text: String },
+    /// A plan (Claude Code's `TodoWrite`, Codex's `update_plan`): each item with its status.
+    Checklist(Vec<(String, String)>),
+    Code {
+        lang: String,
+        text: String,
+    },
     Json(String),
     None,
 }
@@ -80,6 +85,24 @@ pub fn lang_of_path(path: &str) -> String {
             _ => String::new(),
         },
     }
+}
+
+/// The language a call's result is written in: a file read shows the file's (by its extension); any other
+/// result is output, shown plain (an empty string).
+pub fn result_lang(name: &str, input: &Value) -> String {
+    let lower = name.to_ascii_lowercase();
+    let reads = matches!(
+        lower.as_str(),
+        "read" | "read_file" | "readfile" | "view" | "cat"
+    ) || input.get("command").and_then(Value::as_str) == Some("view");
+    if !reads {
+        return String::new();
+    }
+    ["file_path", "path", "filePath"]
+        .iter()
+        .find_map(|k| input.get(k).and_then(Value::as_str))
+        .map(lang_of_path)
+        .unwrap_or_default()
 }
 
 /// A unified diff of `old` → `new` for `path`.
@@ -225,6 +248,31 @@ pub fn summarize(name: &str, input: &Value) -> CallSummary {
             },
         };
     }
+    // a plan: its items and their status
+    if let Some(items) = get("todos")
+        .or_else(|| get("plan"))
+        .and_then(Value::as_array)
+    {
+        let list: Vec<(String, String)> = items
+            .iter()
+            .filter_map(|t| {
+                let text = t
+                    .get("content")
+                    .or_else(|| t.get("step"))
+                    .and_then(Value::as_str)?;
+                let status = t.get("status").and_then(Value::as_str).unwrap_or("pending");
+                Some((status.to_string(), text.to_string()))
+            })
+            .collect();
+        if !list.is_empty() {
+            let done = list.iter().filter(|(s, _)| s == "completed").count();
+            return CallSummary {
+                name: name.into(),
+                arg: Some(format!("{done} of {} done", list.len())),
+                detail: Detail::Checklist(list),
+            };
+        }
+    }
     // a search: what it looked for, and where
     if let Some(pattern) = str_of("pattern") {
         let arg = if path.is_empty() {
@@ -352,6 +400,22 @@ mod tests {
         let s = summarize("apply_patch", &json!({"input": patch}));
         assert_eq!(s.arg.as_deref(), Some("src/x.rs"));
         assert_eq!(s.detail, Detail::Diff(patch.into()));
+    }
+
+    #[test]
+    fn a_plan_is_a_checklist() {
+        let s = summarize(
+            "TodoWrite",
+            &json!({"todos": [{"content": "read", "status": "completed"}, {"content": "fix", "status": "in_progress"}]}),
+        );
+        assert_eq!(s.arg.as_deref(), Some("1 of 2 done"));
+        assert_eq!(
+            s.detail,
+            Detail::Checklist(vec![
+                ("completed".into(), "read".into()),
+                ("in_progress".into(), "fix".into())
+            ])
+        );
     }
 
     #[test]

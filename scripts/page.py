@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Screenshot of a page in headless Chromium, scrolled to an element: page-shot.py FILE.html OUT.png [#msg-ID]
-[--width 1280] [--height 900] [--dark]. Talks to Chromium over the DevTools protocol (pip: websocket-client),
-because `chromium --screenshot` ignores the scroll a #fragment makes."""
+"""A page in headless Chromium: a screenshot scrolled to an element, and how long it took to open.
+    page.py FILE.html OUT.png [#msg-ID] [--width 1280] [--height 900] [--dark] [--timing]
+Talks to Chromium over the DevTools protocol (pip: websocket-client), because `chromium --screenshot` ignores the
+scroll a #fragment makes. --timing prints the page's load figures (ms from navigation start)."""
 import argparse, base64, json, os, shutil, subprocess, tempfile, time, urllib.request
 
 import websocket  # websocket-client
@@ -13,6 +14,7 @@ ap.add_argument("fragment", nargs="?", default="")
 ap.add_argument("--width", type=int, default=1280)
 ap.add_argument("--height", type=int, default=900)
 ap.add_argument("--dark", action="store_true")
+ap.add_argument("--timing", action="store_true")
 a = ap.parse_args()
 
 browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
@@ -47,6 +49,16 @@ try:
     url = "file://" + os.path.abspath(a.page) + a.fragment
     call("Page.navigate", url=url)
     time.sleep(1.5)
+    if a.timing:
+        t = call("Runtime.evaluate", returnByValue=True, expression="""(() => {
+            const n = performance.getEntriesByType('navigation')[0];
+            const p = performance.getEntriesByName('first-contentful-paint')[0];
+            return {domContentLoaded: Math.round(n.domContentLoadedEventEnd), load: Math.round(n.loadEventEnd),
+                    firstContentfulPaint: p ? Math.round(p.startTime) : null,
+                    articles: document.querySelectorAll('article').length,
+                    bytes: document.documentElement.outerHTML.length};
+        })()""")
+        print(json.dumps(t["result"]["value"]))
     if a.fragment:
         call("Runtime.evaluate", expression=f"document.getElementById({json.dumps(a.fragment[1:])}).scrollIntoView()")
         time.sleep(0.3)
