@@ -26,6 +26,7 @@ mod resume;
 mod retry;
 mod rewind;
 mod screenshot;
+mod search;
 mod send;
 mod shake;
 mod show;
@@ -83,6 +84,8 @@ enum Command {
     Calibrate(calibrate::Args),
     /// The estimate of every measured reply against what its provider measured.
     Replay(replay::Args),
+    /// Full-text search over every conversation and branch: words, "phrases", prefix*, AND/OR/NOT
+    Search(search::Args),
     /// Continue a conversation with a provider: the reply is streamed and persisted with the prompt as one turn.
     Send(send::Args),
     /// Apply a reclaim rung (writes a compaction marker; stored messages never change). Without --strategy, the
@@ -139,6 +142,10 @@ pub fn run() -> i32 {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };
+    // a store from before an index is indexed as it opens; say how far that is
+    crate::store::index::on_migration_progress(Box::new(|what, done, total| {
+        eprintln!("cairn: {what}: {done} of {total}");
+    }));
     let mut ctx = Ctx {
         db: cli.db,
         store: None,
@@ -171,6 +178,7 @@ fn dispatch(ctx: &mut Ctx, command: Command) -> Result<()> {
         C::Context(a) => context::run(ctx, a),
         C::Calibrate(a) => calibrate::run(ctx, a),
         C::Replay(a) => replay::run(ctx, a),
+        C::Search(a) => search::run(ctx, a),
         C::Send(a) => send::run(ctx, a),
         C::Compact(a) => compact::run(ctx, a),
         C::Shake(a) => shake::run(ctx, a),

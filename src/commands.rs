@@ -158,6 +158,8 @@ pub enum Action {
         conversation: String,
         query: String,
     },
+    /// Full-text search over every conversation and branch.
+    Search(crate::store::SearchQuery),
 }
 
 /// What to render.
@@ -251,6 +253,7 @@ pub enum Outcome {
         query: String,
         hits: Vec<String>,
     },
+    Searched(crate::search::Results),
 }
 
 /// Why an action failed; each names the id, file or value at fault in one line.
@@ -421,6 +424,7 @@ pub fn run(
             conversation,
             query,
         } => tree::find(store, &conversation, &query, progress, cancel),
+        A::Search(q) => Ok(Outcome::Searched(crate::search::search(store, &q)?)),
     }
 }
 

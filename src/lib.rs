@@ -16,6 +16,7 @@ pub mod provider;
 pub mod reclaim;
 pub mod redact;
 pub mod render;
+pub mod search;
 pub mod send;
 pub mod slash;
 pub mod store;

@@ -9,11 +9,13 @@
 
 mod checkpoints;
 mod error;
+pub mod index;
 mod measures;
 mod oplog;
 mod paths;
 mod resume;
 mod schema;
+mod search;
 mod tree;
 mod turns;
 
@@ -29,6 +31,7 @@ pub use measures::Facts;
 pub use oplog::Operation;
 pub use paths::Head;
 pub use resume::{Budget, Resumed, Retry};
+pub use search::{Hit, Hits, SearchQuery};
 pub use turns::{ImportedConversation, ImportedMessage};
 
 use crate::model::{Block, ImageData, Message, NewMessage, Role};
@@ -511,6 +514,14 @@ pub(crate) fn insert_message(
     ])?;
     let seq = tx.last_insert_rowid();
     measures::insert(tx, seq, conv_seq, m, created_at)?;
+    let parent_body: Option<i64> = match parent {
+        Some((p, _)) => tx
+            .prepare_cached("SELECT coalesce(body_of, seq) FROM messages WHERE seq = ?1")?
+            .query_row([p], |r| r.get(0))
+            .optional()?,
+        None => None,
+    };
+    index::index_body(tx, seq, conv_seq, parent_body, m, created_at)?;
     Ok((seq, id))
 }
 

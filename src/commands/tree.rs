@@ -168,32 +168,47 @@ pub(super) fn check(store: &mut Store) -> Result<Outcome, CommandError> {
     })
 }
 
-/// Messages (every branch) whose id starts with, or whose plain text contains, the query (case-insensitive).
+/// Messages (every branch) whose id starts with the query, or whose text holds its words (the last one as a
+/// prefix), through the full-text index.
 pub(super) fn find(
     store: &mut Store,
     conversation: &str,
     query: &str,
-    progress: &dyn Progress,
+    _progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<Outcome, CommandError> {
     let conversation = store.resolve_conversation(conversation)?;
-    let q = query.to_lowercase();
-    let all = store.messages(&conversation)?;
-    let mut hits = Vec::new();
-    for (k, m) in all.iter().enumerate() {
-        if k % 1024 == 0 {
-            if cancel.load(Ordering::Relaxed) {
-                return Err(CommandError::Cancelled);
-            }
-            progress.step(k, all.len(), "messages");
-        }
-        if m.id.starts_with(&q)
-            || crate::model::plain_text(&m.content)
-                .to_lowercase()
-                .contains(&q)
-        {
-            hits.push(m.id.clone());
-        }
+    let q = query.trim().to_lowercase();
+    let mut hits: Vec<String> = Vec::new();
+    if !q.is_empty() && q.chars().all(|c| c.is_ascii_hexdigit()) {
+        hits.extend(store.ids_with_prefix(&conversation, &q)?);
+    }
+    if cancel.load(Ordering::Relaxed) {
+        return Err(CommandError::Cancelled);
+    }
+    // the words as one phrase, its last word a prefix: what a find box means, whatever characters it holds
+    let words: Vec<String> = q
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect();
+    if !words.is_empty() {
+        let found = store.search(&crate::store::SearchQuery {
+            text: format!("\"{}\"*", words.join(" ")),
+            conversation: Some(conversation.clone()),
+            limit: 100_000,
+            ..Default::default()
+        })?;
+        let mut seen: std::collections::HashSet<String> = hits.iter().cloned().collect();
+        // in tree order (the index ranks; a find steps through the tree)
+        let mut by_order: Vec<(String, i64)> = found
+            .hits
+            .into_iter()
+            .filter(|h| seen.insert(h.message.clone()))
+            .map(|h| (h.message, h.seq))
+            .collect();
+        by_order.sort_by_key(|x| x.1);
+        hits.extend(by_order.into_iter().map(|x| x.0));
     }
     Ok(Outcome::Found {
         conversation,

@@ -76,6 +76,8 @@ pub enum StoreError {
     MissingBlob(String),
     #[error("corrupt row for message {id}: {reason}")]
     Corrupt { id: String, reason: String },
+    #[error("search query: {0}")]
+    BadQuery(String),
     #[error("store: {0}")]
     Sqlite(rusqlite::Error),
 }

@@ -56,7 +56,15 @@ pub(crate) fn insert(
         model_of(&m.meta),
         m.usage.as_ref(),
         created_at,
-    )
+    )?;
+    tx.prepare_cached("UPDATE measures SET flags = ?1, compaction = ?2 WHERE seq = ?3")?
+        .execute(params![
+            super::paths::flags_of(m),
+            m.meta.pointer("/cairn/kind").and_then(Value::as_str)
+                == Some(crate::model::KIND_COMPACTION),
+            seq
+        ])?;
+    Ok(())
 }
 
 fn write(
@@ -108,8 +116,9 @@ fn write(
 pub(crate) fn copy(tx: &Transaction<'_>, conversation: i64, pairs_json: &str) -> Result<()> {
     tx.execute(
         &format!(
-            "INSERT INTO measures (seq, conversation, {COLUMNS})
-             SELECT p.value ->> 1, ?1, {COLUMNS} FROM json_each(?2) p JOIN measures m ON m.seq = p.value ->> 0"
+            "INSERT INTO measures (seq, conversation, copy, flags, compaction, {COLUMNS})
+             SELECT p.value ->> 1, ?1, 1, flags, compaction, {COLUMNS}
+             FROM json_each(?2) p JOIN measures m ON m.seq = p.value ->> 0"
         ),
         params![conversation, pairs_json],
     )?;

@@ -30,6 +30,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: V4,
         backfill: Some(super::measures::backfill),
     },
+    Step {
+        sql: V5,
+        backfill: Some(super::index::backfill),
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
@@ -201,6 +205,49 @@ CREATE TABLE store_values (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
 ) WITHOUT ROWID;
+"#;
+
+/// v5: research across sessions. A full-text index of every body (FTS5, contentless) and the tool calls with
+/// their results, both filled by a Rust backfill; what measures need for usage statistics without reading bodies
+/// (the message's flags, whether the row is a fork's copy, whether it is a compaction marker); the project each
+/// session ran in; a reverse index from a body to the copies that share it.
+const V5: &str = r#"
+CREATE VIRTUAL TABLE search USING fts5(text, tools, content='', tokenize='unicode61 remove_diacritics 2');
+
+CREATE TABLE tool_calls (
+    body INTEGER NOT NULL REFERENCES messages(seq),
+    call_id TEXT NOT NULL,
+    conversation INTEGER NOT NULL REFERENCES conversations(seq),
+    name TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    result INTEGER REFERENCES messages(seq),
+    is_error INTEGER NOT NULL DEFAULT 0,
+    result_tokens INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (body, call_id)
+) WITHOUT ROWID;
+CREATE INDEX tool_calls_by_time ON tool_calls(created_at);
+
+ALTER TABLE measures ADD COLUMN flags INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measures ADD COLUMN compaction INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measures ADD COLUMN copy INTEGER NOT NULL DEFAULT 0;
+UPDATE measures SET
+    flags = (SELECT m.flags FROM messages m WHERE m.seq = measures.seq),
+    copy = (SELECT m.body_of IS NOT NULL FROM messages m WHERE m.seq = measures.seq),
+    compaction = coalesce((SELECT json_extract(b.meta, '$.cairn.kind') = 'compaction'
+                           FROM messages m JOIN messages b ON b.seq = coalesce(m.body_of, m.seq)
+                           WHERE m.seq = measures.seq AND json_valid(b.meta)), 0);
+CREATE INDEX measures_by_time ON measures(created_at);
+
+ALTER TABLE conversations ADD COLUMN project TEXT;
+UPDATE conversations SET project = coalesce(
+    CASE WHEN json_valid(meta) THEN coalesce(json_extract(meta, '$.header.cwd'), json_extract(meta, '$.session_meta.cwd'),
+        json_extract(meta, '$.session_meta.payload.cwd'), json_extract(meta, '$.preamble[0].cwd')) END,
+    (SELECT json_extract(m.meta, '$.lines[0].cwd') FROM messages m
+     WHERE m.conversation = conversations.seq AND m.content IS NOT NULL AND json_valid(m.meta)
+       AND json_extract(m.meta, '$.lines[0].cwd') IS NOT NULL
+     ORDER BY m.seq LIMIT 1));
+
+CREATE INDEX messages_by_body ON messages(body_of) WHERE body_of IS NOT NULL;
 "#;
 
 /// Brings a store at `from` up to [`VERSION`], all steps in one transaction.

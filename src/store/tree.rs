@@ -224,6 +224,11 @@ impl Store {
             });
         }
         super::measures::copy(&tx, new_seq, &serde_json::Value::Array(seqs).to_string())?;
+        // a fork runs in its origin's project (its bodies are the origin's, already indexed)
+        tx.execute(
+            "UPDATE conversations SET project = (SELECT project FROM conversations WHERE seq = ?1) WHERE seq = ?2",
+            params![conv.seq, new_seq],
+        )?;
         let map: HashMap<i64, i64> = path
             .iter()
             .enumerate()

@@ -261,6 +261,18 @@ fn write_imported(
         written.push((seq, parent.map_or(0, |p| p.1 + 1)));
         ids.push(id);
     }
+    let firsts: Vec<&Value> = c
+        .messages
+        .iter()
+        .take(20)
+        .map(|m| &m.message.meta)
+        .collect();
+    if let Some(project) = super::index::project_of(&c.meta, &firsts) {
+        tx.execute(
+            "UPDATE conversations SET project = ?1 WHERE seq = ?2",
+            rusqlite::params![project, conv_seq],
+        )?;
+    }
     let conv = ConvRow {
         seq: conv_seq,
         id: conv_id.clone(),

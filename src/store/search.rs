@@ -1,0 +1,178 @@
+//! Full-text search over every message of every conversation and branch, through the FTS5 index
+//! ([`super::index`]): the query language is FTS5's (words, "phrases", prefix*, AND/OR/NOT, NEAR), results ranked
+//! by bm25, filtered by conversation, role, tool, errors and time in the same statement.
+
+use rusqlite::params_from_iter;
+use rusqlite::types::Value as Sql;
+
+use super::{Result, Store, StoreError, conv_row};
+
+/// Which messages a search looks at.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SearchQuery {
+    /// FTS5 query syntax.
+    pub text: String,
+    pub conversation: Option<String>,
+    /// "user" (prompts), "assistant" (replies), "tool" (tool results), "system".
+    pub role: Option<String>,
+    /// Messages that call this tool or hold its results.
+    pub tool: Option<String>,
+    /// Only messages holding a failed tool result.
+    pub errors: bool,
+    /// Epoch milliseconds.
+    pub since: Option<i64>,
+    pub limit: usize,
+}
+
+/// One message that matched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub conversation: String,
+    pub title: Option<String>,
+    pub message: String,
+    /// "user", "assistant", "tool" (a message of tool results) or "system".
+    pub role: String,
+    pub created_at: i64,
+    /// bm25: lower is better.
+    pub rank: f64,
+    /// The row holding the message's body (its own, or the original a fork copied).
+    pub body: i64,
+    /// The message's own row (tree order within a conversation).
+    pub seq: i64,
+}
+
+/// The best hits and how many messages matched in all.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Hits {
+    pub hits: Vec<Hit>,
+    pub total: u64,
+}
+
+impl Store {
+    /// Runs a search. A query FTS5 cannot parse is `BadQuery`, naming what is wrong.
+    pub fn search(&self, q: &SearchQuery) -> Result<Hits> {
+        let mut matcher = format!("({})", q.text.trim());
+        if q.text.trim().is_empty() {
+            return Err(StoreError::BadQuery("the query is empty".into()));
+        }
+        if let Some(t) = &q.tool {
+            matcher = format!("{matcher} AND tools : \"{}\"", t.replace('"', "\"\""));
+        }
+        let mut filters = String::new();
+        let mut args: Vec<Sql> = vec![Sql::Text(matcher)];
+        if let Some(c) = &q.conversation {
+            let conv = conv_row(&self.conn, c)?;
+            args.push(Sql::Integer(conv.seq));
+            filters.push_str(&format!(" AND m.conversation = ?{}", args.len()));
+        }
+        match q.role.as_deref() {
+            None => {}
+            Some("user") => filters.push_str(" AND m.role = 'user' AND (m.flags & 2) = 0"),
+            Some("tool") => filters.push_str(" AND (m.flags & 2) != 0"),
+            Some("assistant") => filters.push_str(" AND m.role = 'assistant'"),
+            Some("system") => filters.push_str(" AND m.role = 'system'"),
+            Some(other) => {
+                return Err(StoreError::BadQuery(format!(
+                    "--role {other:?}: use user, assistant, tool or system"
+                )));
+            }
+        }
+        if q.errors {
+            filters.push_str(" AND EXISTS (SELECT 1 FROM measures me WHERE me.seq = m.seq AND me.tool_errors > 0)");
+        }
+        if let Some(since) = q.since {
+            args.push(Sql::Integer(since));
+            filters.push_str(&format!(" AND m.created_at >= ?{}", args.len()));
+        }
+        // a hit on a body is a hit in the conversation that wrote it and in every fork that copied it
+        let candidates = |with_rank: bool| {
+            let rank = if with_rank {
+                "bm25(search, 1.0, 0.5)"
+            } else {
+                "0"
+            };
+            format!(
+                "WITH hits(body, rank) AS (SELECT rowid, {rank} FROM search WHERE search MATCH ?1)
+                 SELECT m.seq, m.id, m.conversation, m.role, m.flags, m.created_at, hits.rank, hits.body
+                 FROM hits JOIN messages m ON m.seq = hits.body WHERE 1 = 1 {filters}
+                 UNION ALL
+                 SELECT m.seq, m.id, m.conversation, m.role, m.flags, m.created_at, hits.rank, hits.body
+                 FROM hits JOIN messages m ON m.body_of = hits.body WHERE 1 = 1 {filters}"
+            )
+        };
+        // a generic SQL error from these statements is the query's (FTS5 reports its syntax errors so)
+        let bad = |e: rusqlite::Error| match &e {
+            rusqlite::Error::SqliteFailure(f, Some(msg)) if f.extended_code == 1 => {
+                StoreError::BadQuery(msg.trim_start_matches("fts5: ").to_string())
+            }
+            _ => StoreError::Sqlite(e),
+        };
+        let total: i64 = self
+            .conn
+            .prepare(&format!("SELECT count(*) FROM ({})", candidates(false)))
+            .map_err(bad)?
+            .query_row(params_from_iter(args.iter()), |r| r.get(0))
+            .map_err(bad)?;
+        args.push(Sql::Integer(q.limit.max(1) as i64));
+        let sql = format!(
+            "SELECT x.id, c.id, c.title, x.role, x.flags, x.created_at, x.rank, x.body, x.seq
+             FROM ({}) x JOIN conversations c ON c.seq = x.conversation
+             ORDER BY x.rank, x.seq LIMIT ?{}",
+            candidates(true),
+            args.len()
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(bad)?;
+        let hits = stmt
+            .query_map(params_from_iter(args.iter()), |r| {
+                let role: String = r.get(3)?;
+                let flags: i64 = r.get(4)?;
+                Ok(Hit {
+                    message: r.get(0)?,
+                    conversation: r.get(1)?,
+                    title: r.get(2)?,
+                    role: if flags & 2 != 0 && role == "user" {
+                        "tool".into()
+                    } else {
+                        role
+                    },
+                    created_at: r.get(5)?,
+                    rank: r.get(6)?,
+                    body: r.get(7)?,
+                    seq: r.get(8)?,
+                })
+            })
+            .map_err(bad)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(bad)?;
+        Ok(Hits {
+            hits,
+            total: total.max(0) as u64,
+        })
+    }
+
+    /// The ids of a conversation's messages (every branch) that start with `prefix`, in tree order.
+    pub fn ids_with_prefix(&self, conversation: &str, prefix: &str) -> Result<Vec<String>> {
+        let conv = conv_row(&self.conn, conversation)?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id FROM messages WHERE conversation = ?1 AND substr(id, 1, length(?2)) = ?2 ORDER BY seq",
+        )?;
+        let ids = stmt
+            .query_map(rusqlite::params![conv.seq, prefix], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<String>>>()?;
+        Ok(ids)
+    }
+
+    /// The text the index holds for a body (what a snippet is cut from).
+    pub fn body_text(&self, body: i64) -> Result<String> {
+        let content: Option<String> =
+            self.conn
+                .query_row("SELECT content FROM messages WHERE seq = ?1", [body], |r| {
+                    r.get(0)
+                })?;
+        let blocks = content
+            .and_then(|c| serde_json::from_str::<serde_json::Value>(&c).ok())
+            .and_then(|v| crate::wire::blocks_from_value(v, "content").ok())
+            .unwrap_or_default();
+        Ok(super::index::indexed_text(&blocks))
+    }
+}
