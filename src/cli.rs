@@ -31,6 +31,7 @@ mod send;
 mod shake;
 mod show;
 mod slash;
+mod stats;
 mod stress_writer;
 mod tree;
 mod undo;
@@ -86,6 +87,8 @@ enum Command {
     Replay(replay::Args),
     /// Full-text search over every conversation and branch: words, "phrases", prefix*, AND/OR/NOT
     Search(search::Args),
+    /// Usage across sessions: tokens, cache hits, cost at list prices, tool calls and errors, compactions
+    Stats(stats::Args),
     /// Continue a conversation with a provider: the reply is streamed and persisted with the prompt as one turn.
     Send(send::Args),
     /// Apply a reclaim rung (writes a compaction marker; stored messages never change). Without --strategy, the
@@ -179,6 +182,7 @@ fn dispatch(ctx: &mut Ctx, command: Command) -> Result<()> {
         C::Calibrate(a) => calibrate::run(ctx, a),
         C::Replay(a) => replay::run(ctx, a),
         C::Search(a) => search::run(ctx, a),
+        C::Stats(a) => stats::run(ctx, a),
         C::Send(a) => send::run(ctx, a),
         C::Compact(a) => compact::run(ctx, a),
         C::Shake(a) => shake::run(ctx, a),

@@ -160,6 +160,11 @@ pub enum Action {
     },
     /// Full-text search over every conversation and branch.
     Search(crate::store::SearchQuery),
+    /// Usage across sessions, grouped.
+    Stats {
+        by: crate::store::By,
+        since: Option<i64>,
+    },
 }
 
 /// What to render.
@@ -254,6 +259,7 @@ pub enum Outcome {
         hits: Vec<String>,
     },
     Searched(crate::search::Results),
+    Stats(crate::stats::Stats),
 }
 
 /// Why an action failed; each names the id, file or value at fault in one line.
@@ -425,6 +431,12 @@ pub fn run(
             query,
         } => tree::find(store, &conversation, &query, progress, cancel),
         A::Search(q) => Ok(Outcome::Searched(crate::search::search(store, &q)?)),
+        A::Stats { by, since } => Ok(Outcome::Stats(crate::stats::stats(
+            store,
+            by,
+            since,
+            &settings.prices,
+        )?)),
     }
 }
 

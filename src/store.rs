@@ -18,6 +18,7 @@ mod schema;
 mod search;
 mod tree;
 mod turns;
+mod usage;
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -33,6 +34,7 @@ pub use paths::Head;
 pub use resume::{Budget, Resumed, Retry};
 pub use search::{Hit, Hits, SearchQuery};
 pub use turns::{ImportedConversation, ImportedMessage};
+pub use usage::{By, UsageGroup};
 
 use crate::model::{Block, ImageData, Message, NewMessage, Role};
 use crate::wire::{self, Images};

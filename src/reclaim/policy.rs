@@ -76,6 +76,8 @@ pub struct Settings {
     pub windows: BTreeMap<String, u64>,
     /// The snapshot's page profile (claude-hires, claude, claude-many, openai, gemini).
     pub profile: Option<String>,
+    /// List prices by model name (dates stripped), over the built-in table ([`crate::pricing`]).
+    pub prices: BTreeMap<String, crate::pricing::Price>,
 }
 
 impl Settings {

@@ -1,0 +1,139 @@
+//! `cairn stats [--by conversation|model|day|week|project|tool] [--since DATE] [--json|--csv]`: usage across
+//! sessions: sessions, turns, tool calls and errors, tokens, cache hits, cost at list prices, compactions, wall time.
+
+use anyhow::{Result, anyhow};
+
+use super::{Ctx, out, out_raw, to_json, unexpected};
+use crate::commands::{Action, Outcome};
+use crate::store::By;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(long, value_enum, default_value = "model")]
+    by: Key,
+    /// Only what was written on or after this date (2026-02-01, or an RFC 3339 time).
+    #[arg(long, value_name = "DATE")]
+    since: Option<String>,
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    #[arg(long)]
+    csv: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Key {
+    Conversation,
+    Model,
+    Day,
+    Week,
+    Project,
+    Tool,
+}
+
+fn human(n: u64) -> String {
+    match n {
+        n if n >= 10_000_000 => format!("{:.0}M", n as f64 / 1e6),
+        n if n >= 1_000_000 => format!("{:.1}M", n as f64 / 1e6),
+        n if n >= 10_000 => format!("{:.0}k", n as f64 / 1e3),
+        n => n.to_string(),
+    }
+}
+
+pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
+    let since = match &a.since {
+        Some(s) => Some(crate::search::parse_since(s).ok_or_else(|| {
+            anyhow!("--since {s:?}: not a date (2026-02-01 or 2026-02-01T10:00:00Z)")
+        })?),
+        None => None,
+    };
+    let by = match a.by {
+        Key::Conversation => By::Conversation,
+        Key::Model => By::Model,
+        Key::Day => By::Day,
+        Key::Week => By::Week,
+        Key::Project => By::Project,
+        Key::Tool => By::Tool,
+    };
+    let s = match ctx.run(Action::Stats { by, since })? {
+        Outcome::Stats(s) => s,
+        o => return Err(unexpected(&o)),
+    };
+    if a.json {
+        return to_json(&s);
+    }
+    if a.csv {
+        return out_raw(&crate::stats::csv(&s));
+    }
+    if by == By::Tool {
+        out(&format!(
+            "{:<28} {:>8} {:>8} {:>8} {:>7} {:>10}",
+            "tool", "sessions", "calls", "errors", "error%", "output tk"
+        ))?;
+        for r in &s.rows {
+            out(&format!(
+                "{:<28} {:>8} {:>8} {:>8} {:>6.1}% {:>10}",
+                r.key,
+                r.sessions,
+                r.tool_calls,
+                r.tool_errors,
+                100.0 * r.tool_errors as f64 / r.tool_calls.max(1) as f64,
+                human(r.result_tokens.unwrap_or(0))
+            ))?;
+        }
+        return Ok(());
+    }
+    out(&format!(
+        "{:<34} {:>8} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>8} {:>6} {:>10}",
+        s.by,
+        "sessions",
+        "turns",
+        "calls",
+        "errors",
+        "input",
+        "output",
+        "cache rd",
+        "cache wr",
+        "hit%",
+        "cost"
+    ))?;
+    let mut unpriced: Vec<String> = Vec::new();
+    for r in &s.rows {
+        let key: String = match &r.label {
+            Some(l) => format!("{} {}", r.key, l),
+            None => r.key.clone(),
+        }
+        .chars()
+        .take(34)
+        .collect();
+        out(&format!(
+            "{:<34} {:>8} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>8} {:>6} {:>10}",
+            key,
+            r.sessions,
+            r.turns,
+            r.tool_calls,
+            r.tool_errors,
+            human(r.input_tokens),
+            human(r.output_tokens),
+            human(r.cache_read_tokens),
+            human(r.cache_write_tokens),
+            r.cache_hit_ratio
+                .map(|h| format!("{:.0}%", h * 100.0))
+                .unwrap_or_else(|| "-".into()),
+            r.cost_usd
+                .map(|c| format!("${c:.2}"))
+                .unwrap_or_else(|| "unknown".into())
+        ))?;
+        for m in &r.unpriced {
+            if !unpriced.contains(m) {
+                unpriced.push(m.clone());
+            }
+        }
+    }
+    if !unpriced.is_empty() {
+        eprintln!(
+            "cairn: no list price for {} (add them under \"prices\" in the settings file); their cost is unknown",
+            unpriced.join(", ")
+        );
+    }
+    Ok(())
+}

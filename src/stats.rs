@@ -1,0 +1,156 @@
+//! Usage statistics across sessions: what a researcher asks of a month of work (sessions, turns, tool calls and
+//! how often they fail, tokens in and out, what the prompt cache saved, what it cost at list prices, compactions,
+//! wall time), grouped by conversation, model, day, week, project or tool. The store sums ([`Store::usage`]);
+//! this prices the sums ([`crate::pricing`]) and shapes the rows every shell shows.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::pricing::{Price, cost, price};
+use crate::store::{By, Store, StoreError};
+
+/// One row of the table (the contract of `cairn stats --json`, plus figures beside it).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub key: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    pub sessions: u64,
+    pub turns: u64,
+    pub tool_calls: u64,
+    pub tool_errors: u64,
+    /// The provider's uncached input, summed over the replies that recorded usage.
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    /// Cache reads over all prompt tokens (None without any).
+    pub cache_hit_ratio: Option<f64>,
+    /// At list prices; None when a model of the row has no price.
+    pub cost_usd: Option<f64>,
+    /// The models of the row that have no price.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unpriced: Vec<String>,
+    pub compactions: u64,
+    pub wall_seconds: u64,
+    /// Tokens of tool output (rows by tool).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_tokens: Option<u64>,
+}
+
+/// The table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stats {
+    pub by: String,
+    pub rows: Vec<Row>,
+}
+
+/// Usage grouped by `by` from `since` on, priced with `prices` over the built-in table.
+pub fn stats(
+    store: &Store,
+    by: By,
+    since: Option<i64>,
+    prices: &BTreeMap<String, Price>,
+) -> Result<Stats, StoreError> {
+    let mut groups = store.usage(by, since)?;
+    if by == By::Model {
+        // one row per model, whatever date suffix its replies carried
+        let mut merged: BTreeMap<String, crate::store::UsageGroup> = BTreeMap::new();
+        for g in groups {
+            let key = crate::reclaim::replay::model_key(&g.key);
+            let m = merged
+                .entry(key.clone())
+                .or_insert_with(|| crate::store::UsageGroup {
+                    key,
+                    ..Default::default()
+                });
+            m.sessions += g.sessions;
+            m.turns += g.turns;
+            m.tool_calls += g.tool_calls;
+            m.tool_errors += g.tool_errors;
+            m.compactions += g.compactions;
+            m.wall_ms += g.wall_ms;
+            m.by_model.extend(g.by_model);
+        }
+        groups = merged.into_values().collect();
+    }
+    let rows = groups
+        .into_iter()
+        .map(|g| {
+            let mut t = [0u64; 4];
+            let mut total = 0.0;
+            let mut unpriced = Vec::new();
+            for (model, m) in &g.by_model {
+                for k in 0..4 {
+                    t[k] += m[k];
+                }
+                match price(model, prices) {
+                    Some(p) => total += cost(p, *m),
+                    None if m.iter().any(|&x| x > 0) => unpriced.push(model.clone()),
+                    None => {}
+                }
+            }
+            let prompt = t[0] + t[2] + t[3];
+            Row {
+                key: g.key,
+                label: g.label,
+                sessions: g.sessions,
+                turns: g.turns,
+                tool_calls: g.tool_calls,
+                tool_errors: g.tool_errors,
+                input_tokens: t[0],
+                output_tokens: t[1],
+                cache_read_tokens: t[2],
+                cache_write_tokens: t[3],
+                cache_hit_ratio: (prompt > 0).then(|| t[2] as f64 / prompt as f64),
+                cost_usd: (by != By::Tool && unpriced.is_empty()).then_some(total),
+                unpriced,
+                compactions: g.compactions,
+                wall_seconds: (g.wall_ms.max(0) / 1000) as u64,
+                result_tokens: (by == By::Tool).then_some(g.result_tokens),
+            }
+        })
+        .collect();
+    Ok(Stats {
+        by: by.name().to_string(),
+        rows,
+    })
+}
+
+/// The table as CSV (RFC 4180 quoting), the columns of the JSON rows.
+pub fn csv(s: &Stats) -> String {
+    let q = |v: &str| {
+        if v.contains([',', '"', '\n']) {
+            format!("\"{}\"", v.replace('"', "\"\""))
+        } else {
+            v.to_string()
+        }
+    };
+    let mut out = String::from(
+        "key,label,sessions,turns,tool_calls,tool_errors,input_tokens,output_tokens,cache_read_tokens,\
+         cache_write_tokens,cache_hit_ratio,cost_usd,compactions,wall_seconds,result_tokens\n",
+    );
+    for r in &s.rows {
+        let opt = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            q(&r.key),
+            q(r.label.as_deref().unwrap_or("")),
+            r.sessions,
+            r.turns,
+            r.tool_calls,
+            r.tool_errors,
+            r.input_tokens,
+            r.output_tokens,
+            r.cache_read_tokens,
+            r.cache_write_tokens,
+            opt(r.cache_hit_ratio),
+            opt(r.cost_usd),
+            r.compactions,
+            r.wall_seconds,
+            r.result_tokens.map(|x| x.to_string()).unwrap_or_default()
+        ));
+    }
+    out
+}
