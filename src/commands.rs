@@ -160,6 +160,11 @@ pub enum Action {
     },
     /// Full-text search over every conversation and branch.
     Search(crate::store::SearchQuery),
+    /// The context at each reply along the active path: measured, estimated, compactions.
+    Timeline {
+        conversation: String,
+        model: Option<String>,
+    },
     /// Usage across sessions, grouped.
     Stats {
         by: crate::store::By,
@@ -260,6 +265,7 @@ pub enum Outcome {
     },
     Searched(crate::search::Results),
     Stats(crate::stats::Stats),
+    Timeline(crate::reclaim::timeline::Timeline),
 }
 
 /// Why an action failed; each names the id, file or value at fault in one line.
@@ -431,6 +437,20 @@ pub fn run(
             query,
         } => tree::find(store, &conversation, &query, progress, cancel),
         A::Search(q) => Ok(Outcome::Searched(crate::search::search(store, &q)?)),
+        A::Timeline {
+            conversation,
+            model,
+        } => {
+            let view = crate::reclaim::PathView::load(store, &conversation, None)?;
+            let policy = policy_for(settings, &view, model.as_deref(), None);
+            let fits = crate::reclaim::replay::stored_fits(store)?;
+            Ok(Outcome::Timeline(crate::reclaim::timeline::timeline(
+                Some(store),
+                &view,
+                &policy,
+                &fits,
+            )?))
+        }
         A::Stats { by, since } => Ok(Outcome::Stats(crate::stats::stats(
             store,
             by,

@@ -26,6 +26,7 @@ pub mod policy;
 pub mod replay;
 pub mod report;
 pub mod rungs;
+pub mod timeline;
 pub mod view;
 
 pub use assemble::{Layout, Piece, Sent, Tally, layout};

@@ -1,4 +1,5 @@
-//! `cairn context CONV [--model M] [--json]`: the `/context` breakdown of what the model would see.
+//! `cairn context CONV [--model M] [--json]`: the `/context` breakdown of what the model would see;
+//! `--over-time`: the context at each reply along the active path (measured, estimated, compactions).
 
 use anyhow::Result;
 
@@ -12,11 +13,46 @@ pub struct Args {
     /// The model whose window and calibration to use (default: the newest reply's).
     #[arg(long)]
     model: Option<String>,
+    /// The context at each reply along the path instead: what the provider measured, cairn's estimate, the
+    /// compactions.
+    #[arg(long)]
+    over_time: bool,
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
+    if a.over_time {
+        return match ctx.run(Action::Timeline {
+            conversation: a.conv,
+            model: a.model,
+        })? {
+            Outcome::Timeline(t) if a.json => to_json(&t),
+            Outcome::Timeline(t) => {
+                out(&format!(
+                    "{:<18} {:>9} {:>9}  window {}  threshold {}",
+                    "reply", "measured", "estimated", t.window, t.threshold
+                ))?;
+                for p in &t.points {
+                    out(&format!(
+                        "{:<18} {:>9} {:>9}{}",
+                        p.message,
+                        p.measured
+                            .map(|m| m.to_string())
+                            .unwrap_or_else(|| "-".into()),
+                        p.estimated,
+                        if p.compaction {
+                            "  after a compaction"
+                        } else {
+                            ""
+                        }
+                    ))?;
+                }
+                Ok(())
+            }
+            o => Err(unexpected(&o)),
+        };
+    }
     match ctx.run(Action::Context {
         conversation: a.conv,
         model: a.model,

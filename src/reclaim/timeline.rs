@@ -1,0 +1,105 @@
+//! The context over time along a path: at each reply, the prompt its provider measured (where the transcript
+//! recorded usage) and cairn's estimate of what was sent (the same estimate `/context` gives at the tip, through
+//! [`Estimator`]), with the compactions (the harness's and cairn's) that changed it, and the tool calls and errors
+//! between replies. It is a long session's overview: where the context blew up and what compaction did.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::Policy;
+use super::assemble::Reader;
+use super::replay::{Estimator, Fits, model_key, totals_before};
+use super::view::PathView;
+use crate::model::Role;
+use crate::store::{Store, StoreError};
+use crate::tokens::Tokenizer;
+
+/// One reply on the path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Point {
+    pub message: String,
+    /// Its index on the path.
+    #[serde(skip)]
+    pub index: usize,
+    /// The prompt tokens its provider counted (uncached + cache reads + cache writes).
+    pub measured: Option<u64>,
+    /// cairn's estimate of the context sent for it.
+    pub estimated: u64,
+    /// A compaction (the harness's or cairn's) came between the previous reply and this one.
+    pub compaction: bool,
+    /// Tool calls and failed results since the previous reply.
+    #[serde(skip)]
+    pub tool_calls: u64,
+    #[serde(skip)]
+    pub tool_errors: u64,
+}
+
+/// The chart's data (the contract of `cairn context CONV --over-time --json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Timeline {
+    pub points: Vec<Point>,
+    pub window: u64,
+    pub threshold: u64,
+}
+
+/// The timeline of `view` under `policy`; each reply is estimated the way its own model counts.
+pub fn timeline(
+    store: Option<&Store>,
+    view: &PathView,
+    policy: &Policy,
+    fits: &Fits,
+) -> Result<Timeline, StoreError> {
+    // per (reader, tokenizer): the totals before each message; per model: the estimator
+    let mut totals: BTreeMap<(bool, Tokenizer), Vec<u64>> = BTreeMap::new();
+    let mut estimators: BTreeMap<String, Estimator> = BTreeMap::new();
+    let mut views: BTreeMap<Tokenizer, PathView> = BTreeMap::new();
+    let mut points = Vec::new();
+    let (mut compaction, mut calls, mut errors) = (false, 0u64, 0u64);
+    for i in 0..view.len() {
+        let h = &view.heads[i];
+        if h.is_compaction() {
+            compaction = true;
+        }
+        let m = &view.facts[i].measure;
+        calls += m.tool_calls;
+        errors += m.tool_errors;
+        if h.role != Role::Assistant {
+            continue;
+        }
+        let model = model_key(
+            view.facts[i]
+                .model
+                .as_deref()
+                .unwrap_or(policy.model.as_str()),
+        );
+        let tk = Tokenizer::for_model(&model);
+        let reader = Reader::of(&model);
+        if !views.contains_key(&tk) {
+            views.insert(tk, view.retokenized(store, tk)?);
+        }
+        let Some(v) = views.get(&tk) else { continue };
+        let t = totals
+            .entry((reader.keeps_past_thinking, tk))
+            .or_insert_with(|| totals_before(v, reader));
+        if !estimators.contains_key(&model) {
+            estimators.insert(model.clone(), Estimator::for_path(fits, store, v, &model)?);
+        }
+        let estimated = estimators.get(&model).map_or(t[i], |e| e.estimate(t[i]));
+        points.push(Point {
+            message: h.id.clone(),
+            index: i,
+            measured: view.facts[i].measured_input(),
+            estimated,
+            compaction,
+            tool_calls: calls,
+            tool_errors: errors,
+        });
+        (compaction, calls, errors) = (false, 0, 0);
+    }
+    Ok(Timeline {
+        points,
+        window: policy.window,
+        threshold: policy.threshold_tokens(),
+    })
+}
