@@ -4,6 +4,7 @@
 //! between replies. It is a long session's overview: where the context blew up and what compaction did.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use serde::Serialize;
 
@@ -75,17 +76,18 @@ pub fn timeline(
         );
         let tk = Tokenizer::for_model(&model);
         let reader = Reader::of(&model);
-        if !views.contains_key(&tk) {
-            views.insert(tk, view.retokenized(store, tk)?);
-        }
-        let Some(v) = views.get(&tk) else { continue };
+        let v: &PathView = match views.entry(tk) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(view.retokenized(store, tk)?),
+        };
         let t = totals
             .entry((reader.keeps_past_thinking, tk))
             .or_insert_with(|| totals_before(v, reader));
-        if !estimators.contains_key(&model) {
-            estimators.insert(model.clone(), Estimator::for_path(fits, store, v, &model)?);
-        }
-        let estimated = estimators.get(&model).map_or(t[i], |e| e.estimate(t[i]));
+        let e = match estimators.entry(model.clone()) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(Estimator::for_path(fits, store, v, &model)?),
+        };
+        let estimated = e.estimate(t[i]);
         points.push(Point {
             message: h.id.clone(),
             index: i,
