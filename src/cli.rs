@@ -13,6 +13,7 @@ mod checkpoints;
 mod compact;
 mod compare;
 mod context;
+mod diff;
 mod discover;
 mod export;
 mod fork;
@@ -87,6 +88,8 @@ enum Command {
     Replay(replay::Args),
     /// Full-text search over every conversation and branch: words, "phrases", prefix*, AND/OR/NOT
     Search(search::Args),
+    /// Where two attempts went apart: two tips, a fork and its origin, or two runs of a task
+    Diff(diff::Args),
     /// Usage across sessions: tokens, cache hits, cost at list prices, tool calls and errors, compactions
     Stats(stats::Args),
     /// Continue a conversation with a provider: the reply is streamed and persisted with the prompt as one turn.
@@ -183,6 +186,7 @@ fn dispatch(ctx: &mut Ctx, command: Command) -> Result<()> {
         C::Replay(a) => replay::run(ctx, a),
         C::Search(a) => search::run(ctx, a),
         C::Stats(a) => stats::run(ctx, a),
+        C::Diff(a) => diff::run(ctx, a),
         C::Send(a) => send::run(ctx, a),
         C::Compact(a) => compact::run(ctx, a),
         C::Shake(a) => shake::run(ctx, a),

@@ -165,6 +165,11 @@ pub enum Action {
         conversation: String,
         model: Option<String>,
     },
+    /// Where two paths went apart (each a conversation, or a message naming a path's end).
+    Diff {
+        a: String,
+        b: String,
+    },
     /// Usage across sessions, grouped.
     Stats {
         by: crate::store::By,
@@ -266,6 +271,7 @@ pub enum Outcome {
     Searched(crate::search::Results),
     Stats(crate::stats::Stats),
     Timeline(crate::reclaim::timeline::Timeline),
+    Diffed(Box<crate::diff::Diff>),
 }
 
 /// Why an action failed; each names the id, file or value at fault in one line.
@@ -451,6 +457,12 @@ pub fn run(
                 &fits,
             )?))
         }
+        A::Diff { a, b } => Ok(Outcome::Diffed(Box::new(crate::diff::diff(
+            store,
+            &a,
+            &b,
+            &settings.prices,
+        )?))),
         A::Stats { by, since } => Ok(Outcome::Stats(crate::stats::stats(
             store,
             by,

@@ -5,6 +5,7 @@
 
 pub mod commands;
 pub mod demo;
+pub mod diff;
 pub mod discover;
 pub mod export;
 pub mod formats;

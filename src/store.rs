@@ -220,6 +220,36 @@ impl Store {
         Ok(message_seq(&self.conn, &conv, id)?.1)
     }
 
+    /// A conversation by its id (or unique prefix), else the message with that id (or unique prefix) in any
+    /// conversation: (conversation, Some(message)) for a message.
+    pub fn locate(&self, id: &str) -> Result<(String, Option<String>)> {
+        match conv_row(&self.conn, id) {
+            Ok(c) => return Ok((c.id, None)),
+            Err(StoreError::UnknownConversation(_)) => {}
+            Err(e) => return Err(e),
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT m.id, c.id FROM messages m JOIN conversations c ON c.seq = m.conversation
+             WHERE substr(m.id, 1, length(?1)) = ?1 LIMIT 3",
+        )?;
+        let found: Vec<(String, String)> = stmt
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        match found.as_slice() {
+            [(m, c)] => Ok((c.clone(), Some(m.clone()))),
+            [] => Err(StoreError::UnknownConversation(id.to_string())),
+            many => Err(StoreError::Ambiguous {
+                kind: "message",
+                prefix: id.to_string(),
+                candidates: many
+                    .iter()
+                    .map(|(m, _)| m.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
+    }
+
     /// The bytes of an image blob.
     pub fn blob(&self, hash: &str) -> Result<Vec<u8>> {
         self.conn

@@ -1,0 +1,96 @@
+//! `cairn diff A B [--json]`: where two attempts went apart (two tips of a conversation as message ids, a fork and
+//! its origin, or two runs of a task as conversation ids): the last shared message, both continuations aligned,
+//! each side's totals, and a text diff of the messages that differ.
+
+use anyhow::Result;
+
+use super::{Ctx, out, to_json, unexpected};
+use crate::commands::{Action, Outcome};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A conversation id, or a message id (the path to it).
+    a: String,
+    b: String,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
+    let d = match ctx.run(Action::Diff { a: a.a, b: a.b })? {
+        Outcome::Diffed(d) => d,
+        o => return Err(unexpected(&o)),
+    };
+    if a.json {
+        return to_json(&d);
+    }
+    out(&format!(
+        "shared: {} messages{}",
+        d.shared,
+        d.diverged_after
+            .a
+            .as_deref()
+            .map(|m| format!(", diverged after {m}"))
+            .unwrap_or_else(|| ", nothing in common".into())
+    ))?;
+    for (name, s) in [("A", &d.a), ("B", &d.b)] {
+        let tools: Vec<String> = s.tools.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        out(&format!(
+            "{name} {} → {}: {} messages, {} turns, {} tool calls ({}), {} errors, {} tokens, {}{}",
+            s.conversation,
+            s.tip.as_deref().unwrap_or("-"),
+            s.messages,
+            s.turns,
+            s.tool_calls,
+            if tools.is_empty() {
+                "none".into()
+            } else {
+                tools.join(", ")
+            },
+            s.tool_errors,
+            s.tokens,
+            s.cost_usd
+                .map(|c| format!("${c:.2}"))
+                .unwrap_or_else(|| "cost unknown".into()),
+            if s.compactions > 0 {
+                format!(", {} compactions", s.compactions)
+            } else {
+                String::new()
+            }
+        ))?;
+        if let Some(f) = &s.final_reply {
+            let line: String = f
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .chars()
+                .take(120)
+                .collect();
+            out(&format!("  final reply: {line}"))?;
+        }
+    }
+    for p in &d.pairs {
+        let mark = if p.same { "=" } else { "≠" };
+        out(&format!(
+            "{mark} {:<60} | {}",
+            p.a_line
+                .as_deref()
+                .unwrap_or("")
+                .chars()
+                .take(60)
+                .collect::<String>(),
+            p.b_line
+                .as_deref()
+                .unwrap_or("")
+                .chars()
+                .take(60)
+                .collect::<String>()
+        ))?;
+        if let Some(diff) = &p.diff {
+            for l in diff.lines().take(40) {
+                out(&format!("    {l}"))?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,285 @@
+//! Where two attempts went apart: two tips of one conversation, a fork and its origin, or two runs of the same task.
+//! The paths are compared by content (role and text), so a fork's copies (new ids, same bodies) and two unrelated
+//! runs that began with the same prompt are told apart the same way: the longest common prefix is what they share,
+//! the rest is each side's continuation, aligned message by message (`similar`'s patience diff over the messages'
+//! keys), with each side's totals and a text diff where aligned messages differ.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::model::{Block, Message, Role, plain_text};
+use crate::store::{Facts, Store, StoreError};
+
+/// One side's figures over its continuation (after the divergence).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Side {
+    #[serde(skip)]
+    pub conversation: String,
+    /// The message the side ends at.
+    #[serde(skip)]
+    pub tip: Option<String>,
+    pub messages: u64,
+    pub turns: u64,
+    pub tool_calls: u64,
+    pub tool_errors: u64,
+    /// Estimated tokens of the continuation's content.
+    pub tokens: u64,
+    /// At list prices, over replies that recorded usage; None when a model has no price.
+    pub cost_usd: Option<f64>,
+    #[serde(skip)]
+    pub compactions: u64,
+    #[serde(skip)]
+    pub tools: BTreeMap<String, u64>,
+    /// The continuation's last reply's text.
+    #[serde(skip)]
+    pub final_reply: Option<String>,
+}
+
+/// Two aligned messages (either may be missing: a message only one side has).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pair {
+    pub a: Option<String>,
+    pub b: Option<String>,
+    pub same: bool,
+    /// A unified diff of the two texts, for aligned messages that differ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// Role and first line of each side (for shells that show the pairs).
+    #[serde(skip)]
+    pub a_line: Option<String>,
+    #[serde(skip)]
+    pub b_line: Option<String>,
+}
+
+/// The last message both paths share.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diverged {
+    pub a: Option<String>,
+    pub b: Option<String>,
+}
+
+/// The comparison (the contract of `cairn diff A B --json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diff {
+    pub diverged_after: Diverged,
+    /// How many messages both share.
+    #[serde(skip)]
+    pub shared: usize,
+    pub a: Side,
+    pub b: Side,
+    pub pairs: Vec<Pair>,
+}
+
+/// A side of a comparison: a conversation's active path, or the path to a message.
+fn path_of(store: &Store, id: &str) -> Result<(String, Vec<Message>, Vec<Facts>), StoreError> {
+    let (conv, at) = store.locate(id)?;
+    let heads = match &at {
+        Some(m) => store.path_heads_to(&conv, m)?,
+        None => store.active_path_heads(&conv)?,
+    };
+    let msgs = store.load(&conv, &heads)?;
+    let facts = store.facts(&conv, &heads)?;
+    Ok((conv, msgs, facts))
+}
+
+fn key(m: &Message) -> (&'static str, String) {
+    (m.role.as_str(), plain_text(&m.content))
+}
+
+fn first_line(m: &Message) -> String {
+    let t = plain_text(&m.content);
+    let line: String = t
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(100)
+        .collect();
+    format!("{}: {line}", m.role)
+}
+
+fn side(
+    conv: &str,
+    msgs: &[Message],
+    facts: &[Facts],
+    prices: &BTreeMap<String, crate::pricing::Price>,
+) -> Side {
+    let mut s = Side {
+        conversation: conv.to_string(),
+        tip: msgs.last().map(|m| m.id.clone()),
+        messages: msgs.len() as u64,
+        cost_usd: Some(0.0),
+        ..Side::default()
+    };
+    for (m, f) in msgs.iter().zip(facts) {
+        s.tool_calls += f.measure.tool_calls;
+        s.tool_errors += f.measure.tool_errors;
+        s.tokens += f.measure.tokens();
+        // a turn starts at a prompt someone typed (not tool results, not a harness's injected preamble)
+        if m.role == Role::User
+            && m.cairn_kind().is_none()
+            && m.content
+                .iter()
+                .any(|b| matches!(b, Block::Text { text } if !crate::formats::is_preamble(text)))
+            && !m
+                .content
+                .iter()
+                .any(|b| matches!(b, Block::ToolResult { .. }))
+        {
+            s.turns += 1;
+        }
+        if m.cairn_kind() == Some(crate::model::KIND_COMPACTION) {
+            s.compactions += 1;
+        }
+        for b in &m.content {
+            if let Block::ToolUse { name, .. } = b {
+                *s.tools.entry(name.clone()).or_default() += 1;
+            }
+        }
+        if m.role == Role::Assistant {
+            if let Some(u) = f.usage {
+                let model = f.model.as_deref().unwrap_or("unknown");
+                s.cost_usd = match (s.cost_usd, crate::pricing::price(model, prices)) {
+                    (Some(c), Some(p)) => Some(
+                        c + crate::pricing::cost(
+                            p,
+                            [
+                                u.input_tokens,
+                                u.output_tokens,
+                                u.cache_read_input_tokens,
+                                u.cache_creation_input_tokens,
+                            ],
+                        ),
+                    ),
+                    _ => None,
+                };
+            }
+            let text: Vec<&str> = m
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    Block::Text { text } if !text.trim().is_empty() => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if !text.is_empty() {
+                s.final_reply = Some(text.join("\n"));
+            }
+        }
+    }
+    s
+}
+
+/// Compares `a` and `b` (each a conversation id, or a message id naming the path's end).
+pub fn diff(
+    store: &Store,
+    a: &str,
+    b: &str,
+    prices: &BTreeMap<String, crate::pricing::Price>,
+) -> Result<Diff, StoreError> {
+    let (ca, ma, fa) = path_of(store, a)?;
+    let (cb, mb, fb) = path_of(store, b)?;
+    let shared = ma
+        .iter()
+        .zip(&mb)
+        .take_while(|(x, y)| key(x) == key(y))
+        .count();
+    let (ra, rb) = (&ma[shared..], &mb[shared..]);
+    let ka: Vec<(&str, String)> = ra.iter().map(key).collect();
+    let kb: Vec<(&str, String)> = rb.iter().map(key).collect();
+    let mut pairs = Vec::new();
+    for op in similar::capture_diff_slices(similar::Algorithm::Patience, &ka, &kb) {
+        match op {
+            similar::DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } => {
+                for k in 0..len {
+                    pairs.push(Pair {
+                        a: Some(ra[old_index + k].id.clone()),
+                        b: Some(rb[new_index + k].id.clone()),
+                        same: true,
+                        diff: None,
+                        a_line: Some(first_line(&ra[old_index + k])),
+                        b_line: Some(first_line(&rb[new_index + k])),
+                    });
+                }
+            }
+            similar::DiffOp::Delete {
+                old_index, old_len, ..
+            } => {
+                for x in &ra[old_index..old_index + old_len] {
+                    pairs.push(Pair {
+                        a: Some(x.id.clone()),
+                        b: None,
+                        same: false,
+                        diff: None,
+                        a_line: Some(first_line(x)),
+                        b_line: None,
+                    });
+                }
+            }
+            similar::DiffOp::Insert {
+                new_index, new_len, ..
+            } => {
+                for y in &rb[new_index..new_index + new_len] {
+                    pairs.push(Pair {
+                        a: None,
+                        b: Some(y.id.clone()),
+                        same: false,
+                        diff: None,
+                        a_line: None,
+                        b_line: Some(first_line(y)),
+                    });
+                }
+            }
+            similar::DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                for k in 0..old_len.max(new_len) {
+                    let x = (k < old_len).then(|| &ra[old_index + k]);
+                    let y = (k < new_len).then(|| &rb[new_index + k]);
+                    let diff = match (x, y) {
+                        (Some(x), Some(y)) if x.role == y.role => {
+                            let (tx, ty) = (
+                                format!("{}\n", plain_text(&x.content)),
+                                format!("{}\n", plain_text(&y.content)),
+                            );
+                            Some(
+                                similar::TextDiff::from_lines(&tx, &ty)
+                                    .unified_diff()
+                                    .context_radius(2)
+                                    .header("a", "b")
+                                    .to_string(),
+                            )
+                        }
+                        _ => None,
+                    };
+                    pairs.push(Pair {
+                        a: x.map(|m| m.id.clone()),
+                        b: y.map(|m| m.id.clone()),
+                        same: false,
+                        diff,
+                        a_line: x.map(first_line),
+                        b_line: y.map(first_line),
+                    });
+                }
+            }
+        }
+    }
+    Ok(Diff {
+        diverged_after: Diverged {
+            a: shared.checked_sub(1).map(|k| ma[k].id.clone()),
+            b: shared.checked_sub(1).map(|k| mb[k].id.clone()),
+        },
+        shared,
+        a: side(&ca, ra, &fa[shared.min(fa.len())..], prices),
+        b: side(&cb, rb, &fb[shared.min(fb.len())..], prices),
+        pairs,
+    })
+}
