@@ -16,12 +16,16 @@ mod command_bar;
 mod compare;
 mod conversations;
 mod dialogs;
+mod diff;
 mod graph;
 mod operations;
 mod remote;
 mod screenshot;
+mod search;
 mod session;
 mod snapshots;
+mod stats;
+mod timeline;
 mod transcript;
 mod tree_view;
 mod worker;
@@ -53,16 +57,24 @@ pub enum View {
     Snapshots,
     Compare,
     Context,
+    Timeline,
+    Diff,
     Operations,
+    Search,
+    Stats,
 }
 
 impl View {
-    pub const ALL: [View; 5] = [
+    pub const ALL: [View; 9] = [
         View::Tree,
         View::Snapshots,
         View::Compare,
         View::Context,
+        View::Timeline,
+        View::Diff,
         View::Operations,
+        View::Search,
+        View::Stats,
     ];
 
     pub fn name(self) -> &'static str {
@@ -71,14 +83,33 @@ impl View {
             View::Snapshots => "Snapshots",
             View::Compare => "Compare",
             View::Context => "Context",
+            View::Timeline => "Timeline",
+            View::Diff => "Diff",
             View::Operations => "Operations",
+            View::Search => "Search all",
+            View::Stats => "Stats",
+        }
+    }
+
+    /// The name `cairn screenshot --view` takes.
+    pub fn key(self) -> &'static str {
+        match self {
+            View::Tree => "tree",
+            View::Snapshots => "snapshots",
+            View::Compare => "compare",
+            View::Context => "context",
+            View::Timeline => "timeline",
+            View::Diff => "diff",
+            View::Operations => "operations",
+            View::Search => "search",
+            View::Stats => "stats",
         }
     }
 
     pub fn from_name(s: &str) -> Option<View> {
         View::ALL
             .into_iter()
-            .find(|v| v.name().eq_ignore_ascii_case(s))
+            .find(|v| v.name().eq_ignore_ascii_case(s) || v.key() == s)
     }
 }
 
@@ -100,6 +131,10 @@ pub struct Explorer {
     pub snapshots: snapshots::SnapshotView,
     pub compare: compare::ComparePanel,
     pub context: chart::ContextPanel,
+    pub timeline: timeline::TimelinePanel,
+    pub diff: diff::DiffPanel,
+    pub search_panel: search::SearchPanel,
+    pub stats: stats::StatsPanel,
     /// The settings file (or the defaults when there is none or it is not valid: the status line says so).
     settings: Settings,
     operations: Vec<crate::store::Operation>,
@@ -178,6 +213,10 @@ impl Explorer {
             snapshots: Default::default(),
             compare: Default::default(),
             context: Default::default(),
+            timeline: Default::default(),
+            diff: Default::default(),
+            search_panel: Default::default(),
+            stats: Default::default(),
             operations: Vec::new(),
             checkpoint_label: String::new(),
             search: String::new(),
@@ -298,6 +337,11 @@ impl Explorer {
             self.hits.clear();
         }
         self.context.report.reset();
+        self.timeline.data.reset();
+        self.diff.data.reset();
+        if new_conversation {
+            self.diff.other = None;
+        }
         self.operations = match (&self.store, &self.session) {
             (Some(st), Some(s)) => st.operations(&s.conv.id).unwrap_or_default(),
             _ => Vec::new(),
@@ -328,6 +372,10 @@ impl Explorer {
             Action::Preview { .. } => For::Preview,
             Action::SnapshotPreview { .. } => For::Snapshots,
             Action::Find { .. } => For::Find,
+            Action::Search(_) => For::Search,
+            Action::Stats { .. } => For::Stats,
+            Action::Timeline { .. } => For::Timeline,
+            Action::Diff { .. } => For::Diff,
             _ => For::Write,
         };
         let action = match action {
@@ -478,6 +526,10 @@ impl Explorer {
                     For::Compare => self.compare.table = Remote::Failed(e.clone()),
                     For::Preview => self.compare.preview = Remote::Failed(e.clone()),
                     For::Context => self.context.report = Remote::Failed(e.clone()),
+                    For::Search => self.search_panel.results = Remote::Failed(e.clone()),
+                    For::Stats => self.stats.failed(e.clone()),
+                    For::Timeline => self.timeline.data = Remote::Failed(e.clone()),
+                    For::Diff => self.diff.data = Remote::Failed(e.clone()),
                     For::Find | For::Write => {}
                 }
                 return self.fail(e);
@@ -540,7 +592,23 @@ impl Explorer {
                     self.next_hit(0);
                 }
             }
+            Outcome::Searched(r) => {
+                self.search_panel.results = Remote::Ready(r);
+            }
+            Outcome::Stats(st) => self.stats.set(st),
+            Outcome::Timeline(t) => {
+                if let Some(c) = open {
+                    self.timeline.data = Remote::Ready((c, t));
+                }
+            }
+            Outcome::Diffed(d) => {
+                let a = d.a.tip.clone().unwrap_or_default();
+                let b = self.diff.other.clone().unwrap_or_default();
+                self.diff.data = Remote::Ready((a, b, *d));
+            }
             Outcome::Imported(files) => {
+                self.stats.reset();
+                self.search_panel.results.reset();
                 self.reload();
                 let added: Vec<String> = files
                     .iter()
@@ -686,6 +754,16 @@ impl Explorer {
                 .collect()
         });
         self.import(dropped);
+        // Ctrl+Shift+F: search every session
+        if ctx.input_mut(|i| {
+            i.consume_key(
+                egui::Modifiers::COMMAND | egui::Modifiers::SHIFT,
+                egui::Key::F,
+            )
+        }) {
+            self.view = View::Search;
+            self.search_panel.focus = true;
+        }
         // a focused text field keeps its keys (Ctrl+Z there undoes typing, not a pointer move)
         if ctx.egui_wants_keyboard_input() {
             return;
@@ -772,6 +850,21 @@ impl Explorer {
             .and_then(|s| s.find(&self.hits[self.hit_at]));
         if let Some(n) = node {
             self.select_node(n);
+        }
+    }
+
+    /// Opens a message in the tree and the transcript (in `conversation` when given, else the open one).
+    fn open_message(&mut self, conversation: Option<&str>, message: &str) {
+        if let Some(c) = conversation
+            && self.conv_id().as_deref() != Some(c)
+        {
+            self.select(c);
+        }
+        self.view = View::Tree;
+        let node = self.session.as_ref().and_then(|s| s.find(message));
+        match node {
+            Some(n) => self.select_node(n),
+            None => self.fail(format!("message {message} is not in this conversation")),
         }
     }
 
@@ -878,7 +971,7 @@ impl Explorer {
             }
         });
         ui.separator();
-        if self.session.is_none() {
+        if self.session.is_none() && !matches!(self.view, View::Search | View::Stats) {
             ui.label("No conversations yet: import a session (Import…, Discover, or drop files on the window).");
             return;
         }
@@ -890,6 +983,35 @@ impl Explorer {
             (View::Snapshots, Some(s)) => self.snapshots.ui(ui, s),
             (View::Compare, Some(s)) => self.compare.ui(ui, s),
             (View::Context, Some(s)) => self.context.ui(ui, s),
+            (View::Timeline, Some(s)) => match self.timeline.ui(ui, s) {
+                Some(timeline::TimelineEvent::Run(a)) => Some(a),
+                Some(timeline::TimelineEvent::Select(id)) => {
+                    self.open_message(None, &id);
+                    None
+                }
+                None => None,
+            },
+            (View::Diff, Some(s)) => self.diff.ui(ui, s, &self.conversations),
+            (View::Search, _) => match self.search_panel.ui(ui) {
+                Some(search::SearchEvent::Run(a)) => Some(a),
+                Some(search::SearchEvent::Open {
+                    conversation,
+                    message,
+                }) => {
+                    self.open_message(Some(&conversation), &message);
+                    None
+                }
+                None => None,
+            },
+            (View::Stats, _) => match self.stats.ui(ui) {
+                Some(stats::StatsEvent::Run(a)) => Some(a),
+                Some(stats::StatsEvent::Open(conv)) => {
+                    self.select(&conv);
+                    self.view = View::Tree;
+                    None
+                }
+                None => None,
+            },
             (View::Operations, _) => {
                 self.operations_view(ui);
                 None

@@ -691,3 +691,85 @@ fn the_window_shows_the_figures_the_cli_prints_after_a_harness_compaction() {
     };
     context_and_compare_match_the_cli(&f, &conv);
 }
+
+#[test]
+fn searching_every_session_opens_a_hit_in_its_conversation() {
+    let f = fixture();
+    let mut h = harness(&f);
+    // Ctrl+Shift+F opens the store-wide search with the cursor in its field
+    h.key_press_modifiers(
+        eframe::egui::Modifiers::COMMAND | eframe::egui::Modifiers::SHIFT,
+        eframe::egui::Key::F,
+    );
+    h.run();
+    assert_eq!(h.state().view, View::Search);
+    h.state_mut().search_panel.query = "SegQueue".into();
+    h.get_by_label("Search all sessions").click();
+    settle(&mut h);
+    let r = h.state().search_panel.results.ready().unwrap().clone();
+    assert!(r.total >= 1, "{r:?}");
+    // the hit on the rewound branch, marked as such; clicking it opens it selected in the tree
+    let hit = r.hits.iter().find(|x| !x.on_active_path).unwrap().clone();
+    h.query_all_by_label_contains("side branch")
+        .next()
+        .unwrap()
+        .click();
+    h.run_steps(2);
+    assert_eq!(h.state().view, View::Tree);
+    let s = h.state().session.as_ref().unwrap();
+    assert_eq!(s.conv.id, hit.conversation);
+    assert_eq!(s.heads[s.selected.unwrap()].id, hit.message);
+}
+
+#[test]
+fn stats_timeline_and_diff_views_show_the_cores_figures() {
+    let f = fixture();
+    let mut h = harness(&f);
+    h.get_by_label("Stats").click();
+    for _ in 0..4 {
+        settle(&mut h);
+    }
+    let table = h
+        .state()
+        .stats
+        .table
+        .ready()
+        .expect("the table by model")
+        .clone();
+    assert!(
+        table
+            .rows
+            .iter()
+            .any(|r| r.key == "claude-opus-4-7" && r.turns > 0)
+    );
+    assert!(h.state().stats.by_day.ready().is_some());
+    h.get_by_label("claude-opus-4-7");
+    h.get_by_label("Costliest sessions");
+
+    h.get_by_label("Timeline").click();
+    settle(&mut h);
+    let (_, t) = h
+        .state()
+        .timeline
+        .data
+        .ready()
+        .expect("the timeline")
+        .clone();
+    let replies = Store::open(&f.path)
+        .unwrap()
+        .active_path(&f.demo.conversation)
+        .unwrap()
+        .iter()
+        .filter(|m| m.role == cairn::model::Role::Assistant)
+        .count();
+    assert_eq!(t.points.len(), replies);
+    h.get_by_label_contains("Context over time");
+
+    // the diff view compares the conversation with its fork by default: both sides drawn
+    h.get_by_label("Diff").click();
+    settle(&mut h);
+    let (_, _, d) = h.state().diff.data.ready().expect("the diff").clone();
+    assert!(d.shared > 0 && d.b.messages > 0);
+    h.get_by_label("A");
+    h.get_by_label("B");
+}

@@ -17,6 +17,10 @@ enum View {
     Compare,
     Context,
     Operations,
+    Search,
+    Stats,
+    Diff,
+    Timeline,
 }
 
 impl View {
@@ -28,6 +32,10 @@ impl View {
             View::Compare => "compare",
             View::Context => "context",
             View::Operations => "operations",
+            View::Search => "search",
+            View::Stats => "stats",
+            View::Diff => "diff",
+            View::Timeline => "timeline",
         }
     }
 }

@@ -67,6 +67,10 @@ impl Explorer {
             // the snapshot row, previewed
             self.compare.picked = Some(3);
         }
+        if view == View::Search && self.search_panel.query.is_empty() {
+            // a query whose words the bundled demo holds, on both branches
+            self.search_panel.query = "drain OR flaky OR race".into();
+        }
         let Some(s) = &mut self.session else { return };
         if !transcript {
             return;

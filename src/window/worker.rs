@@ -23,6 +23,10 @@ pub enum For {
     Preview,
     Context,
     Find,
+    Search,
+    Stats,
+    Timeline,
+    Diff,
     /// Imports, exports, compactions, forks: the status line and a re-read of the store.
     Write,
 }

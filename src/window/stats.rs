@@ -1,0 +1,288 @@
+//! Usage across the whole store: tokens and cost per day as a chart, the table by model or project, the tools
+//! (calls, error rate, output), and the costliest sessions (click one to open it). The figures are the core's
+//! ([`crate::commands::Action::Stats`]), the same `cairn stats` prints; the table can be copied as CSV.
+
+use eframe::egui::{self, RichText};
+use egui_plot::{Bar, BarChart, Legend, Plot};
+
+use super::remote::Remote;
+use crate::commands::Action;
+use crate::stats::Stats;
+use crate::store::By;
+
+const TABLES: [(By, &str); 4] = [
+    (By::Model, "by model"),
+    (By::Project, "by project"),
+    (By::Week, "by week"),
+    (By::Tool, "tools"),
+];
+
+#[derive(Default)]
+pub struct StatsPanel {
+    pub by_day: Remote<Stats>,
+    pub table: Remote<Stats>,
+    pub sessions: Remote<Stats>,
+    table_by: usize,
+    /// Which result is asked next (one request in flight at a time).
+    pub waiting: Option<By>,
+}
+
+/// What the panel asks of the window.
+pub enum StatsEvent {
+    Run(Action),
+    Open(String),
+}
+
+fn money(c: Option<f64>) -> String {
+    c.map(|c| format!("${c:.2}"))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn human(n: u64) -> String {
+    match n {
+        n if n >= 1_000_000 => format!("{:.1}M", n as f64 / 1e6),
+        n if n >= 10_000 => format!("{:.0}k", n as f64 / 1e3),
+        n => n.to_string(),
+    }
+}
+
+impl StatsPanel {
+    pub fn reset(&mut self) {
+        self.by_day.reset();
+        self.table.reset();
+        self.sessions.reset();
+        self.waiting = None;
+    }
+
+    /// Where a result goes.
+    pub fn set(&mut self, s: Stats) {
+        let slot = match s.by.as_str() {
+            "day" => &mut self.by_day,
+            "conversation" => &mut self.sessions,
+            _ => &mut self.table,
+        };
+        *slot = Remote::Ready(s);
+        self.waiting = None;
+    }
+
+    pub fn failed(&mut self, e: String) {
+        match self.waiting.take() {
+            Some(By::Day) => self.by_day = Remote::Failed(e),
+            Some(By::Conversation) => self.sessions = Remote::Failed(e),
+            _ => self.table = Remote::Failed(e),
+        }
+    }
+
+    fn ask(&mut self, by: By) -> Option<StatsEvent> {
+        self.waiting = Some(by);
+        Some(StatsEvent::Run(Action::Stats { by, since: None }))
+    }
+
+    pub fn ui(&mut self, ui: &mut egui::Ui) -> Option<StatsEvent> {
+        if self.waiting.is_none() {
+            if self.by_day.wanted() {
+                self.by_day = Remote::Pending;
+                return self.ask(By::Day);
+            }
+            if self.table.wanted() {
+                self.table = Remote::Pending;
+                return self.ask(TABLES[self.table_by].0);
+            }
+            if self.sessions.wanted() {
+                self.sessions = Remote::Pending;
+                return self.ask(By::Conversation);
+            }
+        }
+        let mut event = None;
+        egui::ScrollArea::vertical()
+            .id_salt("stats")
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                ui.heading("Usage across sessions");
+                match self.by_day.ready() {
+                    Some(days) => chart(ui, days),
+                    None => self.by_day.show_missing(ui, "Summing…"),
+                }
+                ui.add_space(8.0);
+                ui.horizontal(|ui| {
+                    for (k, (_, name)) in TABLES.iter().enumerate() {
+                        if ui.selectable_label(self.table_by == k, *name).clicked()
+                            && self.table_by != k
+                        {
+                            self.table_by = k;
+                            self.table.reset();
+                        }
+                    }
+                    if let Some(t) = self.table.ready()
+                        && ui.button("Copy CSV").clicked()
+                    {
+                        ui.ctx().copy_text(crate::stats::csv(t));
+                    }
+                });
+                match self.table.ready() {
+                    Some(t) => table(ui, t),
+                    None => self.table.show_missing(ui, "Summing…"),
+                }
+                ui.add_space(8.0);
+                ui.label(RichText::new("Costliest sessions").strong());
+                match self.sessions.ready() {
+                    Some(s) => {
+                        if let Some(id) = costliest(ui, s) {
+                            event = Some(StatsEvent::Open(id));
+                        }
+                    }
+                    None => self.sessions.show_missing(ui, "Summing…"),
+                }
+            });
+        event
+    }
+}
+
+/// Prompt tokens per day, stacked: cache reads (what the cache saved), cache writes, uncached input; output on
+/// top. The cost of the days is summed above the chart.
+fn chart(ui: &mut egui::Ui, days: &Stats) {
+    let series = |f: &dyn Fn(&crate::stats::Row) -> u64| -> Vec<Bar> {
+        days.rows
+            .iter()
+            .enumerate()
+            .map(|(k, r)| Bar::new(k as f64, f(r) as f64).name(&r.key).width(0.7))
+            .collect()
+    };
+    let read = BarChart::new("cache reads", series(&|r| r.cache_read_tokens))
+        .color(egui::Color32::from_rgb(90, 160, 110));
+    let write = BarChart::new("cache writes", series(&|r| r.cache_write_tokens))
+        .color(egui::Color32::from_rgb(210, 170, 60))
+        .stack_on(&[&read]);
+    let input = BarChart::new("uncached input", series(&|r| r.input_tokens))
+        .color(egui::Color32::from_rgb(220, 110, 80))
+        .stack_on(&[&read, &write]);
+    let output = BarChart::new("output", series(&|r| r.output_tokens))
+        .color(egui::Color32::from_rgb(110, 140, 230))
+        .stack_on(&[&read, &write, &input]);
+    let labels: Vec<String> = days.rows.iter().map(|r| r.key.clone()).collect();
+    let total: f64 = days.rows.iter().filter_map(|r| r.cost_usd).sum();
+    let unknown = days.rows.iter().filter(|r| r.cost_usd.is_none()).count();
+    let tokens: u64 = days
+        .rows
+        .iter()
+        .map(|r| r.input_tokens + r.cache_read_tokens + r.cache_write_tokens + r.output_tokens)
+        .sum();
+    ui.label(format!(
+        "{} days, {} tokens, ${total:.2} at list prices{}",
+        days.rows.len(),
+        human(tokens),
+        if unknown > 0 {
+            format!(" ({unknown} of the days include models without a price: add them under \"prices\" in the settings)")
+        } else {
+            String::new()
+        }
+    ));
+    Plot::new("tokens-per-day")
+        .height(200.0)
+        .legend(Legend::default())
+        .allow_scroll(false)
+        .x_axis_formatter(move |x, _| {
+            let k = x.value.round();
+            if (x.value - k).abs() < 0.01 && k >= 0.0 {
+                labels.get(k as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .y_axis_formatter(|y, _| human(y.value.max(0.0) as u64))
+        .y_axis_label("tokens")
+        .show(ui, |p| {
+            p.bar_chart(read);
+            p.bar_chart(write);
+            p.bar_chart(input);
+            p.bar_chart(output);
+        });
+}
+
+fn table(ui: &mut egui::Ui, t: &Stats) {
+    let tools = t.by == "tool";
+    egui::Grid::new(("stats-table", t.by.as_str()))
+        .striped(true)
+        .num_columns(if tools { 5 } else { 9 })
+        .show(ui, |ui| {
+            let head = if tools {
+                vec!["tool", "sessions", "calls", "error rate", "output tokens"]
+            } else {
+                vec![
+                    t.by.as_str(),
+                    "sessions",
+                    "turns",
+                    "tool calls",
+                    "errors",
+                    "input",
+                    "output",
+                    "cache hits",
+                    "cost",
+                ]
+            };
+            for h in head {
+                ui.label(RichText::new(h).strong());
+            }
+            ui.end_row();
+            for r in &t.rows {
+                let key: String = r.key.chars().take(48).collect();
+                ui.label(key);
+                ui.label(r.sessions.to_string());
+                if tools {
+                    ui.label(r.tool_calls.to_string());
+                    ui.label(format!(
+                        "{:.1}%",
+                        100.0 * r.tool_errors as f64 / r.tool_calls.max(1) as f64
+                    ));
+                    ui.label(human(r.result_tokens.unwrap_or(0)));
+                } else {
+                    ui.label(r.turns.to_string());
+                    ui.label(r.tool_calls.to_string());
+                    ui.label(r.tool_errors.to_string());
+                    ui.label(human(r.input_tokens + r.cache_write_tokens));
+                    ui.label(human(r.output_tokens));
+                    ui.label(
+                        r.cache_hit_ratio
+                            .map(|h| format!("{:.0}%", h * 100.0))
+                            .unwrap_or_else(|| "-".into()),
+                    );
+                    ui.label(money(r.cost_usd));
+                }
+                ui.end_row();
+            }
+        });
+}
+
+/// The ten costliest sessions; returns the one clicked.
+fn costliest(ui: &mut egui::Ui, s: &Stats) -> Option<String> {
+    let mut rows: Vec<&crate::stats::Row> = s.rows.iter().collect();
+    rows.sort_by(|a, b| {
+        b.cost_usd
+            .unwrap_or(-1.0)
+            .total_cmp(&a.cost_usd.unwrap_or(-1.0))
+            .then(b.output_tokens.cmp(&a.output_tokens))
+    });
+    let mut open = None;
+    egui::Grid::new("costliest")
+        .striped(true)
+        .num_columns(4)
+        .show(ui, |ui| {
+            for r in rows.into_iter().take(10) {
+                let title: String = r
+                    .label
+                    .as_deref()
+                    .unwrap_or(&r.key)
+                    .chars()
+                    .take(60)
+                    .collect();
+                if ui.link(title).clicked() {
+                    open = Some(r.key.clone());
+                }
+                ui.label(money(r.cost_usd));
+                ui.label(format!("{} turns", r.turns));
+                ui.label(format!("{} out", human(r.output_tokens)));
+                ui.end_row();
+            }
+        });
+    open
+}
