@@ -378,6 +378,8 @@ enum ImportFormat {
     Codex,
     Anthropic,
     Openai,
+    SweAgent,
+    Openhands,
 }
 
 impl ImportFormat {
@@ -391,6 +393,8 @@ impl ImportFormat {
             ImportFormat::Codex => F::Codex,
             ImportFormat::Anthropic => F::Anthropic,
             ImportFormat::Openai => F::Openai,
+            ImportFormat::SweAgent => F::SweAgent,
+            ImportFormat::Openhands => F::OpenHands,
         })
     }
 }

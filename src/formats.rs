@@ -7,6 +7,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod messages_json;
 pub mod pi;
+mod trajectories;
 
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -49,16 +50,22 @@ pub enum Format {
     Codex,
     Anthropic,
     Openai,
+    /// A SWE-agent trajectory (`.traj`).
+    SweAgent,
+    /// An OpenHands trajectory (an array of events).
+    OpenHands,
 }
 
 impl Format {
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 8] = [
         Format::Cairn,
         Format::ClaudeCode,
         Format::Pi,
         Format::Codex,
         Format::Anthropic,
         Format::Openai,
+        Format::SweAgent,
+        Format::OpenHands,
     ];
 
     /// Parses a format name as the CLI spells it.
@@ -74,6 +81,8 @@ impl Format {
             Format::Codex => "codex",
             Format::Anthropic => "anthropic",
             Format::Openai => "openai",
+            Format::SweAgent => "swe-agent",
+            Format::OpenHands => "openhands",
         }
     }
 }
@@ -282,6 +291,19 @@ fn strip_pos(e: &serde_json::Error) -> String {
 /// Guesses a file's format from its content (never its name).
 pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
     let first = &lines.first()?.1;
+    if lines.len() == 1 && trajectories::is_sweagent(first) {
+        return Some(Format::SweAgent);
+    }
+    if lines.len() == 1 && trajectories::is_openhands(first) {
+        return Some(Format::OpenHands);
+    }
+    // Codex before `session_meta`: a first line with the session's id and instructions, then bare items
+    if first.get("id").is_some()
+        && first.get("instructions").is_some()
+        && first.get("type").is_none()
+    {
+        return Some(Format::Codex);
+    }
     if lines.len() == 1 && first.get("messages").is_some_and(Value::is_array) {
         return Some(messages_json::detect(first));
     }
@@ -348,6 +370,24 @@ pub fn parse_file(path: &Path, format: Option<Format>) -> Result<(Format, Parsed
         Format::Pi => pi::parse(path, &lines)?,
         Format::Codex => codex::parse(path, &lines)?,
         Format::Anthropic | Format::Openai => messages_json::parse(path, &lines, format)?,
+        Format::SweAgent | Format::OpenHands => {
+            let (line, doc) = match lines.as_slice() {
+                [(l, d)] => (*l, d.clone()),
+                _ => {
+                    let text = std::fs::read_to_string(path)
+                        .map_err(|e| FormatError::new(path, 0, e.to_string()))?;
+                    let doc = serde_json::from_str(&text).map_err(|e| {
+                        FormatError::new(path, e.line(), format!("not one JSON document: {e}"))
+                    })?;
+                    (1, doc)
+                }
+            };
+            if format == Format::SweAgent {
+                trajectories::parse_sweagent(path, line, &doc)?
+            } else {
+                trajectories::parse_openhands(path, line, &doc)?
+            }
+        }
     };
     parsed.finish_report();
     for c in &mut parsed.children {
@@ -459,39 +499,16 @@ pub(crate) fn timestamp_ms(v: Option<&Value>) -> Option<i64> {
     }
 }
 
+/// An RFC 3339 / ISO 8601 time in epoch milliseconds; one without an offset (OpenHands writes them so) is UTC.
 fn parse_iso8601(s: &str) -> Option<i64> {
-    // YYYY-MM-DDTHH:MM:SS(.fff)?(Z|±HH:MM)
-    let b = s.as_bytes();
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || (b[10] != b'T' && b[10] != b' ') {
-        return None;
+    let s = s.trim();
+    if let Ok(t) = s.parse::<jiff::Timestamp>() {
+        return Some(t.as_millisecond());
     }
-    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let mut rest = &s[19..];
-    let mut ms = 0;
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits: String = frac.chars().take_while(char::is_ascii_digit).collect();
-        rest = &frac[digits.len()..];
-        let padded = format!("{:0<3}", &digits[..digits.len().min(3)]);
-        ms = padded.parse::<i64>().ok()?;
-    }
-    let offset_min = match rest {
-        "" | "Z" | "z" => 0,
-        r if r.len() == 6 && (r.starts_with('+') || r.starts_with('-')) => {
-            let sign = if r.starts_with('-') { -1 } else { 1 };
-            sign * (r[1..3].parse::<i64>().ok()? * 60 + r[4..6].parse::<i64>().ok()?)
-        }
-        _ => return None,
-    };
-    // days from civil (Howard Hinnant)
-    let y2 = if mo <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let doy = (153 * (if mo > 2 { mo - 3 } else { mo + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(((days * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60) * 1000) + ms)
+    let dt: jiff::civil::DateTime = s.parse().ok()?;
+    dt.to_zoned(jiff::tz::TimeZone::UTC)
+        .ok()
+        .map(|z| z.timestamp().as_millisecond())
 }
 
 #[cfg(test)]

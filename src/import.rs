@@ -25,7 +25,7 @@ pub struct FileOutcome {
     pub duplicate_of: Option<String>,
 }
 
-/// Files to import under `paths`: files as given; folders recursively (`.jsonl` and `.json` files, skipping
+/// Files to import under `paths`: files as given; folders recursively (`.jsonl`, `.json` and SWE-agent `.traj` files, skipping
 /// subagent files whose session file is present, since they are imported with it, and `.meta.json` sidecars).
 pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
@@ -57,7 +57,8 @@ fn is_transcript_name(p: &Path) -> bool {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    (name.ends_with(".jsonl") || name.ends_with(".json")) && !name.ends_with(".meta.json")
+    (name.ends_with(".jsonl") || name.ends_with(".json") || name.ends_with(".traj"))
+        && !name.ends_with(".meta.json")
 }
 
 /// `<session>/subagents/agent-x.jsonl` with `<session>.jsonl` beside `<session>/`.

@@ -50,6 +50,8 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
         "small/anthropic-request.json",
         "small/openai-request.json",
         "trajectories/sweagent-gpt4-test-repo-i1.traj",
+        "trajectories/openhands-basic-gui-mode-trajectory.json",
+        "small/codex-legacy-rollout.jsonl",
     ];
     files
         .iter()

@@ -375,3 +375,86 @@ fn discover_lists_sessions_in_the_standard_folders_newest_first() {
     assert!(found.iter().all(|f| f.size > 0));
     assert!(cairn::discover::discover(&h.join("nothing-here")).is_empty());
 }
+
+#[test]
+fn swe_agent_trajectories_import_as_tool_calls_with_their_outcome() {
+    let (_d, mut s) = store();
+    let (ids, r) = import_ok(&mut s, "trajectories/sweagent-gpt4-test-repo-i1.traj");
+    let conv = s.conversation(&ids[0]).unwrap();
+    // titled by the issue the run solved (not the demonstration's), and how it ended
+    assert_eq!(
+        conv.title.as_deref(),
+        Some("SyntaxError: invalid syntax (SWE-agent, submitted)")
+    );
+    let path = s.active_path(&ids[0]).unwrap();
+    assert_eq!(path.len(), 12);
+    assert_eq!(path[0].role, Role::System);
+    // each action a call named by its command, its observation the result
+    let calls: Vec<(String, String)> = path
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .filter_map(|b| match b {
+            cairn::model::Block::ToolUse { id, name, .. } => Some((id.clone(), name.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 5);
+    assert_eq!(calls[0].1, "find_file");
+    assert_eq!(
+        r.tool_pairs, 4,
+        "the last action (submit) ended the run unanswered"
+    );
+    assert!(r.notes.iter().any(|n| n.contains("no observation")));
+    let meta = s.conversation_meta(&ids[0]).unwrap();
+    assert_eq!(meta["info"]["model_stats"]["api_calls"], 5);
+    assert_eq!(meta["info"]["exit_status"], "submitted");
+}
+
+#[test]
+fn openhands_trajectories_import_responses_with_their_calls_results_and_usage() {
+    let (_d, mut s) = store();
+    let (ids, r) = import_ok(
+        &mut s,
+        "trajectories/openhands-basic-gui-mode-trajectory.json",
+    );
+    let path = s.active_path(&ids[0]).unwrap();
+    assert_eq!(path[0].role, Role::User);
+    assert!(cairn::model::plain_text(&path[0].content).starts_with("I want to create a VueJS app"));
+    assert_eq!(r.tool_pairs, 4);
+    assert_active_path_pair_valid(&s, &ids[0]);
+    // each LLM response carries its model and usage (litellm's prompt_tokens split into uncached and cache)
+    let replies: Vec<_> = path.iter().filter(|m| m.role == Role::Assistant).collect();
+    let first = replies[0];
+    assert_eq!(first.meta["model"], "claude-3-5-sonnet-20241022");
+    let u = first.usage.unwrap();
+    assert_eq!(
+        (
+            u.input_tokens,
+            u.cache_creation_input_tokens,
+            u.output_tokens
+        ),
+        (4, 3435, 104)
+    );
+    // the agent's closing message is the last reply
+    let last = replies.last().unwrap();
+    assert!(
+        cairn::model::plain_text(&last.content)
+            .starts_with("I've created a complete Vue.js todo application")
+    );
+}
+
+#[test]
+fn codex_rollouts_from_before_session_meta_import() {
+    let (_d, mut s) = store();
+    let (ids, r) = import_ok(&mut s, "small/codex-legacy-rollout.jsonl");
+    let path = s.active_path(&ids[0]).unwrap();
+    let roles: Vec<Role> = path.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        vec![Role::User, Role::Assistant, Role::User, Role::Assistant]
+    );
+    assert_eq!(r.tool_pairs, 1);
+    assert_eq!(r.skipped.get("state (kept as metadata)"), Some(&2));
+    let meta = s.conversation_meta(&ids[0]).unwrap();
+    assert_eq!(meta["session_meta"]["instructions"], "You are Codex.");
+}

@@ -46,7 +46,37 @@ fn text_of(content: &Value) -> Vec<Block> {
     }
 }
 
+/// Rollouts from before `session_meta` (2025): a first line holding the session (`id`, `timestamp`,
+/// `instructions`, `git`), then bare response items and `{"record_type": "state"}` lines. Read as the current
+/// shape: the first line is the session's meta, each item a `response_item`, state records kept as records.
+fn legacy_lines(input: &[(usize, Value)]) -> Option<Vec<(usize, Value)>> {
+    let (first_no, first) = input.first()?;
+    if first.get("type").is_some()
+        || first.get("instructions").is_none()
+        || first.get("id").is_none()
+    {
+        return None;
+    }
+    let mut out = vec![(
+        *first_no,
+        serde_json::json!({"type": "session_meta", "payload": first}),
+    )];
+    for (no, v) in &input[1..] {
+        if v.get("record_type").is_some() {
+            out.push((*no, serde_json::json!({"type": "state", "payload": v})));
+        } else {
+            out.push((
+                *no,
+                serde_json::json!({"type": "response_item", "payload": v}),
+            ));
+        }
+    }
+    Some(out)
+}
+
 pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatError> {
+    let legacy = legacy_lines(input);
+    let input = legacy.as_deref().unwrap_or(input);
     let mut report = Report::default();
     let mut built: Vec<Built> = Vec::new();
     let mut open_assistant: Option<usize> = None;

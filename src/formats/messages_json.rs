@@ -140,7 +140,7 @@ pub fn parse(path: &Path, lines: &[(usize, Value)], format: Format) -> Result<Pa
 }
 
 /// One OpenAI Chat Completions message.
-fn openai_message(m: &Value, at: &str) -> Result<NewMessage, String> {
+pub(super) fn openai_message(m: &Value, at: &str) -> Result<NewMessage, String> {
     let role = m
         .get("role")
         .and_then(Value::as_str)
