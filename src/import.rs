@@ -61,8 +61,18 @@ fn is_transcript_name(p: &Path) -> bool {
         && !name.ends_with(".meta.json")
 }
 
-/// `<session>/subagents/agent-x.jsonl` with `<session>.jsonl` beside `<session>/`.
+/// A subagent file imported with its session: `<session>/subagents/agent-x.jsonl` with `<session>.jsonl` beside
+/// `<session>/` (Claude Code 2.1), or `agent-<8hex>.jsonl` beside `<sessionId>.jsonl` (2.0).
 fn is_subagent_of_present_session(p: &Path) -> bool {
+    // the 2.0 layout: `agent-<8hex>.jsonl` beside `<sessionId>.jsonl`
+    if p.file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("agent-"))
+        && let (Some(dir), Some(session)) =
+            (p.parent(), crate::formats::claude_code::session_of_file(p))
+        && dir.join(format!("{session}.jsonl")).is_file()
+    {
+        return true;
+    }
     let Some(sub) = p.parent() else { return false };
     if sub.file_name().is_none_or(|n| n != "subagents") {
         return false;

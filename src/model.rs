@@ -400,6 +400,10 @@ pub struct Conversation {
     /// Messages stored in this conversation (all branches).
     pub messages: u64,
     pub archived: bool,
+    /// The session this one is a subagent of (imported with it).
+    pub linked_to: Option<String>,
+    /// The id of the tool call in that session that spawned this one, where it could be found.
+    pub spawned_by: Option<String>,
 }
 
 /// Where a fork came from.

@@ -17,6 +17,8 @@ pub struct Row {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     pub sessions: u64,
+    /// Of the sessions, how many are subagents of another.
+    pub subagents: u64,
     pub turns: u64,
     pub tool_calls: u64,
     pub tool_errors: u64,
@@ -66,6 +68,7 @@ pub fn stats(
                     ..Default::default()
                 });
             m.sessions += g.sessions;
+            m.subagents += g.subagents;
             m.turns += g.turns;
             m.tool_calls += g.tool_calls;
             m.tool_errors += g.tool_errors;
@@ -96,6 +99,7 @@ pub fn stats(
                 key: g.key,
                 label: g.label,
                 sessions: g.sessions,
+                subagents: g.subagents,
                 turns: g.turns,
                 tool_calls: g.tool_calls,
                 tool_errors: g.tool_errors,

@@ -955,10 +955,80 @@ impl Explorer {
                 ),
             );
         }
+        // subagents: where this one was spawned, and the ones this session spawned (each where it was spawned)
+        let mut open: Option<(String, Option<String>)> = None;
+        if let Some(parent) = &s.conv.linked_to {
+            let title = self
+                .conversations
+                .iter()
+                .find(|c| &c.id == parent)
+                .and_then(|c| c.title.clone())
+                .unwrap_or_else(|| parent.clone());
+            ui.horizontal_wrapped(|ui| {
+                ui.label("Subagent of");
+                if ui
+                    .link(title.chars().take(60).collect::<String>())
+                    .clicked()
+                {
+                    let at = s
+                        .conv
+                        .spawned_by
+                        .as_deref()
+                        .and_then(|c| store.message_with_call(parent, c).ok().flatten());
+                    open = Some((parent.clone(), at));
+                }
+            });
+        }
+        let spawned: Vec<&Conversation> = self
+            .conversations
+            .iter()
+            .filter(|c| c.linked_to.as_deref() == Some(s.conv.id.as_str()))
+            .collect();
+        if !spawned.is_empty() {
+            egui::CollapsingHeader::new(format!("Subagents spawned here ({})", spawned.len()))
+                .id_salt("subagents")
+                .show(ui, |ui| {
+                    for c in &spawned {
+                        ui.horizontal_wrapped(|ui| {
+                            let t: String = c
+                                .title
+                                .as_deref()
+                                .unwrap_or(&c.id)
+                                .chars()
+                                .take(50)
+                                .collect();
+                            if ui.link(t).on_hover_text("open its transcript").clicked() {
+                                open = Some((c.id.clone(), None));
+                            }
+                            ui.weak(format!("{} messages", c.messages));
+                            let at = c.spawned_by.as_deref().and_then(|call| {
+                                store.message_with_call(&s.conv.id, call).ok().flatten()
+                            });
+                            if let Some(at) = at
+                                && let Some(node) = s.find(&at)
+                                && ui
+                                    .small_button("where")
+                                    .on_hover_text("select the spawning call")
+                                    .clicked()
+                            {
+                                s.reveal(node);
+                                s.selected = Some(node);
+                                self.graph.focus = Some(node);
+                            }
+                        });
+                    }
+                });
+        }
         if let Some(node) = self.transcript.show(ui, s, store) {
             s.reveal(node);
             s.selected = Some(node);
             self.graph.focus = Some(node);
+        }
+        if let Some((conv, at)) = open {
+            match at {
+                Some(m) => self.open_message(Some(&conv), &m),
+                None => self.select(&conv),
+            }
         }
     }
 

@@ -458,3 +458,84 @@ fn codex_rollouts_from_before_session_meta_import() {
     let meta = s.conversation_meta(&ids[0]).unwrap();
     assert_eq!(meta["session_meta"]["instructions"], "You are Codex.");
 }
+
+#[test]
+fn inline_sidechains_become_subagents_attached_to_their_task_calls() {
+    let (_d, mut s) = store();
+    let (ids, _) = import_ok(
+        &mut s,
+        "claude-code/cc-1.0.98-inline-sidechains-task-fanout.jsonl",
+    );
+    // the session and one subagent per Task call (five), not one conversation of six root trees
+    assert_eq!(ids.len(), 6, "{ids:?}");
+    let main = s.conversation(&ids[0]).unwrap();
+    assert_eq!(main.messages, 19);
+    let main_msgs = s.messages(&ids[0]).unwrap();
+    assert_eq!(
+        main_msgs.iter().filter(|m| m.parent.is_none()).count(),
+        1,
+        "one root"
+    );
+    let calls: Vec<String> = main_msgs
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .filter_map(|b| match b {
+            cairn::model::Block::ToolUse { id, name, .. } if name == "Task" => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 5);
+    let mut spawned: Vec<String> = Vec::new();
+    for id in &ids[1..] {
+        let c = s.conversation(id).unwrap();
+        assert_eq!(c.linked_to.as_deref(), Some(ids[0].as_str()));
+        assert!(
+            c.title.as_deref().unwrap().starts_with("subagent: "),
+            "{:?}",
+            c.title
+        );
+        let call = c.spawned_by.clone().expect("attached to its Task call");
+        // the call is found in the parent, where the window shows it
+        assert!(s.message_with_call(&ids[0], &call).unwrap().is_some());
+        spawned.push(call);
+    }
+    spawned.sort();
+    let mut want = calls.clone();
+    want.sort();
+    assert_eq!(spawned, want, "each Task call spawned exactly one subagent");
+    // counted in stats, found by search
+    let st = cairn::stats::stats(&s, cairn::store::By::Model, None, &Default::default()).unwrap();
+    assert!(st.rows.iter().map(|r| r.subagents).sum::<u64>() >= 5);
+    let hits = s
+        .search(&cairn::store::SearchQuery {
+            text: "TodoItem".into(),
+            limit: 100,
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(hits.hits.iter().any(|h| ids[1..].contains(&h.conversation)));
+}
+
+#[test]
+fn agent_files_beside_a_session_are_its_subagents() {
+    let (_d, mut s) = store();
+    let files = import::collect(&[fixture("claude-code/coderabbit-review-helper")]).unwrap();
+    let o: Vec<import::FileOutcome> = files
+        .iter()
+        .map(|f| import::import_file(&mut s, f, None))
+        .collect();
+    let ids: Vec<String> = o.iter().flat_map(|f| f.conversations.clone()).collect();
+    assert_eq!(
+        o.len(),
+        1,
+        "the agent file is imported with its session, not on its own"
+    );
+    assert_eq!(ids.len(), 2);
+    let child = s.conversation(&ids[1]).unwrap();
+    assert_eq!(child.linked_to.as_deref(), Some(ids[0].as_str()));
+    assert_eq!(
+        child.title.as_deref(),
+        Some("subagent: Explore project structure for packaging")
+    );
+    assert!(child.spawned_by.is_some());
+}

@@ -107,7 +107,176 @@ fn is_results_only(content: &Value) -> bool {
 }
 
 pub fn parse(path: &Path, input: Vec<(usize, Value)>) -> Result<Parsed, FormatError> {
-    parse_inner(path, input, true)
+    // Claude Code 1.x wrote its subagents inline: `isSidechain` lines in the session's own file, one tree per
+    // Task call. Each tree is its own (linked) conversation; a file of sidechain lines only (a pre-2.1
+    // `agent-<8hex>.jsonl`, imported alone) is one conversation as it is.
+    let side = |v: &Value| v.get("isSidechain").and_then(Value::as_bool) == Some(true);
+    let has_main = input
+        .iter()
+        .any(|(_, v)| !side(v) && v.get("message").is_some());
+    let (main, sidechain): (Vec<(usize, Value)>, Vec<(usize, Value)>) = if has_main {
+        input.into_iter().partition(|(_, v)| !side(v))
+    } else {
+        (input, Vec::new())
+    };
+    let mut parsed = parse_inner(path, main, true)?;
+    for group in sidechain_trees(sidechain) {
+        let mut child = parse_inner(path, group, false)?;
+        child.meta["subagent"] = json!(true);
+        child.meta["subagent_layout"] = json!("inline-sidechain");
+        parsed.children.push(child);
+    }
+    // Claude Code 2.0 wrote them beside the session: `agent-<8hex>.jsonl` with the session's id
+    if let (Some(dir), Some(session)) = (
+        path.parent(),
+        parsed.meta.get("sessionId").and_then(Value::as_str),
+    ) {
+        let is_agent_file = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("agent-"));
+        if !is_agent_file {
+            for f in agent_files_of(dir, session) {
+                let lines = super::read_jsonl(&f)?;
+                if lines.is_empty() {
+                    continue;
+                }
+                let mut child = parse_inner(&f, lines, false)?;
+                child.meta["subagent"] = json!(true);
+                child.meta["subagent_layout"] = json!("agent-file");
+                child.meta["subagent_file"] =
+                    json!(f.file_name().map(|n| n.to_string_lossy().into_owned()));
+                parsed.children.push(child);
+            }
+        }
+    }
+    attach_to_spawning_calls(&mut parsed);
+    Ok(parsed)
+}
+
+/// The `agent-*.jsonl` files in `dir` that belong to `session` (their first line names it).
+pub fn agent_files_of(dir: &Path, session: &str) -> Vec<std::path::PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<std::path::PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "jsonl")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("agent-"))
+        })
+        .filter(|p| session_of_file(p).as_deref() == Some(session))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The `sessionId` a Claude Code file's first lines name.
+pub fn session_of_file(p: &Path) -> Option<String> {
+    use std::io::BufRead;
+    let f = std::fs::File::open(p).ok()?;
+    std::io::BufReader::new(f)
+        .lines()
+        .take(20)
+        .map_while(Result::ok)
+        .find_map(|l| {
+            serde_json::from_str::<Value>(&l)
+                .ok()?
+                .get("sessionId")?
+                .as_str()
+                .map(str::to_string)
+        })
+}
+
+/// Sidechain lines grouped by the tree they belong to (each root, with every line under it), in file order.
+fn sidechain_trees(lines: Vec<(usize, Value)>) -> Vec<Vec<(usize, Value)>> {
+    let uuid_of = |v: &Value| v.get("uuid").and_then(Value::as_str).map(str::to_string);
+    let parent: std::collections::HashMap<String, Option<String>> = lines
+        .iter()
+        .filter_map(|(_, v)| {
+            Some((
+                uuid_of(v)?,
+                v.get("parentUuid")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            ))
+        })
+        .collect();
+    let root_of = |u: &str| -> String {
+        let mut cur = u.to_string();
+        for _ in 0..parent.len() + 1 {
+            match parent.get(&cur) {
+                Some(Some(p)) if parent.contains_key(p) => cur = p.clone(),
+                _ => break,
+            }
+        }
+        cur
+    };
+    let mut order: Vec<String> = Vec::new();
+    let mut groups: std::collections::HashMap<String, Vec<(usize, Value)>> =
+        std::collections::HashMap::new();
+    for (no, v) in lines {
+        let root = uuid_of(&v)
+            .map(|u| root_of(&u))
+            .unwrap_or_else(|| "(none)".into());
+        if !groups.contains_key(&root) {
+            order.push(root.clone());
+        }
+        groups.entry(root).or_default().push((no, v));
+    }
+    order
+        .into_iter()
+        .filter_map(|r| groups.remove(&r))
+        .collect()
+}
+
+/// Each subagent's spawning call in the parent session: the Task (or Agent) call whose prompt is the subagent's
+/// first prompt. Recorded in the subagent's metadata (`spawned_by`: the call's id and description), and its title
+/// from the call's description.
+fn attach_to_spawning_calls(parsed: &mut Parsed) {
+    let calls: Vec<(String, String, String)> = parsed
+        .messages
+        .iter()
+        .flat_map(|m| m.message.content.iter())
+        .filter_map(|b| match b {
+            crate::model::Block::ToolUse { id, name, input }
+                if matches!(name.as_str(), "Task" | "Agent") =>
+            {
+                Some((
+                    id.clone(),
+                    input
+                        .get("prompt")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .trim()
+                        .to_string(),
+                    input
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                ))
+            }
+            _ => None,
+        })
+        .collect();
+    for child in &mut parsed.children {
+        let first = child.messages.iter().find_map(|m| {
+            (m.message.role == crate::model::Role::User)
+                .then(|| crate::model::plain_text(&m.message.content))
+        });
+        let Some(first) = first else { continue };
+        let first = first.trim();
+        if let Some((id, _, description)) = calls
+            .iter()
+            .find(|(_, prompt, _)| !prompt.is_empty() && prompt == first)
+        {
+            child.meta["spawned_by"] = json!({"call_id": id, "description": description});
+            if !description.is_empty() && child.meta.get("agent").is_none() {
+                child.title = Some(format!("subagent: {description}"));
+            }
+        }
+    }
 }
 
 fn parse_inner(

@@ -2,8 +2,8 @@
 //! ([`super::index`]): the query language is FTS5's (words, "phrases", prefix*, AND/OR/NOT, NEAR), results ranked
 //! by bm25, filtered by conversation, role, tool, errors and time in the same statement.
 
-use rusqlite::params_from_iter;
 use rusqlite::types::Value as Sql;
+use rusqlite::{OptionalExtension, params_from_iter};
 
 use super::{Result, Store, StoreError, conv_row};
 
@@ -160,6 +160,20 @@ impl Store {
             .query_map(rusqlite::params![conv.seq, prefix], |r| r.get(0))?
             .collect::<rusqlite::Result<Vec<String>>>()?;
         Ok(ids)
+    }
+
+    /// The message of a conversation that made the tool call `call_id` (where a subagent was spawned).
+    pub fn message_with_call(&self, conversation: &str, call_id: &str) -> Result<Option<String>> {
+        let conv = conv_row(&self.conn, conversation)?;
+        let id: Option<String> = self
+            .conn
+            .prepare_cached(
+                "SELECT m.id FROM tool_calls t JOIN messages m ON m.seq = t.body
+                 WHERE t.call_id = ?1 AND m.conversation = ?2 LIMIT 1",
+            )?
+            .query_row(rusqlite::params![call_id, conv.seq], |r| r.get(0))
+            .optional()?;
+        Ok(id)
     }
 
     /// The text the index holds for a body (what a snippet is cut from).

@@ -41,7 +41,9 @@ impl Store {
     ) -> Result<Vec<Conversation>> {
         let mut stmt = self.conn.prepare(&format!(
             "SELECT c.id, c.title, t.id, fc.id, fm.id, c.created_at, c.archived,
-                (SELECT count(*) FROM messages WHERE conversation = c.seq)
+                (SELECT count(*) FROM messages WHERE conversation = c.seq),
+                CASE WHEN json_valid(c.meta) THEN json_extract(c.meta, '$.cairn.linked_to') END,
+                CASE WHEN json_valid(c.meta) THEN json_extract(c.meta, '$.spawned_by.call_id') END
              FROM conversations c
              LEFT JOIN messages t ON t.seq = c.tip
              LEFT JOIN conversations fc ON fc.seq = c.forked_from_conversation
@@ -66,6 +68,8 @@ impl Store {
                     created_at: r.get(5)?,
                     archived: r.get::<_, i64>(6)? != 0,
                     messages: r.get::<_, i64>(7)? as u64,
+                    linked_to: r.get(8)?,
+                    spawned_by: r.get(9)?,
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;

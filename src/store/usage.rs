@@ -65,6 +65,8 @@ pub struct UsageGroup {
     /// A conversation's title (rows by conversation).
     pub label: Option<String>,
     pub sessions: u64,
+    /// Of the sessions, how many are subagents of another.
+    pub subagents: u64,
     pub turns: u64,
     pub tool_calls: u64,
     pub tool_errors: u64,
@@ -107,7 +109,8 @@ impl Store {
         let sql = format!(
             "SELECT {key}, c.title, me.conversation,
                     sum((me.flags & 4) != 0 AND ((me.flags >> 3) & 3) = 1),
-                    sum(me.compaction), min(me.created_at), max(me.created_at)
+                    sum(me.compaction), min(me.created_at), max(me.created_at),
+                    max(CASE WHEN json_valid(c.meta) THEN json_extract(c.meta, '$.cairn.linked_to') IS NOT NULL ELSE 0 END)
              FROM measures me JOIN conversations c ON c.seq = me.conversation
              WHERE me.copy = 0 AND me.created_at >= ?1 {only_models}
              GROUP BY 1, me.conversation",
@@ -130,6 +133,7 @@ impl Store {
                 g.label = r.get(1)?;
             }
             g.sessions += 1;
+            g.subagents += r.get::<_, i64>(7)?.max(0) as u64;
             g.turns += r.get::<_, i64>(3)?.max(0) as u64;
             g.compactions += r.get::<_, i64>(4)?.max(0) as u64;
             let (a, b): (i64, i64) = (r.get(5)?, r.get(6)?);

@@ -1,9 +1,10 @@
-//! The conversations panel: a filter, message counts, and forks drawn under the conversation they came from
-//! (an iterative walk, so a long chain of forks of forks is no problem).
+//! The conversations panel: a filter, message counts, and forks and subagents drawn under the conversation they
+//! came from (an iterative walk, so a long chain of forks of forks is no problem).
 
 use super::*;
 
-/// The list's order: each conversation followed by its forks (and theirs), with its depth in that tree.
+/// The list's order: each conversation followed by its forks and subagents (and theirs), with its depth in that
+/// tree.
 /// Computed when the list is read, not per frame.
 pub(super) fn lineage(conversations: &[Conversation]) -> Vec<(usize, usize)> {
     let ids: std::collections::HashMap<&str, usize> = conversations
@@ -14,10 +15,13 @@ pub(super) fn lineage(conversations: &[Conversation]) -> Vec<(usize, usize)> {
     let mut kids: Vec<Vec<usize>> = vec![Vec::new(); conversations.len()];
     let mut roots = Vec::new();
     for (i, c) in conversations.iter().enumerate() {
+        // a fork under its origin, a subagent under the session that spawned it
         let parent = c
             .forked_from
             .as_ref()
-            .and_then(|f| ids.get(f.conversation.as_str()).copied());
+            .map(|f| f.conversation.as_str())
+            .or(c.linked_to.as_deref())
+            .and_then(|p| ids.get(p).copied());
         match parent {
             Some(p) => kids[p].push(i),
             None => roots.push(i),
