@@ -114,7 +114,8 @@ pub fn parse(path: &Path, input: Vec<(usize, Value)>) -> Result<Parsed, FormatEr
     let has_main = input
         .iter()
         .any(|(_, v)| !side(v) && v.get("message").is_some());
-    let (main, sidechain): (Vec<(usize, Value)>, Vec<(usize, Value)>) = if has_main {
+    type Lines = Vec<(usize, Value)>;
+    let (main, sidechain): (Lines, Lines) = if has_main {
         input.into_iter().partition(|(_, v)| !side(v))
     } else {
         (input, Vec::new())
