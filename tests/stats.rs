@@ -183,3 +183,35 @@ fn a_model_without_a_price_says_so() {
         "{csv}"
     );
 }
+
+#[test]
+fn the_day_roll_up_of_a_migrated_store_sums_what_a_fresh_one_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.db");
+    {
+        let mut s = Store::open(&path).unwrap();
+        for f in [
+            "claude-code/cc-2.0.5-image-paste.jsonl",
+            "pi/pi-v3-compaction-tiny.jsonl",
+        ] {
+            let o = cairn::import::import_file(&mut s, &fixture(f), None);
+            assert!(o.error.is_none());
+        }
+    }
+    let want: Vec<Stats> = {
+        let mut s = Store::open(&path).unwrap();
+        [By::Day, By::Model, By::Conversation]
+            .map(|b| stats(&mut s, b))
+            .to_vec()
+    };
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("DROP TABLE usage_days; PRAGMA user_version = 5;")
+            .unwrap();
+    }
+    let mut s = Store::open(&path).unwrap();
+    let got: Vec<Stats> = [By::Day, By::Model, By::Conversation]
+        .map(|b| stats(&mut s, b))
+        .to_vec();
+    assert_eq!(got, want);
+}

@@ -844,7 +844,7 @@ fn the_v3_migration_derives_node_flags_for_rows_already_stored() {
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(
             "UPDATE messages SET flags = flags & 31; DROP TABLE measures; DROP TABLE store_values;
-             DROP TABLE search; DROP TABLE tool_calls; DROP INDEX messages_by_body;
+             DROP TABLE search; DROP TABLE tool_calls; DROP INDEX messages_by_body; DROP TABLE usage_days;
              ALTER TABLE conversations DROP COLUMN project; PRAGMA user_version = 2;",
         )
         .unwrap();
@@ -888,7 +888,8 @@ fn the_v4_migration_measures_every_row_already_stored_as_a_write_would() {
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(
             "DROP TABLE measures; DROP TABLE store_values; DROP TABLE search; DROP TABLE tool_calls;
-             DROP INDEX messages_by_body; ALTER TABLE conversations DROP COLUMN project; PRAGMA user_version = 3;",
+             DROP INDEX messages_by_body; DROP TABLE usage_days; ALTER TABLE conversations DROP COLUMN project;
+             PRAGMA user_version = 3;",
         )
         .unwrap();
     }

@@ -35,10 +35,10 @@ pub(crate) fn index_body(
         match b {
             Block::ToolUse { id, name, .. } => {
                 tx.prepare_cached(
-                    "INSERT OR IGNORE INTO tool_calls (body, call_id, conversation, name, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    "INSERT OR IGNORE INTO tool_calls (body, call_id, conversation, name, created_at, model)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 )?
-                .execute(params![seq, id, conversation, name, created_at])?;
+                .execute(params![seq, id, conversation, name, created_at, crate::model::model_of(&m.meta)])?;
                 tools.push(name.clone());
             }
             Block::ToolResult {

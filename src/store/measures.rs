@@ -48,22 +48,52 @@ pub(crate) fn insert(
     m: &NewMessage,
     created_at: i64,
 ) -> Result<()> {
+    let me = measure(&m.content);
+    let model = model_of(&m.meta);
     write(
         tx,
         seq,
         conversation,
-        &measure(&m.content),
-        model_of(&m.meta),
+        &me,
+        model,
         m.usage.as_ref(),
         created_at,
     )?;
+    let flags = super::paths::flags_of(m);
+    let compaction = m.meta.pointer("/cairn/kind").and_then(Value::as_str)
+        == Some(crate::model::KIND_COMPACTION);
     tx.prepare_cached("UPDATE measures SET flags = ?1, compaction = ?2 WHERE seq = ?3")?
-        .execute(params![
-            super::paths::flags_of(m),
-            m.meta.pointer("/cairn/kind").and_then(Value::as_str)
-                == Some(crate::model::KIND_COMPACTION),
-            seq
-        ])?;
+        .execute(params![flags, compaction, seq])?;
+    // the day's usage roll-up (what `stats` sums): a reply counts once, where it was written
+    let u = m.usage.unwrap_or_default();
+    let turn = flags & 4 != 0 && (flags >> 3) & 3 == 1;
+    tx.prepare_cached(
+        "INSERT INTO usage_days (day, conversation, model, messages, turns, compactions, input, output,
+                                 cache_read, cache_write, measured, tool_calls, tool_errors, first, last)
+         VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)
+         ON CONFLICT (day, conversation, model) DO UPDATE SET
+            messages = messages + 1, turns = turns + excluded.turns,
+            compactions = compactions + excluded.compactions, input = input + excluded.input,
+            output = output + excluded.output, cache_read = cache_read + excluded.cache_read,
+            cache_write = cache_write + excluded.cache_write, measured = measured + excluded.measured,
+            tool_calls = tool_calls + excluded.tool_calls, tool_errors = tool_errors + excluded.tool_errors,
+            first = min(first, excluded.first), last = max(last, excluded.last)",
+    )?
+    .execute(params![
+        created_at.div_euclid(86_400_000),
+        conversation,
+        model.unwrap_or(""),
+        turn,
+        compaction,
+        u.input_tokens as i64,
+        u.output_tokens as i64,
+        u.cache_read_input_tokens as i64,
+        u.cache_creation_input_tokens as i64,
+        m.usage.is_some(),
+        me.tool_calls as i64,
+        me.tool_errors as i64,
+        created_at
+    ])?;
     Ok(())
 }
 

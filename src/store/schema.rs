@@ -34,6 +34,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: V5,
         backfill: Some(super::index::backfill),
     },
+    Step {
+        sql: V6,
+        backfill: None,
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
@@ -223,6 +227,8 @@ CREATE TABLE tool_calls (
     result INTEGER REFERENCES messages(seq),
     is_error INTEGER NOT NULL DEFAULT 0,
     result_tokens INTEGER NOT NULL DEFAULT 0,
+    -- the calling reply's model
+    model TEXT,
     PRIMARY KEY (body, call_id)
 ) WITHOUT ROWID;
 CREATE INDEX tool_calls_by_time ON tool_calls(created_at);
@@ -248,6 +254,36 @@ UPDATE conversations SET project = coalesce(
      ORDER BY m.seq LIMIT 1));
 
 CREATE INDEX messages_by_body ON messages(body_of) WHERE body_of IS NOT NULL;
+"#;
+
+/// v6: usage statistics without a scan of every message: a roll-up per day, conversation and model, kept with each
+/// body written (a fork's copies add nothing), filled here from the measures.
+const V6: &str = r#"
+CREATE TABLE usage_days (
+    day INTEGER NOT NULL,
+    conversation INTEGER NOT NULL REFERENCES conversations(seq),
+    model TEXT NOT NULL DEFAULT '',
+    messages INTEGER NOT NULL DEFAULT 0,
+    turns INTEGER NOT NULL DEFAULT 0,
+    compactions INTEGER NOT NULL DEFAULT 0,
+    input INTEGER NOT NULL DEFAULT 0,
+    output INTEGER NOT NULL DEFAULT 0,
+    cache_read INTEGER NOT NULL DEFAULT 0,
+    cache_write INTEGER NOT NULL DEFAULT 0,
+    measured INTEGER NOT NULL DEFAULT 0,
+    tool_calls INTEGER NOT NULL DEFAULT 0,
+    tool_errors INTEGER NOT NULL DEFAULT 0,
+    first INTEGER NOT NULL,
+    last INTEGER NOT NULL,
+    PRIMARY KEY (day, conversation, model)
+) WITHOUT ROWID;
+INSERT INTO usage_days
+SELECT created_at / 86400000, conversation, coalesce(model, ''), count(*),
+       sum((flags & 4) != 0 AND ((flags >> 3) & 3) = 1), sum(compaction),
+       sum(coalesce(input_tokens, 0)), sum(coalesce(output_tokens, 0)), sum(coalesce(cache_read_tokens, 0)),
+       sum(coalesce(cache_write_tokens, 0)), count(input_tokens), sum(tool_calls), sum(tool_errors),
+       min(created_at), max(created_at)
+FROM measures WHERE copy = 0 GROUP BY 1, 2, 3;
 "#;
 
 /// Brings a store at `from` up to [`VERSION`], all steps in one transaction.

@@ -107,6 +107,11 @@ impl Store {
             }
             _ => StoreError::Sqlite(e),
         };
+        if filters.is_empty() {
+            return self
+                .search_unfiltered(&args[0], q.limit.max(1))
+                .map_err(bad);
+        }
         let total: i64 = self
             .conn
             .prepare(&format!("SELECT count(*) FROM ({})", candidates(false)))
@@ -144,6 +149,78 @@ impl Store {
             .map_err(bad)?
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(bad)?;
+        Ok(Hits {
+            hits,
+            total: total.max(0) as u64,
+        })
+    }
+
+    /// A search with no filter outside the index: FTS5 ranks and cuts the bodies itself (`ORDER BY rank LIMIT`),
+    /// and only those few are joined to their messages; the total counts the bodies, and the fork copies of
+    /// them when the store has any.
+    fn search_unfiltered(&self, matcher: &Sql, limit: usize) -> rusqlite::Result<Hits> {
+        let mut bodies: Vec<(i64, f64)> = Vec::with_capacity(limit);
+        {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT rowid, rank FROM search WHERE search MATCH ?1 AND rank MATCH 'bm25(1.0, 0.5)'
+                 ORDER BY rank LIMIT ?2",
+            )?;
+            let mut rows = stmt.query(rusqlite::params![matcher, limit as i64])?;
+            while let Some(r) = rows.next()? {
+                bodies.push((r.get(0)?, r.get(1)?));
+            }
+        }
+        let mut total: i64 = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM search WHERE search MATCH ?1")?
+            .query_row([matcher], |r| r.get(0))?;
+        let has_copies: bool = self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM messages WHERE body_of IS NOT NULL)",
+            [],
+            |r| r.get(0),
+        )?;
+        if has_copies {
+            total += self
+                .conn
+                .prepare_cached(
+                    "SELECT count(*) FROM messages WHERE body_of IS NOT NULL
+                 AND body_of IN (SELECT rowid FROM search WHERE search MATCH ?1)",
+                )?
+                .query_row([matcher], |r| r.get::<_, i64>(0))?;
+        }
+        let mut hits = Vec::with_capacity(limit);
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT m.id, c.id, c.title, m.role, m.flags, m.created_at, m.seq
+             FROM messages m JOIN conversations c ON c.seq = m.conversation
+             WHERE m.seq = ?1
+             UNION ALL
+             SELECT m.id, c.id, c.title, m.role, m.flags, m.created_at, m.seq
+             FROM messages m JOIN conversations c ON c.seq = m.conversation
+             WHERE m.body_of = ?1",
+        )?;
+        for (body, rank) in bodies {
+            let mut rows = stmt.query([body])?;
+            while let Some(r) = rows.next()? {
+                let role: String = r.get(3)?;
+                let flags: i64 = r.get(4)?;
+                hits.push(Hit {
+                    message: r.get(0)?,
+                    conversation: r.get(1)?,
+                    title: r.get(2)?,
+                    role: if flags & 2 != 0 && role == "user" {
+                        "tool".into()
+                    } else {
+                        role
+                    },
+                    created_at: r.get(5)?,
+                    rank,
+                    body,
+                    seq: r.get(6)?,
+                });
+            }
+        }
+        hits.sort_by(|a, b| a.rank.total_cmp(&b.rank).then(a.seq.cmp(&b.seq)));
+        hits.truncate(limit);
         Ok(Hits {
             hits,
             total: total.max(0) as u64,

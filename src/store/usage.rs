@@ -4,9 +4,6 @@
 
 use std::collections::HashMap;
 
-use rusqlite::params_from_iter;
-use rusqlite::types::Value as Sql;
-
 use super::{Result, Store};
 
 /// What rows of a usage table are grouped by.
@@ -43,18 +40,6 @@ impl By {
         ]
         .into_iter()
         .find(|b| b.name() == s)
-    }
-
-    /// The key of a row of measures `me` (joined with conversations `c`), as SQL.
-    fn key(self) -> &'static str {
-        match self {
-            By::Conversation => "c.id",
-            By::Model => "coalesce(me.model, '(no model)')",
-            By::Day => "date(me.created_at / 1000, 'unixepoch')",
-            By::Week => "strftime('%Y-W%W', me.created_at / 1000, 'unixepoch')",
-            By::Project => "coalesce(c.project, '(no project)')",
-            By::Tool => "t.name",
-        }
     }
 }
 
@@ -103,89 +88,124 @@ impl Store {
             out.sort_by(|a, b| b.tool_calls.cmp(&a.tool_calls).then(a.key.cmp(&b.key)));
             return Ok(out);
         }
-        let key = by.key();
-        let args = [Sql::Integer(since)];
-        // counts and spans: per (key, conversation), then summed per key
-        let sql = format!(
-            "SELECT {key}, c.title, me.conversation,
-                    sum((me.flags & 4) != 0 AND ((me.flags >> 3) & 3) = 1),
-                    sum(me.compaction), min(me.created_at), max(me.created_at),
-                    max(CASE WHEN json_valid(c.meta) THEN json_extract(c.meta, '$.cairn.linked_to') IS NOT NULL ELSE 0 END)
-             FROM measures me JOIN conversations c ON c.seq = me.conversation
-             WHERE me.copy = 0 AND me.created_at >= ?1 {only_models}
-             GROUP BY 1, me.conversation",
-            // by model, a session counts under the models that wrote in it
-            only_models = if by == By::Model {
-                "AND me.model IS NOT NULL"
-            } else {
-                ""
+        // the conversations (a few thousand rows): id, title, project, subagent or not
+        let mut convs: HashMap<i64, (String, Option<String>, Option<String>, bool)> =
+            HashMap::new();
+        {
+            let mut stmt = self.conn.prepare(
+                "SELECT seq, id, title, project,
+                        CASE WHEN json_valid(meta) THEN json_extract(meta, '$.cairn.linked_to') IS NOT NULL ELSE 0 END
+                 FROM conversations",
+            )?;
+            let mut rows = stmt.query([])?;
+            while let Some(r) = rows.next()? {
+                convs.insert(
+                    r.get(0)?,
+                    (r.get(1)?, r.get(2)?, r.get(3)?, r.get::<_, i64>(4)? != 0),
+                );
             }
-        );
-        let mut stmt = self.conn.prepare(&sql)?;
-        let mut rows = stmt.query(params_from_iter(args.iter()))?;
+        }
+        // the day roll-up (a few rows per conversation), the keys made here
+        let sql = "SELECT day, conversation, nullif(model, ''), turns, compactions, first, last, input, output,
+                          cache_read, cache_write, measured, tool_calls, tool_errors
+                   FROM usage_days WHERE day >= ?1";
+        let since_day = if since == i64::MIN {
+            i64::MIN
+        } else {
+            since.div_euclid(86_400_000)
+        };
+        let key_of = |conv: i64, model: &Option<String>, d: i64| -> Option<String> {
+            Some(match by {
+                By::Conversation => convs.get(&conv)?.0.clone(),
+                By::Model => model.clone()?,
+                By::Project => convs
+                    .get(&conv)?
+                    .2
+                    .clone()
+                    .unwrap_or_else(|| "(no project)".into()),
+                By::Day | By::Week => {
+                    let date = jiff::Timestamp::from_second(d * 86_400)
+                        .ok()?
+                        .to_zoned(jiff::tz::TimeZone::UTC)
+                        .date();
+                    if by == By::Day {
+                        date.to_string()
+                    } else {
+                        let w = date.iso_week_date();
+                        format!("{}-W{:02}", w.year(), w.week())
+                    }
+                }
+                By::Tool => return None,
+            })
+        };
+        // per key: the conversations seen (sessions), and their spans
+        let mut seen: HashMap<String, HashMap<i64, (i64, i64)>> = HashMap::new();
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut rows = stmt.query([since_day])?;
         while let Some(r) = rows.next()? {
-            let k: String = r.get(0)?;
+            let d: i64 = r.get(0)?;
+            let conv: i64 = r.get(1)?;
+            let model: Option<String> = r.get(2)?;
+            // by model, only what a model wrote (its replies); the rest has no model
+            if by == By::Model && model.is_none() {
+                continue;
+            }
+            let Some(k) = key_of(conv, &model, d) else {
+                continue;
+            };
+            let n = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)?.max(0) as u64) };
             let g = groups.entry(k.clone()).or_insert_with(|| UsageGroup {
-                key: k,
+                key: k.clone(),
                 ..UsageGroup::default()
             });
             if by == By::Conversation {
-                g.label = r.get(1)?;
+                g.label = convs.get(&conv).and_then(|c| c.1.clone());
             }
-            g.sessions += 1;
-            g.subagents += r.get::<_, i64>(7)?.max(0) as u64;
-            g.turns += r.get::<_, i64>(3)?.max(0) as u64;
-            g.compactions += r.get::<_, i64>(4)?.max(0) as u64;
+            g.turns += n(3)?;
+            g.compactions += n(4)?;
+            if by != By::Model {
+                g.tool_calls += n(12)?;
+                g.tool_errors += n(13)?;
+            }
+            if n(11)? > 0 {
+                let model = model.clone().unwrap_or_else(|| "(no model)".into());
+                g.by_model.push((model, [n(7)?, n(8)?, n(9)?, n(10)?]));
+            }
             let (a, b): (i64, i64) = (r.get(5)?, r.get(6)?);
-            if a > 0 {
-                g.wall_ms += b - a;
+            let span = seen.entry(k).or_default().entry(conv).or_insert((a, b));
+            span.0 = span.0.min(a);
+            span.1 = span.1.max(b);
+        }
+        for (k, spans) in seen {
+            if let Some(g) = groups.get_mut(&k) {
+                g.sessions = spans.len() as u64;
+                g.subagents = spans
+                    .keys()
+                    .filter(|c| convs.get(c).is_some_and(|x| x.3))
+                    .count() as u64;
+                g.wall_ms = spans
+                    .values()
+                    .filter(|(a, _)| *a > 0)
+                    .map(|(a, b)| b - a)
+                    .sum();
             }
         }
-        // tokens by model
-        let sql = format!(
-            "SELECT {key}, coalesce(me.model, '(no model)'), sum(coalesce(me.input_tokens, 0)),
-                    sum(coalesce(me.output_tokens, 0)), sum(coalesce(me.cache_read_tokens, 0)),
-                    sum(coalesce(me.cache_write_tokens, 0))
-             FROM measures me JOIN conversations c ON c.seq = me.conversation
-             WHERE me.copy = 0 AND me.created_at >= ?1 AND me.input_tokens IS NOT NULL
-             GROUP BY 1, 2"
-        );
-        let mut stmt = self.conn.prepare(&sql)?;
-        let mut rows = stmt.query(params_from_iter(args.iter()))?;
-        while let Some(r) = rows.next()? {
-            let k: String = r.get(0)?;
-            let n = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)?.max(0) as u64) };
-            let t = [n(2)?, n(3)?, n(4)?, n(5)?];
-            let model: String = r.get(1)?;
-            let g = groups.entry(k.clone()).or_insert_with(|| UsageGroup {
-                key: k,
-                ..UsageGroup::default()
-            });
-            g.by_model.push((model, t));
-        }
-        // tool calls and errors, keyed through the call's message
-        let tkey = match by {
-            By::Model => "coalesce(me.model, '(no model)')",
-            By::Day => "date(t.created_at / 1000, 'unixepoch')",
-            By::Week => "strftime('%Y-W%W', t.created_at / 1000, 'unixepoch')",
-            other => other.key(),
-        };
-        let sql = format!(
-            "SELECT {tkey}, count(*), sum(t.is_error)
-             FROM tool_calls t JOIN conversations c ON c.seq = t.conversation
-             LEFT JOIN measures me ON me.seq = t.body
-             WHERE t.created_at >= ?1 GROUP BY 1"
-        );
-        let mut stmt = self.conn.prepare(&sql)?;
-        let mut rows = stmt.query(params_from_iter(args.iter()))?;
-        while let Some(r) = rows.next()? {
-            let k: String = r.get(0)?;
-            let g = groups.entry(k.clone()).or_insert_with(|| UsageGroup {
-                key: k,
-                ..UsageGroup::default()
-            });
-            g.tool_calls += r.get::<_, i64>(1)?.max(0) as u64;
-            g.tool_errors += r.get::<_, i64>(2)?.max(0) as u64;
+        // by model, tool calls and their errors are the calling reply's
+        if by == By::Model {
+            let mut stmt = self.conn.prepare(
+                "SELECT coalesce(t.model, '(no model)'), count(*), sum(t.is_error)
+                 FROM tool_calls t WHERE t.created_at >= ?1 GROUP BY 1",
+            )?;
+            let mut rows = stmt.query([since])?;
+            while let Some(r) = rows.next()? {
+                let k: String = r.get(0)?;
+                let g = groups.entry(k.clone()).or_insert_with(|| UsageGroup {
+                    key: k,
+                    ..UsageGroup::default()
+                });
+                g.tool_calls += r.get::<_, i64>(1)?.max(0) as u64;
+                g.tool_errors += r.get::<_, i64>(2)?.max(0) as u64;
+            }
         }
         let mut out: Vec<UsageGroup> = groups.into_values().collect();
         out.sort_by(|a, b| a.key.cmp(&b.key));
