@@ -322,7 +322,8 @@ fn main() {
     let t0 = 1_780_000_000_000i64;
     let started = Instant::now();
     let mut text_bytes = 0usize;
-    {
+    let existing = std::env::var_os("CAIRN_BENCH_STORE").is_some();
+    if !existing {
         let mut s = Store::open(&path).unwrap();
         for c in 0..conversations {
             let msgs = conversation(&mut r, c, per, t0);
@@ -348,6 +349,8 @@ fn main() {
         }
     }
     let took = started.elapsed();
+    // CAIRN_BENCH_STORE: measure an existing store (from an earlier run with CAIRN_BENCH_KEEP) instead
+    let path = std::env::var_os("CAIRN_BENCH_STORE").map_or(path, std::path::PathBuf::from);
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     let index: i64 = rusqlite::Connection::open(&path)
         .unwrap()
@@ -367,8 +370,6 @@ fn main() {
         index as f64 / 1e6
     );
 
-    // CAIRN_BENCH_STORE: measure an existing store (from an earlier run with CAIRN_BENCH_KEEP) instead
-    let path = std::env::var_os("CAIRN_BENCH_STORE").map_or(path, std::path::PathBuf::from);
     let mut s = Store::open(&path).unwrap();
     let settings = cairn::reclaim::Settings::default();
     let cancel = AtomicBool::new(false);
@@ -431,7 +432,9 @@ fn main() {
         );
     }
     // a 100k-message session's context over time
-    let big = {
+    let big = if existing {
+        s.conversations().unwrap().last().unwrap().id.clone()
+    } else {
         let msgs = conversation(&mut r, conversations + 1, 100_000, t0);
         s.import_conversation(Some("long"), &msgs, None, &[], &Value::Null)
             .unwrap()

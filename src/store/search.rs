@@ -7,6 +7,10 @@ use rusqlite::{OptionalExtension, params_from_iter};
 
 use super::{Result, Store, StoreError, conv_row};
 
+/// Past this many matching bodies, a search ranks the newest this many (bm25 over all of half a million matches
+/// takes a third of a second; over these, milliseconds).
+pub const RANK_WINDOW: i64 = 5_000;
+
 /// Which messages a search looks at.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SearchQuery {
@@ -60,10 +64,20 @@ impl Store {
         }
         let mut filters = String::new();
         let mut args: Vec<Sql> = vec![Sql::Text(matcher)];
+        let mut range = String::new();
         if let Some(c) = &q.conversation {
             let conv = conv_row(&self.conn, c)?;
             args.push(Sql::Integer(conv.seq));
             filters.push_str(&format!(" AND m.conversation = ?{}", args.len()));
+            // the index is read only over the rows that hold this conversation's bodies
+            let (lo, hi): (Option<i64>, Option<i64>) = self.conn.query_row(
+                "SELECT min(coalesce(body_of, seq)), max(coalesce(body_of, seq)) FROM messages WHERE conversation = ?1",
+                [conv.seq],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            args.push(Sql::Integer(lo.unwrap_or(0)));
+            args.push(Sql::Integer(hi.unwrap_or(-1)));
+            range = format!(" AND rowid BETWEEN ?{} AND ?{}", args.len() - 1, args.len());
         }
         match q.role.as_deref() {
             None => {}
@@ -92,7 +106,7 @@ impl Store {
                 "0"
             };
             format!(
-                "WITH hits(body, rank) AS (SELECT rowid, {rank} FROM search WHERE search MATCH ?1)
+                "WITH hits(body, rank) AS (SELECT rowid, {rank} FROM search WHERE search MATCH ?1{range})
                  SELECT m.seq, m.id, m.conversation, m.role, m.flags, m.created_at, hits.rank, hits.body
                  FROM hits JOIN messages m ON m.seq = hits.body WHERE 1 = 1 {filters}
                  UNION ALL
@@ -159,21 +173,32 @@ impl Store {
     /// and only those few are joined to their messages; the total counts the bodies, and the fork copies of
     /// them when the store has any.
     fn search_unfiltered(&self, matcher: &Sql, limit: usize) -> rusqlite::Result<Hits> {
-        let mut bodies: Vec<(i64, f64)> = Vec::with_capacity(limit);
-        {
-            let mut stmt = self.conn.prepare_cached(
-                "SELECT rowid, rank FROM search WHERE search MATCH ?1 AND rank MATCH 'bm25(1.0, 0.5)'
-                 ORDER BY rank LIMIT ?2",
-            )?;
-            let mut rows = stmt.query(rusqlite::params![matcher, limit as i64])?;
-            while let Some(r) = rows.next()? {
-                bodies.push((r.get(0)?, r.get(1)?));
-            }
-        }
         let mut total: i64 = self
             .conn
             .prepare_cached("SELECT count(*) FROM search WHERE search MATCH ?1")?
             .query_row([matcher], |r| r.get(0))?;
+        // bm25 over hundreds of thousands of matches costs more than a reader waits: past RANK_WINDOW matches,
+        // the newest RANK_WINDOW are ranked (FTS5 walks a doclist backwards by row number cheaply)
+        let floor: i64 = if total > RANK_WINDOW {
+            self.conn
+                .prepare_cached(
+                    "SELECT rowid FROM search WHERE search MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2",
+                )?
+                .query_row(rusqlite::params![matcher, RANK_WINDOW - 1], |r| r.get(0))?
+        } else {
+            0
+        };
+        let mut bodies: Vec<(i64, f64)> = Vec::with_capacity(limit);
+        {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT rowid, rank FROM search WHERE search MATCH ?1 AND rowid >= ?3
+                 AND rank MATCH 'bm25(1.0, 0.5)' ORDER BY rank LIMIT ?2",
+            )?;
+            let mut rows = stmt.query(rusqlite::params![matcher, limit as i64, floor])?;
+            while let Some(r) = rows.next()? {
+                bodies.push((r.get(0)?, r.get(1)?));
+            }
+        }
         let has_copies: bool = self.conn.query_row(
             "SELECT EXISTS (SELECT 1 FROM messages WHERE body_of IS NOT NULL)",
             [],
