@@ -18,6 +18,7 @@ mod discover;
 mod export;
 mod fork;
 mod import;
+mod legibility;
 mod list;
 mod log;
 mod new;
@@ -88,6 +89,8 @@ enum Command {
     Replay(replay::Args),
     /// Full-text search over every conversation and branch: words, "phrases", prefix*, AND/OR/NOT
     Search(search::Args),
+    /// Snapshot legibility: render in page shapes, read back with OCR, score prose, code and numbers
+    Legibility(legibility::Args),
     /// Where two attempts went apart: two tips, a fork and its origin, or two runs of a task
     Diff(diff::Args),
     /// Usage across sessions: tokens, cache hits, cost at list prices, tool calls and errors, compactions
@@ -187,6 +190,7 @@ fn dispatch(ctx: &mut Ctx, command: Command) -> Result<()> {
         C::Search(a) => search::run(ctx, a),
         C::Stats(a) => stats::run(ctx, a),
         C::Diff(a) => diff::run(ctx, a),
+        C::Legibility(a) => legibility::run(ctx, a),
         C::Send(a) => send::run(ctx, a),
         C::Compact(a) => compact::run(ctx, a),
         C::Shake(a) => shake::run(ctx, a),
@@ -307,6 +311,23 @@ impl Ctx {
         self.store
             .as_mut()
             .ok_or_else(|| anyhow!("the store could not be opened"))
+    }
+
+    /// `--shape NAME`: the snapshot's page shape for this command, over the settings file's.
+    fn use_shape(&mut self, shape: Option<String>) -> Result<()> {
+        if let Some(name) = shape {
+            if crate::render::shape::by_name(&name).is_none() {
+                return Err(anyhow!(
+                    "--shape {name:?}: {}",
+                    crate::render::shape::names()
+                ));
+            }
+            self.settings()?;
+            if let Some(s) = self.settings.as_mut() {
+                s.shape = Some(name);
+            }
+        }
+        Ok(())
     }
 
     fn settings(&mut self) -> Result<&Settings> {
@@ -446,7 +467,7 @@ impl Strategy {
 
 /// Page profiles on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Profile {
+pub(crate) enum Profile {
     ClaudeHires,
     Claude,
     ClaudeMany,
@@ -455,7 +476,7 @@ enum Profile {
 }
 
 impl Profile {
-    fn profile(self) -> &'static crate::render::Profile {
+    pub(crate) fn profile(self) -> &'static crate::render::Profile {
         let name = match self {
             Profile::ClaudeHires => "claude-hires",
             Profile::Claude => "claude",

@@ -165,6 +165,14 @@ pub enum Action {
         conversation: String,
         model: Option<String>,
     },
+    /// Renders in each shape and reads the pages back with each reader (through `script`).
+    Legibility {
+        input: RenderInput,
+        profile: &'static crate::render::profile::Profile,
+        shapes: Vec<&'static crate::render::shape::PageShape>,
+        readers: Vec<crate::legibility::Reader>,
+        script: PathBuf,
+    },
     /// Where two paths went apart (each a conversation, or a message naming a path's end).
     Diff {
         a: String,
@@ -272,6 +280,7 @@ pub enum Outcome {
     Stats(crate::stats::Stats),
     Timeline(crate::reclaim::timeline::Timeline),
     Diffed(Box<crate::diff::Diff>),
+    Legibility(Vec<crate::legibility::Reading>),
 }
 
 /// Why an action failed; each names the id, file or value at fault in one line.
@@ -457,6 +466,13 @@ pub fn run(
                 &fits,
             )?))
         }
+        A::Legibility {
+            input,
+            profile,
+            shapes,
+            readers,
+            script,
+        } => context::legibility(store, input, profile, &shapes, &readers, &script, progress),
         A::Diff { a, b } => Ok(Outcome::Diffed(Box::new(crate::diff::diff(
             store,
             &a,

@@ -11,6 +11,7 @@ pub mod export;
 pub mod formats;
 pub mod import;
 pub mod layout;
+pub mod legibility;
 pub mod model;
 pub mod pairs;
 pub mod pricing;

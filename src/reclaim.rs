@@ -21,6 +21,7 @@
 
 pub mod assemble;
 pub mod compare;
+pub mod editing;
 pub mod marker;
 pub mod policy;
 pub mod replay;

@@ -10,6 +10,7 @@ mod factsheet;
 pub mod font;
 mod outline;
 pub mod profile;
+pub mod shape;
 
 use serde::Serialize;
 
@@ -169,6 +170,12 @@ pub struct Options {
     pub profile: &'static Profile,
     pub font: FontKind,
     pub cell: (u32, u32),
+    /// The grid a glyph is placed on (advance, line pitch), at least the cell: extra tracking and leading.
+    pub advance: Option<(u32, u32)>,
+    /// Text columns side by side on a page (rows flow down the first, then the next).
+    pub columns: u32,
+    /// Each source line starts on a new row (the newline mark ends its row): code keeps its line structure.
+    pub lines: bool,
     pub compression: Compression,
     pub factsheet: bool,
     /// Upper bound on the factsheet, in bytes.
@@ -181,6 +188,9 @@ impl Options {
             profile,
             font: FontKind::Bitmap,
             cell: profile.cell,
+            advance: None,
+            columns: 1,
+            lines: false,
             compression: Compression::Default,
             factsheet: true,
             factsheet_bytes: 8_192,
@@ -246,7 +256,14 @@ pub struct Manifest {
     pub profile: &'static str,
     pub font: &'static str,
     pub cell: [u32; 2],
+    /// The grid cells are placed on (the cell, or wider and taller with tracking and leading).
+    pub advance: [u32; 2],
+    /// Cells per row of the page (across all text columns and the gaps between them).
     pub columns: u32,
+    /// Text columns side by side.
+    pub text_columns: u32,
+    /// Whether each source line starts a row.
+    pub lines: bool,
     pub rows_per_page: u32,
     pub pages: Vec<PageMap>,
     pub unrendered: Vec<Unrendered>,
@@ -361,20 +378,22 @@ pub fn render(sources: &[Source], opts: &Options) -> Result<Rendered, RenderErro
             h: p.height,
         });
     }
+    let (ax, ay) = opts.advance.unwrap_or((cw, ch));
+    let (ax, ay) = (ax.max(cw), ay.max(ch));
     match opts.font {
         FontKind::Bitmap => {
             let font: &BitmapFont = font::for_cell(cw, ch).ok_or(RenderError::NoFont(cw, ch))?;
             let surface = BitmapSurface {
                 canvas: Canvas::new(p.width, p.height),
                 font,
-                cw,
-                ch,
+                cw: ax,
+                ch: ay,
             };
             layout(sources, opts, surface, font.name)
         }
         FontKind::Outline => {
             let font = outline::OutlineFont::new(cw, ch).ok_or(RenderError::NoFont(cw, ch))?;
-            let surface = outline::OutlineSurface::new(p.width, p.height, font);
+            let surface = outline::OutlineSurface::new(p.width, p.height, font, (ax, ay));
             layout(sources, opts, surface, outline::NAME)
         }
     }
@@ -431,8 +450,22 @@ fn layout<S: Surface>(
 ) -> Result<Rendered, RenderError> {
     let (cw, ch) = opts.cell;
     let p = opts.profile;
-    let cols = p.width / cw;
-    let rows_per_page = p.height / ch;
+    let (ax, ay) = opts.advance.unwrap_or((cw, ch));
+    let (ax, ay) = (ax.max(cw), ay.max(ch));
+    let grid_cols = p.width / ax;
+    let rows_per_page = p.height / ay;
+    // text columns side by side, two blank cells between them; the flow fills one, then the next
+    let k = opts.columns.clamp(1, 4);
+    const GAP: u32 = 2;
+    let cols = (grid_cols.saturating_sub(GAP * (k - 1)) / k).max(1);
+    let flow_rows = rows_per_page * k;
+    // where a cell of the flow (row, col) is on the page's grid
+    let place = |row: u32, col: u32| -> (u32, u32) {
+        (
+            row % rows_per_page,
+            (row / rows_per_page) * (cols + GAP) + col,
+        )
+    };
     let mut pages: Vec<Page> = Vec::new();
     let mut maps: Vec<PageMap> = Vec::new();
     let mut unrendered: Vec<Unrendered> = Vec::new();
@@ -451,8 +484,9 @@ fn layout<S: Surface>(
             return Ok(());
         }
         let align = p.formula.align();
-        let height = (used * ch).div_ceil(align) * align;
-        let height = height.min(p.height).max(used * ch);
+        let used = used.min(rows_per_page);
+        let height = (used * ay).div_ceil(align) * align;
+        let height = height.min(p.height).max(used * ay);
         let png = canvas.encode(height, opts.compression)?;
         let tokens = p.tokens(p.width, height);
         let n = pages.len() + 1;
@@ -490,21 +524,24 @@ fn layout<S: Surface>(
             if let Some((sr, sc, h, st)) = seg
                 && (sr != row || h != is_header)
             {
-                rows.push(segment(sr, sc, h, &src.id, st, index));
+                let (pr, pc) = place(sr, sc);
+                rows.push(segment(pr, pc, h, &src.id, st, index));
                 seg = None;
             }
-            if col == 0 && row == rows_per_page {
+            if col == 0 && row == flow_rows {
                 flush(&mut canvas, &mut rows, row, &mut pages, &mut maps)?;
                 row = 0;
             }
             if seg.is_none() {
                 seg = Some((row, col, is_header, index));
             }
+            let (prow, pcol) = place(row, col);
+            let newline = matches!(cell, Cell::Char('\n')) && !is_header;
             match cell {
-                Cell::Char('\n') if !is_header => canvas.put_mark(col, row, Mark::Newline),
-                Cell::Char('\t') if !is_header => canvas.put_mark(col, row, Mark::Tab),
+                Cell::Char('\n') if !is_header => canvas.put_mark(pcol, prow, Mark::Newline),
+                Cell::Char('\t') if !is_header => canvas.put_mark(pcol, prow, Mark::Tab),
                 Cell::Char(c) => {
-                    if !canvas.put_char(col, row, c) && !is_header {
+                    if !canvas.put_char(pcol, prow, c) && !is_header {
                         unrendered.push(Unrendered {
                             message: src.id.clone(),
                             index,
@@ -512,19 +549,26 @@ fn layout<S: Surface>(
                         });
                     }
                 }
-                Cell::Mark(m) => canvas.put_mark(col, row, m),
+                Cell::Mark(m) => canvas.put_mark(pcol, prow, m),
             }
             if !is_header {
                 index += 1;
             }
             col += 1;
-            if col == cols {
+            // by lines, the newline mark ends its row
+            if col == cols || (opts.lines && newline) {
                 col = 0;
                 row += 1;
             }
         }
         if let Some((sr, sc, h, st)) = seg {
-            rows.push(segment(sr, sc, h, &src.id, st, index));
+            let (pr, pc) = place(sr, sc);
+            rows.push(segment(pr, pc, h, &src.id, st, index));
+        }
+        // by lines, each message starts on a row of its own
+        if opts.lines && col > 0 {
+            col = 0;
+            row += 1;
         }
         characters += index;
     }
@@ -567,7 +611,10 @@ fn layout<S: Surface>(
             profile: p.name,
             font: font_name,
             cell: [cw, ch],
-            columns: cols,
+            advance: [ax, ay],
+            columns: grid_cols,
+            text_columns: k,
+            lines: opts.lines,
             rows_per_page,
             pages: maps,
             unrendered,

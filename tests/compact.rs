@@ -256,9 +256,28 @@ fn compare_shows_every_strategy_and_the_cache_cost() {
     let names: Vec<_> = rows.iter().map(|r| r.strategy.as_str()).collect();
     assert_eq!(
         names,
-        ["none", "elide", "images", "snapshot", "summary", "ladder"]
+        [
+            "none",
+            "elide",
+            "images",
+            "snapshot",
+            "summary",
+            "ladder",
+            "clear-tool-uses",
+            "clear-thinking"
+        ]
     );
     let row = |n: &str| rows.iter().find(|r| r.strategy == n).unwrap();
+    // the provider's context editing, simulated: past its 100k trigger it would clear old results and break the
+    // cache at the first; under it, nothing
+    let edit = row("clear-tool-uses");
+    let none = row("none");
+    if none.text_tokens_before > 100_000 {
+        assert!(edit.ran && edit.text_tokens_after < none.text_tokens_after);
+    } else {
+        assert!(!edit.ran && edit.text_tokens_after == none.text_tokens_after);
+    }
+    assert_eq!(row("clear-thinking").model_calls, 0);
     assert!(row("snapshot").image_tokens_after > 0);
     assert!(row("snapshot").text_tokens_after < row("none").text_tokens_after / 2);
     assert_eq!(row("summary").model_calls, 1);

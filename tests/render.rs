@@ -237,3 +237,73 @@ fn outline_font_pages_are_anti_aliased_deterministic_and_cover_their_text() {
     let r = render::render(&cjk, &o).unwrap();
     assert_eq!(r.manifest.unrendered.len(), 2);
 }
+
+/// Every page shape: bitmap shapes decode back exactly by template (whatever their grid, columns or line layout);
+/// every shape's manifest covers each source character once; rendering is deterministic; by lines, a row never
+/// holds two source lines.
+#[test]
+fn every_shape_covers_its_source_and_bitmap_shapes_decode_back_exactly() {
+    use cairn::render::shape::SHAPES;
+    let samples = sample_sources();
+    for shape in SHAPES {
+        for (name, sources) in samples.iter().take(2) {
+            let mut opts = Options::new(&PROFILES[0]);
+            shape.apply(&mut opts);
+            let name = format!("{} {name}", shape.name);
+            let r = if shape.glyph == render::FontKind::Bitmap {
+                check_round_trip(&name, sources, &opts)
+            } else {
+                render::render(sources, &opts).unwrap()
+            };
+            // coverage
+            for s in sources {
+                let mut ranges: Vec<(usize, usize)> = r
+                    .manifest
+                    .pages
+                    .iter()
+                    .flat_map(|p| &p.rows)
+                    .filter(|m| m.kind == "text" && m.message == s.id)
+                    .map(|m| (m.start, m.end))
+                    .collect();
+                ranges.sort();
+                let covered: usize = ranges.iter().map(|(a, b)| b - a).sum();
+                assert_eq!(covered, s.text.chars().count(), "{name}: {}", s.id);
+            }
+            // by lines: a text run holds at most one newline, at its end
+            if shape.lines {
+                for m in r
+                    .manifest
+                    .pages
+                    .iter()
+                    .flat_map(|p| &p.rows)
+                    .filter(|m| m.kind == "text")
+                {
+                    let s = sources.iter().find(|s| s.id == m.message).unwrap();
+                    let run: String = s.text.chars().skip(m.start).take(m.end - m.start).collect();
+                    let inner = run.trim_end_matches('\n');
+                    assert!(
+                        !inner.contains('\n'),
+                        "{name}: a row holds two lines: {run:?}"
+                    );
+                }
+            }
+            assert_eq!(r.manifest.advance, [shape.advance.0, shape.advance.1]);
+            assert_eq!(r.manifest.text_columns, shape.columns);
+            let again = render::render(sources, &opts).unwrap();
+            assert!(
+                again
+                    .pages
+                    .iter()
+                    .zip(&r.pages)
+                    .all(|(a, b)| a.png == b.png),
+                "{name}: not deterministic"
+            );
+            // every page within the profile
+            assert!(
+                r.pages
+                    .iter()
+                    .all(|p| p.width <= PROFILES[0].width && p.height <= PROFILES[0].height)
+            );
+        }
+    }
+}

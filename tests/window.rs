@@ -145,11 +145,20 @@ fn the_compare_view_has_one_row_per_strategy() {
     let mut h = harness(&f);
     h.get_by_label("Compare").click();
     settle(&mut h);
-    for s in ["none", "elide", "images", "snapshot", "summary", "ladder"] {
+    for s in [
+        "none",
+        "elide",
+        "images",
+        "snapshot",
+        "summary",
+        "ladder",
+        "clear-tool-uses",
+        "clear-thinking",
+    ] {
         h.get_by_label(s);
     }
     let rows = h.state().compare.table.ready().unwrap().rows.len();
-    assert_eq!(rows, 6);
+    assert_eq!(rows, 8);
     // picking a row previews its context
     h.get_by_label("snapshot").click();
     h.run_steps(2);

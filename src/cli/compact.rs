@@ -28,6 +28,10 @@ pub struct Args {
     /// The protect window: the newest tokens no rung touches (default: the policy's, 40000).
     #[arg(long)]
     protect: Option<u64>,
+    /// The snapshot's page shape (see `cairn legibility --list-shapes`; default: the settings', else the model
+    /// family's).
+    #[arg(long, value_name = "NAME")]
+    shape: Option<String>,
     #[arg(long)]
     json: bool,
 }
@@ -44,6 +48,7 @@ impl Progress for Calls {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
+    ctx.use_shape(a.shape.clone())?;
     let strategy = a.strategy.map(Strategy::strategy);
     let provider = match strategy {
         Some(crate::reclaim::Strategy::Summary) => Some(crate::config::provider(

@@ -15,11 +15,16 @@ pub struct Args {
     /// The snapshot's page profile (default: the settings', else claude-hires).
     #[arg(long, value_enum)]
     profile: Option<Profile>,
+    /// The snapshot's page shape (see `cairn legibility --list-shapes`; default: the settings', else the model
+    /// family's).
+    #[arg(long, value_name = "NAME")]
+    shape: Option<String>,
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
+    ctx.use_shape(a.shape.clone())?;
     let (budget, rows) = match ctx.run(Action::Compare {
         conversation: a.conv,
         budget: a.budget,

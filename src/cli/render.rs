@@ -44,6 +44,10 @@ pub struct Args {
     cell: Option<(u32, u32)>,
     #[arg(long, value_enum, default_value = "bitmap")]
     font: Font,
+    /// A named page shape (glyphs, grid, columns, line layout) instead of --cell/--font; see
+    /// `cairn legibility --list-shapes`.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["cell", "font"])]
+    shape: Option<String>,
     #[arg(long, value_enum, default_value = "default")]
     compression: Compression,
     /// Leave the factsheet of exact strings out.
@@ -73,6 +77,12 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     };
     if let Some(c) = a.cell {
         opts.cell = c;
+    }
+    if let Some(name) = &a.shape {
+        let shape = crate::render::shape::by_name(name).ok_or_else(|| {
+            anyhow::anyhow!("--shape {name:?}: {}", crate::render::shape::names())
+        })?;
+        shape.apply(&mut opts);
     }
     opts.compression = match a.compression {
         Compression::Fast => crate::render::Compression::Fast,

@@ -74,7 +74,18 @@ pub(super) fn render(
     options: &render::Options,
     redact: bool,
 ) -> Result<Outcome, CommandError> {
-    let sources = match input {
+    let sources = sources_of(store, input, redact)?;
+    let r = render::render(&sources, options)?;
+    Ok(Outcome::Rendered(Box::new(r), sources))
+}
+
+/// What to render (or read back): a text, or a stretch of a path, secrets redacted unless asked not to.
+pub(super) fn sources_of(
+    store: &mut Store,
+    input: RenderInput,
+    redact: bool,
+) -> Result<Vec<render::Source>, CommandError> {
+    Ok(match input {
         RenderInput::Text { name, text } => {
             let text = if redact {
                 crate::redact::text(&text).0.into_owned()
@@ -106,9 +117,7 @@ pub(super) fn render(
             };
             render::sources_with(&path[start..], redact)
         }
-    };
-    let r = render::render(&sources, options)?;
-    Ok(Outcome::Rendered(Box::new(r), sources))
+    })
 }
 
 /// The pages a snapshot compaction would send now, with the text they were drawn from.
@@ -140,4 +149,48 @@ pub(super) fn snapshot_preview(
         sources,
         options: options.clone(),
     })))
+}
+
+/// Renders the input in each shape and has each reader read it back.
+pub(super) fn legibility(
+    store: &mut Store,
+    input: RenderInput,
+    profile: &'static render::profile::Profile,
+    shapes: &[&'static render::shape::PageShape],
+    readers: &[crate::legibility::Reader],
+    script: &std::path::Path,
+    progress: &dyn super::Progress,
+) -> Result<Outcome, CommandError> {
+    let sources = sources_of(store, input, true)?;
+    let work = tempfile_dir()?;
+    let mut out = Vec::new();
+    let total = shapes.len() * readers.len();
+    for (i, shape) in shapes.iter().enumerate() {
+        for (j, reader) in readers.iter().enumerate() {
+            progress.step(i * readers.len() + j, total, shape.name);
+            let mut opts = render::Options::new(profile);
+            shape.apply(&mut opts);
+            opts.factsheet = false;
+            out.push(
+                crate::legibility::measure(&sources, &opts, shape.name, *reader, script, &work)
+                    .map_err(|e| CommandError::Invalid(e.to_string()))?,
+            );
+        }
+    }
+    std::fs::remove_dir_all(&work).ok();
+    Ok(Outcome::Legibility(out))
+}
+
+/// A fresh folder for strips under the system's temporary folder.
+fn tempfile_dir() -> Result<std::path::PathBuf, CommandError> {
+    let d = std::env::temp_dir().join(format!(
+        "cairn-legibility-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    std::fs::create_dir_all(&d)
+        .map_err(|e| CommandError::Invalid(format!("{}: {e}", d.display())))?;
+    Ok(d)
 }

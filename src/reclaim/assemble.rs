@@ -354,6 +354,9 @@ pub fn shape_options(shape: &Shape) -> render::Options {
     if let Some(c) = shape.cell {
         o.cell = c;
     }
+    if let Some(named) = shape.name.as_deref().and_then(render::shape::by_name) {
+        named.apply(&mut o);
+    }
     o
 }
 

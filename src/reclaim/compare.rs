@@ -31,11 +31,11 @@ pub struct Row {
     pub reaches_budget: bool,
 }
 
-/// The rows' names, in order.
+/// The rows' names, in order: nothing, each rung, the ladder, then the provider's own context edits (simulated).
 pub fn names() -> Vec<&'static str> {
     std::iter::once("none")
         .chain(Strategy::LADDER.iter().map(|s| s.name()))
-        .chain(std::iter::once("ladder"))
+        .chain(["ladder", "clear-tool-uses", "clear-thinking"])
         .collect()
 }
 
@@ -44,9 +44,24 @@ pub fn compare(view: &PathView, budget: u64, opts: &RungOptions) -> Vec<Row> {
     let before = layout(view, &[], view.len());
     names()
         .into_iter()
-        .map(|name| {
-            let (_, after, calls, ran) = after_of(view, name, budget, opts);
-            row(view, name, &before, &after, calls, ran, budget)
+        .map(|name| match name {
+            "clear-tool-uses" => {
+                let c = super::editing::clear_tool_uses(
+                    view,
+                    &before,
+                    &super::editing::ClearToolUses::default(),
+                    &|_| Vec::new(),
+                );
+                edited_row(view, name, &before, &c, budget)
+            }
+            "clear-thinking" => {
+                let c = super::editing::clear_thinking(view, &before, 1);
+                edited_row(view, name, &before, &c, budget)
+            }
+            _ => {
+                let (_, after, calls, ran) = after_of(view, name, budget, opts);
+                row(view, name, &before, &after, calls, ran, budget)
+            }
         })
         .collect()
 }
@@ -100,6 +115,54 @@ fn last_id(view: &PathView, p: &Piece) -> Option<String> {
         Piece::Cover { covered, .. } => *covered.last()?,
     };
     view.heads.get(i).map(|h| h.id.clone())
+}
+
+/// A row for a context edit the provider would make: the saving off the context sent now, the cache kept up to
+/// the first edited message.
+fn edited_row(
+    view: &PathView,
+    name: &str,
+    before: &Layout,
+    c: &super::editing::Cleared,
+    budget: u64,
+) -> Row {
+    let first = c.messages.first().copied();
+    let keep = first
+        .and_then(|f| {
+            before
+                .pieces
+                .iter()
+                .position(|p| matches!(p, Piece::Message { index, .. } if *index == f))
+        })
+        .unwrap_or(before.pieces.len());
+    let kept_tokens: u64 = before.tokens[..keep].iter().sum();
+    let total = before.tally.total().saturating_sub(c.saved);
+    let rest = total.saturating_sub(kept_tokens);
+    let mut lost = before.tally.clone();
+    lost.tool_results_elided = if name == "clear-tool-uses" {
+        c.items
+    } else {
+        0
+    };
+    Row {
+        strategy: name.to_string(),
+        ran: !c.messages.is_empty(),
+        text_tokens_before: before.tally.text_tokens,
+        image_tokens_before: before.tally.image_tokens,
+        text_tokens_after: before.tally.text_tokens.saturating_sub(c.saved),
+        image_tokens_after: before.tally.image_tokens,
+        model_calls: 0,
+        image_bytes: before.tally.image_bytes,
+        lost,
+        cache_kept_through: keep
+            .checked_sub(1)
+            .and_then(|k| last_id(view, &before.pieces[k])),
+        cost_list: total as f64 * PRICE_PER_MTOK / 1e6,
+        cost_warm_cache: (kept_tokens as f64 * CACHE_READ + rest as f64 * CACHE_WRITE)
+            * PRICE_PER_MTOK
+            / 1e6,
+        reaches_budget: total <= budget,
+    }
 }
 
 fn row(

@@ -80,6 +80,8 @@ pub struct Shape {
     pub profile: String,
     /// The cell, when not the profile's.
     pub cell: Option<(u32, u32)>,
+    /// A named page shape ([`crate::render::shape`]), when one was chosen: glyphs, grid, columns, line layout.
+    pub name: Option<String>,
 }
 
 /// A compaction marker, typed.
@@ -157,6 +159,9 @@ impl Marker {
                     "span": [depth(from), depth(to)], "from": id(from), "to": id(to), "profile": shape.profile});
                 if let Some((w, h)) = shape.cell {
                     v["cell"] = json!([w, h]);
+                }
+                if let Some(n) = &shape.name {
+                    v["shape"] = json!(n);
                 }
                 v
             }
@@ -258,6 +263,7 @@ fn of_meta(meta: &Value) -> Option<Marker> {
                 shape: Shape {
                     profile: s("profile").unwrap_or_else(|| "claude-hires".into()),
                     cell,
+                    name: s("shape"),
                 },
             })
         }
@@ -364,6 +370,7 @@ mod tests {
                 shape: Shape {
                     profile: "claude".into(),
                     cell: Some((6, 12)),
+                    name: None,
                 },
             },
             Marker::Summary {
@@ -403,7 +410,8 @@ mod tests {
                 to: Ref::Id("b".into()),
                 shape: Shape {
                     profile: "claude-hires".into(),
-                    cell: None
+                    cell: None,
+                    name: None
                 }
             })
         );

@@ -78,6 +78,8 @@ pub struct Settings {
     pub profile: Option<String>,
     /// List prices by model name (dates stripped), over the built-in table ([`crate::pricing`]).
     pub prices: BTreeMap<String, crate::pricing::Price>,
+    /// The snapshot's page shape ([`crate::render::shape`]) instead of the model family's default.
+    pub shape: Option<String>,
 }
 
 impl Settings {
@@ -93,6 +95,11 @@ impl Settings {
             return Err(format!(
                 "\"threshold\" {threshold} and \"target\" {target}: need 0 < target < threshold <= 1"
             ));
+        }
+        if let Some(sh) = &s.shape
+            && render::shape::by_name(sh).is_none()
+        {
+            return Err(format!("\"shape\" {sh:?}: {}", render::shape::names()));
         }
         if let Some(p) = &s.profile
             && render::profile::by_name(p).is_none()
@@ -136,6 +143,8 @@ pub struct Policy {
     pub protect: u64,
     #[serde(skip)]
     pub profile: &'static Profile,
+    /// A page shape chosen by name (settings or `--shape`); None: the model family's default.
+    pub shape: Option<String>,
 }
 
 impl Policy {
@@ -143,6 +152,7 @@ impl Policy {
     /// model's.
     pub fn new(settings: &Settings, model: Option<&str>, window: Option<u64>) -> Policy {
         let model = model.unwrap_or("unknown").to_string();
+        let model_name = model.clone();
         Policy {
             window: window.unwrap_or_else(|| settings.window_of(&model)),
             model,
@@ -155,6 +165,10 @@ impl Policy {
                 .as_deref()
                 .and_then(render::profile::by_name)
                 .unwrap_or(&render::PROFILES[0]),
+            shape: settings.shape.clone().or_else(|| {
+                let d = render::shape::for_model(&model_name);
+                (d.name != render::shape::SHAPES[0].name).then(|| d.name.to_string())
+            }),
         }
     }
 
@@ -184,6 +198,7 @@ impl Policy {
         Shape {
             profile: self.profile.name.to_string(),
             cell: None,
+            name: self.shape.clone(),
         }
     }
 

@@ -30,6 +30,17 @@ pub fn decode_page(
     font: &BitmapFont,
     page: usize,
 ) -> Result<Vec<String>, DecodeError> {
+    decode_grid(png_bytes, font, page, (font.w, font.h))
+}
+
+/// Reads a page whose glyphs sit on a grid of `advance` (each glyph in the top-left of its grid cell).
+pub fn decode_grid(
+    png_bytes: &[u8],
+    font: &BitmapFont,
+    page: usize,
+    advance: (u32, u32),
+) -> Result<Vec<String>, DecodeError> {
+    let (ax, ay) = (advance.0.max(font.w), advance.1.max(font.h));
     let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
     let mut reader = decoder
         .read_info()
@@ -52,8 +63,8 @@ pub fn decode_page(
     let ink = |x: u32, y: u32| -> bool {
         buf[y as usize * stride + (x / 8) as usize] & (0x80 >> (x % 8)) == 0
     };
-    let cols = w / font.w;
-    let rows = h / font.h;
+    let cols = w / ax;
+    let rows = h / ay;
     let mut out = Vec::with_capacity(rows as usize);
     for r in 0..rows {
         let mut line = String::new();
@@ -62,7 +73,7 @@ pub fn decode_page(
             let cell: Vec<u32> = (0..font.h)
                 .map(|dy| {
                     (0..font.w).fold(0u32, |acc, dx| {
-                        if ink(c * font.w + dx, r * font.h + dy) {
+                        if ink(c * ax + dx, r * ay + dy) {
                             acc | (1 << (31 - dx))
                         } else {
                             acc
@@ -110,7 +121,8 @@ pub fn verify(
 ) -> Result<usize, DecodeError> {
     let mut checked = 0;
     for (pi, (png_bytes, map)) in pages.iter().zip(&manifest.pages).enumerate() {
-        let rows = decode_page(png_bytes, font, pi + 1)?;
+        let advance = (manifest.advance[0], manifest.advance[1]);
+        let rows = decode_grid(png_bytes, font, pi + 1, advance)?;
         for rm in &map.rows {
             if rm.kind != "text" {
                 continue;

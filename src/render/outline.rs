@@ -72,6 +72,8 @@ impl OutlineFont {
 
 pub struct OutlineSurface {
     font: OutlineFont,
+    /// The grid glyphs are placed on (at least the font's cell).
+    advance: (u32, u32),
     width: u32,
     height: u32,
     ink: Vec<u8>,
@@ -79,9 +81,10 @@ pub struct OutlineSurface {
 }
 
 impl OutlineSurface {
-    pub fn new(width: u32, height: u32, font: OutlineFont) -> OutlineSurface {
+    pub fn new(width: u32, height: u32, font: OutlineFont, advance: (u32, u32)) -> OutlineSurface {
         OutlineSurface {
             font,
+            advance,
             width,
             height,
             ink: vec![0; (width * height) as usize],
@@ -144,7 +147,7 @@ impl OutlineSurface {
         let Some(cov) = self.glyph(c).cloned() else {
             return;
         };
-        let (x0, y0) = (col * w, row * h);
+        let (x0, y0) = (col * self.advance.0, row * self.advance.1);
         for y in 0..h {
             let dst = ((y0 + y) * width + x0) as usize;
             let src = (y * w) as usize;

@@ -225,7 +225,9 @@ impl ComparePanel {
                 .strong(),
             );
             // the rung itself, for real: a marker at the tip (nothing stored is changed)
+            // the provider's own edits are simulated here; they run on the provider's side, not as a marker
             if name != "none"
+                && (name == "ladder" || crate::reclaim::Strategy::from_name(&name).is_some())
                 && row.ran
                 && ui
                     .button(format!("Apply {name}"))

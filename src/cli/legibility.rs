@@ -1,0 +1,164 @@
+//! `cairn legibility CONV|--text FILE [--shape NAME ...|--all-shapes] [--reader tesseract|ppocr ...] [--json]`:
+//! renders in each page shape, has an OCR engine read the pages back, and scores what it read against the source
+//! (prose, code, numbers); `--list-shapes` lists the shapes.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, anyhow};
+
+use super::{Ctx, Profile, out, to_json, unexpected};
+use crate::commands::{Action, Outcome, Progress, RenderInput};
+use crate::legibility::Reader;
+use crate::render::shape::{SHAPES, by_name, names};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The conversation whose active path is read (or --text).
+    conv: Option<String>,
+    #[arg(long, value_name = "FILE", conflicts_with = "conv")]
+    text: Option<PathBuf>,
+    /// Only the first this many characters of the text (a fair comparison across shapes needs the same text).
+    #[arg(long, value_name = "N")]
+    chars: Option<usize>,
+    /// A page shape (repeatable; default: every shape with --all-shapes, else the default shape).
+    #[arg(long, value_name = "NAME")]
+    shape: Vec<String>,
+    #[arg(long)]
+    all_shapes: bool,
+    /// The reader (repeatable): tesseract or ppocr. The provider reader (a vision model answering recall
+    /// questions) is not built yet.
+    #[arg(long, value_enum, default_value = "tesseract")]
+    reader: Vec<ReaderArg>,
+    #[arg(long, value_enum, default_value = "claude-hires")]
+    profile: Profile,
+    /// List the page shapes and exit.
+    #[arg(long)]
+    list_shapes: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ReaderArg {
+    Tesseract,
+    Ppocr,
+}
+
+struct Shapes;
+
+impl Progress for Shapes {
+    fn step(&self, done: usize, total: usize, what: &str) {
+        if done < total {
+            eprintln!("[{}/{total}] reading {what}", done + 1);
+        }
+    }
+}
+
+/// `scripts/read-strips` beside the binary's source tree, or `CAIRN_READ_STRIPS`.
+fn script() -> PathBuf {
+    if let Some(p) = std::env::var_os("CAIRN_READ_STRIPS") {
+        return PathBuf::from(p);
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/read-strips")
+}
+
+pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
+    if a.list_shapes {
+        if a.json {
+            let shapes: Vec<serde_json::Value> = SHAPES
+                .iter()
+                .map(|s| {
+                    serde_json::json!({"name": s.name, "cell": format!("{}x{}", s.cell.0, s.cell.1),
+                        "advance": format!("{}x{}", s.advance.0, s.advance.1),
+                        "glyph": match s.glyph { crate::render::FontKind::Bitmap => "bitmap", _ => "outline" },
+                        "columns": s.columns, "lines": s.lines, "about": s.about})
+                })
+                .collect();
+            return to_json(&serde_json::json!({ "shapes": shapes }));
+        }
+        for s in SHAPES {
+            out(&format!("{:<24} {}", s.name, s.about))?;
+        }
+        return Ok(());
+    }
+    let shapes: Vec<_> = if a.all_shapes {
+        SHAPES.iter().collect()
+    } else if a.shape.is_empty() {
+        vec![&SHAPES[0]]
+    } else {
+        a.shape
+            .iter()
+            .map(|n| by_name(n).ok_or_else(|| anyhow!("--shape {n:?}: {}", names())))
+            .collect::<Result<_>>()?
+    };
+    let mut readers: Vec<Reader> = a
+        .reader
+        .iter()
+        .map(|r| match r {
+            ReaderArg::Tesseract => Reader::Tesseract,
+            ReaderArg::Ppocr => Reader::Ppocr,
+        })
+        .collect();
+    readers.dedup();
+    let input = match (&a.text, &a.conv) {
+        (Some(f), _) => {
+            let text = std::fs::read_to_string(f).map_err(|e| anyhow!("{}: {e}", f.display()))?;
+            let text: String = match a.chars {
+                Some(n) => text.chars().take(n).collect(),
+                None => text,
+            };
+            RenderInput::Text {
+                name: f
+                    .file_name()
+                    .map_or("text".into(), |n| n.to_string_lossy().into_owned()),
+                text,
+            }
+        }
+        (None, Some(c)) => RenderInput::Path {
+            conversation: c.clone(),
+            from: None,
+            to: None,
+        },
+        (None, None) => return Err(anyhow!("name a conversation or --text FILE")),
+    };
+    let results = match ctx.run_with(
+        Action::Legibility {
+            input,
+            profile: a.profile.profile(),
+            shapes,
+            readers,
+            script: script(),
+        },
+        &Shapes,
+    )? {
+        Outcome::Legibility(r) => r,
+        o => return Err(unexpected(&o)),
+    };
+    if a.json {
+        return to_json(&serde_json::json!({ "results": results }));
+    }
+    let pct = |x: Option<f64>| {
+        x.map(|v| format!("{:.1}%", v * 100.0))
+            .unwrap_or_else(|| "-".into())
+    };
+    out(&format!(
+        "{:<24} {:<10} {:>9} {:>7} {:>7} {:>7} {:>8}",
+        "shape", "reader", "chars/tok", "all", "prose", "code", "numbers"
+    ))?;
+    for r in &results {
+        out(&format!(
+            "{:<24} {:<10} {:>9.2} {:>7} {:>7} {:>7} {:>8}",
+            r.shape,
+            r.reader,
+            r.chars_per_image_token,
+            pct(r.accuracy.all),
+            pct(r.accuracy.prose),
+            pct(r.accuracy.code),
+            pct(r.accuracy.numbers)
+        ))?;
+    }
+    if let Some(r) = results.first() {
+        out(&format!("method: {}", r.method))?;
+    }
+    Ok(())
+}

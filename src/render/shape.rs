@@ -1,0 +1,168 @@
+//! Page shapes as data: the glyphs (a bitmap font, or DejaVu Sans Mono through the outline renderer at a size), the
+//! grid they sit on (advance and line pitch: extra tracking and leading), how many text columns share a page, and
+//! whether each source line starts a row (code keeps its indentation and line-number gutter in place). A shape is
+//! chosen per model family ([`for_model`]) from the legibility evidence (`cairn legibility`, README), and can be
+//! overridden in the settings file (`"shape"`) and per command (`--shape NAME`).
+
+use serde::Serialize;
+
+use super::{FontKind, Options};
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PageShape {
+    /// Lowercase with dashes; stable (scripts rely on the names).
+    pub name: &'static str,
+    #[serde(serialize_with = "glyph_name")]
+    pub glyph: FontKind,
+    /// The glyph's cell.
+    #[serde(serialize_with = "pair")]
+    pub cell: (u32, u32),
+    /// The grid: cell advance and line pitch.
+    #[serde(serialize_with = "pair")]
+    pub advance: (u32, u32),
+    pub columns: u32,
+    pub lines: bool,
+    pub about: &'static str,
+}
+
+fn glyph_name<S: serde::Serializer>(g: &FontKind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(match g {
+        FontKind::Bitmap => "bitmap",
+        FontKind::Outline => "outline",
+    })
+}
+
+fn pair<S: serde::Serializer>(p: &(u32, u32), s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("{}x{}", p.0, p.1))
+}
+
+const fn shape(
+    name: &'static str,
+    glyph: FontKind,
+    cell: (u32, u32),
+    advance: (u32, u32),
+    columns: u32,
+    lines: bool,
+    about: &'static str,
+) -> PageShape {
+    PageShape {
+        name,
+        glyph,
+        cell,
+        advance,
+        columns,
+        lines,
+        about,
+    }
+}
+
+pub const SHAPES: &[PageShape] = &[
+    shape(
+        "bitmap-5x8",
+        FontKind::Bitmap,
+        (5, 8),
+        (5, 8),
+        1,
+        false,
+        "the densest: 5x8 bitmap cells, text as one stream (pages decode back exactly)",
+    ),
+    shape(
+        "bitmap-6x12",
+        FontKind::Bitmap,
+        (6, 12),
+        (6, 12),
+        1,
+        false,
+        "6x12 bitmap cells (Spleen), one stream",
+    ),
+    shape(
+        "bitmap-6x12-lines",
+        FontKind::Bitmap,
+        (6, 12),
+        (6, 12),
+        1,
+        true,
+        "6x12 bitmap cells, each source line on its own row (code keeps its structure)",
+    ),
+    shape(
+        "bitmap-5x8-two-columns",
+        FontKind::Bitmap,
+        (5, 8),
+        (5, 8),
+        2,
+        false,
+        "5x8 bitmap cells in two text columns (shorter rows to scan)",
+    ),
+    shape(
+        "outline-7x14",
+        FontKind::Outline,
+        (7, 14),
+        (7, 14),
+        1,
+        false,
+        "DejaVu Sans Mono in 7x14 cells, anti-aliased, one stream",
+    ),
+    shape(
+        "outline-7x14-lines",
+        FontKind::Outline,
+        (7, 14),
+        (7, 14),
+        1,
+        true,
+        "DejaVu Sans Mono 7x14, each source line on its own row",
+    ),
+    shape(
+        "outline-8x16",
+        FontKind::Outline,
+        (8, 16),
+        (8, 16),
+        1,
+        false,
+        "DejaVu Sans Mono in 8x16 cells",
+    ),
+    shape(
+        "8x13-on-11x16",
+        FontKind::Outline,
+        (8, 13),
+        (11, 16),
+        1,
+        true,
+        "8x13 glyphs on an 11-pixel advance and 16-pixel pitch, by lines (oh-my-pi's geometry for Claude)",
+    ),
+    shape(
+        "8x13-on-8x22",
+        FontKind::Outline,
+        (8, 13),
+        (8, 22),
+        1,
+        true,
+        "8x13 glyphs on a 22-pixel pitch, by lines (oh-my-pi's geometry for Gemini and GPT)",
+    ),
+];
+
+pub fn by_name(name: &str) -> Option<&'static PageShape> {
+    SHAPES.iter().find(|s| s.name == name)
+}
+
+/// The names, for a message that lists them.
+pub fn names() -> String {
+    SHAPES.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+}
+
+impl PageShape {
+    /// Sets `o` to draw this shape (the profile stays the caller's).
+    pub fn apply(&self, o: &mut Options) {
+        o.font = self.glyph;
+        o.cell = self.cell;
+        o.advance = Some(self.advance);
+        o.columns = self.columns;
+        o.lines = self.lines;
+    }
+}
+
+/// The shape a model family reads by default, from the legibility evidence in the README: the densest shape whose
+/// prose and code both read back at the goal. Every family gets the same until a family's own evidence says
+/// otherwise.
+pub fn for_model(_model: &str) -> &'static PageShape {
+    &SHAPES[0]
+}
