@@ -108,6 +108,10 @@ pub enum Action {
         protect: Option<u64>,
         instructions: Option<String>,
         provider: Option<Provider>,
+        /// Only the messages from `from` (default: the first the rungs work on) to `to` (default: the tip): a
+        /// partial compaction; the protect window does not apply.
+        from: Option<String>,
+        to: Option<String>,
     },
     /// The free rungs, forced.
     Shake {
@@ -381,6 +385,8 @@ pub fn run(
             protect,
             instructions,
             provider,
+            from,
+            to,
         } => reclaim::compact(
             store,
             settings,
@@ -392,6 +398,8 @@ pub fn run(
                 protect,
                 instructions,
                 provider,
+                from,
+                to,
             },
             progress,
             cancel,

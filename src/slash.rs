@@ -58,6 +58,8 @@ impl Slash {
                 protect: None,
                 instructions,
                 provider: None,
+                from: None,
+                to: None,
             },
             Slash::Shake { elide, images } => Action::Shake {
                 conversation,

@@ -388,6 +388,8 @@ impl Explorer {
                 protect,
                 instructions,
                 provider: None,
+                from,
+                to,
             } => Action::Compact {
                 provider: crate::config::provider(&self.settings, None, None).ok(),
                 conversation,
@@ -396,6 +398,8 @@ impl Explorer {
                 target,
                 protect,
                 instructions,
+                from,
+                to,
             },
             a => a,
         };
@@ -499,6 +503,8 @@ impl Explorer {
             protect: None,
             instructions,
             provider: None,
+            from: None,
+            to: None,
         });
     }
 

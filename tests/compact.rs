@@ -30,6 +30,7 @@ fn opts(protect: u64) -> RungOptions {
     RungOptions {
         protect,
         shape: cairn::reclaim::Policy::new(&Default::default(), None, None).shape(),
+        range: None,
     }
 }
 
@@ -382,4 +383,89 @@ fn an_image_inside_an_elided_result_is_not_pruned_again() {
     )
     .unwrap();
     assert!(images.is_none(), "{images:?}");
+}
+
+/// Partial-range compaction (Claude Code's "compact from here"): only the chosen messages are covered, the range is
+/// widened so no call loses its result, and what is outside it is sent as it was.
+#[test]
+fn compacting_a_chosen_range_covers_only_it() {
+    use std::sync::atomic::AtomicBool;
+    let mut s = Store::open_in_memory().unwrap();
+    let c = long_conversation(&mut s, 30);
+    let path = s.active_path(&c).unwrap();
+    // from a tool result (mid-pair): widened back to its call; to an assistant call: widened on to its result
+    let from = path
+        .iter()
+        .position(|m| {
+            m.role == Role::User
+                && m.content
+                    .iter()
+                    .any(|b| matches!(b, Block::ToolResult { .. }))
+        })
+        .unwrap()
+        + 8;
+    assert!(
+        path[from]
+            .content
+            .iter()
+            .any(|b| matches!(b, Block::ToolResult { .. }))
+    );
+    let to = from + 21;
+    let o = cairn::commands::run(
+        &mut s,
+        &cairn::reclaim::Settings::default(),
+        cairn::commands::Action::Compact {
+            conversation: c.clone(),
+            strategy: Some(Strategy::Snapshot),
+            force: true,
+            target: None,
+            protect: None,
+            instructions: None,
+            provider: None,
+            from: Some(path[from].id.clone()),
+            to: Some(path[to].id.clone()),
+        },
+        &cairn::commands::Quiet,
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    assert!(matches!(o, cairn::commands::Outcome::Compacted(_)));
+    let marker = s.active_path(&c).unwrap().last().unwrap().clone();
+    let span = marker.meta["cairn"]["span"].as_array().unwrap().clone();
+    let (a, b) = (
+        span[0].as_u64().unwrap() as usize,
+        span[1].as_u64().unwrap() as usize,
+    );
+    assert_eq!(a, from - 1, "widened back to the call");
+    assert!(b >= to && b <= to + 1, "widened on to the result: {b}");
+    // what is before the range and after it is still sent as itself; the context is pair-valid
+    let sent = assembled(&s, &c).messages;
+    let sources: Vec<&str> = sent
+        .iter()
+        .flat_map(|m| m.sources.iter().map(String::as_str))
+        .collect();
+    assert!(sources.contains(&path[a - 1].id.as_str()));
+    assert!(sources.contains(&path[path.len() - 1].id.as_str()));
+    pairs::check(&sent, false).unwrap();
+    // a range the wrong way round is refused in one line
+    let e = cairn::commands::run(
+        &mut s,
+        &cairn::reclaim::Settings::default(),
+        cairn::commands::Action::Compact {
+            conversation: c.clone(),
+            strategy: Some(Strategy::Snapshot),
+            force: true,
+            target: None,
+            protect: None,
+            instructions: None,
+            provider: None,
+            from: Some(path[to].id.clone()),
+            to: Some(path[from].id.clone()),
+        },
+        &cairn::commands::Quiet,
+        &AtomicBool::new(false),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("--from is after --to"), "{e}");
 }

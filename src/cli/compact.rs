@@ -32,6 +32,12 @@ pub struct Args {
     /// family's).
     #[arg(long, value_name = "NAME")]
     shape: Option<String>,
+    /// A partial compaction from this message (to --to, or the tip); the protect window does not apply.
+    #[arg(long, value_name = "MSG")]
+    from: Option<String>,
+    /// A partial compaction up to this message (from --from, or the start).
+    #[arg(long, value_name = "MSG")]
+    to: Option<String>,
     #[arg(long)]
     json: bool,
 }
@@ -70,6 +76,8 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         protect: a.protect,
         instructions: a.instructions,
         provider,
+        from: a.from,
+        to: a.to,
     };
     let done = if a.json {
         ctx.run(action)?

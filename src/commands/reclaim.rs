@@ -16,6 +16,8 @@ pub(super) struct CompactArgs {
     pub protect: Option<u64>,
     pub instructions: Option<String>,
     pub provider: Option<Provider>,
+    pub from: Option<String>,
+    pub to: Option<String>,
 }
 
 pub(super) fn compact(
@@ -31,6 +33,34 @@ pub(super) fn compact(
     let mut opts = policy.rung_options(target);
     if let Some(p) = a.protect {
         opts.protect = p;
+    }
+    // a partial compaction: the range on the path, widened so no call loses its result
+    if a.from.is_some() || a.to.is_some() {
+        let at = |id: &Option<String>, default: usize| -> Result<usize, CommandError> {
+            match id {
+                None => Ok(default),
+                Some(m) => {
+                    let id = store.resolve_message(&view.conversation, m)?;
+                    view.index_of(&id).ok_or_else(|| {
+                        CommandError::Invalid(format!("message {id} is not on the active path"))
+                    })
+                }
+            }
+        };
+        let last = view.len().saturating_sub(1);
+        let (mut from, mut to) = (at(&a.from, 0)?, at(&a.to, last)?);
+        if from > to {
+            return Err(CommandError::Invalid(format!(
+                "--from is after --to on the path ({from} > {to})"
+            )));
+        }
+        while from > 0 && view.heads[from].has_tool_result() {
+            from -= 1;
+        }
+        while to < last && view.heads[to + 1].has_tool_result() {
+            to += 1;
+        }
+        opts.range = Some((from, to));
     }
     let conv = view.conversation;
     Ok(Outcome::Compacted(match a.strategy {

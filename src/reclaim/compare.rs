@@ -98,6 +98,7 @@ pub fn after_of(
             opts.protect,
             &opts.shape,
             None,
+            opts.range,
         ) {
             planned.push(p.placed);
             now = layout(view, &planned, view.len());

@@ -207,6 +207,7 @@ impl Policy {
         super::rungs::RungOptions {
             protect: self.protect_for(budget),
             shape: self.shape(),
+            range: None,
         }
     }
 }

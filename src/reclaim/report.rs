@@ -149,8 +149,8 @@ pub fn rungs(view: &PathView, l: &Layout, policy: &Policy) -> Vec<Rung> {
     Strategy::LADDER
         .into_iter()
         .map(|s| {
-            let forced = plan(view, &[], l, s, true, policy.protect, &shape, None);
-            let runs = plan(view, &[], l, s, false, policy.protect, &shape, None).is_some();
+            let forced = plan(view, &[], l, s, true, policy.protect, &shape, None, None);
+            let runs = plan(view, &[], l, s, false, policy.protect, &shape, None, None).is_some();
             let (saves, items) = forced.as_ref().map_or((0, 0), |p| (p.saves, p.items));
             let protect = policy.protect;
             Rung {

@@ -80,11 +80,17 @@ pub fn plan(
     protect: u64,
     shape: &Shape,
     summary: Option<&str>,
+    range: Option<(usize, usize)>,
 ) -> Option<Plan> {
-    let outside: std::collections::HashSet<usize> = l.seq[..protect_start(view, &l.seq, protect)]
-        .iter()
-        .copied()
-        .collect();
+    let within = |i: &usize| range.is_none_or(|(a, b)| (a..=b).contains(i));
+    let outside: std::collections::HashSet<usize> = match range {
+        // a chosen range replaces the protect window
+        Some(_) => l.seq.iter().copied().filter(within).collect(),
+        None => l.seq[..protect_start(view, &l.seq, protect)]
+            .iter()
+            .copied()
+            .collect(),
+    };
     let (marker, items) = match strategy {
         Strategy::Elide => {
             let mut at = Vec::new();
@@ -118,7 +124,10 @@ pub fn plan(
             (Marker::Images { at }, items)
         }
         Strategy::Snapshot | Strategy::Summary => {
-            let covered = covered_middle(view, l, protect);
+            let covered: Vec<usize> = match range {
+                Some(_) => l.seq.iter().copied().filter(within).collect(),
+                None => covered_middle(view, l, protect),
+            };
             let (&from, &to) = (covered.first()?, covered.last()?);
             let (from, to) = (Ref::Depth(from), Ref::Depth(to));
             let marker = if strategy == Strategy::Snapshot {
@@ -206,6 +215,8 @@ pub struct LadderOutcome {
 pub struct RungOptions {
     pub protect: u64,
     pub shape: Shape,
+    /// A partial compaction: only path indices `from..=to` (the protect window does not apply).
+    pub range: Option<(usize, usize)>,
 }
 
 /// Applies one rung to a conversation's active path (writes its marker at the tip). Returns None when the rung
@@ -229,6 +240,7 @@ pub fn apply(
         opts.protect,
         &opts.shape,
         summary,
+        opts.range,
     ) else {
         return Ok(None);
     };
@@ -270,6 +282,7 @@ pub fn ladder(
             opts.protect,
             &opts.shape,
             None,
+            opts.range,
         ) {
             planned.push(p.placed.clone());
             let after = layout(&view, &planned, view.len());

@@ -242,6 +242,8 @@ impl ComparePanel {
                     protect: None,
                     instructions: None,
                     provider: None,
+                    from: None,
+                    to: None,
                 });
             }
         });
