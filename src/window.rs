@@ -1060,7 +1060,7 @@ impl Explorer {
             (View::Compare, Some(s)) => self.compare.ui(ui, s),
             (View::Context, Some(s)) => self.context.ui(ui, s),
             (View::Timeline, Some(s)) => match self.timeline.ui(ui, s) {
-                Some(timeline::TimelineEvent::Run(a)) => Some(a),
+                Some(timeline::TimelineEvent::Run(a)) => Some(*a),
                 Some(timeline::TimelineEvent::Select(id)) => {
                     self.open_message(None, &id);
                     None
@@ -1069,7 +1069,7 @@ impl Explorer {
             },
             (View::Diff, Some(s)) => self.diff.ui(ui, s, &self.conversations),
             (View::Search, _) => match self.search_panel.ui(ui) {
-                Some(search::SearchEvent::Run(a)) => Some(a),
+                Some(search::SearchEvent::Run(a)) => Some(*a),
                 Some(search::SearchEvent::Open {
                     conversation,
                     message,
@@ -1080,7 +1080,7 @@ impl Explorer {
                 None => None,
             },
             (View::Stats, _) => match self.stats.ui(ui) {
-                Some(stats::StatsEvent::Run(a)) => Some(a),
+                Some(stats::StatsEvent::Run(a)) => Some(*a),
                 Some(stats::StatsEvent::Open(conv)) => {
                     self.select(&conv);
                     self.view = View::Tree;

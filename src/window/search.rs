@@ -32,7 +32,7 @@ pub struct SearchPanel {
 
 /// What the panel asks of the window.
 pub enum SearchEvent {
-    Run(Action),
+    Run(Box<Action>),
     Open {
         conversation: String,
         message: String,
@@ -108,7 +108,7 @@ impl SearchPanel {
         {
             self.asked = Some(q.clone());
             self.results = Remote::Pending;
-            return Some(SearchEvent::Run(Action::Search(q)));
+            return Some(SearchEvent::Run(Box::new(Action::Search(q))));
         }
         if q.text.is_empty() {
             ui.label(

@@ -29,7 +29,7 @@ pub struct StatsPanel {
 
 /// What the panel asks of the window.
 pub enum StatsEvent {
-    Run(Action),
+    Run(Box<Action>),
     Open(String),
 }
 
@@ -75,7 +75,7 @@ impl StatsPanel {
 
     fn ask(&mut self, by: By) -> Option<StatsEvent> {
         self.waiting = Some(by);
-        Some(StatsEvent::Run(Action::Stats { by, since: None }))
+        Some(StatsEvent::Run(Box::new(Action::Stats { by, since: None })))
     }
 
     pub fn ui(&mut self, ui: &mut egui::Ui) -> Option<StatsEvent> {

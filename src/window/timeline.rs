@@ -18,7 +18,7 @@ pub struct TimelinePanel {
 }
 
 pub enum TimelineEvent {
-    Run(Action),
+    Run(Box<Action>),
     Select(String),
 }
 
@@ -26,10 +26,10 @@ impl TimelinePanel {
     pub fn ui(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<TimelineEvent> {
         if self.data.wanted() {
             self.data = Remote::Pending;
-            return Some(TimelineEvent::Run(Action::Timeline {
+            return Some(TimelineEvent::Run(Box::new(Action::Timeline {
                 conversation: s.conv.id.clone(),
                 model: None,
-            }));
+            })));
         }
         let Some((_, t)) = self.data.ready() else {
             self.data
