@@ -782,3 +782,40 @@ fn stats_timeline_and_diff_views_show_the_cores_figures() {
     h.get_by_label("A");
     h.get_by_label("B");
 }
+
+#[test]
+fn the_snapshot_view_renders_the_page_shape_picked() {
+    let f = fixture();
+    let mut h = harness(&f);
+    h.get_by_label("Snapshots").click();
+    settle(&mut h);
+    let dense = h
+        .state()
+        .snapshots
+        .remote
+        .ready()
+        .expect("pages")
+        .preview
+        .rendered
+        .stats
+        .chars_per_image_token;
+    // pick oh-my-pi's Claude geometry from the Shape list
+    h.get_by_label("Shape").click();
+    h.run_steps(2);
+    h.get_by_label("8x13-on-11x16").click();
+    h.run_steps(1);
+    settle(&mut h);
+    let snap = h
+        .state()
+        .snapshots
+        .remote
+        .ready()
+        .expect("pages in the new shape");
+    assert_eq!(snap.preview.options.advance, Some((11, 16)));
+    assert!(snap.preview.options.lines);
+    let roomy = snap.preview.rendered.stats.chars_per_image_token;
+    assert!(
+        roomy < dense / 2.0,
+        "the roomier shape holds fewer characters per token: {roomy} vs {dense}"
+    );
+}

@@ -41,6 +41,8 @@ struct SourceLine {
 pub struct SnapshotView {
     pub profile: usize,
     pub cell: (u32, u32),
+    /// A named page shape (overrides the cell), or None for the profile's cell.
+    pub shape: Option<&'static str>,
     pub page: usize,
     pub zoom: f32,
     pub remote: Remote<Snapshot>,
@@ -59,6 +61,7 @@ impl Default for SnapshotView {
         SnapshotView {
             profile: 0,
             cell: PROFILES[0].cell,
+            shape: None,
             page: 0,
             zoom: 1.0,
             remote: Remote::Idle,
@@ -174,6 +177,9 @@ impl SnapshotView {
     pub fn options(&self) -> crate::render::Options {
         let mut o = crate::render::Options::new(&PROFILES[self.profile]);
         o.cell = self.cell;
+        if let Some(shape) = self.shape.and_then(crate::render::shape::by_name) {
+            shape.apply(&mut o);
+        }
         o
     }
 
@@ -188,7 +194,7 @@ impl SnapshotView {
         }
         let mut rerender = false;
         ui.horizontal(|ui| {
-            let before = (self.profile, self.cell);
+            let before = (self.profile, self.cell, self.shape);
             egui::ComboBox::from_label("Profile")
                 .selected_text(PROFILES[self.profile].name)
                 .show_ui(ui, |ui| {
@@ -203,8 +209,17 @@ impl SnapshotView {
                         ui.selectable_value(&mut self.cell, c, format!("{}x{}", c.0, c.1));
                     }
                 });
+            egui::ComboBox::from_label("Shape")
+                .selected_text(self.shape.unwrap_or("(the cell above)"))
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut self.shape, None, "(the cell above)");
+                    for sh in crate::render::shape::SHAPES {
+                        ui.selectable_value(&mut self.shape, Some(sh.name), sh.name)
+                            .on_hover_text(sh.about);
+                    }
+                });
             ui.add(egui::Slider::new(&mut self.zoom, 0.25..=2.0).text("Zoom"));
-            rerender = before != (self.profile, self.cell);
+            rerender = before != (self.profile, self.cell, self.shape);
         });
         if rerender {
             self.remote.reset();
@@ -233,6 +248,8 @@ impl SnapshotView {
         let r = &data.preview.rendered;
         let map = &r.manifest.pages[self.page];
         let cell = data.preview.options.cell;
+        // the grid glyphs sit on (a shape may add tracking and leading)
+        let grid = data.preview.options.advance.unwrap_or(cell);
         ui.label(format!(
             "{} · {}x{} cells · page {}x{} px, {} image tokens, {} bytes · replaces about {} text tokens · all pages: {} image vs {} text tokens ({:.1}x)",
             data.preview.options.profile.name,
@@ -271,7 +288,7 @@ impl SnapshotView {
             )),
             None => ui.weak("Hover a row of glyphs or a source line to link them."),
         };
-        let cell_h = cell.1 as f32;
+        let cell_h = grid.1 as f32;
         let mut new_link: Option<Link> = None;
         let dark = ui.visuals().dark_mode;
         let hl = if dark {
@@ -319,7 +336,7 @@ impl SnapshotView {
                                 && (r.kind == "text" || l.start == l.end)
                             {
                                 let y = rect.top() + r.row as f32 * row_px;
-                                let x = rect.left() + r.col as f32 * cell.0 as f32 * self.zoom;
+                                let x = rect.left() + r.col as f32 * grid.0 as f32 * self.zoom;
                                 ui.painter().rect_filled(
                                     Rect::from_min_max(
                                         Pos2::new(x, y),
@@ -335,7 +352,7 @@ impl SnapshotView {
                     let clip = ui.clip_rect();
                     if let Some(p) = resp.hover_pos().filter(|p| clip.contains(*p)) {
                         let row = ((p.y - rect.top()) / row_px) as u32;
-                        let col = ((p.x - rect.left()) / (cell.0 as f32 * self.zoom)) as u32;
+                        let col = ((p.x - rect.left()) / (grid.0 as f32 * self.zoom)) as u32;
                         let hit = map
                             .rows
                             .iter()
