@@ -86,11 +86,26 @@ pub fn kinds(text: &str) -> Vec<Kind> {
     out
 }
 
-/// One strip cut from a page: its image file and the source characters it shows, with their kinds.
+/// One strip cut from a page: its image file, where it is, and the source characters it shows, with their kinds.
 #[derive(Debug, Clone)]
 pub struct Strip {
     pub file: String,
+    pub page: usize,
+    pub row: u32,
+    pub col: u32,
     pub expected: Vec<(char, Kind)>,
+}
+
+/// What a reader made of one strip: the source, its transcription, and which source characters it read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StripReading {
+    pub page: usize,
+    pub row: u32,
+    pub col: u32,
+    pub expected: String,
+    pub got: String,
+    /// Per character of `expected` (whitespace squeezed): read as written.
+    pub read: Vec<bool>,
 }
 
 fn decode_gray(png_bytes: &[u8]) -> Option<(u32, u32, Vec<u8>)> {
@@ -130,7 +145,7 @@ pub fn cut_strips(r: &Rendered, sources: &[Source], dir: &Path) -> std::io::Resu
         .map(|s| (s.id.as_str(), (s, kinds(&s.text))))
         .collect();
     let mut strips = Vec::new();
-    for (page, map) in r.pages.iter().zip(&r.manifest.pages) {
+    for (page_no, (page, map)) in r.pages.iter().zip(&r.manifest.pages).enumerate() {
         let Some((w, _h, px)) = decode_gray(&page.png) else {
             continue;
         };
@@ -177,7 +192,13 @@ pub fn cut_strips(r: &Rendered, sources: &[Source], dir: &Path) -> std::io::Resu
                         (c, kind)
                     })
                     .collect();
-                strips.push(Strip { file, expected });
+                strips.push(Strip {
+                    file,
+                    page: page_no,
+                    row: rm.row,
+                    col,
+                    expected,
+                });
             }
         }
     }
@@ -207,8 +228,9 @@ fn squeeze(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Scores one strip's transcription against its source characters.
-pub fn score(expected: &[(char, Kind)], got: &str, t: &mut Tally) {
+/// Scores one strip's transcription against its source characters; returns the squeezed source and which of its
+/// characters were read.
+pub fn score(expected: &[(char, Kind)], got: &str, t: &mut Tally) -> (String, Vec<bool>) {
     // squeeze whitespace in both, keeping each expected character's kind
     let mut exp: Vec<(char, Kind)> = Vec::with_capacity(expected.len());
     for &(c, k) in expected {
@@ -245,6 +267,7 @@ pub fn score(expected: &[(char, Kind)], got: &str, t: &mut Tally) {
             e.0 += 1;
         }
     }
+    (want, read)
 }
 
 /// A reader of strips.
@@ -289,6 +312,9 @@ pub struct Reading {
     pub pages: usize,
     pub strips: usize,
     pub method: String,
+    /// Each strip's source and transcription (for a person to look at: the window's Read back).
+    #[serde(skip)]
+    pub readings: Vec<StripReading>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -297,6 +323,14 @@ pub struct Accuracy {
     pub prose: Option<f64>,
     pub code: Option<f64>,
     pub numbers: Option<f64>,
+}
+
+/// `scripts/read-strips` of this source tree, or `CAIRN_READ_STRIPS`.
+pub fn default_script() -> PathBuf {
+    if let Some(p) = std::env::var_os("CAIRN_READ_STRIPS") {
+        return PathBuf::from(p);
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/read-strips")
 }
 
 /// Runs the reader script over the strips in `dir`: `{file: text}`.
@@ -337,12 +371,18 @@ pub fn measure(
     let strips = cut_strips(&r, sources, &dir)?;
     let texts = read(script, reader, &dir)?;
     let mut t = Tally::default();
+    let mut readings = Vec::with_capacity(strips.len());
     for s in &strips {
-        score(
-            &s.expected,
-            texts.get(&s.file).map_or("", String::as_str),
-            &mut t,
-        );
+        let got = texts.get(&s.file).map_or("", String::as_str);
+        let (expected, read) = score(&s.expected, got, &mut t);
+        readings.push(StripReading {
+            page: s.page,
+            row: s.row,
+            col: s.col,
+            expected,
+            got: got.to_string(),
+            read,
+        });
     }
     Ok(Reading {
         shape: shape.to_string(),
@@ -357,6 +397,7 @@ pub fn measure(
         recall: None,
         pages: r.pages.len(),
         strips: strips.len(),
+        readings,
         method: format!(
             "{} page; rows cut into {STRIP_CELLS}-cell strips along the manifest, x{SCALE} nearest-neighbour with a \
              {MARGIN}-pixel margin, one line per strip; marks as spaces, whitespace squeezed; a character counts when \

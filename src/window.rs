@@ -376,6 +376,7 @@ impl Explorer {
             Action::Stats { .. } => For::Stats,
             Action::Timeline { .. } => For::Timeline,
             Action::Diff { .. } => For::Diff,
+            Action::Legibility { .. } => For::ReadBack,
             _ => For::Write,
         };
         let action = match action {
@@ -536,6 +537,7 @@ impl Explorer {
                     For::Stats => self.stats.failed(e.clone()),
                     For::Timeline => self.timeline.data = Remote::Failed(e.clone()),
                     For::Diff => self.diff.data = Remote::Failed(e.clone()),
+                    For::ReadBack => self.snapshots.readback = Remote::Failed(e.clone()),
                     For::Find | For::Write => {}
                 }
                 return self.fail(e);
@@ -602,6 +604,11 @@ impl Explorer {
                 self.search_panel.results = Remote::Ready(r);
             }
             Outcome::Stats(st) => self.stats.set(st),
+            Outcome::Legibility(mut v) => {
+                if let Some(r) = v.pop() {
+                    self.snapshots.readback = Remote::Ready(r);
+                }
+            }
             Outcome::Timeline(t) => {
                 if let Some(c) = open {
                     self.timeline.data = Remote::Ready((c, t));

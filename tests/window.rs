@@ -819,3 +819,31 @@ fn the_snapshot_view_renders_the_page_shape_picked() {
         "the roomier shape holds fewer characters per token: {roomy} vs {dense}"
     );
 }
+
+#[test]
+fn read_back_shows_what_a_reader_missed() {
+    // a reader that reads nothing: every strip is a miss (the real readers run in scripts/legibility)
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("read-nothing");
+    std::fs::write(&script, "#!/bin/sh\necho '{}'\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // SAFETY: no other test reads this variable
+    unsafe { std::env::set_var("CAIRN_READ_STRIPS", &script) };
+    let f = fixture();
+    let mut h = harness(&f);
+    h.get_by_label("Snapshots").click();
+    settle(&mut h);
+    h.get_by_label("Read back").click();
+    settle(&mut h);
+    let r = h
+        .state()
+        .snapshots
+        .readback
+        .ready()
+        .expect("a reading")
+        .clone();
+    assert_eq!(r.accuracy.all, Some(0.0));
+    assert!(r.strips > 10 && r.readings.iter().all(|x| x.read.iter().all(|ok| !ok)));
+    h.get_by_label_contains("Misread strips");
+}

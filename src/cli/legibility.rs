@@ -54,14 +54,6 @@ impl Progress for Shapes {
     }
 }
 
-/// `scripts/read-strips` beside the binary's source tree, or `CAIRN_READ_STRIPS`.
-fn script() -> PathBuf {
-    if let Some(p) = std::env::var_os("CAIRN_READ_STRIPS") {
-        return PathBuf::from(p);
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/read-strips")
-}
-
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     if a.list_shapes {
         if a.json {
@@ -127,7 +119,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             profile: a.profile.profile(),
             shapes,
             readers,
-            script: script(),
+            script: crate::legibility::default_script(),
         },
         &Shapes,
     )? {

@@ -21,6 +21,7 @@ enum View {
     Stats,
     Diff,
     Timeline,
+    Readback,
 }
 
 impl View {
@@ -36,6 +37,7 @@ impl View {
             View::Stats => "stats",
             View::Diff => "diff",
             View::Timeline => "timeline",
+            View::Readback => "readback",
         }
     }
 }

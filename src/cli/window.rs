@@ -44,10 +44,16 @@ pub fn open(store: PathBuf, first_run: bool, screenshot: Option<Shot>) -> Result
         },
         Some(s) => {
             // "transcript" is the tree view with a message opened in the transcript beside it
-            let view = View::from_name(s.view).unwrap_or(View::Tree);
+            // "readback" is the snapshots view with a reader's reading of its pages
+            let view = View::from_name(if s.view == "readback" {
+                "snapshots"
+            } else {
+                s.view
+            })
+            .unwrap_or(View::Tree);
             Options {
                 conversation: s.conversation,
-                screenshot: Some((s.out, view, s.view == "transcript")),
+                screenshot: Some((s.out, view, s.view == "transcript" || s.view == "readback")),
                 dark: s.dark,
                 first_run: false,
                 fit: s.fit,

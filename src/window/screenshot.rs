@@ -71,8 +71,12 @@ impl Explorer {
             // a query whose words the bundled demo holds, on both branches
             self.search_panel.query = "drain OR flaky OR race".into();
         }
+        if view == View::Snapshots && transcript {
+            // the pages read back by tesseract
+            self.snapshots.auto_read = true;
+        }
         let Some(s) = &mut self.session else { return };
-        if !transcript {
+        if !transcript || view != View::Tree {
             return;
         }
         let first_reply = s.path.iter().copied().find(|&i| {

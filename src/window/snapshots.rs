@@ -46,6 +46,11 @@ pub struct SnapshotView {
     pub page: usize,
     pub zoom: f32,
     pub remote: Remote<Snapshot>,
+    /// An OCR reader's reading of these pages (Read back), and which reader.
+    pub readback: Remote<crate::legibility::Reading>,
+    reader: crate::legibility::Reader,
+    /// Read back as soon as the pages are drawn (a screenshot of it).
+    pub auto_read: bool,
     /// Each page's tiles: where the tile sits on the page (pixels) and its texture.
     textures: Vec<Vec<(Rect, egui::TextureHandle)>>,
     lines: Vec<Vec<SourceLine>>,
@@ -62,6 +67,9 @@ impl Default for SnapshotView {
             profile: 0,
             cell: PROFILES[0].cell,
             shape: None,
+            readback: Remote::Idle,
+            reader: crate::legibility::Reader::Tesseract,
+            auto_read: false,
             page: 0,
             zoom: 1.0,
             remote: Remote::Idle,
@@ -223,6 +231,7 @@ impl SnapshotView {
         });
         if rerender {
             self.remote.reset();
+            self.readback.reset();
             return None;
         }
         let Some(data) = self.remote.ready() else {
@@ -278,6 +287,17 @@ impl SnapshotView {
                         ui.add(egui::Label::new(RichText::new(&r.factsheet).monospace()).wrap());
                     });
             });
+        }
+        if let Some(a) = read_back_ui(
+            &mut self.readback,
+            &mut self.reader,
+            self.shape,
+            std::mem::take(&mut self.auto_read),
+            ui,
+            s,
+            &data.preview,
+        ) {
+            return Some(a);
         }
         match &self.link {
             Some(l) => ui.label(format!(
@@ -418,4 +438,123 @@ impl SnapshotView {
         }
         None
     }
+}
+
+/// Read back: an OCR reader reads these pages, and each misread character is shown against its source.
+fn read_back_ui(
+    readback: &mut Remote<crate::legibility::Reading>,
+    reader: &mut crate::legibility::Reader,
+    picked_shape: Option<&'static str>,
+    auto: bool,
+    ui: &mut egui::Ui,
+    s: &Session,
+    preview: &crate::commands::SnapshotPreview,
+) -> Option<Action> {
+    use crate::legibility::Reader;
+    let mut ask = false;
+    ui.horizontal(|ui| {
+        egui::ComboBox::new("readback-reader", "reader")
+            .selected_text(reader.name())
+            .show_ui(ui, |ui| {
+                for r in [Reader::Tesseract, Reader::Ppocr] {
+                    ui.selectable_value(reader, r, r.name());
+                }
+            });
+        ask = ui
+            .button("Read back")
+            .on_hover_text("an OCR reader reads these pages; every misread character is shown beside its source")
+            .clicked();
+        match readback.ready() {
+            Some(r) => {
+                let pct = |x: Option<f64>| x.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_else(|| "-".into());
+                ui.label(format!(
+                    "{} read {} (prose {}, code {}, numbers {})",
+                    r.reader,
+                    pct(r.accuracy.all),
+                    pct(r.accuracy.prose),
+                    pct(r.accuracy.code),
+                    pct(r.accuracy.numbers)
+                ));
+            }
+            None => readback.show_missing(ui, ""),
+        }
+    });
+    if ask || (auto && readback.wanted()) {
+        let (first, last) = (preview.sources.first()?, preview.sources.last()?);
+        let o = &preview.options;
+        let shape = picked_shape
+            .and_then(crate::render::shape::by_name)
+            .or_else(|| {
+                crate::render::shape::SHAPES
+                    .iter()
+                    .find(|x| x.cell == o.cell && x.glyph == o.font && x.columns == 1 && !x.lines)
+            })?;
+        *readback = Remote::Pending;
+        return Some(Action::Legibility {
+            input: crate::commands::RenderInput::Path {
+                conversation: s.conv.id.clone(),
+                from: Some(first.id.clone()),
+                to: Some(last.id.clone()),
+            },
+            profile: o.profile,
+            shapes: vec![shape],
+            readers: vec![*reader],
+            script: crate::legibility::default_script(),
+        });
+    }
+    if let Some(r) = readback.ready() {
+        // the worst read first
+        let mut missed: Vec<&crate::legibility::StripReading> = r
+            .readings
+            .iter()
+            .filter(|x| x.read.iter().any(|ok| !ok))
+            .collect();
+        let share = |x: &crate::legibility::StripReading| {
+            x.read.iter().filter(|ok| **ok).count() as f64 / x.read.len().max(1) as f64
+        };
+        missed.sort_by(|a, b| share(a).total_cmp(&share(b)));
+        egui::CollapsingHeader::new(format!(
+            "Misread strips: {} of {} (source above, reading below; misread characters marked)",
+            missed.len(),
+            r.readings.len()
+        ))
+        .id_salt("readback-strips")
+        .show(ui, |ui| {
+            let bad = if ui.visuals().dark_mode {
+                Color32::from_rgb(150, 40, 40)
+            } else {
+                Color32::from_rgb(255, 180, 170)
+            };
+            let row_h = ui.text_style_height(&egui::TextStyle::Monospace) * 2.6;
+            egui::ScrollArea::vertical()
+                .id_salt("readback-list")
+                .max_height(220.0)
+                .show_rows(ui, row_h, missed.len(), |ui, range| {
+                    for x in &missed[range] {
+                        let mut job = egui::text::LayoutJob::default();
+                        let mono = egui::FontId::monospace(12.0);
+                        job.append(
+                            &format!("p{} r{:<4} ", x.page + 1, x.row),
+                            0.0,
+                            egui::TextFormat::simple(mono.clone(), ui.visuals().weak_text_color()),
+                        );
+                        for (c, ok) in x.expected.chars().zip(&x.read) {
+                            let mut f =
+                                egui::TextFormat::simple(mono.clone(), ui.visuals().text_color());
+                            if !ok {
+                                f.background = bad;
+                            }
+                            job.append(&c.to_string(), 0.0, f);
+                        }
+                        ui.label(job);
+                        ui.label(
+                            RichText::new(format!("          {}", x.got))
+                                .monospace()
+                                .weak(),
+                        );
+                    }
+                });
+        });
+    }
+    None
 }

@@ -27,6 +27,7 @@ pub enum For {
     Stats,
     Timeline,
     Diff,
+    ReadBack,
     /// Imports, exports, compactions, forks: the status line and a re-read of the store.
     Write,
 }
