@@ -80,9 +80,9 @@ pub const SHAPES: &[PageShape] = &[
         FontKind::Bitmap,
         (6, 12),
         (6, 12),
-        1,
+        3,
         true,
-        "6x12 bitmap cells, each source line on its own row (code keeps its structure)",
+        "6x12 bitmap cells, each source line on its own row, three columns (code keeps its structure)",
     ),
     shape(
         "bitmap-5x8-two-columns",
@@ -107,9 +107,9 @@ pub const SHAPES: &[PageShape] = &[
         FontKind::Outline,
         (7, 14),
         (7, 14),
-        1,
+        3,
         true,
-        "DejaVu Sans Mono 7x14, each source line on its own row",
+        "DejaVu Sans Mono 7x14, each source line on its own row, three columns",
     ),
     shape(
         "outline-8x16",
@@ -125,18 +125,19 @@ pub const SHAPES: &[PageShape] = &[
         FontKind::Outline,
         (8, 13),
         (11, 16),
-        1,
+        2,
         true,
-        "8x13 glyphs on an 11-pixel advance and 16-pixel pitch, by lines (oh-my-pi's geometry for Claude)",
+        "8x13 glyphs on an 11-pixel advance and 16-pixel pitch, by lines, two columns (oh-my-pi's geometry for \
+         Claude)",
     ),
     shape(
         "8x13-on-8x22",
         FontKind::Outline,
         (8, 13),
         (8, 22),
-        1,
+        3,
         true,
-        "8x13 glyphs on a 22-pixel pitch, by lines (oh-my-pi's geometry for Gemini and GPT)",
+        "8x13 glyphs on a 22-pixel pitch, by lines, three columns (oh-my-pi's geometry for Gemini and GPT)",
     ),
 ];
 
