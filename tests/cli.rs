@@ -415,3 +415,117 @@ fn output_piped_into_a_reader_that_stops_early_ends_quietly() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// The research and legibility commands keep the JSON their contracts name.
+#[test]
+fn research_and_legibility_json_contracts() {
+    let e = Env::new();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let o = e.run(&[
+        "import",
+        fixtures
+            .join("claude-code/cc-rewind-fork-2.1.42.jsonl")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert!(o.status.success());
+    let json = |args: &[&str]| -> Value {
+        let o = e.run(args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let s = json(&["search", "convention", "--json"]);
+    let h = &s["hits"][0];
+    for k in [
+        "conversation",
+        "message",
+        "role",
+        "on_active_path",
+        "timestamp",
+        "snippet",
+        "rank",
+    ] {
+        assert!(h.get(k).is_some(), "search hit lacks {k}: {h}");
+    }
+    assert!(s["total"].is_u64());
+    let st = json(&["stats", "--by", "model", "--json"]);
+    assert_eq!(st["by"], "model");
+    for k in [
+        "key",
+        "sessions",
+        "turns",
+        "tool_calls",
+        "tool_errors",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "cost_usd",
+    ] {
+        assert!(st["rows"][0].get(k).is_some(), "stats row lacks {k}");
+    }
+    let conv = json(&["list", "--json"])[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let t = json(&["context", &conv, "--over-time", "--json"]);
+    assert!(t["window"].is_u64() && t["threshold"].is_u64() && t["points"].is_array());
+    let shapes = json(&["legibility", "--list-shapes", "--json"]);
+    let first = &shapes["shapes"][0];
+    for k in ["name", "cell", "glyph", "columns"] {
+        assert!(first.get(k).is_some(), "shape lacks {k}");
+    }
+    // a reader that reads nothing scores zero, in the contract's shape
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("read-nothing");
+    std::fs::write(&script, "#!/bin/sh\necho '{}'\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let text = dir.path().join("t.txt");
+    std::fs::write(
+        &text,
+        "The parser reads src/lib.rs line 42.\n    let x = compute(1, 2);\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .env("CAIRN_READ_STRIPS", &script)
+        .args([
+            "--db",
+            e.db.to_str().unwrap(),
+            "legibility",
+            "--text",
+            text.to_str().unwrap(),
+        ])
+        .args(["--shape", "bitmap-5x8", "--reader", "tesseract", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let l: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &l["results"][0];
+    assert_eq!(r["shape"], "bitmap-5x8");
+    assert_eq!(r["reader"], "tesseract");
+    assert!(r["chars_per_image_token"].as_f64().unwrap() > 0.0);
+    assert_eq!(r["accuracy"]["all"], json!(0.0));
+    for k in ["prose", "code", "numbers"] {
+        assert!(r["accuracy"].get(k).is_some());
+    }
+    assert!(r.get("recall").is_some());
+    // an unknown shape is one line naming the shapes
+    let o = e.run(&[
+        "legibility",
+        "--text",
+        text.to_str().unwrap(),
+        "--shape",
+        "huge",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--shape \"huge\"") && err.contains("bitmap-5x8") && err.lines().count() == 1,
+        "{err}"
+    );
+}
