@@ -176,6 +176,9 @@ pub enum Action {
         shapes: Vec<&'static crate::render::shape::PageShape>,
         readers: Vec<crate::legibility::Reader>,
         script: PathBuf,
+        /// For the provider reader: the model asked, and the user's consent to what it costs.
+        provider: Option<Provider>,
+        confirmed: bool,
     },
     /// Where two paths went apart (each a conversation, or a message naming a path's end).
     Diff {
@@ -480,7 +483,22 @@ pub fn run(
             shapes,
             readers,
             script,
-        } => context::legibility(store, input, profile, &shapes, &readers, &script, progress),
+            provider,
+            confirmed,
+        } => context::legibility(
+            store,
+            settings,
+            context::LegibilityArgs {
+                input,
+                profile,
+                shapes,
+                readers,
+                script,
+                provider,
+                confirmed,
+            },
+            progress,
+        ),
         A::Diff { a, b } => Ok(Outcome::Diffed(Box::new(crate::diff::diff(
             store,
             &a,

@@ -275,6 +275,8 @@ pub fn score(expected: &[(char, Kind)], got: &str, t: &mut Tally) -> (String, Ve
 pub enum Reader {
     Tesseract,
     Ppocr,
+    /// The configured vision model, answering recall questions with only the pages (costs money).
+    Provider,
 }
 
 impl Reader {
@@ -282,6 +284,7 @@ impl Reader {
         match self {
             Reader::Tesseract => "tesseract",
             Reader::Ppocr => "ppocr",
+            Reader::Provider => "provider",
         }
     }
 }
@@ -448,5 +451,203 @@ mod tests {
         let mut t = Tally::default();
         score(&exp, "fn  main", &mut t);
         assert_eq!(t.fraction(Some(Kind::Code)), Some(1.0));
+    }
+}
+
+/// A recall question: the exact text that follows `prefix` on the pages (an identifier, number or path).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    pub prefix: String,
+    pub answer: String,
+}
+
+/// Up to `n` questions with exact answers from the source: tokens that carry digits, paths or identifiers (what
+/// tiny glyphs put at risk), each asked by the characters before it on its line, spread through the text.
+pub fn questions(sources: &[Source], n: usize) -> Vec<Question> {
+    let mut all = Vec::new();
+    for s in sources {
+        for line in s.text.lines() {
+            let ks = kinds(line);
+            let chars: Vec<char> = line.chars().collect();
+            let mut i = 0;
+            while i < chars.len() {
+                if chars[i].is_whitespace() {
+                    i += 1;
+                    continue;
+                }
+                let start = i;
+                while i < chars.len() && !chars[i].is_whitespace() {
+                    i += 1;
+                }
+                let tok: String = chars[start..i].iter().collect();
+                let prefix: String = chars[start.saturating_sub(30)..start].iter().collect();
+                if ks.get(start) == Some(&Kind::Number)
+                    && (4..=40).contains(&tok.chars().count())
+                    && prefix.trim().chars().count() >= 8
+                {
+                    all.push(Question {
+                        prefix: prefix.trim_start().to_string(),
+                        answer: tok,
+                    });
+                }
+            }
+        }
+    }
+    if all.len() <= n {
+        return all;
+    }
+    let step = all.len() as f64 / n as f64;
+    (0..n)
+        .filter_map(|k| all.get((k as f64 * step) as usize).cloned())
+        .collect()
+}
+
+/// The prompt that asks the questions.
+pub fn question_prompt(qs: &[Question]) -> String {
+    let mut p = String::from(
+        "The images are pages of text drawn in a monospace font, to be read in order. Answer each question with the \
+         exact characters from the pages only, one line per question as `A<n>: <answer>`, and `A<n>: ?` when you \
+         cannot read it.\n",
+    );
+    for (k, q) in qs.iter().enumerate() {
+        p.push_str(&format!(
+            "Q{}: what comes right after \"{}\" (up to the next space)?\n",
+            k + 1,
+            q.prefix
+        ));
+    }
+    p
+}
+
+/// The share of questions answered exactly.
+pub fn recall(qs: &[Question], reply: &str) -> f64 {
+    if qs.is_empty() {
+        return 0.0;
+    }
+    let mut right = 0;
+    for (k, q) in qs.iter().enumerate() {
+        let tag = format!("A{}:", k + 1);
+        let answer = reply
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(&tag))
+            .map(|a| a.trim().trim_matches('`').trim())
+            .unwrap_or("");
+        if answer == q.answer {
+            right += 1;
+        }
+    }
+    right as f64 / qs.len() as f64
+}
+
+/// What asking a vision model would cost: image tokens of the pages and the prompt, at the model's list price
+/// (None when it has none).
+pub fn provider_cost(
+    r: &Rendered,
+    prompt: &str,
+    model: &str,
+    prices: &std::collections::BTreeMap<String, crate::pricing::Price>,
+) -> (u64, Option<f64>) {
+    let tokens = r.stats.image_tokens + crate::tokens::text(prompt) + 400;
+    let cost =
+        crate::pricing::price(model, prices).map(|p| crate::pricing::cost(p, [tokens, 400, 0, 0]));
+    (tokens, cost)
+}
+
+/// Asks `provider` the questions with only the pages, and scores the answers exactly.
+pub fn measure_recall(
+    sources: &[Source],
+    opts: &Options,
+    shape: &str,
+    provider: &crate::provider::Provider,
+    store: &crate::store::Store,
+    questions_n: usize,
+) -> Result<Reading, LegibilityError> {
+    let r = render::render(sources, opts)?;
+    let qs = questions(sources, questions_n);
+    let prompt = question_prompt(&qs);
+    let mut content: Vec<crate::model::Block> = r
+        .pages
+        .iter()
+        .map(|p| crate::model::Block::Image {
+            media_type: "image/png".into(),
+            data: crate::model::ImageData::Bytes(p.png.clone()),
+        })
+        .collect();
+    content.push(crate::model::Block::text(prompt));
+    let sent = crate::reclaim::Sent {
+        role: crate::model::Role::User,
+        content,
+        sources: Vec::new(),
+    };
+    let fail = |why: String| LegibilityError::Reader {
+        reader: "provider",
+        script: provider.model.clone(),
+        why,
+    };
+    let body = match provider.kind {
+        crate::provider::Kind::Anthropic => crate::export::to_anthropic(store, &[sent]),
+        crate::provider::Kind::Openai => crate::export::to_openai(store, &[sent]),
+    }
+    .map_err(|e| fail(e.to_string()))?
+    .body;
+    let reply = provider
+        .complete(
+            &body,
+            &mut |_| {},
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .map_err(|e| fail(e.to_string()))?;
+    Ok(Reading {
+        shape: shape.to_string(),
+        reader: "provider".into(),
+        chars_per_image_token: r.stats.chars_per_image_token,
+        accuracy: Accuracy {
+            all: None,
+            prose: None,
+            code: None,
+            numbers: None,
+        },
+        recall: Some(recall(&qs, &reply.text)),
+        pages: r.pages.len(),
+        strips: 0,
+        readings: Vec::new(),
+        method: format!(
+            "{} questions with exact answers (identifiers, numbers, paths, each asked by the text before it on its \
+             line) asked of {} with only the {} page(s); an answer counts when it is exactly the source's",
+            qs.len(),
+            provider.model,
+            r.pages.len()
+        ),
+    })
+}
+
+#[cfg(test)]
+mod recall_tests {
+    use super::*;
+
+    #[test]
+    fn questions_have_exact_answers_from_the_source_and_are_scored_exactly() {
+        let src = vec![render::text_source(
+            "t",
+            "error: cannot open config at /etc/tidepool/ingest.toml (os error 2)\nthe build 7f3a9c2 failed on shard=11 again\n"
+                .to_string(),
+        )];
+        let qs = questions(&src, 10);
+        assert!(
+            qs.iter().any(|q| q.answer == "/etc/tidepool/ingest.toml"),
+            "{qs:?}"
+        );
+        assert!(
+            qs.iter()
+                .all(|q| src[0].text.contains(&format!("{}{}", q.prefix, q.answer)))
+        );
+        let reply: String = qs
+            .iter()
+            .enumerate()
+            .map(|(k, q)| format!("A{}: {}\n", k + 1, if k == 0 { "wrong" } else { &q.answer }))
+            .collect();
+        let r = recall(&qs, &reply);
+        assert!((r - (qs.len() - 1) as f64 / qs.len() as f64).abs() < 1e-9);
+        assert!(question_prompt(&qs).contains("Q1:"));
     }
 }

@@ -422,3 +422,53 @@ fn the_summary_rung_makes_one_call_that_fits_and_records_its_text() {
     );
     cairn::pairs::check(&a.messages, false).unwrap();
 }
+
+/// The provider reader: it says what it would cost and needs --yes; then it sends the pages and the recall
+/// questions in one request and scores the answers exactly (the mock answers none).
+#[test]
+fn the_provider_reader_asks_recall_questions_with_only_the_pages() {
+    let m = mock(1_000_000, Mode::Normal);
+    let (env, _) = setup(1);
+    let text = env._dir.path().join("t.txt");
+    std::fs::write(
+        &text,
+        "error: cannot open config at /etc/tidepool/ingest.toml (os error 2)\nthe build 7f3a9c2 failed on shard=11 again\n",
+    )
+    .unwrap();
+    let vars = [
+        ("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", m.port)),
+        ("ANTHROPIC_API_KEY", "test-key".to_string()),
+    ];
+    let args = [
+        "legibility",
+        "--text",
+        text.to_str().unwrap(),
+        "--shape",
+        "outline-7x14",
+        "--reader",
+        "provider",
+    ];
+    let o = cairn(&env, &vars, &args);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("tokens") && err.contains("--yes"), "{err}");
+    assert!(
+        m.requests.lock().unwrap().is_empty(),
+        "nothing sent without --yes"
+    );
+    let mut with_yes = args.to_vec();
+    with_yes.extend(["--yes", "--json"]);
+    let o = cairn(&env, &vars, &with_yes);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["results"][0]["reader"], "provider");
+    assert_eq!(v["results"][0]["recall"], serde_json::json!(0.0));
+    let reqs = m.requests.lock().unwrap();
+    assert_eq!(reqs.len(), 1);
+    let body = reqs[0].1.to_string();
+    assert!(
+        body.contains("\"type\":\"image\"") && body.contains("Q1:"),
+        "{}",
+        &body[..body.len().min(300)]
+    );
+}

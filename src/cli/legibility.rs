@@ -25,10 +25,13 @@ pub struct Args {
     shape: Vec<String>,
     #[arg(long)]
     all_shapes: bool,
-    /// The reader (repeatable): tesseract or ppocr. The provider reader (a vision model answering recall
-    /// questions) is not built yet.
+    /// The reader (repeatable): tesseract, ppocr, or provider (the configured vision model answers recall
+    /// questions with only the pages; it costs money: it says how much and needs --yes).
     #[arg(long, value_enum, default_value = "tesseract")]
     reader: Vec<ReaderArg>,
+    /// Consent to what the provider reader costs.
+    #[arg(long)]
+    yes: bool,
     #[arg(long, value_enum, default_value = "claude-hires")]
     profile: Profile,
     /// List the page shapes and exit.
@@ -42,6 +45,7 @@ pub struct Args {
 enum ReaderArg {
     Tesseract,
     Ppocr,
+    Provider,
 }
 
 struct Shapes;
@@ -89,6 +93,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         .map(|r| match r {
             ReaderArg::Tesseract => Reader::Tesseract,
             ReaderArg::Ppocr => Reader::Ppocr,
+            ReaderArg::Provider => Reader::Provider,
         })
         .collect();
     readers.dedup();
@@ -113,6 +118,12 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         },
         (None, None) => return Err(anyhow!("name a conversation or --text FILE")),
     };
+    let provider = if readers.contains(&Reader::Provider) {
+        let settings = ctx.settings()?.clone();
+        Some(crate::config::provider(&settings, None, None)?)
+    } else {
+        None
+    };
     let results = match ctx.run_with(
         Action::Legibility {
             input,
@@ -120,6 +131,8 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             shapes,
             readers,
             script: crate::legibility::default_script(),
+            provider,
+            confirmed: a.yes,
         },
         &Shapes,
     )? {
@@ -134,19 +147,20 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             .unwrap_or_else(|| "-".into())
     };
     out(&format!(
-        "{:<24} {:<10} {:>9} {:>7} {:>7} {:>7} {:>8}",
-        "shape", "reader", "chars/tok", "all", "prose", "code", "numbers"
+        "{:<24} {:<10} {:>9} {:>7} {:>7} {:>7} {:>8} {:>7}",
+        "shape", "reader", "chars/tok", "all", "prose", "code", "numbers", "recall"
     ))?;
     for r in &results {
         out(&format!(
-            "{:<24} {:<10} {:>9.2} {:>7} {:>7} {:>7} {:>8}",
+            "{:<24} {:<10} {:>9.2} {:>7} {:>7} {:>7} {:>8} {:>7}",
             r.shape,
             r.reader,
             r.chars_per_image_token,
             pct(r.accuracy.all),
             pct(r.accuracy.prose),
             pct(r.accuracy.code),
-            pct(r.accuracy.numbers)
+            pct(r.accuracy.numbers),
+            pct(r.recall)
         ))?;
     }
     if let Some(r) = results.first() {

@@ -151,30 +151,77 @@ pub(super) fn snapshot_preview(
     })))
 }
 
-/// Renders the input in each shape and has each reader read it back.
+/// What `legibility` reads and with what.
+pub(super) struct LegibilityArgs {
+    pub input: RenderInput,
+    pub profile: &'static render::profile::Profile,
+    pub shapes: Vec<&'static render::shape::PageShape>,
+    pub readers: Vec<crate::legibility::Reader>,
+    pub script: std::path::PathBuf,
+    pub provider: Option<crate::provider::Provider>,
+    pub confirmed: bool,
+}
+
+/// Renders the input in each shape and has each reader read it back. The provider reader costs money: without
+/// `confirmed` it only says how much.
 pub(super) fn legibility(
     store: &mut Store,
-    input: RenderInput,
-    profile: &'static render::profile::Profile,
-    shapes: &[&'static render::shape::PageShape],
-    readers: &[crate::legibility::Reader],
-    script: &std::path::Path,
+    settings: &Settings,
+    a: LegibilityArgs,
     progress: &dyn super::Progress,
 ) -> Result<Outcome, CommandError> {
-    let sources = sources_of(store, input, true)?;
+    use crate::legibility::Reader;
+    let sources = sources_of(store, a.input, true)?;
+    if a.readers.contains(&Reader::Provider) {
+        let p = a.provider.as_ref().ok_or_else(|| {
+            CommandError::Invalid(
+                "the provider reader needs a model: set ANTHROPIC_API_KEY or OPENAI_API_KEY (or the settings \
+                 file's \"provider\")"
+                    .into(),
+            )
+        })?;
+        if !a.confirmed {
+            let mut tokens = 0;
+            let mut cost = Some(0.0);
+            for shape in &a.shapes {
+                let mut opts = render::Options::new(a.profile);
+                shape.apply(&mut opts);
+                let r = render::render(&sources, &opts)?;
+                let prompt =
+                    crate::legibility::question_prompt(&crate::legibility::questions(&sources, 20));
+                let (t, c) =
+                    crate::legibility::provider_cost(&r, &prompt, &p.model, &settings.prices);
+                tokens += t;
+                cost = cost.zip(c).map(|(x, y)| x + y);
+            }
+            return Err(CommandError::Invalid(format!(
+                "the provider reader sends about {tokens} tokens to {} ({}): run again with --yes",
+                p.model,
+                cost.map_or_else(
+                    || "its price is unknown".to_string(),
+                    |c| format!("about ${c:.2}")
+                )
+            )));
+        }
+    }
     let work = tempfile_dir()?;
     let mut out = Vec::new();
-    let total = shapes.len() * readers.len();
-    for (i, shape) in shapes.iter().enumerate() {
-        for (j, reader) in readers.iter().enumerate() {
-            progress.step(i * readers.len() + j, total, shape.name);
-            let mut opts = render::Options::new(profile);
+    let total = a.shapes.len() * a.readers.len();
+    for (i, shape) in a.shapes.iter().enumerate() {
+        for (j, reader) in a.readers.iter().enumerate() {
+            progress.step(i * a.readers.len() + j, total, shape.name);
+            let mut opts = render::Options::new(a.profile);
             shape.apply(&mut opts);
             opts.factsheet = false;
-            out.push(
-                crate::legibility::measure(&sources, &opts, shape.name, *reader, script, &work)
-                    .map_err(|e| CommandError::Invalid(e.to_string()))?,
-            );
+            let reading = match (reader, &a.provider) {
+                (Reader::Provider, Some(p)) => {
+                    crate::legibility::measure_recall(&sources, &opts, shape.name, p, store, 20)
+                }
+                _ => crate::legibility::measure(
+                    &sources, &opts, shape.name, *reader, &a.script, &work,
+                ),
+            };
+            out.push(reading.map_err(|e| CommandError::Invalid(e.to_string()))?);
         }
     }
     std::fs::remove_dir_all(&work).ok();

@@ -500,6 +500,8 @@ fn read_back_ui(
             shapes: vec![shape],
             readers: vec![*reader],
             script: crate::legibility::default_script(),
+            provider: None,
+            confirmed: false,
         });
     }
     if let Some(r) = readback.ready() {
