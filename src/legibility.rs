@@ -417,7 +417,7 @@ mod tests {
     #[test]
     fn kinds_tell_prose_code_and_numbers_apart() {
         let k = kinds("We fixed the parser.\n   42→    let x = 1;\nsee src/lib.rs line 12\n");
-        let at = |s: &str, text: &str| k[text.find(s).unwrap()];
+        let at = |s: &str, text: &str| k[text[..text.find(s).unwrap()].chars().count()];
         let text = "We fixed the parser.\n   42→    let x = 1;\nsee src/lib.rs line 12\n";
         assert_eq!(at("fixed", text), Kind::Prose);
         assert_eq!(at("let", text), Kind::Code);
