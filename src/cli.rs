@@ -451,17 +451,23 @@ enum Strategy {
     Images,
     Snapshot,
     Summary,
+    /// Anthropic's server-side compaction (`compact_20260112`), kept as a summary marker; needs a key.
+    AnthropicServer,
+    /// OpenAI's `POST /v1/responses/compact`, kept as a marker; needs a key.
+    OpenaiCompact,
 }
 
 impl Strategy {
-    fn strategy(self) -> crate::reclaim::Strategy {
+    /// cairn's own rung, or None for a provider's server-side compaction.
+    fn strategy(self) -> Option<crate::reclaim::Strategy> {
         use crate::reclaim::Strategy as S;
-        match self {
+        Some(match self {
             Strategy::Elide => S::Elide,
             Strategy::Images => S::Images,
             Strategy::Snapshot => S::Snapshot,
             Strategy::Summary => S::Summary,
-        }
+            Strategy::AnthropicServer | Strategy::OpenaiCompact => return None,
+        })
     }
 }
 

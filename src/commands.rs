@@ -113,6 +113,12 @@ pub enum Action {
         from: Option<String>,
         to: Option<String>,
     },
+    /// The provider's own compaction (a key needed), kept as a summary marker.
+    ServerCompact {
+        conversation: String,
+        how: crate::send::ServerCompaction,
+        provider: Option<Provider>,
+    },
     /// The free rungs, forced.
     Shake {
         conversation: String,
@@ -476,6 +482,31 @@ pub fn run(
                 &policy,
                 &fits,
             )?))
+        }
+        A::ServerCompact {
+            conversation,
+            how,
+            provider,
+        } => {
+            let provider = provider.ok_or_else(|| {
+                CommandError::Invalid(format!(
+                    "{} needs the provider's key: set {}",
+                    how.name(),
+                    match how {
+                        crate::send::ServerCompaction::Anthropic => "ANTHROPIC_API_KEY",
+                        crate::send::ServerCompaction::Openai => "OPENAI_API_KEY",
+                    }
+                ))
+            })?;
+            let view = crate::reclaim::PathView::load(store, &conversation, None)?;
+            let policy = policy_for(settings, &view, None, None);
+            let opts = policy.rung_options(policy.target_tokens());
+            let applied =
+                crate::send::server_compact(store, &view.conversation, &provider, how, &opts)?;
+            Ok(Outcome::Compacted(Compacted::Rung(
+                Strategy::Summary,
+                applied,
+            )))
         }
         A::Legibility {
             input,

@@ -212,6 +212,72 @@ impl Provider {
         }
     }
 
+    /// POSTs a JSON body to `path` (under the provider's base URL) and returns the JSON answer, not streamed:
+    /// the provider-side features (Anthropic's server compaction, OpenAI's `responses/compact`). `beta` is an
+    /// `anthropic-beta` header.
+    pub fn post_json(
+        &self,
+        path: &str,
+        body: &Value,
+        beta: Option<&str>,
+    ) -> Result<Value, ProviderError> {
+        let base = match self.kind {
+            Kind::Anthropic => self.base_url.trim_end_matches("/v1").to_string(),
+            Kind::Openai if self.base_url.ends_with("/v1") => {
+                self.base_url.trim_end_matches("/v1").to_string()
+            }
+            Kind::Openai => self.base_url.clone(),
+        };
+        let url = format!("{base}{path}");
+        let client = reqwest::blocking::Client::builder()
+            .timeout(self.timeout)
+            .build()
+            .map_err(|e| ProviderError::Network {
+                url: url.clone(),
+                message: e.to_string(),
+            })?;
+        let mut req = body.clone();
+        req["model"] = json!(self.model);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut rb = client.post(&url).json(&req);
+            rb = match (self.kind, &self.key) {
+                (Kind::Anthropic, key) => {
+                    let mut rb = rb.header("anthropic-version", "2023-06-01");
+                    if let Some(b) = beta {
+                        rb = rb.header("anthropic-beta", b);
+                    }
+                    match key {
+                        Some(k) => rb.header("x-api-key", k),
+                        None => rb,
+                    }
+                }
+                (Kind::Openai, Some(k)) => rb.bearer_auth(k),
+                (Kind::Openai, None) => rb,
+            };
+            let resp = rb.send().map_err(|e| ProviderError::Network {
+                url: url.clone(),
+                message: e.to_string(),
+            })?;
+            let status = resp.status().as_u16();
+            let text = resp.text().unwrap_or_default();
+            if status >= 400 {
+                let err = classify(status, &text, &url);
+                let retryable = matches!(err, ProviderError::Http { status, .. } if status == 429 || status >= 500);
+                if retryable && attempt < self.attempts {
+                    std::thread::sleep(backoff(attempt));
+                    continue;
+                }
+                return Err(err);
+            }
+            return serde_json::from_str(&text).map_err(|e| ProviderError::BadResponse {
+                url,
+                message: format!("not JSON: {e}"),
+            });
+        }
+    }
+
     fn read_stream(
         &self,
         resp: reqwest::blocking::Response,

@@ -242,3 +242,97 @@ pub fn summarize(
         &opts.rungs,
     )?)
 }
+
+/// The providers' own compaction, run once and kept like cairn's: Anthropic's server-side compaction
+/// (`compact_20260112`, beta `compact-2026-01-12`: the reply opens with a `compaction` block whose content is the
+/// summary the model sees from then on) and OpenAI's `POST /v1/responses/compact` (an opaque `compaction` item with
+/// `encrypted_content`). Either becomes a summary marker over the path (nothing stored is changed); OpenAI's opaque
+/// item is kept in the marker's metadata, and the summary text says what it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerCompaction {
+    Anthropic,
+    Openai,
+}
+
+impl ServerCompaction {
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerCompaction::Anthropic => "anthropic-server",
+            ServerCompaction::Openai => "openai-compact",
+        }
+    }
+}
+
+pub fn server_compact(
+    store: &mut Store,
+    conv: &str,
+    provider: &Provider,
+    how: ServerCompaction,
+    opts: &rungs::RungOptions,
+) -> Result<Option<Applied>, SendError> {
+    let view = PathView::load(store, conv, None)?;
+    let l = layout(&view, &[], view.len());
+    let sent = crate::reclaim::assemble::materialize(&view, &l, Some(store))?;
+    let bad = |message: String| {
+        SendError::Provider(ProviderError::BadResponse {
+            url: provider.base_url.clone(),
+            message,
+        })
+    };
+    let summary = match how {
+        ServerCompaction::Anthropic => {
+            let mut body = crate::export::to_anthropic(store, &sent)?.body;
+            body["max_tokens"] = serde_json::json!(provider.max_tokens);
+            body["context_management"] = serde_json::json!({"edits": [
+                {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 50_000}}
+            ]});
+            let v = provider.post_json("/v1/messages", &body, Some("compact-2026-01-12"))?;
+            v["content"]
+                .as_array()
+                .and_then(|c| {
+                    c.iter()
+                        .find(|b| b["type"] == "compaction")
+                        .and_then(|b| b["content"].as_str())
+                })
+                .map(str::to_string)
+                .ok_or_else(|| {
+                    bad("no compaction block in the reply (under the server's trigger?)".into())
+                })?
+        }
+        ServerCompaction::Openai => {
+            // the Responses API takes the conversation as messages of text
+            let input: Vec<serde_json::Value> = sent
+                .iter()
+                .map(|m| {
+                    let role = match m.role {
+                        Role::Assistant => "assistant",
+                        Role::System => "developer",
+                        _ => "user",
+                    };
+                    serde_json::json!({"role": role, "content": crate::model::plain_text(&m.content)})
+                })
+                .collect();
+            let v = provider.post_json(
+                "/v1/responses/compact",
+                &serde_json::json!({"input": input}),
+                None,
+            )?;
+            let item = v["output"]
+                .as_array()
+                .and_then(|o| o.iter().find(|i| i["type"] == "compaction"))
+                .cloned()
+                .ok_or_else(|| bad("no compaction item in the answer".into()))?;
+            let size = item["encrypted_content"].as_str().map_or(0, str::len);
+            format!(
+                "[OpenAI compaction: the provider returned this context as an opaque item of {size} bytes, which only \
+                 its Responses API can read back]"
+            )
+        }
+    };
+    let mut o = opts.clone();
+    if o.range.is_none() {
+        o.range = Some((0, view.len().saturating_sub(1)));
+    }
+    let applied = rungs::apply(store, conv, Strategy::Summary, true, Some(&summary), &o)?;
+    Ok(applied)
+}

@@ -61,7 +61,24 @@ fn mock(window: usize, mode: Mode) -> Mock {
                     body.len()
                 )
             };
-            let out = if mode == Mode::RateLimitOnce && n == 0 {
+            // the providers' own compaction, answered as their documentation shows (not streamed)
+            let server = if path.ends_with("/responses/compact") {
+                Some(
+                    json!({"id": "resp_1", "object": "response.compaction", "output": [
+                        {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAB-opaque-blob"}
+                    ]}),
+                )
+            } else if v.get("context_management").is_some() {
+                Some(json!({"type": "message", "role": "assistant", "content": [
+                    {"type": "compaction", "content": "Summary: the parser was ported; tests pass."},
+                    {"type": "text", "text": "ok"}
+                ], "stop_reason": "end_turn"}))
+            } else {
+                None
+            };
+            let out = if let Some(answer) = server {
+                reply("200 OK", "application/json", answer.to_string())
+            } else if mode == Mode::RateLimitOnce && n == 0 {
                 reply(
                     "429 Too Many Requests",
                     "application/json",
@@ -471,4 +488,55 @@ fn the_provider_reader_asks_recall_questions_with_only_the_pages() {
         "{}",
         &body[..body.len().min(300)]
     );
+}
+
+/// The providers' own compaction: one request each, in the documented shapes, kept as a summary marker over the
+/// path (nothing stored changes).
+#[test]
+fn server_side_compaction_is_kept_as_a_marker() {
+    for (strategy, key, url_var) in [
+        (
+            "anthropic-server",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+        ),
+        ("openai-compact", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    ] {
+        let m = mock(1_000_000, Mode::Normal);
+        let (env, c) = setup(3);
+        let before = path_len(&env, &c);
+        let vars = [
+            (url_var, format!("http://127.0.0.1:{}", m.port)),
+            (key, "test-key".to_string()),
+        ];
+        let o = cairn(&env, &vars, &["compact", &c, "--strategy", strategy]);
+        assert!(
+            o.status.success(),
+            "{strategy}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(String::from_utf8_lossy(&o.stdout).starts_with(strategy));
+        assert_eq!(path_len(&env, &c), before + 1, "{strategy}: one marker");
+        let s = cairn::store::Store::open(&env.db).unwrap();
+        let marker = s.active_path(&c).unwrap().pop().unwrap();
+        assert_eq!(marker.meta["cairn"]["strategy"], "summary");
+        let summary = marker.meta["cairn"]["summary"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let reqs = m.requests.lock().unwrap();
+        assert_eq!(reqs.len(), 1);
+        if strategy == "anthropic-server" {
+            assert_eq!(reqs[0].0, "/v1/messages");
+            assert_eq!(
+                reqs[0].1["context_management"]["edits"][0]["type"],
+                "compact_20260112"
+            );
+            assert!(summary.contains("the parser was ported"), "{summary}");
+        } else {
+            assert_eq!(reqs[0].0, "/v1/responses/compact");
+            assert!(reqs[0].1["input"].is_array());
+            assert!(summary.contains("opaque item"), "{summary}");
+        }
+    }
 }

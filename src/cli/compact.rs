@@ -55,7 +55,35 @@ impl Progress for Calls {
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     ctx.use_shape(a.shape.clone())?;
-    let strategy = a.strategy.map(Strategy::strategy);
+    // the providers' own compaction runs once on their side and is kept as a marker
+    if let Some(server @ (Strategy::AnthropicServer | Strategy::OpenaiCompact)) = a.strategy {
+        let (how, kind) = match server {
+            Strategy::AnthropicServer => (crate::send::ServerCompaction::Anthropic, "anthropic"),
+            _ => (crate::send::ServerCompaction::Openai, "openai"),
+        };
+        let settings = ctx.settings()?.clone();
+        let provider = crate::config::provider(&settings, Some(kind), a.model.clone()).ok();
+        let done = ctx.run(Action::ServerCompact {
+            conversation: a.conv,
+            how,
+            provider,
+        })?;
+        return match done {
+            Outcome::Compacted(Compacted::Rung(_, Some(applied))) if a.json => to_json(&applied),
+            Outcome::Compacted(Compacted::Rung(_, Some(applied))) => out(&format!(
+                "{}: {} -> {} tokens, marker {}",
+                how.name(),
+                applied.tokens_before,
+                applied.tokens_after,
+                applied.marker
+            )),
+            Outcome::Compacted(Compacted::Rung(_, None)) => {
+                out(&format!("{}: nothing to do", how.name()))
+            }
+            o => Err(unexpected(&o)),
+        };
+    }
+    let strategy = a.strategy.and_then(Strategy::strategy);
     let provider = match strategy {
         Some(crate::reclaim::Strategy::Summary) => Some(crate::config::provider(
             ctx.settings()?,
