@@ -847,3 +847,44 @@ fn read_back_shows_what_a_reader_missed() {
     assert!(r.strips > 10 && r.readings.iter().all(|x| x.read.iter().all(|ok| !ok)));
     h.get_by_label_contains("Misread strips");
 }
+
+#[test]
+fn compact_from_here_in_the_tree_snapshots_that_message_through_the_tip() {
+    let f = fixture();
+    let mut h = harness(&f);
+    // a message of the active path that the graph draws, near the tip
+    let candidates: Vec<(String, String, usize)> = {
+        let s = h.state().session.as_ref().unwrap();
+        (2..s.path.len() - 2)
+            .rev()
+            .map(|d| {
+                let i = s.path[d];
+                (cairn::window::node_label(s, i), s.heads[i].id.clone(), d)
+            })
+            .collect()
+    };
+    let (label, id, depth) = candidates
+        .into_iter()
+        .find(|(l, _, _)| h.query_by_label(l).is_some())
+        .expect("a node of the active path drawn");
+    let before = Store::open(&f.path)
+        .unwrap()
+        .active_path(&f.demo.conversation)
+        .unwrap()
+        .len();
+    h.get_by_label(&label).click_secondary();
+    h.run_steps(2);
+    h.get_by_label("Compact from here").click();
+    settle(&mut h);
+    let store = Store::open(&f.path).unwrap();
+    let path = store.active_path(&f.demo.conversation).unwrap();
+    assert_eq!(path.len(), before + 1, "one marker");
+    let marker = path.last().unwrap();
+    assert_eq!(marker.meta["cairn"]["strategy"], "snapshot");
+    let from = marker.meta["cairn"]["span"][0].as_u64().unwrap() as usize;
+    // from that message (or its call, when it is a result)
+    assert!(
+        from == depth || from + 1 == depth,
+        "{from} vs {depth} ({id})"
+    );
+}

@@ -50,6 +50,8 @@ pub enum GraphEvent {
     Toggle(usize),
     Branch(usize),
     Fork(usize),
+    /// A partial compaction: from this message (on the active path) to the tip, as a snapshot.
+    CompactFrom(usize),
 }
 
 pub fn role_color(role: Role, dark: bool) -> Color32 {
@@ -444,6 +446,17 @@ impl GraphView {
             }
             if ui.button("Fork from here").clicked() {
                 events.push(GraphEvent::Fork(i));
+                ui.close();
+            }
+            if s.on_path[i]
+                && ui
+                    .button("Compact from here")
+                    .on_hover_text(
+                        "a snapshot of this message through the tip (partial compaction; undoable)",
+                    )
+                    .clicked()
+            {
+                events.push(GraphEvent::CompactFrom(i));
                 ui.close();
             }
         });

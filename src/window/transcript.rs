@@ -46,6 +46,8 @@ pub struct TranscriptView {
     cols: (usize, usize),
     scroll_to: Option<usize>,
     textures: HashMap<String, egui::TextureHandle>,
+    /// Why a body could not be read (shown above the rows until the next read works).
+    unread: Option<String>,
 }
 
 fn block_text(b: &Block) -> String {
@@ -118,7 +120,9 @@ impl TranscriptView {
             .copied()
             .filter(|n| self.open.contains(n))
             .collect();
-        let _ = s.ensure_bodies(store, &open);
+        if let Err(e) = s.ensure_bodies(store, &open) {
+            self.unread = Some(e.to_string());
+        }
         self.rows.clear();
         self.rows.reserve(s.path.len() * 2);
         for (at, &node) in s.path.iter().enumerate() {
@@ -210,6 +214,12 @@ impl TranscriptView {
             }
             self.rebuild(s, store);
         }
+        if let Some(e) = &self.unread {
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                format!("could not read a message: {e}"),
+            );
+        }
         let mut select = None;
         let row_h = ui.text_style_height(&egui::TextStyle::Body);
         let spacing = ui.spacing().item_spacing.y;
@@ -229,7 +239,9 @@ impl TranscriptView {
                 .iter()
                 .map(|r| s.path[r.at as usize])
                 .collect();
-            let _ = s.ensure_bodies(store, &visible);
+            if let Err(e) = s.ensure_bodies(store, &visible) {
+                self.unread = Some(e.to_string());
+            }
             let mut skip_until = range.start;
             for ri in range.clone() {
                 let r = self.rows[ri];

@@ -124,10 +124,17 @@ impl Explorer {
         };
         // the text of the nodes labelled last frame (a frame behind is invisible, and bodies stay cached)
         let missing = self.graph.visible.iter().any(|&i| s.body(i).is_none());
-        if missing {
-            let _ = s.ensure_bodies(store, &self.graph.visible);
-        }
+        let unread = if missing {
+            s.ensure_bodies(store, &self.graph.visible).err()
+        } else {
+            None
+        };
         let events = self.graph.show(ui, s);
+        if let Some(e) = unread {
+            self.fail(e.to_string());
+            return;
+        }
+        let Some(s) = &mut self.session else { return };
         for e in events {
             match e {
                 graph::GraphEvent::Select(i) => {
@@ -143,6 +150,21 @@ impl Explorer {
                 graph::GraphEvent::Fork(i) => {
                     s.selected = Some(i);
                     self.fork(None);
+                    return;
+                }
+                graph::GraphEvent::CompactFrom(i) => {
+                    let (conversation, from) = (s.conv.id.clone(), s.heads[i].id.clone());
+                    self.act(crate::commands::Action::Compact {
+                        conversation,
+                        strategy: Some(crate::reclaim::Strategy::Snapshot),
+                        force: true,
+                        target: None,
+                        protect: None,
+                        instructions: None,
+                        provider: None,
+                        from: Some(from),
+                        to: None,
+                    });
                     return;
                 }
             }
