@@ -6,6 +6,7 @@
 //! - the tree layout alone: target <= 100 ms
 //! - building and tessellating a whole frame of the window at 1280x800, zoomed out (the whole tree) and zoomed
 //!   in (at the tip, and inside a fully expanded 99k-message run): target <= 16 ms
+//! - a store of 2,000 conversations: frames while the conversation list scrolls: target <= 16 ms
 
 #[path = "support/messages.rs"]
 mod messages;
@@ -99,11 +100,85 @@ fn frames(ctx: &egui::Context, app: &mut Explorer, label: &str) {
     );
 }
 
+/// Frames while the conversation list scrolls (the wheel over the left panel).
+fn scrolling_frames(ctx: &egui::Context, app: &mut Explorer) -> Vec<Duration> {
+    (0..60)
+        .map(|k| {
+            let input = egui::RawInput {
+                screen_rect: Some(egui::Rect::from_min_size(
+                    egui::Pos2::ZERO,
+                    egui::vec2(1280.0, 800.0),
+                )),
+                events: vec![
+                    egui::Event::PointerMoved(egui::pos2(100.0, 400.0)),
+                    egui::Event::MouseWheel {
+                        unit: egui::MouseWheelUnit::Point,
+                        delta: egui::vec2(0.0, if k < 40 { -300.0 } else { 300.0 }),
+                        phase: egui::TouchPhase::Move,
+                        source: egui::MouseWheelSource::Unknown,
+                        modifiers: egui::Modifiers::NONE,
+                    },
+                ],
+                ..Default::default()
+            };
+            let t = Instant::now();
+            let out = ctx.run_ui(input, |ui| app.draw(ui));
+            std::hint::black_box(ctx.tessellate(out.shapes, out.pixels_per_point));
+            t.elapsed()
+        })
+        .collect()
+}
+
+/// A store of many conversations: the list draws only the rows on screen.
+fn many_conversations(dir: &std::path::Path) {
+    let path = dir.join("many.db");
+    {
+        let mut store = Store::open(&path).expect("store");
+        for c in 0..2_000 {
+            let msgs: Vec<ImportedMessage> = (0..20usize)
+                .map(|k| ImportedMessage {
+                    parent: k.checked_sub(1),
+                    message: messages::message(c * 20 + k),
+                })
+                .collect();
+            store
+                .import_conversation(
+                    Some(&format!("session {c}: port the parser, module {}", c % 37)),
+                    &msgs,
+                    None,
+                    &[],
+                    &serde_json::Value::Null,
+                )
+                .expect("import");
+        }
+    }
+    let t = Instant::now();
+    let ctx = egui::Context::default();
+    let mut app = Explorer::new(path);
+    app.native_dialogs = false;
+    println!(
+        "a store of 2000 conversations: window opened in {}",
+        ms(t.elapsed())
+    );
+    let v = scrolling_frames(&ctx, &mut app);
+    let worst = v.iter().max().copied().unwrap_or_default();
+    println!(
+        "frames while the conversation list scrolls: median {}, p95 {}, worst {} (target: no frame over 16 ms)",
+        ms(median(v.clone())),
+        ms(p95(v)),
+        ms(worst)
+    );
+}
+
 fn main() {
     let dir = std::env::var_os("CAIRN_BENCH_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(std::env::temp_dir);
     let tmp = tempfile::tempdir_in(dir).expect("temp dir");
+    if std::env::var("CAIRN_BENCH_ONLY").as_deref() == Ok("conversations") {
+        many_conversations(tmp.path());
+        return;
+    }
     let path = tmp.path().join("bench.db");
     let (msgs, branches) = session(100_000);
     let conv = {
@@ -199,4 +274,5 @@ fn main() {
     frames(&ctx, &mut app, "zoomed in mid-path, every run expanded");
     app.graph.fit = true;
     frames(&ctx, &mut app, "zoomed out, every run expanded");
+    many_conversations(tmp.path());
 }

@@ -57,17 +57,26 @@ impl Explorer {
         };
         let current = self.conv_id();
         let mut clicked = None;
+        // the rows the filter keeps; only those on screen become widgets (thousands of sessions scroll smoothly)
+        let rows: Vec<(usize, usize)> = self
+            .lineage
+            .iter()
+            .copied()
+            .filter(|&(i, _)| matches(&self.conversations[i]))
+            .collect();
+        let row_h = ui.text_style_height(&egui::TextStyle::Button)
+            + ui.text_style_height(&egui::TextStyle::Body)
+            + ui.spacing().item_spacing.y * 2.0
+            + ui.spacing().button_padding.y * 2.0;
         egui::ScrollArea::vertical()
             .id_salt("conversation-list")
             .auto_shrink([false, false])
-            .show(ui, |ui| {
-                for &(i, depth) in &self.lineage {
+            .show_rows(ui, row_h, rows.len(), |ui, range| {
+                for &(i, depth) in &rows[range] {
                     let c = &self.conversations[i];
-                    if !matches(c) {
-                        continue;
-                    }
                     let title = c.title.clone().unwrap_or_else(|| "(untitled)".into());
                     ui.horizontal(|ui| {
+                        ui.set_height(row_h - ui.spacing().item_spacing.y);
                         if depth > 0 {
                             ui.add_space(14.0 * (depth - 1) as f32);
                             ui.weak("└");
