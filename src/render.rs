@@ -100,14 +100,22 @@ pub const FACTSHEET_BYTES_PER_CELL: f64 = 0.04;
 pub fn estimate(cells: u64, opts: &Options) -> Estimate {
     let (cw, ch) = opts.cell;
     let p = opts.profile;
-    let cols = u64::from((p.width / cw.max(1)).max(1));
-    let rows_per_page = u64::from((p.height / ch.max(1)).max(1));
+    // the grid a shape places glyphs on, and its text columns (as `layout` lays them out); a line layout's short
+    // rows are not known from a count of cells, so its estimate is a floor
+    let (ax, ay) = opts.advance.unwrap_or((cw, ch));
+    let (ax, ay) = (ax.max(cw).max(1), ay.max(ch).max(1));
+    let k = opts.columns.clamp(1, 4);
+    let grid_cols = p.width / ax;
+    let cols = u64::from((grid_cols.saturating_sub(2 * (k - 1)) / k).max(1));
+    let rows_per_page = u64::from((p.height / ay).max(1));
+    let flow_per_page = rows_per_page * u64::from(k);
     let rows = cells.div_ceil(cols);
     if rows == 0 {
         return Estimate::default();
     }
-    let pages = rows.div_ceil(rows_per_page);
-    let last_rows = rows - (pages - 1) * rows_per_page;
+    let pages = rows.div_ceil(flow_per_page);
+    let last_rows = (rows - (pages - 1) * flow_per_page).min(rows_per_page);
+    let ch = ay;
     let cropped = |used: u64| -> u32 {
         let used = (used as u32) * ch;
         let align = p.formula.align();

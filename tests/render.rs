@@ -288,6 +288,22 @@ fn every_shape_covers_its_source_and_bitmap_shapes_decode_back_exactly() {
                 }
             }
             assert_eq!(r.manifest.advance, [shape.advance.0, shape.advance.1]);
+            // what the rungs estimate for a shape (its grid and columns) is what it renders to, for the stream
+            // layouts (a line layout's short rows make the estimate a floor)
+            let cells: u64 = sources
+                .iter()
+                .map(|s| (s.label.chars().count() + 3 + s.text.chars().count()) as u64)
+                .sum();
+            let est = render::estimate(cells, &opts).image_tokens as f64;
+            let got = r.stats.image_tokens as f64;
+            if shape.lines {
+                assert!(est <= got * 1.05, "{name}: estimate {est} over {got}");
+            } else {
+                assert!(
+                    (est - got).abs() <= got * 0.1,
+                    "{name}: estimate {est} vs rendered {got}"
+                );
+            }
             assert_eq!(r.manifest.text_columns, shape.columns);
             let again = render::render(sources, &opts).unwrap();
             assert!(
