@@ -148,10 +148,18 @@ pub enum Action {
         options: crate::render::Options,
         redact: bool,
     },
-    /// The pages a snapshot compaction would send now (what it covers, drawn with these options).
+    /// The pages a snapshot compaction would send now (what it covers, on this profile in this shape, each
+    /// else the conversation's model's), with every shape's density on the same text.
     SnapshotPreview {
         conversation: String,
-        options: crate::render::Options,
+        profile: Option<&'static crate::render::Profile>,
+        shape: Option<&'static crate::render::shape::PageShape>,
+    },
+    /// Every page shape's density on what a snapshot would cover now (on this profile, else the model's),
+    /// measured without drawing.
+    ShapeDensities {
+        conversation: String,
+        profile: Option<&'static crate::render::Profile>,
     },
     Send {
         conversation: String,
@@ -278,6 +286,13 @@ pub enum Outcome {
     },
     Rendered(Box<Rendered>, Vec<crate::render::Source>),
     SnapshotPreview(Box<SnapshotPreview>),
+    ShapeDensities {
+        conversation: String,
+        profile: &'static str,
+        model: String,
+        default_shape: &'static str,
+        densities: Vec<crate::render::shape::Density>,
+    },
     Sent(crate::send::Sent),
     Replayed(Replay),
     Calibrated {
@@ -437,10 +452,15 @@ pub fn run(
             options,
             redact,
         } => context::render(store, input, &options, redact),
+        A::ShapeDensities {
+            conversation,
+            profile,
+        } => context::shape_densities(store, settings, &conversation, profile),
         A::SnapshotPreview {
             conversation,
-            options,
-        } => context::snapshot_preview(store, settings, &conversation, &options),
+            profile,
+            shape,
+        } => context::snapshot_preview(store, settings, &conversation, profile, shape),
         A::Send {
             conversation,
             text,

@@ -98,23 +98,44 @@ pub const FACTSHEET_BYTES_PER_CELL: f64 = 0.04;
 
 /// The pages that `cells` cells make with `opts`: the same page breaks and crops as [`render`].
 pub fn estimate(cells: u64, opts: &Options) -> Estimate {
-    let (cw, ch) = opts.cell;
+    let (cw, _) = opts.cell;
     let p = opts.profile;
     // the grid a shape places glyphs on, and its text columns (as `layout` lays them out); a line layout's short
     // rows are not known from a count of cells, so its estimate is a floor
-    let (ax, ay) = opts.advance.unwrap_or((cw, ch));
-    let (ax, ay) = (ax.max(cw).max(1), ay.max(ch).max(1));
+    let ax = opts.advance.map_or(cw, |a| a.0).max(cw).max(1);
     let k = opts.columns.clamp(1, 4);
-    let grid_cols = p.width / ax;
-    let cols = u64::from((grid_cols.saturating_sub(2 * (k - 1)) / k).max(1));
+    let cols = u64::from(((p.width / ax).saturating_sub(2 * (k - 1)) / k).max(1));
+    from_rows(cells.div_ceil(cols), cells, opts)
+}
+
+/// What pages of `sources` would be in `opts`'s shape, without drawing them: exact for every layout (a line
+/// layout's short rows counted as `layout` lays them out). The shape picker shows this for every shape.
+pub fn measure(sources: &[Source], opts: &Options) -> Estimate {
+    let (cw, _) = opts.cell;
+    let ax = opts.advance.map_or(cw, |a| a.0).max(cw).max(1);
+    let k = opts.columns.clamp(1, 4);
+    let cols = ((opts.profile.width / ax).saturating_sub(2 * (k - 1)) / k).max(1);
+    let cells: u64 = sources
+        .iter()
+        .map(|s| cells(&s.label, s.text.chars().count() as u64))
+        .sum();
+    from_rows(flow_rows_of(sources, cols, opts.lines), cells, opts)
+}
+
+/// Pages and tokens of `rows` rows of the flow (`cells` cells) in `opts`'s shape.
+fn from_rows(rows: u64, cells: u64, opts: &Options) -> Estimate {
+    let (cw, ch) = opts.cell;
+    let p = opts.profile;
+    let (_, ay) = opts.advance.unwrap_or((cw, ch));
+    let ay = ay.max(ch).max(1);
+    let k = opts.columns.clamp(1, 4);
     let rows_per_page = u64::from((p.height / ay).max(1));
     let flow_per_page = rows_per_page * u64::from(k);
-    let rows = cells.div_ceil(cols);
     if rows == 0 {
         return Estimate::default();
     }
     let pages = rows.div_ceil(flow_per_page);
-    let last_rows = (rows - (pages - 1) * flow_per_page).min(rows_per_page);
+    let last_rows = (rows - (pages - 1) * flow_per_page).div_ceil(u64::from(k));
     let ch = ay;
     let cropped = |used: u64| -> u32 {
         let used = (used as u32) * ch;
@@ -467,12 +488,23 @@ fn layout<S: Surface>(
     const GAP: u32 = 2;
     let cols = (grid_cols.saturating_sub(GAP * (k - 1)) / k).max(1);
     let flow_rows = rows_per_page * k;
+    // The last page's columns are balanced: its rows are shared evenly between the text columns, so a page that is
+    // not full is cropped to the height its text needs instead of the height of a full first column.
+    let total_rows = flow_rows_of(sources, cols, opts.lines);
+    let last_page = total_rows.saturating_sub(1) / u64::from(flow_rows.max(1));
+    let last_rows = total_rows - last_page * u64::from(flow_rows.max(1));
+    let balanced = (last_rows.div_ceil(u64::from(k)) as u32).clamp(1, rows_per_page.max(1));
+    let column_height = |page: usize| -> u32 {
+        if page as u64 == last_page {
+            balanced
+        } else {
+            rows_per_page.max(1)
+        }
+    };
     // where a cell of the flow (row, col) is on the page's grid
-    let place = |row: u32, col: u32| -> (u32, u32) {
-        (
-            row % rows_per_page,
-            (row / rows_per_page) * (cols + GAP) + col,
-        )
+    let place = |page: usize, row: u32, col: u32| -> (u32, u32) {
+        let h = column_height(page);
+        (row % h, (row / h) * (cols + GAP) + col)
     };
     let mut pages: Vec<Page> = Vec::new();
     let mut maps: Vec<PageMap> = Vec::new();
@@ -492,7 +524,7 @@ fn layout<S: Surface>(
             return Ok(());
         }
         let align = p.formula.align();
-        let used = used.min(rows_per_page);
+        let used = used.min(column_height(pages.len()));
         let height = (used * ay).div_ceil(align) * align;
         let height = height.min(p.height).max(used * ay);
         let png = canvas.encode(height, opts.compression)?;
@@ -532,7 +564,7 @@ fn layout<S: Surface>(
             if let Some((sr, sc, h, st)) = seg
                 && (sr != row || h != is_header)
             {
-                let (pr, pc) = place(sr, sc);
+                let (pr, pc) = place(pages.len(), sr, sc);
                 rows.push(segment(pr, pc, h, &src.id, st, index));
                 seg = None;
             }
@@ -543,7 +575,7 @@ fn layout<S: Surface>(
             if seg.is_none() {
                 seg = Some((row, col, is_header, index));
             }
-            let (prow, pcol) = place(row, col);
+            let (prow, pcol) = place(pages.len(), row, col);
             let newline = matches!(cell, Cell::Char('\n')) && !is_header;
             match cell {
                 Cell::Char('\n') if !is_header => canvas.put_mark(pcol, prow, Mark::Newline),
@@ -570,7 +602,7 @@ fn layout<S: Surface>(
             }
         }
         if let Some((sr, sc, h, st)) = seg {
-            let (pr, pc) = place(sr, sc);
+            let (pr, pc) = place(pages.len(), sr, sc);
             rows.push(segment(pr, pc, h, &src.id, st, index));
         }
         // by lines, each message starts on a row of its own
@@ -630,6 +662,37 @@ fn layout<S: Surface>(
         factsheet,
         stats,
     })
+}
+
+/// The rows the flow takes in all, as `layout` advances through it: `cols` cells to a row, and by lines each
+/// newline and each message ending its row.
+fn flow_rows_of(sources: &[Source], cols: u32, lines: bool) -> u64 {
+    let cols = u64::from(cols.max(1));
+    let mut rows = 0u64;
+    let mut col = 0u64;
+    for src in sources {
+        // the start mark, the label and ": "
+        let header = src.label.chars().count() as u64 + 3;
+        if lines {
+            // each line but the last keeps its newline mark; the header leads the first
+            let mut start = header;
+            let mut pieces = src.text.split('\n').peekable();
+            while let Some(line) = pieces.next() {
+                let len = start + line.chars().count() as u64 + u64::from(pieces.peek().is_some());
+                start = 0;
+                rows += len.div_ceil(cols);
+            }
+            col = 0;
+        } else {
+            let len = col + header + src.text.chars().count() as u64;
+            rows += len / cols;
+            col = len % cols;
+        }
+    }
+    if col > 0 {
+        rows += 1;
+    }
+    rows
 }
 
 /// Refuses a page over the provider's per-image byte limit. A 1-bit page of the largest profile is at most

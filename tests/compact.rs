@@ -203,7 +203,7 @@ fn a_snapshot_keeps_head_and_tail_verbatim_and_a_second_one_rerenders_from_sourc
         .collect();
     let r = cairn::render::render(
         &cairn::render::sources(&covered),
-        &cairn::render::Options::new(&cairn::render::PROFILES[0]),
+        &cairn::reclaim::assemble::shape_options(&opts(0).shape),
     )
     .unwrap();
     let pngs: Vec<Vec<u8>> = snap2
@@ -236,15 +236,47 @@ fn the_ladder_stops_at_the_target_or_says_it_cannot_and_needs_no_network() {
         "elision alone reaches a near target: {:?}",
         o.steps
     );
+    pairs::check(&assembled(&s, &c).messages, false).unwrap();
+    // where elision has nothing to take (every result an error), the snapshot is what makes room
+    let c = helpers::tool_session(&mut s, 60, &|i| {
+        let body = format!("line {i}: error[E0308]: mismatched types in parse_{i}\n").repeat(120);
+        (body, true, None)
+    });
+    let before = assembled(&s, &c).tally.total();
     let o = rungs::ladder(&mut s, &c, 30_000, &opts(40_000)).unwrap();
     assert!(
         o.steps.iter().any(|a| a.strategy == Strategy::Snapshot),
         "{o:?}"
     );
-    assert!(o.tokens_after < before / 2);
+    // the middle (all but the 40k protect window) at least halves
+    assert!(
+        o.tokens_after < 40_000 + (before - 40_000) / 2,
+        "{before} -> {o:?}"
+    );
     let o = rungs::ladder(&mut s, &c, 10, &opts(40_000)).unwrap();
     assert!(!o.reached && o.note.unwrap().contains("summary"));
     pairs::check(&assembled(&s, &c).messages, false).unwrap();
+}
+
+#[test]
+fn the_ladder_does_not_take_a_snapshot_that_costs_more_than_what_it_covers() {
+    let mut s = Store::open_in_memory().unwrap();
+    let c = long_conversation(&mut s, 60);
+    let before = assembled(&s, &c).tally.total();
+    // elision takes the old tool output; a snapshot would draw all of it again from the stored text, and in the
+    // legible default shape that costs more than the elided text it would stand for
+    rungs::ladder(&mut s, &c, before - 10_000, &opts(40_000)).unwrap();
+    let elided = assembled(&s, &c).tally.total();
+    let o = rungs::ladder(&mut s, &c, 30_000, &opts(40_000)).unwrap();
+    assert!(
+        o.steps.iter().all(|a| a.strategy != Strategy::Snapshot),
+        "{o:?}"
+    );
+    assert!(o.tokens_after <= elided, "{elided} -> {o:?}");
+    assert!(!o.reached && o.note.unwrap().contains("summary"));
+    // asked for by name it is still drawn
+    let forced = rungs::apply(&mut s, &c, Strategy::Snapshot, true, None, &opts(40_000)).unwrap();
+    assert!(forced.is_some());
 }
 
 #[test]

@@ -294,6 +294,13 @@ fn every_shape_covers_its_source_and_bitmap_shapes_decode_back_exactly() {
                 .iter()
                 .map(|s| (s.label.chars().count() + 3 + s.text.chars().count()) as u64)
                 .sum();
+            // measured without drawing: exact for every layout
+            let m = render::measure(sources, &opts);
+            assert_eq!(
+                (m.pages, m.image_tokens),
+                (r.stats.pages, r.stats.image_tokens),
+                "{name}"
+            );
             let est = render::estimate(cells, &opts).image_tokens as f64;
             let got = r.stats.image_tokens as f64;
             if shape.lines {
@@ -319,6 +326,82 @@ fn every_shape_covers_its_source_and_bitmap_shapes_decode_back_exactly() {
                 r.pages
                     .iter()
                     .all(|p| p.width <= PROFILES[0].width && p.height <= PROFILES[0].height)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_last_page_shares_its_rows_evenly_between_its_text_columns() {
+    // a page and a half of text columns: the last page is cropped to half a column's height, not a full one
+    for name in [
+        "bitmap-5x8-two-columns",
+        "bitmap-6x12-lines",
+        "outline-7x14-lines",
+    ] {
+        let shape = render::shape::by_name(name).unwrap();
+        let mut opts = Options::new(&PROFILES[0]);
+        shape.apply(&mut opts);
+        // short lines of code: by lines each is a row, in a stream they run on
+        let text: String = (1..=300)
+            .map(|i| format!("{i:>4}\tlet x{i} = f({i});\n"))
+            .collect();
+        let sources = vec![render::text_source("t", text)];
+        let r = render::render(&sources, &opts).unwrap();
+        let m = &r.manifest;
+        assert_eq!(r.pages.len(), 1, "{name}");
+        let last = &m.pages[0];
+        let used_rows = last.rows.iter().map(|s| s.row).max().unwrap() + 1;
+        // every text column is used, and each to about the same depth
+        let k = m.text_columns;
+        let width = (m.columns - 2 * (k - 1)) / k;
+        let depth = |c: u32| {
+            last.rows
+                .iter()
+                .filter(|s| s.col / (width + 2) == c)
+                .map(|s| s.row + 1)
+                .max()
+                .unwrap_or(0)
+        };
+        assert_eq!(depth(0), used_rows, "{name}");
+        for c in 1..k {
+            assert!(
+                depth(c) + k >= used_rows,
+                "{name}: column {c} holds {} rows of {used_rows}",
+                depth(c)
+            );
+        }
+        assert!(used_rows < m.rows_per_page, "{name}: {used_rows} rows");
+        let height = last.height;
+        let pitch = m.advance[1];
+        assert!(
+            height <= (used_rows * pitch).div_ceil(28) * 28,
+            "{name}: page {height} px for {used_rows} rows of {pitch}"
+        );
+        // and the estimate is not over what it renders to
+        let cells = render::cells("t", sources[0].text.chars().count() as u64);
+        let est = render::estimate(cells, &opts);
+        assert!(est.image_tokens <= r.stats.image_tokens, "{name}");
+    }
+}
+
+#[test]
+fn what_a_shape_measures_without_drawing_is_what_it_draws_on_every_profile() {
+    use cairn::render::shape::SHAPES;
+    let samples = sample_sources();
+    let (name, sources) = &samples[1];
+    for profile in PROFILES {
+        for shape in SHAPES {
+            let mut opts = Options::new(profile);
+            shape.apply(&mut opts);
+            let r = render::render(sources, &opts).unwrap();
+            let m = render::measure(sources, &opts);
+            assert_eq!(
+                (m.pages, m.image_tokens),
+                (r.stats.pages, r.stats.image_tokens),
+                "{} on {}: {name}",
+                shape.name,
+                profile.name
             );
         }
     }

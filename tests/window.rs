@@ -799,9 +799,26 @@ fn the_snapshot_view_renders_the_page_shape_picked() {
         .rendered
         .stats
         .chars_per_image_token;
-    // pick oh-my-pi's Claude geometry from the Shape list
+    // the pages are drawn in the model's default shape, and the list shows every shape's density on this middle
+    let (default, densities) = {
+        let p = &h.state().snapshots.remote.ready().unwrap().preview;
+        assert_eq!(p.shape.name, p.default_shape.name);
+        (p.default_shape.name, p.densities.clone())
+    };
+    assert_eq!(densities.len(), cairn::render::shape::SHAPES.len());
     h.get_by_label("Shape").click();
     h.run_steps(2);
+    h.get_by_label_contains(&format!("the model's default ({default})"));
+    for d in &densities {
+        let shown = format!("{:.1}", d.chars_per_image_token);
+        assert!(
+            h.query_all_by_label(&shown).count() >= 1,
+            "{}: {shown}",
+            d.shape
+        );
+        assert!(d.image_tokens > 0, "{}", d.shape);
+    }
+    // pick oh-my-pi's Claude geometry from the Shape list
     h.get_by_label("8x13-on-11x16").click();
     h.run_steps(1);
     settle(&mut h);
@@ -813,6 +830,18 @@ fn the_snapshot_view_renders_the_page_shape_picked() {
         .expect("pages in the new shape");
     assert_eq!(snap.preview.options.advance, Some((11, 16)));
     assert!(snap.preview.options.lines);
+    // what the list said it would cost is what it drew
+    let said = densities
+        .iter()
+        .find(|d| d.shape == "8x13-on-11x16")
+        .unwrap();
+    assert_eq!(
+        (said.pages, said.image_tokens),
+        (
+            snap.preview.rendered.stats.pages,
+            snap.preview.rendered.stats.image_tokens
+        )
+    );
     let roomy = snap.preview.rendered.stats.chars_per_image_token;
     assert!(
         roomy < dense / 2.0,

@@ -32,8 +32,9 @@ pub struct Args {
     /// Consent to what the provider reader costs.
     #[arg(long)]
     yes: bool,
-    #[arg(long, value_enum, default_value = "claude-hires")]
-    profile: Profile,
+    /// The page profile (default: claude-hires for reading; with --list-shapes CONV, the conversation's model's).
+    #[arg(long, value_enum)]
+    profile: Option<Profile>,
     /// List the page shapes and exit.
     #[arg(long)]
     list_shapes: bool,
@@ -60,22 +61,7 @@ impl Progress for Shapes {
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     if a.list_shapes {
-        if a.json {
-            let shapes: Vec<serde_json::Value> = SHAPES
-                .iter()
-                .map(|s| {
-                    serde_json::json!({"name": s.name, "cell": format!("{}x{}", s.cell.0, s.cell.1),
-                        "advance": format!("{}x{}", s.advance.0, s.advance.1),
-                        "glyph": match s.glyph { crate::render::FontKind::Bitmap => "bitmap", _ => "outline" },
-                        "columns": s.columns, "lines": s.lines, "about": s.about})
-                })
-                .collect();
-            return to_json(&serde_json::json!({ "shapes": shapes }));
-        }
-        for s in SHAPES {
-            out(&format!("{:<24} {}", s.name, s.about))?;
-        }
-        return Ok(());
+        return list_shapes(ctx, &a);
     }
     let shapes: Vec<_> = if a.all_shapes {
         SHAPES.iter().collect()
@@ -127,7 +113,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     let results = match ctx.run_with(
         Action::Legibility {
             input,
-            profile: a.profile.profile(),
+            profile: a.profile.unwrap_or(Profile::ClaudeHires).profile(),
             shapes,
             readers,
             script: crate::legibility::default_script(),
@@ -165,6 +151,93 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     }
     if let Some(r) = results.first() {
         out(&format!("method: {}", r.method))?;
+    }
+    Ok(())
+}
+
+/// `--list-shapes`: the shapes, the model families that read each by default, and with a conversation each
+/// shape's density on what a snapshot of it would cover now.
+fn list_shapes(ctx: &mut Ctx, a: &Args) -> Result<()> {
+    use crate::render::shape::FAMILIES;
+    let measured = match &a.conv {
+        Some(c) => {
+            let profile = a.profile.map(Profile::profile);
+            match ctx.run(Action::ShapeDensities {
+                conversation: c.clone(),
+                profile,
+            })? {
+                Outcome::ShapeDensities {
+                    conversation,
+                    profile,
+                    model,
+                    default_shape,
+                    densities,
+                } => Some((conversation, profile, model, default_shape, densities)),
+                o => return Err(unexpected(&o)),
+            }
+        }
+        None => None,
+    };
+    let families = |name: &str| -> Vec<&'static str> {
+        FAMILIES
+            .iter()
+            .filter(|f| f.shape == name)
+            .map(|f| f.name)
+            .collect()
+    };
+    let density = |name: &str| {
+        measured
+            .as_ref()
+            .and_then(|m| m.4.iter().find(|d| d.shape == name))
+    };
+    if a.json {
+        let shapes: Vec<serde_json::Value> = SHAPES
+            .iter()
+            .map(|s| {
+                let mut v = serde_json::json!({"name": s.name, "cell": format!("{}x{}", s.cell.0, s.cell.1),
+                    "advance": format!("{}x{}", s.advance.0, s.advance.1),
+                    "glyph": match s.glyph { crate::render::FontKind::Bitmap => "bitmap", _ => "outline" },
+                    "columns": s.columns, "lines": s.lines, "about": s.about,
+                    "default_for": families(s.name)});
+                if let Some(d) = density(s.name) {
+                    v["pages"] = d.pages.into();
+                    v["image_tokens"] = d.image_tokens.into();
+                    v["chars_per_image_token"] = d.chars_per_image_token.into();
+                }
+                v
+            })
+            .collect();
+        let mut doc = serde_json::json!({ "shapes": shapes, "families": FAMILIES });
+        if let Some((conversation, profile, model, default_shape, _)) = &measured {
+            doc["conversation"] = conversation.clone().into();
+            doc["profile"] = (*profile).into();
+            doc["model"] = model.clone().into();
+            doc["default_shape"] = (*default_shape).into();
+        }
+        return to_json(&doc);
+    }
+    if let Some((conversation, profile, model, default_shape, _)) = &measured {
+        out(&format!(
+            "{conversation}: model {model}, {profile} pages, default shape {default_shape} (*)"
+        ))?;
+    }
+    for s in SHAPES {
+        let fams = families(s.name);
+        let default = if fams.is_empty() {
+            String::new()
+        } else {
+            format!(" [default for {}]", fams.join(", "))
+        };
+        let star = measured
+            .as_ref()
+            .map_or("", |m| if m.3 == s.name { "*" } else { " " });
+        match density(s.name) {
+            Some(d) => out(&format!(
+                "{star}{:<24} {:>7} image tokens {:>3} page(s) {:>6.2} chars/token  {}{default}",
+                s.name, d.image_tokens, d.pages, d.chars_per_image_token, s.about
+            ))?,
+            None => out(&format!("{:<24} {}{default}", s.name, s.about))?,
+        }
     }
     Ok(())
 }

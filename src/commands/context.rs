@@ -127,27 +127,75 @@ pub struct SnapshotPreview {
     pub rendered: Rendered,
     pub sources: Vec<Source>,
     pub options: render::Options,
+    /// The shape the pages are drawn in.
+    pub shape: &'static render::shape::PageShape,
+    /// The shape the conversation's model reads by default (what `compact` draws unless told otherwise).
+    pub default_shape: &'static render::shape::PageShape,
+    /// Every shape on the same text and profile, measured without drawing.
+    pub densities: Vec<render::shape::Density>,
+}
+
+/// What a snapshot would cover now (the same protect as `compact --strategy snapshot`), as render sources, with
+/// the conversation's policy.
+fn snapshot_middle(
+    store: &mut Store,
+    settings: &Settings,
+    conversation: &str,
+) -> Result<(PathView, crate::reclaim::Policy, Vec<Source>), CommandError> {
+    let view = PathView::load(store, conversation, None)?;
+    let policy = policy_for(settings, &view, None, None);
+    let l = layout(&view, &[], view.len());
+    let idx = covered_middle(&view, &l, policy.protect_for(policy.target_tokens()));
+    let covered = view.bodies(Some(store), &idx)?;
+    Ok((view, policy, render::sources(&covered)))
+}
+
+pub(super) fn shape_densities(
+    store: &mut Store,
+    settings: &Settings,
+    conversation: &str,
+    profile: Option<&'static render::Profile>,
+) -> Result<Outcome, CommandError> {
+    let (view, policy, sources) = snapshot_middle(store, settings, conversation)?;
+    let profile = profile.unwrap_or(policy.profile);
+    Ok(Outcome::ShapeDensities {
+        conversation: view.conversation,
+        profile: profile.name,
+        default_shape: policy
+            .shape
+            .as_deref()
+            .and_then(render::shape::by_name)
+            .unwrap_or(&render::shape::SHAPES[0])
+            .name,
+        model: policy.model,
+        densities: render::shape::densities(&sources, profile),
+    })
 }
 
 pub(super) fn snapshot_preview(
     store: &mut Store,
     settings: &Settings,
     conversation: &str,
-    options: &render::Options,
+    profile: Option<&'static render::Profile>,
+    shape: Option<&'static render::shape::PageShape>,
 ) -> Result<Outcome, CommandError> {
-    let view = PathView::load(store, conversation, None)?;
-    let policy = policy_for(settings, &view, None, None);
-    let l = layout(&view, &[], view.len());
-    // what a snapshot from here would cover: the same protect as `compact --strategy snapshot`
-    let idx = covered_middle(&view, &l, policy.protect_for(policy.target_tokens()));
-    let covered = view.bodies(Some(store), &idx)?;
-    let sources = render::sources(&covered);
-    let rendered = render::render(&sources, options)?;
+    let (view, policy, sources) = snapshot_middle(store, settings, conversation)?;
+    let default_shape = policy
+        .shape
+        .as_deref()
+        .and_then(render::shape::by_name)
+        .unwrap_or(&render::shape::SHAPES[0]);
+    let mut options = render::Options::new(profile.unwrap_or(policy.profile));
+    shape.unwrap_or(default_shape).apply(&mut options);
+    let rendered = render::render(&sources, &options)?;
     Ok(Outcome::SnapshotPreview(Box::new(SnapshotPreview {
         conversation: view.conversation,
+        densities: render::shape::densities(&sources, options.profile),
         rendered,
         sources,
-        options: options.clone(),
+        options,
+        shape: shape.unwrap_or(default_shape),
+        default_shape,
     })))
 }
 

@@ -143,7 +143,7 @@ pub struct Policy {
     pub protect: u64,
     #[serde(skip)]
     pub profile: &'static Profile,
-    /// A page shape chosen by name (settings or `--shape`); None: the model family's default.
+    /// The page shape: the settings' or `--shape`'s, else the model family's default.
     pub shape: Option<String>,
 }
 
@@ -164,11 +164,13 @@ impl Policy {
                 .profile
                 .as_deref()
                 .and_then(render::profile::by_name)
-                .unwrap_or(&render::PROFILES[0]),
-            shape: settings.shape.clone().or_else(|| {
-                let d = render::shape::for_model(&model_name);
-                (d.name != render::shape::SHAPES[0].name).then(|| d.name.to_string())
-            }),
+                .unwrap_or_else(|| render::shape::profile_for_model(&model_name)),
+            shape: Some(
+                settings
+                    .shape
+                    .clone()
+                    .unwrap_or_else(|| render::shape::for_model(&model_name).name.to_string()),
+            ),
         }
     }
 

@@ -160,6 +160,11 @@ pub fn plan(
     if strategy == Strategy::Elide && !force && saves < ELIDE_WORTH_IT {
         return None;
     }
+    // a rung that would not make the context smaller is not taken unless asked for by name: a snapshot redraws
+    // the covered messages' stored text, which can cost more than what elision left of them
+    if !force && saves == 0 {
+        return None;
+    }
     Some(Plan {
         strategy,
         marker,

@@ -103,6 +103,15 @@ pub const SHAPES: &[PageShape] = &[
         "DejaVu Sans Mono in 7x14 cells, anti-aliased, one stream",
     ),
     shape(
+        "outline-7x13",
+        FontKind::Outline,
+        (7, 13),
+        (7, 13),
+        1,
+        false,
+        "DejaVu Sans Mono in 7x13 cells (a pixel less leading than 7x14), one stream",
+    ),
+    shape(
         "outline-7x14-lines",
         FontKind::Outline,
         (7, 14),
@@ -161,12 +170,158 @@ impl PageShape {
     }
 }
 
-/// The shape a model family reads by default. The evidence (`scripts/legibility`, README): `outline-7x14` is the
-/// densest shape whose real prose reads back at 98% and real tool output at 92.6% (tesseract) / 95.5% (PaddleOCR),
-/// at 7.83 characters per image token; the 5x8 bitmap holds 19.6 but loses 6-8% of prose and 15-18% of tool output
-/// to both readers. The default stays the dense bitmap for every family until a model's own recall (the provider
-/// reader) has been measured: the snapshot rung exists for its density, and at 7.83 it takes back about half as much
-/// (the demo's middle: from over 10k tokens to under). Set `"shape": "outline-7x14"` where fidelity matters more.
-pub fn for_model(_model: &str) -> &'static PageShape {
-    &SHAPES[0]
+/// A model family's pages: the profile its images are billed and resized by, and the shape it reads by default.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Family {
+    pub name: &'static str,
+    /// Model names that start with one of these are of the family (the longest match wins).
+    pub prefixes: &'static [&'static str],
+    pub profile: &'static str,
+    pub shape: &'static str,
+    /// The evidence the shape was chosen by.
+    pub why: &'static str,
+}
+
+/// Why Claude reads `outline-7x13` (the README's legibility table, `scripts/legibility`).
+const CLAUDE_WHY: &str = "outline-7x13 is the only measured shape whose real prose reads back at 98% or more with \
+both offline readers (98.5% tesseract, 98.6% PaddleOCR) at 8 or more characters per image token (8.51); its tool \
+output reads at 92.2% / 94.9%, within the measurement's noise of outline-7x14's 92.6% / 95.5% at 7.83. The 5x8 \
+bitmap holds 19.6 but loses 6-8% of prose and 15-18% of tool output to both readers, and oh-my-pi's recall \
+evaluations with Claude found dense cells abstained on (F1 0.35 for a dense 6x12 cell) where DejaVu-like glyphs \
+read well (0.76; 0.81 with extra tracking at 40% less density: shape 8x13-on-11x16)";
+
+/// Why GPT and Gemini read `outline-8x16`.
+const TALL_WHY: &str = "oh-my-pi's recall evaluations found GPT and Gemini read best with extra leading (8x13 \
+glyphs on a 22-pixel pitch); of the measured shapes outline-8x16 reads best with both offline readers (tool \
+output 94.0% tesseract, 96.3% PaddleOCR; prose 98.7% / 98.7%) and still holds 6 or more characters per image \
+token on their pages (their images are cheaper per pixel than Claude's)";
+
+pub const FAMILIES: &[Family] = &[
+    Family {
+        name: "claude-hires",
+        prefixes: &[
+            "claude-opus-4-7",
+            "claude-opus-4-8",
+            "claude-fable",
+            "claude-mythos",
+        ],
+        profile: "claude-hires",
+        shape: "outline-7x13",
+        why: CLAUDE_WHY,
+    },
+    Family {
+        name: "claude",
+        prefixes: &["claude-", "anthropic/"],
+        profile: "claude",
+        shape: "outline-7x13",
+        why: CLAUDE_WHY,
+    },
+    Family {
+        name: "gpt",
+        prefixes: &["gpt-", "o1", "o3", "o4", "codex-", "openai/"],
+        profile: "openai",
+        shape: "outline-8x16",
+        why: TALL_WHY,
+    },
+    Family {
+        name: "gemini",
+        prefixes: &["gemini-", "google/"],
+        profile: "gemini",
+        shape: "outline-8x16",
+        why: TALL_WHY,
+    },
+];
+
+/// The family of a model, if cairn knows it.
+pub fn family_of(model: &str) -> Option<&'static Family> {
+    FAMILIES
+        .iter()
+        .flat_map(|f| f.prefixes.iter().map(move |p| (f, *p)))
+        .filter(|(_, p)| model.starts_with(p))
+        .max_by_key(|(_, p)| p.len())
+        .map(|(f, _)| f)
+}
+
+/// The shape a model reads by default: its family's (see [`FAMILIES`] for the evidence), else the family of
+/// today's high-resolution Claude models. Overridden by the settings file (`"shape"`) and `--shape NAME`.
+pub fn for_model(model: &str) -> &'static PageShape {
+    family_of(model)
+        .or_else(|| FAMILIES.first())
+        .and_then(|f| by_name(f.shape))
+        .unwrap_or(&SHAPES[0])
+}
+
+/// The page profile a model's images are billed and resized by: its family's, else the high-resolution Claude
+/// page. Overridden by the settings file (`"profile"`).
+pub fn profile_for_model(model: &str) -> &'static super::Profile {
+    family_of(model)
+        .and_then(|f| super::profile::by_name(f.profile))
+        .unwrap_or(&super::PROFILES[0])
+}
+
+/// A shape's density on a text: what its pages would cost, measured without drawing them.
+#[derive(Debug, Clone, Serialize)]
+pub struct Density {
+    pub shape: &'static str,
+    pub pages: usize,
+    pub image_tokens: u64,
+    pub chars_per_image_token: f64,
+}
+
+/// Every shape's density on `sources` drawn on `profile`'s pages.
+pub fn densities(sources: &[super::Source], profile: &'static super::Profile) -> Vec<Density> {
+    let chars: usize = sources.iter().map(|s| s.text.chars().count()).sum();
+    SHAPES
+        .iter()
+        .map(|sh| {
+            let mut o = Options::new(profile);
+            sh.apply(&mut o);
+            let e = super::measure(sources, &o);
+            Density {
+                shape: sh.name,
+                pages: e.pages,
+                image_tokens: e.image_tokens,
+                chars_per_image_token: if e.image_tokens > 0 {
+                    chars as f64 / e.image_tokens as f64
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_family_names_a_shape_and_a_profile_that_exist() {
+        for f in FAMILIES {
+            assert!(by_name(f.shape).is_some(), "{}", f.name);
+            assert!(
+                super::super::profile::by_name(f.profile).is_some(),
+                "{}",
+                f.name
+            );
+        }
+    }
+
+    #[test]
+    fn models_find_their_family_by_the_longest_prefix() {
+        assert_eq!(
+            family_of("claude-opus-4-7").map(|f| f.name),
+            Some("claude-hires")
+        );
+        assert_eq!(
+            family_of("claude-sonnet-4-5-20250929").map(|f| f.name),
+            Some("claude")
+        );
+        assert_eq!(family_of("gpt-5.5").map(|f| f.name), Some("gpt"));
+        assert_eq!(family_of("gemini-2.5-pro").map(|f| f.name), Some("gemini"));
+        assert_eq!(family_of("llama-3"), None);
+        assert_eq!(profile_for_model("claude-sonnet-4-5").name, "claude");
+        assert_eq!(profile_for_model("llama-3").name, "claude-hires");
+        assert_eq!(for_model("gpt-5.5").name, "outline-8x16");
+    }
 }

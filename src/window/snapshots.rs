@@ -39,9 +39,9 @@ struct SourceLine {
 }
 
 pub struct SnapshotView {
-    pub profile: usize,
-    pub cell: (u32, u32),
-    /// A named page shape (overrides the cell), or None for the profile's cell.
+    /// A page profile picked, or None for the conversation's model's.
+    pub profile: Option<usize>,
+    /// A page shape picked, or None for the conversation's model's default.
     pub shape: Option<&'static str>,
     pub page: usize,
     pub zoom: f32,
@@ -64,8 +64,7 @@ pub struct SnapshotView {
 impl Default for SnapshotView {
     fn default() -> Self {
         SnapshotView {
-            profile: 0,
-            cell: PROFILES[0].cell,
+            profile: None,
             shape: None,
             readback: Remote::Idle,
             reader: crate::legibility::Reader::Tesseract,
@@ -181,53 +180,93 @@ impl SnapshotView {
         self.remote = Remote::Ready(data);
     }
 
-    /// The render options of the picked profile and cell.
-    pub fn options(&self) -> crate::render::Options {
-        let mut o = crate::render::Options::new(&PROFILES[self.profile]);
-        o.cell = self.cell;
-        if let Some(shape) = self.shape.and_then(crate::render::shape::by_name) {
-            shape.apply(&mut o);
-        }
-        o
-    }
-
-    /// Draws the view; asks for the pages when they are missing (or the profile or cell changed).
+    /// Draws the view; asks for the pages when they are missing (or the profile or shape changed).
     pub fn ui(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Action> {
         if self.remote.wanted() {
             self.remote = Remote::Pending;
             return Some(Action::SnapshotPreview {
                 conversation: s.conv.id.clone(),
-                options: self.options(),
+                profile: self.profile.and_then(|k| PROFILES.get(k)),
+                shape: self.shape.and_then(crate::render::shape::by_name),
             });
         }
         let mut rerender = false;
+        let drawn = self.remote.ready().map(|d| {
+            (
+                d.preview.options.profile.name,
+                d.preview.shape.name,
+                d.preview.default_shape.name,
+                d.preview.densities.clone(),
+                d.preview.rendered.stats.text_tokens,
+            )
+        });
         ui.horizontal(|ui| {
-            let before = (self.profile, self.cell, self.shape);
+            let before = (self.profile, self.shape);
             egui::ComboBox::from_label("Profile")
-                .selected_text(PROFILES[self.profile].name)
+                .selected_text(drawn.as_ref().map_or("…", |d| d.0))
                 .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut self.profile, None, "the model's");
                     for (k, p) in PROFILES.iter().enumerate() {
-                        ui.selectable_value(&mut self.profile, k, p.name);
+                        ui.selectable_value(&mut self.profile, Some(k), p.name)
+                            .on_hover_text(p.note);
                     }
                 });
-            egui::ComboBox::from_label("Cell")
-                .selected_text(format!("{}x{}", self.cell.0, self.cell.1))
-                .show_ui(ui, |ui| {
-                    for c in [(5, 8), (6, 12)] {
-                        ui.selectable_value(&mut self.cell, c, format!("{}x{}", c.0, c.1));
+            // each shape with what it would cost on this middle (measured in the core without drawing)
+            let shape_text = drawn.as_ref().map_or_else(
+                || "…".to_string(),
+                |d| {
+                    let density = d.3.iter().find(|x| x.shape == d.1);
+                    match density {
+                        Some(x) => format!("{} · {:.1} chars/token", d.1, x.chars_per_image_token),
+                        None => d.1.to_string(),
                     }
-                });
+                },
+            );
             egui::ComboBox::from_label("Shape")
-                .selected_text(self.shape.unwrap_or("(the cell above)"))
+                .selected_text(shape_text)
+                .width(260.0)
+                .height(480.0)
                 .show_ui(ui, |ui| {
-                    ui.selectable_value(&mut self.shape, None, "(the cell above)");
-                    for sh in crate::render::shape::SHAPES {
-                        ui.selectable_value(&mut self.shape, Some(sh.name), sh.name)
-                            .on_hover_text(sh.about);
-                    }
+                    let Some(d) = &drawn else {
+                        return;
+                    };
+                    ui.selectable_value(
+                        &mut self.shape,
+                        None,
+                        format!("the model's default ({})", d.2),
+                    );
+                    egui::Grid::new("shape-densities")
+                        .num_columns(4)
+                        .striped(true)
+                        .show(ui, |ui| {
+                            ui.weak("shape");
+                            ui.weak("image tokens");
+                            ui.weak("chars / token");
+                            ui.weak("vs text");
+                            ui.end_row();
+                            for x in &d.3 {
+                                let about = crate::render::shape::by_name(x.shape)
+                                    .map_or("", |sh| sh.about);
+                                let mark = if x.shape == d.2 { " ★" } else { "" };
+                                ui.selectable_value(
+                                    &mut self.shape,
+                                    Some(x.shape),
+                                    format!("{}{mark}", x.shape),
+                                )
+                                .on_hover_text(about);
+                                ui.label(format!("{} ({} p.)", x.image_tokens, x.pages));
+                                ui.label(format!("{:.1}", x.chars_per_image_token));
+                                ui.label(if x.image_tokens > 0 {
+                                    format!("{:.1}x", d.4 as f64 / x.image_tokens as f64)
+                                } else {
+                                    "-".into()
+                                });
+                                ui.end_row();
+                            }
+                        });
                 });
             ui.add(egui::Slider::new(&mut self.zoom, 0.25..=2.0).text("Zoom"));
-            rerender = before != (self.profile, self.cell, self.shape);
+            rerender = before != (self.profile, self.shape);
         });
         if rerender {
             self.remote.reset();
@@ -260,10 +299,13 @@ impl SnapshotView {
         // the grid glyphs sit on (a shape may add tracking and leading)
         let grid = data.preview.options.advance.unwrap_or(cell);
         ui.label(format!(
-            "{} · {}x{} cells · page {}x{} px, {} image tokens, {} bytes · replaces about {} text tokens · all pages: {} image vs {} text tokens ({:.1}x)",
+            "{} · {} ({}x{} glyphs on {}x{}) · page {}x{} px, {} image tokens, {} bytes · replaces about {} text tokens · all pages: {} image vs {} text tokens ({:.1}x)",
             data.preview.options.profile.name,
+            data.preview.shape.name,
             cell.0,
             cell.1,
+            grid.0,
+            grid.1,
             map.width,
             map.height,
             page.tokens,
@@ -291,7 +333,6 @@ impl SnapshotView {
         if let Some(a) = read_back_ui(
             &mut self.readback,
             &mut self.reader,
-            self.shape,
             std::mem::take(&mut self.auto_read),
             ui,
             s,
@@ -444,7 +485,6 @@ impl SnapshotView {
 fn read_back_ui(
     readback: &mut Remote<crate::legibility::Reading>,
     reader: &mut crate::legibility::Reader,
-    picked_shape: Option<&'static str>,
     auto: bool,
     ui: &mut egui::Ui,
     s: &Session,
@@ -482,13 +522,7 @@ fn read_back_ui(
     if ask || (auto && readback.wanted()) {
         let (first, last) = (preview.sources.first()?, preview.sources.last()?);
         let o = &preview.options;
-        let shape = picked_shape
-            .and_then(crate::render::shape::by_name)
-            .or_else(|| {
-                crate::render::shape::SHAPES
-                    .iter()
-                    .find(|x| x.cell == o.cell && x.glyph == o.font && x.columns == 1 && !x.lines)
-            })?;
+        let shape = preview.shape;
         *readback = Remote::Pending;
         return Some(Action::Legibility {
             input: crate::commands::RenderInput::Path {

@@ -233,9 +233,11 @@ fn label(a: &Action) -> String {
             format!("compacting ({})", strategy.map_or("ladder", |s| s.name()))
         }
         Action::Shake { .. } => "shaking (free rungs)".into(),
-        Action::SnapshotPreview { options, .. } => {
-            format!("rendering snapshot pages ({})", options.profile.name)
-        }
+        Action::SnapshotPreview { profile, shape, .. } => format!(
+            "rendering snapshot pages ({}, {})",
+            profile.map_or("the model's profile", |p| p.name),
+            shape.map_or("the model's shape", |s| s.name)
+        ),
         Action::Compare { .. } => "comparing strategies".into(),
         Action::Preview { strategy, .. } => format!("previewing {strategy}"),
         Action::Context { .. } => "estimating the context".into(),
@@ -328,7 +330,8 @@ mod tests {
             For::Snapshots,
             Action::SnapshotPreview {
                 conversation: conv,
-                options: crate::render::Options::new(&crate::render::PROFILES[0]),
+                profile: None,
+                shape: None,
             },
         );
         let id = w.running[0].id;
