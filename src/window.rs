@@ -1186,7 +1186,8 @@ impl eframe::App for Explorer {
 pub struct Options {
     pub conversation: Option<String>,
     /// Save a PNG of this view after it settled, then close; the flag opens messages in the transcript.
-    pub screenshot: Option<(PathBuf, View, bool)>,
+    /// Where to save, the view, and how it is staged (the screenshot view's name: "transcript", "readback", …).
+    pub screenshot: Option<(PathBuf, View, &'static str)>,
     pub dark: Option<bool>,
     /// The store was just created: offer the sessions found on this machine.
     pub first_run: bool,
@@ -1215,9 +1216,9 @@ pub fn run(store_path: PathBuf, options: Options) -> anyhow::Result<()> {
         }
     }
     let done = Arc::new(Mutex::new(None));
-    if let Some((out, view, transcript)) = options.screenshot {
+    if let Some((out, view, staging)) = options.screenshot {
         app.native_dialogs = false;
-        app.stage(view, transcript);
+        app.stage(view, staging);
         if options.fit {
             app.graph.initial = false;
             app.graph.fit = true;

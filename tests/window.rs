@@ -806,7 +806,8 @@ fn the_snapshot_view_renders_the_page_shape_picked() {
         (p.default_shape.name, p.densities.clone())
     };
     assert_eq!(densities.len(), cairn::render::shape::SHAPES.len());
-    h.get_by_label("Shape").click();
+    // opened the way `cairn screenshot --view shapes` opens it
+    h.state_mut().snapshots.open_picker = true;
     h.run_steps(2);
     h.get_by_label_contains(&format!("the model's default ({default})"));
     for d in &densities {

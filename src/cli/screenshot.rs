@@ -22,6 +22,7 @@ enum View {
     Diff,
     Timeline,
     Readback,
+    Shapes,
 }
 
 impl View {
@@ -38,6 +39,7 @@ impl View {
             View::Diff => "diff",
             View::Timeline => "timeline",
             View::Readback => "readback",
+            View::Shapes => "shapes",
         }
     }
 }

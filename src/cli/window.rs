@@ -44,8 +44,9 @@ pub fn open(store: PathBuf, first_run: bool, screenshot: Option<Shot>) -> Result
         },
         Some(s) => {
             // "transcript" is the tree view with a message opened in the transcript beside it
-            // "readback" is the snapshots view with a reader's reading of its pages
-            let view = View::from_name(if s.view == "readback" {
+            // "readback" is the snapshots view with a reader's reading of its pages, "shapes" with its shape picker
+            // open (every shape's density on the middle)
+            let view = View::from_name(if s.view == "readback" || s.view == "shapes" {
                 "snapshots"
             } else {
                 s.view
@@ -53,7 +54,7 @@ pub fn open(store: PathBuf, first_run: bool, screenshot: Option<Shot>) -> Result
             .unwrap_or(View::Tree);
             Options {
                 conversation: s.conversation,
-                screenshot: Some((s.out, view, s.view == "transcript" || s.view == "readback")),
+                screenshot: Some((s.out, view, s.view)),
                 dark: s.dark,
                 first_run: false,
                 fit: s.fit,

@@ -56,9 +56,11 @@ impl Explorer {
         });
     }
 
-    /// Sets a view up the way a screenshot of it should look. With `transcript`, the tree view with messages
-    /// opened in the transcript beside it: the first reply (thinking unfolded) and the screenshot.
-    pub fn stage(&mut self, view: View, transcript: bool) {
+    /// Sets a view up the way a screenshot of it should look. `staging` is the screenshot's view name: with
+    /// "transcript", the tree view with messages opened in the transcript beside it (the first reply, thinking
+    /// unfolded, and the screenshot); "readback", the snapshot pages read back; "shapes", the shape picker open.
+    pub fn stage(&mut self, view: View, staging: &str) {
+        let transcript = staging == "transcript";
         self.view = view;
         if view == View::Tree {
             self.graph.initial = true;
@@ -71,9 +73,12 @@ impl Explorer {
             // a query whose words the bundled demo holds, on both branches
             self.search_panel.query = "drain OR flaky OR race".into();
         }
-        if view == View::Snapshots && transcript {
+        if view == View::Snapshots && staging == "readback" {
             // the pages read back by tesseract
             self.snapshots.auto_read = true;
+        }
+        if view == View::Snapshots && staging == "shapes" {
+            self.snapshots.open_picker = true;
         }
         let Some(s) = &mut self.session else { return };
         if !transcript || view != View::Tree {

@@ -51,6 +51,8 @@ pub struct SnapshotView {
     reader: crate::legibility::Reader,
     /// Read back as soon as the pages are drawn (a screenshot of it).
     pub auto_read: bool,
+    /// Open the shape picker once the pages are drawn (a screenshot of it).
+    pub open_picker: bool,
     /// Each page's tiles: where the tile sits on the page (pixels) and its texture.
     textures: Vec<Vec<(Rect, egui::TextureHandle)>>,
     lines: Vec<Vec<SourceLine>>,
@@ -69,6 +71,7 @@ impl Default for SnapshotView {
             readback: Remote::Idle,
             reader: crate::legibility::Reader::Tesseract,
             auto_read: false,
+            open_picker: false,
             page: 0,
             zoom: 1.0,
             remote: Remote::Idle,
@@ -202,7 +205,8 @@ impl SnapshotView {
         });
         ui.horizontal(|ui| {
             let before = (self.profile, self.shape);
-            egui::ComboBox::from_label("Profile")
+            ui.label("Profile");
+            egui::ComboBox::from_id_salt("profile-picker")
                 .selected_text(drawn.as_ref().map_or("…", |d| d.0))
                 .show_ui(ui, |ui| {
                     ui.selectable_value(&mut self.profile, None, "the model's");
@@ -222,7 +226,16 @@ impl SnapshotView {
                     }
                 },
             );
-            egui::ComboBox::from_label("Shape")
+            if self.open_picker && drawn.is_some() {
+                self.open_picker = false;
+                egui::Popup::open_id(
+                    ui.ctx(),
+                    ui.make_persistent_id(egui::IdSalt::new("shape-picker"))
+                        .with("popup"),
+                );
+            }
+            ui.label("Shape");
+            egui::ComboBox::from_id_salt("shape-picker")
                 .selected_text(shape_text)
                 .width(260.0)
                 .height(480.0)
@@ -242,7 +255,7 @@ impl SnapshotView {
                             ui.weak("shape");
                             ui.weak("image tokens");
                             ui.weak("chars / token");
-                            ui.weak("vs text");
+                            ui.weak("text ÷ image");
                             ui.end_row();
                             for x in &d.3 {
                                 let about = crate::render::shape::by_name(x.shape)
