@@ -205,8 +205,7 @@ impl SnapshotView {
         });
         ui.horizontal(|ui| {
             let before = (self.profile, self.shape);
-            ui.label("Profile");
-            egui::ComboBox::from_id_salt("profile-picker")
+            egui::ComboBox::new("profile-picker", "Profile")
                 .selected_text(drawn.as_ref().map_or("…", |d| d.0))
                 .show_ui(ui, |ui| {
                     ui.selectable_value(&mut self.profile, None, "the model's");
@@ -215,6 +214,7 @@ impl SnapshotView {
                             .on_hover_text(p.note);
                     }
                 });
+            ui.separator();
             // each shape with what it would cost on this middle (measured in the core without drawing)
             let shape_text = drawn.as_ref().map_or_else(
                 || "…".to_string(),
@@ -234,8 +234,7 @@ impl SnapshotView {
                         .with("popup"),
                 );
             }
-            ui.label("Shape");
-            egui::ComboBox::from_id_salt("shape-picker")
+            egui::ComboBox::new("shape-picker", "Shape")
                 .selected_text(shape_text)
                 .width(260.0)
                 .height(480.0)
@@ -278,6 +277,7 @@ impl SnapshotView {
                             }
                         });
                 });
+            ui.separator();
             ui.add(egui::Slider::new(&mut self.zoom, 0.25..=2.0).text("Zoom"));
             rerender = before != (self.profile, self.shape);
         });
