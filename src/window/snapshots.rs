@@ -295,12 +295,30 @@ impl SnapshotView {
             return None;
         }
         ui.horizontal(|ui| {
-            for k in 0..data.pages.len() {
-                if ui
-                    .selectable_label(self.page == k, format!("Page {}", k + 1))
-                    .clicked()
-                {
-                    self.page = k;
+            let n = data.pages.len();
+            if n <= 12 {
+                for k in 0..n {
+                    if ui
+                        .selectable_label(self.page == k, format!("Page {}", k + 1))
+                        .clicked()
+                    {
+                        self.page = k;
+                        self.link = None;
+                    }
+                }
+            } else {
+                // a long middle: previous, next, and a slider instead of a tab per page
+                let before = self.page;
+                if ui.button("◀").on_hover_text("previous page").clicked() {
+                    self.page = self.page.saturating_sub(1);
+                }
+                let mut one_based = self.page + 1;
+                ui.add(egui::Slider::new(&mut one_based, 1..=n).text(format!("of {n} pages")));
+                self.page = one_based - 1;
+                if ui.button("▶").on_hover_text("next page").clicked() {
+                    self.page = (self.page + 1).min(n - 1);
+                }
+                if self.page != before {
                     self.link = None;
                 }
             }
