@@ -179,9 +179,17 @@ pub struct Usage {
 /// blocks as JSON. It is what a snapshot page draws, what a summary is asked to read and what a search matches,
 /// so its length is measured once per message when it is stored.
 pub fn plain_text(blocks: &[Block]) -> String {
-    let mut parts: Vec<String> = Vec::with_capacity(blocks.len());
-    for b in blocks {
-        parts.push(match b {
+    blocks
+        .iter()
+        .map(block_plain_text)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One block's part of [`plain_text`].
+pub fn block_plain_text(b: &Block) -> String {
+    {
+        match b {
             Block::Text { text } => text.clone(),
             Block::Thinking { thinking, .. } => format!("[thinking] {thinking}"),
             Block::ToolUse { name, input, .. } => format!("[tool_use {name}] {input}"),
@@ -196,9 +204,8 @@ pub fn plain_text(blocks: &[Block]) -> String {
             }
             Block::Image { media_type, .. } => format!("[image {media_type}]"),
             Block::Other(v) => v.to_string(),
-        });
+        }
     }
-    parts.join("\n")
 }
 
 /// A message about to be written: no id, no parent yet (the store assigns both).

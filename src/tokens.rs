@@ -270,6 +270,8 @@ pub struct Measure {
     pub large_result_images: u64,
     pub large_result_image_tokens: u64,
     pub large_result_image_bytes: u64,
+    /// Characters those results add to the plain text (what a snapshot of an elided message does not draw).
+    pub large_result_chars: u64,
     pub tool_calls: u64,
     pub tool_errors: u64,
     /// Tool definitions a tool result loads into the request (Claude Code's `tool_reference` blocks, answering a
@@ -329,6 +331,8 @@ pub fn measure_with(content: &[Block], tk: Tokenizer) -> Measure {
                     m.large_result_images += n;
                     m.large_result_image_tokens += pictures;
                     m.large_result_image_bytes += bytes;
+                    m.large_result_chars +=
+                        crate::model::block_plain_text(b).chars().count() as u64;
                 }
             }
             Block::Image { .. } => {

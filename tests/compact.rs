@@ -259,23 +259,92 @@ fn the_ladder_stops_at_the_target_or_says_it_cannot_and_needs_no_network() {
 }
 
 #[test]
-fn the_ladder_does_not_take_a_snapshot_that_costs_more_than_what_it_covers() {
+fn a_snapshot_after_elision_draws_what_elision_left() {
     let mut s = Store::open_in_memory().unwrap();
     let c = long_conversation(&mut s, 60);
     let before = assembled(&s, &c).tally.total();
-    // elision takes the old tool output; a snapshot would draw all of it again from the stored text, and in the
-    // legible default shape that costs more than the elided text it would stand for
+    // elision takes the old tool output; the snapshot that follows draws a note where it was, not the output again
     rungs::ladder(&mut s, &c, before - 10_000, &opts(40_000)).unwrap();
     let elided = assembled(&s, &c).tally.total();
     let o = rungs::ladder(&mut s, &c, 30_000, &opts(40_000)).unwrap();
     assert!(
-        o.steps.iter().all(|a| a.strategy != Strategy::Snapshot),
+        o.steps.iter().any(|a| a.strategy == Strategy::Snapshot),
         "{o:?}"
     );
-    assert!(o.tokens_after <= elided, "{elided} -> {o:?}");
+    assert!(o.tokens_after < elided, "{elided} -> {o:?}");
+    let a = assembled(&s, &c);
+    let snap = a
+        .messages
+        .iter()
+        .find(|m| m.content.iter().any(|b| matches!(b, Block::Image { .. })))
+        .expect("the snapshot");
+    let pngs: Vec<Vec<u8>> = snap
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            Block::Image {
+                data: ImageData::Bytes(b),
+                ..
+            } => Some(b.clone()),
+            _ => None,
+        })
+        .collect();
+    // the pages are the covered messages with their elided results as notes, drawn in the policy's shape
+    let all = s.active_path(&c).unwrap();
+    let (elided_ids, estimated): (Vec<String>, u64) = {
+        let view = PathView::load(&s, &c, None).unwrap();
+        let l = cairn::reclaim::assemble::layout(&view, &[], view.len());
+        l.pieces
+            .iter()
+            .find_map(|p| match p {
+                cairn::reclaim::assemble::Piece::Cover {
+                    covered, elided, ..
+                } => Some((
+                    elided.iter().map(|&i| view.heads[i].id.clone()).collect(),
+                    cairn::render::estimate(
+                        cairn::reclaim::assemble::covered_cells(&view, covered, elided),
+                        &cairn::reclaim::assemble::shape_options(&opts(0).shape),
+                    )
+                    .image_tokens,
+                )),
+                _ => None,
+            })
+            .unwrap()
+    };
+    assert!(elided_ids.len() > 10, "{}", elided_ids.len());
+    let drawn: Vec<_> = all
+        .iter()
+        .filter(|m| snap.sources.contains(&m.id))
+        .map(|m| cairn::reclaim::assemble::as_drawn(m, elided_ids.contains(&m.id)))
+        .collect();
+    let notes = drawn
+        .iter()
+        .map(|m| cairn::model::plain_text(&m.content))
+        .filter(|t| t.contains(cairn::reclaim::assemble::ELIDED_ON_PAGE))
+        .count();
+    assert_eq!(notes, elided_ids.len());
+    let r = cairn::render::render(
+        &cairn::render::sources(&drawn),
+        &cairn::reclaim::assemble::shape_options(&opts(0).shape),
+    )
+    .unwrap();
+    assert_eq!(
+        pngs,
+        r.pages.iter().map(|p| p.png.clone()).collect::<Vec<_>>()
+    );
+    // and what the rung estimated is what it drew
+    assert_eq!(estimated, r.stats.image_tokens);
+}
+
+#[test]
+fn a_rung_that_saves_nothing_is_not_taken_unless_asked_for() {
+    let mut s = Store::open_in_memory().unwrap();
+    // a short middle: its pages and their introduction cost more than its text
+    let c = helpers::tool_session(&mut s, 2, &|i| (format!("ok {i}"), false, None));
+    let o = rungs::ladder(&mut s, &c, 10, &opts(10)).unwrap();
+    assert!(o.steps.is_empty(), "{o:?}");
     assert!(!o.reached && o.note.unwrap().contains("summary"));
-    // asked for by name it is still drawn
-    let forced = rungs::apply(&mut s, &c, Strategy::Snapshot, true, None, &opts(40_000)).unwrap();
+    let forced = rungs::apply(&mut s, &c, Strategy::Snapshot, true, None, &opts(10)).unwrap();
     assert!(forced.is_some());
 }
 

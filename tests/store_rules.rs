@@ -884,12 +884,41 @@ fn the_v4_migration_measures_every_row_already_stored_as_a_write_would() {
         want.iter()
             .any(|f| f.measure.images > 0 && f.measure.image_bytes > 0)
     );
+    assert!(want.iter().any(|f| f.measure.large_result_chars > 0));
     {
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(
             "DROP TABLE measures; DROP TABLE store_values; DROP TABLE search; DROP TABLE tool_calls;
              DROP INDEX messages_by_body; DROP TABLE usage_days; ALTER TABLE conversations DROP COLUMN project;
              PRAGMA user_version = 3;",
+        )
+        .unwrap();
+    }
+    let s = Store::open(&path).unwrap();
+    assert_eq!(facts(&s, &demo.conversation), want);
+    assert_eq!(facts(&s, &demo.fork), want_fork);
+}
+
+#[test]
+fn the_v7_migration_counts_the_characters_of_large_results_already_stored() {
+    // a store at v6 has no large_result_chars: the migration reads them from the bodies (a fork's copy from its
+    // body), the figure an insert writes
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v6.db");
+    let demo = {
+        let mut s = Store::open(&path).unwrap();
+        cairn::demo::install(&mut s).unwrap()
+    };
+    let facts = |s: &Store, c: &str| s.facts(c, &s.heads(c).unwrap()).unwrap();
+    let (want, want_fork) = {
+        let s = Store::open(&path).unwrap();
+        (facts(&s, &demo.conversation), facts(&s, &demo.fork))
+    };
+    assert!(want.iter().any(|f| f.measure.large_result_chars > 1000));
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "ALTER TABLE measures DROP COLUMN large_result_chars; PRAGMA user_version = 6;",
         )
         .unwrap();
     }

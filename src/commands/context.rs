@@ -146,7 +146,18 @@ fn snapshot_middle(
     let policy = policy_for(settings, &view, None, None);
     let l = layout(&view, &[], view.len());
     let idx = covered_middle(&view, &l, policy.protect_for(policy.target_tokens()));
-    let covered = view.bodies(Some(store), &idx)?;
+    // drawn as the rung draws them: what an earlier elision took is a short note
+    let elided: std::collections::HashSet<usize> = l
+        .sent_messages()
+        .filter(|(_, e, _)| *e)
+        .map(|(i, _, _)| i)
+        .collect();
+    let covered: Vec<_> = view
+        .bodies(Some(store), &idx)?
+        .iter()
+        .zip(&idx)
+        .map(|(m, i)| crate::reclaim::assemble::as_drawn(m, elided.contains(i)))
+        .collect();
     Ok((view, policy, render::sources(&covered)))
 }
 

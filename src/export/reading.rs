@@ -416,7 +416,7 @@ pub fn read(
                 covered,
                 pages: match (view.as_ref(), range) {
                     (Some(v), Some((a, b))) => {
-                        snapshot_pages(store, v, a, b, &shape).unwrap_or_default()
+                        snapshot_pages(store, v, &m.id, a, b, &shape).unwrap_or_default()
                     }
                     _ => Vec::new(),
                 },
@@ -491,12 +491,34 @@ pub fn read(
 fn snapshot_pages(
     store: &Store,
     view: &PathView,
+    marker: &str,
     from: usize,
     to: usize,
     shape: &crate::reclaim::marker::Shape,
 ) -> Option<Vec<Vec<u8>>> {
     let idx: Vec<usize> = (from..=to).collect();
-    let mut covered = view.bodies(Some(store), &idx).ok()?;
+    // what elision markers before this one took is drawn as a note, as the model was sent it
+    let at = view
+        .markers
+        .iter()
+        .find(|p| view.heads.get(p.at).is_some_and(|h| h.id == marker))
+        .map_or(usize::MAX, |p| p.at);
+    let elided: std::collections::HashSet<usize> = view
+        .markers
+        .iter()
+        .filter(|p| p.at < at)
+        .flat_map(|p| match &p.marker {
+            Resolved::Elide(ix) => ix.clone(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let mut covered: Vec<Message> = view
+        .bodies(Some(store), &idx)
+        .ok()?
+        .iter()
+        .zip(&idx)
+        .map(|(m, i)| assemble::as_drawn(m, elided.contains(i)))
+        .collect();
     for m in &mut covered {
         crate::redact::message(m);
     }

@@ -35,8 +35,13 @@ pub enum Piece {
     },
     /// The summary text of the harness compaction marker at this index, sent as a user message.
     HarnessSummary { index: usize },
-    /// These messages (path indices, in order) drawn as pages or replaced by a summary.
-    Cover { covered: Vec<usize>, by: Cover },
+    /// These messages (path indices, in order) drawn as pages or replaced by a summary. `elided`: those of them
+    /// whose large successful results an earlier elision took (a snapshot draws a short note in their place).
+    Cover {
+        covered: Vec<usize>,
+        elided: Vec<usize>,
+        by: Cover,
+    },
 }
 
 /// What replaces a covered run.
@@ -247,11 +252,17 @@ pub fn layout_for(view: &PathView, planned: &[Placed], end: usize, reader: Reade
                 k += 1;
             }
             let covered = seq[start..k].to_vec();
-            let kinds = cover_kinds(view, &covered, by, &mut out.tally);
+            let elided_here: Vec<usize> = covered
+                .iter()
+                .copied()
+                .filter(|i| elided.contains(i))
+                .collect();
+            let kinds = cover_kinds(view, &covered, &elided_here, by, &mut out.tally);
             out.tally.add(&kinds);
             out.tokens.push(kinds.total());
             out.pieces.push(Piece::Cover {
                 covered,
+                elided: elided_here,
                 by: by.clone(),
             });
             continue;
@@ -374,27 +385,73 @@ pub fn summary_text(summary: &str) -> String {
     format!("[Summary of the earlier conversation]\n{summary}")
 }
 
-/// The cells the covered messages take on snapshot pages.
-pub fn covered_cells(view: &PathView, covered: &[usize]) -> u64 {
+/// What a snapshot draws in place of a large successful tool result an earlier elision took: the ladder's rungs
+/// build on each other, so the pages hold what elision left, not the output it already judged uneventful.
+pub const ELIDED_ON_PAGE: &str = "[tool output elided]";
+
+/// The characters a snapshot draws of path message `i` (its plain text, less its large results when `elided`).
+pub fn drawn_chars(view: &PathView, i: usize, elided: bool) -> u64 {
+    let m = &view.facts[i].measure;
+    if elided {
+        m.chars.saturating_sub(m.large_result_chars)
+            + m.large_results * ELIDED_ON_PAGE.chars().count() as u64
+    } else {
+        m.chars
+    }
+}
+
+/// The cells the covered messages take on snapshot pages (`elided`: those drawn without their large results).
+pub fn covered_cells(view: &PathView, covered: &[usize], elided: &[usize]) -> u64 {
     covered
         .iter()
         .map(|&i| {
             let h = &view.heads[i];
             render::cells(
                 &render::label(h.role, h.has_tool_result(), &h.id),
-                view.facts[i].measure.chars,
+                drawn_chars(view, i, elided.contains(&i)),
             )
         })
         .sum()
 }
 
-fn cover_kinds(view: &PathView, covered: &[usize], by: &Cover, t: &mut Tally) -> ByKind {
+/// A message as a snapshot draws it: with its large successful results replaced by [`ELIDED_ON_PAGE`] when an
+/// earlier elision took them.
+pub fn as_drawn(m: &Message, elided: bool) -> Message {
+    if !elided {
+        return m.clone();
+    }
+    let mut m = m.clone();
+    for b in &mut m.content {
+        if is_large_success(b)
+            && let Block::ToolResult {
+                tool_use_id,
+                is_error,
+                ..
+            } = b
+        {
+            *b = Block::ToolResult {
+                tool_use_id: tool_use_id.clone(),
+                content: ToolResultContent::Text(ELIDED_ON_PAGE.to_string()),
+                is_error: *is_error,
+            };
+        }
+    }
+    m
+}
+
+fn cover_kinds(
+    view: &PathView,
+    covered: &[usize],
+    elided: &[usize],
+    by: &Cover,
+    t: &mut Tally,
+) -> ByKind {
     match by {
         Cover::Snapshot(shape) => {
-            let est = render::estimate(covered_cells(view, covered), &shape_options(shape));
+            let est = render::estimate(covered_cells(view, covered, elided), &shape_options(shape));
             t.characters_imaged += covered
                 .iter()
-                .map(|&i| view.facts[i].measure.chars)
+                .map(|&i| drawn_chars(view, i, elided.contains(&i)))
                 .sum::<u64>();
             t.image_bytes += est.png_bytes;
             ByKind {
@@ -468,7 +525,7 @@ pub fn fates(view: &PathView, l: &Layout) -> Vec<Option<Fate>> {
                 };
             }
             Piece::HarnessSummary { index } => sent[*index] = true,
-            Piece::Cover { covered, by } => {
+            Piece::Cover { covered, by, .. } => {
                 for &i in covered {
                     sent[i] = true;
                     out[i] = Some(match by {
@@ -621,8 +678,15 @@ pub fn materialize(
                     sources: vec![m.id.clone()],
                 });
             }
-            Piece::Cover { covered, by } => {
-                let msgs: Vec<Message> = covered.iter().filter_map(|&i| body(i).cloned()).collect();
+            Piece::Cover {
+                covered,
+                elided,
+                by,
+            } => {
+                let msgs: Vec<Message> = covered
+                    .iter()
+                    .filter_map(|&i| body(i).map(|m| as_drawn(m, elided.contains(&i))))
+                    .collect();
                 let sources = msgs.iter().map(|m| m.id.clone()).collect();
                 let content = match by {
                     Cover::Snapshot(shape) => snapshot_blocks(&msgs, shape)?,

@@ -38,7 +38,7 @@ impl Facts {
 const COLUMNS: &str = "text, tool_use, tool_result, image, thinking, other, chars, images, image_bytes, \
     large_results, large_result_tokens, large_result_images, large_result_image_tokens, \
     large_result_image_bytes, tool_calls, tool_errors, tool_refs, model, input_tokens, output_tokens, \
-    cache_read_tokens, cache_write_tokens, created_at";
+    cache_read_tokens, cache_write_tokens, created_at, large_result_chars";
 
 /// Writes the measures of a message just inserted as row `seq`.
 pub(crate) fn insert(
@@ -110,7 +110,7 @@ fn write(
     tx.prepare_cached(&format!(
         "INSERT INTO measures (seq, conversation, {COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                 ?22, ?23, ?24, ?25)"
+                 ?22, ?23, ?24, ?25, ?26)"
     ))?
     .execute(params![
         seq,
@@ -138,6 +138,7 @@ fn write(
         usage.map(|u| n(u.cache_read_input_tokens)),
         usage.map(|u| n(u.cache_creation_input_tokens)),
         created_at,
+        n(me.large_result_chars),
     ])?;
     Ok(())
 }
@@ -188,6 +189,7 @@ fn row_facts(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Facts> {
             tool_calls: g(14)?,
             tool_errors: g(15)?,
             tool_refs: g(16)?,
+            large_result_chars: g(23)?,
         },
         model: r.get(at + 17)?,
         usage,
@@ -346,5 +348,39 @@ pub(crate) fn backfill(tx: &Transaction<'_>) -> rusqlite::Result<()> {
         ),
         [],
     )?;
+    Ok(())
+}
+
+/// v7: the characters of each message's large successful tool results (what a snapshot of an elided message does
+/// not draw): the column, where v4 did not create it, and its figure for the rows that have such results, read from
+/// their bodies (a fork's copy from its body's row).
+pub(crate) fn backfill_large_result_chars(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let has: bool = tx.query_row(
+        "SELECT count(*) > 0 FROM pragma_table_info('measures') WHERE name = 'large_result_chars'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has {
+        tx.execute_batch(
+            "ALTER TABLE measures ADD COLUMN large_result_chars INTEGER NOT NULL DEFAULT 0",
+        )?;
+    }
+    let rows: Vec<(i64, String)> = {
+        let mut stmt = tx.prepare(
+            "SELECT m.seq, coalesce(b.content, x.content) FROM measures m
+             JOIN messages x ON x.seq = m.seq LEFT JOIN messages b ON b.seq = x.body_of
+             WHERE m.large_results > 0 AND coalesce(b.content, x.content) IS NOT NULL",
+        )?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    let mut update = tx.prepare("UPDATE measures SET large_result_chars = ?1 WHERE seq = ?2")?;
+    for (seq, content) in rows {
+        let blocks = serde_json::from_str::<Value>(&content)
+            .ok()
+            .and_then(|v| crate::wire::blocks_from_value(v, "content").ok())
+            .unwrap_or_default();
+        update.execute(params![measure(&blocks).large_result_chars as i64, seq])?;
+    }
     Ok(())
 }

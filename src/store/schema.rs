@@ -38,6 +38,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: V6,
         backfill: None,
     },
+    Step {
+        sql: "",
+        backfill: Some(super::measures::backfill_large_result_chars),
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
@@ -201,7 +205,9 @@ CREATE TABLE measures (
     output_tokens INTEGER,
     cache_read_tokens INTEGER,
     cache_write_tokens INTEGER,
-    created_at INTEGER NOT NULL
+    created_at INTEGER NOT NULL,
+    -- added in v7: a store created before v4 gets it here, one at v4 to v6 from v7's backfill
+    large_result_chars INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX measures_by_conversation ON measures(conversation, seq);
 
