@@ -6,7 +6,8 @@
 //! - search p50/p95 for a rare word, a common word, a phrase and a prefix: goal <= 50 ms p95
 //! - `stats --by day` and `--by tool`: goal <= 300 ms
 //! - the context-over-time data of a 100k-message session: goal <= 100 ms
-//! - with `CAIRN_BENCH_BACKFILL=1`, the v5 migration (indexing a store written before the index)
+//! - with `CAIRN_BENCH_BACKFILL=1`, the v7 migration (large results' characters) and the v5 migration (indexing a
+//!   store written before the index)
 //!
 //! `CAIRN_BENCH_CONVERSATIONS` and `CAIRN_BENCH_MESSAGES` scale it down for a quick look.
 
@@ -470,6 +471,18 @@ fn main() {
     }
     if std::env::var_os("CAIRN_BENCH_BACKFILL").is_some() {
         drop(s);
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "ALTER TABLE measures DROP COLUMN large_result_chars; PRAGMA user_version = 6;",
+        )
+        .unwrap();
+        drop(c);
+        let t = Instant::now();
+        drop(Store::open(&path).unwrap());
+        println!(
+            "backfill (the v7 migration: large results' characters, read from their bodies): {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(
             "DROP TABLE search; DROP TABLE tool_calls; DROP INDEX messages_by_body; DROP INDEX measures_by_time; DROP TABLE usage_days;
