@@ -4,7 +4,8 @@
 //! reply and persists prompt and reply as one turn when it is complete. When the provider rejects the request as
 //! too long, it uses the provider's own token count to correct the estimate, runs the rungs that need no model (the
 //! free ones and the snapshot), and tries again; after three rejected attempts it stops with a clear error. The
-//! summary rung is never fed the overflowing request.
+//! summary rung is never fed the overflowing request. When the newest cover is OpenAI's own compaction, the request
+//! goes through its Responses API with the kept item ([`responses`]).
 
 use std::sync::atomic::AtomicBool;
 
@@ -17,6 +18,8 @@ use crate::reclaim::assemble::{Sent as Assembled, layout, materialize};
 use crate::reclaim::rungs::{self, RungOptions};
 use crate::reclaim::{Applied, PathView, Policy, ReclaimError, Strategy};
 use crate::store::{Store, StoreError};
+
+pub mod responses;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SendError {
@@ -104,7 +107,21 @@ pub fn send(
             content: prompt.content.clone(),
             sources: Vec::new(),
         });
-        match provider.complete(&body(store, provider.kind, &msgs)?, on_text, cancel) {
+        let request = body(store, provider.kind, &msgs)?;
+        // OpenAI's own compaction as the newest cover: only its Responses API reads the kept item
+        let kept = match provider.kind {
+            Kind::Openai => responses::kept_item(store, &view)?,
+            Kind::Anthropic => None,
+        };
+        let answer = match kept {
+            Some((stands_for, item)) => responses::send(
+                provider,
+                responses::input(&request, &stands_for, &item),
+                on_text,
+            ),
+            None => provider.complete(&request, on_text, cancel),
+        };
+        match answer {
             Ok(reply) => {
                 let mut answer =
                     NewMessage::new(Role::Assistant, vec![Block::text(reply.text.clone())]);
@@ -279,6 +296,7 @@ pub fn server_compact(
             message,
         })
     };
+    let mut kept: Option<serde_json::Value> = None;
     let summary = match how {
         ServerCompaction::Anthropic => {
             let mut body = crate::export::to_anthropic(store, &sent)?.body;
@@ -323,6 +341,7 @@ pub fn server_compact(
                 .cloned()
                 .ok_or_else(|| bad("no compaction item in the answer".into()))?;
             let size = item["encrypted_content"].as_str().map_or(0, str::len);
+            kept = Some(serde_json::json!({"provider": "openai", "item": item}));
             format!(
                 "[OpenAI compaction: the provider returned this context as an opaque item of {size} bytes, which only \
                  its Responses API can read back]"
@@ -333,6 +352,14 @@ pub fn server_compact(
     if o.range.is_none() {
         o.range = Some((0, view.len().saturating_sub(1)));
     }
-    let applied = rungs::apply(store, conv, Strategy::Summary, true, Some(&summary), &o)?;
+    let applied = rungs::apply_keeping(
+        store,
+        conv,
+        Strategy::Summary,
+        true,
+        Some(&summary),
+        &o,
+        kept,
+    )?;
     Ok(applied)
 }

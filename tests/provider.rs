@@ -68,6 +68,15 @@ fn mock(window: usize, mode: Mode) -> Mock {
                         {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAB-opaque-blob"}
                     ]}),
                 )
+            } else if path.ends_with("/v1/responses") {
+                // the Responses API's answer, as documented (not streamed)
+                Some(
+                    json!({"id": "resp_2", "object": "response", "model": "gpt-5.5", "output": [
+                    {"type": "message", "role": "assistant", "content": [
+                        {"type": "output_text", "text": "continued from the compaction"}]}
+                ], "usage": {"input_tokens": 1200, "output_tokens": 7,
+                    "input_tokens_details": {"cached_tokens": 1000}}}),
+                )
             } else if v.get("context_management").is_some() {
                 Some(json!({"type": "message", "role": "assistant", "content": [
                     {"type": "compaction", "content": "Summary: the parser was ported; tests pass."},
@@ -537,6 +546,40 @@ fn server_side_compaction_is_kept_as_a_marker() {
             assert_eq!(reqs[0].0, "/v1/responses/compact");
             assert!(reqs[0].1["input"].is_array());
             assert!(summary.contains("opaque item"), "{summary}");
+            // what the provider returned is kept whole in the marker
+            assert_eq!(
+                marker.meta["cairn"]["kept"]["item"]["encrypted_content"],
+                "gAAAAB-opaque-blob"
+            );
+            drop(reqs);
+            let before_send = path_len(&env, &c);
+            // and the next turn goes through the Responses API with the item in the cover's place
+            let o = cairn(&env, &vars, &["send", &c, "what next?"]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let reqs = m.requests.lock().unwrap();
+            assert_eq!(reqs.len(), 2);
+            assert_eq!(reqs[1].0, "/v1/responses");
+            let input = reqs[1].1["input"].as_array().unwrap();
+            assert_eq!(input[0]["type"], "compaction");
+            assert_eq!(input[0]["encrypted_content"], "gAAAAB-opaque-blob");
+            assert!(
+                !reqs[1].1.to_string().contains("opaque item of"),
+                "the placeholder text is not sent"
+            );
+            assert_eq!(input.last().unwrap()["content"][0]["text"], "what next?");
+            assert_eq!(path_len(&env, &c), before_send + 2);
+            let path = s.active_path(&c).unwrap();
+            let answer = path.last().unwrap();
+            assert_eq!(
+                cairn::model::plain_text(&answer.content),
+                "continued from the compaction"
+            );
+            let u = answer.usage.unwrap();
+            assert_eq!(
+                (u.input_tokens, u.cache_read_input_tokens, u.output_tokens),
+                (200, 1000, 7)
+            );
+            continue;
         }
     }
 }

@@ -234,6 +234,20 @@ pub fn apply(
     summary: Option<&str>,
     opts: &RungOptions,
 ) -> Result<Option<Applied>, ReclaimError> {
+    apply_keeping(store, conversation, strategy, force, summary, opts, None)
+}
+
+/// [`apply`], keeping `kept` in the marker's metadata (`meta.cairn.kept`): what a provider returned that cairn
+/// cannot show as text (OpenAI's opaque compaction item), so nothing it gave is lost.
+pub fn apply_keeping(
+    store: &mut Store,
+    conversation: &str,
+    strategy: Strategy,
+    force: bool,
+    summary: Option<&str>,
+    opts: &RungOptions,
+    kept: Option<serde_json::Value>,
+) -> Result<Option<Applied>, ReclaimError> {
     let view = PathView::load(store, conversation, None)?;
     let l = layout(&view, &[], view.len());
     let Some(p) = plan(
@@ -249,7 +263,11 @@ pub fn apply(
     ) else {
         return Ok(None);
     };
-    let marker = store.append_marker(&view.conversation, marker_message(&view, &p))?;
+    let mut m = marker_message(&view, &p);
+    if let Some(k) = kept {
+        m.meta["cairn"]["kept"] = k;
+    }
+    let marker = store.append_marker(&view.conversation, m)?;
     Ok(Some(Applied {
         strategy,
         marker,
