@@ -320,6 +320,45 @@ pub struct Reading {
     pub readings: Vec<StripReading>,
 }
 
+impl Reading {
+    /// The characters of the source the reader missed most, as (character, missed, seen), the most missed first
+    /// (ties: the most seen first): what a shape or its glyphs would need to draw better.
+    pub fn most_missed(&self) -> Vec<(char, usize, usize)> {
+        let mut by: std::collections::HashMap<char, (usize, usize)> = Default::default();
+        for r in &self.readings {
+            for (c, ok) in r.expected.chars().zip(&r.read) {
+                let e = by.entry(c).or_default();
+                e.1 += 1;
+                if !ok {
+                    e.0 += 1;
+                }
+            }
+        }
+        let mut v: Vec<(char, usize, usize)> = by
+            .into_iter()
+            .filter(|(_, (m, _))| *m > 0)
+            .map(|(c, (m, n))| (c, m, n))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
+        v
+    }
+
+    /// The strips read worst (the smallest share read), at most `n`.
+    pub fn worst(&self, n: usize) -> Vec<&StripReading> {
+        let share = |x: &StripReading| {
+            x.read.iter().filter(|ok| **ok).count() as f64 / x.read.len().max(1) as f64
+        };
+        let mut v: Vec<&StripReading> = self
+            .readings
+            .iter()
+            .filter(|x| x.read.iter().any(|ok| !ok))
+            .collect();
+        v.sort_by(|a, b| share(a).total_cmp(&share(b)));
+        v.truncate(n);
+        v
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Accuracy {
     pub all: Option<f64>,

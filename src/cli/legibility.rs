@@ -35,6 +35,10 @@ pub struct Args {
     /// The page profile (default: claude-hires for reading; with --list-shapes CONV, the conversation's model's).
     #[arg(long, value_enum)]
     profile: Option<Profile>,
+    /// Also show the N strips read worst (source, reading, misread characters marked) and the characters
+    /// missed most, per shape and reader.
+    #[arg(long, value_name = "N")]
+    misreads: Option<usize>,
     /// List the page shapes and exit.
     #[arg(long)]
     list_shapes: bool,
@@ -151,6 +155,32 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     }
     if let Some(r) = results.first() {
         out(&format!("method: {}", r.method))?;
+    }
+    if let Some(n) = a.misreads {
+        for r in &results {
+            let missed: Vec<String> = r
+                .most_missed()
+                .iter()
+                .take(16)
+                .map(|(c, m, seen)| format!("{c:?} {m}/{seen}"))
+                .collect();
+            out(&format!(
+                "\n{} by {}: most missed {}",
+                r.shape,
+                r.reader,
+                missed.join(", ")
+            ))?;
+            for x in r.worst(n) {
+                let marks: String = x
+                    .read
+                    .iter()
+                    .map(|ok| if *ok { ' ' } else { '^' })
+                    .collect();
+                out(&format!("p{} r{:<4} {}", x.page + 1, x.row, x.expected))?;
+                out(&format!("           {marks}"))?;
+                out(&format!("    read   {}", x.got))?;
+            }
+        }
     }
     Ok(())
 }

@@ -571,15 +571,7 @@ fn read_back_ui(
     }
     if let Some(r) = readback.ready() {
         // the worst read first
-        let mut missed: Vec<&crate::legibility::StripReading> = r
-            .readings
-            .iter()
-            .filter(|x| x.read.iter().any(|ok| !ok))
-            .collect();
-        let share = |x: &crate::legibility::StripReading| {
-            x.read.iter().filter(|ok| **ok).count() as f64 / x.read.len().max(1) as f64
-        };
-        missed.sort_by(|a, b| share(a).total_cmp(&share(b)));
+        let missed = r.worst(usize::MAX);
         egui::CollapsingHeader::new(format!(
             "Misread strips: {} of {} (source above, reading below; misread characters marked)",
             missed.len(),
