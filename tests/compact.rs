@@ -34,6 +34,20 @@ fn opts(protect: u64) -> RungOptions {
     }
 }
 
+/// The page images a sent message holds.
+fn pngs_of(m: &Sent) -> Vec<Vec<u8>> {
+    m.content
+        .iter()
+        .filter_map(|b| match b {
+            Block::Image {
+                data: ImageData::Bytes(b),
+                ..
+            } => Some(b.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// All text that is not a tool result body, in order.
 fn narrative(msgs: &[Sent]) -> Vec<String> {
     msgs.iter()
@@ -206,17 +220,7 @@ fn a_snapshot_keeps_head_and_tail_verbatim_and_a_second_one_rerenders_from_sourc
         &cairn::reclaim::assemble::shape_options(&opts(0).shape),
     )
     .unwrap();
-    let pngs: Vec<Vec<u8>> = snap2
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            Block::Image {
-                data: ImageData::Bytes(b),
-                ..
-            } => Some(b.clone()),
-            _ => None,
-        })
-        .collect();
+    let pngs = pngs_of(&snap2);
     assert_eq!(
         pngs,
         r.pages.iter().map(|p| p.png.clone()).collect::<Vec<_>>()
@@ -278,17 +282,7 @@ fn a_snapshot_after_elision_draws_what_elision_left() {
         .iter()
         .find(|m| m.content.iter().any(|b| matches!(b, Block::Image { .. })))
         .expect("the snapshot");
-    let pngs: Vec<Vec<u8>> = snap
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            Block::Image {
-                data: ImageData::Bytes(b),
-                ..
-            } => Some(b.clone()),
-            _ => None,
-        })
-        .collect();
+    let pngs = pngs_of(snap);
     // the pages are the covered messages with their elided results as notes, drawn in the policy's shape
     let all = s.active_path(&c).unwrap();
     let (elided_ids, estimated): (Vec<String>, u64) = {

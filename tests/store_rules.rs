@@ -861,10 +861,9 @@ fn the_v3_migration_derives_node_flags_for_rows_already_stored() {
     assert_eq!(flags(&s, &demo.fork), want_fork);
 }
 
-#[test]
-fn the_v4_migration_measures_every_row_already_stored_as_a_write_would() {
-    // a store written before v4 had no measures: the migration computes them from the bodies, the same numbers
-    // an insert writes (fork copies take their body's), with the model and usage the rows carry
+/// The demo's measures as a fresh store writes them, and as a migration computes them again after `downgrade` (SQL
+/// that takes the store back to an older version): (written, written fork, migrated, migrated fork).
+fn measures_written_and_migrated(downgrade: &str) -> [Vec<cairn::store::Facts>; 4] {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.db");
     let demo = {
@@ -876,6 +875,28 @@ fn the_v4_migration_measures_every_row_already_stored_as_a_write_would() {
         let s = Store::open(&path).unwrap();
         (facts(&s, &demo.conversation), facts(&s, &demo.fork))
     };
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(downgrade)
+        .unwrap();
+    let s = Store::open(&path).unwrap();
+    [
+        want,
+        want_fork,
+        facts(&s, &demo.conversation),
+        facts(&s, &demo.fork),
+    ]
+}
+
+#[test]
+fn the_v4_migration_measures_every_row_already_stored_as_a_write_would() {
+    // a store written before v4 had no measures: the migration computes them from the bodies, the same numbers
+    // an insert writes (fork copies take their body's), with the model and usage the rows carry
+    let [want, want_fork, got, got_fork] = measures_written_and_migrated(
+        "DROP TABLE measures; DROP TABLE store_values; DROP TABLE search; DROP TABLE tool_calls;
+         DROP INDEX messages_by_body; DROP TABLE usage_days; ALTER TABLE conversations DROP COLUMN project;
+         PRAGMA user_version = 3;",
+    );
     assert!(
         want.iter()
             .any(|f| f.measure.large_results > 0 && f.measure.chars > 0)
@@ -885,46 +906,20 @@ fn the_v4_migration_measures_every_row_already_stored_as_a_write_would() {
             .any(|f| f.measure.images > 0 && f.measure.image_bytes > 0)
     );
     assert!(want.iter().any(|f| f.measure.large_result_chars > 0));
-    {
-        let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch(
-            "DROP TABLE measures; DROP TABLE store_values; DROP TABLE search; DROP TABLE tool_calls;
-             DROP INDEX messages_by_body; DROP TABLE usage_days; ALTER TABLE conversations DROP COLUMN project;
-             PRAGMA user_version = 3;",
-        )
-        .unwrap();
-    }
-    let s = Store::open(&path).unwrap();
-    assert_eq!(facts(&s, &demo.conversation), want);
-    assert_eq!(facts(&s, &demo.fork), want_fork);
+    assert_eq!(got, want);
+    assert_eq!(got_fork, want_fork);
 }
 
 #[test]
 fn the_v7_migration_counts_the_characters_of_large_results_already_stored() {
     // a store at v6 has no large_result_chars: the migration reads them from the bodies (a fork's copy from its
     // body), the figure an insert writes
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("v6.db");
-    let demo = {
-        let mut s = Store::open(&path).unwrap();
-        cairn::demo::install(&mut s).unwrap()
-    };
-    let facts = |s: &Store, c: &str| s.facts(c, &s.heads(c).unwrap()).unwrap();
-    let (want, want_fork) = {
-        let s = Store::open(&path).unwrap();
-        (facts(&s, &demo.conversation), facts(&s, &demo.fork))
-    };
+    let [want, want_fork, got, got_fork] = measures_written_and_migrated(
+        "ALTER TABLE measures DROP COLUMN large_result_chars; PRAGMA user_version = 6;",
+    );
     assert!(want.iter().any(|f| f.measure.large_result_chars > 1000));
-    {
-        let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch(
-            "ALTER TABLE measures DROP COLUMN large_result_chars; PRAGMA user_version = 6;",
-        )
-        .unwrap();
-    }
-    let s = Store::open(&path).unwrap();
-    assert_eq!(facts(&s, &demo.conversation), want);
-    assert_eq!(facts(&s, &demo.fork), want_fork);
+    assert_eq!(got, want);
+    assert_eq!(got_fork, want_fork);
 }
 
 #[test]
