@@ -220,7 +220,7 @@ fn a_snapshot_keeps_head_and_tail_verbatim_and_a_second_one_rerenders_from_sourc
         &cairn::reclaim::assemble::shape_options(&opts(0).shape),
     )
     .unwrap();
-    let pngs = pngs_of(&snap2);
+    let pngs = pngs_of(snap2);
     assert_eq!(
         pngs,
         r.pages.iter().map(|p| p.png.clone()).collect::<Vec<_>>()
