@@ -183,18 +183,18 @@ pub struct Family {
 }
 
 /// Why Claude reads `outline-7x13` (the README's legibility table, `scripts/legibility`).
-const CLAUDE_WHY: &str = "outline-7x13 is the only measured shape whose real prose reads back at 98% or more with \
-both offline readers (98.5% tesseract, 98.6% PaddleOCR) at 8 or more characters per image token (8.51); its tool \
-output reads at 92.2% / 94.9%, within the measurement's noise of outline-7x14's 92.6% / 95.5% at 7.83. The 5x8 \
-bitmap holds 19.6 but loses 6-8% of prose and 15-18% of tool output to both readers, and oh-my-pi's recall \
-evaluations with Claude found dense cells abstained on (F1 0.35 for a dense 6x12 cell) where DejaVu-like glyphs \
-read well (0.76; 0.81 with extra tracking at 40% less density: shape 8x13-on-11x16)";
+const CLAUDE_WHY: &str = "outline-7x13 is the only measured shape that meets both goals: real prose reads back at \
+98.5% (tesseract) / 98.6% (PaddleOCR) at 8.51 characters per image token (goal: 98% at 8), real tool output at \
+92.1% / 97.9% (goal: 90% / 95% at 6). The 5x8 bitmap holds 19.6 but loses 6-8% of prose and 15-18% of tool \
+output to both readers, and oh-my-pi's recall evaluations with Claude found dense cells abstained on (F1 0.35 for a \
+dense 6x12 cell) where DejaVu-like glyphs read well (0.76; 0.81 with extra tracking at 40% less density: shape \
+8x13-on-11x16)";
 
 /// Why GPT and Gemini read `outline-8x16`.
 const TALL_WHY: &str = "oh-my-pi's recall evaluations found GPT and Gemini read best with extra leading (8x13 \
-glyphs on a 22-pixel pitch); of the measured shapes outline-8x16 reads best with both offline readers (tool \
-output 94.0% tesseract, 96.3% PaddleOCR; prose 98.7% / 98.7%) and still holds 6 or more characters per image \
-token on their pages (their images are cheaper per pixel than Claude's)";
+glyphs on a 22-pixel pitch); of the measured shapes outline-8x16 reads best with both offline readers (tool output \
+94.1% tesseract, 98.8% PaddleOCR; prose 98.7% / 98.7%) and still holds 6.4 characters per image token on OpenAI's \
+page and 17 on Gemini's (a real session's middle)";
 
 pub const FAMILIES: &[Family] = &[
     Family {
