@@ -36,6 +36,41 @@ pub struct Side {
     pub final_reply: Option<String>,
 }
 
+impl Side {
+    /// "N tokens, $C[, K compactions]": the side's size and cost as both shells print it.
+    pub fn cost_line(&self) -> String {
+        format!(
+            "{} tokens, {}{}",
+            self.tokens,
+            self.cost_usd
+                .map(|c| format!("${c:.2}"))
+                .unwrap_or_else(|| "cost unknown".into()),
+            if self.compactions > 0 {
+                format!(", {} compactions", self.compactions)
+            } else {
+                String::new()
+            }
+        )
+    }
+
+    /// The tools called, "name count" each.
+    pub fn tool_counts(&self) -> Vec<String> {
+        self.tools.iter().map(|(k, v)| format!("{k} {v}")).collect()
+    }
+
+    /// The final reply's first non-blank line, at most `chars` characters.
+    pub fn final_line(&self, chars: usize) -> Option<String> {
+        self.final_reply.as_ref().map(|f| {
+            f.lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .chars()
+                .take(chars)
+                .collect()
+        })
+    }
+}
+
 /// Two aligned messages (either may be missing: a message only one side has).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Pair {

@@ -58,19 +58,12 @@ pub fn kinds(text: &str) -> Vec<Kind> {
             || t.starts_with("[tool_")
             || t.starts_with('$');
         let base = if is_code { Kind::Code } else { Kind::Prose };
-        // tokens: whitespace-delimited
+        // tokens: whitespace-delimited; the whitespace between them is the line's kind
         let chars: Vec<char> = line.chars().collect();
-        let mut i = 0;
-        while i < chars.len() {
-            if chars[i].is_whitespace() {
-                out.push(base);
-                i += 1;
-                continue;
-            }
-            let start = i;
-            while i < chars.len() && !chars[i].is_whitespace() {
-                i += 1;
-            }
+        let mut at = 0;
+        for (start, i) in words(&chars) {
+            out.extend(std::iter::repeat_n(base, start - at));
+            at = i;
             let tok: String = chars[start..i].iter().collect();
             let inner = tok.trim_matches(|c: char| !c.is_alphanumeric());
             let number = inner.chars().any(|c| c.is_ascii_digit())
@@ -82,6 +75,25 @@ pub fn kinds(text: &str) -> Vec<Kind> {
                 i - start,
             ));
         }
+        out.extend(std::iter::repeat_n(base, chars.len() - at));
+    }
+    out
+}
+
+/// The whitespace-delimited words of a line, as character ranges `(start, end)`.
+fn words(chars: &[char]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i].is_whitespace() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && !chars[i].is_whitespace() {
+            i += 1;
+        }
+        out.push((start, i));
     }
     out
 }
@@ -508,16 +520,7 @@ pub fn questions(sources: &[Source], n: usize) -> Vec<Question> {
         for line in s.text.lines() {
             let ks = kinds(line);
             let chars: Vec<char> = line.chars().collect();
-            let mut i = 0;
-            while i < chars.len() {
-                if chars[i].is_whitespace() {
-                    i += 1;
-                    continue;
-                }
-                let start = i;
-                while i < chars.len() && !chars[i].is_whitespace() {
-                    i += 1;
-                }
+            for (start, i) in words(&chars) {
                 let tok: String = chars[start..i].iter().collect();
                 let prefix: String = chars[start.saturating_sub(30)..start].iter().collect();
                 if ks.get(start) == Some(&Kind::Number)

@@ -132,6 +132,39 @@ impl Provider {
         })
     }
 
+    /// An HTTP client with the provider's timeout.
+    fn client(&self, url: &str) -> Result<reqwest::blocking::Client, ProviderError> {
+        reqwest::blocking::Client::builder()
+            .timeout(self.timeout)
+            .build()
+            .map_err(|e| ProviderError::Network {
+                url: url.to_string(),
+                message: e.to_string(),
+            })
+    }
+
+    /// A request with the provider's version and key headers (and an `anthropic-beta` header).
+    fn authorized(
+        &self,
+        rb: reqwest::blocking::RequestBuilder,
+        beta: Option<&str>,
+    ) -> reqwest::blocking::RequestBuilder {
+        match (self.kind, &self.key) {
+            (Kind::Anthropic, key) => {
+                let mut rb = rb.header("anthropic-version", "2023-06-01");
+                if let Some(b) = beta {
+                    rb = rb.header("anthropic-beta", b);
+                }
+                match key {
+                    Some(k) => rb.header("x-api-key", k),
+                    None => rb,
+                }
+            }
+            (Kind::Openai, Some(k)) => rb.bearer_auth(k),
+            (Kind::Openai, None) => rb,
+        }
+    }
+
     fn url(&self) -> String {
         match self.kind {
             Kind::Anthropic => format!("{}/v1/messages", self.base_url.trim_end_matches("/v1")),
@@ -159,31 +192,14 @@ impl Provider {
             Kind::Anthropic => req["max_tokens"] = json!(self.max_tokens),
             Kind::Openai => req["stream_options"] = json!({"include_usage": true}),
         }
-        let client = reqwest::blocking::Client::builder()
-            .timeout(self.timeout)
-            .build()
-            .map_err(|e| ProviderError::Network {
-                url: url.clone(),
-                message: e.to_string(),
-            })?;
+        let client = self.client(&url)?;
         let mut attempt = 0;
         loop {
             attempt += 1;
             if cancel.load(Ordering::Relaxed) {
                 return Err(ProviderError::Cancelled);
             }
-            let mut rb = client.post(&url).json(&req);
-            rb = match (self.kind, &self.key) {
-                (Kind::Anthropic, key) => {
-                    let rb = rb.header("anthropic-version", "2023-06-01");
-                    match key {
-                        Some(k) => rb.header("x-api-key", k),
-                        None => rb,
-                    }
-                }
-                (Kind::Openai, Some(k)) => rb.bearer_auth(k),
-                (Kind::Openai, None) => rb,
-            };
+            let rb = self.authorized(client.post(&url).json(&req), None);
             let resp = match rb.send() {
                 Ok(r) => r,
                 Err(e) if attempt < self.attempts && (e.is_timeout() || e.is_connect()) => {
@@ -229,33 +245,13 @@ impl Provider {
             Kind::Openai => self.base_url.clone(),
         };
         let url = format!("{base}{path}");
-        let client = reqwest::blocking::Client::builder()
-            .timeout(self.timeout)
-            .build()
-            .map_err(|e| ProviderError::Network {
-                url: url.clone(),
-                message: e.to_string(),
-            })?;
+        let client = self.client(&url)?;
         let mut req = body.clone();
         req["model"] = json!(self.model);
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let mut rb = client.post(&url).json(&req);
-            rb = match (self.kind, &self.key) {
-                (Kind::Anthropic, key) => {
-                    let mut rb = rb.header("anthropic-version", "2023-06-01");
-                    if let Some(b) = beta {
-                        rb = rb.header("anthropic-beta", b);
-                    }
-                    match key {
-                        Some(k) => rb.header("x-api-key", k),
-                        None => rb,
-                    }
-                }
-                (Kind::Openai, Some(k)) => rb.bearer_auth(k),
-                (Kind::Openai, None) => rb,
-            };
+            let rb = self.authorized(client.post(&url).json(&req), beta);
             let resp = rb.send().map_err(|e| ProviderError::Network {
                 url: url.clone(),
                 message: e.to_string(),

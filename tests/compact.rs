@@ -34,6 +34,32 @@ fn opts(protect: u64) -> RungOptions {
     }
 }
 
+/// A snapshot of a conversation's messages `from..=to` through the commands layer.
+fn snapshot_range(
+    s: &mut Store,
+    c: &str,
+    from: &str,
+    to: &str,
+) -> Result<cairn::commands::Outcome, cairn::commands::CommandError> {
+    cairn::commands::run(
+        s,
+        &cairn::reclaim::Settings::default(),
+        cairn::commands::Action::Compact {
+            conversation: c.to_string(),
+            strategy: Some(Strategy::Snapshot),
+            force: true,
+            target: None,
+            protect: None,
+            instructions: None,
+            provider: None,
+            from: Some(from.to_string()),
+            to: Some(to.to_string()),
+        },
+        &cairn::commands::Quiet,
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+}
+
 /// The page images a sent message holds.
 fn pngs_of(m: &Sent) -> Vec<Vec<u8>> {
     m.content
@@ -484,7 +510,6 @@ fn an_image_inside_an_elided_result_is_not_pruned_again() {
 /// widened so no call loses its result, and what is outside it is sent as it was.
 #[test]
 fn compacting_a_chosen_range_covers_only_it() {
-    use std::sync::atomic::AtomicBool;
     let mut s = Store::open_in_memory().unwrap();
     let c = long_conversation(&mut s, 30);
     let path = s.active_path(&c).unwrap();
@@ -506,24 +531,7 @@ fn compacting_a_chosen_range_covers_only_it() {
             .any(|b| matches!(b, Block::ToolResult { .. }))
     );
     let to = from + 21;
-    let o = cairn::commands::run(
-        &mut s,
-        &cairn::reclaim::Settings::default(),
-        cairn::commands::Action::Compact {
-            conversation: c.clone(),
-            strategy: Some(Strategy::Snapshot),
-            force: true,
-            target: None,
-            protect: None,
-            instructions: None,
-            provider: None,
-            from: Some(path[from].id.clone()),
-            to: Some(path[to].id.clone()),
-        },
-        &cairn::commands::Quiet,
-        &AtomicBool::new(false),
-    )
-    .unwrap();
+    let o = snapshot_range(&mut s, &c, &path[from].id, &path[to].id).unwrap();
     assert!(matches!(o, cairn::commands::Outcome::Compacted(_)));
     let marker = s.active_path(&c).unwrap().last().unwrap().clone();
     let span = marker.meta["cairn"]["span"].as_array().unwrap().clone();
@@ -543,24 +551,8 @@ fn compacting_a_chosen_range_covers_only_it() {
     assert!(sources.contains(&path[path.len() - 1].id.as_str()));
     pairs::check(&sent, false).unwrap();
     // a range the wrong way round is refused in one line
-    let e = cairn::commands::run(
-        &mut s,
-        &cairn::reclaim::Settings::default(),
-        cairn::commands::Action::Compact {
-            conversation: c.clone(),
-            strategy: Some(Strategy::Snapshot),
-            force: true,
-            target: None,
-            protect: None,
-            instructions: None,
-            provider: None,
-            from: Some(path[to].id.clone()),
-            to: Some(path[from].id.clone()),
-        },
-        &cairn::commands::Quiet,
-        &AtomicBool::new(false),
-    )
-    .unwrap_err()
-    .to_string();
+    let e = snapshot_range(&mut s, &c, &path[to].id, &path[from].id)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("--from is after --to"), "{e}");
 }

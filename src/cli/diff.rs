@@ -34,9 +34,9 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             .unwrap_or_else(|| ", nothing in common".into())
     ))?;
     for (name, s) in [("A", &d.a), ("B", &d.b)] {
-        let tools: Vec<String> = s.tools.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let tools = s.tool_counts();
         out(&format!(
-            "{name} {} → {}: {} messages, {} turns, {} tool calls ({}), {} errors, {} tokens, {}{}",
+            "{name} {} → {}: {} messages, {} turns, {} tool calls ({}), {} errors, {}",
             s.conversation,
             s.tip.as_deref().unwrap_or("-"),
             s.messages,
@@ -48,24 +48,9 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
                 tools.join(", ")
             },
             s.tool_errors,
-            s.tokens,
-            s.cost_usd
-                .map(|c| format!("${c:.2}"))
-                .unwrap_or_else(|| "cost unknown".into()),
-            if s.compactions > 0 {
-                format!(", {} compactions", s.compactions)
-            } else {
-                String::new()
-            }
+            s.cost_line()
         ))?;
-        if let Some(f) = &s.final_reply {
-            let line: String = f
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("")
-                .chars()
-                .take(120)
-                .collect();
+        if let Some(line) = s.final_line(120) {
             out(&format!("  final reply: {line}"))?;
         }
     }

@@ -10,10 +10,11 @@ use super::tools::{Detail, result_lang, summarize};
 use super::{Options, is_thinking};
 use crate::model::{Block, ToolResultContent};
 
-fn fence(body: &str, lang: &str) -> String {
-    let mut ticks = 3;
+/// Backticks enough to open a code span or fence that no run of backticks in `s` closes (at least `min`).
+fn ticks_for(s: &str, min: usize) -> String {
+    let mut ticks = min;
     let mut run = 0;
-    for c in body.chars() {
+    for c in s.chars() {
         if c == '`' {
             run += 1;
             ticks = ticks.max(run + 1);
@@ -21,7 +22,11 @@ fn fence(body: &str, lang: &str) -> String {
             run = 0;
         }
     }
-    let f = "`".repeat(ticks);
+    "`".repeat(ticks)
+}
+
+fn fence(body: &str, lang: &str) -> String {
+    let f = ticks_for(body, 3);
     format!("{f}{lang}\n{body}\n{f}\n")
 }
 
@@ -66,17 +71,7 @@ fn output(text: &str, lang: &str, label: &str) -> String {
 /// Inline code that no backtick inside can close.
 fn code_span(s: &str) -> String {
     let s = s.replace('\n', " ");
-    let mut ticks = 1;
-    let mut run = 0;
-    for c in s.chars() {
-        if c == '`' {
-            run += 1;
-            ticks = ticks.max(run + 1);
-        } else {
-            run = 0;
-        }
-    }
-    let f = "`".repeat(ticks);
+    let f = ticks_for(&s, 1);
     let pad = if s.starts_with('`') || s.ends_with('`') {
         " "
     } else {

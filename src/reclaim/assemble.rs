@@ -36,7 +36,8 @@ pub enum Piece {
     /// The summary text of the harness compaction marker at this index, sent as a user message.
     HarnessSummary { index: usize },
     /// These messages (path indices, in order) drawn as pages or replaced by a summary. `elided`: those of them
-    /// whose large successful results an earlier elision took (a snapshot draws a short note in their place).
+    /// whose large successful results an earlier elision took (a snapshot draws a short note in their place), in
+    /// order (looked up by binary search: a cover can hold most of a 100k-message path).
     Cover {
         covered: Vec<usize>,
         elided: Vec<usize>,
@@ -400,7 +401,8 @@ pub fn drawn_chars(view: &PathView, i: usize, elided: bool) -> u64 {
     }
 }
 
-/// The cells the covered messages take on snapshot pages (`elided`: those drawn without their large results).
+/// The cells the covered messages take on snapshot pages (`elided`, sorted: those drawn without their large
+/// results).
 pub fn covered_cells(view: &PathView, covered: &[usize], elided: &[usize]) -> u64 {
     covered
         .iter()
@@ -408,7 +410,7 @@ pub fn covered_cells(view: &PathView, covered: &[usize], elided: &[usize]) -> u6
             let h = &view.heads[i];
             render::cells(
                 &render::label(h.role, h.has_tool_result(), &h.id),
-                drawn_chars(view, i, elided.contains(&i)),
+                drawn_chars(view, i, elided.binary_search(&i).is_ok()),
             )
         })
         .sum()
@@ -451,7 +453,7 @@ fn cover_kinds(
             let est = render::estimate(covered_cells(view, covered, elided), &shape_options(shape));
             t.characters_imaged += covered
                 .iter()
-                .map(|&i| drawn_chars(view, i, elided.contains(&i)))
+                .map(|&i| drawn_chars(view, i, elided.binary_search(&i).is_ok()))
                 .sum::<u64>();
             t.image_bytes += est.png_bytes;
             ByKind {
@@ -685,7 +687,7 @@ pub fn materialize(
             } => {
                 let msgs: Vec<Message> = covered
                     .iter()
-                    .filter_map(|&i| body(i).map(|m| as_drawn(m, elided.contains(&i))))
+                    .filter_map(|&i| body(i).map(|m| as_drawn(m, elided.binary_search(&i).is_ok())))
                     .collect();
                 let sources = msgs.iter().map(|m| m.id.clone()).collect();
                 let content = match by {

@@ -143,17 +143,11 @@ impl Store {
         let mut stmt = self.conn.prepare(&sql).map_err(bad)?;
         let hits = stmt
             .query_map(params_from_iter(args.iter()), |r| {
-                let role: String = r.get(3)?;
-                let flags: i64 = r.get(4)?;
                 Ok(Hit {
                     message: r.get(0)?,
                     conversation: r.get(1)?,
                     title: r.get(2)?,
-                    role: if flags & 2 != 0 && role == "user" {
-                        "tool".into()
-                    } else {
-                        role
-                    },
+                    role: hit_role(r.get(3)?, r.get(4)?),
                     created_at: r.get(5)?,
                     rank: r.get(6)?,
                     body: r.get(7)?,
@@ -226,17 +220,11 @@ impl Store {
         for (body, rank) in bodies {
             let mut rows = stmt.query([body])?;
             while let Some(r) = rows.next()? {
-                let role: String = r.get(3)?;
-                let flags: i64 = r.get(4)?;
                 hits.push(Hit {
                     message: r.get(0)?,
                     conversation: r.get(1)?,
                     title: r.get(2)?,
-                    role: if flags & 2 != 0 && role == "user" {
-                        "tool".into()
-                    } else {
-                        role
-                    },
+                    role: hit_role(r.get(3)?, r.get(4)?),
                     created_at: r.get(5)?,
                     rank,
                     body,
@@ -290,5 +278,14 @@ impl Store {
             .and_then(|v| crate::wire::blocks_from_value(v, "content").ok())
             .unwrap_or_default();
         Ok(super::index::indexed_text(&blocks))
+    }
+}
+
+/// A hit's role as search shows it: a user message that carries tool results (node flag 2) is "tool".
+fn hit_role(role: String, flags: i64) -> String {
+    if flags & 2 != 0 && role == "user" {
+        "tool".into()
+    } else {
+        role
     }
 }

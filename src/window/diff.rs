@@ -21,34 +21,16 @@ pub struct DiffPanel {
 fn side_label(ui: &mut egui::Ui, name: &str, s: &Side) {
     ui.vertical(|ui| {
         ui.label(RichText::new(name).strong());
-        let tools: Vec<String> = s.tools.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let tools = s.tool_counts();
         ui.label(format!(
             "{} messages, {} turns, {} tool calls, {} errors",
             s.messages, s.turns, s.tool_calls, s.tool_errors
         ));
-        ui.label(format!(
-            "{} tokens, {}{}",
-            s.tokens,
-            s.cost_usd
-                .map(|c| format!("${c:.2}"))
-                .unwrap_or_else(|| "cost unknown".into()),
-            if s.compactions > 0 {
-                format!(", {} compactions", s.compactions)
-            } else {
-                String::new()
-            }
-        ));
+        ui.label(s.cost_line());
         if !tools.is_empty() {
             ui.label(RichText::new(tools.join(", ")).weak());
         }
-        if let Some(f) = &s.final_reply {
-            let line: String = f
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("")
-                .chars()
-                .take(90)
-                .collect();
+        if let Some(line) = s.final_line(90) {
             ui.label(RichText::new(format!("final reply: {line}")).italics());
         }
     });

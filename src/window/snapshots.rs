@@ -38,6 +38,14 @@ struct SourceLine {
     header: bool,
 }
 
+type Picker = (
+    &'static str,
+    &'static str,
+    &'static str,
+    Vec<crate::render::shape::Density>,
+    u64,
+);
+
 pub struct SnapshotView {
     /// A page profile picked, or None for the conversation's model's.
     pub profile: Option<usize>,
@@ -53,6 +61,9 @@ pub struct SnapshotView {
     pub auto_read: bool,
     /// Open the shape picker once the pages are drawn (a screenshot of it).
     pub open_picker: bool,
+    /// What the pickers show of the pages drawn: profile, shape, the model's default shape, every shape's density,
+    /// the text tokens covered (kept from the pages' arrival, not rebuilt each frame).
+    picker: Option<Picker>,
     /// Each page's tiles: where the tile sits on the page (pixels) and its texture.
     textures: Vec<Vec<(Rect, egui::TextureHandle)>>,
     lines: Vec<Vec<SourceLine>>,
@@ -72,6 +83,7 @@ impl Default for SnapshotView {
             reader: crate::legibility::Reader::Tesseract,
             auto_read: false,
             open_picker: false,
+            picker: None,
             page: 0,
             zoom: 1.0,
             remote: Remote::Idle,
@@ -180,6 +192,13 @@ impl SnapshotView {
         self.page_text_tokens = tokens;
         self.page = self.page.min(data.pages.len().saturating_sub(1));
         self.link = None;
+        self.picker = Some((
+            data.preview.options.profile.name,
+            data.preview.shape.name,
+            data.preview.default_shape.name,
+            data.preview.densities.clone(),
+            data.preview.rendered.stats.text_tokens,
+        ));
         self.remote = Remote::Ready(data);
     }
 
@@ -187,6 +206,7 @@ impl SnapshotView {
     pub fn ui(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Action> {
         if self.remote.wanted() {
             self.remote = Remote::Pending;
+            self.picker = None;
             return Some(Action::SnapshotPreview {
                 conversation: s.conv.id.clone(),
                 profile: self.profile.and_then(|k| PROFILES.get(k)),
@@ -194,15 +214,7 @@ impl SnapshotView {
             });
         }
         let mut rerender = false;
-        let drawn = self.remote.ready().map(|d| {
-            (
-                d.preview.options.profile.name,
-                d.preview.shape.name,
-                d.preview.default_shape.name,
-                d.preview.densities.clone(),
-                d.preview.rendered.stats.text_tokens,
-            )
-        });
+        let drawn = self.picker.take();
         ui.horizontal(|ui| {
             let before = (self.profile, self.shape);
             egui::ComboBox::new("profile-picker", "Profile")
@@ -281,6 +293,7 @@ impl SnapshotView {
             ui.add(egui::Slider::new(&mut self.zoom, 0.25..=2.0).text("Zoom"));
             rerender = before != (self.profile, self.shape);
         });
+        self.picker = drawn;
         if rerender {
             self.remote.reset();
             self.readback.reset();
