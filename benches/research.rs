@@ -230,6 +230,7 @@ fn conversation(r: &mut Rng, c: usize, n: usize, t0: i64) -> Vec<ImportedMessage
             output_tokens: 80 + r.below(200) as u64,
             cache_read_input_tokens: context,
             cache_creation_input_tokens: 700,
+            ..Usage::default()
         });
         call.meta = json!({"model": (["claude-sonnet-4-5", "claude-opus-4-5"][c % 2])});
         call.created_at = Some(at(out.len()));
@@ -274,6 +275,7 @@ fn conversation(r: &mut Rng, c: usize, n: usize, t0: i64) -> Vec<ImportedMessage
             output_tokens: 120 + r.below(300) as u64,
             cache_read_input_tokens: context,
             cache_creation_input_tokens: 400,
+            ..Usage::default()
         });
         reply.meta = json!({"model": (["claude-sonnet-4-5", "claude-opus-4-5"][c % 2])});
         reply.created_at = Some(at(out.len()));

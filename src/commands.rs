@@ -494,7 +494,7 @@ pub fn run(
             model,
         } => {
             let view = crate::reclaim::PathView::load(store, &conversation, None)?;
-            let policy = policy_for(settings, &view, model.as_deref(), None);
+            let policy = policy_for(store, settings, &view, model.as_deref(), None)?;
             let fits = crate::reclaim::replay::stored_fits(store)?;
             Ok(Outcome::Timeline(crate::reclaim::timeline::timeline(
                 Some(store),
@@ -519,7 +519,7 @@ pub fn run(
                 ))
             })?;
             let view = crate::reclaim::PathView::load(store, &conversation, None)?;
-            let policy = policy_for(settings, &view, None, None);
+            let policy = policy_for(store, settings, &view, None, None)?;
             let opts = policy.rung_options(policy.target_tokens());
             let applied =
                 crate::send::server_compact(store, &view.conversation, &provider, how, &opts)?;
@@ -565,12 +565,19 @@ pub fn run(
     }
 }
 
-/// The policy for a path: its newest reply's model (or `model`), under the settings.
+/// The policy for a path: its newest reply's model (or `model`), under the settings, its window no smaller than
+/// the largest prompt the store measured for that model.
 pub fn policy_for(
+    store: &Store,
     settings: &Settings,
     view: &crate::reclaim::PathView,
     model: Option<&str>,
     window: Option<u64>,
-) -> Policy {
-    Policy::new(settings, model.or(view.model()), window)
+) -> Result<Policy, CommandError> {
+    let model = model.or(view.model());
+    let measured = match model {
+        Some(m) => store.max_measured_prompt(m)?,
+        None => None,
+    };
+    Ok(Policy::new(settings, model, window, measured))
 }

@@ -104,7 +104,7 @@ mod tests {
         );
         // a long middle: the snapshot rung has something to take
         let view = crate::reclaim::PathView::load(&store, &d.conversation, None).unwrap();
-        let policy = crate::reclaim::Policy::new(&Default::default(), view.model(), None);
+        let policy = crate::reclaim::Policy::new(&Default::default(), view.model(), None, None);
         let est = crate::reclaim::replay::Estimator::for_path(
             &Default::default(),
             Some(&store),

@@ -138,7 +138,7 @@ fn side(
     conv: &str,
     msgs: &[Message],
     facts: &[Facts],
-    prices: &BTreeMap<String, crate::pricing::Price>,
+    prices: &BTreeMap<String, crate::models::Price>,
 ) -> Side {
     let mut s = Side {
         conversation: conv.to_string(),
@@ -175,18 +175,11 @@ fn side(
         if m.role == Role::Assistant {
             if let Some(u) = f.usage {
                 let model = f.model.as_deref().unwrap_or("unknown");
-                s.cost_usd = match (s.cost_usd, crate::pricing::price(model, prices)) {
-                    (Some(c), Some(p)) => Some(
-                        c + crate::pricing::cost(
-                            p,
-                            [
-                                u.input_tokens,
-                                u.output_tokens,
-                                u.cache_read_input_tokens,
-                                u.cache_creation_input_tokens,
-                            ],
-                        ),
-                    ),
+                s.cost_usd = match (
+                    s.cost_usd,
+                    crate::models::cost(model, &u, f.created_at, prices),
+                ) {
+                    (Some(c), Some(x)) => Some(c + x),
                     _ => None,
                 };
             }
@@ -211,7 +204,7 @@ pub fn diff(
     store: &Store,
     a: &str,
     b: &str,
-    prices: &BTreeMap<String, crate::pricing::Price>,
+    prices: &BTreeMap<String, crate::models::Price>,
 ) -> Result<Diff, StoreError> {
     let (ca, ma, fa) = path_of(store, a)?;
     let (cb, mb, fb) = path_of(store, b)?;

@@ -587,11 +587,15 @@ pub fn provider_cost(
     r: &Rendered,
     prompt: &str,
     model: &str,
-    prices: &std::collections::BTreeMap<String, crate::pricing::Price>,
+    prices: &std::collections::BTreeMap<String, crate::models::Price>,
 ) -> (u64, Option<f64>) {
     let tokens = r.stats.image_tokens + crate::tokens::text(prompt) + 400;
-    let cost =
-        crate::pricing::price(model, prices).map(|p| crate::pricing::cost(p, [tokens, 400, 0, 0]));
+    let usage = crate::model::Usage {
+        input_tokens: tokens,
+        output_tokens: 400,
+        ..Default::default()
+    };
+    let cost = crate::models::cost(model, &usage, 0, prices);
     (tokens, cost)
 }
 

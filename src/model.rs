@@ -162,17 +162,62 @@ impl Block {
     }
 }
 
-/// Token usage a provider measured for one reply.
+/// Token usage a provider measured for one reply, in Anthropic's terms: uncached input, output, cache reads and
+/// cache writes (all lifetimes), and of the writes those made with the 1-hour lifetime (billed at twice the input
+/// price where the 5-minute ones are billed at 1.25 times).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "UsageRepr")]
 pub struct Usage {
-    #[serde(default)]
     pub input_tokens: u64,
-    #[serde(default)]
     pub output_tokens: u64,
-    #[serde(default)]
     pub cache_read_input_tokens: u64,
-    #[serde(default)]
     pub cache_creation_input_tokens: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cache_creation_1h_input_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// What a usage object may look like: cairn's own (flat), or Anthropic's, whose 1-hour writes sit under
+/// `cache_creation.ephemeral_1h_input_tokens`.
+#[derive(Deserialize)]
+struct UsageRepr {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+    #[serde(default)]
+    cache_read_input_tokens: u64,
+    #[serde(default)]
+    cache_creation_input_tokens: u64,
+    #[serde(default)]
+    cache_creation_1h_input_tokens: u64,
+    #[serde(default)]
+    cache_creation: Option<CacheCreation>,
+}
+
+#[derive(Deserialize)]
+struct CacheCreation {
+    #[serde(default)]
+    ephemeral_1h_input_tokens: u64,
+}
+
+impl From<UsageRepr> for Usage {
+    fn from(r: UsageRepr) -> Usage {
+        let nested = r.cache_creation.map_or(0, |c| c.ephemeral_1h_input_tokens);
+        Usage {
+            input_tokens: r.input_tokens,
+            output_tokens: r.output_tokens,
+            cache_read_input_tokens: r.cache_read_input_tokens,
+            cache_creation_input_tokens: r.cache_creation_input_tokens,
+            cache_creation_1h_input_tokens: r
+                .cache_creation_1h_input_tokens
+                .max(nested)
+                .min(r.cache_creation_input_tokens),
+        }
+    }
 }
 
 /// The plain text of blocks, one block after another: text as is, thinking, tool calls and results marked, other

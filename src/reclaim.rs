@@ -48,11 +48,6 @@ pub const PLACEHOLDER_TOKENS: u64 = 20;
 pub const SUMMARY_TOKENS: u64 = 2_000;
 /// The reply's reserve inside the window.
 pub const REPLY_RESERVE: u64 = 16_000;
-/// Input price per million tokens (Claude Opus-class list price) and the prompt cache's multipliers, for the
-/// comparison's cost of the next request.
-pub const PRICE_PER_MTOK: f64 = 5.0;
-pub const CACHE_READ: f64 = 0.1;
-pub const CACHE_WRITE: f64 = 1.25;
 
 /// Why a reclaim operation failed.
 #[derive(Debug, thiserror::Error)]

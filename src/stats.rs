@@ -1,13 +1,13 @@
 //! Usage statistics across sessions: what a researcher asks of a month of work (sessions, turns, tool calls and
 //! how often they fail, tokens in and out, what the prompt cache saved, what it cost at list prices, compactions,
 //! wall time), grouped by conversation, model, day, week, project or tool. The store sums ([`Store::usage`]);
-//! this prices the sums ([`crate::pricing`]) and shapes the rows every shell shows.
+//! this prices each reply ([`crate::models::cost`]) and shapes the rows every shell shows.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::pricing::{Price, cost, price};
+use crate::models::Price;
 use crate::store::{By, Store, StoreError};
 
 /// One row of the table (the contract of `cairn stats --json`, plus figures beside it).
@@ -60,7 +60,10 @@ pub fn stats(
         // one row per model, whatever date suffix its replies carried
         let mut merged: BTreeMap<String, crate::store::UsageGroup> = BTreeMap::new();
         for g in groups {
-            let key = crate::reclaim::replay::model_key(&g.key);
+            // Claude Code's `<synthetic>` placeholder and the like are no model
+            let Some(key) = crate::models::key(&g.key) else {
+                continue;
+            };
             let m = merged
                 .entry(key.clone())
                 .or_insert_with(|| crate::store::UsageGroup {
@@ -75,6 +78,7 @@ pub fn stats(
             m.compactions += g.compactions;
             m.wall_ms += g.wall_ms;
             m.by_model.extend(g.by_model);
+            m.replies.extend(g.replies);
         }
         groups = merged.into_values().collect();
     }
@@ -82,18 +86,26 @@ pub fn stats(
         .into_iter()
         .map(|g| {
             let mut t = [0u64; 4];
-            let mut total = 0.0;
-            let mut unpriced = Vec::new();
-            for (model, m) in &g.by_model {
+            for (_, m) in &g.by_model {
                 for k in 0..4 {
                     t[k] += m[k];
                 }
-                match price(model, prices) {
-                    Some(p) => total += cost(p, *m),
-                    None if m.iter().any(|&x| x > 0) => unpriced.push(model.clone()),
+            }
+            let mut total = 0.0;
+            let mut unpriced = std::collections::BTreeSet::new();
+            for (model, u, at) in &g.replies {
+                let name = model.as_deref().unwrap_or("(no model)");
+                match crate::models::cost(name, u, *at, prices) {
+                    Some(c) => total += c,
+                    None if *u != crate::model::Usage::default() => {
+                        unpriced.insert(crate::models::key_or_raw(name));
+                    }
                     None => {}
                 }
             }
+            let unpriced: Vec<String> = unpriced.into_iter().collect();
+            // a session that recorded no usage at all has no cost to show (not $0)
+            let unmeasured = g.replies.is_empty() && g.turns > 0;
             let prompt = t[0] + t[2] + t[3];
             Row {
                 key: g.key,
@@ -108,7 +120,7 @@ pub fn stats(
                 cache_read_tokens: t[2],
                 cache_write_tokens: t[3],
                 cache_hit_ratio: (prompt > 0).then(|| t[2] as f64 / prompt as f64),
-                cost_usd: (by != By::Tool && unpriced.is_empty()).then_some(total),
+                cost_usd: (by != By::Tool && unpriced.is_empty() && !unmeasured).then_some(total),
                 unpriced,
                 compactions: g.compactions,
                 wall_seconds: (g.wall_ms.max(0) / 1000) as u64,

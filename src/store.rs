@@ -28,7 +28,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 pub use error::{Result, StoreError};
-pub use measures::Facts;
+pub use measures::{Facts, ModelSeen};
 pub use oplog::Operation;
 pub use paths::Head;
 pub use resume::{Budget, Resumed, Retry};

@@ -108,16 +108,6 @@ pub enum Tokenizer {
 }
 
 impl Tokenizer {
-    /// The tokenizer a model reads with, where it is public (OpenAI's GPT, o-series and Codex models use o200k).
-    pub fn for_model(model: &str) -> Tokenizer {
-        const OPENAI: &[&str] = &["gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4", "codex-"];
-        if OPENAI.iter().any(|p| model.starts_with(p)) {
-            Tokenizer::O200k
-        } else {
-            Tokenizer::Estimate
-        }
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             Tokenizer::Estimate => "estimate by text kind",

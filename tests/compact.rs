@@ -29,7 +29,7 @@ fn assembled(s: &Store, c: &str) -> Assembled {
 fn opts(protect: u64) -> RungOptions {
     RungOptions {
         protect,
-        shape: cairn::reclaim::Policy::new(&Default::default(), None, None).shape(),
+        shape: cairn::reclaim::Policy::new(&Default::default(), None, None, None).shape(),
         range: None,
     }
 }

@@ -366,6 +366,7 @@ fn readable_exports_fold_preambles_and_show_edits_as_diffs() {
         output_tokens: 80,
         cache_read_input_tokens: 0,
         cache_creation_input_tokens: 0,
+        ..Usage::default()
     });
     let chain = vec![
         NewMessage::text(

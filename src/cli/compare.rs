@@ -43,7 +43,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     ))?;
     for r in rows {
         out(&format!(
-            "{:<9} {:>9} {:>9} {:>6} {:>9.0} {:>7} {:>7} {:>9.4} {:>9.4}  {}{}{}",
+            "{:<9} {:>9} {:>9} {:>6} {:>9.0} {:>7} {:>7} {:>9} {:>9}  {}{}{}",
             r.strategy,
             r.text_tokens_after,
             r.image_tokens_after,
@@ -51,8 +51,8 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             r.image_bytes as f64 / 1e3,
             r.lost.tool_results_elided,
             r.lost.characters_imaged,
-            r.cost_list,
-            r.cost_warm_cache,
+            crate::models::usd(r.cost_list, 4),
+            crate::models::usd(r.cost_warm_cache, 4),
             r.cache_kept_through.as_deref().unwrap_or("-"),
             if r.reaches_budget {
                 ""

@@ -3,13 +3,12 @@
 
 use super::{CommandError, Outcome, RenderInput, policy_for};
 use crate::reclaim::assemble::{layout, materialize};
-use crate::reclaim::compare::{after_of, compare as compare_rows};
+use crate::reclaim::compare::{Pricing, after_of, compare_priced};
 use crate::reclaim::replay::{Estimator, stored_fits};
 use crate::reclaim::rungs::covered_middle;
 use crate::reclaim::{PathView, Settings, report};
 use crate::render::{self, Profile, Rendered, Source};
 use crate::store::Store;
-use crate::tokens::Tokenizer;
 
 pub(super) fn context(
     store: &mut Store,
@@ -18,9 +17,9 @@ pub(super) fn context(
     model: Option<&str>,
 ) -> Result<Outcome, CommandError> {
     let view = PathView::load(store, conversation, None)?;
-    let policy = policy_for(settings, &view, model, None);
+    let policy = policy_for(store, settings, &view, model, None)?;
     // counted the way the model counts (OpenAI's models with their public tokenizer)
-    let view = view.retokenized(Some(store), Tokenizer::for_model(&policy.model))?;
+    let view = view.retokenized(Some(store), crate::models::tokenizer(&policy.model))?;
     let est = Estimator::for_path(&stored_fits(store)?, Some(store), &view, &policy.model)?;
     Ok(Outcome::Context(Box::new(report::report(
         &view, &policy, &est,
@@ -35,12 +34,16 @@ pub(super) fn compare(
     profile: Option<&'static Profile>,
 ) -> Result<Outcome, CommandError> {
     let view = PathView::load(store, conversation, None)?;
-    let mut policy = policy_for(settings, &view, None, None);
+    let mut policy = policy_for(store, settings, &view, None, None)?;
     if let Some(p) = profile {
         policy.profile = p;
     }
     let budget = budget.unwrap_or_else(|| policy.target_tokens());
-    let rows = compare_rows(&view, budget, &policy.rung_options(budget));
+    let pricing = Pricing {
+        model: &policy.model,
+        prices: &settings.prices,
+    };
+    let rows = compare_priced(&view, budget, &policy.rung_options(budget), &pricing);
     Ok(Outcome::Compared {
         conversation: view.conversation,
         budget,
@@ -57,7 +60,7 @@ pub(super) fn preview(
     budget: Option<u64>,
 ) -> Result<Outcome, CommandError> {
     let view = PathView::load(store, conversation, None)?;
-    let policy = policy_for(settings, &view, None, None);
+    let policy = policy_for(store, settings, &view, None, None)?;
     let budget = budget.unwrap_or_else(|| policy.target_tokens());
     let (_, after, _, _) = after_of(&view, strategy, budget, &policy.rung_options(budget));
     let sent = materialize(&view, &after, Some(store))?;
@@ -143,7 +146,7 @@ fn snapshot_middle(
     conversation: &str,
 ) -> Result<(PathView, crate::reclaim::Policy, Vec<Source>), CommandError> {
     let view = PathView::load(store, conversation, None)?;
-    let policy = policy_for(settings, &view, None, None);
+    let policy = policy_for(store, settings, &view, None, None)?;
     let l = layout(&view, &[], view.len());
     let idx = covered_middle(&view, &l, policy.protect_for(policy.target_tokens()));
     // drawn as the rung draws them: what an earlier elision took is a short note

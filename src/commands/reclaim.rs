@@ -28,7 +28,7 @@ pub(super) fn compact(
     cancel: &AtomicBool,
 ) -> Result<Outcome, CommandError> {
     let view = PathView::load(store, &a.conversation, None)?;
-    let policy = policy_for(settings, &view, None, None);
+    let policy = policy_for(store, settings, &view, None, None)?;
     let target = a.target.unwrap_or_else(|| policy.target_tokens());
     let mut opts = policy.rung_options(target);
     if let Some(p) = a.protect {
@@ -94,7 +94,7 @@ pub(super) fn shake(
     images: bool,
 ) -> Result<Outcome, CommandError> {
     let view = PathView::load(store, conversation, None)?;
-    let policy = policy_for(settings, &view, None, None);
+    let policy = policy_for(store, settings, &view, None, None)?;
     let opts = policy.rung_options(policy.target_tokens());
     let mut done = Vec::new();
     for (s, on) in [(Strategy::Elide, elide), (Strategy::Images, images)] {
@@ -116,7 +116,8 @@ pub(super) fn send(
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<Outcome, CommandError> {
-    let policy = crate::reclaim::Policy::new(settings, Some(&provider.model), window);
+    let measured = store.max_measured_prompt(&provider.model)?;
+    let policy = crate::reclaim::Policy::new(settings, Some(&provider.model), window, measured);
     let sent = crate::send::send(
         store,
         conversation,

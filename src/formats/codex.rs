@@ -278,6 +278,7 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                         output_tokens: g("output_tokens"),
                         cache_read_input_tokens: g("cached_input_tokens"),
                         cache_creation_input_tokens: 0,
+                        ..Usage::default()
                     });
                     built[a].lines.push(line.clone());
                 } else {

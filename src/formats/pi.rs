@@ -386,6 +386,7 @@ fn message(path: &Path, no: usize, entry: &Value) -> Result<Option<NewMessage>, 
         output_tokens: u.get("output").and_then(Value::as_u64).unwrap_or(0),
         cache_read_input_tokens: u.get("cacheRead").and_then(Value::as_u64).unwrap_or(0),
         cache_creation_input_tokens: u.get("cacheWrite").and_then(Value::as_u64).unwrap_or(0),
+        ..Usage::default()
     });
     let mut nm = NewMessage::new(role, blocks);
     nm.meta = meta;

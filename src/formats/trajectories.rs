@@ -224,6 +224,7 @@ fn openhands_usage(mr: &Value) -> Option<Usage> {
         output_tokens: n("completion_tokens"),
         cache_read_input_tokens: read,
         cache_creation_input_tokens: write,
+        ..Usage::default()
     })
 }
 

@@ -153,7 +153,7 @@ impl Reader {
     /// The reader a model is.
     pub fn of(model: &str) -> Reader {
         Reader {
-            keeps_past_thinking: super::policy::keeps_past_thinking(model),
+            keeps_past_thinking: crate::models::keeps_past_thinking(model),
         }
     }
 }

@@ -8,7 +8,8 @@ use super::assemble::{Layout, Piece, Tally, layout};
 use super::marker::Strategy;
 use super::rungs::{RungOptions, plan};
 use super::view::{PathView, Placed};
-use super::{CACHE_READ, CACHE_WRITE, PRICE_PER_MTOK};
+use crate::model::Usage;
+use crate::models::Price;
 
 /// One row of the comparison.
 #[derive(Debug, Clone, Serialize)]
@@ -24,10 +25,11 @@ pub struct Row {
     pub lost: Tally,
     /// The prompt cache would still hit through this message after the compaction (None: nothing kept).
     pub cache_kept_through: Option<String>,
-    /// Estimated cost of the next request, in US dollars: every token at list price, and with the cache warm
-    /// (the kept prefix read at 0.1x, the rest written at 1.25x).
-    pub cost_list: f64,
-    pub cost_warm_cache: f64,
+    /// Estimated cost of the next request at the model's prices ([`crate::models::cost`]), in US dollars: every
+    /// token as uncached input, and with the cache warm (the kept prefix read from the cache, the rest written
+    /// to it). None when the model has no price.
+    pub cost_list: Option<f64>,
+    pub cost_warm_cache: Option<f64>,
     pub reaches_budget: bool,
 }
 
@@ -39,8 +41,52 @@ pub fn names() -> Vec<&'static str> {
         .collect()
 }
 
-/// Each strategy on `view`, against `budget` tokens.
+/// How the next request is priced: the model it goes to and the settings' prices over the catalog's.
+#[derive(Debug, Clone, Copy)]
+pub struct Pricing<'a> {
+    pub model: &'a str,
+    pub prices: &'a std::collections::BTreeMap<String, Price>,
+}
+
+impl Pricing<'_> {
+    fn at(&self, u: Usage) -> Option<f64> {
+        crate::models::cost(self.model, &u, 0, self.prices)
+    }
+
+    /// (every token uncached, the kept prefix read from the cache and the rest written to it)
+    fn costs(&self, total: u64, kept: u64) -> (Option<f64>, Option<f64>) {
+        (
+            self.at(Usage {
+                input_tokens: total,
+                ..Usage::default()
+            }),
+            self.at(Usage {
+                cache_read_input_tokens: kept.min(total),
+                cache_creation_input_tokens: total.saturating_sub(kept),
+                ..Usage::default()
+            }),
+        )
+    }
+}
+
+/// Each strategy on `view`, against `budget` tokens, the next request priced for the path's model at the
+/// catalog's prices.
 pub fn compare(view: &PathView, budget: u64, opts: &RungOptions) -> Vec<Row> {
+    let none = std::collections::BTreeMap::new();
+    let pricing = Pricing {
+        model: view.model().unwrap_or("unknown"),
+        prices: &none,
+    };
+    compare_priced(view, budget, opts, &pricing)
+}
+
+/// Each strategy on `view`, against `budget` tokens, the next request priced by `pricing`.
+pub fn compare_priced(
+    view: &PathView,
+    budget: u64,
+    opts: &RungOptions,
+    pricing: &Pricing<'_>,
+) -> Vec<Row> {
     let before = layout(view, &[], view.len());
     names()
         .into_iter()
@@ -52,15 +98,15 @@ pub fn compare(view: &PathView, budget: u64, opts: &RungOptions) -> Vec<Row> {
                     &super::editing::ClearToolUses::default(),
                     &|_| Vec::new(),
                 );
-                edited_row(view, name, &before, &c, budget)
+                edited_row(view, name, &before, &c, budget, pricing)
             }
             "clear-thinking" => {
                 let c = super::editing::clear_thinking(view, &before, 1);
-                edited_row(view, name, &before, &c, budget)
+                edited_row(view, name, &before, &c, budget, pricing)
             }
             _ => {
                 let (_, after, calls, ran) = after_of(view, name, budget, opts);
-                row(view, name, &before, &after, calls, ran, budget)
+                row(view, name, &before, &after, (calls, ran), budget, pricing)
             }
         })
         .collect()
@@ -126,6 +172,7 @@ fn edited_row(
     before: &Layout,
     c: &super::editing::Cleared,
     budget: u64,
+    pricing: &Pricing<'_>,
 ) -> Row {
     let first = c.messages.first().copied();
     let keep = first
@@ -138,7 +185,6 @@ fn edited_row(
         .unwrap_or(before.pieces.len());
     let kept_tokens: u64 = before.tokens[..keep].iter().sum();
     let total = before.tally.total().saturating_sub(c.saved);
-    let rest = total.saturating_sub(kept_tokens);
     let mut lost = before.tally.clone();
     lost.tool_results_elided = if name == "clear-tool-uses" {
         c.items
@@ -158,10 +204,8 @@ fn edited_row(
         cache_kept_through: keep
             .checked_sub(1)
             .and_then(|k| last_id(view, &before.pieces[k])),
-        cost_list: total as f64 * PRICE_PER_MTOK / 1e6,
-        cost_warm_cache: (kept_tokens as f64 * CACHE_READ + rest as f64 * CACHE_WRITE)
-            * PRICE_PER_MTOK
-            / 1e6,
+        cost_list: pricing.costs(total, kept_tokens).0,
+        cost_warm_cache: pricing.costs(total, kept_tokens).1,
         reaches_budget: total <= budget,
     }
 }
@@ -171,9 +215,9 @@ fn row(
     name: &str,
     before: &Layout,
     after: &Layout,
-    calls: u32,
-    ran: bool,
+    (calls, ran): (u32, bool),
     budget: u64,
+    pricing: &Pricing<'_>,
 ) -> Row {
     let keep = before
         .pieces
@@ -183,7 +227,6 @@ fn row(
         .unwrap_or(before.pieces.len().min(after.pieces.len()));
     let kept_tokens: u64 = after.tokens[..keep].iter().sum();
     let total = after.tally.total();
-    let rest = total.saturating_sub(kept_tokens);
     Row {
         strategy: name.to_string(),
         ran,
@@ -197,10 +240,8 @@ fn row(
         cache_kept_through: keep
             .checked_sub(1)
             .and_then(|k| last_id(view, &after.pieces[k])),
-        cost_list: total as f64 * PRICE_PER_MTOK / 1e6,
-        cost_warm_cache: (kept_tokens as f64 * CACHE_READ + rest as f64 * CACHE_WRITE)
-            * PRICE_PER_MTOK
-            / 1e6,
+        cost_list: pricing.costs(total, kept_tokens).0,
+        cost_warm_cache: pricing.costs(total, kept_tokens).1,
         reaches_budget: total <= budget,
     }
 }

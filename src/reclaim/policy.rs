@@ -10,49 +10,6 @@ use super::marker::Shape;
 use super::{PROTECT_TOKENS, REPLY_RESERVE};
 use crate::render::{self, Profile};
 
-/// Context windows by model family (tokens), longest matching prefix first; the default is 200k.
-pub const WINDOWS: &[(&str, u64)] = &[
-    ("claude", 200_000),
-    ("gpt-5", 400_000),
-    ("gpt-4.1", 1_047_576),
-    ("gpt-4o", 128_000),
-    ("o3", 200_000),
-    ("o4", 200_000),
-    ("gemini", 1_048_576),
-    ("SmolLM", 8_192),
-];
-
-pub const DEFAULT_WINDOW: u64 = 200_000;
-
-/// Model families that drop the thinking of earlier turns from their context: OpenAI's reasoning models (only
-/// the current turn's reasoning items are sent back) and the Claude 3 models. Claude 4 and later keep it: replayed
-/// Claude Code and pi sessions show the measured prompt does not shrink when a new prompt follows a turn with
-/// thinking.
-pub const DROP_PAST_THINKING: &[&str] = &["gpt-", "o1", "o3", "o4", "codex", "claude-3"];
-
-pub fn keeps_past_thinking(model: &str) -> bool {
-    !DROP_PAST_THINKING.iter().any(|p| model.starts_with(p))
-}
-
-/// The estimator's scale for a model family that has no fit: tokenizers differ. Anthropic documents that Opus 4.7
-/// and later (and the Fable, Mythos and Sonnet 5 models) use a newer tokenizer giving about 30% more tokens for
-/// the same text than earlier Claude models.
-pub const DEFAULT_SCALES: &[(&str, f64)] = &[
-    ("claude-opus-4-7", 1.3),
-    ("claude-opus-5", 1.3),
-    ("claude-sonnet-5", 1.3),
-    ("claude-fable", 1.3),
-    ("claude-mythos", 1.3),
-];
-
-/// A model's default scale (longest matching prefix), else 1.
-pub fn default_scale(model: &str) -> f64 {
-    DEFAULT_SCALES
-        .iter()
-        .filter(|(p, _)| model.starts_with(p))
-        .max_by_key(|(p, _)| p.len())
-        .map_or(1.0, |(_, s)| *s)
-}
 /// Shares of the usable window (window less the reply's reserve): past the threshold `send` compacts first, down
 /// to the target.
 pub const THRESHOLD_SHARE: f64 = 0.8;
@@ -76,8 +33,8 @@ pub struct Settings {
     pub windows: BTreeMap<String, u64>,
     /// The snapshot's page profile (claude-hires, claude, claude-many, openai, gemini).
     pub profile: Option<String>,
-    /// List prices by model name (dates stripped), over the built-in table ([`crate::pricing`]).
-    pub prices: BTreeMap<String, crate::pricing::Price>,
+    /// List prices by model name (dates stripped), over the catalog's ([`crate::models::price`]).
+    pub prices: BTreeMap<String, crate::models::Price>,
     /// The snapshot's page shape ([`crate::render::shape`]) instead of the model family's default.
     pub shape: Option<String>,
 }
@@ -111,25 +68,11 @@ impl Settings {
         Ok(s)
     }
 
-    /// The window of a model: the settings' table, then the built-in one (longest matching prefix), else 200k.
+    /// The window of a model: the settings' table (longest matching prefix), else the catalog's
+    /// ([`crate::models::window`]).
     pub fn window_of(&self, model: &str) -> u64 {
-        let own = self
-            .windows
-            .iter()
-            .filter(|(p, _)| model.starts_with(p.as_str()))
-            .max_by_key(|(p, _)| p.len())
-            .map(|(_, w)| *w);
-        own.unwrap_or_else(|| window_of(model))
+        crate::models::window(model, &self.windows, None).0
     }
-}
-
-/// The built-in window of a model (longest matching prefix), else 200k.
-pub fn window_of(model: &str) -> u64 {
-    WINDOWS
-        .iter()
-        .filter(|(p, _)| model.starts_with(p))
-        .max_by_key(|(p, _)| p.len())
-        .map_or(DEFAULT_WINDOW, |(_, w)| *w)
 }
 
 /// The choices for one model.
@@ -137,6 +80,8 @@ pub fn window_of(model: &str) -> u64 {
 pub struct Policy {
     pub model: String,
     pub window: u64,
+    /// Where the window came from (the settings, the catalog, the largest prompt measured, a default).
+    pub window_source: crate::models::Source,
     pub reply_reserve: u64,
     pub threshold: f64,
     pub target: f64,
@@ -149,12 +94,23 @@ pub struct Policy {
 
 impl Policy {
     /// The policy for `model` (the path's newest reply's, usually) under `settings`; `window` overrides the
-    /// model's.
-    pub fn new(settings: &Settings, model: Option<&str>, window: Option<u64>) -> Policy {
+    /// model's; `measured` is the largest prompt a provider measured for the model (its window is no smaller).
+    pub fn new(
+        settings: &Settings,
+        model: Option<&str>,
+        window: Option<u64>,
+        measured: Option<u64>,
+    ) -> Policy {
         let model = model.unwrap_or("unknown").to_string();
         let model_name = model.clone();
+        let (own, source) = crate::models::window(&model, &settings.windows, measured);
         Policy {
-            window: window.unwrap_or_else(|| settings.window_of(&model)),
+            window: window.unwrap_or(own),
+            window_source: if window.is_some() {
+                crate::models::Source::Settings
+            } else {
+                source
+            },
             model,
             reply_reserve: settings.reply_reserve.unwrap_or(REPLY_RESERVE),
             threshold: settings.threshold.unwrap_or(THRESHOLD_SHARE),
@@ -220,9 +176,6 @@ mod tests {
 
     #[test]
     fn windows_take_the_longest_prefix_and_the_settings_first() {
-        assert_eq!(window_of("gpt-4.1-mini"), 1_047_576);
-        assert_eq!(window_of("claude-opus-4-5"), 200_000);
-        assert_eq!(window_of("mystery"), DEFAULT_WINDOW);
         let s = Settings::parse(r#"{"windows": {"claude-sonnet-4-5": 1000000}}"#).unwrap();
         assert_eq!(s.window_of("claude-sonnet-4-5-20250929"), 1_000_000);
         assert_eq!(s.window_of("claude-opus-4-5"), 200_000);
@@ -234,7 +187,7 @@ mod tests {
         assert!(e.contains("\"threshold\" 0.4"), "{e}");
         let e = Settings::parse(r#"{"threshold": "high"}"#).unwrap_err();
         assert!(e.starts_with("line 1"), "{e}");
-        let p = Policy::new(&Settings::default(), Some("claude-x"), None);
+        let p = Policy::new(&Settings::default(), Some("claude-x"), None, None);
         assert_eq!(p.usable(), 184_000);
         assert_eq!(p.target_tokens(), 92_000);
         assert_eq!(p.protect_for(20_000), 10_000);

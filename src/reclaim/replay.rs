@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::assemble::{Reader, is_prompt_head, layout_for};
-use super::policy::default_scale;
+use crate::models::default_scale;
 use super::view::PathView;
 use crate::model::Role;
 use crate::store::{Store, StoreError};
@@ -74,16 +74,10 @@ pub fn totals_before(view: &PathView, reader: Reader) -> Vec<u64> {
     out
 }
 
-/// A model's name without the date of its snapshot (`claude-sonnet-4-5-20250929` is `claude-sonnet-4-5`), so
-/// one model's replies are fitted together whichever alias a harness recorded.
+/// A model's name as replies of one model are grouped by ([`crate::models::key`]; a name that is no model is
+/// kept as it is).
 pub fn model_key(model: &str) -> String {
-    let base = model.split('@').next().unwrap_or(model);
-    match base.rsplit_once('-') {
-        Some((head, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => {
-            head.to_string()
-        }
-        _ => base.to_string(),
-    }
+    crate::models::key_or_raw(model)
 }
 
 /// The measured replies of a path, each against the context its own model would have been sent (counted with its
@@ -101,7 +95,7 @@ pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, St
         };
         let model = model_key(f.model.as_deref().unwrap_or("unknown"));
         let reader = Reader::of(&model);
-        let tk = Tokenizer::for_model(&model);
+        let tk = crate::models::tokenizer(&model);
         let key = (reader.keeps_past_thinking, tk);
         let t = match totals.entry(key) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
@@ -227,7 +221,7 @@ impl Estimator {
             model: model.to_string(),
             scale,
             overhead,
-            source: format!("{}; {scale_how}; {how}", Tokenizer::for_model(model).name()),
+            source: format!("{}; {scale_how}; {how}", crate::models::tokenizer(model).name()),
         })
     }
 

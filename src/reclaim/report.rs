@@ -145,14 +145,15 @@ fn cached_prefix(view: &PathView, l: &Layout, measured_at: Option<usize>) -> (Op
 
 /// What each rung would take back now (each alone, on the path as it stands).
 pub fn rungs(view: &PathView, l: &Layout, policy: &Policy) -> Vec<Rung> {
-    let shape = policy.shape();
+    // the rungs as `compact` runs them: against the policy's target, with its protect window for that target
+    let opts = policy.rung_options(policy.target_tokens());
+    let (shape, protect) = (opts.shape, opts.protect);
     Strategy::LADDER
         .into_iter()
         .map(|s| {
-            let forced = plan(view, &[], l, s, true, policy.protect, &shape, None, None);
-            let runs = plan(view, &[], l, s, false, policy.protect, &shape, None, None).is_some();
+            let forced = plan(view, &[], l, s, true, protect, &shape, None, None);
+            let runs = plan(view, &[], l, s, false, protect, &shape, None, None).is_some();
             let (saves, items) = forced.as_ref().map_or((0, 0), |p| (p.saves, p.items));
-            let protect = policy.protect;
             Rung {
                 name: s.name(),
                 saves,

@@ -74,7 +74,7 @@ pub fn timeline(
                 .as_deref()
                 .unwrap_or(policy.model.as_str()),
         );
-        let tk = Tokenizer::for_model(&model);
+        let tk = crate::models::tokenizer(&model);
         let reader = Reader::of(&model);
         let v: &PathView = match views.entry(tk) {
             Entry::Occupied(e) => e.into_mut(),

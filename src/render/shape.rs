@@ -173,9 +173,9 @@ impl PageShape {
 /// A model family's pages: the profile its images are billed and resized by, and the shape it reads by default.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Family {
+    /// The model family's name ([`crate::models::Family::name`]: which models are of it is the models module's
+    /// to say).
     pub name: &'static str,
-    /// Model names that start with one of these are of the family (the longest match wins).
-    pub prefixes: &'static [&'static str],
     pub profile: &'static str,
     pub shape: &'static str,
     /// The evidence the shape was chosen by.
@@ -199,47 +199,34 @@ page and 17 on Gemini's (a real session's middle)";
 pub const FAMILIES: &[Family] = &[
     Family {
         name: "claude-hires",
-        prefixes: &[
-            "claude-opus-4-7",
-            "claude-opus-4-8",
-            "claude-fable",
-            "claude-mythos",
-        ],
         profile: "claude-hires",
         shape: "outline-7x13",
         why: CLAUDE_WHY,
     },
     Family {
         name: "claude",
-        prefixes: &["claude-", "anthropic/"],
         profile: "claude",
         shape: "outline-7x13",
         why: CLAUDE_WHY,
     },
     Family {
         name: "gpt",
-        prefixes: &["gpt-", "o1", "o3", "o4", "codex-", "openai/"],
         profile: "openai",
         shape: "outline-8x16",
         why: TALL_WHY,
     },
     Family {
         name: "gemini",
-        prefixes: &["gemini-", "google/"],
         profile: "gemini",
         shape: "outline-8x16",
         why: TALL_WHY,
     },
 ];
 
-/// The family of a model, if cairn knows it.
+/// The pages of a model's family, if cairn has measured them for it.
 pub fn family_of(model: &str) -> Option<&'static Family> {
-    FAMILIES
-        .iter()
-        .flat_map(|f| f.prefixes.iter().map(move |p| (f, *p)))
-        .filter(|(_, p)| model.starts_with(p))
-        .max_by_key(|(_, p)| p.len())
-        .map(|(f, _)| f)
+    let name = crate::models::family(model).name();
+    FAMILIES.iter().find(|f| f.name == name)
 }
 
 /// The shape a model reads by default: its family's (see [`FAMILIES`] for the evidence), else the family of

@@ -136,6 +136,7 @@ pub fn send(
         output_tokens: n(&u["output_tokens"]),
         cache_read_input_tokens: cached,
         cache_creation_input_tokens: 0,
+        ..Usage::default()
     });
     Ok(Reply {
         text,

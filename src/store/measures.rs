@@ -38,7 +38,7 @@ impl Facts {
 const COLUMNS: &str = "text, tool_use, tool_result, image, thinking, other, chars, images, image_bytes, \
     large_results, large_result_tokens, large_result_images, large_result_image_tokens, \
     large_result_image_bytes, tool_calls, tool_errors, tool_refs, model, input_tokens, output_tokens, \
-    cache_read_tokens, cache_write_tokens, created_at, large_result_chars";
+    cache_read_tokens, cache_write_tokens, created_at, large_result_chars, cache_write_1h_tokens";
 
 /// Writes the measures of a message just inserted as row `seq`.
 pub(crate) fn insert(
@@ -69,13 +69,15 @@ pub(crate) fn insert(
     let turn = flags & 4 != 0 && (flags >> 3) & 3 == 1;
     tx.prepare_cached(
         "INSERT INTO usage_days (day, conversation, model, messages, turns, compactions, input, output,
-                                 cache_read, cache_write, measured, tool_calls, tool_errors, first, last)
-         VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)
+                                 cache_read, cache_write, measured, tool_calls, tool_errors, first, last,
+                                 cache_write_1h)
+         VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14)
          ON CONFLICT (day, conversation, model) DO UPDATE SET
             messages = messages + 1, turns = turns + excluded.turns,
             compactions = compactions + excluded.compactions, input = input + excluded.input,
             output = output + excluded.output, cache_read = cache_read + excluded.cache_read,
             cache_write = cache_write + excluded.cache_write, measured = measured + excluded.measured,
+            cache_write_1h = cache_write_1h + excluded.cache_write_1h,
             tool_calls = tool_calls + excluded.tool_calls, tool_errors = tool_errors + excluded.tool_errors,
             first = min(first, excluded.first), last = max(last, excluded.last)",
     )?
@@ -92,8 +94,22 @@ pub(crate) fn insert(
         m.usage.is_some(),
         me.tool_calls as i64,
         me.tool_errors as i64,
-        created_at
+        created_at,
+        u.cache_creation_1h_input_tokens as i64
     ])?;
+    if let Some(model) = model {
+        let prompt = m.usage.map_or(0, |u| {
+            u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
+        });
+        tx.prepare_cached(
+            "INSERT INTO models_seen (model, replies, measured, max_prompt, first, last)
+             VALUES (?1, 1, ?2, ?3, ?4, ?4)
+             ON CONFLICT (model) DO UPDATE SET replies = replies + 1, measured = measured + excluded.measured,
+                max_prompt = max(max_prompt, excluded.max_prompt), first = min(first, excluded.first),
+                last = max(last, excluded.last)",
+        )?
+        .execute(params![model, m.usage.is_some(), prompt as i64, created_at])?;
+    }
     Ok(())
 }
 
@@ -110,7 +126,7 @@ fn write(
     tx.prepare_cached(&format!(
         "INSERT INTO measures (seq, conversation, {COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                 ?22, ?23, ?24, ?25, ?26)"
+                 ?22, ?23, ?24, ?25, ?26, ?27)"
     ))?
     .execute(params![
         seq,
@@ -139,6 +155,7 @@ fn write(
         usage.map(|u| n(u.cache_creation_input_tokens)),
         created_at,
         n(me.large_result_chars),
+        usage.map(|u| n(u.cache_creation_1h_input_tokens)),
     ])?;
     Ok(())
 }
@@ -168,6 +185,7 @@ fn row_facts(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Facts> {
             output_tokens: o.unwrap_or(0),
             cache_read_input_tokens: cr.unwrap_or(0),
             cache_creation_input_tokens: cw.unwrap_or(0),
+            cache_creation_1h_input_tokens: opt(24)?.unwrap_or(0),
         }),
     };
     Ok(Facts {
@@ -383,4 +401,83 @@ pub(crate) fn backfill_large_result_chars(tx: &Transaction<'_>) -> rusqlite::Res
         update.execute(params![measure(&blocks).large_result_chars as i64, seq])?;
     }
     Ok(())
+}
+
+/// v8: the columns of 1-hour cache writes where the tables were made before them, and their figures for the
+/// replies already stored, from the usage the harness recorded (Claude Code's
+/// `cache_creation.ephemeral_1h_input_tokens`, kept in each reply's lines).
+pub(crate) fn backfill_cache_lifetimes(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    for (table, column) in [
+        ("measures", "cache_write_1h_tokens INTEGER"),
+        ("usage_days", "cache_write_1h INTEGER NOT NULL DEFAULT 0"),
+    ] {
+        let name = column.split(' ').next().unwrap_or(column);
+        let has: bool = tx.query_row(
+            &format!("SELECT count(*) > 0 FROM pragma_table_info('{table}') WHERE name = ?1"),
+            [name],
+            |r| r.get(0),
+        )?;
+        if !has {
+            tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column}"))?;
+        }
+    }
+    tx.execute_batch(
+        "UPDATE measures SET cache_write_1h_tokens = (
+             SELECT max(coalesce(json_extract(l.value, '$.message.usage.cache_creation.ephemeral_1h_input_tokens'),
+                                 0))
+             FROM messages x JOIN messages b ON b.seq = coalesce(x.body_of, x.seq),
+                  json_each(CASE WHEN json_valid(b.meta) THEN b.meta ELSE '{}' END, '$.lines') l
+             WHERE x.seq = measures.seq)
+         WHERE coalesce(cache_write_tokens, 0) > 0;
+         UPDATE usage_days SET cache_write_1h = coalesce((
+             SELECT sum(coalesce(m.cache_write_1h_tokens, 0)) FROM measures m
+             WHERE m.copy = 0 AND m.conversation = usage_days.conversation
+               AND m.created_at / 86400000 = usage_days.day AND coalesce(m.model, '') = usage_days.model), 0);",
+    )
+}
+
+/// A model replies were written by, as the store measured it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelSeen {
+    /// The name as the harness recorded it.
+    pub model: String,
+    pub replies: u64,
+    /// Replies that recorded their provider's usage.
+    pub measured: u64,
+    /// The largest prompt a provider measured for it (uncached input, cache reads and writes).
+    pub max_prompt: u64,
+    pub first: i64,
+    pub last: i64,
+}
+
+impl Store {
+    /// Every model the store's replies name (a fork's copies add nothing), by name as recorded.
+    pub fn models_seen(&self) -> Result<Vec<ModelSeen>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT model, replies, measured, max_prompt, first, last FROM models_seen ORDER BY model",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            let n = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)?.max(0) as u64) };
+            Ok(ModelSeen {
+                model: r.get(0)?,
+                replies: n(1)?,
+                measured: n(2)?,
+                max_prompt: n(3)?,
+                first: r.get(4)?,
+                last: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The largest prompt a provider measured for `model` (by its key: every alias counts), if any.
+    pub fn max_measured_prompt(&self, model: &str) -> Result<Option<u64>> {
+        let key = crate::models::key_or_raw(model);
+        Ok(self
+            .models_seen()?
+            .into_iter()
+            .filter(|m| crate::models::key_or_raw(&m.model) == key && m.max_prompt > 0)
+            .map(|m| m.max_prompt)
+            .max())
+    }
 }

@@ -42,6 +42,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: "",
         backfill: Some(super::measures::backfill_large_result_chars),
     },
+    Step {
+        sql: V8,
+        backfill: Some(super::measures::backfill_cache_lifetimes),
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
@@ -207,7 +211,9 @@ CREATE TABLE measures (
     cache_write_tokens INTEGER,
     created_at INTEGER NOT NULL,
     -- added in v7: a store created before v4 gets it here, one at v4 to v6 from v7's backfill
-    large_result_chars INTEGER NOT NULL DEFAULT 0
+    large_result_chars INTEGER NOT NULL DEFAULT 0,
+    -- added in v8 (the same way): of the cache writes, those with the 1-hour lifetime
+    cache_write_1h_tokens INTEGER
 );
 CREATE INDEX measures_by_conversation ON measures(conversation, seq);
 
@@ -276,6 +282,8 @@ CREATE TABLE usage_days (
     output INTEGER NOT NULL DEFAULT 0,
     cache_read INTEGER NOT NULL DEFAULT 0,
     cache_write INTEGER NOT NULL DEFAULT 0,
+    -- added in v8 (a store at v6 or v7 gets it from v8's backfill)
+    cache_write_1h INTEGER NOT NULL DEFAULT 0,
     measured INTEGER NOT NULL DEFAULT 0,
     tool_calls INTEGER NOT NULL DEFAULT 0,
     tool_errors INTEGER NOT NULL DEFAULT 0,
@@ -283,13 +291,33 @@ CREATE TABLE usage_days (
     last INTEGER NOT NULL,
     PRIMARY KEY (day, conversation, model)
 ) WITHOUT ROWID;
-INSERT INTO usage_days
+INSERT INTO usage_days (day, conversation, model, messages, turns, compactions, input, output, cache_read,
+                        cache_write, measured, tool_calls, tool_errors, first, last)
 SELECT created_at / 86400000, conversation, coalesce(model, ''), count(*),
        sum((flags & 4) != 0 AND ((flags >> 3) & 3) = 1), sum(compaction),
        sum(coalesce(input_tokens, 0)), sum(coalesce(output_tokens, 0)), sum(coalesce(cache_read_tokens, 0)),
        sum(coalesce(cache_write_tokens, 0)), count(input_tokens), sum(tool_calls), sum(tool_errors),
        min(created_at), max(created_at)
 FROM measures WHERE copy = 0 GROUP BY 1, 2, 3;
+"#;
+
+/// v8: what each model was measured to take, per model (replies, measured replies, the largest prompt, first and
+/// last reply): the floor of its window and the list `cairn models` starts from, kept with each body written.
+/// The 1-hour cache writes (their columns and figures come from the backfill).
+const V8: &str = r#"
+CREATE TABLE models_seen (
+    model TEXT PRIMARY KEY,
+    replies INTEGER NOT NULL DEFAULT 0,
+    measured INTEGER NOT NULL DEFAULT 0,
+    max_prompt INTEGER NOT NULL DEFAULT 0,
+    first INTEGER NOT NULL,
+    last INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO models_seen
+SELECT model, count(*), count(input_tokens),
+       coalesce(max(coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0)), 0),
+       min(created_at), max(created_at)
+FROM measures WHERE copy = 0 AND model IS NOT NULL GROUP BY model;
 "#;
 
 /// Brings a store at `from` up to [`VERSION`], all steps in one transaction.

@@ -62,6 +62,9 @@ pub struct UsageGroup {
     pub wall_ms: i64,
     /// (model, input, output, cache read, cache write) summed over the replies that recorded usage.
     pub by_model: Vec<(String, [u64; 4])>,
+    /// Each reply that recorded usage, to be priced one request at a time (prices are tiered by a request's size
+    /// and change on dates): its model as recorded, usage and time.
+    pub replies: Vec<(Option<String>, crate::model::Usage, i64)>,
 }
 
 impl Store {
@@ -175,6 +178,39 @@ impl Store {
             let span = seen.entry(k).or_default().entry(conv).or_insert((a, b));
             span.0 = span.0.min(a);
             span.1 = span.1.max(b);
+        }
+        // each measured reply, under the same key as its day's row
+        {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT conversation, model, created_at, input_tokens, output_tokens, cache_read_tokens,
+                        cache_write_tokens, cache_write_1h_tokens
+                 FROM measures WHERE copy = 0 AND input_tokens IS NOT NULL AND created_at >= ?1",
+            )?;
+            let mut rows = stmt.query([if since == i64::MIN { i64::MIN } else { since_day * 86_400_000 }])?;
+            while let Some(r) = rows.next()? {
+                let conv: i64 = r.get(0)?;
+                let model: Option<String> = r.get(1)?;
+                let at: i64 = r.get(2)?;
+                if by == By::Model && model.is_none() {
+                    continue;
+                }
+                let Some(k) = key_of(conv, &model, at.div_euclid(86_400_000)) else {
+                    continue;
+                };
+                let n = |i: usize| -> rusqlite::Result<u64> {
+                    Ok(r.get::<_, Option<i64>>(i)?.unwrap_or(0).max(0) as u64)
+                };
+                let usage = crate::model::Usage {
+                    input_tokens: n(3)?,
+                    output_tokens: n(4)?,
+                    cache_read_input_tokens: n(5)?,
+                    cache_creation_input_tokens: n(6)?,
+                    cache_creation_1h_input_tokens: n(7)?,
+                };
+                if let Some(g) = groups.get_mut(&k) {
+                    g.replies.push((model, usage, at));
+                }
+            }
         }
         for (k, spans) in seen {
             if let Some(g) = groups.get_mut(&k) {

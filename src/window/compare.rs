@@ -183,8 +183,9 @@ impl ComparePanel {
                                     .map_or("-".to_string(), |s| s.chars().take(8).collect()),
                             );
                             ui.label(format!(
-                                "${:.3} list / ${:.3} warm",
-                                r.cost_list, r.cost_warm_cache
+                                "{} list / {} warm",
+                                crate::models::usd(r.cost_list, 3),
+                                crate::models::usd(r.cost_warm_cache, 3)
                             ));
                             ui.label(if r.reaches_budget { "yes" } else { "no" });
                             ui.end_row();

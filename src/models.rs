@@ -1,0 +1,315 @@
+//! What cairn knows of a model, in one place: its provider and family, its context window, the tokenizer it counts
+//! with, whether it keeps past thinking, the page profile and shape it reads snapshots in, and its prices.
+//!
+//! Why one module: these figures used to come from six prefix tables that disagreed, and a model released after
+//! the tables were written was guessed wrong in each. Here the maintained catalog decides ([`catalog`]: pydantic's
+//! genai-prices data, bundled in the `genai-prices` crate: providers, model ids and aliases, context windows,
+//! prices with their tiers, dates and cache lifetimes), the settings file overrides it (`windows`, `prices`), and
+//! what the providers measured raises it (a model's window is at least the largest prompt it was measured to
+//! take). cairn's own rules cover only what the catalog does not say (which Claude models count with Anthropic's
+//! newer tokenizer, which families drop past thinking), and every figure says where it came from
+//! ([`Source`]). Nothing else in the code matches a model name.
+
+pub mod catalog;
+pub mod price;
+
+use serde::Serialize;
+
+pub use price::{Price, cost, usd};
+
+use crate::tokens::Tokenizer;
+
+/// Where a figure about a model came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The settings file.
+    Settings,
+    /// The maintained catalog (genai-prices).
+    Catalog,
+    /// What the provider measured for this model (the largest prompt it took).
+    Measured,
+    /// cairn's own rule, for what the catalog does not say.
+    Cairn,
+    /// Nothing is known: a default.
+    Default,
+}
+
+/// The family of a model: its maker, which decides its tokenizer, what it drops, and the pages it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    /// Claude models that count with Anthropic's newer tokenizer (Opus 4.7 and later) and read high-resolution
+    /// pages.
+    ClaudeNew,
+    Claude,
+    Gpt,
+    Gemini,
+    /// Anything else (third-party models through a harness, local models): learned from measurements.
+    Other,
+}
+
+impl Family {
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::ClaudeNew => "claude-hires",
+            Family::Claude => "claude",
+            Family::Gpt => "gpt",
+            Family::Gemini => "gemini",
+            Family::Other => "other",
+        }
+    }
+}
+
+/// Names harnesses record where there was no model: Claude Code's placeholder for replies it wrote itself, and
+/// the empty and "unknown" names of files that did not say.
+const NOT_MODELS: &[&str] = &["<synthetic>", "unknown", "(no model)"];
+
+/// A model's name as cairn keys it: any router prefix (`anthropic/`, `openrouter/x/`) and the snapshot's date
+/// (`-20250929`, `@20250929`) removed, so one model's replies are counted together whichever alias a harness
+/// recorded. None for names that are not a model (Claude Code's `<synthetic>`).
+pub fn key(raw: &str) -> Option<String> {
+    let raw = raw.trim();
+    if raw.is_empty() || NOT_MODELS.contains(&raw) {
+        return None;
+    }
+    let base = raw.split('@').next().unwrap_or(raw);
+    let base = base.rsplit('/').next().unwrap_or(base);
+    let base = match base.rsplit_once('-') {
+        Some((head, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => head,
+        _ => base,
+    };
+    (!base.is_empty()).then(|| base.to_string())
+}
+
+/// [`key`], or the name itself where it is not a model (for grouping what has no model).
+pub fn key_or_raw(raw: &str) -> String {
+    key(raw).unwrap_or_else(|| raw.to_string())
+}
+
+/// A Claude model's generation, read from its name: (`opus`, 4, 7) for `claude-opus-4-7` or `claude-opus-4.7`,
+/// (`sonnet`, 3, 5) for `claude-3-5-sonnet`.
+fn claude_version(id: &str) -> Option<(String, u64, u64)> {
+    let rest = id.strip_prefix("claude-")?;
+    let parts: Vec<&str> = rest.split(['-', '.']).collect();
+    let num = |s: &&str| s.parse::<u64>().ok();
+    let tier = parts.iter().find(|p| num(p).is_none())?.to_string();
+    let nums: Vec<u64> = parts.iter().filter_map(num).filter(|n| *n < 100).collect();
+    Some((tier, *nums.first()?, nums.get(1).copied().unwrap_or(0)))
+}
+
+/// Anthropic documents that Opus 4.7 and later, every Claude 5 model, and the Fable and Mythos models count with a
+/// newer tokenizer (about 30% more tokens for the same text) and read images at high resolution.
+fn claude_is_new(id: &str) -> bool {
+    if id.contains("fable") || id.contains("mythos") {
+        return true;
+    }
+    match claude_version(id) {
+        Some((tier, major, minor)) => major >= 5 || (tier == "opus" && major == 4 && minor >= 7),
+        None => false,
+    }
+}
+
+/// What cairn knows of one model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Model {
+    /// The key ([`key`]).
+    pub name: String,
+    /// The catalog's provider and model id, where the catalog lists it.
+    pub provider: Option<String>,
+    pub catalog_id: Option<String>,
+    pub family: Family,
+    pub family_source: Source,
+    /// The window the catalog or the settings give (None: neither does).
+    pub listed_window: Option<u64>,
+    pub tokenizer: Tokenizer,
+    pub tokenizer_source: Source,
+    /// The estimator's scale before any measurement of this model (its tokenizer against cairn's estimate).
+    pub default_scale: f64,
+    pub keeps_past_thinking: bool,
+    /// Whether the catalog (or the settings) prices it.
+    pub priced: bool,
+    pub price_source: Source,
+}
+
+/// The scale of Anthropic's newer tokenizer against the older one.
+pub const NEW_CLAUDE_SCALE: f64 = 1.3;
+
+/// Everything known of a model by its name (the key of [`key`] or a raw name): the catalog, then cairn's rules.
+/// `prices` are the settings file's.
+pub fn model(name: &str, prices: &std::collections::BTreeMap<String, Price>) -> Model {
+    let name = key_or_raw(name);
+    let listed = catalog::listed(&name);
+    let provider = listed
+        .as_ref()
+        .map(|l| l.provider.clone())
+        .or_else(|| catalog::provider_of(&name));
+    let id = listed.as_ref().map_or(name.as_str(), |l| l.id.as_str());
+    let (family, family_source) = match provider.as_deref() {
+        Some("anthropic") if claude_is_new(id) => (Family::ClaudeNew, Source::Catalog),
+        Some("anthropic") => (Family::Claude, Source::Catalog),
+        Some("openai") => (Family::Gpt, Source::Catalog),
+        Some("google") => (Family::Gemini, Source::Catalog),
+        _ => (Family::Other, Source::Default),
+    };
+    let (tokenizer, tokenizer_source) = match family {
+        // OpenAI publishes o200k for its GPT-4o and later, o-series and Codex models
+        Family::Gpt => (Tokenizer::O200k, Source::Cairn),
+        _ => (Tokenizer::Estimate, Source::Default),
+    };
+    let default_scale = if family == Family::ClaudeNew {
+        NEW_CLAUDE_SCALE
+    } else {
+        1.0
+    };
+    // OpenAI's reasoning models send back only the current turn's reasoning; Claude 3 drops past thinking too.
+    // Claude 4 and later keep it (replayed sessions: the measured prompt does not shrink after a turn's thinking).
+    let keeps_past_thinking = match family {
+        Family::Gpt => false,
+        Family::Claude => claude_version(id).is_none_or(|(_, major, _)| major >= 4),
+        _ => true,
+    };
+    let own_price = price::own(&name, prices).is_some();
+    let priced = own_price || listed.is_some();
+    Model {
+        listed_window: listed.as_ref().and_then(|l| l.window),
+        provider,
+        catalog_id: listed.as_ref().map(|l| l.id.clone()),
+        family,
+        family_source,
+        tokenizer,
+        tokenizer_source: if family == Family::Gpt {
+            tokenizer_source
+        } else if family == Family::ClaudeNew {
+            Source::Cairn
+        } else {
+            Source::Default
+        },
+        default_scale,
+        keeps_past_thinking,
+        priced,
+        price_source: if own_price {
+            Source::Settings
+        } else if listed.is_some() {
+            Source::Catalog
+        } else {
+            Source::Default
+        },
+        name,
+    }
+}
+
+/// A model's family alone (cheap after the first call for a name: the catalog's answers are kept).
+pub fn family(name: &str) -> Family {
+    model(name, &Default::default()).family
+}
+
+/// The tokenizer a model counts with, where it is public (o200k for OpenAI's), else cairn's estimate.
+pub fn tokenizer(name: &str) -> Tokenizer {
+    model(name, &Default::default()).tokenizer
+}
+
+/// Whether a model keeps the thinking of earlier turns in its context.
+pub fn keeps_past_thinking(name: &str) -> bool {
+    model(name, &Default::default()).keeps_past_thinking
+}
+
+/// The estimator's scale for a model nothing has been fitted on yet.
+pub fn default_scale(name: &str) -> f64 {
+    model(name, &Default::default()).default_scale
+}
+
+/// The default window when nothing is known of a model.
+pub const DEFAULT_WINDOW: u64 = 200_000;
+
+/// Windows of families the catalog lists some models of without a window (Gemini's Pro previews): the family's
+/// documented window.
+fn family_window(f: Family) -> Option<u64> {
+    match f {
+        Family::Gemini => Some(1_048_576),
+        _ => None,
+    }
+}
+
+/// A model's context window and where it came from: the settings' (longest matching name prefix), else the
+/// catalog's, else its family's; never less than the largest prompt a provider measured for it (`measured`).
+pub fn window(
+    name: &str,
+    settings: &std::collections::BTreeMap<String, u64>,
+    measured: Option<u64>,
+) -> (u64, Source) {
+    let key = key_or_raw(name);
+    let own = settings
+        .iter()
+        .filter(|(p, _)| key.starts_with(p.as_str()) || name.starts_with(p.as_str()))
+        .max_by_key(|(p, _)| p.len())
+        .map(|(_, w)| *w);
+    if let Some(w) = own {
+        return (w, Source::Settings);
+    }
+    let m = model(&key, &Default::default());
+    let (w, source) = match (m.listed_window, family_window(m.family)) {
+        (Some(w), _) => (w, Source::Catalog),
+        (None, Some(w)) => (w, Source::Cairn),
+        (None, None) => (DEFAULT_WINDOW, Source::Default),
+    };
+    match measured {
+        Some(n) if n > w => (n, Source::Measured),
+        _ => (w, source),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_drop_routers_and_dates_and_refuse_placeholders() {
+        assert_eq!(
+            key("claude-sonnet-4-5-20250929").as_deref(),
+            Some("claude-sonnet-4-5")
+        );
+        assert_eq!(
+            key("anthropic/claude-opus-4-8").as_deref(),
+            Some("claude-opus-4-8")
+        );
+        assert_eq!(key("claude-3-5@20241022").as_deref(), Some("claude-3-5"));
+        assert_eq!(key("<synthetic>"), None);
+        assert_eq!(key(""), None);
+    }
+
+    #[test]
+    fn families_come_from_the_catalog_and_newer_claude_from_its_version() {
+        assert_eq!(family("claude-opus-4-8"), Family::ClaudeNew);
+        assert_eq!(family("claude-opus-4-7"), Family::ClaudeNew);
+        assert_eq!(family("claude-opus-4-6"), Family::Claude);
+        assert_eq!(family("claude-sonnet-4-5-20250929"), Family::Claude);
+        assert_eq!(family("gpt-5.5"), Family::Gpt);
+        assert_eq!(family("gemini-2.5-pro"), Family::Gemini);
+        assert_eq!(family("mimo-v2.5-pro"), Family::Other);
+        // a Claude model newer than the catalog: its provider is still known, and its generation
+        assert_eq!(family("claude-sonnet-5-2"), Family::ClaudeNew);
+        assert_eq!(tokenizer("gpt-5.3-codex"), Tokenizer::O200k);
+        assert!(!keeps_past_thinking("claude-3-7-sonnet"));
+        assert!(keeps_past_thinking("claude-opus-4-8"));
+        assert!(!keeps_past_thinking("o3"));
+    }
+
+    #[test]
+    fn windows_from_settings_catalog_and_measurements() {
+        let none = std::collections::BTreeMap::new();
+        assert_eq!(window("claude-opus-4-8", &none, None), (1_000_000, Source::Catalog));
+        assert_eq!(window("gpt-4o", &none, None), (128_000, Source::Catalog));
+        assert_eq!(window("mimo-v2.5-pro", &none, None), (DEFAULT_WINDOW, Source::Default));
+        assert_eq!(
+            window("mimo-v2.5-pro", &none, Some(302_419)),
+            (302_419, Source::Measured)
+        );
+        let mut own = none.clone();
+        own.insert("claude-sonnet-4-5".to_string(), 1_000_000);
+        assert_eq!(
+            window("claude-sonnet-4-5-20250929", &own, None),
+            (1_000_000, Source::Settings)
+        );
+    }
+}

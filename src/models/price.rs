@@ -1,0 +1,175 @@
+//! What a request cost: one function of (model, usage, date) for every figure that shows a cost (stats, compare,
+//! diff, the exports, legibility, the cache report). The settings file's `"prices"` come first (by name, dates
+//! stripped); else the catalog prices the request as its own calculator does: tiers above a prompt size, prices
+//! that change on a date, cache reads, 5-minute and 1-hour cache writes. A model neither prices has no cost (None),
+//! never $0.
+
+use std::collections::BTreeMap;
+
+use genai_prices::{Calculator, PriceRequest};
+use serde::{Deserialize, Serialize};
+
+use crate::model::Usage;
+
+/// A price the settings give: US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    pub input: f64,
+    pub output: f64,
+    #[serde(default)]
+    pub cache_read: f64,
+    /// Cache writes (5-minute lifetime).
+    #[serde(default)]
+    pub cache_write: f64,
+    /// Cache writes with the 1-hour lifetime (the 5-minute price when not given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_1h: Option<f64>,
+}
+
+/// The settings' price of a model: by the name as recorded, else by its key.
+pub fn own(name: &str, prices: &BTreeMap<String, Price>) -> Option<Price> {
+    prices
+        .get(name)
+        .or_else(|| super::key(name).and_then(|k| prices.get(&k)))
+        .copied()
+}
+
+/// The cost in US dollars of one request of `model` that measured `usage`, made at `at_ms` (epoch ms; 0 or less:
+/// now), or None when no price is known.
+pub fn cost(
+    model: &str,
+    usage: &Usage,
+    at_ms: i64,
+    prices: &BTreeMap<String, Price>,
+) -> Option<f64> {
+    let name = super::key(model)?;
+    if let Some(p) = own(model, prices) {
+        let w1h = usage.cache_creation_1h_input_tokens.min(usage.cache_creation_input_tokens);
+        let w5m = usage.cache_creation_input_tokens - w1h;
+        return Some(
+            (usage.input_tokens as f64 * p.input
+                + usage.output_tokens as f64 * p.output
+                + usage.cache_read_input_tokens as f64 * p.cache_read
+                + w5m as f64 * p.cache_write
+                + w1h as f64 * p.cache_write_1h.unwrap_or(p.cache_write))
+                / 1_000_000.0,
+        );
+    }
+    let listed = super::catalog::listed(&name)?;
+    let write = usage.cache_creation_input_tokens;
+    let mut u = genai_prices::Usage::new();
+    u.insert(
+        "input_tokens",
+        (usage.input_tokens + usage.cache_read_input_tokens + write) as f64,
+    );
+    u.insert("output_tokens", usage.output_tokens as f64);
+    if usage.cache_read_input_tokens > 0 {
+        u.insert("cache_read_tokens", usage.cache_read_input_tokens as f64);
+    }
+    if write > 0 {
+        u.insert("cache_write_tokens", write as f64);
+        let w1h = usage.cache_creation_1h_input_tokens.min(write);
+        if w1h > 0 {
+            u.insert("cache_write_1h_tokens", w1h as f64);
+        }
+    }
+    let mut req = PriceRequest::new(&listed.id, &u).with_provider_id(&listed.provider);
+    if at_ms > 0 {
+        req = req.with_timestamp(
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(at_ms.unsigned_abs()),
+        );
+    }
+    Calculator::bundled()
+        .calculate(&req)
+        .ok()
+        .map(|p| p.total_price)
+}
+
+/// What a model charges per million tokens of each kind now (for `cairn models`): uncached input, output, cache
+/// read, 5-minute and 1-hour cache write. None for a model without a price.
+pub fn per_million(model: &str, prices: &BTreeMap<String, Price>) -> Option<[f64; 5]> {
+    let m = 1_000_000;
+    let one = |u: Usage| cost(model, &u, 0, prices);
+    let input = one(Usage {
+        input_tokens: m,
+        ..Usage::default()
+    })?;
+    let with = |u: Usage| one(u).map(|c| c - input);
+    Some([
+        input,
+        one(Usage {
+            output_tokens: m,
+            ..Usage::default()
+        })?,
+        with(Usage {
+            input_tokens: m,
+            cache_read_input_tokens: m,
+            ..Usage::default()
+        })?,
+        with(Usage {
+            input_tokens: m,
+            cache_creation_input_tokens: m,
+            ..Usage::default()
+        })?,
+        with(Usage {
+            input_tokens: m,
+            cache_creation_input_tokens: m,
+            cache_creation_1h_input_tokens: m,
+            ..Usage::default()
+        })?,
+    ])
+}
+
+/// A cost for people: `$1.2345` with `digits` decimals, or `unknown` where no price is known.
+pub fn usd(c: Option<f64>, digits: usize) -> String {
+    match c {
+        Some(c) => format!("${c:.digits$}"),
+        None => "unknown".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(input: u64, output: u64, read: u64, write: u64, write_1h: u64) -> Usage {
+        Usage {
+            input_tokens: input,
+            output_tokens: output,
+            cache_read_input_tokens: read,
+            cache_creation_input_tokens: write,
+            cache_creation_1h_input_tokens: write_1h,
+        }
+    }
+
+    #[test]
+    fn catalog_prices_with_tiers_and_cache_lifetimes() {
+        let none = BTreeMap::new();
+        // Opus 4.7: $5 in, $25 out, $0.50 read, $6.25 5-minute write, $10 1-hour write
+        let c = cost("claude-opus-4-7", &u(1_000_000, 1_000_000, 0, 0, 0), 0, &none).unwrap();
+        assert!((c - 30.0).abs() < 1e-9, "{c}");
+        let w5 = cost("claude-opus-4-7", &u(0, 0, 0, 1_000_000, 0), 0, &none).unwrap();
+        let w1 = cost("claude-opus-4-7", &u(0, 0, 0, 1_000_000, 1_000_000), 0, &none).unwrap();
+        assert!((w5 - 6.25).abs() < 1e-9 && (w1 - 10.0).abs() < 1e-9, "{w5} {w1}");
+        // Sonnet 4.5 above 200k prompt tokens: $6 in instead of $3
+        let long = cost("claude-sonnet-4-5-20250929", &u(250_000, 0, 0, 0, 0), 0, &none).unwrap();
+        assert!((long - 1.5).abs() < 1e-9, "{long}");
+        assert_eq!(cost("mimo-v2.5-pro", &u(1000, 10, 0, 0, 0), 0, &none), None);
+        assert_eq!(cost("<synthetic>", &u(0, 0, 0, 0, 0), 0, &none), None);
+        let mut own = BTreeMap::new();
+        own.insert(
+            "mimo-v2.5-pro".to_string(),
+            Price {
+                input: 1.0,
+                output: 2.0,
+                cache_read: 0.1,
+                cache_write: 1.25,
+                cache_write_1h: None,
+            },
+        );
+        let c = cost("mimo-v2.5-pro", &u(1_000_000, 1_000_000, 0, 0, 0), 0, &own).unwrap();
+        assert!((c - 3.0).abs() < 1e-9);
+        let p = per_million("claude-opus-4-8", &none).unwrap();
+        assert_eq!(p.map(|x| (x * 100.0).round() / 100.0), [5.0, 25.0, 0.5, 6.25, 10.0]);
+    }
+}
