@@ -21,6 +21,7 @@ mod import;
 mod legibility;
 mod list;
 mod log;
+mod models;
 mod new;
 mod render;
 mod replay;
@@ -95,6 +96,8 @@ enum Command {
     Diff(diff::Args),
     /// Usage across sessions: tokens, cache hits, cost at list prices, tool calls and errors, compactions
     Stats(stats::Args),
+    /// Every model the store has seen: catalog entry, window, tokenizer, scale, prices, and where each came from
+    Models(models::Args),
     /// Continue a conversation with a provider: the reply is streamed and persisted with the prompt as one turn.
     Send(send::Args),
     /// Apply a reclaim rung (writes a compaction marker; stored messages never change). Without --strategy, the
@@ -189,6 +192,7 @@ fn dispatch(ctx: &mut Ctx, command: Command) -> Result<()> {
         C::Replay(a) => replay::run(ctx, a),
         C::Search(a) => search::run(ctx, a),
         C::Stats(a) => stats::run(ctx, a),
+        C::Models(a) => models::run(ctx, a),
         C::Diff(a) => diff::run(ctx, a),
         C::Legibility(a) => legibility::run(ctx, a),
         C::Send(a) => send::run(ctx, a),

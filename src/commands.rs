@@ -204,6 +204,8 @@ pub enum Action {
         by: crate::store::By,
         since: Option<i64>,
     },
+    /// Every model the store has seen, with what cairn knows of it and where each figure came from.
+    Models,
 }
 
 /// What to render.
@@ -306,6 +308,7 @@ pub enum Outcome {
     },
     Searched(crate::search::Results),
     Stats(crate::stats::Stats),
+    Models(Vec<crate::models::Listing>),
     Timeline(crate::reclaim::timeline::Timeline),
     Diffed(Box<crate::diff::Diff>),
     Legibility(Vec<crate::legibility::Reading>),
@@ -556,6 +559,7 @@ pub fn run(
             &b,
             &settings.prices,
         )?))),
+        A::Models => models(store, settings),
         A::Stats { by, since } => Ok(Outcome::Stats(crate::stats::stats(
             store,
             by,
@@ -563,6 +567,33 @@ pub fn run(
             &settings.prices,
         )?)),
     }
+}
+
+/// The models the store has seen, each with its catalog entry, window, tokenizer, fitted scale and prices.
+fn models(store: &Store, settings: &Settings) -> Result<Outcome, CommandError> {
+    let seen: Vec<crate::models::Seen> = store
+        .models_seen()?
+        .into_iter()
+        .map(|m| crate::models::Seen {
+            model: m.model,
+            replies: m.replies,
+            measured: m.measured,
+            max_prompt: m.max_prompt,
+        })
+        .collect();
+    let fits = crate::reclaim::replay::stored_fits(store)?;
+    let fitted = |model: &str| {
+        fits.iter()
+            .filter(|(k, _)| k.rsplit_once(':').is_some_and(|(_, m)| m == model))
+            .max_by_key(|(_, f)| f.samples)
+            .map(|(_, f)| f.scale)
+    };
+    Ok(Outcome::Models(crate::models::listing(
+        &seen,
+        &settings.windows,
+        &settings.prices,
+        &fitted,
+    )))
 }
 
 /// The policy for a path: its newest reply's model (or `model`), under the settings, its window no smaller than

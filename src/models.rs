@@ -259,6 +259,113 @@ pub fn window(
     }
 }
 
+/// A model as the store saw it (what `cairn models` starts from).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Seen {
+    /// As the harness recorded it.
+    pub model: String,
+    pub replies: u64,
+    pub measured: u64,
+    pub max_prompt: u64,
+}
+
+/// List prices per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PerMillion {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write_5m: f64,
+    pub cache_write_1h: f64,
+}
+
+/// One row of `cairn models`: everything cairn knows of a model the store has seen, and where each figure came
+/// from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Listing {
+    pub model: String,
+    /// The names its replies recorded (aliases, dated snapshots).
+    pub recorded_as: Vec<String>,
+    pub replies: u64,
+    pub measured_replies: u64,
+    /// The largest prompt a provider measured for it.
+    pub max_prompt: u64,
+    pub provider: Option<String>,
+    pub catalog_id: Option<String>,
+    pub family: Family,
+    pub window: u64,
+    pub window_source: Source,
+    pub tokenizer: Tokenizer,
+    pub tokenizer_source: Source,
+    /// The estimator's scale: fitted on the store's measurements (`cairn calibrate`), else the default.
+    pub scale: f64,
+    pub scale_source: Source,
+    pub keeps_past_thinking: bool,
+    pub profile: &'static str,
+    pub shape: &'static str,
+    pub price_per_mtok: Option<PerMillion>,
+    pub price_source: Source,
+}
+
+/// The listing of the models `seen`, one row per model key, under the settings' `windows` and `prices`; `fitted`
+/// gives a model's fitted scale where `cairn calibrate` kept one.
+pub fn listing(
+    seen: &[Seen],
+    windows: &std::collections::BTreeMap<String, u64>,
+    prices: &std::collections::BTreeMap<String, Price>,
+    fitted: &dyn Fn(&str) -> Option<f64>,
+) -> Vec<Listing> {
+    let mut by_key: std::collections::BTreeMap<String, Vec<&Seen>> = Default::default();
+    for s in seen {
+        if let Some(k) = key(&s.model) {
+            by_key.entry(k).or_default().push(s);
+        }
+    }
+    by_key
+        .into_iter()
+        .map(|(k, all)| {
+            let m = model(&k, prices);
+            let max_prompt = all.iter().map(|s| s.max_prompt).max().unwrap_or(0);
+            let (window, window_source) =
+                window(&k, windows, (max_prompt > 0).then_some(max_prompt));
+            let fit = fitted(&k);
+            Listing {
+                recorded_as: all.iter().map(|s| s.model.clone()).collect(),
+                replies: all.iter().map(|s| s.replies).sum(),
+                measured_replies: all.iter().map(|s| s.measured).sum(),
+                max_prompt,
+                provider: m.provider.clone(),
+                catalog_id: m.catalog_id.clone(),
+                family: m.family,
+                window,
+                window_source,
+                tokenizer: m.tokenizer,
+                tokenizer_source: m.tokenizer_source,
+                scale: fit.unwrap_or(m.default_scale),
+                scale_source: if fit.is_some() {
+                    Source::Measured
+                } else if m.default_scale != 1.0 {
+                    Source::Cairn
+                } else {
+                    Source::Default
+                },
+                keeps_past_thinking: m.keeps_past_thinking,
+                profile: crate::render::shape::profile_for_model(&k).name,
+                shape: crate::render::shape::for_model(&k).name,
+                price_per_mtok: price::per_million(&k, prices).map(|p| PerMillion {
+                    input: p[0],
+                    output: p[1],
+                    cache_read: p[2],
+                    cache_write_5m: p[3],
+                    cache_write_1h: p[4],
+                }),
+                price_source: m.price_source,
+                model: k,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,9 +405,15 @@ mod tests {
     #[test]
     fn windows_from_settings_catalog_and_measurements() {
         let none = std::collections::BTreeMap::new();
-        assert_eq!(window("claude-opus-4-8", &none, None), (1_000_000, Source::Catalog));
+        assert_eq!(
+            window("claude-opus-4-8", &none, None),
+            (1_000_000, Source::Catalog)
+        );
         assert_eq!(window("gpt-4o", &none, None), (128_000, Source::Catalog));
-        assert_eq!(window("mimo-v2.5-pro", &none, None), (DEFAULT_WINDOW, Source::Default));
+        assert_eq!(
+            window("mimo-v2.5-pro", &none, None),
+            (DEFAULT_WINDOW, Source::Default)
+        );
         assert_eq!(
             window("mimo-v2.5-pro", &none, Some(302_419)),
             (302_419, Source::Measured)

@@ -74,9 +74,19 @@ pub fn send(
     // Threshold: compact before sending when the context is past its share of the window.
     let target = policy.target_tokens();
     let opts = policy.rung_options(target);
+    // the next request as the one estimator predicts it (the last measured prompt plus what came since), the
+    // figure the timeline draws against the same threshold
     let estimate = {
         let view = PathView::load(store, &conv, None)?;
-        layout(&view, &[], view.len()).tally.total()
+        let view = view.retokenized(Some(store), crate::models::tokenizer(&policy.model))?;
+        let fits = crate::reclaim::replay::stored_fits(store)?;
+        let est =
+            crate::reclaim::replay::Estimator::for_path(&fits, Some(store), &view, &policy.model)?;
+        let reader = crate::reclaim::assemble::Reader::of(&policy.model);
+        est.predict(
+            crate::reclaim::replay::totals_after(&view, reader)
+                + crate::tokens::blocks(&prompt.content),
+        )
     };
     if estimate > policy.threshold_tokens() {
         let outcome = rungs::ladder(store, &conv, target, &opts)?;

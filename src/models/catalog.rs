@@ -87,11 +87,20 @@ mod tests {
     #[test]
     fn the_catalog_lists_current_models_and_names_the_provider_of_newer_ones() {
         let l = listed("claude-opus-4-8").unwrap();
-        assert_eq!((l.provider.as_str(), l.id.as_str()), ("anthropic", "claude-opus-4-8"));
+        assert_eq!(
+            (l.provider.as_str(), l.id.as_str()),
+            ("anthropic", "claude-opus-4-8")
+        );
         assert_eq!(l.window, Some(1_000_000));
-        assert_eq!(listed("claude-sonnet-4.6").map(|l| l.id), Some("claude-sonnet-4-6".into()));
+        assert_eq!(
+            listed("claude-sonnet-4.6").map(|l| l.id),
+            Some("claude-sonnet-4-6".into())
+        );
         assert_eq!(listed("mimo-v2.5-pro"), None);
         assert_eq!(provider_of("mimo-v2.5-pro"), None);
-        assert_eq!(provider_of("claude-sonnet-9-1").as_deref(), Some("anthropic"));
+        assert_eq!(
+            provider_of("claude-sonnet-9-1").as_deref(),
+            Some("anthropic")
+        );
     }
 }

@@ -44,7 +44,9 @@ pub fn cost(
 ) -> Option<f64> {
     let name = super::key(model)?;
     if let Some(p) = own(model, prices) {
-        let w1h = usage.cache_creation_1h_input_tokens.min(usage.cache_creation_input_tokens);
+        let w1h = usage
+            .cache_creation_1h_input_tokens
+            .min(usage.cache_creation_input_tokens);
         let w5m = usage.cache_creation_input_tokens - w1h;
         return Some(
             (usage.input_tokens as f64 * p.input
@@ -85,39 +87,45 @@ pub fn cost(
         .map(|p| p.total_price)
 }
 
-/// What a model charges per million tokens of each kind now (for `cairn models`): uncached input, output, cache
-/// read, 5-minute and 1-hour cache write. None for a model without a price.
+/// What a model charges per million tokens of each kind now, below any tier (for `cairn models`): uncached
+/// input, output, cache read, 5-minute and 1-hour cache write. None for a model without a price.
 pub fn per_million(model: &str, prices: &BTreeMap<String, Price>) -> Option<[f64; 5]> {
-    let m = 1_000_000;
-    let one = |u: Usage| cost(model, &u, 0, prices);
+    // a small request (tiers start at large prompts), scaled to a million
+    let n = 1_000;
+    let scale = 1_000_000.0 / n as f64;
+    let one = |u: Usage| cost(model, &u, 0, prices).map(|c| c * scale);
     let input = one(Usage {
-        input_tokens: m,
+        input_tokens: n,
         ..Usage::default()
     })?;
     let with = |u: Usage| one(u).map(|c| c - input);
-    Some([
-        input,
-        one(Usage {
-            output_tokens: m,
-            ..Usage::default()
-        })?,
-        with(Usage {
-            input_tokens: m,
-            cache_read_input_tokens: m,
-            ..Usage::default()
-        })?,
-        with(Usage {
-            input_tokens: m,
-            cache_creation_input_tokens: m,
-            ..Usage::default()
-        })?,
-        with(Usage {
-            input_tokens: m,
-            cache_creation_input_tokens: m,
-            cache_creation_1h_input_tokens: m,
-            ..Usage::default()
-        })?,
-    ])
+    let round = |x: f64| (x * 1e6).round() / 1e6;
+    Some(
+        [
+            input,
+            one(Usage {
+                output_tokens: n,
+                ..Usage::default()
+            })?,
+            with(Usage {
+                input_tokens: n,
+                cache_read_input_tokens: n,
+                ..Usage::default()
+            })?,
+            with(Usage {
+                input_tokens: n,
+                cache_creation_input_tokens: n,
+                ..Usage::default()
+            })?,
+            with(Usage {
+                input_tokens: n,
+                cache_creation_input_tokens: n,
+                cache_creation_1h_input_tokens: n,
+                ..Usage::default()
+            })?,
+        ]
+        .map(round),
+    )
 }
 
 /// A cost for people: `$1.2345` with `digits` decimals, or `unknown` where no price is known.
@@ -146,13 +154,34 @@ mod tests {
     fn catalog_prices_with_tiers_and_cache_lifetimes() {
         let none = BTreeMap::new();
         // Opus 4.7: $5 in, $25 out, $0.50 read, $6.25 5-minute write, $10 1-hour write
-        let c = cost("claude-opus-4-7", &u(1_000_000, 1_000_000, 0, 0, 0), 0, &none).unwrap();
+        let c = cost(
+            "claude-opus-4-7",
+            &u(1_000_000, 1_000_000, 0, 0, 0),
+            0,
+            &none,
+        )
+        .unwrap();
         assert!((c - 30.0).abs() < 1e-9, "{c}");
         let w5 = cost("claude-opus-4-7", &u(0, 0, 0, 1_000_000, 0), 0, &none).unwrap();
-        let w1 = cost("claude-opus-4-7", &u(0, 0, 0, 1_000_000, 1_000_000), 0, &none).unwrap();
-        assert!((w5 - 6.25).abs() < 1e-9 && (w1 - 10.0).abs() < 1e-9, "{w5} {w1}");
+        let w1 = cost(
+            "claude-opus-4-7",
+            &u(0, 0, 0, 1_000_000, 1_000_000),
+            0,
+            &none,
+        )
+        .unwrap();
+        assert!(
+            (w5 - 6.25).abs() < 1e-9 && (w1 - 10.0).abs() < 1e-9,
+            "{w5} {w1}"
+        );
         // Sonnet 4.5 above 200k prompt tokens: $6 in instead of $3
-        let long = cost("claude-sonnet-4-5-20250929", &u(250_000, 0, 0, 0, 0), 0, &none).unwrap();
+        let long = cost(
+            "claude-sonnet-4-5-20250929",
+            &u(250_000, 0, 0, 0, 0),
+            0,
+            &none,
+        )
+        .unwrap();
         assert!((long - 1.5).abs() < 1e-9, "{long}");
         assert_eq!(cost("mimo-v2.5-pro", &u(1000, 10, 0, 0, 0), 0, &none), None);
         assert_eq!(cost("<synthetic>", &u(0, 0, 0, 0, 0), 0, &none), None);
@@ -170,6 +199,9 @@ mod tests {
         let c = cost("mimo-v2.5-pro", &u(1_000_000, 1_000_000, 0, 0, 0), 0, &own).unwrap();
         assert!((c - 3.0).abs() < 1e-9);
         let p = per_million("claude-opus-4-8", &none).unwrap();
-        assert_eq!(p.map(|x| (x * 100.0).round() / 100.0), [5.0, 25.0, 0.5, 6.25, 10.0]);
+        assert_eq!(
+            p.map(|x| (x * 100.0).round() / 100.0),
+            [5.0, 25.0, 0.5, 6.25, 10.0]
+        );
     }
 }

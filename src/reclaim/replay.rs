@@ -16,9 +16,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::assemble::{Reader, is_prompt_head, layout_for};
-use crate::models::default_scale;
 use super::view::PathView;
 use crate::model::Role;
+use crate::models::default_scale;
 use crate::store::{Store, StoreError};
 use crate::tokens::Tokenizer;
 
@@ -32,6 +32,12 @@ pub struct Sample {
     pub harness: String,
     pub assembled: u64,
     pub measured: u64,
+}
+
+/// The assembled total of the whole path (what the next request sends before its prompt), as `reader` reads it:
+/// the figure [`Estimator::predict`] takes.
+pub fn totals_after(view: &PathView, reader: Reader) -> u64 {
+    layout_for(view, &[], view.len(), reader).tally.total()
 }
 
 /// The assembled total before each message of the path (what a reply at that index was sent), as `reader` reads
@@ -184,13 +190,17 @@ pub struct Estimator {
     pub model: String,
     pub scale: f64,
     pub overhead: f64,
+    /// The path's last measured reply of the model: (assembled before it, measured).
+    pub last_measured: Option<(u64, u64)>,
     /// Where the scale and overhead came from, in words.
     pub source: String,
 }
 
 impl Estimator {
-    /// The one calibration choice: the model's stored fit (else the default scale), and this path's own overhead
-    /// from its first measured reply of that model (else the fit's mean overhead, else none).
+    /// The one calibration choice, the same [`replay`] scores: the scale this path's own measured replies of the
+    /// model tell (once there are enough), else the model's stored fit, else its default; the overhead from the
+    /// path's first measured reply of that model at that scale (else the fit's mean overhead, else none); and the
+    /// last measured reply, which the next request is predicted from.
     /// `view` is counted the way the model counts (see [`PathView::retokenized`]); `store` reads its bodies when a
     /// sample needs them.
     pub fn for_path(
@@ -201,11 +211,14 @@ impl Estimator {
     ) -> Result<Estimator, StoreError> {
         let model = &model_key(model);
         let fit = fits.get(&fit_key(&view.harness, model));
-        let scale = fit.map_or_else(|| default_scale(model), |f| f.scale);
-        let own = samples(store, view)?
+        let prior = fit.map_or_else(|| default_scale(model), |f| f.scale);
+        let own: Vec<Sample> = samples(store, view)?
             .into_iter()
-            .find(|s| &s.model == model);
-        let (overhead, how) = match (&own, fit) {
+            .filter(|s| &s.model == model)
+            .collect();
+        let refs: Vec<&Sample> = own.iter().collect();
+        let scale = session_scale(&refs, refs.len(), prior);
+        let (overhead, how) = match (own.first(), fit) {
             (Some(s), _) => (
                 s.measured as f64 - scale * s.assembled as f64,
                 format!("overhead from this session's reply {}", s.message),
@@ -214,6 +227,9 @@ impl Estimator {
             (None, None) => (0.0, "no overhead measured".to_string()),
         };
         let scale_how = match fit {
+            _ if own.len() >= MIN_SESSION_SAMPLES && scale != prior => {
+                format!("scale {scale:.2} from this session's {} replies", own.len())
+            }
             Some(f) => format!("scale {scale:.2} fitted on {} replies", f.samples),
             None => format!("default scale {scale:.2}"),
         };
@@ -221,14 +237,30 @@ impl Estimator {
             model: model.to_string(),
             scale,
             overhead,
-            source: format!("{}; {scale_how}; {how}", crate::models::tokenizer(model).name()),
+            last_measured: own.last().map(|s| (s.assembled, s.measured)),
+            source: format!(
+                "{}; {scale_how}; {how}",
+                crate::models::tokenizer(model).name()
+            ),
         })
     }
 
+    /// From scratch: the overhead plus the assembled context scaled.
     pub fn estimate(&self, assembled: u64) -> u64 {
         (self.overhead + self.scale * assembled as f64)
             .max(0.0)
             .round() as u64
+    }
+
+    /// The next request: the last measured prompt plus what was assembled since, scaled (the estimate where
+    /// nothing was measured). What `send` compacts by.
+    pub fn predict(&self, assembled: u64) -> u64 {
+        match self.last_measured {
+            Some((a, m)) => (m as f64 + self.scale * (assembled as f64 - a as f64))
+                .max(0.0)
+                .round() as u64,
+            None => self.estimate(assembled),
+        }
     }
 }
 
@@ -240,6 +272,9 @@ pub struct Conversation {
     pub version: Option<String>,
     pub subagent: bool,
     pub samples: Vec<Sample>,
+    /// Path indexes of the harness's own compactions, and their ids.
+    pub compactions: Vec<usize>,
+    pub compaction_ids: BTreeMap<usize, String>,
 }
 
 /// Samples of every conversation of the store (conversations whose path cannot be read are left out and named in
@@ -249,13 +284,24 @@ pub fn store_samples(store: &Store) -> Result<(Vec<Conversation>, Vec<String>), 
     let mut skipped = Vec::new();
     for c in store.conversations()? {
         match PathView::load(store, &c.id, None).and_then(|v| Ok((samples(Some(store), &v)?, v))) {
-            Ok((samples, v)) => out.push(Conversation {
-                id: c.id,
-                harness: v.harness,
-                version: v.harness_version,
-                subagent: v.subagent,
-                samples,
-            }),
+            Ok((samples, v)) => {
+                let compactions: Vec<usize> = (0..v.len())
+                    .filter(|&i| v.heads[i].is_compaction() && v.is_harness_compaction(i))
+                    .collect();
+                let compaction_ids = compactions
+                    .iter()
+                    .map(|&i| (i, v.heads[i].id.clone()))
+                    .collect();
+                out.push(Conversation {
+                    id: c.id,
+                    harness: v.harness,
+                    version: v.harness_version,
+                    subagent: v.subagent,
+                    samples,
+                    compactions,
+                    compaction_ids,
+                })
+            }
             Err(e) => skipped.push(format!("{}: {e}", c.id)),
         }
     }
@@ -352,7 +398,26 @@ pub struct ReplyRow {
     pub message: String,
     pub conversation: String,
     pub model: String,
+    /// From scratch: the session's overhead (from its first measured reply) plus the context scaled.
     pub estimated: u64,
+    pub measured: u64,
+    pub error: f64,
+    /// The next request as `send` predicts it: the last measured prompt of the session plus what was added
+    /// since, scaled (the session's first reply: the estimate).
+    pub predicted: u64,
+    pub predicted_error: f64,
+}
+
+/// The first measured prompt after a harness's compaction, as cairn predicts it (summary, kept messages,
+/// overhead) against what the provider measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompactionRow {
+    /// The compaction.
+    pub message: String,
+    pub conversation: String,
+    /// The first measured reply after it.
+    pub reply: String,
+    pub predicted: u64,
     pub measured: u64,
     pub error: f64,
 }
@@ -372,6 +437,8 @@ pub struct ModelRow {
     pub replies: usize,
     pub median_abs_error: f64,
     pub p90_abs_error: f64,
+    pub predicted_median_abs_error: f64,
+    pub predicted_p90_abs_error: f64,
     pub worst: Worst,
     /// How the estimate was made for this model: "calibrated" (scale from its other sessions) or "default".
     pub estimator: String,
@@ -382,6 +449,7 @@ pub struct ModelRow {
 pub struct Replay {
     pub models: Vec<ModelRow>,
     pub replies: Vec<ReplyRow>,
+    pub compactions: Vec<CompactionRow>,
     /// Conversations that could not be read (named, then left out).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
@@ -411,6 +479,7 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
         .map(|(_, m, v)| v[0].measured as f64 - default_scale(m) * v[0].assembled as f64)
         .collect();
     let mut replies = Vec::new();
+    let mut compactions = Vec::new();
     let mut methods: BTreeMap<String, bool> = BTreeMap::new();
     for (conv, model, samples) in &sessions {
         if only.as_deref().is_some_and(|o| o != conv.id) {
@@ -426,21 +495,43 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
         if f.is_some() || !methods.contains_key(*model) {
             methods.insert(model.to_string(), f.is_some());
         }
-        let scale = f.as_ref().map_or_else(|| default_scale(model), |f| f.scale);
+        let prior_scale = f.as_ref().map_or_else(|| default_scale(model), |f| f.scale);
         let prior = prior_overhead(&sessions, &own, conv);
-        let first = samples[0];
-        let learned = first.measured as f64 - scale * first.assembled as f64;
         for (n, s) in samples.iter().enumerate() {
-            let overhead = if n == 0 { prior } else { learned };
-            let est = (overhead + scale * s.assembled as f64).max(0.0).round() as u64;
+            let est = session_estimate(samples, n, prior_scale, prior);
+            let predicted = if n == 0 {
+                est.estimated
+            } else {
+                let last = samples[n - 1];
+                (last.measured as f64 + est.scale * (s.assembled as f64 - last.assembled as f64))
+                    .max(0.0)
+                    .round() as u64
+            };
             replies.push(ReplyRow {
                 message: s.message.clone(),
                 conversation: conv.id.clone(),
                 model: model.to_string(),
-                estimated: est,
+                estimated: est.estimated,
                 measured: s.measured,
-                error: (est as f64 - s.measured as f64) / s.measured as f64,
+                error: rel_signed(est.estimated, s.measured),
+                predicted,
+                predicted_error: rel_signed(predicted, s.measured),
             });
+            // the first measured prompt after a harness compaction
+            if let Some(c) = conv
+                .compactions
+                .iter()
+                .find(|c| **c < s.index && (n == 0 || samples[n - 1].index < **c))
+            {
+                compactions.push(CompactionRow {
+                    message: conv.compaction_ids.get(c).cloned().unwrap_or_default(),
+                    conversation: conv.id.clone(),
+                    reply: s.message.clone(),
+                    predicted: est.estimated,
+                    measured: s.measured,
+                    error: round4(rel_signed(est.estimated, s.measured)),
+                });
+            }
         }
     }
     let mut models = Vec::new();
@@ -450,6 +541,7 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
     }
     for (model, rows) in grouped {
         let errs: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
+        let perrs: Vec<f64> = rows.iter().map(|r| r.predicted_error.abs()).collect();
         let worst = rows
             .iter()
             .max_by(|a, b| a.error.abs().total_cmp(&b.error.abs()))
@@ -464,6 +556,8 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
             replies: rows.len(),
             median_abs_error: round4(quantile(errs.clone(), 0.5)),
             p90_abs_error: round4(quantile(errs, 0.9)),
+            predicted_median_abs_error: round4(quantile(perrs.clone(), 0.5)),
+            predicted_p90_abs_error: round4(quantile(perrs, 0.9)),
             worst,
             estimator: if methods.get(model).copied().unwrap_or(false) {
                 "calibrated".into()
@@ -474,12 +568,70 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
     }
     for r in &mut replies {
         r.error = round4(r.error);
+        r.predicted_error = round4(r.predicted_error);
     }
     Ok(Replay {
         models,
         replies,
+        compactions,
         skipped,
     })
+}
+
+fn rel_signed(estimated: u64, measured: u64) -> f64 {
+    (estimated as f64 - measured as f64) / measured as f64
+}
+
+/// A reply's estimate from what its session measured before it.
+struct SessionEstimate {
+    scale: f64,
+    estimated: u64,
+}
+
+/// Fewer measured replies than this before a reply, and a session's own scale is not trusted yet.
+pub const MIN_SESSION_SAMPLES: usize = 3;
+
+/// The scale a session's own measurements tell, from the replies before `n`: the slope of measured against
+/// assembled (least squares), once there are [`MIN_SESSION_SAMPLES`] of them with any spread; else `prior`.
+fn session_scale(samples: &[&Sample], n: usize, prior: f64) -> f64 {
+    let before = &samples[..n];
+    if before.len() < MIN_SESSION_SAMPLES {
+        return prior;
+    }
+    let k = before.len() as f64;
+    let mx = before.iter().map(|s| s.assembled as f64).sum::<f64>() / k;
+    let my = before.iter().map(|s| s.measured as f64).sum::<f64>() / k;
+    let (mut sxx, mut sxy) = (0.0, 0.0);
+    for s in before {
+        sxx += (s.assembled as f64 - mx).powi(2);
+        sxy += (s.assembled as f64 - mx) * (s.measured as f64 - my);
+    }
+    if sxx <= 0.0 {
+        return prior;
+    }
+    (sxy / sxx).clamp(0.5, 2.0)
+}
+
+/// Reply `n` of a session estimated from scratch with only what was measured before it: the session's scale so
+/// far, its overhead from its first measured reply at that scale (the first reply: `prior_overhead`).
+fn session_estimate(
+    samples: &[&Sample],
+    n: usize,
+    prior_scale: f64,
+    prior_overhead: f64,
+) -> SessionEstimate {
+    // the session's own measurements beat other sessions' fit once there are enough of them: a model nobody
+    // fitted (released yesterday, or a third party's through a harness) is learned within its first replies
+    let scale = session_scale(samples, n, prior_scale);
+    let overhead = if n == 0 {
+        prior_overhead
+    } else {
+        samples[0].measured as f64 - scale * samples[0].assembled as f64
+    };
+    let estimated = (overhead + scale * samples[n].assembled as f64)
+        .max(0.0)
+        .round() as u64;
+    SessionEstimate { scale, estimated }
 }
 
 /// The overhead a session's first reply is estimated with: the mean own overhead of the other sessions of its

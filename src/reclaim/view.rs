@@ -164,9 +164,22 @@ impl PathView {
         self.heads.is_empty()
     }
 
-    /// The model of the newest reply that names one.
+    /// Whether the marker at path index `i` is a harness's own compaction (Claude Code's, pi's, Codex's), not
+    /// one of cairn's rungs.
+    pub fn is_harness_compaction(&self, i: usize) -> bool {
+        self.markers
+            .iter()
+            .any(|p| p.at == i && matches!(p.marker, Resolved::Harness { .. }))
+    }
+
+    /// The model of the newest reply that names one (a name that is no model, such as Claude Code's
+    /// `<synthetic>`, is skipped).
     pub fn model(&self) -> Option<&str> {
-        self.facts.iter().rev().find_map(|f| f.model.as_deref())
+        self.facts
+            .iter()
+            .rev()
+            .filter_map(|f| f.model.as_deref())
+            .find(|m| crate::models::key(m).is_some())
     }
 
     /// The messages at these path indices, in the given order.

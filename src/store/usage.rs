@@ -186,7 +186,11 @@ impl Store {
                         cache_write_tokens, cache_write_1h_tokens
                  FROM measures WHERE copy = 0 AND input_tokens IS NOT NULL AND created_at >= ?1",
             )?;
-            let mut rows = stmt.query([if since == i64::MIN { i64::MIN } else { since_day * 86_400_000 }])?;
+            let mut rows = stmt.query([if since == i64::MIN {
+                i64::MIN
+            } else {
+                since_day * 86_400_000
+            }])?;
             while let Some(r) = rows.next()? {
                 let conv: i64 = r.get(0)?;
                 let model: Option<String> = r.get(1)?;
