@@ -374,7 +374,13 @@ fn compare_shows_every_strategy_and_the_cache_cost() {
     let c = long_conversation(&mut s, 60);
     let path = s.active_path(&c).unwrap();
     let view = PathView::load(&s, &c, None).unwrap();
-    let rows = compare::compare(&view, 60_000, &opts(30_000));
+    // the next request priced as one to Opus 4.7 (the conversation names no model)
+    let prices = Default::default();
+    let pricing = compare::Pricing {
+        model: "claude-opus-4-7",
+        prices: &prices,
+    };
+    let rows = compare::compare_priced(&view, 60_000, &opts(30_000), &pricing);
     let names: Vec<_> = rows.iter().map(|r| r.strategy.as_str()).collect();
     assert_eq!(
         names,

@@ -403,9 +403,10 @@ pub struct ReplyRow {
     pub measured: u64,
     pub error: f64,
     /// The next request as `send` predicts it: the last measured prompt of the session plus what was added
-    /// since, scaled (the session's first reply: the estimate).
-    pub predicted: u64,
-    pub predicted_error: f64,
+    /// since, scaled. None for a session's first measured reply (there is no last measured prompt: its figure is
+    /// the estimate).
+    pub predicted: Option<u64>,
+    pub predicted_error: Option<f64>,
 }
 
 /// The first measured prompt after a harness's compaction, as cairn predicts it (summary, kept messages,
@@ -499,14 +500,12 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
         let prior = prior_overhead(&sessions, &own, conv);
         for (n, s) in samples.iter().enumerate() {
             let est = session_estimate(samples, n, prior_scale, prior);
-            let predicted = if n == 0 {
-                est.estimated
-            } else {
+            let predicted = (n > 0).then(|| {
                 let last = samples[n - 1];
                 (last.measured as f64 + est.scale * (s.assembled as f64 - last.assembled as f64))
                     .max(0.0)
                     .round() as u64
-            };
+            });
             replies.push(ReplyRow {
                 message: s.message.clone(),
                 conversation: conv.id.clone(),
@@ -515,7 +514,7 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
                 measured: s.measured,
                 error: rel_signed(est.estimated, s.measured),
                 predicted,
-                predicted_error: rel_signed(predicted, s.measured),
+                predicted_error: predicted.map(|p| rel_signed(p, s.measured)),
             });
             // the first measured prompt after a harness compaction
             if let Some(c) = conv
@@ -541,7 +540,10 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
     }
     for (model, rows) in grouped {
         let errs: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
-        let perrs: Vec<f64> = rows.iter().map(|r| r.predicted_error.abs()).collect();
+        let perrs: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| r.predicted_error.map(f64::abs))
+            .collect();
         let worst = rows
             .iter()
             .max_by(|a, b| a.error.abs().total_cmp(&b.error.abs()))
@@ -568,7 +570,7 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
     }
     for r in &mut replies {
         r.error = round4(r.error);
-        r.predicted_error = round4(r.predicted_error);
+        r.predicted_error = r.predicted_error.map(round4);
     }
     Ok(Replay {
         models,

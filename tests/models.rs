@@ -1,0 +1,370 @@
+//! The model catalog against the transcripts' own figures: every Anthropic and OpenAI model in the samples priced at
+//! its list price (sums made here from the files, not through cairn's readers), 1-hour cache writes, models the
+//! catalog does not know, sessions without usage, `cairn models`, and replay's prediction of the next request.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use cairn::commands::{self, Action, Outcome, Quiet};
+use cairn::reclaim::{Policy, Settings};
+use cairn::store::{By, Store};
+use serde_json::{Value, json};
+
+fn fixture(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(p)
+}
+
+fn run(s: &mut Store, a: Action) -> Outcome {
+    commands::run(s, &Settings::default(), a, &Quiet, &AtomicBool::new(false)).unwrap()
+}
+
+fn import(s: &mut Store, p: &Path) {
+    let Outcome::Imported(files) = run(
+        s,
+        Action::Import {
+            paths: vec![p.to_path_buf()],
+            format: None,
+        },
+    ) else {
+        panic!("import")
+    };
+    for f in files {
+        assert!(f.error.is_none(), "{}: {:?}", p.display(), f.error);
+    }
+}
+
+fn total_cost(s: &mut Store) -> Option<f64> {
+    let Outcome::Stats(st) = run(
+        s,
+        Action::Stats {
+            by: By::Conversation,
+            since: None,
+        },
+    ) else {
+        panic!()
+    };
+    st.rows.iter().map(|r| r.cost_usd).sum()
+}
+
+/// List prices per million tokens (input, output, cache read, 5-minute write, 1-hour write) as Anthropic publishes
+/// them, and Sonnet 4.5's above 200k prompt tokens: the test's own table, to check the catalog's.
+fn list_price(model: &str, prompt: u64) -> [f64; 5] {
+    match model {
+        "claude-opus-4-5" | "claude-opus-4-6" | "claude-opus-4-7" => [5.0, 25.0, 0.5, 6.25, 10.0],
+        "claude-sonnet-4-5" if prompt > 200_000 => [6.0, 22.5, 0.6, 7.5, 12.0],
+        "claude-sonnet-4-5" | "claude-sonnet-4" | "claude-3-5-sonnet" => [3.0, 15.0, 0.3, 3.75, 6.0],
+        other => panic!("no list price in the test for {other}"),
+    }
+}
+
+/// A Claude Code file's cost summed from its lines: each API message's last usage, at list prices.
+fn hand_cost_claude_code(path: &Path) -> f64 {
+    let mut last: HashMap<(String, String), Value> = HashMap::new();
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if v["type"] != "assistant" || v["message"]["usage"].is_null() {
+            continue;
+        }
+        let key = (
+            v["message"]["id"].as_str().unwrap_or("").to_string(),
+            v["requestId"].as_str().unwrap_or("").to_string(),
+        );
+        last.insert(key, v["message"].clone());
+    }
+    last.values()
+        .filter(|m| m["model"] != "<synthetic>")
+        .map(|m| {
+            let u = &m["usage"];
+            let n = |k: &str| u[k].as_u64().unwrap_or(0);
+            let w1h = u["cache_creation"]["ephemeral_1h_input_tokens"]
+                .as_u64()
+                .unwrap_or(0);
+            let (i, o, r, w) = (
+                n("input_tokens"),
+                n("output_tokens"),
+                n("cache_read_input_tokens"),
+                n("cache_creation_input_tokens"),
+            );
+            let model = m["model"].as_str().unwrap();
+            let model = match model.rsplit_once('-') {
+                Some((head, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => head,
+                _ => model,
+            };
+            let p = list_price(model, i + r + w);
+            (i as f64 * p[0]
+                + o as f64 * p[1]
+                + r as f64 * p[2]
+                + (w - w1h) as f64 * p[3]
+                + w1h as f64 * p[4])
+                / 1e6
+        })
+        .sum()
+}
+
+#[test]
+fn every_claude_code_sample_costs_its_list_price_to_the_cent() {
+    for f in [
+        "claude-code/cc-1.0.98-inline-sidechains-task-fanout.jsonl",
+        "claude-code/cc-2.0.5-image-paste.jsonl",
+        "claude-code/cc-rewind-fork-2.1.42.jsonl",
+    ] {
+        let mut s = Store::open_in_memory().unwrap();
+        import(&mut s, &fixture(f));
+        let got = total_cost(&mut s).unwrap_or_else(|| panic!("{f}: no cost"));
+        let want = hand_cost_claude_code(&fixture(f));
+        assert!((got - want).abs() < 0.005, "{f}: {got} vs {want}");
+    }
+    // a session and its subagents: the subagent files count too
+    let mut s = Store::open_in_memory().unwrap();
+    import(&mut s, &fixture("claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"));
+    let sub = std::fs::read_dir(fixture("claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1/subagents"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .map(|p| hand_cost_claude_code(&p))
+        .sum::<f64>();
+    let want = hand_cost_claude_code(&fixture("claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl")) + sub;
+    let got = total_cost(&mut s).unwrap();
+    assert!((got - want).abs() < 0.005, "{got} vs {want}");
+}
+
+#[test]
+fn pi_sessions_cost_what_pi_itself_recorded() {
+    for f in [
+        "pi/pi-v1-before-compaction-two-compactions.jsonl",
+        "pi/pi-v1-large-session-thinking-level-changes.jsonl",
+    ] {
+        // pi writes each reply's cost (at its own price table) beside its usage
+        let recorded: f64 = std::fs::read_to_string(fixture(f))
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| v["message"]["usage"]["cost"]["total"].as_f64())
+            .sum();
+        let mut s = Store::open_in_memory().unwrap();
+        import(&mut s, &fixture(f));
+        let got = total_cost(&mut s).unwrap();
+        assert!((got - recorded).abs() < 0.01, "{f}: {got} vs {recorded}");
+    }
+}
+
+#[test]
+fn a_codex_session_is_priced_from_its_token_counts() {
+    // gpt-5.5: $5 in, $0.50 cached, $30 out per million; Codex counts cached tokens inside input_tokens
+    let f = fixture("codex/codex-desktop-spawn-agents-0.140.jsonl");
+    let mut want = 0.0;
+    for v in std::fs::read_to_string(&f)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        let u = &v["payload"]["info"]["last_token_usage"];
+        if v["payload"]["type"] == "token_count" && u.is_object() {
+            let n = |k: &str| u[k].as_u64().unwrap_or(0) as f64;
+            let cached = n("cached_input_tokens");
+            want += ((n("input_tokens") - cached) * 5.0 + cached * 0.5 + n("output_tokens") * 30.0) / 1e6;
+        }
+    }
+    let mut s = Store::open_in_memory().unwrap();
+    import(&mut s, &f);
+    let got = total_cost(&mut s).unwrap();
+    assert!(want > 0.1 && (got - want).abs() < 0.005, "{got} vs {want}");
+}
+
+fn write_claude_code(dir: &Path, model: &str, usage: Value) -> PathBuf {
+    let p = dir.join(format!("{model}.jsonl"));
+    let lines = [
+        json!({"type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "s1", "timestamp": "2026-11-02T10:00:00Z",
+               "message": {"role": "user", "content": "hello"}}),
+        json!({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s1", "requestId": "r1",
+               "timestamp": "2026-11-02T10:00:05Z",
+               "message": {"id": "m1", "role": "assistant", "model": model,
+                           "content": [{"type": "text", "text": "hi"}], "usage": usage}}),
+    ];
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&p, text.join("\n") + "\n").unwrap();
+    p
+}
+
+#[test]
+fn one_hour_cache_writes_cost_twice_the_input_and_unknown_models_cost_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open_in_memory().unwrap();
+    // a million tokens written for an hour on Opus 4.8 (a model released after cairn's own tables): $10, not the
+    // 5-minute $6.25
+    import(
+        &mut s,
+        &write_claude_code(
+            dir.path(),
+            "claude-opus-4-8",
+            json!({"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0,
+                   "cache_creation_input_tokens": 1_000_000,
+                   "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 1_000_000}}),
+        ),
+    );
+    let got = total_cost(&mut s).unwrap();
+    assert!((got - 10.0).abs() < 1e-6, "{got}");
+    // a third party's model through Claude Code: unknown, named once, never $0
+    import(
+        &mut s,
+        &write_claude_code(
+            dir.path(),
+            "mimo-v2.5-pro",
+            json!({"input_tokens": 1000, "output_tokens": 10}),
+        ),
+    );
+    let Outcome::Stats(st) = run(
+        &mut s,
+        Action::Stats {
+            by: By::Model,
+            since: None,
+        },
+    ) else {
+        panic!()
+    };
+    let mimo = st.rows.iter().find(|r| r.key == "mimo-v2.5-pro").unwrap();
+    assert_eq!(mimo.cost_usd, None);
+    assert_eq!(mimo.unpriced, vec!["mimo-v2.5-pro".to_string()]);
+    assert!(st.rows.iter().all(|r| r.key != "<synthetic>"));
+}
+
+#[test]
+fn a_session_that_recorded_no_usage_has_no_cost() {
+    let mut s = Store::open_in_memory().unwrap();
+    import(&mut s, &fixture("small/codex-legacy-rollout.jsonl"));
+    let Outcome::Stats(st) = run(
+        &mut s,
+        Action::Stats {
+            by: By::Conversation,
+            since: None,
+        },
+    ) else {
+        panic!()
+    };
+    assert!(st.rows.iter().any(|r| r.turns > 0));
+    assert!(st.rows.iter().all(|r| r.cost_usd.is_none()), "{:?}", st.rows);
+}
+
+#[test]
+fn models_lists_what_the_store_saw_and_where_each_figure_came_from() {
+    let mut s = Store::open_in_memory().unwrap();
+    import(&mut s, &fixture("claude-code/cc-2.0.5-image-paste.jsonl"));
+    import(&mut s, &fixture("codex/codex-desktop-spawn-agents-0.140.jsonl"));
+    let Outcome::Models(rows) = run(&mut s, Action::Models) else {
+        panic!()
+    };
+    let names: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
+    assert!(names.contains(&"claude-sonnet-4-5") && names.contains(&"gpt-5.5"), "{names:?}");
+    assert!(!names.contains(&"<synthetic>"));
+    let sonnet = rows.iter().find(|r| r.model == "claude-sonnet-4-5").unwrap();
+    assert_eq!(sonnet.provider.as_deref(), Some("anthropic"));
+    assert_eq!(sonnet.window, 200_000);
+    assert_eq!(sonnet.window_source, cairn::models::Source::Catalog);
+    assert!(sonnet.recorded_as.iter().any(|m| m.ends_with("20250929")));
+    assert_eq!(sonnet.price_per_mtok.map(|p| p.cache_write_1h), Some(6.0));
+    let gpt = rows.iter().find(|r| r.model == "gpt-5.5").unwrap();
+    assert_eq!(gpt.tokenizer, cairn::tokens::Tokenizer::O200k);
+    assert!(!gpt.keeps_past_thinking);
+    // the CLI prints the same rows
+    let db = tempfile::NamedTempFile::new().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["--db", db.path().to_str().unwrap(), "import"])
+        .arg(fixture("codex/codex-desktop-spawn-agents-0.140.jsonl"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["--db", db.path().to_str().unwrap(), "models", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["models"][0]["model"], "gpt-5.5");
+    assert_eq!(v["models"][0]["window_source"], "catalog");
+    assert_eq!(v["models"][0]["price_per_mtok"]["input"], 5.0);
+}
+
+#[test]
+fn a_window_is_never_smaller_than_the_largest_prompt_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open_in_memory().unwrap();
+    import(
+        &mut s,
+        &write_claude_code(
+            dir.path(),
+            "mimo-v2.5-pro",
+            json!({"input_tokens": 2, "output_tokens": 10, "cache_read_input_tokens": 302_417}),
+        ),
+    );
+    let Outcome::Models(rows) = run(&mut s, Action::Models) else {
+        panic!()
+    };
+    assert_eq!(rows[0].window, 302_419);
+    assert_eq!(rows[0].window_source, cairn::models::Source::Measured);
+    let c = s.conversations().unwrap()[0].id.clone();
+    let Outcome::Context(r) = run(
+        &mut s,
+        Action::Context {
+            conversation: c,
+            model: None,
+        },
+    ) else {
+        panic!()
+    };
+    assert_eq!(r.window, 302_419);
+}
+
+#[test]
+fn the_protect_window_is_the_one_compact_uses_on_a_small_window() {
+    // a 128k model: the raw 40k protect window would be most of the target; every command takes min(40k, target/2)
+    let p = Policy::new(&Settings::default(), Some("gpt-4o"), None, None);
+    assert_eq!(p.window, 128_000);
+    let target = p.target_tokens();
+    assert_eq!(p.rung_options(target).protect, 40_000.min(target / 2));
+    let mut s = Store::open_in_memory().unwrap();
+    let c = cairn::demo::install(&mut s).unwrap().conversation;
+    let Outcome::Context(r) = run(
+        &mut s,
+        Action::Context {
+            conversation: c,
+            model: Some("gpt-4o".into()),
+        },
+    ) else {
+        panic!()
+    };
+    let elide = r.rungs.iter().find(|g| g.name == "elide").unwrap();
+    assert!(elide.note.contains(&format!("newest {}", 40_000.min(target / 2))), "{}", elide.note);
+}
+
+#[test]
+fn replay_predicts_the_next_request_and_the_prompt_after_each_compaction() {
+    let mut s = Store::open_in_memory().unwrap();
+    import(&mut s, &fixture("pi/pi-v1-before-compaction-two-compactions.jsonl"));
+    import(&mut s, &fixture("claude-code/cc-2.0.5-image-paste.jsonl"));
+    let Outcome::Replayed(r) = run(&mut s, Action::Replay { conversation: None }) else {
+        panic!()
+    };
+    for m in r.models.iter().filter(|m| m.replies >= 30) {
+        assert!(m.predicted_median_abs_error <= 0.01, "{}: {}", m.model, m.predicted_median_abs_error);
+        assert!(m.predicted_p90_abs_error <= 0.04, "{}: {}", m.model, m.predicted_p90_abs_error);
+        assert!(m.median_abs_error <= 0.04, "{}: {}", m.model, m.median_abs_error);
+        assert!(m.p90_abs_error <= 0.12, "{}: {}", m.model, m.p90_abs_error);
+    }
+    // pi's two compactions: the first prompt after each, predicted from the summary, what it kept and the overhead
+    assert_eq!(r.compactions.len(), 2, "{:?}", r.compactions);
+    for c in &r.compactions {
+        assert!(c.error.abs() <= 0.08, "{c:?}");
+    }
+    // the JSON keeps its contract and adds the prediction beside it
+    let v = serde_json::to_value(&r).unwrap();
+    let reply = &v["replies"][1];
+    for k in ["message", "model", "estimated", "measured", "error", "predicted"] {
+        assert!(!reply[k].is_null(), "{k}");
+    }
+    assert!(!v["models"][0]["predicted_median_abs_error"].is_null());
+    assert!(!v["compactions"][0]["measured"].is_null());
+}
