@@ -156,7 +156,7 @@ pub fn run() -> i32 {
     };
     // a store from before an index is indexed as it opens; say how far that is
     crate::store::index::on_migration_progress(Box::new(|what, done, total| {
-        eprintln!("cairn: {what}: {done} of {total}");
+        eprintln!("cairn: {}: {done} of {total}", terminal_safe(what));
     }));
     let mut ctx = Ctx {
         db: cli.db,
@@ -173,7 +173,7 @@ pub fn run() -> i32 {
         Err(e) if is_broken_pipe(&e) => 0,
         Err(e) => {
             let msg = format!("{e:#}").replace('\n', " ");
-            eprintln!("cairn: {msg}");
+            eprintln!("cairn: {}", terminal_safe(&msg));
             2
         }
     }
@@ -365,8 +365,27 @@ impl Ctx {
 /// Prints a line on stdout.
 fn out(s: &str) -> Result<()> {
     let mut o = std::io::stdout().lock();
-    writeln!(o, "{s}")?;
+    writeln!(o, "{}", terminal_safe(s))?;
     Ok(())
+}
+
+/// Text for a terminal: control characters a transcript carries (ESC and the other C0 controls but newline and
+/// tab, DEL, the C1 controls) shown escaped (`\x1b`), so a session's bytes cannot clear the screen, set the
+/// window's title or write the clipboard.
+pub fn terminal_safe(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !s.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if bad(c) {
+            o.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            o.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(o)
 }
 
 /// Prints text as is on stdout.
@@ -378,7 +397,22 @@ fn out_raw(s: &str) -> Result<()> {
 }
 
 fn print_json(v: &Value) -> Result<()> {
-    out(&serde_json::to_string_pretty(v)?)
+    // JSON escapes the C0 controls itself; DEL and the C1 controls it leaves raw, so they are escaped here the
+    // JSON way (the text stays valid JSON)
+    let text = serde_json::to_string_pretty(v)?;
+    let text: String = text
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' {
+                format!("\\u{:04x}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    let mut o = std::io::stdout().lock();
+    writeln!(o, "{text}")?;
+    Ok(())
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<()> {

@@ -320,8 +320,19 @@ fn past_the_threshold_the_ladder_runs_before_sending() {
 fn the_threshold_and_target_come_from_the_settings_file() {
     let (env, c) = setup(60);
     let m = mock(1_000_000, Mode::Normal);
-    // a window where the context is 90% of what is usable: past the default 80% threshold
-    let o = cairn(&env, &[], &["context", &c, "--json"]);
+    // a window where the context is 90% of what is usable: past the default 80% threshold (estimated for the model
+    // `send` will ask, the default Anthropic one: the conversation names none)
+    let o = cairn(
+        &env,
+        &[],
+        &[
+            "context",
+            &c,
+            "--model",
+            cairn::provider::DEFAULT_ANTHROPIC_MODEL,
+            "--json",
+        ],
+    );
     let estimate = serde_json::from_slice::<Value>(&o.stdout).unwrap()["estimated_total"]
         .as_u64()
         .unwrap();

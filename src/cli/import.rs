@@ -24,7 +24,7 @@ struct Files;
 impl Progress for Files {
     fn step(&self, done: usize, total: usize, what: &str) {
         if total > 1 && done < total {
-            eprintln!("[{}/{total}] {what}", done + 1);
+            eprintln!("[{}/{total}] {}", done + 1, super::terminal_safe(what));
         }
     }
 }

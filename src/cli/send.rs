@@ -31,7 +31,7 @@ impl Progress for Stream {
     fn text(&self, chunk: &str) {
         let mut o = std::io::stdout().lock();
         // a reader that went away loses the stream, not the reply: it is stored when complete
-        if o.write_all(chunk.as_bytes())
+        if o.write_all(super::terminal_safe(chunk).as_bytes())
             .and_then(|()| o.flush())
             .is_err()
         {}

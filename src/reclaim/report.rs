@@ -74,7 +74,11 @@ pub fn report(view: &PathView, policy: &Policy, est: &Estimator) -> Report {
     let l = layout(view, &[], view.len());
     let k: &ByKind = &l.tally.by_kind;
     let raw = l.tally.total();
-    let estimated_total = est.estimate(raw);
+    // the next request as `send` predicts it (the one estimator: the last measured prompt plus what came since)
+    let estimated_total = est.predict(super::replay::totals_after(
+        view,
+        super::assemble::Reader::of(&policy.model),
+    ));
     let measured_at = (0..view.len()).rfind(|&i| view.facts[i].measured_input().is_some());
     let last_measured = measured_at.and_then(|i| view.facts[i].measured_input());
     let (cached_through, cached_tokens) = cached_prefix(view, &l, measured_at);

@@ -305,6 +305,7 @@ FROM measures WHERE copy = 0 GROUP BY 1, 2, 3;
 /// last reply): the floor of its window and the list `cairn models` starts from, kept with each body written.
 /// The 1-hour cache writes (their columns and figures come from the backfill).
 const V8: &str = r#"
+DROP TABLE IF EXISTS models_seen;
 CREATE TABLE models_seen (
     model TEXT PRIMARY KEY,
     replies INTEGER NOT NULL DEFAULT 0,
