@@ -388,7 +388,12 @@ pub fn terminal_safe(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(o)
 }
 
-/// Prints text as is on stdout.
+/// Prints text for a terminal (no newline added), its control characters escaped ([`terminal_safe`]).
+fn out_text(s: &str) -> Result<()> {
+    out_raw(&terminal_safe(s))
+}
+
+/// Prints text as is on stdout (data: an export, CSV).
 fn out_raw(s: &str) -> Result<()> {
     let mut o = std::io::stdout().lock();
     o.write_all(s.as_bytes())?;

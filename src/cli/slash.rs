@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out, out_raw, unexpected};
+use super::{Ctx, out, out_raw, out_text, unexpected};
 use crate::commands::Outcome;
 
 #[derive(clap::Args)]
@@ -18,7 +18,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         Outcome::Compacted(c) => super::compact::show(&c),
         Outcome::Shaken(s) => super::shake::show(&s),
         Outcome::Context(r) => super::context::show(&r),
-        Outcome::Text(t) => out_raw(&t),
+        Outcome::Text(t) => out_text(&t),
         Outcome::Forked(id) | Outcome::Rewound { digest: id } => out(&id),
         Outcome::Moved { tip, .. } => out(&tip),
         Outcome::Checkpointed(c) => out(&c.message),

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out_raw, unexpected};
+use super::{Ctx, out_text, unexpected};
 use crate::commands::{Action, Outcome};
 
 #[derive(clap::Args)]
@@ -14,7 +14,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     match ctx.run(Action::Tree {
         conversation: a.conv,
     })? {
-        Outcome::Text(t) => out_raw(&t),
+        Outcome::Text(t) => out_text(&t),
         o => Err(unexpected(&o)),
     }
 }
