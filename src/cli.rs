@@ -364,9 +364,29 @@ impl Ctx {
 
 /// Prints a line on stdout.
 fn out(s: &str) -> Result<()> {
+    let s = gate(s);
     let mut o = std::io::stdout().lock();
-    writeln!(o, "{}", terminal_safe(s))?;
+    writeln!(o, "{}", terminal_safe(&s))?;
     Ok(())
+}
+
+/// Whether this command was asked to keep secrets (`--no-redact`); everything else it prints is redacted.
+static KEEP_SECRETS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// For a command run with `--no-redact`: what it prints keeps its secrets.
+fn keep_secrets() {
+    KEEP_SECRETS.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The last gate before the terminal: every line a command prints (titles, tree labels, tool names, search
+/// snippets, diffs, ...) has its secrets redacted ([`crate::redact::text`]) unless the command was run with
+/// `--no-redact`. Exports written as data have their own redaction ([`crate::export`]).
+fn gate(s: &str) -> std::borrow::Cow<'_, str> {
+    if KEEP_SECRETS.load(std::sync::atomic::Ordering::Relaxed) {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        crate::redact::text(s).0
+    }
 }
 
 /// Text for a terminal: control characters a transcript carries (ESC and the other C0 controls but newline and
@@ -388,9 +408,10 @@ pub fn terminal_safe(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(o)
 }
 
-/// Prints text for a terminal (no newline added), its control characters escaped ([`terminal_safe`]).
+/// Prints text for a terminal (no newline added), its secrets redacted ([`gate`]) and its control characters
+/// escaped ([`terminal_safe`]).
 fn out_text(s: &str) -> Result<()> {
-    out_raw(&terminal_safe(s))
+    out_raw(&terminal_safe(&gate(s)))
 }
 
 /// Prints text as is on stdout (data: an export, CSV).
@@ -402,9 +423,13 @@ fn out_raw(s: &str) -> Result<()> {
 }
 
 fn print_json(v: &Value) -> Result<()> {
+    let mut v = v.clone();
+    if !KEEP_SECRETS.load(std::sync::atomic::Ordering::Relaxed) {
+        crate::redact::value(&mut v);
+    }
     // JSON escapes the C0 controls itself; DEL and the C1 controls it leaves raw, so they are escaped here the
     // JSON way (the text stays valid JSON)
-    let text = serde_json::to_string_pretty(v)?;
+    let text = serde_json::to_string_pretty(&v)?;
     let text: String = text
         .chars()
         .map(|c| {

@@ -124,7 +124,13 @@ pub fn export(
         ExportFormat::Markdown | ExportFormat::Html => {
             let all = clean(store.messages(&conv.id)?);
             let ids: Vec<String> = path()?.into_iter().map(|m| m.id).collect();
-            let r = reading::read(store, &conv, all, &ids, at, redacted);
+            let mut r = reading::read(store, &conv, all, &ids, at, redacted);
+            // the title (a harness's summary line, or the first prompt) leaves in the page's <title> and heading
+            if options.redact {
+                let (t, n) = crate::redact::text(&r.title);
+                r.title = t.into_owned();
+                r.redacted += n;
+            }
             if format == ExportFormat::Html {
                 html::render(store, &r, options)?
             } else {

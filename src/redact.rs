@@ -15,70 +15,123 @@ use serde_json::Value;
 
 use crate::model::{Block, ToolResultContent};
 
+pub mod rules;
+
 fn registry() -> Option<&'static redact_secret::BuiltInRegistry> {
     static R: OnceLock<Option<redact_secret::BuiltInRegistry>> = OnceLock::new();
     R.get_or_init(|| redact_secret::BuiltInRegistry::with_built_in().ok())
         .as_ref()
 }
 
-/// `[redacted: github token]` for a finding of type `github_token`.
-fn placeholder(
-    f: &redact_secret::Finding,
-    _c: &redact_secret::PlaceholderContext,
-) -> Result<String, redact_secret::FormatterFailure> {
-    Ok(format!(
-        "[redacted: {}]",
-        f.type_name().replace(['_', '-', '.'], " ")
-    ))
+/// A secret found in a text: its byte range and what it is (`github token`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub start: usize,
+    pub end: usize,
+    pub what: String,
 }
 
-/// Text with every secret in it replaced, and how many were. Text the detectors cannot take (over their size
-/// limit) is redacted line by line.
-pub fn text(s: &str) -> (Cow<'_, str>, usize) {
-    // fail closed: text the scanner could not look at is not handed over
-    const UNSCANNED: &str = "[redacted: the secret scanner could not read this text]";
-    let Some(reg) = registry() else {
-        return (Cow::Borrowed(UNSCANNED), 1);
-    };
-    match reg.scan_and_redact(s, &redact_secret::DefaultPolicy, &placeholder) {
-        Ok(r) if r.findings().is_empty() => (Cow::Borrowed(s), 0),
-        Ok(r) => (Cow::Owned(r.text().to_string()), r.findings().len()),
-        // too large for one pass: a chunk at a time, at line ends
-        Err(_) if s.len() > 4096 => {
-            let mut out = String::with_capacity(s.len());
-            let mut n = 0;
-            for chunk in chunks(s, 64 * 1024) {
-                let (t, k) = text(chunk);
-                out.push_str(&t);
-                n += k;
+/// Why a text could not be scanned (it is then withheld, never passed on).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Unscannable;
+
+/// How much of a text redact-secret reads at once, and how far consecutive pieces overlap: a secret is shorter
+/// than the overlap (a 4096-bit PEM key is about 3.3 KB), so every secret lies whole inside some piece.
+const PIECE: usize = 64 * 1024;
+const OVERLAP: usize = 8 * 1024;
+
+/// The secrets in `s`, by both rule sets (redact-secret's detectors; gitleaks' rules and cairn's additions), in
+/// order, overlapping finds merged. Large text is read in overlapping pieces, never cut blind.
+pub fn find(s: &str) -> Result<Vec<Found>, Unscannable> {
+    let reg = registry().ok_or(Unscannable)?;
+    let rules = rules::rules().ok_or(Unscannable)?;
+    let mut found: Vec<Found> = Vec::new();
+    let mut start = 0;
+    loop {
+        let mut end = (start + PIECE).min(s.len());
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        let piece = &s[start..end];
+        let fs = reg
+            .scan(piece, &redact_secret::DefaultPolicy)
+            .map_err(|_| Unscannable)?;
+        for f in fs {
+            let r = f.range();
+            let (a, b) = (start + r.start(), start + r.end());
+            if !looks_like_code(&s[a..b]) {
+                found.push(Found {
+                    start: a,
+                    end: b,
+                    what: f.type_name().replace(['_', '-', '.'], " "),
+                });
             }
-            (Cow::Owned(out), n)
         }
-        Err(_) if s.is_empty() => (Cow::Borrowed(s), 0),
-        Err(_) => (Cow::Borrowed(UNSCANNED), 1),
+        if end >= s.len() {
+            break;
+        }
+        let mut next = end.saturating_sub(OVERLAP).max(start + 1);
+        while !s.is_char_boundary(next) {
+            next += 1;
+        }
+        start = next;
     }
+    found.extend(rules.scan(s).into_iter().map(|h| Found {
+        start: h.start,
+        end: h.end,
+        what: h.rule.replace(['_', '-', '.'], " "),
+    }));
+    found.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+    let mut merged: Vec<Found> = Vec::with_capacity(found.len());
+    for f in found {
+        match merged.last_mut() {
+            Some(m) if f.start < m.end => m.end = m.end.max(f.end),
+            _ => merged.push(f),
+        }
+    }
+    Ok(merged)
 }
 
-/// `s` cut into pieces of at most about `size` bytes, at line ends where there are any.
-fn chunks(s: &str, size: usize) -> impl Iterator<Item = &str> {
-    let mut rest = s;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let mut cut = rest.len().min(size);
-        while !rest.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        if cut < rest.len()
-            && let Some(nl) = rest[..cut].rfind('\n')
-        {
-            cut = nl + 1;
-        }
-        let (head, tail) = rest.split_at(cut.max(1).min(rest.len()));
-        rest = tail;
-        Some(head)
-    })
+/// A generic detector's candidate that is code naming a key, not a key: a member access of identifiers
+/// (`event.resolveApiKey`, `process.env.API_KEY`, `config.token()`), never a value.
+fn looks_like_code(candidate: &str) -> bool {
+    let c = candidate
+        .trim_matches(|c: char| c == '"' || c == '\'' || c == ';' || c == ',' || c.is_whitespace())
+        .trim_end_matches("()");
+    let ident = |p: &str| {
+        p.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+    };
+    let parts: Vec<&str> = c.split('.').collect();
+    parts.len() >= 2 && parts.iter().all(|p| ident(p))
+}
+
+/// Text with every secret in it replaced by `[redacted: what]`, and how many were. Text that cannot be scanned is
+/// withheld: it fails closed.
+pub fn text(s: &str) -> (Cow<'_, str>, usize) {
+    const UNSCANNED: &str = "[redacted: the secret scanner could not read this text]";
+    if s.is_empty() {
+        return (Cow::Borrowed(s), 0);
+    }
+    let found = match find(s) {
+        Ok(f) => f,
+        Err(Unscannable) => return (Cow::Borrowed(UNSCANNED), 1),
+    };
+    if found.is_empty() {
+        return (Cow::Borrowed(s), 0);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut at = 0;
+    for f in &found {
+        out.push_str(&s[at..f.start]);
+        out.push_str(&format!("[redacted: {}]", f.what));
+        at = f.end;
+    }
+    out.push_str(&s[at..]);
+    (Cow::Owned(out), found.len())
 }
 
 fn replace(s: &mut String) -> usize {
@@ -153,7 +206,8 @@ fn block(b: &mut Block) -> usize {
     match b {
         Block::Text { text } => replace(text),
         Block::Thinking { thinking, .. } => replace(thinking),
-        Block::ToolUse { input, .. } => value(input),
+        // a tool's name is the harness's, but a transcript can put anything there
+        Block::ToolUse { name, input, .. } => replace(name) + value(input),
         Block::ToolResult { content, .. } => match content {
             ToolResultContent::Text(t) => replace(t),
             ToolResultContent::Blocks(bs) => blocks(bs),

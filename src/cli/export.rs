@@ -41,6 +41,9 @@ pub enum Theme {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
+    if a.no_redact {
+        super::keep_secrets();
+    }
     let to_stdout = a.out.is_none();
     match ctx.run(Action::Export {
         conversation: a.conv,

@@ -69,6 +69,9 @@ fn parse_cell(s: &str) -> Result<(u32, u32), String> {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
+    if a.no_redact {
+        super::keep_secrets();
+    }
     let profile = a.profile.profile();
     let mut opts = crate::render::Options::new(profile);
     opts.font = match a.font {

@@ -26,6 +26,9 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
+    if a.no_redact {
+        super::keep_secrets();
+    }
     let budget = match (a.max_messages, a.max_tokens) {
         (Some(n), _) => Budget::Messages(n),
         (None, Some(t)) => Budget::Tokens(t),

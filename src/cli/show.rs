@@ -17,6 +17,9 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
+    if a.no_redact {
+        super::keep_secrets();
+    }
     let (path, wire) = match ctx.run(Action::Show {
         conversation: a.conv,
         redact: !a.no_redact,

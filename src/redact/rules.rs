@@ -1,0 +1,299 @@
+//! Gitleaks' rule set, as data: `assets/secrets/gitleaks.toml` is gitleaks' own default configuration (MIT,
+//! `assets/secrets/LICENSE-gitleaks`), read as gitleaks reads it: each rule's keywords select it (one
+//! Aho-Corasick pass over the text for all of them), its regular expression finds the candidate, the secret is its
+//! `secretGroup` (else the first non-empty group, else the match), a rule's `entropy` is a floor on the secret's
+//! Shannon entropy, and the rule's and the global allowlists (regexes on the secret, the match or the line;
+//! stopwords) let through what only looks like a secret. Rules whose expression the `regex` crate cannot compile
+//! (none today: gitleaks writes RE2, which it follows) are counted and left out, never guessed at.
+//!
+//! `assets/secrets/cairn.toml` adds, in the same format, the families neither set finds (Claude Code's OAuth
+//! tokens, Discord webhooks, Sentry DSNs, Azure account keys, passwords on `mysql`/`sshpass` command lines,
+//! session cookies).
+//!
+//! Why beside redact-secret: the two sets overlap, but each has families the other lacks (gitleaks: Slack and
+//! Discord webhooks, PyPI, Twilio, age, Sentry, hundreds of SaaS tokens); cairn redacts what either finds.
+
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+use regex::Regex;
+use serde::Deserialize;
+
+const GITLEAKS: &str = include_str!("../../assets/secrets/gitleaks.toml");
+/// cairn's own rules, in the same format, for families neither set finds.
+const CAIRN: &str = include_str!("../../assets/secrets/cairn.toml");
+
+#[derive(Deserialize)]
+struct File {
+    #[serde(default)]
+    allowlist: Option<AllowSpec>,
+    #[serde(default)]
+    rules: Vec<RuleSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RuleSpec {
+    id: String,
+    #[serde(default)]
+    regex: Option<String>,
+    #[serde(default)]
+    entropy: Option<f64>,
+    #[serde(default)]
+    keywords: Vec<String>,
+    #[serde(default)]
+    secret_group: Option<usize>,
+    #[serde(default)]
+    allowlists: Vec<AllowSpec>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct AllowSpec {
+    #[serde(default)]
+    condition: Option<String>,
+    #[serde(default)]
+    regex_target: Option<String>,
+    #[serde(default)]
+    regexes: Vec<String>,
+    #[serde(default)]
+    stopwords: Vec<String>,
+}
+
+/// What an allowlist's regexes are matched against.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Target {
+    Secret,
+    Match,
+    Line,
+}
+
+struct Allow {
+    all: bool,
+    target: Target,
+    regexes: Vec<Regex>,
+    stopwords: Vec<String>,
+}
+
+impl Allow {
+    fn build(a: &AllowSpec) -> Allow {
+        Allow {
+            all: a.condition.as_deref() == Some("AND"),
+            target: match a.regex_target.as_deref() {
+                Some("match") => Target::Match,
+                Some("line") => Target::Line,
+                _ => Target::Secret,
+            },
+            regexes: a
+                .regexes
+                .iter()
+                .filter_map(|r| Regex::new(r).ok())
+                .collect(),
+            stopwords: a.stopwords.iter().map(|s| s.to_lowercase()).collect(),
+        }
+    }
+
+    /// Whether this allowlist lets the candidate through.
+    fn allows(&self, secret: &str, whole: &str, line: &str) -> bool {
+        let target = match self.target {
+            Target::Secret => secret,
+            Target::Match => whole,
+            Target::Line => line,
+        };
+        let lower = secret.to_lowercase();
+        let by_regex =
+            (!self.regexes.is_empty()).then(|| self.regexes.iter().any(|r| r.is_match(target)));
+        let by_word = (!self.stopwords.is_empty())
+            .then(|| self.stopwords.iter().any(|w| lower.contains(w.as_str())));
+        match (by_regex, by_word) {
+            (None, None) => false,
+            (Some(a), None) | (None, Some(a)) => a,
+            (Some(a), Some(b)) if self.all => a && b,
+            (Some(a), Some(b)) => a || b,
+        }
+    }
+}
+
+struct Rule {
+    id: String,
+    regex: Regex,
+    entropy: Option<f64>,
+    group: Option<usize>,
+    allow: Vec<Allow>,
+}
+
+/// The compiled rule set.
+pub struct Rules {
+    rules: Vec<Rule>,
+    /// Rules with no keyword run on every text.
+    always: Vec<usize>,
+    keywords: AhoCorasick,
+    /// keyword index → the rules it selects
+    by_keyword: Vec<Vec<usize>>,
+    global: Vec<Allow>,
+    /// Rules whose expression did not compile (left out).
+    pub skipped: Vec<String>,
+}
+
+/// A secret found: its byte range in the text and the rule's id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub start: usize,
+    pub end: usize,
+    pub rule: String,
+}
+
+fn entropy(s: &str) -> f64 {
+    let mut counts = std::collections::HashMap::new();
+    let n = s.chars().count() as f64;
+    for c in s.chars() {
+        *counts.entry(c).or_insert(0u32) += 1;
+    }
+    counts
+        .values()
+        .map(|&k| {
+            let p = f64::from(k) / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+impl Rules {
+    fn load() -> Option<Rules> {
+        let file: File = toml::from_str(GITLEAKS).ok()?;
+        let own: File = toml::from_str(CAIRN).ok()?;
+        let mut rules = Vec::new();
+        let mut skipped = Vec::new();
+        let mut keywords: Vec<String> = Vec::new();
+        let mut by_keyword: Vec<Vec<usize>> = Vec::new();
+        let mut always = Vec::new();
+        for r in file.rules.into_iter().chain(own.rules) {
+            let Some(expr) = r.regex.as_deref() else {
+                continue; // a rule on file paths only
+            };
+            // gitleaks' (RE2) expressions; the size limit raised for the long alternations some carry
+            let Ok(regex) = regex::RegexBuilder::new(expr).size_limit(64 << 20).build() else {
+                skipped.push(r.id);
+                continue;
+            };
+            let i = rules.len();
+            if r.keywords.is_empty() {
+                always.push(i);
+            }
+            for k in &r.keywords {
+                let k = k.to_lowercase();
+                match keywords.iter().position(|x| *x == k) {
+                    Some(j) => by_keyword[j].push(i),
+                    None => {
+                        keywords.push(k);
+                        by_keyword.push(vec![i]);
+                    }
+                }
+            }
+            rules.push(Rule {
+                id: r.id,
+                regex,
+                entropy: r.entropy,
+                group: r.secret_group,
+                allow: r.allowlists.iter().map(Allow::build).collect(),
+            });
+        }
+        let keywords = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(&keywords)
+            .ok()?;
+        Some(Rules {
+            rules,
+            always,
+            keywords,
+            by_keyword,
+            global: file.allowlist.iter().map(Allow::build).collect(),
+            skipped,
+        })
+    }
+
+    /// How many rules are in force.
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// Every secret the rules find in `text`.
+    pub fn scan(&self, text: &str) -> Vec<Hit> {
+        let mut selected = vec![false; self.rules.len()];
+        for i in &self.always {
+            selected[*i] = true;
+        }
+        for m in self.keywords.find_overlapping_iter(text) {
+            for &i in &self.by_keyword[m.pattern().as_usize()] {
+                selected[i] = true;
+            }
+        }
+        let mut out = Vec::new();
+        for (i, rule) in self.rules.iter().enumerate().filter(|(i, _)| selected[*i]) {
+            for caps in rule.regex.captures_iter(text) {
+                let Some(whole) = caps.get(0) else { continue };
+                let secret = match rule.group {
+                    Some(g) => caps.get(g),
+                    None => (1..caps.len()).find_map(|g| caps.get(g).filter(|m| !m.is_empty())),
+                }
+                .unwrap_or(whole);
+                if secret.is_empty() {
+                    continue;
+                }
+                if rule.entropy.is_some_and(|e| entropy(secret.as_str()) < e) {
+                    continue;
+                }
+                let line_start = text[..whole.start()].rfind('\n').map_or(0, |p| p + 1);
+                let line_end = text[whole.end()..]
+                    .find('\n')
+                    .map_or(text.len(), |p| whole.end() + p);
+                let line = &text[line_start..line_end];
+                if rule
+                    .allow
+                    .iter()
+                    .chain(&self.global)
+                    .any(|a| a.allows(secret.as_str(), whole.as_str(), line))
+                {
+                    continue;
+                }
+                out.push(Hit {
+                    start: secret.start(),
+                    end: secret.end(),
+                    rule: self.rules[i].id.clone(),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// The rule set, compiled once (None if the bundled file could not be read: redaction then fails closed).
+pub fn rules() -> Option<&'static Rules> {
+    static R: LazyLock<Option<Rules>> = LazyLock::new(Rules::load);
+    R.as_ref()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gitleaks_rules_load_and_compile() {
+        let r = rules().unwrap();
+        assert!(r.len() >= 200, "{}", r.len());
+        assert!(r.skipped.is_empty(), "{:?}", r.skipped);
+    }
+
+    #[test]
+    fn a_rule_finds_its_secret_and_its_allowlist_lets_placeholders_through() {
+        let r = rules().unwrap();
+        let hook = "post to https://hooks.slack.com/services/T01234567/B01234567/abcdefghijklmnopqrstuvwx now";
+        let h = r.scan(hook);
+        assert!(h.iter().any(|h| h.rule.contains("slack")), "{h:?}");
+        assert!(r.scan("the token is ${GITHUB_TOKEN}").is_empty());
+    }
+}
