@@ -425,7 +425,7 @@ fn out_raw(s: &str) -> Result<()> {
 fn print_json(v: &Value) -> Result<()> {
     let mut v = v.clone();
     if !KEEP_SECRETS.load(std::sync::atomic::Ordering::Relaxed) {
-        crate::redact::value(&mut v);
+        crate::redact::strings(&mut v);
     }
     // JSON escapes the C0 controls itself; DEL and the C1 controls it leaves raw, so they are escaped here the
     // JSON way (the text stays valid JSON)

@@ -254,8 +254,45 @@ fn count_block(
 /// Reads a JSONL file line by line (constant memory per line), tolerating a missing trailing newline, blank lines
 /// and several JSON objects glued on one line. Yields (1-based line number, value).
 pub fn read_jsonl(path: &Path) -> Result<Vec<(usize, Value)>, FormatError> {
-    let f = std::fs::File::open(path).map_err(|e| FormatError::new(path, 0, e.to_string()))?;
-    let reader = std::io::BufReader::with_capacity(1 << 16, f);
+    jsonl_of(path, &read_file(path)?)
+}
+
+/// A file's bytes, read once (what is hashed is what is parsed): a regular file only (a FIFO or device would block
+/// or never end), and text (a NUL byte in its first 64 KiB, as in a sparse or binary file, is refused before the
+/// rest is read).
+pub fn read_file(path: &Path) -> Result<Vec<u8>, FormatError> {
+    use std::io::Read as _;
+    let meta = std::fs::metadata(path).map_err(|e| FormatError::new(path, 0, e.to_string()))?;
+    if !meta.is_file() {
+        return Err(FormatError::new(path, 0, "not a regular file"));
+    }
+    let mut f = std::fs::File::open(path).map_err(|e| FormatError::new(path, 0, e.to_string()))?;
+    let mut head = vec![0u8; 64 * 1024];
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) => return Err(FormatError::new(path, 0, e.to_string())),
+        }
+    }
+    head.truncate(n);
+    if head.contains(&0) {
+        return Err(FormatError::new(
+            path,
+            0,
+            "not a text file (it holds NUL bytes)",
+        ));
+    }
+    let mut bytes = head;
+    f.read_to_end(&mut bytes)
+        .map_err(|e| FormatError::new(path, 0, e.to_string()))?;
+    Ok(bytes)
+}
+
+/// [`read_jsonl`] of bytes already read.
+pub fn jsonl_of(path: &Path, bytes: &[u8]) -> Result<Vec<(usize, Value)>, FormatError> {
+    let reader = std::io::BufReader::with_capacity(1 << 16, bytes);
     let mut out = Vec::new();
     for (i, line) in reader.lines().enumerate() {
         let n = i + 1;
@@ -341,11 +378,21 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
 
 /// Reads one file in the given (or detected) format.
 pub fn parse_file(path: &Path, format: Option<Format>) -> Result<(Format, Parsed), FormatError> {
-    let lines = match read_jsonl(path) {
+    parse_bytes(path, &read_file(path)?, format)
+}
+
+/// Reads the bytes of the file at `path` (read once by the caller) in the given (or detected) format.
+pub fn parse_bytes(
+    path: &Path,
+    bytes: &[u8],
+    format: Option<Format>,
+) -> Result<(Format, Parsed), FormatError> {
+    let text = || std::str::from_utf8(bytes).ok();
+    let lines = match jsonl_of(path, bytes) {
         Ok(l) => l,
         // One pretty-printed JSON document (a request body pasted from code) is not JSONL, but is welcome.
-        Err(e) => match std::fs::read_to_string(path).ok().and_then(|t| {
-            serde_json::from_str::<Value>(t.strip_prefix('\u{feff}').unwrap_or(&t)).ok()
+        Err(e) => match text().and_then(|t| {
+            serde_json::from_str::<Value>(t.strip_prefix('\u{feff}').unwrap_or(t)).ok()
         }) {
             Some(doc) if doc.is_object() || doc.is_array() => vec![(1, doc)],
             _ => return Err(e),
@@ -374,9 +421,8 @@ pub fn parse_file(path: &Path, format: Option<Format>) -> Result<(Format, Parsed
             let (line, doc) = match lines.as_slice() {
                 [(l, d)] => (*l, d.clone()),
                 _ => {
-                    let text = std::fs::read_to_string(path)
-                        .map_err(|e| FormatError::new(path, 0, e.to_string()))?;
-                    let doc = serde_json::from_str(&text).map_err(|e| {
+                    let text = text().ok_or_else(|| FormatError::new(path, 0, "not UTF-8 text"))?;
+                    let doc = serde_json::from_str(text).map_err(|e| {
                         FormatError::new(path, e.line(), format!("not one JSON document: {e}"))
                     })?;
                     (1, doc)

@@ -27,10 +27,17 @@ pub struct FileOutcome {
 
 /// Files to import under `paths`: files as given; folders recursively (`.jsonl`, `.json` and SWE-agent `.traj` files, skipping
 /// subagent files whose session file is present, since they are imported with it, and `.meta.json` sidecars).
+///
+/// A folder is walked once per real folder: a symbolic link to a folder is followed only when it stays inside the
+/// folder being imported and leads somewhere not yet walked (so `..` links and loops end), and only regular files
+/// are taken (a FIFO named `*.jsonl` would block the import).
 pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
+            let root = std::fs::canonicalize(p)?;
+            let mut seen = std::collections::HashSet::new();
+            seen.insert(root.clone());
             let mut stack = vec![p.clone()];
             while let Some(dir) = stack.pop() {
                 let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)?
@@ -38,9 +45,20 @@ pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
                     .collect();
                 entries.sort();
                 for e in entries {
-                    if e.is_dir() {
-                        stack.push(e);
-                    } else if is_transcript_name(&e) && !is_subagent_of_present_session(&e) {
+                    let Ok(meta) = std::fs::metadata(&e) else {
+                        continue; // a dangling link
+                    };
+                    if meta.is_dir() {
+                        if let Ok(real) = std::fs::canonicalize(&e)
+                            && real.starts_with(&root)
+                            && seen.insert(real)
+                        {
+                            stack.push(e);
+                        }
+                    } else if meta.is_file()
+                        && is_transcript_name(&e)
+                        && !is_subagent_of_present_session(&e)
+                    {
                         out.push(e);
                     }
                 }
@@ -99,14 +117,17 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
         error: None,
         duplicate_of: None,
     };
-    let hash = match std::fs::read(file) {
-        Ok(bytes) => format!("{:x}", Sha256::digest(&bytes)),
+    // read once: what is hashed is what is parsed (a file replaced mid-import cannot be stored under the other's
+    // hash)
+    let bytes = match formats::read_file(file) {
+        Ok(b) => b,
         Err(e) => {
-            outcome.error = Some(format!("{}:0: {e}", file.display()));
+            outcome.error = Some(e.to_string());
             return outcome;
         }
     };
-    let (fmt, parsed) = match formats::parse_file(file, format) {
+    let hash = format!("{:x}", Sha256::digest(&bytes));
+    let (fmt, parsed) = match formats::parse_bytes(file, &bytes, format) {
         Ok(x) => x,
         Err(e) => {
             outcome.error = Some(e.to_string());

@@ -196,6 +196,17 @@ pub fn value(v: &mut Value) -> usize {
     }
 }
 
+/// Redacts every string of a JSON value in place by what it holds (not by the key it sits under: for cairn's own
+/// JSON, whose keys are cairn's, such as `chars_per_image_token`). Returns how many secrets were replaced.
+pub fn strings(v: &mut Value) -> usize {
+    match v {
+        Value::Object(o) => o.values_mut().map(strings).sum(),
+        Value::Array(a) => a.iter_mut().map(strings).sum(),
+        Value::String(s) => replace(s),
+        _ => 0,
+    }
+}
+
 /// Redacts the text of blocks in place: prose, thinking (never its signature), tool inputs, tool output, unknown
 /// blocks. Returns how many secrets were replaced.
 pub fn blocks(blocks: &mut [Block]) -> usize {

@@ -37,6 +37,86 @@ fn details(summary: &str, body: &str) -> String {
     )
 }
 
+/// Transcript text as Markdown that no renderer turns into HTML: `<`, `>` and `&` escaped outside code (fenced
+/// blocks and inline code spans keep their text, which renderers show literally), so a message, title or model
+/// name carrying `<script>` or `<img onerror>` is shown, never run.
+pub(crate) fn md_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 16);
+    let mut fence: Option<(char, usize)> = None;
+    for (n, line) in s.split('\n').enumerate() {
+        if n > 0 {
+            out.push('\n');
+        }
+        let t = line.trim_start();
+        let run = |c: char| t.chars().take_while(|&x| x == c).count();
+        match fence {
+            Some((c, len)) => {
+                out.push_str(line);
+                if t.starts_with(c) && run(c) >= len && t.trim_start_matches(c).trim().is_empty() {
+                    fence = None;
+                }
+                continue;
+            }
+            None => {
+                for c in ['`', '~'] {
+                    if run(c) >= 3 {
+                        fence = Some((c, run(c)));
+                    }
+                }
+                if fence.is_some() {
+                    out.push_str(line);
+                    continue;
+                }
+            }
+        }
+        out.push_str(&escape_outside_code_spans(line));
+    }
+    out
+}
+
+/// One line: HTML-significant characters escaped except inside backtick code spans.
+fn escape_outside_code_spans(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let b: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == '`' {
+            let n = b[i..].iter().take_while(|&&c| c == '`').count();
+            // the closing run of the same length, if any
+            let mut j = i + n;
+            let mut close = None;
+            while j < b.len() {
+                if b[j] == '`' {
+                    let m = b[j..].iter().take_while(|&&c| c == '`').count();
+                    if m == n {
+                        close = Some(j);
+                        break;
+                    }
+                    j += m;
+                } else {
+                    j += 1;
+                }
+            }
+            if let Some(j) = close {
+                out.extend(&b[i..j + n]);
+                i = j + n;
+                continue;
+            }
+            out.extend(&b[i..i + n]);
+            i += n;
+            continue;
+        }
+        match b[i] {
+            '<' => out.push_str("&lt;"),
+            '>' if i > 0 => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    out
+}
+
 pub(crate) fn html_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -115,15 +195,15 @@ fn message_md(r: &Reading, i: usize, opts: Options, out: &mut String) {
                     && m.content.len() > 1
                 {
                     // injected beside what the user typed (an IDE's opened file, a system reminder)
-                    out.push_str(&details(&crate::formats::short_title(text), text));
+                    out.push_str(&details(&crate::formats::short_title(text), &md_text(text)));
                 } else if m.cairn_kind() == Some(crate::model::KIND_COMPACT_SUMMARY) {
                     out.push_str("> **The summary the model saw from here on**\n>\n");
-                    for l in text.lines() {
+                    for l in md_text(text).lines() {
                         out.push_str(&format!("> {l}\n"));
                     }
                     out.push('\n');
                 } else {
-                    out.push_str(text);
+                    out.push_str(&md_text(text));
                     out.push_str("\n\n");
                 }
             }
@@ -133,14 +213,14 @@ fn message_md(r: &Reading, i: usize, opts: Options, out: &mut String) {
                         Block::Thinking { thinking, .. } => thinking.clone(),
                         _ => "(encrypted reasoning)".to_string(),
                     };
-                    out.push_str(&details("Thinking", &t));
+                    out.push_str(&details("Thinking", &md_text(&t)));
                 }
             }
             Block::ToolUse { id, name, input } => {
                 let s = summarize(name, input);
                 out.push_str(&format!(
                     "**{}**{}\n\n",
-                    name.replace('*', "\\*"),
+                    md_text(name).replace('*', "\\*"),
                     s.arg
                         .as_deref()
                         .map(|a| format!(" {}", code_span(a)))
@@ -159,7 +239,10 @@ fn message_md(r: &Reading, i: usize, opts: Options, out: &mut String) {
                             } else {
                                 ""
                             };
-                            out.push_str(&format!("- [{mark}] {}{now}\n", text.replace('\n', " ")));
+                            out.push_str(&format!(
+                                "- [{mark}] {}{now}\n",
+                                md_text(&text.replace('\n', " "))
+                            ));
                         }
                         out.push('\n');
                     }
@@ -218,7 +301,7 @@ fn compaction_md(c: &Compaction) -> String {
             );
             if let Some(sum) = summary {
                 s.push_str(">\n");
-                for l in sum.lines() {
+                for l in md_text(sum).lines() {
                     s.push_str(&format!("> {l}\n"));
                 }
             }
@@ -227,7 +310,7 @@ fn compaction_md(c: &Compaction) -> String {
         }
         Compaction::Summary { summary, covered } => {
             let mut s = format!("> **Summary (cairn): {covered} messages replaced**\n>\n");
-            for l in summary.lines() {
+            for l in md_text(summary).lines() {
                 s.push_str(&format!("> {l}\n"));
             }
             s.push('\n');
@@ -251,14 +334,14 @@ fn compaction_md(c: &Compaction) -> String {
 /// folded).
 pub fn render(r: &Reading, opts: Options) -> String {
     let mut out = String::new();
-    out.push_str(&format!("# {}\n\n", r.title));
+    out.push_str(&format!("# {}\n\n", md_text(&r.title.replace('\n', " "))));
     let (models, usage, cost) = r.totals();
     let mut facts = vec![
         format!("Conversation `{}`", r.conv.id),
         format!("{} messages on this path", r.path.len()),
     ];
     if !models.is_empty() {
-        facts.push(models.join(", "));
+        facts.push(md_text(&models.join(", ")));
     }
     if usage.output_tokens > 0 {
         facts.push(format!(
@@ -309,7 +392,7 @@ pub fn render(r: &Reading, opts: Options) -> String {
         let mut head = format!("## {}", r.role_name(i));
         let mut bits: Vec<String> = Vec::new();
         if let Some(model) = &info.model {
-            bits.push(model.clone());
+            bits.push(md_text(model));
         }
         if let Some(t) = &info.time {
             bits.push(t.clone());

@@ -2,7 +2,8 @@
 //! path sends now (the harness's and cairn's compactions applied, [`crate::reclaim::assemble`]), repaired to be
 //! pair-valid under the provider's rules ([`crate::pairs::repair`]: nothing is dropped after a repair), images
 //! inline as base64, system text where the provider wants it. Blocks a provider would reject are left out and
-//! counted: unsigned thinking and unknown blocks (Anthropic), thinking of any kind and unknown blocks (OpenAI).
+//! counted: unsigned thinking, empty or whitespace-only text and unknown blocks (Anthropic), thinking of any kind
+//! and unknown blocks (OpenAI).
 
 use serde_json::{Value, json};
 
@@ -27,9 +28,13 @@ fn anthropic_keeps(b: &Value) -> bool {
             .get("signature")
             .and_then(Value::as_str)
             .is_some_and(|s| !s.is_empty()),
+        // the API refuses a text block that is empty or only whitespace
+        Some("text") => b
+            .get("text")
+            .and_then(Value::as_str)
+            .is_some_and(|t| !t.trim().is_empty()),
         Some(
-            "text"
-            | "image"
+            "image"
             | "tool_use"
             | "tool_result"
             | "redacted_thinking"

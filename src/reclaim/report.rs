@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::assemble::{ByKind, Layout, Piece, layout};
+use super::assemble::{ByKind, Layout, Piece};
 use super::marker::Strategy;
 use super::policy::Policy;
 use super::replay::Estimator;
@@ -71,14 +71,17 @@ pub struct Report {
 
 /// The report for `view` under `policy`, its estimate made by `est`.
 pub fn report(view: &PathView, policy: &Policy, est: &Estimator) -> Report {
-    let l = layout(view, &[], view.len());
+    // read as the policy's model reads it (what `send` and replay assemble for it)
+    let l = super::assemble::layout_for(
+        view,
+        &[],
+        view.len(),
+        super::assemble::Reader::of(&policy.model),
+    );
     let k: &ByKind = &l.tally.by_kind;
     let raw = l.tally.total();
     // the next request as `send` predicts it (the one estimator: the last measured prompt plus what came since)
-    let estimated_total = est.predict(super::replay::totals_after(
-        view,
-        super::assemble::Reader::of(&policy.model),
-    ));
+    let estimated_total = est.predict(raw);
     let measured_at = (0..view.len()).rfind(|&i| view.facts[i].measured_input().is_some());
     let last_measured = measured_at.and_then(|i| view.facts[i].measured_input());
     let (cached_through, cached_tokens) = cached_prefix(view, &l, measured_at);
