@@ -123,6 +123,36 @@ pub struct Parsed {
 }
 
 impl Parsed {
+    /// Usage no provider could have measured (a prompt or reply larger than any model's window, as the catalog
+    /// knows them: 2^63 - 1 tokens in a hostile file) is not stored as usage: it is kept as metadata
+    /// (`cairn.refused_usage`) and the report says so, so no cost, free space or replay is made of it.
+    fn check_usage(&mut self) {
+        let limit = crate::models::largest_window().saturating_mul(2);
+        let mut refused = 0;
+        for m in &mut self.messages {
+            let Some(u) = m.message.usage else { continue };
+            let prompt = u
+                .input_tokens
+                .saturating_add(u.cache_read_input_tokens)
+                .saturating_add(u.cache_creation_input_tokens);
+            if prompt > limit || u.output_tokens > limit {
+                if !m.message.meta.is_object() {
+                    m.message.meta = serde_json::json!({});
+                }
+                m.message.meta["cairn_refused_usage"] = serde_json::json!(u);
+                m.message.usage = None;
+                refused += 1;
+            }
+        }
+        if refused > 0 {
+            self.report.notes.push(format!(
+                "{refused} repl{} recorded usage beyond any model's window ({limit} tokens): kept as metadata, \
+                 not counted",
+                if refused == 1 { "y" } else { "ies" }
+            ));
+        }
+    }
+
     /// The conversation to store, moved out (a large transcript's content is held once), and the linked
     /// conversations read with it, apart.
     pub fn into_imported(
@@ -144,6 +174,7 @@ impl Parsed {
 
     /// Counts messages, tool pairs, images and real branches from the messages themselves.
     pub fn finish_report(&mut self) {
+        self.check_usage();
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); self.messages.len()];
         for (i, m) in self.messages.iter().enumerate() {
             if let Some(p) = m.parent {

@@ -15,6 +15,7 @@ pub mod price;
 
 use serde::Serialize;
 
+pub use catalog::largest_window;
 pub use price::{Price, cost, usd};
 
 use crate::tokens::Tokenizer;

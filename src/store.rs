@@ -138,15 +138,29 @@ impl Store {
         let tables: i64 = conn
             .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
             .map_err(open_err)?;
-        if version == 0 && tables > 0 || app != 0 && app != APPLICATION_ID {
+        // a store cairn made carries its application id; one from before the id has cairn's own tables. Anything
+        // else is someone else's file and is never written to (not even switched to WAL).
+        let has_cairn_tables = || -> rusqlite::Result<bool> {
+            conn.query_row(
+                "SELECT count(*) = 2 FROM sqlite_master WHERE type = 'table' AND
+                   ((name = 'conversations' AND sql LIKE '%forked_from_conversation%') OR
+                    (name = 'messages' AND sql LIKE '%parent%' AND sql LIKE '%depth%'))",
+                [],
+                |r| r.get(0),
+            )
+        };
+        let foreign = (version == 0 && tables > 0)
+            || (app != 0 && app != APPLICATION_ID)
+            || (version > 0 && app == 0 && !has_cairn_tables().map_err(open_err)?);
+        if foreign {
             return Err(StoreError::Open {
                 path,
                 reason: "an SQLite file that is not a cairn store".to_string(),
             });
         }
-        // WAL: readers never block the writer. FULL: a commit is on disk before append returns.
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(open_err)?;
+        // WAL: readers never block the writer. FULL: a commit is on disk before append returns. Switching to WAL
+        // takes a lock the busy handler does not wait for: many processes opening a new store at once retry it.
+        retry_busy(|| conn.pragma_update(None, "journal_mode", "WAL")).map_err(open_err)?;
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
@@ -157,7 +171,7 @@ impl Store {
         conn.pragma_update(None, "cache_size", -65536)
             .map_err(open_err)?;
         if version < schema::VERSION {
-            schema::migrate(&mut conn, version).map_err(open_err)?;
+            retry_busy(|| schema::migrate(&mut conn, version)).map_err(open_err)?;
             conn.pragma_update(None, "application_id", APPLICATION_ID)
                 .map_err(open_err)?;
         }
@@ -584,4 +598,23 @@ pub(crate) fn move_tip(
         });
     }
     oplog::record(tx, conv.seq, kind, expected, new, &detail)
+}
+
+/// Runs `f` again while SQLite answers "busy" or "locked" (another process is creating or migrating the same
+/// store), for up to ten seconds.
+fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let start = std::time::Instant::now();
+    loop {
+        match f() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && start.elapsed() < std::time::Duration::from_secs(10) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
 }

@@ -56,9 +56,21 @@ pub(super) fn export(
     Ok(Outcome::Exported { out, exported })
 }
 
+/// Writes `text` to `path` whole or not at all: into a temporary file beside it, synced, then renamed over it, so
+/// a full disk or a kill leaves the previous file as it was, never a truncated one.
 fn write(path: &Path, text: &str) -> Result<(), CommandError> {
-    std::fs::write(path, text).map_err(|e| CommandError::Io {
+    use std::io::Write as _;
+    let io = |e: std::io::Error| CommandError::Io {
         path: path.to_path_buf(),
         reason: format!("cannot write: {e}"),
-    })
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+    tmp.write_all(text.as_bytes()).map_err(io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
 }

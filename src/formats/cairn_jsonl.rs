@@ -38,6 +38,13 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
                     .get("id")
                     .and_then(Value::as_str)
                     .ok_or_else(|| FormatError::new(path, *no, "message without \"id\""))?;
+                if index.contains_key(id) {
+                    return Err(FormatError::new(
+                        path,
+                        *no,
+                        format!("message id {id} appears twice"),
+                    ));
+                }
                 let parent = match v.get("parent").and_then(Value::as_str) {
                     None => None,
                     Some(p) => Some(*index.get(p).ok_or_else(|| {

@@ -70,6 +70,20 @@ fn ask(name: &str) -> Answer {
     }
 }
 
+/// The largest context window the catalog lists for any model (at least 10M tokens).
+pub fn largest_window() -> u64 {
+    static W: LazyLock<u64> = LazyLock::new(|| {
+        Calculator::bundled()
+            .providers()
+            .flat_map(|p| p.models())
+            .filter_map(|m| m.context_window())
+            .max()
+            .unwrap_or(0)
+            .max(10_000_000)
+    });
+    *W
+}
+
 /// The catalog's entry for a model name, if it lists it.
 pub fn listed(name: &str) -> Option<Listed> {
     answer(name).listed

@@ -1,0 +1,190 @@
+//! Nothing enters that lies, nothing is written that is not cairn's: folder walks through symlink loops and FIFOs
+//! end, usage no model could have measured is not counted, cairn's own format refuses a duplicate id, a foreign
+//! SQLite file is left byte for byte as it was, `--out` replaces a file whole or not at all.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+fn cairn(db: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn session(path: &Path, usage: Value) {
+    let lines = [
+        json!({"type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "s1",
+               "timestamp": "2026-11-02T10:00:00Z", "message": {"role": "user", "content": "hi"}}),
+        json!({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s1",
+               "timestamp": "2026-11-02T10:00:05Z",
+               "message": {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5",
+                           "content": [{"type": "text", "text": "hello"}], "usage": usage}}),
+    ];
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(path, text.join("\n") + "\n").unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_folder_with_symlink_loops_and_a_fifo_imports_what_is_real_and_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sessions");
+    std::fs::create_dir_all(root.join("a/b")).unwrap();
+    session(
+        &root.join("a/b/real.jsonl"),
+        json!({"input_tokens": 5, "output_tokens": 2}),
+    );
+    std::os::unix::fs::symlink("..", root.join("a/up")).unwrap();
+    std::os::unix::fs::symlink("../..", root.join("a/b/upup")).unwrap();
+    std::os::unix::fs::symlink("/", root.join("a/outside")).unwrap();
+    let fifo = root.join("a/pipe.jsonl");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let files = cairn::import::collect(std::slice::from_ref(&root)).unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].ends_with("a/b/real.jsonl"));
+    // a FIFO named on the command line is refused, not read
+    let db = dir.path().join("s.db");
+    let o = cairn(&db, &["import", fifo.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("not a regular file")
+            || String::from_utf8_lossy(&o.stdout).contains("not a regular file"),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn usage_no_model_could_measure_is_kept_as_metadata_not_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("big.jsonl");
+    session(&f, json!({"input_tokens": i64::MAX, "output_tokens": 3}));
+    let db = dir.path().join("s.db");
+    let o = cairn(&db, &["import", f.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("beyond any model's window"),
+        "{o:?}"
+    );
+    let o = cairn(&db, &["stats", "--by", "conversation", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rows"][0]["input_tokens"], 0);
+    assert!(v["rows"][0]["cost_usd"].is_null());
+}
+
+#[test]
+fn cairns_own_format_refuses_a_duplicate_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("dup.jsonl");
+    let lines = [
+        json!({"type": "cairn", "version": 1, "id": "c1", "title": "t"}),
+        json!({"type": "message", "id": "m1", "parent": null, "role": "user", "content": "a"}),
+        json!({"type": "message", "id": "m1", "parent": null, "role": "user", "content": "b"}),
+    ];
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&f, text.join("\n") + "\n").unwrap();
+    let db = dir.path().join("s.db");
+    let o = cairn(&db, &["import", f.to_str().unwrap()]);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(all.contains(":3: message id m1 appears twice"), "{all}");
+}
+
+#[test]
+fn a_foreign_sqlite_file_is_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("other.db");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('x'); PRAGMA user_version = 3;")
+            .unwrap();
+    }
+    let before = std::fs::read(&db).unwrap();
+    let o = cairn(&db, &["list"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("not a cairn store"),
+        "{o:?}"
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    assert!(!dir.path().join("other.db-wal").exists());
+}
+
+#[test]
+fn export_out_replaces_the_file_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.jsonl");
+    session(&f, json!({"input_tokens": 5, "output_tokens": 2}));
+    let db = dir.path().join("s.db");
+    let o = cairn(&db, &["import", f.to_str().unwrap()]);
+    let conv = String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let page = dir.path().join("page.html");
+    std::fs::write(&page, "the previous page").unwrap();
+    let o = cairn(
+        &db,
+        &[
+            "export",
+            &conv,
+            "--format",
+            "html",
+            "--out",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
+    // no temporary file is left beside it
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // a folder that cannot be written: the error names the file, and the old page is untouched
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let kept = ro.join("page.html");
+    std::fs::write(&kept, "keep me").unwrap();
+    let mut perm = std::fs::metadata(&ro).unwrap().permissions();
+    perm.set_readonly(true);
+    std::fs::set_permissions(&ro, perm.clone()).unwrap();
+    let o = cairn(
+        &db,
+        &[
+            "export",
+            &conv,
+            "--format",
+            "html",
+            "--out",
+            kept.to_str().unwrap(),
+        ],
+    );
+    perm.set_readonly(false);
+    std::fs::set_permissions(&ro, perm).unwrap();
+    // (root writes anywhere: there the export simply succeeds, whole)
+    let now = std::fs::read_to_string(&kept).unwrap();
+    if o.status.success() {
+        assert!(now.starts_with("<!DOCTYPE html>"));
+    } else {
+        assert_eq!(now, "keep me");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("page.html"));
+    }
+}
