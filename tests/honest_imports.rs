@@ -122,6 +122,7 @@ fn a_foreign_sqlite_file_is_never_written() {
     assert!(!dir.path().join("other.db-wal").exists());
 }
 
+#[cfg(unix)]
 #[test]
 fn export_out_replaces_the_file_whole() {
     let dir = tempfile::tempdir().unwrap();
@@ -163,9 +164,8 @@ fn export_out_replaces_the_file_whole() {
     std::fs::create_dir(&ro).unwrap();
     let kept = ro.join("page.html");
     std::fs::write(&kept, "keep me").unwrap();
-    let mut perm = std::fs::metadata(&ro).unwrap().permissions();
-    perm.set_readonly(true);
-    std::fs::set_permissions(&ro, perm.clone()).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
     let o = cairn(
         &db,
         &[
@@ -177,8 +177,7 @@ fn export_out_replaces_the_file_whole() {
             kept.to_str().unwrap(),
         ],
     );
-    perm.set_readonly(false);
-    std::fs::set_permissions(&ro, perm).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
     // (root writes anywhere: there the export simply succeeds, whole)
     let now = std::fs::read_to_string(&kept).unwrap();
     if o.status.success() {
