@@ -396,6 +396,25 @@ fn parse_inner(
         let mut steps = 0;
         while let Some(pu) = p {
             let Some(&j) = by_uuid.get(pu.as_str()) else {
+                // a compaction's logical parent the file does not hold (Claude Code wrote the boundary after
+                // rewriting what came before): it follows the record before it on the main chain, in file order,
+                // so the history before the compaction is not cut off into a second root
+                if l.kind == Kind::Boundary {
+                    let sidechain = |k: usize| {
+                        lines[k].value.get("isSidechain").and_then(Value::as_bool) == Some(true)
+                    };
+                    if let Some(prev) = (0..i)
+                        .rev()
+                        .find(|&k| lines[k].kind != Kind::Side && !sidechain(k))
+                    {
+                        outside.push(format!(
+                            "line {}: the compaction's logical parent {pu} is not in this file; it follows line {}, \
+                             the record before it",
+                            l.no, lines[prev].no
+                        ));
+                        return Some(prev);
+                    }
+                }
                 outside.push(format!(
                     "line {}: parent {pu} is not in this file; the message becomes a root",
                     l.no
