@@ -23,6 +23,11 @@ pub struct FileOutcome {
     /// Set when the file was not imported: already imported, or refused (with `FILE:LINE: reason`).
     pub error: Option<String>,
     pub duplicate_of: Option<String>,
+    /// `new` (a session the store did not hold), `grown` (one it held, with messages added: `added`),
+    /// `unchanged` (one it held whole), or `refused`.
+    pub status: &'static str,
+    /// Messages added to conversations the store already held (grown sessions).
+    pub added: usize,
 }
 
 /// Files to import under `paths`: files as given; folders recursively (`.jsonl`, `.json` and SWE-agent `.traj` files, skipping
@@ -116,6 +121,8 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
         linked: Vec::new(),
         error: None,
         duplicate_of: None,
+        status: "refused",
+        added: 0,
     };
     // read once: what is hashed is what is parsed (a file replaced mid-import cannot be stored under the other's
     // hash)
@@ -140,7 +147,49 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
     let (first, children) = parsed.into_imported(None);
     let mut convs = vec![first];
     convs.extend(children.into_iter().map(|c| c.into_imported(Some(0)).0));
-    match store.import_file(&hash, &file.display().to_string(), &convs) {
+    for c in &mut convs {
+        if let Some(key) = source_key(fmt, c) {
+            if !c.meta.is_object() {
+                c.meta = serde_json::json!({ "meta": c.meta.take() });
+            }
+            c.meta["source_key"] = serde_json::json!(key);
+        }
+    }
+    let known = match convs[0].meta.get("source_key").and_then(|k| k.as_str()) {
+        Some(k) => store.conversation_of_source(k),
+        None => Ok(None),
+    };
+    let source = file.display().to_string();
+    let done = match known {
+        Err(e) => Err(e),
+        // the session the store holds: only what it lacks is added
+        Ok(Some(_)) => match store.merge_file(&hash, &source, &convs) {
+            Ok(merged) => {
+                let added: usize = merged.iter().map(|m| m.added).sum();
+                outcome.added = added;
+                outcome.status = if added > 0 { "grown" } else { "unchanged" };
+                if added == 0 {
+                    outcome.error = Some(format!(
+                        "{}: already imported as conversation {} (the same session, nothing new)",
+                        file.display(),
+                        merged[0].conversation
+                    ));
+                    outcome.duplicate_of = Some(merged[0].conversation.clone());
+                } else {
+                    outcome.report.notes.push(format!(
+                        "a session this store holds, grown: +{added} message(s) added to {}",
+                        merged[0].conversation
+                    ));
+                }
+                Ok(merged.into_iter().map(|m| m.conversation).collect())
+            }
+            Err(e) => Err(e),
+        },
+        Ok(None) => store
+            .import_file(&hash, &source, &convs)
+            .inspect(|_| outcome.status = "new"),
+    };
+    match done {
         Ok(ids) => outcome.conversations = ids,
         Err(StoreError::Duplicate { conversation, .. }) => {
             outcome.error = Some(format!(
@@ -148,8 +197,32 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
                 file.display()
             ));
             outcome.duplicate_of = Some(conversation);
+            outcome.status = "unchanged";
         }
         Err(e) => outcome.error = Some(format!("{}:0: {e}", file.display())),
     }
     outcome
+}
+
+/// What tells one session from another whatever file it is read from: the harness, its own session id where it
+/// records one, and the first message (its fingerprint and time). A session read again after it grew, or
+/// rewritten in place by its harness, has the same key.
+fn source_key(fmt: Format, c: &crate::store::ImportedConversation) -> Option<String> {
+    let first = c.messages.first()?;
+    let m = &first.message;
+    let str_at =
+        |v: &serde_json::Value, p: &str| v.pointer(p).and_then(|x| x.as_str()).map(str::to_string);
+    let session = str_at(&c.meta, "/header/id")
+        .or_else(|| str_at(&c.meta, "/session_meta/payload/id"))
+        .or_else(|| str_at(&c.meta, "/session_meta/id"))
+        .or_else(|| str_at(&c.meta, "/sessionId"))
+        .or_else(|| str_at(&m.meta, "/lines/0/sessionId"))
+        .or_else(|| str_at(&m.meta, "/line/sessionId"))
+        .unwrap_or_default();
+    let fp = crate::store::fingerprint("", m.role, &m.content);
+    Some(format!(
+        "{}:{session}:{fp}:{}",
+        fmt.name(),
+        m.created_at.unwrap_or(0)
+    ))
 }

@@ -11,6 +11,7 @@ mod checkpoints;
 mod error;
 pub mod index;
 mod measures;
+mod merge;
 mod oplog;
 mod paths;
 mod resume;
@@ -29,6 +30,7 @@ use sha2::{Digest, Sha256};
 
 pub use error::{Result, StoreError};
 pub use measures::{Facts, ModelSeen};
+pub use merge::{Merged, fingerprint};
 pub use oplog::Operation;
 pub use paths::Head;
 pub use resume::{Budget, Resumed, Retry};

@@ -225,7 +225,7 @@ pub struct ImportedConversation {
     pub linked_to: Option<usize>,
 }
 
-fn write_imported(
+pub(crate) fn write_imported(
     tx: &rusqlite::Transaction<'_>,
     c: &ImportedConversation,
     linked_to: Option<&str>,

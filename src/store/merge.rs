@@ -1,0 +1,320 @@
+//! Importing a session the store already holds: a live session read again after it grew, a file a harness rewrote
+//! in place (pi migrates v1 files to v3), the same session copied elsewhere. Its messages are matched to the stored
+//! ones by content, not by bytes or ids: each message's fingerprint is its role, its text and its images' hashes,
+//! chained through its parent's fingerprint (so the same "ok" at two places of the tree are two messages). What the
+//! store holds is kept as it is; what is new is appended under the message it follows, in one transaction with
+//! the tip's move, so nothing is ever counted twice.
+//!
+//! One message may have grown too: a live file read between two lines of one reply (Claude Code writes a reply's
+//! blocks a line each) stored the reply's first blocks. Read again whole, the reply is the same harness entry
+//! (its first line's id) under the same parent with more content: it is stored beside the partial one, and the
+//! partial one, a leaf, is retired from the figures (its usage, tool calls and day roll-up), so the reply counts
+//! once. The partial message itself stays: nothing stored is deleted.
+
+use std::collections::HashMap;
+
+use rusqlite::OptionalExtension;
+use sha2::{Digest, Sha256};
+
+use super::paths::{conversation_heads, load_messages};
+use super::turns::{ImportedConversation, write_imported};
+use super::{ConvRow, Result, Store, StoreError, conv_row, insert_message, move_tip};
+use crate::model::{Block, ImageData, Role, ToolResultContent};
+
+/// A message's fingerprint: its parent's, its role, its plain text and its images' hashes.
+pub fn fingerprint(parent: &str, role: Role, content: &[Block]) -> String {
+    let mut h = Sha256::new();
+    h.update(parent.as_bytes());
+    h.update([0]);
+    h.update(role.as_str().as_bytes());
+    h.update([0]);
+    h.update(crate::model::plain_text(content).as_bytes());
+    let mut images = |d: &ImageData| match d {
+        ImageData::Bytes(b) => h.update(format!("{:x}", Sha256::digest(b)).as_bytes()),
+        ImageData::Blob { hash, .. } => h.update(hash.as_bytes()),
+    };
+    for b in content {
+        match b {
+            Block::Image { data, .. } => images(data),
+            Block::ToolResult {
+                content: ToolResultContent::Blocks(bs),
+                ..
+            } => {
+                for x in bs {
+                    if let Block::Image { data, .. } = x {
+                        images(data);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    format!("{:x}", h.finalize())
+}
+
+/// What merging one conversation of a file did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Merged {
+    pub conversation: String,
+    /// Messages appended (0: the store held all of them).
+    pub added: usize,
+    /// Whether the conversation is new (a subagent the earlier import did not have).
+    pub new: bool,
+}
+
+impl Store {
+    /// The conversation a session was imported into, by the source key its import recorded.
+    pub fn conversation_of_source(&self, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id FROM conversations
+                 WHERE json_valid(meta) AND json_extract(meta, '$.source_key') = ?1 ORDER BY seq LIMIT 1",
+                [key],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Merges the conversations of a file (the session first, then what links to it) into the store, in one
+    /// transaction: each whose `source_key` (in its meta) the store knows gets the messages it lacks, the others
+    /// are written new; the file's hash is recorded. Returns what each did.
+    pub fn merge_file(
+        &mut self,
+        hash: &str,
+        source: &str,
+        conversations: &[ImportedConversation],
+    ) -> Result<Vec<Merged>> {
+        let tx = self.write_tx()?;
+        let mut out: Vec<Merged> = Vec::with_capacity(conversations.len());
+        for c in conversations {
+            let key = c.meta.get("source_key").and_then(|k| k.as_str());
+            let existing: Option<String> = match key {
+                Some(k) => tx
+                    .query_row(
+                        "SELECT id FROM conversations
+                         WHERE json_valid(meta) AND json_extract(meta, '$.source_key') = ?1 ORDER BY seq LIMIT 1",
+                        [k],
+                        |r| r.get(0),
+                    )
+                    .optional()?,
+                None => None,
+            };
+            match existing {
+                Some(id) => {
+                    let conv = conv_row(&tx, &id)?;
+                    let added = append_missing(&tx, &conv, c)?;
+                    out.push(Merged {
+                        conversation: id,
+                        added,
+                        new: false,
+                    });
+                }
+                None => {
+                    let link = c
+                        .linked_to
+                        .and_then(|i| out.get(i))
+                        .map(|m| m.conversation.clone());
+                    let (id, ids) = write_imported(&tx, c, link.as_deref())?;
+                    out.push(Merged {
+                        conversation: id,
+                        added: ids.len(),
+                        new: true,
+                    });
+                }
+            }
+        }
+        if let Some(first) = out.first() {
+            let seq: i64 = tx.query_row(
+                "SELECT seq FROM conversations WHERE id = ?1",
+                [&first.conversation],
+                |r| r.get(0),
+            )?;
+            tx.execute(
+                "INSERT OR IGNORE INTO imports (hash, conversation, source, imported_at) VALUES (?1, ?2, ?3, ?4)",
+                rusqlite::params![hash, seq, source, super::now_ms()],
+            )?;
+        }
+        tx.commit()?;
+        Ok(out)
+    }
+}
+
+/// Appends to `conv` the messages of `c` it does not hold (by fingerprint), each under the message it follows, and
+/// moves the tip to `c`'s tip when anything was added. Returns how many were.
+fn append_missing(
+    tx: &rusqlite::Transaction<'_>,
+    conv: &ConvRow,
+    c: &ImportedConversation,
+) -> Result<usize> {
+    let heads = conversation_heads(tx, conv.seq)?;
+    let stored = load_messages(tx, conv, &heads)?;
+    // fingerprint -> (seq, depth) of what the store holds
+    let mut held: HashMap<String, (i64, i64)> = HashMap::with_capacity(stored.len());
+    let mut fp_of_id: HashMap<&str, String> = HashMap::with_capacity(stored.len());
+    // parent seq -> the stored leaves under it (seq, role, harness entry id, plain text), for a reply that grew
+    let has_child: std::collections::HashSet<i64> =
+        heads.iter().filter_map(|h| h.parent_seq).collect();
+    let mut leaves: HashMap<Option<i64>, Vec<(i64, Role, Option<String>, String)>> = HashMap::new();
+    for (m, h) in stored.iter().zip(&heads) {
+        if !has_child.contains(&h.seq) && m.cairn_kind().is_none() {
+            leaves.entry(h.parent_seq).or_default().push((
+                h.seq,
+                m.role,
+                entry_id(&m.meta).map(str::to_string),
+                crate::model::plain_text(&m.content),
+            ));
+        }
+        let parent = m
+            .parent
+            .as_deref()
+            .and_then(|p| fp_of_id.get(p))
+            .cloned()
+            .unwrap_or_default();
+        let fp = fingerprint(&parent, m.role, &m.content);
+        held.entry(fp.clone()).or_insert((h.seq, h.depth));
+        fp_of_id.insert(m.id.as_str(), fp);
+    }
+    let mut placed: Vec<(i64, i64)> = Vec::with_capacity(c.messages.len());
+    let mut fps: Vec<String> = Vec::with_capacity(c.messages.len());
+    let mut added = 0;
+    for (i, im) in c.messages.iter().enumerate() {
+        let parent = match im.parent {
+            None => None,
+            Some(p) if p < i => Some(p),
+            Some(p) => {
+                return Err(StoreError::InvalidTurn(format!(
+                    "imported message {i} names parent {p}, which does not come before it"
+                )));
+            }
+        };
+        let parent_fp = parent.map(|p| fps[p].clone()).unwrap_or_default();
+        let fp = fingerprint(&parent_fp, im.message.role, &im.message.content);
+        let at = match held.get(&fp) {
+            Some(&at) => at,
+            None => {
+                let under = parent.map(|p| placed[p]);
+                // the same entry of the harness (else the same role whose text it continues), grown
+                let entry = entry_id(&im.message.meta);
+                let text = crate::model::plain_text(&im.message.content);
+                if let Some(list) = leaves.get_mut(&under.map(|u| u.0))
+                    && let Some(k) = list.iter().position(|(_, role, e, old)| {
+                        *role == im.message.role
+                            && match (e, entry) {
+                                (Some(a), Some(b)) => a == b,
+                                _ => !old.is_empty() && text.starts_with(old.as_str()),
+                            }
+                    })
+                {
+                    let (old, ..) = list.remove(k);
+                    retire(tx, old)?;
+                }
+                let (seq, _) = insert_message(tx, conv.seq, under, &im.message)?;
+                added += 1;
+                let at = (seq, under.map_or(0, |u| u.1 + 1));
+                held.insert(fp.clone(), at);
+                at
+            }
+        };
+        placed.push(at);
+        fps.push(fp);
+    }
+    if added > 0 {
+        let tip = match c.tip {
+            Some(t) => placed.get(t).map(|p| p.0),
+            None => placed.last().map(|p| p.0),
+        };
+        if tip.is_some() && tip != conv.tip {
+            move_tip(
+                tx,
+                conv,
+                conv.tip,
+                tip,
+                "import",
+                serde_json::json!({"messages": added, "grown": true}),
+            )?;
+        }
+    }
+    Ok(added)
+}
+
+/// The harness's own id of the entry a message was read from (Claude Code: its first line's uuid; pi: the
+/// entry's id), where it recorded one.
+fn entry_id(meta: &serde_json::Value) -> Option<&str> {
+    meta.pointer("/lines/0/uuid")
+        .or_else(|| meta.pointer("/entry/id"))
+        .and_then(|v| v.as_str())
+}
+
+/// Takes a stored leaf out of the figures (a partial reply read again whole): its usage in the measures and the
+/// day roll-up, its tool calls. The message stays.
+fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
+    #[allow(clippy::type_complexity)]
+    let row: Option<(i64, Option<String>, i64, i64, i64, i64, i64, i64, i64, i64, i64)> = tx
+        .query_row(
+            "SELECT conversation, model, coalesce(input_tokens, 0), coalesce(output_tokens, 0),
+                    coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0),
+                    coalesce(cache_write_1h_tokens, 0), input_tokens IS NOT NULL, tool_calls, tool_errors,
+                    (flags & 4) != 0 AND ((flags >> 3) & 3) = 1
+             FROM measures WHERE seq = ?1 AND copy = 0",
+            [seq],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                    r.get(8)?,
+                    r.get(9)?,
+                    r.get(10)?,
+                ))
+            },
+        )
+        .optional()?;
+    let Some((conv, model, i, o, cr, cw, cw1, measured, calls, errors, turn)) = row else {
+        return Ok(());
+    };
+    let created: i64 = tx.query_row(
+        "SELECT created_at FROM measures WHERE seq = ?1",
+        [seq],
+        |r| r.get(0),
+    )?;
+    tx.execute(
+        "UPDATE usage_days SET input = input - ?1, output = output - ?2, cache_read = cache_read - ?3,
+            cache_write = cache_write - ?4, cache_write_1h = cache_write_1h - ?5, measured = measured - ?6,
+            tool_calls = tool_calls - ?7, tool_errors = tool_errors - ?8, turns = turns - ?12
+         WHERE day = ?9 AND conversation = ?10 AND model = ?11",
+        rusqlite::params![
+            i,
+            o,
+            cr,
+            cw,
+            cw1,
+            measured,
+            calls,
+            errors,
+            created.div_euclid(86_400_000),
+            conv,
+            model.clone().unwrap_or_default(),
+            turn
+        ],
+    )?;
+    tx.execute(
+        "UPDATE measures SET input_tokens = NULL, output_tokens = NULL, cache_read_tokens = NULL,
+            cache_write_tokens = NULL, cache_write_1h_tokens = NULL, tool_calls = 0, tool_errors = 0
+         WHERE seq = ?1",
+        [seq],
+    )?;
+    tx.execute("DELETE FROM tool_calls WHERE body = ?1", [seq])?;
+    if let Some(m) = model {
+        tx.execute(
+            "UPDATE models_seen SET replies = max(replies - 1, 0), measured = max(measured - ?2, 0) WHERE model = ?1",
+            rusqlite::params![m, measured],
+        )?;
+    }
+    Ok(())
+}
