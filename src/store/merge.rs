@@ -140,6 +140,9 @@ impl Store {
     }
 }
 
+/// A stored leaf a grown reply may replace: its seq, role, harness entry id and plain text.
+type Leaf = (i64, Role, Option<String>, String);
+
 /// Appends to `conv` the messages of `c` it does not hold (by fingerprint), each under the message it follows, and
 /// moves the tip to `c`'s tip when anything was added. Returns how many were.
 fn append_missing(
@@ -155,7 +158,7 @@ fn append_missing(
     // parent seq -> the stored leaves under it (seq, role, harness entry id, plain text), for a reply that grew
     let has_child: std::collections::HashSet<i64> =
         heads.iter().filter_map(|h| h.parent_seq).collect();
-    let mut leaves: HashMap<Option<i64>, Vec<(i64, Role, Option<String>, String)>> = HashMap::new();
+    let mut leaves: HashMap<Option<i64>, Vec<Leaf>> = HashMap::new();
     for (m, h) in stored.iter().zip(&heads) {
         if !has_child.contains(&h.seq) && m.cairn_kind().is_none() {
             leaves.entry(h.parent_seq).or_default().push((
