@@ -469,6 +469,7 @@ enum ImportFormat {
     Openai,
     SweAgent,
     Openhands,
+    GeminiCli,
 }
 
 impl ImportFormat {
@@ -484,6 +485,7 @@ impl ImportFormat {
             ImportFormat::Openai => F::Openai,
             ImportFormat::SweAgent => F::SweAgent,
             ImportFormat::Openhands => F::OpenHands,
+            ImportFormat::GeminiCli => F::GeminiCli,
         })
     }
 }

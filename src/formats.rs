@@ -5,6 +5,7 @@
 pub mod cairn_jsonl;
 pub mod claude_code;
 pub mod codex;
+pub mod gemini_cli;
 pub mod messages_json;
 pub mod pi;
 mod trajectories;
@@ -54,10 +55,12 @@ pub enum Format {
     SweAgent,
     /// An OpenHands trajectory (an array of events).
     OpenHands,
+    /// A Gemini CLI chat file (one JSON document).
+    GeminiCli,
 }
 
 impl Format {
-    pub const ALL: [Format; 8] = [
+    pub const ALL: [Format; 9] = [
         Format::Cairn,
         Format::ClaudeCode,
         Format::Pi,
@@ -66,6 +69,7 @@ impl Format {
         Format::Openai,
         Format::SweAgent,
         Format::OpenHands,
+        Format::GeminiCli,
     ];
 
     /// Parses a format name as the CLI spells it.
@@ -83,6 +87,7 @@ impl Format {
             Format::Openai => "openai",
             Format::SweAgent => "swe-agent",
             Format::OpenHands => "openhands",
+            Format::GeminiCli => "gemini-cli",
         }
     }
 }
@@ -365,6 +370,9 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
     if lines.len() == 1 && trajectories::is_openhands(first) {
         return Some(Format::OpenHands);
     }
+    if lines.len() == 1 && gemini_cli::is_gemini(first) {
+        return Some(Format::GeminiCli);
+    }
     // Codex before `session_meta`: a first line with the session's id and instructions, then bare items
     if first.get("id").is_some()
         && first.get("instructions").is_some()
@@ -438,7 +446,8 @@ pub fn parse_bytes(
             return Err(FormatError::new(
                 path,
                 lines[0].0,
-                "not a transcript cairn knows (Claude Code, pi, Codex, Anthropic or OpenAI messages)",
+                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, SWE-agent, OpenHands, \
+                 Anthropic or OpenAI messages, cairn)",
             ));
         }
     };
@@ -448,6 +457,16 @@ pub fn parse_bytes(
         Format::Pi => pi::parse(path, &lines)?,
         Format::Codex => codex::parse(path, &lines)?,
         Format::Anthropic | Format::Openai => messages_json::parse(path, &lines, format)?,
+        Format::GeminiCli => match lines.as_slice() {
+            [(l, d)] => gemini_cli::parse(path, *l, d)?,
+            _ => {
+                return Err(FormatError::new(
+                    path,
+                    lines[1].0,
+                    "a Gemini CLI chat file is one JSON document",
+                ));
+            }
+        },
         Format::SweAgent | Format::OpenHands => {
             let (line, doc) = match lines.as_slice() {
                 [(l, d)] => (*l, d.clone()),

@@ -1,0 +1,208 @@
+//! Gemini CLI's chat files (`~/.gemini/tmp/<project-hash>/chats/session-*.json`): one JSON document
+//! `{sessionId, projectHash, startTime, lastUpdated, messages}`, rewritten whole as the session goes. A `user`
+//! message is a prompt; a `gemini` message is a reply, its `thoughts` (subject and description, no signature)
+//! thinking, its `toolCalls` tool uses whose results (`result[].functionResponse.response`, `status`) become the
+//! tool results the next reply read. `info`, `warning` and `error` messages (model switches, API errors) are not
+//! messages to the model: they are kept as metadata and counted. Usage is per reply (`tokens`): `input` is the
+//! whole prompt with `cached` a part of it, and `thoughts` are billed as output.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::{FormatError, Parsed, Report, timestamp_ms};
+use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
+use crate::store::ImportedMessage;
+
+/// Whether a document is a Gemini CLI chat file.
+pub fn is_gemini(doc: &Value) -> bool {
+    doc.get("sessionId").is_some_and(Value::is_string)
+        && doc
+            .get("messages")
+            .and_then(Value::as_array)
+            .is_some_and(|m| {
+                m.iter().any(|x| {
+                    matches!(
+                        x.get("type").and_then(Value::as_str),
+                        Some("user" | "gemini")
+                    )
+                })
+            })
+}
+
+fn text_of(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str).or_else(|| p.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// A tool call's result as the model read it: the function response's output (or error), and whether it failed.
+fn result_of(call: &Value) -> (String, bool) {
+    let status = call.get("status").and_then(Value::as_str).unwrap_or("");
+    let mut out = Vec::new();
+    let mut failed = matches!(status, "error" | "cancelled");
+    for r in call
+        .get("result")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let resp = r.pointer("/functionResponse/response");
+        if let Some(e) = resp.and_then(|x| x.get("error")) {
+            failed = true;
+            out.push(e.as_str().map_or_else(|| e.to_string(), str::to_string));
+        } else if let Some(o) = resp.and_then(|x| x.get("output")) {
+            out.push(o.as_str().map_or_else(|| o.to_string(), str::to_string));
+        } else if let Some(x) = resp {
+            out.push(x.to_string());
+        }
+    }
+    if out.is_empty() {
+        out.push(match status {
+            "cancelled" => "[the tool call was cancelled]".to_string(),
+            "" => "[no result recorded]".to_string(),
+            s => format!("[{s}]"),
+        });
+    }
+    (out.join("\n"), failed)
+}
+
+pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatError> {
+    let mut report = Report::default();
+    let mut built: Vec<NewMessage> = Vec::new();
+    let mut notes: Vec<Value> = Vec::new();
+    let msgs = doc
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or_else(|| FormatError::new(path, line, "no \"messages\" array"))?;
+    for m in msgs {
+        let at = timestamp_ms(m.get("timestamp"));
+        match m.get("type").and_then(Value::as_str).unwrap_or("") {
+            "user" => {
+                let mut nm = NewMessage::text(Role::User, text_of(m.get("content")));
+                nm.created_at = at;
+                nm.meta = json!({"source": "gemini-cli", "entry": {"id": m.get("id")}});
+                built.push(nm);
+            }
+            "gemini" => {
+                let mut content = Vec::new();
+                for t in m
+                    .get("thoughts")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let subject = t.get("subject").and_then(Value::as_str).unwrap_or("");
+                    let description = t.get("description").and_then(Value::as_str).unwrap_or("");
+                    content.push(Block::Thinking {
+                        thinking: format!("**{subject}** {description}").trim().to_string(),
+                        signature: None,
+                    });
+                }
+                let text = text_of(m.get("content"));
+                if !text.trim().is_empty() {
+                    content.push(Block::text(text));
+                }
+                let calls: Vec<&Value> = m
+                    .get("toolCalls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                let mut results = Vec::new();
+                for (k, c) in calls.iter().enumerate() {
+                    let id = c.get("id").and_then(Value::as_str).map_or_else(
+                        || format!("gemini-call-{}-{k}", built.len()),
+                        str::to_string,
+                    );
+                    content.push(Block::ToolUse {
+                        id: id.clone(),
+                        name: c
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("tool")
+                            .to_string(),
+                        input: c.get("args").cloned().unwrap_or_else(|| json!({})),
+                    });
+                    let (out, failed) = result_of(c);
+                    results.push(Block::ToolResult {
+                        tool_use_id: id,
+                        content: ToolResultContent::Text(out),
+                        is_error: failed,
+                    });
+                }
+                if content.is_empty() {
+                    report.skip("empty gemini replies (kept as metadata)");
+                    notes.push(m.clone());
+                    continue;
+                }
+                let mut nm = NewMessage::new(Role::Assistant, content);
+                nm.created_at = at;
+                nm.meta = json!({"source": "gemini-cli", "entry": {"id": m.get("id")},
+                                 "model": m.get("model"), "tokens": m.get("tokens")});
+                if let Some(t) = m.get("tokens").filter(|t| t.is_object()) {
+                    let n = |k: &str| t.get(k).and_then(Value::as_u64).unwrap_or(0);
+                    let cached = n("cached").min(n("input"));
+                    nm.usage = Some(Usage {
+                        input_tokens: n("input") - cached,
+                        output_tokens: n("output") + n("thoughts"),
+                        cache_read_input_tokens: cached,
+                        ..Usage::default()
+                    })
+                    .filter(|u| *u != Usage::default());
+                }
+                built.push(nm);
+                if !results.is_empty() {
+                    let mut r = NewMessage::new(Role::User, results);
+                    r.created_at = calls
+                        .iter()
+                        .filter_map(|c| timestamp_ms(c.get("timestamp")))
+                        .max()
+                        .or(at);
+                    r.meta = json!({"source": "gemini-cli", "tool_results_of": m.get("id")});
+                    built.push(r);
+                }
+            }
+            other => {
+                let kind = if other.is_empty() { "untyped" } else { other };
+                report.skip(format!("{kind} messages (kept as metadata)"));
+                notes.push(m.clone());
+            }
+        }
+    }
+    let messages: Vec<ImportedMessage> = built
+        .into_iter()
+        .enumerate()
+        .map(|(i, message)| ImportedMessage {
+            parent: i.checked_sub(1),
+            message,
+        })
+        .collect();
+    let tip = messages.len().checked_sub(1);
+    let mut header = doc.clone();
+    if let Some(o) = header.as_object_mut() {
+        o.remove("messages");
+    }
+    let meta = json!({
+        "source": "gemini-cli",
+        "header": {"id": doc.get("sessionId"), "cwd": Value::Null, "project_hash": doc.get("projectHash"),
+                   "start": doc.get("startTime"), "updated": doc.get("lastUpdated")},
+        "session": header,
+        "records": notes,
+    });
+    Ok(Parsed {
+        title: super::title_of(&messages),
+        messages,
+        tip,
+        checkpoints: Vec::new(),
+        meta,
+        report,
+        children: Vec::new(),
+    })
+}

@@ -1,0 +1,84 @@
+//! The harnesses cairn learned to read after the first three, on the real files in `../shared/samples` (read
+//! there, not copied: some carry no licence): each imports, its usage equals a sum made here from the file itself,
+//! its tool calls are paired with their results.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use cairn::commands::{self, Action, Outcome, Quiet};
+use cairn::reclaim::Settings;
+use cairn::store::{By, Store};
+use serde_json::Value;
+
+fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples")
+}
+
+fn run(s: &mut Store, a: Action) -> Outcome {
+    commands::run(s, &Settings::default(), a, &Quiet, &AtomicBool::new(false)).unwrap()
+}
+
+#[test]
+fn gemini_cli_chat_files_import_with_their_usage_and_tool_results() {
+    let dir = samples().join("gemini-cli");
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(files.len(), 3);
+    for f in files {
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        // by hand: input less cached, output plus thoughts (billed as output), cached as cache reads
+        let (mut input, mut output, mut cached, mut calls, mut failed) =
+            (0u64, 0u64, 0u64, 0usize, 0usize);
+        for m in doc["messages"].as_array().unwrap() {
+            if m["type"] != "gemini" {
+                continue;
+            }
+            if let Some(t) = m.get("tokens").filter(|t| t.is_object()) {
+                let n = |k: &str| t[k].as_u64().unwrap_or(0);
+                let c = n("cached").min(n("input"));
+                input += n("input") - c;
+                cached += c;
+                output += n("output") + n("thoughts");
+            }
+            for c in m["toolCalls"].as_array().into_iter().flatten() {
+                calls += 1;
+                failed += usize::from(matches!(c["status"].as_str(), Some("error" | "cancelled")));
+            }
+        }
+        let mut s = Store::open_in_memory().unwrap();
+        let Outcome::Imported(out) = run(
+            &mut s,
+            Action::Import {
+                paths: vec![f.clone()],
+                format: None,
+            },
+        ) else {
+            panic!()
+        };
+        assert!(out[0].error.is_none(), "{:?}", out[0].error);
+        assert_eq!(out[0].format.map(|x| x.name()), Some("gemini-cli"));
+        assert_eq!(out[0].report.tool_pairs, calls, "{}", f.display());
+        let Outcome::Stats(st) = run(
+            &mut s,
+            Action::Stats {
+                by: By::Conversation,
+                since: None,
+            },
+        ) else {
+            panic!()
+        };
+        let r = &st.rows[0];
+        assert_eq!(
+            (r.input_tokens, r.output_tokens, r.cache_read_tokens),
+            (input, output, cached),
+            "{}",
+            f.display()
+        );
+        assert_eq!(r.tool_calls as usize, calls);
+        assert!(r.tool_errors as usize >= failed, "{}", f.display());
+        assert!(r.cost_usd.is_some(), "Gemini models are priced");
+    }
+}
