@@ -1,6 +1,6 @@
 //! Finding the sessions other harnesses left on this machine, in their standard folders under the home folder
-//! (overridable, for tests): Claude Code (`~/.claude/projects`), pi (`~/.pi/agent/sessions`) and Codex
-//! (`~/.codex/sessions`). Newest first, with size and a message count from a quick scan (no full parse).
+//! (overridable, for tests): Claude Code (`~/.claude/projects`), pi (`~/.pi/agent/sessions`), Codex
+//! (`~/.codex/sessions`) and Gemini CLI (`~/.gemini/tmp/<project>/chats/session-*.json`). Newest first, with size and a message count from a quick scan (no full parse).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -25,7 +25,24 @@ pub const LOCATIONS: &[(Format, &str)] = &[
     (Format::ClaudeCode, ".claude/projects"),
     (Format::Pi, ".pi/agent/sessions"),
     (Format::Codex, ".codex/sessions"),
+    (Format::GeminiCli, ".gemini/tmp"),
 ];
+
+/// Whether a file under a harness's folder is one of its sessions.
+fn is_session(format: Format, p: &Path) -> bool {
+    match format {
+        // chat files under `chats/` (checkpoints and logs beside them are not sessions)
+        Format::GeminiCli => {
+            p.extension().is_some_and(|x| x == "json")
+                && p.parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|n| n == "chats")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("session-"))
+        }
+        _ => p.extension().is_some_and(|x| x == "jsonl"),
+    }
+}
 
 /// Lists the sessions under `home`, newest first.
 pub fn discover(home: &Path) -> Vec<Found> {
@@ -46,7 +63,7 @@ pub fn discover(home: &Path) -> Vec<Found> {
                         continue;
                     }
                     stack.push(p);
-                } else if p.extension().is_some_and(|x| x == "jsonl") {
+                } else if md.is_file() && is_session(*format, &p) {
                     let modified = md
                         .modified()
                         .ok()
@@ -79,6 +96,8 @@ fn count_messages(p: &Path, format: Format) -> usize {
         Format::ClaudeCode => &["\"type\":\"user\"", "\"type\":\"assistant\""],
         Format::Pi => &["\"type\":\"message\""],
         Format::Codex => &["\"type\":\"response_item\""],
+        // one pretty-printed document: a message a line that names its type
+        Format::GeminiCli => &["\"type\": \"user\"", "\"type\": \"gemini\""],
         _ => &[],
     };
     std::io::BufReader::new(f)

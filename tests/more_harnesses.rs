@@ -82,3 +82,29 @@ fn gemini_cli_chat_files_import_with_their_usage_and_tool_results() {
         assert!(r.cost_usd.is_some(), "Gemini models are priced");
     }
 }
+
+#[test]
+fn discover_finds_gemini_cli_chats_and_not_their_checkpoints() {
+    let home = tempfile::tempdir().unwrap();
+    let chats = home.path().join(".gemini/tmp/3552c396/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let src = samples().join("gemini-cli/gemini-cli-2026-04-cancelled-tool-calls.json");
+    std::fs::copy(&src, chats.join("session-2026-04-01T10-00-abcd1234.json")).unwrap();
+    std::fs::write(
+        home.path().join(".gemini/tmp/3552c396/checkpoint-x.json"),
+        "{}",
+    )
+    .unwrap();
+    std::fs::write(home.path().join(".gemini/tmp/3552c396/logs.json"), "[]").unwrap();
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].format.name(), "gemini-cli");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&src).unwrap()).unwrap();
+    let want = doc["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| matches!(m["type"].as_str(), Some("user" | "gemini")))
+        .count();
+    assert_eq!(found[0].messages, want);
+}
