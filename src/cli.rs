@@ -470,6 +470,7 @@ enum ImportFormat {
     SweAgent,
     Openhands,
     GeminiCli,
+    Opencode,
 }
 
 impl ImportFormat {
@@ -486,6 +487,7 @@ impl ImportFormat {
             ImportFormat::SweAgent => F::SweAgent,
             ImportFormat::Openhands => F::OpenHands,
             ImportFormat::GeminiCli => F::GeminiCli,
+            ImportFormat::Opencode => F::Opencode,
         })
     }
 }

@@ -7,6 +7,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod gemini_cli;
 pub mod messages_json;
+pub mod opencode;
 pub mod pi;
 mod trajectories;
 
@@ -57,10 +58,12 @@ pub enum Format {
     OpenHands,
     /// A Gemini CLI chat file (one JSON document).
     GeminiCli,
+    /// An opencode session (`opencode export`: one JSON document).
+    Opencode,
 }
 
 impl Format {
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Format::Cairn,
         Format::ClaudeCode,
         Format::Pi,
@@ -70,6 +73,7 @@ impl Format {
         Format::SweAgent,
         Format::OpenHands,
         Format::GeminiCli,
+        Format::Opencode,
     ];
 
     /// Parses a format name as the CLI spells it.
@@ -88,6 +92,7 @@ impl Format {
             Format::SweAgent => "swe-agent",
             Format::OpenHands => "openhands",
             Format::GeminiCli => "gemini-cli",
+            Format::Opencode => "opencode",
         }
     }
 }
@@ -373,6 +378,9 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
     if lines.len() == 1 && gemini_cli::is_gemini(first) {
         return Some(Format::GeminiCli);
     }
+    if lines.len() == 1 && opencode::is_opencode(first) {
+        return Some(Format::Opencode);
+    }
     // Codex before `session_meta`: a first line with the session's id and instructions, then bare items
     if first.get("id").is_some()
         && first.get("instructions").is_some()
@@ -446,7 +454,7 @@ pub fn parse_bytes(
             return Err(FormatError::new(
                 path,
                 lines[0].0,
-                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, SWE-agent, OpenHands, \
+                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, opencode, SWE-agent, OpenHands, \
                  Anthropic or OpenAI messages, cairn)",
             ));
         }
@@ -457,6 +465,16 @@ pub fn parse_bytes(
         Format::Pi => pi::parse(path, &lines)?,
         Format::Codex => codex::parse(path, &lines)?,
         Format::Anthropic | Format::Openai => messages_json::parse(path, &lines, format)?,
+        Format::Opencode => match lines.as_slice() {
+            [(l, d)] => opencode::parse(path, *l, d)?,
+            _ => {
+                return Err(FormatError::new(
+                    path,
+                    lines[1].0,
+                    "an opencode export is one JSON document",
+                ));
+            }
+        },
         Format::GeminiCli => match lines.as_slice() {
             [(l, d)] => gemini_cli::parse(path, *l, d)?,
             _ => {

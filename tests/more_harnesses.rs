@@ -108,3 +108,71 @@ fn discover_finds_gemini_cli_chats_and_not_their_checkpoints() {
         .count();
     assert_eq!(found[0].messages, want);
 }
+
+#[test]
+fn opencode_exports_import_with_their_usage_and_compaction() {
+    for name in [
+        "opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json",
+        "opencode-1.2.26-export-parent-with-4-subtasks.json",
+        "opencode-1.2.26-export-child-subagent-of-parent.json",
+    ] {
+        let f = samples().join("opencode").join(name);
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let (mut input, mut output, mut read, mut calls) = (0u64, 0u64, 0u64, 0usize);
+        for m in doc["messages"].as_array().unwrap() {
+            if m["info"]["role"] == "assistant" {
+                let t = &m["info"]["tokens"];
+                let n = |p: &str| t.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+                input += n("/input");
+                output += n("/output") + n("/reasoning");
+                read += n("/cache/read");
+            }
+            calls += m["parts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["type"] == "tool")
+                .count();
+        }
+        let mut s = Store::open_in_memory().unwrap();
+        let Outcome::Imported(out) = run(
+            &mut s,
+            Action::Import {
+                paths: vec![f.clone()],
+                format: None,
+            },
+        ) else {
+            panic!()
+        };
+        assert!(out[0].error.is_none(), "{name}: {:?}", out[0].error);
+        assert_eq!(out[0].format.map(|x| x.name()), Some("opencode"));
+        let Outcome::Stats(st) = run(
+            &mut s,
+            Action::Stats {
+                by: By::Conversation,
+                since: None,
+            },
+        ) else {
+            panic!()
+        };
+        let r = &st.rows[0];
+        assert_eq!(
+            (r.input_tokens, r.output_tokens, r.cache_read_tokens),
+            (input, output, read),
+            "{name}"
+        );
+        assert_eq!(r.tool_calls as usize, calls, "{name}");
+        if name.contains("compaction") {
+            assert_eq!(r.compactions, 1, "{name}");
+            let Outcome::Replayed(rp) = run(&mut s, Action::Replay { conversation: None }) else {
+                panic!()
+            };
+            assert_eq!(rp.compactions.len(), 1);
+            assert!(
+                rp.compactions[0].error.abs() <= 0.08,
+                "{:?}",
+                rp.compactions
+            );
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! opencode sessions as `opencode export <id>` writes them (one JSON document `{info, messages: [{info, parts}]}`,
+//! the same objects its `storage/` folders hold one per file). A user message's `text` and `file` parts are the
+//! prompt; an assistant message is one model step: `reasoning` parts thinking, `text` parts text, `tool` parts tool
+//! calls (`callID`, `tool`, `state.input`) whose `state.output` / `state.error` become the results the next step
+//! read. Usage is the step's `tokens` (`input` uncached, `cache.read`, `cache.write`, `output` plus `reasoning`),
+//! the model `providerID/modelID`. A user message with a `compaction` part is opencode's compaction: the summary
+//! opencode then asked for (an assistant message with `summary: true`, measured on the whole history) is kept as
+//! the reply it was, and a harness compaction marker after it carries that summary, which is what the model saw
+//! from there on. `step-start`, `step-finish` and `patch` parts are bookkeeping, kept as
+//! metadata.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::{FormatError, Parsed, Report, note};
+use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
+use crate::reclaim::marker::{Kept, harness_meta};
+use crate::store::ImportedMessage;
+
+/// Whether a document is an opencode export.
+pub fn is_opencode(doc: &Value) -> bool {
+    doc.pointer("/info/id")
+        .and_then(Value::as_str)
+        .is_some_and(|id| id.starts_with("ses_"))
+        && doc
+            .get("messages")
+            .and_then(Value::as_array)
+            .is_some_and(|m| {
+                m.iter()
+                    .all(|x| x.get("info").is_some() && x.get("parts").is_some())
+            })
+}
+
+fn ms(v: Option<&Value>) -> Option<i64> {
+    v.and_then(Value::as_i64)
+}
+
+pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatError> {
+    let mut report = Report::default();
+    let mut built: Vec<NewMessage> = Vec::new();
+    // a compaction asked for, waiting for its summary
+    let mut compaction: Option<Value> = None;
+    let msgs = doc
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or_else(|| FormatError::new(path, line, "no \"messages\" array"))?;
+    for m in msgs {
+        let info = &m["info"];
+        let parts = m["parts"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let at = ms(info.pointer("/time/created"));
+        let mut bookkeeping = Vec::new();
+        match info.get("role").and_then(Value::as_str) {
+            Some("user") => {
+                if parts.iter().any(|p| p["type"] == "compaction") {
+                    compaction = Some(m.clone());
+                    continue;
+                }
+                let mut content = Vec::new();
+                for p in parts {
+                    match p["type"].as_str() {
+                        Some("text")
+                            if p.get("synthetic").and_then(Value::as_bool) != Some(true) =>
+                        {
+                            content.push(Block::text(p["text"].as_str().unwrap_or("").to_string()));
+                        }
+                        Some("file") => content.push(Block::text(format!(
+                            "[file: {}]",
+                            p["filename"].as_str().or(p["url"].as_str()).unwrap_or("?")
+                        ))),
+                        _ => bookkeeping.push(p.clone()),
+                    }
+                }
+                if content.is_empty() {
+                    report.skip("user messages with no text (kept as metadata)");
+                    continue;
+                }
+                let mut nm = NewMessage::new(Role::User, content);
+                nm.created_at = at;
+                nm.meta = json!({"source": "opencode", "entry": {"id": info.get("id")}, "info": info,
+                                 "parts": bookkeeping});
+                built.push(nm);
+            }
+            Some("assistant") => {
+                let mut content = Vec::new();
+                let mut results = Vec::new();
+                for p in parts {
+                    match p["type"].as_str() {
+                        Some("reasoning") => content.push(Block::Thinking {
+                            thinking: p["text"].as_str().unwrap_or("").to_string(),
+                            signature: None,
+                        }),
+                        Some("text") => {
+                            let t = p["text"].as_str().unwrap_or("");
+                            if !t.trim().is_empty() {
+                                content.push(Block::text(t.to_string()));
+                            }
+                        }
+                        Some("tool") => {
+                            let id = p["callID"].as_str().unwrap_or("").to_string();
+                            let state = &p["state"];
+                            content.push(Block::ToolUse {
+                                id: id.clone(),
+                                name: p["tool"].as_str().unwrap_or("tool").to_string(),
+                                input: state.get("input").cloned().unwrap_or_else(|| json!({})),
+                            });
+                            let failed = state["status"] == "error";
+                            let out = state
+                                .get("output")
+                                .or_else(|| state.get("error"))
+                                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                                .unwrap_or_else(|| {
+                                    format!("[{}]", state["status"].as_str().unwrap_or("no result"))
+                                });
+                            results.push(Block::ToolResult {
+                                tool_use_id: id,
+                                content: ToolResultContent::Text(out),
+                                is_error: failed,
+                            });
+                        }
+                        _ => bookkeeping.push(p.clone()),
+                    }
+                }
+                if content.is_empty() {
+                    report.skip("assistant steps with no content (kept as metadata)");
+                    continue;
+                }
+                let model = match (info["providerID"].as_str(), info["modelID"].as_str()) {
+                    (Some(p), Some(m)) => Some(format!("{p}/{m}")),
+                    (None, Some(m)) => Some(m.to_string()),
+                    _ => None,
+                };
+                let mut nm = NewMessage::new(Role::Assistant, content);
+                nm.created_at = at;
+                let t = &info["tokens"];
+                let n = |p: &str| t.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+                let usage = Usage {
+                    input_tokens: n("/input"),
+                    output_tokens: n("/output") + n("/reasoning"),
+                    cache_read_input_tokens: n("/cache/read"),
+                    cache_creation_input_tokens: n("/cache/write"),
+                    ..Usage::default()
+                };
+                nm.usage = (usage != Usage::default()).then_some(usage);
+                nm.meta = json!({"source": "opencode", "entry": {"id": info.get("id")}, "model": model,
+                                 "info": info, "parts": bookkeeping});
+                let summary = (info.get("summary").and_then(Value::as_bool) == Some(true))
+                    .then(|| crate::model::plain_text(&nm.content))
+                    .filter(|_| compaction.is_some());
+                built.push(nm);
+                if !results.is_empty() {
+                    let mut r = NewMessage::new(Role::User, results);
+                    r.created_at = ms(info.pointer("/time/completed")).or(at);
+                    r.meta = json!({"source": "opencode", "tool_results_of": info.get("id")});
+                    built.push(r);
+                }
+                if let Some(text) = summary {
+                    let asked = compaction.take();
+                    let mut c = note(
+                        Role::System,
+                        text,
+                        json!({"source": "opencode", "compaction": asked,
+                               "cairn": harness_meta("opencode", Kept::Nothing, true)}),
+                    );
+                    c.created_at = ms(info.pointer("/time/completed")).or(at);
+                    built.push(c);
+                    report.notes.push("opencode compacted the conversation: its summary is what the model saw after it".into());
+                }
+            }
+            other => {
+                report.skip(format!(
+                    "{} messages (kept as metadata)",
+                    other.unwrap_or("untyped")
+                ));
+            }
+        }
+    }
+    let messages: Vec<ImportedMessage> = built
+        .into_iter()
+        .enumerate()
+        .map(|(i, message)| ImportedMessage {
+            parent: i.checked_sub(1),
+            message,
+        })
+        .collect();
+    let info = &doc["info"];
+    Ok(Parsed {
+        title: info["title"]
+            .as_str()
+            .map(str::to_string)
+            .or_else(|| super::title_of(&messages)),
+        tip: messages.len().checked_sub(1),
+        messages,
+        checkpoints: Vec::new(),
+        meta: json!({"source": "opencode", "header": {"id": info.get("id"), "cwd": info.get("directory"),
+                     "version": info.get("version")}, "info": info}),
+        report,
+        children: Vec::new(),
+    })
+}
