@@ -471,6 +471,7 @@ enum ImportFormat {
     Openhands,
     GeminiCli,
     Opencode,
+    Cursor,
 }
 
 impl ImportFormat {
@@ -488,6 +489,7 @@ impl ImportFormat {
             ImportFormat::Openhands => F::OpenHands,
             ImportFormat::GeminiCli => F::GeminiCli,
             ImportFormat::Opencode => F::Opencode,
+            ImportFormat::Cursor => F::Cursor,
         })
     }
 }

@@ -1,6 +1,7 @@
 //! Finding the sessions other harnesses left on this machine, in their standard folders under the home folder
 //! (overridable, for tests): Claude Code (`~/.claude/projects`), pi (`~/.pi/agent/sessions`), Codex
-//! (`~/.codex/sessions`) and Gemini CLI (`~/.gemini/tmp/<project>/chats/session-*.json`). Newest first, with size and a message count from a quick scan (no full parse).
+//! (`~/.codex/sessions`), Gemini CLI (`~/.gemini/tmp/<project>/chats/session-*.json`) and Cursor
+//! (`~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl`). Newest first, with size and a message count from a quick scan (no full parse).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ pub const LOCATIONS: &[(Format, &str)] = &[
     (Format::Pi, ".pi/agent/sessions"),
     (Format::Codex, ".codex/sessions"),
     (Format::GeminiCli, ".gemini/tmp"),
+    (Format::Cursor, ".cursor/projects"),
 ];
 
 /// Whether a file under a harness's folder is one of its sessions.
@@ -39,6 +41,12 @@ fn is_session(format: Format, p: &Path) -> bool {
                     .is_some_and(|n| n == "chats")
                 && p.file_name()
                     .is_some_and(|n| n.to_string_lossy().starts_with("session-"))
+        }
+        // `agent-transcripts/<id>/<id>.jsonl` (and their subagents)
+        Format::Cursor => {
+            p.extension().is_some_and(|x| x == "jsonl")
+                && p.ancestors()
+                    .any(|a| a.file_name().is_some_and(|n| n == "agent-transcripts"))
         }
         _ => p.extension().is_some_and(|x| x == "jsonl"),
     }
@@ -98,6 +106,7 @@ fn count_messages(p: &Path, format: Format) -> usize {
         Format::Codex => &["\"type\":\"response_item\""],
         // one pretty-printed document: a message a line that names its type
         Format::GeminiCli => &["\"type\": \"user\"", "\"type\": \"gemini\""],
+        Format::Cursor => &["\"role\":"],
         _ => &[],
     };
     std::io::BufReader::new(f)

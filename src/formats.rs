@@ -5,6 +5,7 @@
 pub mod cairn_jsonl;
 pub mod claude_code;
 pub mod codex;
+pub mod cursor;
 pub mod gemini_cli;
 pub mod messages_json;
 pub mod opencode;
@@ -60,10 +61,12 @@ pub enum Format {
     GeminiCli,
     /// An opencode session (`opencode export`: one JSON document).
     Opencode,
+    /// A Cursor agent transcript.
+    Cursor,
 }
 
 impl Format {
-    pub const ALL: [Format; 10] = [
+    pub const ALL: [Format; 11] = [
         Format::Cairn,
         Format::ClaudeCode,
         Format::Pi,
@@ -74,6 +77,7 @@ impl Format {
         Format::OpenHands,
         Format::GeminiCli,
         Format::Opencode,
+        Format::Cursor,
     ];
 
     /// Parses a format name as the CLI spells it.
@@ -93,6 +97,7 @@ impl Format {
             Format::OpenHands => "openhands",
             Format::GeminiCli => "gemini-cli",
             Format::Opencode => "opencode",
+            Format::Cursor => "cursor",
         }
     }
 }
@@ -419,6 +424,9 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
         if ty == "message" && v.get("message").and_then(|m| m.get("role")).is_some() {
             return Some(Format::Pi);
         }
+        if cursor::is_cursor(v) {
+            return Some(Format::Cursor);
+        }
     }
     None
 }
@@ -454,7 +462,7 @@ pub fn parse_bytes(
             return Err(FormatError::new(
                 path,
                 lines[0].0,
-                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, opencode, SWE-agent, OpenHands, \
+                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, opencode, Cursor, SWE-agent, OpenHands, \
                  Anthropic or OpenAI messages, cairn)",
             ));
         }
@@ -464,6 +472,7 @@ pub fn parse_bytes(
         Format::ClaudeCode => claude_code::parse(path, lines)?,
         Format::Pi => pi::parse(path, &lines)?,
         Format::Codex => codex::parse(path, &lines)?,
+        Format::Cursor => cursor::parse(path, &lines)?,
         Format::Anthropic | Format::Openai => messages_json::parse(path, &lines, format)?,
         Format::Opencode => match lines.as_slice() {
             [(l, d)] => opencode::parse(path, *l, d)?,

@@ -176,3 +176,69 @@ fn opencode_exports_import_with_their_usage_and_compaction() {
         }
     }
 }
+
+#[test]
+fn cursor_agent_transcripts_import_as_a_chain_and_are_discovered() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home
+        .path()
+        .join(".cursor/projects/p1/agent-transcripts/abc123");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lines = [
+        serde_json::json!({"role": "user", "message": {"content": [{"type": "text", "text": "fix the flaky test"}]}}),
+        serde_json::json!({"role": "assistant", "message": {"content": [{"type": "text", "text": "Reading it."},
+            {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a.rs"}}]}}),
+        serde_json::json!({"role": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "fn a() {}"}]}}),
+        serde_json::json!({"role": "assistant", "message": {"content": [{"type": "text", "text": "Done."}]}}),
+    ];
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    let f = dir.join("abc123.jsonl");
+    std::fs::write(&f, text.join("\n") + "\n").unwrap();
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].format.name(), "cursor");
+    assert_eq!(found[0].messages, 4);
+    let mut s = Store::open_in_memory().unwrap();
+    let Outcome::Imported(out) = run(
+        &mut s,
+        Action::Import {
+            paths: vec![f],
+            format: None,
+        },
+    ) else {
+        panic!()
+    };
+    assert!(out[0].error.is_none(), "{:?}", out[0].error);
+    assert_eq!(out[0].format.map(|x| x.name()), Some("cursor"));
+    assert_eq!(out[0].report.tool_pairs, 1);
+    let path = s.active_path(&out[0].conversations[0]).unwrap();
+    assert_eq!(path.len(), 4);
+}
+
+#[test]
+fn an_unknown_file_says_what_was_tried() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("x.jsonl");
+    std::fs::write(&f, "{\"hello\": 1}\n").unwrap();
+    let mut s = Store::open_in_memory().unwrap();
+    let Outcome::Imported(out) = run(
+        &mut s,
+        Action::Import {
+            paths: vec![f],
+            format: None,
+        },
+    ) else {
+        panic!()
+    };
+    let e = out[0].error.clone().unwrap();
+    for name in [
+        "Claude Code",
+        "pi",
+        "Codex",
+        "Gemini CLI",
+        "opencode",
+        "Cursor",
+    ] {
+        assert!(e.contains(name), "{e}");
+    }
+}
