@@ -472,6 +472,7 @@ enum ImportFormat {
     GeminiCli,
     Opencode,
     Cursor,
+    Aider,
 }
 
 impl ImportFormat {
@@ -490,6 +491,7 @@ impl ImportFormat {
             ImportFormat::GeminiCli => F::GeminiCli,
             ImportFormat::Opencode => F::Opencode,
             ImportFormat::Cursor => F::Cursor,
+            ImportFormat::Aider => F::Aider,
         })
     }
 }

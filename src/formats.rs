@@ -2,6 +2,7 @@
 //! transaction. Each reader lives in its own file; this one holds what they share: the tolerant JSONL line
 //! reader, the report of what was read and skipped, and detection by content.
 
+pub mod aider;
 pub mod cairn_jsonl;
 pub mod claude_code;
 pub mod codex;
@@ -63,10 +64,12 @@ pub enum Format {
     Opencode,
     /// A Cursor agent transcript.
     Cursor,
+    /// Aider's Markdown chat history.
+    Aider,
 }
 
 impl Format {
-    pub const ALL: [Format; 11] = [
+    pub const ALL: [Format; 12] = [
         Format::Cairn,
         Format::ClaudeCode,
         Format::Pi,
@@ -78,6 +81,7 @@ impl Format {
         Format::GeminiCli,
         Format::Opencode,
         Format::Cursor,
+        Format::Aider,
     ];
 
     /// Parses a format name as the CLI spells it.
@@ -98,6 +102,7 @@ impl Format {
             Format::GeminiCli => "gemini-cli",
             Format::Opencode => "opencode",
             Format::Cursor => "cursor",
+            Format::Aider => "aider",
         }
     }
 }
@@ -443,6 +448,14 @@ pub fn parse_bytes(
     format: Option<Format>,
 ) -> Result<(Format, Parsed), FormatError> {
     let text = || std::str::from_utf8(bytes).ok();
+    // the one format that is not JSON: Aider's Markdown history
+    if let Some(t) = text()
+        && (format == Some(Format::Aider) || format.is_none() && aider::is_aider(t))
+    {
+        let mut parsed = aider::parse(path, t)?;
+        parsed.finish_report();
+        return Ok((Format::Aider, parsed));
+    }
     let lines = match jsonl_of(path, bytes) {
         Ok(l) => l,
         // One pretty-printed JSON document (a request body pasted from code) is not JSONL, but is welcome.
@@ -462,7 +475,7 @@ pub fn parse_bytes(
             return Err(FormatError::new(
                 path,
                 lines[0].0,
-                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, opencode, Cursor, SWE-agent, OpenHands, \
+                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, opencode, Cursor, Aider, SWE-agent, OpenHands, \
                  Anthropic or OpenAI messages, cairn)",
             ));
         }
@@ -473,6 +486,13 @@ pub fn parse_bytes(
         Format::Pi => pi::parse(path, &lines)?,
         Format::Codex => codex::parse(path, &lines)?,
         Format::Cursor => cursor::parse(path, &lines)?,
+        Format::Aider => {
+            return Err(FormatError::new(
+                path,
+                1,
+                "not an Aider chat history (no \"# aider chat started at\")",
+            ));
+        }
         Format::Anthropic | Format::Openai => messages_json::parse(path, &lines, format)?,
         Format::Opencode => match lines.as_slice() {
             [(l, d)] => opencode::parse(path, *l, d)?,

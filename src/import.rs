@@ -80,7 +80,10 @@ fn is_transcript_name(p: &Path) -> bool {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    (name.ends_with(".jsonl") || name.ends_with(".json") || name.ends_with(".traj"))
+    (name.ends_with(".jsonl")
+        || name.ends_with(".json")
+        || name.ends_with(".traj")
+        || name.ends_with(".aider.chat.history.md"))
         && !name.ends_with(".meta.json")
 }
 

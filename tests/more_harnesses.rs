@@ -242,3 +242,62 @@ fn an_unknown_file_says_what_was_tried() {
         assert!(e.contains(name), "{e}");
     }
 }
+
+#[test]
+fn aider_histories_import_with_the_token_lines_aider_printed() {
+    let count = |s: &str| -> u64 {
+        let s = s.trim();
+        match s.strip_suffix('k') {
+            Some(n) => (n.parse::<f64>().unwrap() * 1000.0).round() as u64,
+            None => s.parse().unwrap(),
+        }
+    };
+    for name in [
+        "aider-0.84-architect-editor-gemini-qwen3.aider.chat.history.md",
+        "aider-0.62-0.68-claude-3.5-sonnet-opus-infinite-output.aider.chat.history.md",
+    ] {
+        let f = samples().join("aider").join(name);
+        let text = std::fs::read_to_string(&f).unwrap();
+        // by hand: every `> Tokens: X sent, Y received.` line that follows a reply
+        let (mut sent, mut received) = (0u64, 0u64);
+        for l in text.lines().filter_map(|l| l.strip_prefix("> Tokens: ")) {
+            let head = l.split(". Cost:").next().unwrap();
+            for part in head.split(", ") {
+                let (n, what) = part.split_once(' ').unwrap();
+                match what.trim_end_matches('.') {
+                    "sent" => sent += count(n),
+                    "received" => received += count(n),
+                    _ => {}
+                }
+            }
+        }
+        let mut s = Store::open_in_memory().unwrap();
+        let Outcome::Imported(out) = run(
+            &mut s,
+            Action::Import {
+                paths: vec![f.clone()],
+                format: None,
+            },
+        ) else {
+            panic!()
+        };
+        assert!(out[0].error.is_none(), "{name}: {:?}", out[0].error);
+        assert_eq!(out[0].format.map(|x| x.name()), Some("aider"));
+        let Outcome::Stats(st) = run(
+            &mut s,
+            Action::Stats {
+                by: By::Conversation,
+                since: None,
+            },
+        ) else {
+            panic!()
+        };
+        let r = &st.rows[0];
+        assert_eq!(
+            (r.input_tokens, r.output_tokens),
+            (sent, received),
+            "{name}"
+        );
+        assert!(r.turns > 0);
+    }
+}
