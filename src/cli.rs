@@ -473,6 +473,7 @@ enum ImportFormat {
     Opencode,
     Cursor,
     Aider,
+    Cline,
 }
 
 impl ImportFormat {
@@ -492,6 +493,7 @@ impl ImportFormat {
             ImportFormat::Opencode => F::Opencode,
             ImportFormat::Cursor => F::Cursor,
             ImportFormat::Aider => F::Aider,
+            ImportFormat::Cline => F::Cline,
         })
     }
 }

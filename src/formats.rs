@@ -5,6 +5,7 @@
 pub mod aider;
 pub mod cairn_jsonl;
 pub mod claude_code;
+pub mod cline;
 pub mod codex;
 pub mod cursor;
 pub mod gemini_cli;
@@ -66,10 +67,12 @@ pub enum Format {
     Cursor,
     /// Aider's Markdown chat history.
     Aider,
+    /// A Cline, Roo Code or Kilo Code task's conversation history.
+    Cline,
 }
 
 impl Format {
-    pub const ALL: [Format; 12] = [
+    pub const ALL: [Format; 13] = [
         Format::Cairn,
         Format::ClaudeCode,
         Format::Pi,
@@ -82,6 +85,7 @@ impl Format {
         Format::Opencode,
         Format::Cursor,
         Format::Aider,
+        Format::Cline,
     ];
 
     /// Parses a format name as the CLI spells it.
@@ -103,6 +107,7 @@ impl Format {
             Format::Opencode => "opencode",
             Format::Cursor => "cursor",
             Format::Aider => "aider",
+            Format::Cline => "cline",
         }
     }
 }
@@ -469,13 +474,18 @@ pub fn parse_bytes(
     if lines.is_empty() {
         return Err(FormatError::new(path, 0, "empty file"));
     }
-    let format = match format.or_else(|| detect(&lines)) {
+    // Cline's history is a bare array of messages like a provider request's: told apart by what its replies carry
+    let cline = || lines.len() == 1 && cline::is_cline(path, &lines[0].1);
+    let format = match format
+        .or_else(|| cline().then_some(Format::Cline))
+        .or_else(|| detect(&lines))
+    {
         Some(f) => f,
         None => {
             return Err(FormatError::new(
                 path,
                 lines[0].0,
-                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, opencode, Cursor, Aider, SWE-agent, OpenHands, \
+                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, opencode, Cursor, Aider, Cline, SWE-agent, OpenHands, \
                  Anthropic or OpenAI messages, cairn)",
             ));
         }
@@ -486,6 +496,16 @@ pub fn parse_bytes(
         Format::Pi => pi::parse(path, &lines)?,
         Format::Codex => codex::parse(path, &lines)?,
         Format::Cursor => cursor::parse(path, &lines)?,
+        Format::Cline => match lines.as_slice() {
+            [(l, d)] => cline::parse(path, *l, d)?,
+            _ => {
+                return Err(FormatError::new(
+                    path,
+                    lines[1].0,
+                    "a Cline history is one JSON array",
+                ));
+            }
+        },
         Format::Aider => {
             return Err(FormatError::new(
                 path,

@@ -63,6 +63,7 @@ pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
                     } else if meta.is_file()
                         && is_transcript_name(&e)
                         && !is_subagent_of_present_session(&e)
+                        && !is_sidecar_of_present_history(&e)
                     {
                         out.push(e);
                     }
@@ -73,6 +74,13 @@ pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
         }
     }
     Ok(out)
+}
+
+/// A Cline task's `ui_messages.json` or `task_metadata.json`: read with the history beside it.
+fn is_sidecar_of_present_history(p: &Path) -> bool {
+    p.file_name()
+        .is_some_and(|n| formats::cline::SIDECARS.iter().any(|s| n == *s))
+        && p.with_file_name("api_conversation_history.json").is_file()
 }
 
 fn is_transcript_name(p: &Path) -> bool {

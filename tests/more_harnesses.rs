@@ -301,3 +301,99 @@ fn aider_histories_import_with_the_token_lines_aider_printed() {
         assert!(r.turns > 0);
     }
 }
+
+#[test]
+fn cline_task_folders_import_with_their_requests_usage_and_results_paired() {
+    let root = samples().join("cline");
+    let mut s = Store::open_in_memory().unwrap();
+    let Outcome::Imported(out) = run(
+        &mut s,
+        Action::Import {
+            paths: vec![root.clone()],
+            format: None,
+        },
+    ) else {
+        panic!()
+    };
+    // the history of each task, its two sidecar files read with it
+    assert_eq!(
+        out.len(),
+        2,
+        "{:?}",
+        out.iter().map(|o| &o.file).collect::<Vec<_>>()
+    );
+    for o in &out {
+        assert!(o.error.is_none(), "{:?}", o.error);
+        assert_eq!(o.format.map(|x| x.name()), Some("cline"));
+        let dir = o.file.parent().unwrap();
+        let ui: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("ui_messages.json")).unwrap())
+                .unwrap();
+        let (mut i, mut out_t, mut r, mut w, mut cost) = (0u64, 0u64, 0u64, 0u64, 0f64);
+        for u in ui
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|u| u["say"] == "api_req_started")
+        {
+            let req: Value = serde_json::from_str(u["text"].as_str().unwrap()).unwrap();
+            let n = |k: &str| req[k].as_u64().unwrap_or(0);
+            i += n("tokensIn");
+            out_t += n("tokensOut");
+            r += n("cacheReads");
+            w += n("cacheWrites");
+            cost += req["cost"].as_f64().unwrap_or(0.0);
+        }
+        let Outcome::Stats(st) = run(
+            &mut s,
+            Action::Stats {
+                by: By::Conversation,
+                since: None,
+            },
+        ) else {
+            panic!()
+        };
+        let row = st
+            .rows
+            .iter()
+            .find(|x| x.key == o.conversations[0])
+            .unwrap();
+        assert_eq!(
+            (
+                row.input_tokens,
+                row.output_tokens,
+                row.cache_read_tokens,
+                row.cache_write_tokens
+            ),
+            (i, out_t, r, w),
+            "{}",
+            o.file.display()
+        );
+        // the cost Cline recorded, at Anthropic's list prices
+        assert!(
+            (row.cost_usd.unwrap() - cost).abs() < 0.01,
+            "{:?} vs {cost}",
+            row.cost_usd
+        );
+        // every call but a last unanswered one has its result
+        let api: Value = serde_json::from_str(&std::fs::read_to_string(&o.file).unwrap()).unwrap();
+        let calls = api
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .filter(|b| b["type"] == "tool_use")
+            .count();
+        assert!(
+            o.report.tool_pairs + 1 >= calls,
+            "{} of {calls}",
+            o.report.tool_pairs
+        );
+        let title = s
+            .conversation(&o.conversations[0])
+            .unwrap()
+            .title
+            .unwrap_or_default();
+        assert!(title.starts_with("You have been given"), "{title}");
+    }
+}
