@@ -159,7 +159,7 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
     let mut convs = vec![first];
     convs.extend(children.into_iter().map(|c| c.into_imported(Some(0)).0));
     for c in &mut convs {
-        if let Some(key) = source_key(fmt, c) {
+        if let Some(key) = source_key(fmt, file, c) {
             if !c.meta.is_object() {
                 c.meta = serde_json::json!({ "meta": c.meta.take() });
             }
@@ -215,10 +215,11 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
     outcome
 }
 
-/// What tells one session from another whatever file it is read from: the harness, its own session id where it
-/// records one, and the first message (its fingerprint and time). A session read again after it grew, or
-/// rewritten in place by its harness, has the same key.
-fn source_key(fmt: Format, c: &crate::store::ImportedConversation) -> Option<String> {
+/// What tells one session from another: the harness, the file's name, its own session id where it records one,
+/// and the first message (its fingerprint and time). A session read again after it grew, or rewritten in place by
+/// its harness (pi migrates its files), has the same key; another file that happens to share a session id and a
+/// first prompt (a fixture, a copy) does not.
+fn source_key(fmt: Format, file: &Path, c: &crate::store::ImportedConversation) -> Option<String> {
     let first = c.messages.first()?;
     let m = &first.message;
     let str_at =
@@ -231,8 +232,12 @@ fn source_key(fmt: Format, c: &crate::store::ImportedConversation) -> Option<Str
         .or_else(|| str_at(&m.meta, "/line/sessionId"))
         .unwrap_or_default();
     let fp = crate::store::fingerprint("", m.role, &m.content);
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     Some(format!(
-        "{}:{session}:{fp}:{}",
+        "{}:{name}:{session}:{fp}:{}",
         fmt.name(),
         m.created_at.unwrap_or(0)
     ))

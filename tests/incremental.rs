@@ -114,14 +114,6 @@ fn a_session_that_grew_is_one_conversation_with_the_figures_of_one_import() {
             third.duplicate_of.as_deref(),
             Some(first.conversations[0].as_str())
         );
-        // a copy of the file elsewhere (other bytes' path, same session): unchanged too
-        let copy = dir.path().join("copy.jsonl");
-        let mut text = std::fs::read_to_string(fixture(f)).unwrap();
-        text.push('\n');
-        std::fs::write(&copy, text).unwrap();
-        let fourth = import(&mut grown, &copy);
-        assert_eq!(fourth.status, "unchanged", "{f}: {:?}", fourth.error);
-        assert_eq!(stats(&mut grown).rows, want.rows, "{f}");
     }
 }
 

@@ -193,9 +193,9 @@ fn a_codex_session_is_priced_from_its_token_counts() {
 fn write_claude_code(dir: &Path, model: &str, usage: Value) -> PathBuf {
     let p = dir.join(format!("{model}.jsonl"));
     let lines = [
-        json!({"type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "s1", "timestamp": "2026-11-02T10:00:00Z",
+        json!({"type": "user", "uuid": "u1", "parentUuid": null, "sessionId": model, "timestamp": "2026-11-02T10:00:00Z",
                "message": {"role": "user", "content": "hello"}}),
-        json!({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s1", "requestId": "r1",
+        json!({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": model, "requestId": "r1",
                "timestamp": "2026-11-02T10:00:05Z",
                "message": {"id": "m1", "role": "assistant", "model": model,
                            "content": [{"type": "text", "text": "hi"}], "usage": usage}}),

@@ -97,6 +97,10 @@ pub fn show(r: &Report) -> Result<()> {
         r.last_measured.map_or("-".to_string(), |v| v.to_string())
     ))?;
     out(&format!(
+        "  next request         {:>8}   (the last measured prompt plus what came since: what send compacts by)",
+        r.predicted_total
+    ))?;
+    out(&format!(
         "  cached prefix        {:>8}   through {}",
         r.cached_tokens,
         r.cached_through.as_deref().unwrap_or("-")

@@ -58,7 +58,11 @@ pub struct Report {
     pub messages_sent: usize,
     pub messages_on_path: usize,
     pub harness_compaction: Option<HarnessCompaction>,
+    /// From scratch: the session's overhead plus the context, scaled ([`Estimator::estimate`]).
     pub estimated_total: u64,
+    /// The next request as `send` predicts it: the last measured prompt plus what came since, scaled
+    /// ([`Estimator::predict`]; the estimate where nothing was measured).
+    pub predicted_total: u64,
     /// Input + cache tokens the provider measured for the newest reply that carries usage.
     pub last_measured: Option<u64>,
     /// The prompt cache would still hit through this message (the one before the newest measured reply).
@@ -80,8 +84,9 @@ pub fn report(view: &PathView, policy: &Policy, est: &Estimator) -> Report {
     );
     let k: &ByKind = &l.tally.by_kind;
     let raw = l.tally.total();
+    let estimated_total = est.estimate(raw);
     // the next request as `send` predicts it (the one estimator: the last measured prompt plus what came since)
-    let estimated_total = est.predict(raw);
+    let predicted_total = est.predict(raw);
     let measured_at = (0..view.len()).rfind(|&i| view.facts[i].measured_input().is_some());
     let last_measured = measured_at.and_then(|i| view.facts[i].measured_input());
     let (cached_through, cached_tokens) = cached_prefix(view, &l, measured_at);
@@ -120,6 +125,7 @@ pub fn report(view: &PathView, policy: &Policy, est: &Estimator) -> Report {
         messages_on_path: view.len(),
         harness_compaction,
         estimated_total,
+        predicted_total,
         last_measured,
         cached_through,
         cached_tokens,
