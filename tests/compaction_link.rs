@@ -58,3 +58,94 @@ fn a_missing_logical_parent_links_to_the_record_before_it() {
     assert!(path.first().unwrap().content.iter().any(|b| matches!(b,
         cairn::model::Block::Text { text } if text.starts_with("step 0"))));
 }
+
+/// A session whose early tool results Claude Code cleared with a microcompact (or did not, `micro` false).
+fn microcompacted(dir: &std::path::Path, micro: bool) -> std::path::PathBuf {
+    use serde_json::json;
+    let big = "fn parse(input: &str) -> Result<Ast, Error> { todo!() }\n".repeat(400);
+    let mut lines = Vec::new();
+    let mut parent = serde_json::Value::Null;
+    for i in 0..3 {
+        let (u, a, r) = (format!("u{i}"), format!("a{i}"), format!("r{i}"));
+        lines.push(json!({"type": "user", "uuid": u, "parentUuid": parent, "sessionId": "s",
+            "timestamp": format!("2026-11-02T10:0{i}:00Z"), "message": {"role": "user", "content": format!("read file {i}")}}));
+        lines.push(json!({"type": "assistant", "uuid": a, "parentUuid": u, "sessionId": "s",
+            "timestamp": format!("2026-11-02T10:0{i}:01Z"), "message": {"id": format!("m{i}"), "role": "assistant",
+            "model": "claude-sonnet-4-5", "content": [{"type": "tool_use", "id": format!("t{i}"), "name": "Read",
+            "input": {"file_path": format!("f{i}.rs")}}]}}));
+        lines.push(
+            json!({"type": "user", "uuid": r, "parentUuid": a, "sessionId": "s",
+            "timestamp": format!("2026-11-02T10:0{i}:02Z"), "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": format!("t{i}"), "content": big}]}}),
+        );
+        parent = serde_json::Value::String(r);
+    }
+    if micro {
+        lines.push(json!({"type": "system", "subtype": "microcompact_boundary", "uuid": "mc", "parentUuid": parent,
+            "sessionId": "s", "timestamp": "2026-11-02T10:05:00Z", "content": "Context microcompacted",
+            "microcompactMetadata": {"trigger": "auto", "preTokens": 30000, "tokensSaved": 20000,
+                                     "compactedToolIds": ["t0", "t1"]}}));
+        parent = serde_json::Value::String("mc".into());
+    }
+    lines.push(
+        json!({"type": "user", "uuid": "u9", "parentUuid": parent, "sessionId": "s",
+        "timestamp": "2026-11-02T10:06:00Z", "message": {"role": "user", "content": "and now?"}}),
+    );
+    let f = dir.join(if micro { "micro.jsonl" } else { "plain.jsonl" });
+    let text: Vec<String> = lines.iter().map(serde_json::Value::to_string).collect();
+    std::fs::write(&f, text.join("\n") + "\n").unwrap();
+    f
+}
+
+#[test]
+fn a_microcompact_clears_the_results_it_names_from_the_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(dir.path().join("s.db")).unwrap();
+    let mut tool_results = Vec::new();
+    for micro in [false, true] {
+        let f = microcompacted(dir.path(), micro);
+        let Outcome::Imported(files) = commands::run(
+            &mut s,
+            &Settings::default(),
+            Action::Import {
+                paths: vec![f],
+                format: None,
+            },
+            &Quiet,
+            &AtomicBool::new(false),
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert!(files[0].error.is_none(), "{:?}", files[0].error);
+        if micro {
+            assert!(
+                files[0]
+                    .report
+                    .notes
+                    .iter()
+                    .any(|n| n.contains("microcompact cleared 2")),
+                "{:?}",
+                files[0].report.notes
+            );
+        }
+        let conv = files[0].conversations[0].clone();
+        let Outcome::Context(r) = commands::run(
+            &mut s,
+            &Settings::default(),
+            Action::Context {
+                conversation: conv,
+                model: None,
+            },
+            &Quiet,
+            &AtomicBool::new(false),
+        )
+        .unwrap() else {
+            panic!()
+        };
+        tool_results.push(r.messages.tool_results);
+    }
+    // two of the three results cleared: what the model sees of tool output falls by about two thirds
+    assert!(tool_results[1] * 2 < tool_results[0], "{tool_results:?}");
+    assert!(tool_results[1] > 0, "the third result stays");
+}

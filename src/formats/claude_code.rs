@@ -334,8 +334,12 @@ fn parse_inner(
                 }
                 lines.push(line(*no, v, Kind::Message, u));
             }
+            // a compaction, or a microcompact (old tool results cleared from the context from here on)
             ("system", Some(u))
-                if v.get("subtype").and_then(Value::as_str) == Some("compact_boundary") =>
+                if matches!(
+                    v.get("subtype").and_then(Value::as_str),
+                    Some("compact_boundary" | "microcompact_boundary")
+                ) =>
             {
                 lines.push(line(*no, v, Kind::Boundary, u));
             }
@@ -662,6 +666,44 @@ fn parse_inner(
         if units[u].role != Role::System {
             continue;
         }
+        // a microcompact clears the results it names from the context from here on: those messages' large results
+        // are elided, as cairn's own elision would
+        if messages[k]
+            .message
+            .meta
+            .pointer("/line/subtype")
+            .and_then(Value::as_str)
+            == Some("microcompact_boundary")
+        {
+            let ids: std::collections::HashSet<String> = messages[k]
+                .message
+                .meta
+                .pointer("/line/microcompactMetadata/compactedToolIds")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
+            let at: Vec<Ref> = (0..k)
+                .filter(|&i| {
+                    messages[i].message.content.iter().any(|b| {
+                        matches!(b, crate::model::Block::ToolResult { tool_use_id, .. } if ids.contains(tool_use_id))
+                    })
+                })
+                .map(|i| Ref::Depth(depth[i]))
+                .collect();
+            report.notes.push(format!(
+                "a microcompact cleared {} tool result(s) in {} message(s) from the context",
+                ids.len(),
+                at.len()
+            ));
+            messages[k].message.meta["cairn"] = crate::reclaim::marker::Marker::Elide {
+                at,
+                legacy_tool_ids: Vec::new(),
+            }
+            .to_meta(&|_| None);
+            continue;
+        }
         let preserved = preserved_of(&messages[k].message.meta).unwrap_or_default();
         let kept = preserved
             .iter()
@@ -759,11 +801,17 @@ fn build_message(
     let first = &lines[unit.lines[0]];
     if unit.role == Role::System {
         // compact_boundary: a marker the model never sees as such, kept with everything it said.
+        let micro =
+            first.value.get("subtype").and_then(Value::as_str) == Some("microcompact_boundary");
         let text = first
             .value
             .get("content")
             .and_then(Value::as_str)
-            .unwrap_or("Conversation compacted");
+            .unwrap_or(if micro {
+                "Claude Code cleared old tool results (microcompact)"
+            } else {
+                "Conversation compacted"
+            });
         let mut meta = json!({"source": "claude-code", "line": first.value,
                               "cairn": harness_meta("claude-code", Kept::Nothing, false)});
         if !unit.attached.is_empty() {
