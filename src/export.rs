@@ -131,11 +131,25 @@ pub fn export(
                 r.title = t.into_owned();
                 r.redacted += n;
             }
-            if format == ExportFormat::Html {
-                html::render(store, &r, options)?
-            } else {
-                markdown::render(&r, options)
+            let render = |r: &reading::Reading| -> Result<String, ExportError> {
+                Ok(if format == ExportFormat::Html {
+                    html::render(store, r, options)?
+                } else {
+                    markdown::render(r, options)
+                })
+            };
+            let mut text = render(&r)?;
+            // the count the page states is the number of marks it shows (a secret found in metadata the page
+            // does not show is not one of them)
+            if options.redact {
+                let marks = text.matches("[redacted").count();
+                if marks != r.redacted {
+                    r.redacted = marks;
+                    text = render(&r)?;
+                }
+                redacted = r.redacted;
             }
+            text
         }
         ExportFormat::Anthropic | ExportFormat::Openai => {
             let view = crate::reclaim::PathView::load(store, &conv.id, at)?;

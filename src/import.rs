@@ -13,6 +13,8 @@ use crate::store::{Store, StoreError};
 /// What happened to one file.
 #[derive(Debug, Clone, Serialize)]
 pub struct FileOutcome {
+    /// The file (a name that is not UTF-8 is written with replacement characters in JSON).
+    #[serde(serialize_with = "lossy_path")]
     pub file: PathBuf,
     pub format: Option<Format>,
     /// New conversation ids: the session first, then linked ones (subagents).
@@ -28,6 +30,10 @@ pub struct FileOutcome {
     pub status: &'static str,
     /// Messages added to conversations the store already held (grown sessions).
     pub added: usize,
+}
+
+fn lossy_path<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&p.to_string_lossy())
 }
 
 /// Files to import under `paths`: files as given; folders recursively (`.jsonl`, `.json` and SWE-agent `.traj` files, skipping

@@ -187,3 +187,25 @@ fn export_out_replaces_the_file_whole() {
         assert!(String::from_utf8_lossy(&o.stderr).contains("page.html"));
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn a_file_name_that_is_not_utf8_is_reported_in_json() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join(std::ffi::OsStr::from_bytes(b"s\xff.jsonl"));
+    session(&f, json!({"input_tokens": 5, "output_tokens": 2}));
+    let db = dir.path().join("s.db");
+    let o = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("--db")
+        .arg(&db)
+        .arg("import")
+        .arg(&f)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["status"], "new");
+    assert!(v[0]["file"].as_str().unwrap().contains('\u{fffd}'));
+}

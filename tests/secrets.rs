@@ -164,3 +164,46 @@ fn no_way_out_of_the_cli_lets_a_secret_through() {
         leaks.join("\n")
     );
 }
+
+#[test]
+fn an_export_states_as_many_redactions_as_it_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.jsonl");
+    let secrets = corpus::secrets();
+    let shown = &secrets
+        .iter()
+        .find(|s| s.0 == "github classic token")
+        .unwrap()
+        .1;
+    let hidden = &secrets
+        .iter()
+        .find(|s| s.0 == "stripe secret key")
+        .unwrap()
+        .1;
+    // one secret in the prompt, another only in metadata the page does not show
+    let lines = [
+        json!({"type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "s1", "cwd": hidden,
+               "timestamp": "2026-11-02T10:00:00Z", "message": {"role": "user", "content": format!("use {shown}")}}),
+        json!({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s1",
+               "timestamp": "2026-11-02T10:00:05Z",
+               "message": {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5",
+                           "content": [{"type": "text", "text": "ok"}]}}),
+    ];
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&f, text.join("\n") + "\n").unwrap();
+    let db = dir.path().join("s.db");
+    let (out, _) = cairn(&db, &["import", f.to_str().unwrap()]);
+    let conv = String::from_utf8(out)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let (md, err) = cairn(&db, &["export", &conv, "--format", "markdown"]);
+    let md = String::from_utf8(md).unwrap();
+    // shown twice (the title is the prompt), the metadata's one not at all
+    let marks = md.matches("[redacted").count();
+    assert_eq!(marks, 2, "{md}");
+    assert!(md.contains("2 secret(s) redacted"), "{md}");
+    assert!(String::from_utf8_lossy(&err).contains("2 secret(s) redacted"));
+}
