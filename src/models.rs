@@ -16,7 +16,7 @@ pub mod price;
 use serde::Serialize;
 
 pub use catalog::largest_window;
-pub use price::{Price, cost, usd};
+pub use price::{Price, Pricer, cost, usd};
 
 use crate::tokens::Tokenizer;
 
@@ -200,24 +200,49 @@ pub fn model(name: &str, prices: &std::collections::BTreeMap<String, Price>) -> 
     }
 }
 
-/// A model's family alone (cheap after the first call for a name: the catalog's answers are kept).
+/// What the catalog and cairn's rules say of a model regardless of the settings' prices, kept per name: asked once
+/// per reply on long paths, it must cost a map lookup.
+fn known(name: &str) -> (Family, Tokenizer, bool, f64) {
+    use std::sync::{LazyLock, Mutex};
+    type Known = (Family, Tokenizer, bool, f64);
+    static KNOWN: LazyLock<Mutex<std::collections::HashMap<String, Known>>> =
+        LazyLock::new(Default::default);
+    if let Ok(k) = KNOWN.lock()
+        && let Some(v) = k.get(name)
+    {
+        return *v;
+    }
+    let m = model(name, &Default::default());
+    let v = (
+        m.family,
+        m.tokenizer,
+        m.keeps_past_thinking,
+        m.default_scale,
+    );
+    if let Ok(mut k) = KNOWN.lock() {
+        k.insert(name.to_string(), v);
+    }
+    v
+}
+
+/// A model's family alone.
 pub fn family(name: &str) -> Family {
-    model(name, &Default::default()).family
+    known(name).0
 }
 
 /// The tokenizer a model counts with, where it is public (o200k for OpenAI's), else cairn's estimate.
 pub fn tokenizer(name: &str) -> Tokenizer {
-    model(name, &Default::default()).tokenizer
+    known(name).1
 }
 
 /// Whether a model keeps the thinking of earlier turns in its context.
 pub fn keeps_past_thinking(name: &str) -> bool {
-    model(name, &Default::default()).keeps_past_thinking
+    known(name).2
 }
 
 /// The estimator's scale for a model nothing has been fitted on yet.
 pub fn default_scale(name: &str) -> f64 {
-    model(name, &Default::default()).default_scale
+    known(name).3
 }
 
 /// The default window when nothing is known of a model.

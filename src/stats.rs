@@ -82,6 +82,7 @@ pub fn stats(
         }
         groups = merged.into_values().collect();
     }
+    let pricer = crate::models::Pricer::new(prices);
     let rows = groups
         .into_iter()
         .map(|g| {
@@ -95,7 +96,7 @@ pub fn stats(
             let mut unpriced = std::collections::BTreeSet::new();
             for (model, u, at) in &g.replies {
                 let name = model.as_deref().unwrap_or("(no model)");
-                match crate::models::cost(name, u, *at, prices) {
+                match pricer.cost(name, u, *at) {
                     Some(c) => total += c,
                     None if *u != crate::model::Usage::default() => {
                         unpriced.insert(crate::models::key_or_raw(name));

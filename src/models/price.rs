@@ -128,6 +128,126 @@ pub fn per_million(model: &str, prices: &BTreeMap<String, Price>) -> Option<[f64
     )
 }
 
+/// Per-token rates of a model at one hour (input, output, cache read, 5-minute write, 1-hour write), and the
+/// prompt size up to which they hold (a tier starts above it).
+#[derive(Debug, Clone, Copy)]
+struct Linear {
+    rates: [f64; 5],
+    below: u64,
+}
+
+/// Prices many requests fast: where a model's price is linear (below its first tier, within one hour, as every
+/// price constraint in the data is a date or a time of day), a request is a dot product with rates probed from
+/// the catalog once per model and hour; above a tier, or where the probe could not tell, the catalog prices it.
+/// Gives what [`cost`] gives (to float rounding).
+pub struct Pricer<'a> {
+    prices: &'a BTreeMap<String, Price>,
+    cache: std::cell::RefCell<std::collections::HashMap<(String, i64), Option<Linear>>>,
+}
+
+impl<'a> Pricer<'a> {
+    pub fn new(prices: &'a BTreeMap<String, Price>) -> Pricer<'a> {
+        Pricer {
+            prices,
+            cache: Default::default(),
+        }
+    }
+
+    fn probe(&self, model: &str, at_ms: i64) -> Option<Linear> {
+        let n = 1_000u64;
+        let one = |u: Usage| cost(model, &u, at_ms, self.prices);
+        let input = one(Usage {
+            input_tokens: n,
+            ..Usage::default()
+        })?;
+        let with = |u: Usage| one(u).map(|c| (c - input) / n as f64);
+        let rates = [
+            input / n as f64,
+            one(Usage {
+                output_tokens: n,
+                ..Usage::default()
+            })? / n as f64,
+            with(Usage {
+                input_tokens: n,
+                cache_read_input_tokens: n,
+                ..Usage::default()
+            })?,
+            with(Usage {
+                input_tokens: n,
+                cache_creation_input_tokens: n,
+                ..Usage::default()
+            })?,
+            with(Usage {
+                input_tokens: n,
+                cache_creation_input_tokens: n,
+                cache_creation_1h_input_tokens: n,
+                ..Usage::default()
+            })?,
+        ];
+        // the largest prompt the rates hold for: the first size whose price is not rate x size, found by halving
+        let linear_at = |size: u64| {
+            one(Usage {
+                input_tokens: size,
+                ..Usage::default()
+            })
+            .is_some_and(|c| (c - rates[0] * size as f64).abs() <= 1e-9 * c.abs().max(1e-12))
+        };
+        let top = super::largest_window().saturating_mul(2);
+        let below = if linear_at(top) {
+            u64::MAX
+        } else {
+            let (mut lo, mut hi) = (n, top);
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if linear_at(mid) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
+        Some(Linear { rates, below })
+    }
+
+    /// The cost of one request, as [`cost`] computes it.
+    pub fn cost(&self, model: &str, usage: &Usage, at_ms: i64) -> Option<f64> {
+        let key = super::key(model)?;
+        if own(model, self.prices).is_some() {
+            return cost(model, usage, at_ms, self.prices);
+        }
+        let hour = if at_ms > 0 {
+            at_ms.div_euclid(3_600_000)
+        } else {
+            -1
+        };
+        let lin = {
+            let mut cache = self.cache.borrow_mut();
+            *cache
+                .entry((key.clone(), hour))
+                .or_insert_with(|| self.probe(&key, if hour < 0 { 0 } else { hour * 3_600_000 }))
+        };
+        let lin = lin?;
+        let prompt =
+            usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
+        if prompt > lin.below {
+            return cost(model, usage, at_ms, self.prices);
+        }
+        let w1h = usage
+            .cache_creation_1h_input_tokens
+            .min(usage.cache_creation_input_tokens);
+        let w5m = usage.cache_creation_input_tokens - w1h;
+        let r = lin.rates;
+        Some(
+            usage.input_tokens as f64 * r[0]
+                + usage.output_tokens as f64 * r[1]
+                + usage.cache_read_input_tokens as f64 * r[2]
+                + w5m as f64 * r[3]
+                + w1h as f64 * r[4],
+        )
+    }
+}
+
 /// A cost for people: `$1.2345` with `digits` decimals, or `unknown` where no price is known.
 pub fn usd(c: Option<f64>, digits: usize) -> String {
     match c {
@@ -198,6 +318,19 @@ mod tests {
         );
         let c = cost("mimo-v2.5-pro", &u(1_000_000, 1_000_000, 0, 0, 0), 0, &own).unwrap();
         assert!((c - 3.0).abs() < 1e-9);
+        // the fast path gives what the catalog gives, below and above a tier
+        let pricer = Pricer::new(&none);
+        for usage in [
+            u(1200, 300, 90_000, 4_000, 1_000),
+            u(250_000, 10, 0, 0, 0),
+            u(10, 10, 180_000, 25_000, 0),
+        ] {
+            let want = cost("claude-sonnet-4-5", &usage, 1_780_000_000_000, &none).unwrap();
+            let got = pricer
+                .cost("claude-sonnet-4-5-20250929", &usage, 1_780_000_000_000)
+                .unwrap();
+            assert!((want - got).abs() < 1e-9, "{usage:?}: {want} vs {got}");
+        }
         let p = per_million("claude-opus-4-8", &none).unwrap();
         assert_eq!(
             p.map(|x| (x * 100.0).round() / 100.0),
