@@ -78,14 +78,14 @@ pub fn stats(
             m.compactions += g.compactions;
             m.wall_ms += g.wall_ms;
             m.by_model.extend(g.by_model);
-            m.replies.extend(g.replies);
+            m.buckets.extend(g.buckets);
         }
         groups = merged.into_values().collect();
     }
     let pricer = crate::models::Pricer::new(prices);
     let rows = groups
         .into_iter()
-        .map(|g| {
+        .map(|g| -> Result<Row, StoreError> {
             let mut t = [0u64; 4];
             for (_, m) in &g.by_model {
                 for k in 0..4 {
@@ -94,11 +94,20 @@ pub fn stats(
             }
             let mut total = 0.0;
             let mut unpriced = std::collections::BTreeSet::new();
-            for (model, u, at) in &g.replies {
-                let name = model.as_deref().unwrap_or("(no model)");
-                match pricer.cost(name, u, *at) {
+            for b in &g.buckets {
+                let name = b.model.as_deref().unwrap_or("(no model)");
+                let c = match pricer.cost_of_sum(name, &b.usage, b.hour, b.max_prompt) {
+                    Ok(c) => c,
+                    // a request of this hour may reach a tier: each priced as its own
+                    Err(()) => store
+                        .reply_usages(b)?
+                        .iter()
+                        .map(|(u, at)| pricer.cost(name, u, *at))
+                        .sum::<Option<f64>>(),
+                };
+                match c {
                     Some(c) => total += c,
-                    None if *u != crate::model::Usage::default() => {
+                    None if b.usage != crate::model::Usage::default() => {
                         unpriced.insert(crate::models::key_or_raw(name));
                     }
                     None => {}
@@ -106,9 +115,9 @@ pub fn stats(
             }
             let unpriced: Vec<String> = unpriced.into_iter().collect();
             // a session that recorded no usage at all has no cost to show (not $0)
-            let unmeasured = g.replies.is_empty() && g.turns > 0;
+            let unmeasured = g.buckets.is_empty() && g.turns > 0;
             let prompt = t[0] + t[2] + t[3];
-            Row {
+            Ok(Row {
                 key: g.key,
                 label: g.label,
                 sessions: g.sessions,
@@ -126,9 +135,9 @@ pub fn stats(
                 compactions: g.compactions,
                 wall_seconds: (g.wall_ms.max(0) / 1000) as u64,
                 result_tokens: (by == By::Tool).then_some(g.result_tokens),
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     Ok(Stats {
         by: by.name().to_string(),
         rows,

@@ -428,3 +428,21 @@ fn replay_predicts_the_next_request_and_the_prompt_after_each_compaction() {
     assert!(!v["models"][0]["predicted_median_abs_error"].is_null());
     assert!(!v["compactions"][0]["measured"].is_null());
 }
+
+#[test]
+fn a_request_above_a_tier_is_priced_at_the_tier_in_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open_in_memory().unwrap();
+    // Sonnet 4.5 above 200k prompt tokens: $6 in and $22.50 out per million, not $3 and $15
+    import(
+        &mut s,
+        &write_claude_code(
+            dir.path(),
+            "claude-sonnet-4-5-20250929",
+            json!({"input_tokens": 250_000, "output_tokens": 1_000}),
+        ),
+    );
+    let got = total_cost(&mut s).unwrap();
+    let want = (250_000.0 * 6.0 + 1_000.0 * 22.5) / 1e6;
+    assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+}

@@ -136,6 +136,21 @@ struct Linear {
     below: u64,
 }
 
+impl Linear {
+    fn apply(&self, u: &Usage) -> f64 {
+        let w1h = u
+            .cache_creation_1h_input_tokens
+            .min(u.cache_creation_input_tokens);
+        let w5m = u.cache_creation_input_tokens - w1h;
+        let r = self.rates;
+        u.input_tokens as f64 * r[0]
+            + u.output_tokens as f64 * r[1]
+            + u.cache_read_input_tokens as f64 * r[2]
+            + w5m as f64 * r[3]
+            + w1h as f64 * r[4]
+    }
+}
+
 /// Prices many requests fast: where a model's price is linear (below its first tier, within one hour, as every
 /// price constraint in the data is a date or a time of day), a request is a dot product with rates probed from
 /// the catalog once per model and hour; above a tier, or where the probe could not tell, the catalog prices it.
@@ -210,41 +225,55 @@ impl<'a> Pricer<'a> {
         Some(Linear { rates, below })
     }
 
+    /// The cost of requests of one model within one hour, from their summed usage, when it can be priced so:
+    /// `Ok(cost)` where the model's price is linear up to `max_prompt` (None: no price), `Err(())` where a request
+    /// may reach a tier (price them one by one).
+    #[allow(clippy::result_unit_err)]
+    pub fn cost_of_sum(
+        &self,
+        model: &str,
+        sum: &Usage,
+        at_ms: i64,
+        max_prompt: u64,
+    ) -> Result<Option<f64>, ()> {
+        let Some(key) = super::key(model) else {
+            return Ok(None);
+        };
+        if own(model, self.prices).is_some() {
+            return Ok(cost(model, sum, at_ms, self.prices));
+        }
+        match self.linear(&key, at_ms) {
+            None => Ok(None),
+            Some(lin) if max_prompt <= lin.below => Ok(Some(lin.apply(sum))),
+            Some(_) => Err(()),
+        }
+    }
+
+    fn linear(&self, key: &str, at_ms: i64) -> Option<Linear> {
+        let hour = if at_ms > 0 {
+            at_ms.div_euclid(3_600_000)
+        } else {
+            -1
+        };
+        let mut cache = self.cache.borrow_mut();
+        *cache
+            .entry((key.to_string(), hour))
+            .or_insert_with(|| self.probe(key, if hour < 0 { 0 } else { hour * 3_600_000 }))
+    }
+
     /// The cost of one request, as [`cost`] computes it.
     pub fn cost(&self, model: &str, usage: &Usage, at_ms: i64) -> Option<f64> {
         let key = super::key(model)?;
         if own(model, self.prices).is_some() {
             return cost(model, usage, at_ms, self.prices);
         }
-        let hour = if at_ms > 0 {
-            at_ms.div_euclid(3_600_000)
-        } else {
-            -1
-        };
-        let lin = {
-            let mut cache = self.cache.borrow_mut();
-            *cache
-                .entry((key.clone(), hour))
-                .or_insert_with(|| self.probe(&key, if hour < 0 { 0 } else { hour * 3_600_000 }))
-        };
-        let lin = lin?;
+        let lin = self.linear(&key, at_ms)?;
         let prompt =
             usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
         if prompt > lin.below {
             return cost(model, usage, at_ms, self.prices);
         }
-        let w1h = usage
-            .cache_creation_1h_input_tokens
-            .min(usage.cache_creation_input_tokens);
-        let w5m = usage.cache_creation_input_tokens - w1h;
-        let r = lin.rates;
-        Some(
-            usage.input_tokens as f64 * r[0]
-                + usage.output_tokens as f64 * r[1]
-                + usage.cache_read_input_tokens as f64 * r[2]
-                + w5m as f64 * r[3]
-                + w1h as f64 * r[4],
-        )
+        Some(lin.apply(usage))
     }
 }
 

@@ -62,9 +62,22 @@ pub struct UsageGroup {
     pub wall_ms: i64,
     /// (model, input, output, cache read, cache write) summed over the replies that recorded usage.
     pub by_model: Vec<(String, [u64; 4])>,
-    /// Each reply that recorded usage, to be priced one request at a time (prices are tiered by a request's size
-    /// and change on dates): its model as recorded, usage and time.
-    pub replies: Vec<(Option<String>, crate::model::Usage, i64)>,
+    /// The replies that recorded usage, summed per conversation, model and hour (prices are tiered by a request's
+    /// size and change by date and time of day: a bucket whose largest prompt is below a model's first tier is
+    /// priced as its sum; above, its replies are read one by one, [`Store::reply_usages`]).
+    pub buckets: Vec<UsageBucket>,
+}
+
+/// Replies of one conversation and model within one hour: their usage summed, the largest prompt among them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UsageBucket {
+    pub conversation: String,
+    pub model: Option<String>,
+    /// The hour's start, epoch ms.
+    pub hour: i64,
+    pub usage: crate::model::Usage,
+    pub max_prompt: u64,
+    pub replies: u64,
 }
 
 impl Store {
@@ -179,12 +192,15 @@ impl Store {
             span.0 = span.0.min(a);
             span.1 = span.1.max(b);
         }
-        // each measured reply, under the same key as its day's row
+        // the measured replies, per conversation, model and hour, under the same key as their day's row
         {
             let mut stmt = self.conn.prepare_cached(
-                "SELECT conversation, model, created_at, input_tokens, output_tokens, cache_read_tokens,
-                        cache_write_tokens, cache_write_1h_tokens
-                 FROM measures WHERE copy = 0 AND input_tokens IS NOT NULL AND created_at >= ?1",
+                "SELECT conversation, model, created_at / 3600000, sum(input_tokens), sum(coalesce(output_tokens, 0)),
+                        sum(coalesce(cache_read_tokens, 0)), sum(coalesce(cache_write_tokens, 0)),
+                        sum(coalesce(cache_write_1h_tokens, 0)),
+                        max(input_tokens + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0)), count(*)
+                 FROM measures WHERE copy = 0 AND input_tokens IS NOT NULL AND created_at >= ?1
+                 GROUP BY 1, 2, 3",
             )?;
             let mut rows = stmt.query([if since == i64::MIN {
                 i64::MIN
@@ -194,25 +210,32 @@ impl Store {
             while let Some(r) = rows.next()? {
                 let conv: i64 = r.get(0)?;
                 let model: Option<String> = r.get(1)?;
-                let at: i64 = r.get(2)?;
+                let hour: i64 = r.get::<_, i64>(2)? * 3_600_000;
                 if by == By::Model && model.is_none() {
                     continue;
                 }
-                let Some(k) = key_of(conv, &model, at.div_euclid(86_400_000)) else {
+                let Some(k) = key_of(conv, &model, hour.div_euclid(86_400_000)) else {
                     continue;
                 };
                 let n = |i: usize| -> rusqlite::Result<u64> {
                     Ok(r.get::<_, Option<i64>>(i)?.unwrap_or(0).max(0) as u64)
                 };
-                let usage = crate::model::Usage {
-                    input_tokens: n(3)?,
-                    output_tokens: n(4)?,
-                    cache_read_input_tokens: n(5)?,
-                    cache_creation_input_tokens: n(6)?,
-                    cache_creation_1h_input_tokens: n(7)?,
+                let bucket = UsageBucket {
+                    conversation: convs.get(&conv).map(|c| c.0.clone()).unwrap_or_default(),
+                    model,
+                    hour,
+                    usage: crate::model::Usage {
+                        input_tokens: n(3)?,
+                        output_tokens: n(4)?,
+                        cache_read_input_tokens: n(5)?,
+                        cache_creation_input_tokens: n(6)?,
+                        cache_creation_1h_input_tokens: n(7)?,
+                    },
+                    max_prompt: n(8)?,
+                    replies: n(9)?,
                 };
                 if let Some(g) = groups.get_mut(&k) {
-                    g.replies.push((model, usage, at));
+                    g.buckets.push(bucket);
                 }
             }
         }
@@ -250,5 +273,38 @@ impl Store {
         let mut out: Vec<UsageGroup> = groups.into_values().collect();
         out.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(out)
+    }
+}
+
+impl Store {
+    /// Each measured reply of a bucket (a conversation, model and hour), for pricing one request at a time: its
+    /// usage and time.
+    pub fn reply_usages(&self, b: &UsageBucket) -> Result<Vec<(crate::model::Usage, i64)>> {
+        let conv = super::conv_row(&self.conn, &b.conversation)?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens,
+                    created_at
+             FROM measures WHERE conversation = ?1 AND copy = 0 AND input_tokens IS NOT NULL
+               AND created_at >= ?2 AND created_at < ?3 AND model IS ?4",
+        )?;
+        let rows = stmt.query_map(
+            rusqlite::params![conv.seq, b.hour, b.hour + 3_600_000, b.model],
+            |r| {
+                let n = |i: usize| -> rusqlite::Result<u64> {
+                    Ok(r.get::<_, Option<i64>>(i)?.unwrap_or(0).max(0) as u64)
+                };
+                Ok((
+                    crate::model::Usage {
+                        input_tokens: n(0)?,
+                        output_tokens: n(1)?,
+                        cache_read_input_tokens: n(2)?,
+                        cache_creation_input_tokens: n(3)?,
+                        cache_creation_1h_input_tokens: n(4)?,
+                    },
+                    r.get(5)?,
+                ))
+            },
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }
