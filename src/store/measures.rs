@@ -97,6 +97,30 @@ pub(crate) fn insert(
         created_at,
         u.cache_creation_1h_input_tokens as i64
     ])?;
+    // the hour's roll-up of measured replies (what `stats` prices: a sum per model and hour, and the largest prompt)
+    if let Some(u) = m.usage {
+        tx.prepare_cached(
+            "INSERT INTO usage_hours (hour, conversation, model, replies, input, output, cache_read, cache_write,
+                                      cache_write_1h, max_prompt)
+             VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, ?9)
+             ON CONFLICT (hour, conversation, model) DO UPDATE SET replies = replies + 1,
+                input = input + excluded.input, output = output + excluded.output,
+                cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
+                cache_write_1h = cache_write_1h + excluded.cache_write_1h,
+                max_prompt = max(max_prompt, excluded.max_prompt)",
+        )?
+        .execute(params![
+            created_at.div_euclid(3_600_000),
+            conversation,
+            model.unwrap_or(""),
+            u.input_tokens as i64,
+            u.output_tokens as i64,
+            u.cache_read_input_tokens as i64,
+            u.cache_creation_input_tokens as i64,
+            u.cache_creation_1h_input_tokens as i64,
+            (u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens) as i64
+        ])?;
+    }
     if let Some(model) = model {
         let prompt = m.usage.map_or(0, |u| {
             u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
@@ -405,7 +429,8 @@ pub(crate) fn backfill_large_result_chars(tx: &Transaction<'_>) -> rusqlite::Res
 
 /// v8: the columns of 1-hour cache writes where the tables were made before them, and their figures for the
 /// replies already stored, from the usage the harness recorded (Claude Code's
-/// `cache_creation.ephemeral_1h_input_tokens`, kept in each reply's lines).
+/// `cache_creation.ephemeral_1h_input_tokens`, kept in each reply's lines); then the hourly roll-up of measured
+/// replies `stats` prices (`usage_hours`), filled from the measures.
 pub(crate) fn backfill_cache_lifetimes(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     for (table, column) in [
         ("measures", "cache_write_1h_tokens INTEGER"),
@@ -432,7 +457,27 @@ pub(crate) fn backfill_cache_lifetimes(tx: &Transaction<'_>) -> rusqlite::Result
          UPDATE usage_days SET cache_write_1h = coalesce((
              SELECT sum(coalesce(m.cache_write_1h_tokens, 0)) FROM measures m
              WHERE m.copy = 0 AND m.conversation = usage_days.conversation
-               AND m.created_at / 86400000 = usage_days.day AND coalesce(m.model, '') = usage_days.model), 0);",
+               AND m.created_at / 86400000 = usage_days.day AND coalesce(m.model, '') = usage_days.model), 0);
+         DROP TABLE IF EXISTS usage_hours;
+         CREATE TABLE usage_hours (
+             hour INTEGER NOT NULL,
+             conversation INTEGER NOT NULL REFERENCES conversations(seq),
+             model TEXT NOT NULL DEFAULT '',
+             replies INTEGER NOT NULL DEFAULT 0,
+             input INTEGER NOT NULL DEFAULT 0,
+             output INTEGER NOT NULL DEFAULT 0,
+             cache_read INTEGER NOT NULL DEFAULT 0,
+             cache_write INTEGER NOT NULL DEFAULT 0,
+             cache_write_1h INTEGER NOT NULL DEFAULT 0,
+             max_prompt INTEGER NOT NULL DEFAULT 0,
+             PRIMARY KEY (hour, conversation, model)
+         ) WITHOUT ROWID;
+         INSERT INTO usage_hours
+         SELECT created_at / 3600000, conversation, coalesce(model, ''), count(*), sum(input_tokens),
+                sum(coalesce(output_tokens, 0)), sum(coalesce(cache_read_tokens, 0)),
+                sum(coalesce(cache_write_tokens, 0)), sum(coalesce(cache_write_1h_tokens, 0)),
+                max(input_tokens + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0))
+         FROM measures WHERE copy = 0 AND input_tokens IS NOT NULL GROUP BY 1, 2, 3;",
     )
 }
 

@@ -306,6 +306,23 @@ fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
             turn
         ],
     )?;
+    // the hour's roll-up loses the reply too (its largest prompt stays: a bound, priced exactly past it)
+    tx.execute(
+        "UPDATE usage_hours SET replies = replies - ?1, input = input - ?2, output = output - ?3,
+            cache_read = cache_read - ?4, cache_write = cache_write - ?5, cache_write_1h = cache_write_1h - ?6
+         WHERE hour = ?7 AND conversation = ?8 AND model = ?9",
+        rusqlite::params![
+            measured,
+            i,
+            o,
+            cr,
+            cw,
+            cw1,
+            created.div_euclid(3_600_000),
+            conv,
+            model.clone().unwrap_or_default()
+        ],
+    )?;
     tx.execute(
         "UPDATE measures SET input_tokens = NULL, output_tokens = NULL, cache_read_tokens = NULL,
             cache_write_tokens = NULL, cache_write_1h_tokens = NULL, tool_calls = 0, tool_errors = 0

@@ -192,20 +192,17 @@ impl Store {
             span.0 = span.0.min(a);
             span.1 = span.1.max(b);
         }
-        // the measured replies, per conversation, model and hour, under the same key as their day's row
+        // the measured replies, per conversation, model and hour (the hourly roll-up), under their day's key
         {
             let mut stmt = self.conn.prepare_cached(
-                "SELECT conversation, model, created_at / 3600000, sum(input_tokens), sum(coalesce(output_tokens, 0)),
-                        sum(coalesce(cache_read_tokens, 0)), sum(coalesce(cache_write_tokens, 0)),
-                        sum(coalesce(cache_write_1h_tokens, 0)),
-                        max(input_tokens + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0)), count(*)
-                 FROM measures WHERE copy = 0 AND input_tokens IS NOT NULL AND created_at >= ?1
-                 GROUP BY 1, 2, 3",
+                "SELECT conversation, nullif(model, ''), hour, input, output, cache_read, cache_write, cache_write_1h,
+                        max_prompt, replies
+                 FROM usage_hours WHERE hour >= ?1 AND replies > 0",
             )?;
             let mut rows = stmt.query([if since == i64::MIN {
                 i64::MIN
             } else {
-                since_day * 86_400_000
+                since_day * 24
             }])?;
             while let Some(r) = rows.next()? {
                 let conv: i64 = r.get(0)?;
