@@ -78,7 +78,7 @@ pub fn send(
     // figure the timeline draws against the same threshold
     let estimate = {
         let view = PathView::load(store, &conv, None)?;
-        let view = view.retokenized(Some(store), crate::models::tokenizer(&policy.model))?;
+        let view = view.counted_by(Some(store), crate::models::tokenizer(&policy.model))?;
         let fits = crate::reclaim::replay::stored_fits(store)?;
         let est =
             crate::reclaim::replay::Estimator::for_path(&fits, Some(store), &view, &policy.model)?;

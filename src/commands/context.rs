@@ -19,7 +19,7 @@ pub(super) fn context(
     let view = PathView::load(store, conversation, None)?;
     let policy = policy_for(store, settings, &view, model, None)?;
     // counted the way the model counts (OpenAI's models with their public tokenizer)
-    let view = view.retokenized(Some(store), crate::models::tokenizer(&policy.model))?;
+    let view = view.counted_by(Some(store), crate::models::tokenizer(&policy.model))?;
     let est = Estimator::for_path(&stored_fits(store)?, Some(store), &view, &policy.model)?;
     Ok(Outcome::Context(Box::new(report::report(
         &view, &policy, &est,

@@ -105,6 +105,10 @@ pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, St
         let key = (reader.keeps_past_thinking, tk);
         let t = match totals.entry(key) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            // the stored measures are cairn's estimate: no copy of the view is needed for it
+            std::collections::btree_map::Entry::Vacant(e) if tk == Tokenizer::Estimate => {
+                e.insert(totals_before(view, reader))
+            }
             std::collections::btree_map::Entry::Vacant(e) => {
                 e.insert(totals_before(&view.retokenized(store, tk)?, reader))
             }

@@ -76,9 +76,14 @@ pub fn timeline(
         );
         let tk = crate::models::tokenizer(&model);
         let reader = Reader::of(&model);
-        let v: &PathView = match views.entry(tk) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(view.retokenized(store, tk)?),
+        // the stored measures are cairn's estimate: only another tokenizer needs a recounted copy of the view
+        let v: &PathView = if tk == Tokenizer::Estimate {
+            view
+        } else {
+            match views.entry(tk) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => e.insert(view.retokenized(store, tk)?),
+            }
         };
         let t = totals
             .entry((reader.keeps_past_thinking, tk))

@@ -134,6 +134,19 @@ impl PathView {
 
     /// The same path with its messages measured by `tk` (bodies decoded a chunk at a time): what a model with a
     /// public tokenizer is counted with.
+    /// This view counted by `tk`, taken (not copied) where `tk` is the estimate the measures already hold.
+    pub fn counted_by(
+        self,
+        store: Option<&Store>,
+        tk: crate::tokens::Tokenizer,
+    ) -> Result<PathView, StoreError> {
+        if tk == crate::tokens::Tokenizer::Estimate {
+            Ok(self)
+        } else {
+            self.retokenized(store, tk)
+        }
+    }
+
     pub fn retokenized(
         &self,
         store: Option<&Store>,
