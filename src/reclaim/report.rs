@@ -165,7 +165,7 @@ pub fn rungs(view: &PathView, l: &Layout, policy: &Policy) -> Vec<Rung> {
         .into_iter()
         .map(|s| {
             let forced = plan(view, &[], l, s, true, protect, &shape, None, None);
-            let runs = plan(view, &[], l, s, false, protect, &shape, None, None).is_some();
+            let runs = forced.as_ref().is_some_and(super::rungs::Plan::taken_unasked);
             let (saves, items) = forced.as_ref().map_or((0, 0), |p| (p.saves, p.items));
             Rung {
                 name: s.name(),

@@ -157,22 +157,24 @@ pub fn plan(
     with.push(placed.clone());
     let after = layout(view, &with, view.len()).tally.total();
     let saves = l.tally.total().saturating_sub(after);
-    if strategy == Strategy::Elide && !force && saves < ELIDE_WORTH_IT {
-        return None;
-    }
-    // a rung that would not make the context smaller is not taken unless asked for by name: a snapshot redraws
-    // the covered messages' stored text, which can cost more than what elision left of them
-    if !force && saves == 0 {
-        return None;
-    }
-    Some(Plan {
+    let p = Plan {
         strategy,
         marker,
         placed,
         saves,
         items,
         protect,
-    })
+    };
+    (force || p.taken_unasked()).then_some(p)
+}
+
+impl Plan {
+    /// Whether the rung runs when not asked for by name: elision only when it saves [`ELIDE_WORTH_IT`], and no
+    /// rung that would not make the context smaller (a snapshot redraws the covered messages' stored text, which
+    /// can cost more than what elision left of them).
+    pub fn taken_unasked(&self) -> bool {
+        !(self.strategy == Strategy::Elide && self.saves < ELIDE_WORTH_IT) && self.saves > 0
+    }
 }
 
 /// The marker message of a plan on `view`.
