@@ -80,7 +80,13 @@ pub fn key(raw: &str) -> Option<String> {
         Some((head, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => head,
         _ => base,
     };
-    (!base.is_empty()).then(|| base.to_string())
+    // routers spell Claude's versions with dots (`claude-sonnet-4.6`); Anthropic with hyphens
+    let base = if base.starts_with("claude-") {
+        base.replace('.', "-")
+    } else {
+        base.to_string()
+    };
+    (!base.is_empty()).then_some(base)
 }
 
 /// [`key`], or the name itself where it is not a model (for grouping what has no model).
@@ -407,6 +413,11 @@ mod tests {
             Some("claude-opus-4-8")
         );
         assert_eq!(key("claude-3-5@20241022").as_deref(), Some("claude-3-5"));
+        assert_eq!(
+            key("github-copilot/claude-sonnet-4.6").as_deref(),
+            Some("claude-sonnet-4-6")
+        );
+        assert_eq!(key("gpt-5.5").as_deref(), Some("gpt-5.5"));
         assert_eq!(key("<synthetic>"), None);
         assert_eq!(key(""), None);
     }
