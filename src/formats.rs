@@ -646,6 +646,19 @@ pub fn unknown_block(v: &Value) -> Block {
     }
 }
 
+/// The text of a content value as readers meet it: a string, or an array of parts with `text` (or strings).
+pub(crate) fn text_of(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str).or_else(|| p.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
 /// A text message with metadata, for readers.
 pub(crate) fn note(role: Role, text: impl Into<String>, meta: Value) -> NewMessage {
     let mut m = NewMessage::text(role, text);

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{FormatError, Parsed, Report, timestamp_ms};
+use super::{FormatError, Parsed, Report, text_of, timestamp_ms};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 use crate::store::ImportedMessage;
 
@@ -28,18 +28,6 @@ pub fn is_gemini(doc: &Value) -> bool {
                     )
                 })
             })
-}
-
-fn text_of(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str).or_else(|| p.as_str()))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 /// A tool call's result as the model read it: the function response's output (or error), and whether it failed.

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{FormatError, Parsed, Report, timestamp_ms};
+use super::{FormatError, Parsed, Report, text_of, timestamp_ms};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 use crate::store::ImportedMessage;
 
@@ -22,18 +22,6 @@ fn chain(messages: Vec<NewMessage>) -> Vec<ImportedMessage> {
             message,
         })
         .collect()
-}
-
-fn text_of(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str).or_else(|| p.as_str()))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 /// Whether a document is a SWE-agent trajectory.

@@ -90,42 +90,8 @@ pub fn cost(
 /// What a model charges per million tokens of each kind now, below any tier (for `cairn models`): uncached
 /// input, output, cache read, 5-minute and 1-hour cache write. None for a model without a price.
 pub fn per_million(model: &str, prices: &BTreeMap<String, Price>) -> Option<[f64; 5]> {
-    // a small request (tiers start at large prompts), scaled to a million
-    let n = 1_000;
-    let scale = 1_000_000.0 / n as f64;
-    let one = |u: Usage| cost(model, &u, 0, prices).map(|c| c * scale);
-    let input = one(Usage {
-        input_tokens: n,
-        ..Usage::default()
-    })?;
-    let with = |u: Usage| one(u).map(|c| c - input);
-    let round = |x: f64| (x * 1e6).round() / 1e6;
-    Some(
-        [
-            input,
-            one(Usage {
-                output_tokens: n,
-                ..Usage::default()
-            })?,
-            with(Usage {
-                input_tokens: n,
-                cache_read_input_tokens: n,
-                ..Usage::default()
-            })?,
-            with(Usage {
-                input_tokens: n,
-                cache_creation_input_tokens: n,
-                ..Usage::default()
-            })?,
-            with(Usage {
-                input_tokens: n,
-                cache_creation_input_tokens: n,
-                cache_creation_1h_input_tokens: n,
-                ..Usage::default()
-            })?,
-        ]
-        .map(round),
-    )
+    let lin = Pricer::new(prices).probe(model, 0)?;
+    Some(lin.rates.map(|r| (r * 1e12).round() / 1e6))
 }
 
 /// Per-token rates of a model at one hour (input, output, cache read, 5-minute write, 1-hour write), and the
