@@ -646,6 +646,18 @@ pub fn unknown_block(v: &Value) -> Block {
     }
 }
 
+/// Messages in file order as one chain, each the child of the one before (readers of harnesses without a tree).
+pub(crate) fn chain(messages: Vec<NewMessage>) -> Vec<crate::store::ImportedMessage> {
+    messages
+        .into_iter()
+        .enumerate()
+        .map(|(i, message)| crate::store::ImportedMessage {
+            parent: i.checked_sub(1),
+            message,
+        })
+        .collect()
+}
+
 /// The text of a content value as readers meet it: a string, or an array of parts with `text` (or strings).
 pub(crate) fn text_of(v: Option<&Value>) -> String {
     match v {

@@ -12,7 +12,6 @@ use serde_json::{Value, json};
 
 use super::{FormatError, Parsed, Report};
 use crate::model::{NewMessage, Role, Usage};
-use crate::store::ImportedMessage;
 
 const RUN: &str = "# aider chat started at ";
 
@@ -177,15 +176,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Parsed, FormatError> {
             "an Aider history with no prompt or reply",
         ));
     }
-    let messages: Vec<ImportedMessage> = b
-        .messages
-        .into_iter()
-        .enumerate()
-        .map(|(i, message)| ImportedMessage {
-            parent: i.checked_sub(1),
-            message,
-        })
-        .collect();
+    let messages = super::chain(b.messages);
     report.notes.push(format!(
         "{} run(s); token counts as Aider printed them (rounded)",
         runs.len()

@@ -12,7 +12,6 @@ use serde_json::{Value, json};
 
 use super::{FormatError, Parsed, Report};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
-use crate::store::ImportedMessage;
 use crate::wire;
 
 /// The files read with a task's history (not imported on their own).
@@ -156,14 +155,7 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
             usage.len()
         ));
     }
-    let messages: Vec<ImportedMessage> = built
-        .into_iter()
-        .enumerate()
-        .map(|(i, message)| ImportedMessage {
-            parent: i.checked_sub(1),
-            message,
-        })
-        .collect();
+    let messages = super::chain(built);
     let task = path
         .parent()
         .and_then(Path::file_name)

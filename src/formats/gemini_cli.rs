@@ -12,7 +12,6 @@ use serde_json::{Value, json};
 
 use super::{FormatError, Parsed, Report, text_of, timestamp_ms};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
-use crate::store::ImportedMessage;
 
 /// Whether a document is a Gemini CLI chat file.
 pub fn is_gemini(doc: &Value) -> bool {
@@ -164,14 +163,7 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
             }
         }
     }
-    let messages: Vec<ImportedMessage> = built
-        .into_iter()
-        .enumerate()
-        .map(|(i, message)| ImportedMessage {
-            parent: i.checked_sub(1),
-            message,
-        })
-        .collect();
+    let messages = super::chain(built);
     let tip = messages.len().checked_sub(1);
     let mut header = doc.clone();
     if let Some(o) = header.as_object_mut() {

@@ -16,7 +16,6 @@ use serde_json::{Value, json};
 use super::{FormatError, Parsed, Report, note};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 use crate::reclaim::marker::{Kept, harness_meta};
-use crate::store::ImportedMessage;
 
 /// Whether a document is an opencode export.
 pub fn is_opencode(doc: &Value) -> bool {
@@ -175,14 +174,7 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
             }
         }
     }
-    let messages: Vec<ImportedMessage> = built
-        .into_iter()
-        .enumerate()
-        .map(|(i, message)| ImportedMessage {
-            parent: i.checked_sub(1),
-            message,
-        })
-        .collect();
+    let messages = super::chain(built);
     let info = &doc["info"];
     Ok(Parsed {
         title: info["title"]

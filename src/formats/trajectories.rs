@@ -9,20 +9,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{FormatError, Parsed, Report, text_of, timestamp_ms};
+use super::{FormatError, Parsed, Report, chain, text_of, timestamp_ms};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
-use crate::store::ImportedMessage;
-
-fn chain(messages: Vec<NewMessage>) -> Vec<ImportedMessage> {
-    messages
-        .into_iter()
-        .enumerate()
-        .map(|(i, message)| ImportedMessage {
-            parent: i.checked_sub(1),
-            message,
-        })
-        .collect()
-}
 
 /// Whether a document is a SWE-agent trajectory.
 pub fn is_sweagent(doc: &Value) -> bool {

@@ -253,12 +253,12 @@ fn entry_id(meta: &serde_json::Value) -> Option<&str> {
 /// day roll-up, its tool calls. The message stays.
 fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
     #[allow(clippy::type_complexity)]
-    let row: Option<(i64, Option<String>, i64, i64, i64, i64, i64, i64, i64, i64, i64)> = tx
+    let row: Option<(i64, Option<String>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)> = tx
         .query_row(
             "SELECT conversation, model, coalesce(input_tokens, 0), coalesce(output_tokens, 0),
                     coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0),
                     coalesce(cache_write_1h_tokens, 0), input_tokens IS NOT NULL, tool_calls, tool_errors,
-                    (flags & 4) != 0 AND ((flags >> 3) & 3) = 1
+                    (flags & 4) != 0 AND ((flags >> 3) & 3) = 1, created_at
              FROM measures WHERE seq = ?1 AND copy = 0",
             [seq],
             |r| {
@@ -274,18 +274,14 @@ fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
                     r.get(8)?,
                     r.get(9)?,
                     r.get(10)?,
+                    r.get(11)?,
                 ))
             },
         )
         .optional()?;
-    let Some((conv, model, i, o, cr, cw, cw1, measured, calls, errors, turn)) = row else {
+    let Some((conv, model, i, o, cr, cw, cw1, measured, calls, errors, turn, created)) = row else {
         return Ok(());
     };
-    let created: i64 = tx.query_row(
-        "SELECT created_at FROM measures WHERE seq = ?1",
-        [seq],
-        |r| r.get(0),
-    )?;
     tx.execute(
         "UPDATE usage_days SET input = input - ?1, output = output - ?2, cache_read = cache_read - ?3,
             cache_write = cache_write - ?4, cache_write_1h = cache_write_1h - ?5, measured = measured - ?6,
