@@ -474,6 +474,7 @@ enum ImportFormat {
     Cursor,
     Aider,
     Cline,
+    CopilotCli,
 }
 
 impl ImportFormat {
@@ -494,6 +495,7 @@ impl ImportFormat {
             ImportFormat::Cursor => F::Cursor,
             ImportFormat::Aider => F::Aider,
             ImportFormat::Cline => F::Cline,
+            ImportFormat::CopilotCli => F::CopilotCli,
         })
     }
 }

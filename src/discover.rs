@@ -1,7 +1,8 @@
 //! Finding the sessions other harnesses left on this machine, in their standard folders under the home folder
 //! (overridable, for tests): Claude Code (`~/.claude/projects`), pi (`~/.pi/agent/sessions`), Codex
-//! (`~/.codex/sessions`), Gemini CLI (`~/.gemini/tmp/<project>/chats/session-*.json`) and Cursor
-//! (`~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl`). Newest first, with size and a message count from a quick scan (no full parse).
+//! (`~/.codex/sessions`), Gemini CLI (`~/.gemini/tmp/<project>/chats/session-*.json`), Cursor
+//! (`~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl`) and GitHub Copilot CLI
+//! (`~/.copilot/session-state/<id>/events.jsonl`). Newest first, with size and a message count from a quick scan (no full parse).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ pub const LOCATIONS: &[(Format, &str)] = &[
     (Format::Codex, ".codex/sessions"),
     (Format::GeminiCli, ".gemini/tmp"),
     (Format::Cursor, ".cursor/projects"),
+    (Format::CopilotCli, ".copilot/session-state"),
 ];
 
 /// Whether a file under a harness's folder is one of its sessions.
@@ -48,6 +50,8 @@ fn is_session(format: Format, p: &Path) -> bool {
                 && p.ancestors()
                     .any(|a| a.file_name().is_some_and(|n| n == "agent-transcripts"))
         }
+        // `session-state/<id>/events.jsonl`
+        Format::CopilotCli => p.file_name().is_some_and(|n| n == "events.jsonl"),
         _ => p.extension().is_some_and(|x| x == "jsonl"),
     }
 }
@@ -107,6 +111,10 @@ fn count_messages(p: &Path, format: Format) -> usize {
         // one pretty-printed document: a message a line that names its type
         Format::GeminiCli => &["\"type\": \"user\"", "\"type\": \"gemini\""],
         Format::Cursor => &["\"role\":"],
+        Format::CopilotCli => &[
+            "\"type\":\"user.message\"",
+            "\"type\":\"assistant.message\"",
+        ],
         _ => &[],
     };
     std::io::BufReader::new(f)

@@ -7,6 +7,7 @@ pub mod cairn_jsonl;
 pub mod claude_code;
 pub mod cline;
 pub mod codex;
+pub mod copilot_cli;
 pub mod cursor;
 pub mod gemini_cli;
 pub mod messages_json;
@@ -69,10 +70,12 @@ pub enum Format {
     Aider,
     /// A Cline, Roo Code or Kilo Code task's conversation history.
     Cline,
+    /// A GitHub Copilot CLI session log (`events.jsonl`).
+    CopilotCli,
 }
 
 impl Format {
-    pub const ALL: [Format; 13] = [
+    pub const ALL: [Format; 14] = [
         Format::Cairn,
         Format::ClaudeCode,
         Format::Pi,
@@ -86,6 +89,7 @@ impl Format {
         Format::Cursor,
         Format::Aider,
         Format::Cline,
+        Format::CopilotCli,
     ];
 
     /// Parses a format name as the CLI spells it.
@@ -108,6 +112,7 @@ impl Format {
             Format::Cursor => "cursor",
             Format::Aider => "aider",
             Format::Cline => "cline",
+            Format::CopilotCli => "copilot-cli",
         }
     }
 }
@@ -437,6 +442,9 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
         if cursor::is_cursor(v) {
             return Some(Format::Cursor);
         }
+        if copilot_cli::is_copilot(v) {
+            return Some(Format::CopilotCli);
+        }
     }
     None
 }
@@ -485,7 +493,7 @@ pub fn parse_bytes(
             return Err(FormatError::new(
                 path,
                 lines[0].0,
-                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, opencode, Cursor, Aider, Cline, SWE-agent, OpenHands, \
+                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, Copilot CLI, opencode, Cursor, Aider, Cline, SWE-agent, OpenHands, \
                  Anthropic or OpenAI messages, cairn)",
             ));
         }
@@ -496,6 +504,7 @@ pub fn parse_bytes(
         Format::Pi => pi::parse(path, &lines)?,
         Format::Codex => codex::parse(path, &lines)?,
         Format::Cursor => cursor::parse(path, &lines)?,
+        Format::CopilotCli => copilot_cli::parse(path, &lines)?,
         Format::Cline => match lines.as_slice() {
             [(l, d)] => cline::parse(path, *l, d)?,
             _ => {

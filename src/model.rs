@@ -165,6 +165,10 @@ impl Block {
 /// Token usage a provider measured for one reply, in Anthropic's terms: uncached input, output, cache reads and
 /// cache writes (all lifetimes), and of the writes those made with the 1-hour lifetime (billed at twice the input
 /// price where the 5-minute ones are billed at 1.25 times).
+///
+/// `requests` is how many requests the figures sum, where a harness recorded only totals (GitHub Copilot CLI's
+/// per-run totals): 0 or 1 is one request, measured as such; more is a sum, which is counted and priced (as that
+/// many requests of the average size) but is no measure of any one prompt.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "UsageRepr")]
 pub struct Usage {
@@ -174,6 +178,30 @@ pub struct Usage {
     pub cache_creation_input_tokens: u64,
     #[serde(skip_serializing_if = "is_zero")]
     pub cache_creation_1h_input_tokens: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub requests: u64,
+}
+
+impl Usage {
+    /// The prompt the figures count: uncached input, cache reads and cache writes.
+    pub fn prompt(&self) -> u64 {
+        self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+    }
+
+    /// How many requests the figures sum (at least one).
+    pub fn request_count(&self) -> u64 {
+        self.requests.max(1)
+    }
+
+    /// The prompt of one request: the measured prompt, or for a sum of requests its average.
+    pub fn prompt_per_request(&self) -> u64 {
+        self.prompt() / self.request_count()
+    }
+
+    /// Whether the figures are one request's, so its prompt measures what the model read.
+    pub fn is_one_request(&self) -> bool {
+        self.requests <= 1
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -196,6 +224,8 @@ struct UsageRepr {
     cache_creation_1h_input_tokens: u64,
     #[serde(default)]
     cache_creation: Option<CacheCreation>,
+    #[serde(default)]
+    requests: u64,
 }
 
 #[derive(Deserialize)]
@@ -216,6 +246,7 @@ impl From<UsageRepr> for Usage {
                 .cache_creation_1h_input_tokens
                 .max(nested)
                 .min(r.cache_creation_input_tokens),
+            requests: r.requests,
         }
     }
 }

@@ -397,3 +397,189 @@ fn cline_task_folders_import_with_their_requests_usage_and_results_paired() {
         assert!(title.starts_with("You have been given"), "{title}");
     }
 }
+
+/// What a Copilot CLI file says it used, summed here from its events: each run that ended (`session.shutdown`)
+/// by its per-model totals (`inputTokens` holds the cache reads and writes); a run cut off by its replies'
+/// `outputTokens` and its compaction's `compactionTokensUsed`.
+fn copilot_usage_by_hand(f: &Path) -> (u64, u64, u64, u64) {
+    let (mut input, mut output, mut read, mut write) = (0u64, 0u64, 0u64, 0u64);
+    let mut pending = (0u64, 0u64, 0u64, 0u64);
+    for line in std::fs::read_to_string(f).unwrap().lines() {
+        let ev: Value = serde_json::from_str(line).unwrap();
+        let d = &ev["data"];
+        let n = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+        match ev["type"].as_str().unwrap_or("") {
+            "assistant.message" => pending.1 += n(d, "outputTokens"),
+            "session.compaction_complete" => {
+                let u = &d["compactionTokensUsed"];
+                let detail = |kind: &str| {
+                    u["copilotUsage"]["tokenDetails"]
+                        .as_array()
+                        .and_then(|a| a.iter().find(|x| x["tokenType"] == kind))
+                        .and_then(|x| x["tokenCount"].as_u64())
+                        .unwrap_or(0)
+                };
+                pending.0 += n(u, "inputTokens") - detail("cache_read") - detail("cache_write");
+                pending.1 += n(u, "outputTokens");
+                pending.2 += detail("cache_read");
+                pending.3 += detail("cache_write");
+            }
+            "session.shutdown" => {
+                for (_, m) in d["modelMetrics"].as_object().unwrap() {
+                    let u = &m["usage"];
+                    input +=
+                        n(u, "inputTokens") - n(u, "cacheReadTokens") - n(u, "cacheWriteTokens");
+                    output += n(u, "outputTokens");
+                    read += n(u, "cacheReadTokens");
+                    write += n(u, "cacheWriteTokens");
+                }
+                pending = (0, 0, 0, 0);
+            }
+            _ => {}
+        }
+    }
+    (
+        input + pending.0,
+        output + pending.1,
+        read + pending.2,
+        write + pending.3,
+    )
+}
+
+/// Input, output, cache reads and writes of a store, and its conversations' titles and sizes.
+type Totals = ((u64, u64, u64, u64), Vec<(String, u64)>);
+
+fn stats_totals(s: &mut Store) -> Totals {
+    let Outcome::Stats(st) = run(
+        s,
+        Action::Stats {
+            by: By::Model,
+            since: None,
+        },
+    ) else {
+        panic!()
+    };
+    let mut t = (0, 0, 0, 0);
+    for r in &st.rows {
+        t.0 += r.input_tokens;
+        t.1 += r.output_tokens;
+        t.2 += r.cache_read_tokens;
+        t.3 += r.cache_write_tokens;
+    }
+    let mut convs: Vec<(String, u64)> = s
+        .conversations()
+        .unwrap()
+        .iter()
+        .map(|c| (c.title.clone().unwrap_or_default(), c.messages))
+        .collect();
+    convs.sort();
+    (t, convs)
+}
+
+#[test]
+fn copilot_cli_sessions_import_with_their_run_totals_subagents_and_compaction() {
+    let dir = samples().join("copilot-cli");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 3);
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        let mut s = Store::open_in_memory().unwrap();
+        let Outcome::Imported(out) = run(
+            &mut s,
+            Action::Import {
+                paths: vec![f.clone()],
+                format: None,
+            },
+        ) else {
+            panic!()
+        };
+        assert!(out[0].error.is_none(), "{name}: {:?}", out[0].error);
+        assert_eq!(out[0].format.map(|x| x.name()), Some("copilot-cli"));
+        let (whole, convs) = stats_totals(&mut s);
+        assert_eq!(whole, copilot_usage_by_hand(f), "{name}");
+
+        // every call answered, every result under its call
+        for c in &out[0].conversations {
+            let path = s.active_path(c).unwrap();
+            let ok = cairn::pairs::check(&path, true);
+            assert!(ok.is_ok(), "{name}: {ok:?}");
+        }
+
+        // a run's totals are no one prompt's measure: replay measures only single requests
+        let Outcome::Replayed(r) = run(
+            &mut s,
+            Action::Replay {
+                conversation: Some(out[0].conversations[0].clone()),
+            },
+        ) else {
+            panic!()
+        };
+        match name.as_str() {
+            // the first run is one request (its totals are that request's), the second two
+            n if n.contains("1.0.65") => {
+                assert_eq!(r.replies.len(), 1, "{name}");
+                assert_eq!(r.replies[0].measured, 15_148);
+            }
+            // the compaction's summary request, measured on the whole history, is the one single request
+            n if n.contains("1.0.74") => {
+                assert_eq!(r.replies.len(), 1, "{name}");
+                assert_eq!(r.replies[0].measured, 154_705);
+                // two subagents, linked to the calls that spawned them
+                assert_eq!(out[0].conversations.len(), 3);
+                let parent = &out[0].conversations[0];
+                let calls: Vec<String> = s
+                    .messages(parent)
+                    .unwrap()
+                    .iter()
+                    .flat_map(|m| m.tool_use_ids().map(str::to_string).collect::<Vec<_>>())
+                    .collect();
+                for c in &out[0].conversations[1..] {
+                    let child = s.conversation(c).unwrap();
+                    let id = child.spawned_by.clone().unwrap();
+                    assert!(calls.contains(&id), "{name}: {id}");
+                    assert_eq!(child.linked_to.as_ref(), Some(parent));
+                }
+            }
+            _ => assert!(
+                r.replies.is_empty(),
+                "{name}: no run ended, no prompt measured"
+            ),
+        }
+
+        // a live session read early, then whole: one conversation each, the same figures
+        let n = std::fs::read_to_string(f).unwrap().lines().count();
+        for cut in [n / 3, n / 2, n - 1] {
+            let tmp = tempfile::tempdir().unwrap();
+            let live = tmp.path().join("events.jsonl");
+            let text = std::fs::read_to_string(f).unwrap();
+            let head: Vec<&str> = text.lines().take(cut).collect();
+            std::fs::write(&live, head.join("\n") + "\n").unwrap();
+            let mut s2 = Store::open_in_memory().unwrap();
+            run(
+                &mut s2,
+                Action::Import {
+                    paths: vec![live.clone()],
+                    format: None,
+                },
+            );
+            std::fs::copy(f, &live).unwrap();
+            run(
+                &mut s2,
+                Action::Import {
+                    paths: vec![live],
+                    format: None,
+                },
+            );
+            assert_eq!(
+                stats_totals(&mut s2),
+                (whole, convs.clone()),
+                "{name} cut at {cut}"
+            );
+        }
+    }
+}

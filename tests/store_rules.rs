@@ -923,6 +923,17 @@ fn the_v7_migration_counts_the_characters_of_large_results_already_stored() {
 }
 
 #[test]
+fn the_v9_migration_adds_the_count_of_requests_a_usage_sums() {
+    // a store at v8 has no requests column: every reply stored before it is one request's, measured as before
+    let [want, want_fork, got, got_fork] = measures_written_and_migrated(
+        "ALTER TABLE measures DROP COLUMN requests; PRAGMA user_version = 8;",
+    );
+    assert!(want.iter().any(|f| f.measured_input().is_some()));
+    assert_eq!(got, want);
+    assert_eq!(got_fork, want_fork);
+}
+
+#[test]
 fn data_version_moves_for_other_connections_commits_only() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v.db");

@@ -34,8 +34,8 @@ pub fn own(name: &str, prices: &BTreeMap<String, Price>) -> Option<Price> {
         .copied()
 }
 
-/// The cost in US dollars of one request of `model` that measured `usage`, made at `at_ms` (epoch ms; 0 or less:
-/// now), or None when no price is known.
+/// The cost in US dollars of one request of `model` that measured `usage` (or of the requests it sums), made at
+/// `at_ms` (epoch ms; 0 or less: now), or None when no price is known.
 pub fn cost(
     model: &str,
     usage: &Usage,
@@ -58,21 +58,23 @@ pub fn cost(
         );
     }
     let listed = super::catalog::listed(&name)?;
+    // a sum of several requests is priced as that many requests of its average size (a tier applies per request)
+    let n = usage.request_count() as f64;
     let write = usage.cache_creation_input_tokens;
     let mut u = genai_prices::Usage::new();
-    u.insert(
-        "input_tokens",
-        (usage.input_tokens + usage.cache_read_input_tokens + write) as f64,
-    );
-    u.insert("output_tokens", usage.output_tokens as f64);
+    u.insert("input_tokens", usage.prompt() as f64 / n);
+    u.insert("output_tokens", usage.output_tokens as f64 / n);
     if usage.cache_read_input_tokens > 0 {
-        u.insert("cache_read_tokens", usage.cache_read_input_tokens as f64);
+        u.insert(
+            "cache_read_tokens",
+            usage.cache_read_input_tokens as f64 / n,
+        );
     }
     if write > 0 {
-        u.insert("cache_write_tokens", write as f64);
+        u.insert("cache_write_tokens", write as f64 / n);
         let w1h = usage.cache_creation_1h_input_tokens.min(write);
         if w1h > 0 {
-            u.insert("cache_write_1h_tokens", w1h as f64);
+            u.insert("cache_write_1h_tokens", w1h as f64 / n);
         }
     }
     let mut req = PriceRequest::new(&listed.id, &u).with_provider_id(&listed.provider);
@@ -84,7 +86,7 @@ pub fn cost(
     Calculator::bundled()
         .calculate(&req)
         .ok()
-        .map(|p| p.total_price)
+        .map(|p| p.total_price * n)
 }
 
 /// What a model charges per million tokens of each kind now, below any tier (for `cairn models`): uncached
@@ -234,9 +236,7 @@ impl<'a> Pricer<'a> {
             return cost(model, usage, at_ms, self.prices);
         }
         let lin = self.linear(&key, at_ms)?;
-        let prompt =
-            usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
-        if prompt > lin.below {
+        if usage.prompt_per_request() > lin.below {
             return cost(model, usage, at_ms, self.prices);
         }
         Some(lin.apply(usage))
@@ -262,6 +262,7 @@ mod tests {
             cache_read_input_tokens: read,
             cache_creation_input_tokens: write,
             cache_creation_1h_input_tokens: write_1h,
+            requests: 0,
         }
     }
 
@@ -325,6 +326,15 @@ mod tests {
                 .cost("claude-sonnet-4-5-20250929", &usage, 1_780_000_000_000)
                 .unwrap();
             assert!((want - got).abs() < 1e-9, "{usage:?}: {want} vs {got}");
+        }
+        // a harness's total of 4 requests of 150k each is 4 requests below the tier, not one of 600k above it
+        let mut sum = u(600_000, 0, 0, 0, 0);
+        sum.requests = 4;
+        for c in [
+            cost("claude-sonnet-4-5", &sum, 0, &none),
+            pricer.cost("claude-sonnet-4-5", &sum, 0),
+        ] {
+            assert!((c.unwrap() - 1.8).abs() < 1e-9, "{c:?}");
         }
         let p = per_million("claude-opus-4-8", &none).unwrap();
         assert_eq!(

@@ -27,10 +27,11 @@ pub struct Facts {
 
 impl Facts {
     /// The prompt tokens the provider counted for the request that produced this reply: uncached input, cache
-    /// reads and cache writes (zero counts as not measured).
+    /// reads and cache writes (zero, or a sum of several requests, counts as not measured).
     pub fn measured_input(&self) -> Option<u64> {
         self.usage
-            .map(|u| u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens)
+            .filter(Usage::is_one_request)
+            .map(|u| u.prompt())
             .filter(|&n| n > 0)
     }
 }
@@ -38,7 +39,7 @@ impl Facts {
 const COLUMNS: &str = "text, tool_use, tool_result, image, thinking, other, chars, images, image_bytes, \
     large_results, large_result_tokens, large_result_images, large_result_image_tokens, \
     large_result_image_bytes, tool_calls, tool_errors, tool_refs, model, input_tokens, output_tokens, \
-    cache_read_tokens, cache_write_tokens, created_at, large_result_chars, cache_write_1h_tokens";
+    cache_read_tokens, cache_write_tokens, created_at, large_result_chars, cache_write_1h_tokens, requests";
 
 /// Writes the measures of a message just inserted as row `seq`.
 pub(crate) fn insert(
@@ -118,13 +119,15 @@ pub(crate) fn insert(
             u.cache_read_input_tokens as i64,
             u.cache_creation_input_tokens as i64,
             u.cache_creation_1h_input_tokens as i64,
-            (u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens) as i64
+            u.prompt_per_request() as i64
         ])?;
     }
     if let Some(model) = model {
-        let prompt = m.usage.map_or(0, |u| {
-            u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
-        });
+        // a sum of requests measures no one prompt
+        let prompt = m
+            .usage
+            .filter(Usage::is_one_request)
+            .map_or(0, |u| u.prompt());
         tx.prepare_cached(
             "INSERT INTO models_seen (model, replies, measured, max_prompt, first, last)
              VALUES (?1, 1, ?2, ?3, ?4, ?4)
@@ -135,6 +138,104 @@ pub(crate) fn insert(
         .execute(params![model, m.usage.is_some(), prompt as i64, created_at])?;
     }
     Ok(())
+}
+
+/// A reply the store holds, read again with the prompt figures its harness wrote only later (GitHub Copilot CLI
+/// writes a run's prompt totals when the run ends): its measures, and the roll-ups `stats` sums, take the new
+/// usage in place of the old (which counted no prompt). The body keeps what it was written with: bodies are never
+/// rewritten; every figure reads the measures. Returns whether anything changed.
+pub(crate) fn late_usage(tx: &Transaction<'_>, seq: i64, new: &Usage) -> Result<bool> {
+    #[allow(clippy::type_complexity)]
+    let row: Option<(i64, Option<String>, i64, Option<i64>, i64, i64, i64, i64)> = tx
+        .query_row(
+            "SELECT conversation, model, created_at, output_tokens, coalesce(input_tokens, 0),
+                    coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0),
+                    coalesce(cache_write_1h_tokens, 0)
+             FROM measures WHERE seq = ?1 AND copy = 0",
+            [seq],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                ))
+            },
+        )
+        .optional()?;
+    let Some((conv, model, created, out, i, cr, cw, cw1)) = row else {
+        return Ok(false);
+    };
+    // only a reply whose stored usage counted no prompt takes figures read later
+    if i + cr + cw > 0 || new.prompt() == 0 {
+        return Ok(false);
+    }
+    let had = out.is_some();
+    let n = |v: u64| v as i64;
+    let d_out = n(new.output_tokens) - out.unwrap_or(0);
+    tx.execute(
+        "UPDATE measures SET input_tokens = ?2, output_tokens = ?3, cache_read_tokens = ?4,
+            cache_write_tokens = ?5, cache_write_1h_tokens = ?6, requests = ?7 WHERE seq = ?1",
+        params![
+            seq,
+            n(new.input_tokens),
+            n(new.output_tokens),
+            n(new.cache_read_input_tokens),
+            n(new.cache_creation_input_tokens),
+            n(new.cache_creation_1h_input_tokens),
+            Some(n(new.requests)).filter(|&r| r > 1)
+        ],
+    )?;
+    let model = model.unwrap_or_default();
+    tx.execute(
+        "UPDATE usage_days SET input = input + ?1, output = output + ?2, cache_read = cache_read + ?3,
+            cache_write = cache_write + ?4, cache_write_1h = cache_write_1h + ?5, measured = measured + ?6
+         WHERE day = ?7 AND conversation = ?8 AND model = ?9",
+        params![
+            n(new.input_tokens),
+            d_out,
+            n(new.cache_read_input_tokens),
+            n(new.cache_creation_input_tokens),
+            n(new.cache_creation_1h_input_tokens) - cw1,
+            !had,
+            created.div_euclid(86_400_000),
+            conv,
+            model
+        ],
+    )?;
+    tx.execute(
+        "INSERT INTO usage_hours (hour, conversation, model, replies, input, output, cache_read, cache_write,
+                                  cache_write_1h, max_prompt)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+         ON CONFLICT (hour, conversation, model) DO UPDATE SET replies = replies + excluded.replies,
+            input = input + excluded.input, output = output + excluded.output,
+            cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
+            cache_write_1h = cache_write_1h + excluded.cache_write_1h,
+            max_prompt = max(max_prompt, excluded.max_prompt)",
+        params![
+            created.div_euclid(3_600_000),
+            conv,
+            model,
+            !had,
+            n(new.input_tokens),
+            d_out,
+            n(new.cache_read_input_tokens),
+            n(new.cache_creation_input_tokens),
+            n(new.cache_creation_1h_input_tokens) - cw1,
+            n(new.prompt_per_request())
+        ],
+    )?;
+    if new.is_one_request() && !model.is_empty() {
+        tx.execute(
+            "UPDATE models_seen SET max_prompt = max(max_prompt, ?2), measured = measured + ?3 WHERE model = ?1",
+            params![model, n(new.prompt()), !had],
+        )?;
+    }
+    Ok(true)
 }
 
 fn write(
@@ -150,7 +251,7 @@ fn write(
     tx.prepare_cached(&format!(
         "INSERT INTO measures (seq, conversation, {COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                 ?22, ?23, ?24, ?25, ?26, ?27)"
+                 ?22, ?23, ?24, ?25, ?26, ?27, ?28)"
     ))?
     .execute(params![
         seq,
@@ -180,6 +281,7 @@ fn write(
         created_at,
         n(me.large_result_chars),
         usage.map(|u| n(u.cache_creation_1h_input_tokens)),
+        usage.map(|u| n(u.requests)).filter(|&r| r > 1),
     ])?;
     Ok(())
 }
@@ -210,6 +312,7 @@ fn row_facts(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Facts> {
             cache_read_input_tokens: cr.unwrap_or(0),
             cache_creation_input_tokens: cw.unwrap_or(0),
             cache_creation_1h_input_tokens: opt(24)?.unwrap_or(0),
+            requests: opt(25)?.unwrap_or(0),
         }),
     };
     Ok(Facts {
@@ -423,6 +526,20 @@ pub(crate) fn backfill_large_result_chars(tx: &Transaction<'_>) -> rusqlite::Res
             .and_then(|v| crate::wire::blocks_from_value(v, "content").ok())
             .unwrap_or_default();
         update.execute(params![measure(&blocks).large_result_chars as i64, seq])?;
+    }
+    Ok(())
+}
+
+/// v9: the column of how many requests a reply's usage sums, where the table was made before it (every reply
+/// stored before it is one request's).
+pub(crate) fn backfill_requests(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let has: bool = tx.query_row(
+        "SELECT count(*) > 0 FROM pragma_table_info('measures') WHERE name = 'requests'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has {
+        tx.execute_batch("ALTER TABLE measures ADD COLUMN requests INTEGER")?;
     }
     Ok(())
 }

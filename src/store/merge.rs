@@ -10,6 +10,10 @@
 //! (its first line's id) under the same parent with more content: it is stored beside the partial one, and the
 //! partial one, a leaf, is retired from the figures (its usage, tool calls and day roll-up), so the reply counts
 //! once. The partial message itself stays: nothing stored is deleted.
+//!
+//! Or its usage may have arrived late: a harness that writes prompt figures only as totals when a run ends (GitHub
+//! Copilot CLI) gives a reply stored earlier its run's totals on the next read; the reply's measures take them
+//! ([`super::measures::late_usage`]), once.
 
 use std::collections::HashMap;
 
@@ -194,7 +198,12 @@ fn append_missing(
         let parent_fp = parent.map(|p| fps[p].clone()).unwrap_or_default();
         let fp = fingerprint(&parent_fp, im.message.role, &im.message.content);
         let at = match held.get(&fp) {
-            Some(&at) => at,
+            Some(&at) => {
+                if let Some(u) = &im.message.usage {
+                    super::measures::late_usage(tx, at.0, u)?;
+                }
+                at
+            }
             None => {
                 let under = parent.map(|p| placed[p]);
                 // the same entry of the harness (else the same role whose text it continues), grown

@@ -46,6 +46,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: V8,
         backfill: Some(super::measures::backfill_cache_lifetimes),
     },
+    Step {
+        sql: "",
+        backfill: Some(super::measures::backfill_requests),
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
@@ -213,7 +217,9 @@ CREATE TABLE measures (
     -- added in v7: a store created before v4 gets it here, one at v4 to v6 from v7's backfill
     large_result_chars INTEGER NOT NULL DEFAULT 0,
     -- added in v8 (the same way): of the cache writes, those with the 1-hour lifetime
-    cache_write_1h_tokens INTEGER
+    cache_write_1h_tokens INTEGER,
+    -- added in v9 (the same way): how many requests the usage sums where it is a harness's total (NULL: one)
+    requests INTEGER
 );
 CREATE INDEX measures_by_conversation ON measures(conversation, seq);
 

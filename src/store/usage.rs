@@ -227,6 +227,8 @@ impl Store {
                         cache_read_input_tokens: n(5)?,
                         cache_creation_input_tokens: n(6)?,
                         cache_creation_1h_input_tokens: n(7)?,
+                        // a bucket is a sum, priced as one only below any tier (`max_prompt`)
+                        requests: 0,
                     },
                     max_prompt: n(8)?,
                     replies: n(9)?,
@@ -280,7 +282,7 @@ impl Store {
         let conv = super::conv_row(&self.conn, &b.conversation)?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens,
-                    created_at
+                    created_at, requests
              FROM measures WHERE conversation = ?1 AND copy = 0 AND input_tokens IS NOT NULL
                AND created_at >= ?2 AND created_at < ?3 AND model IS ?4",
         )?;
@@ -297,6 +299,7 @@ impl Store {
                         cache_read_input_tokens: n(2)?,
                         cache_creation_input_tokens: n(3)?,
                         cache_creation_1h_input_tokens: n(4)?,
+                        requests: n(6)?,
                     },
                     r.get(5)?,
                 ))
