@@ -45,6 +45,8 @@ use crate::wire::{self, Images};
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Opened where it cannot be written (a read-only file or mount): every read works, every write is refused.
+    read_only: bool,
 }
 
 /// A conversation's internal row numbers, resolved from its public id.
@@ -106,17 +108,59 @@ impl Store {
         if path.is_dir() {
             return Err(open_err("it is a folder".to_string()));
         }
+        if path.exists() && !writable(&path) {
+            return Self::open_read_only(&path);
+        }
         let conn = Connection::open(&path).map_err(|e| open_err(e.to_string()))?;
-        Self::setup(conn, path)
+        Self::setup(conn, path, false)
+    }
+
+    /// Opens the store at `path` for reading only, writing nothing to it or beside it (no journal, no WAL or
+    /// shared-memory file where it can avoid it): a store on a read-only mount, a copy someone sent, an archive.
+    /// A store that would need a migration is refused
+    /// (migrating is a write): open it once where it can be written.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store> {
+        use rusqlite::OpenFlags;
+        let path = path.as_ref().to_path_buf();
+        let open_err = |reason: String| StoreError::Open {
+            path: path.clone(),
+            reason,
+        };
+        if !path.is_file() {
+            return Err(open_err("no such file".to_string()));
+        }
+        let abs = std::fs::canonicalize(&path).map_err(|e| open_err(e.to_string()))?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        // with no write-ahead log beside it holding commits, as immutable: SQLite then writes nothing at all; with
+        // one, read-only, so what the log holds is read too (SQLite may need its shared-memory file for that)
+        let wal = {
+            let mut w = abs.clone().into_os_string();
+            w.push("-wal");
+            std::fs::metadata(std::path::PathBuf::from(w)).is_ok_and(|m| m.len() > 0)
+        };
+        let uri = format!(
+            "file:{}?{}",
+            uri_path(&abs),
+            if wal { "mode=ro" } else { "immutable=1" }
+        );
+        let conn = Connection::open_with_flags(uri, flags).map_err(|e| open_err(e.to_string()))?;
+        Self::setup(conn, path, true)
+    }
+
+    /// Whether this store was opened read-only.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     /// A private store in memory (for tests and previews).
     pub fn open_in_memory() -> Result<Store> {
         let conn = Connection::open_in_memory()?;
-        Self::setup(conn, PathBuf::from(":memory:"))
+        Self::setup(conn, PathBuf::from(":memory:"), false)
     }
 
-    fn setup(mut conn: Connection, path: PathBuf) -> Result<Store> {
+    fn setup(mut conn: Connection, path: PathBuf, read_only: bool) -> Result<Store> {
         let open_err = |e: rusqlite::Error| StoreError::Open {
             path: path.clone(),
             reason: e.to_string(),
@@ -160,6 +204,25 @@ impl Store {
                 reason: "an SQLite file that is not a cairn store".to_string(),
             });
         }
+        if read_only {
+            if version < schema::VERSION {
+                return Err(StoreError::Open {
+                    path,
+                    reason: format!(
+                        "it is read-only and at schema version {version}; this cairn reads version {} (open it once \
+                         where it can be written, or copy it)",
+                        schema::VERSION
+                    ),
+                });
+            }
+            conn.pragma_update(None, "cache_size", -65536)
+                .map_err(open_err)?;
+            return Ok(Store {
+                conn,
+                path,
+                read_only,
+            });
+        }
         // WAL: readers never block the writer. FULL: a commit is on disk before append returns. Switching to WAL
         // takes a lock the busy handler does not wait for: many processes opening a new store at once retry it.
         retry_busy(|| conn.pragma_update(None, "journal_mode", "WAL")).map_err(open_err)?;
@@ -177,7 +240,11 @@ impl Store {
             conn.pragma_update(None, "application_id", APPLICATION_ID)
                 .map_err(open_err)?;
         }
-        Ok(Store { conn, path })
+        Ok(Store {
+            conn,
+            path,
+            read_only,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -212,6 +279,9 @@ impl Store {
     }
 
     fn write_tx(&mut self) -> Result<Transaction<'_>> {
+        if self.read_only {
+            return Err(StoreError::ReadOnly(self.path.clone()));
+        }
         Ok(self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?)
@@ -604,6 +674,31 @@ pub(crate) fn move_tip(
 
 /// Runs `f` again while SQLite answers "busy" or "locked" (another process is creating or migrating the same
 /// store), for up to ten seconds.
+/// Whether the file at `path` can be opened for writing (its permissions and its mount allow it).
+fn writable(path: &Path) -> bool {
+    match std::fs::OpenOptions::new().write(true).open(path) {
+        Ok(_) => true,
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+        ),
+    }
+}
+
+/// A path as the path of an SQLite `file:` URI: `%`, `?` and `#` (and what is not printable) percent-encoded.
+fn uri_path(path: &Path) -> String {
+    let s = path.to_string_lossy().replace('\\', "/");
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'%' | b'?' | b'#' => out.push_str(&format!("%{b:02X}")),
+            0..=0x20 | 0x7f.. => out.push_str(&format!("%{b:02X}")),
+            _ => out.push(b as char),
+        }
+    }
+    out
+}
+
 fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
     let start = std::time::Instant::now();
     loop {

@@ -209,3 +209,102 @@ fn a_file_name_that_is_not_utf8_is_reported_in_json() {
     assert_eq!(v[0]["status"], "new");
     assert!(v[0]["file"].as_str().unwrap().contains('\u{fffd}'));
 }
+
+/// Every file of a folder with its size and a hash of its bytes.
+fn snapshot(dir: &Path) -> Vec<(String, usize, u64)> {
+    use std::hash::{Hash, Hasher};
+    let mut v: Vec<(String, usize, u64)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let bytes = std::fs::read(&p).unwrap();
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            bytes.hash(&mut h);
+            (
+                p.file_name().unwrap().to_string_lossy().to_string(),
+                bytes.len(),
+                h.finish(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_store_is_read_and_never_written() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("store");
+    std::fs::create_dir(&store_dir).unwrap();
+    let db = store_dir.join("cairn.db");
+    let src = dir.path().join("s.jsonl");
+    session(&src, json!({"input_tokens": 5, "output_tokens": 2}));
+    assert!(
+        cairn(&db, &["import", src.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let before = snapshot(&store_dir);
+    let list = |s: &cairn::store::Store| s.conversations().unwrap();
+    // opened read-only by name: it reads, refuses a write in one line, and leaves the folder byte for byte
+    let mut s = cairn::store::Store::open_read_only(&db).unwrap();
+    assert!(s.is_read_only());
+    let convs = list(&s);
+    assert_eq!(convs.len(), 1);
+    assert_eq!(s.active_path(&convs[0].id).unwrap().len(), 2);
+    let e = s.create_conversation(Some("x")).unwrap_err();
+    assert!(e.to_string().contains("read-only"), "{e}");
+    drop(s);
+    assert_eq!(snapshot(&store_dir), before);
+    // a read-only file and folder are opened so by `open` (and by every command); a process that may write
+    // anything anyway (root) cannot be shown this, so the check is made only where the mode binds
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(&store_dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let binds = std::fs::OpenOptions::new().write(true).open(&db).is_err();
+    if binds {
+        let s = cairn::store::Store::open(&db).unwrap();
+        assert!(s.is_read_only());
+        let out = cairn(&db, &["list"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = cairn(&db, &["new"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
+    }
+    std::fs::set_permissions(&store_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(snapshot(&store_dir), before);
+}
+
+#[test]
+fn many_first_opens_of_a_new_store_at_once_all_succeed() {
+    // 40 processes open (create, switch to WAL, migrate) one new store at the same moment: none fails "locked"
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("new.db");
+    let children: Vec<_> = (0..40)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_cairn"))
+                .arg("--db")
+                .arg(&db)
+                .arg("list")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let s = cairn::store::Store::open(&db).unwrap();
+    assert!(s.conversations().unwrap().is_empty());
+}

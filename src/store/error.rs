@@ -16,6 +16,8 @@ pub enum StoreError {
         found: i64,
         supported: i64,
     },
+    #[error("store {0} is open read-only (a read-only file or mount): nothing was written")]
+    ReadOnly(PathBuf),
     #[error("no conversation {0}")]
     UnknownConversation(String),
     #[error("no message {id} in conversation {conversation}")]
