@@ -583,3 +583,49 @@ fn copilot_cli_sessions_import_with_their_run_totals_subagents_and_compaction() 
         }
     }
 }
+
+#[test]
+fn discover_import_brings_every_known_session_up_to_date() {
+    // a live Copilot session read early, then again after it grew: one conversation, then nothing new
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join(".copilot/session-state/e07fc822");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = samples().join("copilot-cli/copilot-cli-1.0.65-two-shutdowns-resume-haiku.jsonl");
+    let text = std::fs::read_to_string(&src).unwrap();
+    let head: Vec<&str> = text.lines().take(12).collect();
+    std::fs::write(dir.join("events.jsonl"), head.join("\n") + "\n").unwrap();
+    let db = home.path().join("cairn.db");
+    let discover = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .arg("--db")
+            .arg(&db)
+            .args(["discover", "--import", "--json", "--home"])
+            .arg(home.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                (
+                    o["status"].as_str().unwrap().to_string(),
+                    o["added"].as_u64().unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(discover(), vec![("new".to_string(), 0)]);
+    std::fs::copy(&src, dir.join("events.jsonl")).unwrap();
+    let grown = discover();
+    assert_eq!(grown[0].0, "grown");
+    assert!(grown[0].1 > 0);
+    assert_eq!(discover(), vec![("unchanged".to_string(), 0)]);
+    let s = Store::open(&db).unwrap();
+    assert_eq!(s.conversations().unwrap().len(), 1);
+}

@@ -1,5 +1,6 @@
-//! `cairn discover [--home DIR] [--json]`: the Claude Code, pi and Codex sessions in their standard folders. It
-//! reads the file system only (no store is opened).
+//! `cairn discover [--home DIR] [--json] [--import]`: the sessions other harnesses keep in their standard folders
+//! (reading the file system only), or with `--import` every one of them imported: new sessions added, grown ones
+//! brought up to date, unchanged ones left (the import of `cairn import`, so a daily run counts nothing twice).
 
 use std::path::PathBuf;
 
@@ -14,13 +15,20 @@ pub struct Args {
     home: Option<PathBuf>,
     #[arg(long)]
     json: bool,
+    /// Import every session found (new ones added, grown ones appended to, unchanged ones left).
+    #[arg(long)]
+    import: bool,
 }
 
-pub fn run(_ctx: &mut Ctx, a: Args) -> Result<()> {
+pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     let Some(home) = a.home.or_else(crate::discover::home) else {
         bail!("no home folder; pass --home DIR");
     };
     let found = crate::discover::discover(&home);
+    if a.import {
+        let paths = found.into_iter().map(|f| f.path).collect();
+        return super::import::import_paths(ctx, paths, None, a.json);
+    }
     if a.json {
         return to_json(&found);
     }

@@ -30,11 +30,18 @@ impl Progress for Files {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    let action = Action::Import {
-        paths: a.paths,
-        format: a.format.format(),
-    };
-    let outcomes = match if a.json {
+    import_paths(ctx, a.paths, a.format.format(), a.json)
+}
+
+/// Imports `paths` (the command's files, or the sessions `discover --import` found) and reports each file.
+pub(super) fn import_paths(
+    ctx: &mut Ctx,
+    paths: Vec<std::path::PathBuf>,
+    format: Option<crate::formats::Format>,
+    json: bool,
+) -> Result<()> {
+    let action = Action::Import { paths, format };
+    let outcomes = match if json {
         ctx.run(action)?
     } else {
         ctx.run_with(action, &Files)?
@@ -42,7 +49,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         Outcome::Imported(o) => o,
         o => return Err(unexpected(&o)),
     };
-    if a.json {
+    if json {
         to_json(&outcomes)?;
     } else {
         for o in &outcomes {
@@ -70,8 +77,12 @@ fn show(o: &FileOutcome) -> Result<()> {
         (Some(_), None) => Ok(()),
         (None, _) => {
             let r = &o.report;
+            let status = match o.status {
+                "grown" => format!("grown (+{})  ", o.added),
+                _ => String::new(),
+            };
             out(&format!(
-                "{}  {} ({}): {} messages, {} branches, {} tool pairs, {} images",
+                "{status}{}  {} ({}): {} messages, {} branches, {} tool pairs, {} images",
                 o.conversations.first().map(String::as_str).unwrap_or("-"),
                 o.file.display(),
                 o.format.map(|f| f.name()).unwrap_or("?"),
