@@ -6,6 +6,7 @@
 
 mod append;
 mod branch;
+mod cache;
 mod calibrate;
 mod check;
 mod checkpoint;
@@ -88,6 +89,9 @@ enum Command {
     Calibrate(calibrate::Args),
     /// The estimate of every measured reply against what its provider measured.
     Replay(replay::Args),
+    /// The prompt cache reply by reply: hits, misses and their causes (ttl, compaction, branch, model,
+    /// overhead), what each miss cost
+    Cache(cache::Args),
     /// Full-text search over every conversation and branch: words, "phrases", prefix*, AND/OR/NOT
     Search(search::Args),
     /// Snapshot legibility: render in page shapes, read back with OCR, score prose, code and numbers
@@ -190,6 +194,7 @@ fn dispatch(ctx: &mut Ctx, command: Command) -> Result<()> {
         C::Context(a) => context::run(ctx, a),
         C::Calibrate(a) => calibrate::run(ctx, a),
         C::Replay(a) => replay::run(ctx, a),
+        C::Cache(a) => cache::run(ctx, a),
         C::Search(a) => search::run(ctx, a),
         C::Stats(a) => stats::run(ctx, a),
         C::Models(a) => models::run(ctx, a),

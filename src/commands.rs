@@ -170,6 +170,11 @@ pub enum Action {
     Replay {
         conversation: Option<String>,
     },
+    /// The prompt cache reply by reply on a path: hits, misses with their causes, what misses cost.
+    Cache {
+        conversation: String,
+        at: Option<String>,
+    },
     Calibrate,
     /// Messages of one conversation (every branch) whose id starts with, or whose text contains, the query.
     Find {
@@ -297,6 +302,7 @@ pub enum Outcome {
     },
     Sent(crate::send::Sent),
     Replayed(Replay),
+    Cache(crate::cache::Report),
     Calibrated {
         models: Vec<Calibration>,
         skipped: Vec<String>,
@@ -482,6 +488,12 @@ pub fn run(
         A::Replay { conversation } => Ok(Outcome::Replayed(crate::reclaim::replay::replay(
             store,
             conversation.as_deref(),
+        )?)),
+        A::Cache { conversation, at } => Ok(Outcome::Cache(crate::cache::cache(
+            store,
+            &conversation,
+            at.as_deref(),
+            &settings.prices,
         )?)),
         A::Calibrate => {
             let (models, skipped) = crate::reclaim::replay::calibrate(store)?;

@@ -3,6 +3,7 @@
 //! The core (this library, minus [`cli`] and [`window`]) never touches a UI toolkit: the CLI and the window
 //! call the same functions. See ARCHITECTURE.md for the data flow.
 
+pub mod cache;
 pub mod commands;
 pub mod demo;
 pub mod diff;
