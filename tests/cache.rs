@@ -107,6 +107,9 @@ fn session(dir: &Path, name: &str, steps: &[Step], edit_at: Option<usize>) -> Pa
     f
 }
 
+/// A case: its file name, its steps, where an edit sits, and the cause the last reply's miss must get.
+type Case = (&'static str, Vec<Step>, Option<usize>, Option<Cause>);
+
 /// The cause of each miss, in order.
 fn causes(r: &Report) -> Vec<Option<Cause>> {
     r.replies.iter().map(|x| x.cause).collect()
@@ -117,7 +120,7 @@ fn each_cause_of_a_miss_is_told_apart_and_priced() {
     let dir = tempfile::tempdir().unwrap();
     // 30k of system prompt and tools, then 2k more each step
     let warm = || vec![step(0, 30_000, 0), step(30_000, 2_000, 1)];
-    let cases: Vec<(&str, Vec<Step>, Option<usize>, Option<Cause>)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "hits.jsonl",
             {
