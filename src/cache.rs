@@ -30,8 +30,7 @@ use serde::Serialize;
 
 use crate::model::Usage;
 use crate::models::{Price, Pricer};
-use crate::reclaim::view::PathView;
-use crate::store::{Store, StoreError};
+use crate::store::{Head, PathUsage, Store, StoreError};
 
 /// The smallest block a provider caches a prompt in (Anthropic's minimum cacheable prompt on most models, and
 /// OpenAI's cache granularity starts at 1,024 tokens): a shortfall smaller than this is the same prefix.
@@ -121,14 +120,6 @@ pub struct Report {
     pub totals: Totals,
 }
 
-/// A reply of the path with its request's figures.
-struct Measured {
-    index: usize,
-    model: String,
-    usage: Usage,
-    at: i64,
-}
-
 fn rfc3339(ms: i64) -> String {
     jiff::Timestamp::from_millisecond(ms)
         .map(|t| t.to_string())
@@ -153,50 +144,46 @@ fn as_if_hit(u: &Usage, shortfall: u64) -> Usage {
     h
 }
 
-/// The cache report of a conversation's active path (or the path to `at`).
+/// The cache report of a conversation's active path (or the path to `at`): the path's heads, the narrow usage
+/// of its replies, and (where the conversation branches) its tree's shape.
 pub fn cache(
     store: &Store,
     conversation: &str,
     at: Option<&str>,
     prices: &std::collections::BTreeMap<String, Price>,
 ) -> Result<Report, StoreError> {
-    let view = PathView::load(store, conversation, at)?;
-    // messages with more than one child: where the tree branches (an edit, a rewind)
-    let all = store.heads(&view.conversation)?;
+    let conversation = store.resolve_conversation(conversation)?;
+    let heads = match at {
+        None => store.active_path_heads(&conversation)?,
+        Some(m) => store.path_heads_to(&conversation, m)?,
+    };
+    let replies = store.path_usages(&conversation, &heads)?;
+    // messages with more than one child: where the tree branches (an edit, a rewind); a conversation whose every
+    // message is on the path has none
     let mut children: std::collections::HashMap<i64, u32> = std::collections::HashMap::new();
-    for h in &all {
-        if let Some(p) = h.parent_seq {
-            *children.entry(p).or_default() += 1;
+    if store.conversation(&conversation)?.messages as usize > heads.len() {
+        for h in store.heads(&conversation)? {
+            if let Some(p) = h.parent_seq {
+                *children.entry(p).or_default() += 1;
+            }
         }
     }
-    let branches: Vec<bool> = view
-        .heads
+    let branches: Vec<bool> = heads
         .iter()
         .map(|h| children.get(&h.seq).copied().unwrap_or(0) > 1)
         .collect();
-    Ok(analyse(&view, &branches, prices))
+    Ok(analyse(&conversation, &heads, &replies, &branches, prices))
 }
 
-/// The analysis of a loaded path; `branches[i]`: path message i has another child off the path.
+/// The analysis of a path: its heads, the replies that carry usage, and `branches[i]`: path message i has another
+/// child off the path.
 pub fn analyse(
-    view: &PathView,
+    conversation: &str,
+    heads: &[Head],
+    measured: &[PathUsage],
     branches: &[bool],
     prices: &std::collections::BTreeMap<String, Price>,
 ) -> Report {
-    let measured: Vec<Measured> = view
-        .facts
-        .iter()
-        .enumerate()
-        .filter_map(|(index, f)| {
-            let usage = f.usage?;
-            Some(Measured {
-                index,
-                model: f.model.clone().unwrap_or_default(),
-                usage,
-                at: f.created_at,
-            })
-        })
-        .collect();
     // caching is reported with writes (Anthropic) or automatic (writes not reported)
     let reports_writes = measured
         .iter()
@@ -206,7 +193,7 @@ pub fn analyse(
         .iter()
         .find(|m| m.usage.is_one_request() && m.usage.prompt() > 0)
         .map(|m| {
-            let before: u64 = view.heads[..m.index].iter().map(|h| h.tokens).sum();
+            let before: u64 = heads[..m.index].iter().map(|h| h.tokens).sum();
             m.usage.prompt().saturating_sub(before)
         })
         .unwrap_or(0);
@@ -214,15 +201,16 @@ pub fn analyse(
     let mut replies = Vec::with_capacity(measured.len());
     let mut totals = Totals::default();
     let (mut read_all, mut prompt_all) = (0u64, 0u64);
-    let mut prev: Option<&Measured> = None;
-    for m in &measured {
+    let mut prev: Option<&PathUsage> = None;
+    for m in measured {
         let u = &m.usage;
-        let cost = pricer.cost(&m.model, u, m.at);
+        let model = m.model.as_deref().unwrap_or("");
+        let cost = pricer.cost(model, u, m.created_at);
         let one = u.is_one_request() && u.prompt() > 0;
         let mut reply = Reply {
-            message: view.heads[m.index].id.clone(),
-            time: rfc3339(m.at),
-            model: m.model.clone(),
+            message: heads[m.index].id.clone(),
+            time: rfc3339(m.created_at),
+            model: model.to_string(),
             input: u.input_tokens,
             output: u.output_tokens,
             cache_read: u.cache_read_input_tokens,
@@ -235,7 +223,7 @@ pub fn analyse(
             cost,
             cost_if_hit: cost,
             expected_read: 0,
-            gap_ms: prev.map(|p| m.at - p.at),
+            gap_ms: prev.map(|p| m.created_at - p.created_at),
             requests: (!u.is_one_request()).then_some(u.requests),
         };
         if one {
@@ -259,15 +247,13 @@ pub fn analyse(
                 } else {
                     TTL_5M
                 };
-                let between = p.index + 1..=m.index;
-                let compacted = view.markers.iter().any(|x| between.contains(&x.at))
-                    || view.heads[between.clone()]
-                        .iter()
-                        .any(|h| h.is_compaction());
+                let compacted = heads[p.index + 1..=m.index]
+                    .iter()
+                    .any(|h| h.is_compaction());
                 let branched = branches[p.index..m.index].iter().any(|&b| b);
-                let same_model =
-                    crate::models::key_or_raw(&p.model) == crate::models::key_or_raw(&m.model);
-                reply.cause = Some(if m.at - p.at > ttl {
+                let same_model = crate::models::key_or_raw(p.model.as_deref().unwrap_or(""))
+                    == crate::models::key_or_raw(model);
+                reply.cause = Some(if m.created_at - p.created_at > ttl {
                     Cause::Ttl
                 } else if compacted {
                     Cause::Compaction
@@ -280,7 +266,7 @@ pub fn analyse(
                 } else {
                     Cause::Unknown
                 });
-                reply.cost_if_hit = pricer.cost(&m.model, &as_if_hit(u, shortfall), m.at);
+                reply.cost_if_hit = pricer.cost(model, &as_if_hit(u, shortfall), m.created_at);
                 totals.misses += 1;
             }
         }
@@ -306,7 +292,7 @@ pub fn analyse(
     totals.overhead = overhead;
     totals.hit_ratio = (prompt_all > 0).then(|| read_all as f64 / prompt_all as f64);
     Report {
-        conversation: view.conversation.clone(),
+        conversation: conversation.to_string(),
         replies,
         totals,
     }

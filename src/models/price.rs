@@ -125,7 +125,17 @@ impl Linear {
 /// Gives what [`cost`] gives (to float rounding).
 pub struct Pricer<'a> {
     prices: &'a BTreeMap<String, Price>,
-    cache: std::cell::RefCell<std::collections::HashMap<(String, i64), Option<Linear>>>,
+    /// Rates by model key, then hour.
+    #[allow(clippy::type_complexity)]
+    cache: std::cell::RefCell<
+        std::collections::HashMap<String, std::collections::HashMap<i64, Option<Linear>>>,
+    >,
+    /// A recorded model name's key and whether the settings price it (None: no model), read once per name.
+    #[allow(clippy::type_complexity)]
+    names: std::cell::RefCell<std::collections::HashMap<String, Option<(String, bool)>>>,
+    /// The tier bound found for a model at given rates (model, rates, bound), reused by other hours.
+    #[allow(clippy::type_complexity)]
+    bounds: std::cell::RefCell<Vec<(String, [f64; 5], u64)>>,
 }
 
 impl<'a> Pricer<'a> {
@@ -133,6 +143,8 @@ impl<'a> Pricer<'a> {
         Pricer {
             prices,
             cache: Default::default(),
+            names: Default::default(),
+            bounds: Default::default(),
         }
     }
 
@@ -167,7 +179,9 @@ impl<'a> Pricer<'a> {
                 ..Usage::default()
             })?,
         ];
-        // the largest prompt the rates hold for: the first size whose price is not rate x size, found by halving
+        // the largest prompt the rates hold for: the first size whose price is not rate x size, found by halving;
+        // where another hour of this model had the same rates, its bound, confirmed at the bound (tiers change
+        // with prices, and a long session crosses many hours)
         let linear_at = |size: u64| {
             one(Usage {
                 input_tokens: size,
@@ -176,20 +190,40 @@ impl<'a> Pricer<'a> {
             .is_some_and(|c| (c - rates[0] * size as f64).abs() <= 1e-9 * c.abs().max(1e-12))
         };
         let top = super::largest_window().saturating_mul(2);
-        let below = if linear_at(top) {
-            u64::MAX
-        } else {
-            let (mut lo, mut hi) = (n, top);
-            while hi - lo > 1 {
-                let mid = lo + (hi - lo) / 2;
-                if linear_at(mid) {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
+        let known = self
+            .bounds
+            .borrow()
+            .iter()
+            .find(|(k, r, _)| k == model && *r == rates)
+            .map(|x| x.2);
+        let confirmed = known.filter(|&b| {
+            if b == u64::MAX {
+                linear_at(top)
+            } else {
+                linear_at(b) && !linear_at(b + 1)
             }
-            lo
+        });
+        let below = match confirmed {
+            Some(b) => b,
+            None if linear_at(top) => u64::MAX,
+            None => {
+                let (mut lo, mut hi) = (n, top);
+                while hi - lo > 1 {
+                    let mid = lo + (hi - lo) / 2;
+                    if linear_at(mid) {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                lo
+            }
         };
+        if confirmed.is_none() {
+            self.bounds
+                .borrow_mut()
+                .push((model.to_string(), rates, below));
+        }
         Some(Linear { rates, below })
     }
 
@@ -204,10 +238,10 @@ impl<'a> Pricer<'a> {
         at_ms: i64,
         max_prompt: u64,
     ) -> Result<Option<f64>, ()> {
-        let Some(key) = super::key(model) else {
+        let Some((key, own)) = self.name(model) else {
             return Ok(None);
         };
-        if own(model, self.prices).is_some() {
+        if own {
             return Ok(cost(model, sum, at_ms, self.prices));
         }
         match self.linear(&key, at_ms) {
@@ -223,16 +257,32 @@ impl<'a> Pricer<'a> {
         } else {
             -1
         };
-        let mut cache = self.cache.borrow_mut();
-        *cache
-            .entry((key.to_string(), hour))
-            .or_insert_with(|| self.probe(key, if hour < 0 { 0 } else { hour * 3_600_000 }))
+        if let Some(l) = self.cache.borrow().get(key).and_then(|h| h.get(&hour)) {
+            return *l;
+        }
+        let l = self.probe(key, if hour < 0 { 0 } else { hour * 3_600_000 });
+        self.cache
+            .borrow_mut()
+            .entry(key.to_string())
+            .or_default()
+            .insert(hour, l);
+        l
+    }
+
+    /// A model name's key and whether the settings price it, cached per name.
+    fn name(&self, model: &str) -> Option<(String, bool)> {
+        if let Some(r) = self.names.borrow().get(model) {
+            return r.clone();
+        }
+        let r = super::key(model).map(|k| (k, own(model, self.prices).is_some()));
+        self.names.borrow_mut().insert(model.to_string(), r.clone());
+        r
     }
 
     /// The cost of one request, as [`cost`] computes it.
     pub fn cost(&self, model: &str, usage: &Usage, at_ms: i64) -> Option<f64> {
-        let key = super::key(model)?;
-        if own(model, self.prices).is_some() {
+        let (key, own) = self.name(model)?;
+        if own {
             return cost(model, usage, at_ms, self.prices);
         }
         let lin = self.linear(&key, at_ms)?;

@@ -308,3 +308,64 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }
+
+/// A reply of a path with what its provider measured: its index on the path, its model, its usage, its time.
+#[derive(Debug, Clone)]
+pub struct PathUsage {
+    pub index: usize,
+    pub model: Option<String>,
+    pub usage: crate::model::Usage,
+    pub created_at: i64,
+}
+
+impl Store {
+    /// The replies of a path (`heads`, from [`Store::active_path_heads`] or [`Store::path_heads_to`]) that carry
+    /// usage, in path order: one range scan of the measures' narrow usage columns, for figures over every reply of
+    /// a long path (the prompt cache) that need nothing else.
+    pub fn path_usages(
+        &self,
+        conversation: &str,
+        heads: &[super::paths::Head],
+    ) -> Result<Vec<PathUsage>> {
+        let (Some(lo), Some(hi)) = (
+            heads.iter().map(|h| h.seq).min(),
+            heads.iter().map(|h| h.seq).max(),
+        ) else {
+            return Ok(Vec::new());
+        };
+        let conv = super::conv_row(&self.conn, conversation)?;
+        let at: HashMap<i64, usize> = heads.iter().enumerate().map(|(i, h)| (h.seq, i)).collect();
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT seq, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+                    cache_write_1h_tokens, requests, created_at
+             FROM measures WHERE seq BETWEEN ?1 AND ?2 AND conversation = ?3
+               AND (input_tokens IS NOT NULL OR output_tokens IS NOT NULL)
+             ORDER BY seq",
+        )?;
+        let mut rows = stmt.query(rusqlite::params![lo, hi, conv.seq])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let Some(&index) = at.get(&r.get::<_, i64>(0)?) else {
+                continue;
+            };
+            let n = |i: usize| -> rusqlite::Result<u64> {
+                Ok(r.get::<_, Option<i64>>(i)?.unwrap_or(0).max(0) as u64)
+            };
+            out.push(PathUsage {
+                index,
+                model: r.get(1)?,
+                usage: crate::model::Usage {
+                    input_tokens: n(2)?,
+                    output_tokens: n(3)?,
+                    cache_read_input_tokens: n(4)?,
+                    cache_creation_input_tokens: n(5)?,
+                    cache_creation_1h_input_tokens: n(6)?,
+                    requests: n(7)?,
+                },
+                created_at: r.get(8)?,
+            });
+        }
+        out.sort_by_key(|p| p.index);
+        Ok(out)
+    }
+}
