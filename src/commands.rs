@@ -170,6 +170,11 @@ pub enum Action {
     Replay {
         conversation: Option<String>,
     },
+    /// Usage statistics with the prompt cache's misses beside each row (`stats --cache`).
+    CacheStats {
+        by: crate::store::By,
+        since: Option<i64>,
+    },
     /// The prompt cache reply by reply on a path: hits, misses with their causes, what misses cost.
     Cache {
         conversation: String,
@@ -572,6 +577,12 @@ pub fn run(
             &settings.prices,
         )?))),
         A::Models => models(store, settings),
+        A::CacheStats { by, since } => Ok(Outcome::Stats(crate::stats::with_cache(
+            store,
+            by,
+            since,
+            &settings.prices,
+        )?)),
         A::Stats { by, since } => Ok(Outcome::Stats(crate::stats::stats(
             store,
             by,

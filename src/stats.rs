@@ -39,6 +39,14 @@ pub struct Row {
     /// Tokens of tool output (rows by tool).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result_tokens: Option<u64>,
+    /// With the prompt cache (`stats --cache`): what misses on the rows' active paths cost beyond a held cache,
+    /// in US dollars, and by cause ([`crate::cache`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_lost_usd: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_lost_by_cause: Option<BTreeMap<String, f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_misses: Option<u64>,
 }
 
 /// The table.
@@ -135,6 +143,9 @@ pub fn stats(
                 compactions: g.compactions,
                 wall_seconds: (g.wall_ms.max(0) / 1000) as u64,
                 result_tokens: (by == By::Tool).then_some(g.result_tokens),
+                cache_lost_usd: None,
+                cache_lost_by_cause: None,
+                cache_misses: None,
             })
         })
         .collect::<Result<_, _>>()?;
@@ -142,6 +153,74 @@ pub fn stats(
         by: by.name().to_string(),
         rows,
     })
+}
+
+/// The table with the prompt cache's misses beside each row: every conversation's active path analysed
+/// ([`crate::cache::cache`]), each miss booked to its row (its conversation, its model, its day or week, its
+/// conversation's project; rows by tool have none) from `since` on. It reads every reply of every path, so it is
+/// asked for (`stats --cache`), not made by default.
+pub fn with_cache(
+    store: &Store,
+    by: By,
+    since: Option<i64>,
+    prices: &BTreeMap<String, Price>,
+) -> Result<Stats, StoreError> {
+    let mut table = stats(store, by, since, prices)?;
+    if by == By::Tool {
+        return Ok(table);
+    }
+    let projects = store.projects()?;
+    let mut lost: std::collections::HashMap<String, (f64, BTreeMap<String, f64>, u64)> =
+        std::collections::HashMap::new();
+    for c in store.conversations()? {
+        let r = crate::cache::cache(store, &c.id, None, prices)?;
+        for x in &r.replies {
+            let (Some(cause), Some(cost), Some(if_hit)) = (x.cause, x.cost, x.cost_if_hit) else {
+                continue;
+            };
+            let at = x
+                .time
+                .parse::<jiff::Timestamp>()
+                .map_or(0, |t| t.as_millisecond());
+            if since.is_some_and(|s| at < s) {
+                continue;
+            }
+            let date = || {
+                jiff::Timestamp::from_millisecond(at)
+                    .ok()
+                    .map(|t| t.to_zoned(jiff::tz::TimeZone::UTC).date())
+            };
+            let key = match by {
+                By::Conversation => Some(c.id.clone()),
+                By::Model => Some(crate::models::key_or_raw(&x.model)),
+                By::Project => Some(
+                    projects
+                        .get(&c.id)
+                        .cloned()
+                        .unwrap_or_else(|| "(no project)".into()),
+                ),
+                By::Day => date().map(|d| d.to_string()),
+                By::Week => date().map(|d| {
+                    let w = d.iso_week_date();
+                    format!("{}-W{:02}", w.year(), w.week())
+                }),
+                By::Tool => None,
+            };
+            let Some(key) = key else { continue };
+            let e = lost.entry(key).or_default();
+            let l = (cost - if_hit).max(0.0);
+            e.0 += l;
+            *e.1.entry(cause.name().to_string()).or_default() += l;
+            e.2 += 1;
+        }
+    }
+    for row in &mut table.rows {
+        let (l, causes, n) = lost.remove(&row.key).unwrap_or_default();
+        row.cache_lost_usd = row.cost_usd.map(|_| l);
+        row.cache_lost_by_cause = Some(causes);
+        row.cache_misses = Some(n);
+    }
+    Ok(table)
 }
 
 /// The table as CSV (RFC 4180 quoting), the columns of the JSON rows.

@@ -373,7 +373,7 @@ impl Explorer {
             Action::SnapshotPreview { .. } => For::Snapshots,
             Action::Find { .. } => For::Find,
             Action::Search(_) => For::Search,
-            Action::Stats { .. } => For::Stats,
+            Action::Stats { .. } | Action::CacheStats { .. } => For::Stats,
             Action::Timeline { .. } => For::Timeline,
             Action::Diff { .. } => For::Diff,
             Action::Legibility { .. } => For::ReadBack,

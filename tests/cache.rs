@@ -376,3 +376,60 @@ fn on_real_sessions_costs_add_up_and_pauses_and_compactions_are_named() {
         "{misses} {ttl} {compaction}"
     );
 }
+
+#[test]
+fn stats_with_the_cache_books_each_miss_to_its_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open_in_memory().unwrap();
+    let ttl = import(
+        &mut s,
+        &session(
+            dir.path(),
+            "ttl.jsonl",
+            &[step(0, 30_000, 0), step(0, 30_500, 9)],
+            None,
+        ),
+    )[0]
+    .clone();
+    let hits = import(
+        &mut s,
+        &session(
+            dir.path(),
+            "hits.jsonl",
+            &[step(0, 20_000, 0), step(20_000, 500, 1)],
+            None,
+        ),
+    )[0]
+    .clone();
+    let want = cache(&mut s, &ttl).totals.lost.unwrap();
+    assert!(want > 0.0);
+    for by in [By::Conversation, By::Model, By::Day] {
+        let Outcome::Stats(st) = run(&mut s, Action::CacheStats { by, since: None }) else {
+            panic!()
+        };
+        let lost: f64 = st.rows.iter().filter_map(|r| r.cache_lost_usd).sum();
+        assert!((lost - want).abs() < 1e-12, "{by:?}: {lost} vs {want}");
+        let ttl_lost: f64 = st
+            .rows
+            .iter()
+            .filter_map(|r| r.cache_lost_by_cause.as_ref()?.get("ttl"))
+            .sum();
+        assert!((ttl_lost - want).abs() < 1e-12);
+        if by == By::Conversation {
+            let row = |id: &str| st.rows.iter().find(|r| r.key == id).unwrap();
+            assert_eq!(row(&ttl).cache_misses, Some(1));
+            assert_eq!(row(&hits).cache_misses, Some(0));
+        }
+    }
+    // without asking, stats reads no path
+    let Outcome::Stats(st) = run(
+        &mut s,
+        Action::Stats {
+            by: By::Conversation,
+            since: None,
+        },
+    ) else {
+        panic!()
+    };
+    assert!(st.rows.iter().all(|r| r.cache_lost_usd.is_none()));
+}

@@ -1,4 +1,4 @@
-//! `cairn stats [--by conversation|model|day|week|project|tool] [--since DATE] [--json|--csv]`: usage across
+//! `cairn stats [--by conversation|model|day|week|project|tool] [--since DATE] [--json|--csv] [--cache]`: usage across
 //! sessions: sessions, turns, tool calls and errors, tokens, cache hits, cost at list prices, compactions, wall time.
 
 use anyhow::{Result, anyhow};
@@ -18,6 +18,9 @@ pub struct Args {
     json: bool,
     #[arg(long)]
     csv: bool,
+    /// Beside each row, what prompt-cache misses cost beyond a held cache, by cause (reads every path: slower).
+    #[arg(long)]
+    cache: bool,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -54,7 +57,12 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         Key::Project => By::Project,
         Key::Tool => By::Tool,
     };
-    let s = match ctx.run(Action::Stats { by, since })? {
+    let action = if a.cache {
+        Action::CacheStats { by, since }
+    } else {
+        Action::Stats { by, since }
+    };
+    let s = match ctx.run(action)? {
         Outcome::Stats(s) => s,
         o => return Err(unexpected(&o)),
     };
@@ -123,6 +131,20 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
                 .map(|c| format!("${c:.2}"))
                 .unwrap_or_else(|| "unknown".into())
         ))?;
+        if let (Some(n), Some(causes)) = (r.cache_misses, &r.cache_lost_by_cause)
+            && n > 0
+        {
+            out(&format!(
+                "{:<34} {n} cache misses, lost {}: {}",
+                "",
+                crate::models::usd(r.cache_lost_usd, 2),
+                causes
+                    .iter()
+                    .map(|(c, v)| format!("{c} ${v:.2}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))?;
+        }
         for m in &r.unpriced {
             if !unpriced.contains(m) {
                 unpriced.push(m.clone());

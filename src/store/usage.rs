@@ -369,3 +369,14 @@ impl Store {
         Ok(out)
     }
 }
+
+impl Store {
+    /// Each conversation's project (the folder its harness ran in), where it has one: conversation id → project.
+    pub fn projects(&self) -> Result<HashMap<String, String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id, project FROM conversations WHERE project IS NOT NULL")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
