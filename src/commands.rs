@@ -414,7 +414,15 @@ pub fn run(
             format,
             options,
             out,
-        } => files::export(store, &conversation, at.as_deref(), format, options, out),
+        } => files::export(
+            store,
+            &conversation,
+            at.as_deref(),
+            format,
+            options,
+            out,
+            &settings.prices,
+        ),
         A::Compact {
             conversation,
             strategy,

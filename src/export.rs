@@ -102,6 +102,25 @@ pub fn export(
     format: ExportFormat,
     options: Options,
 ) -> Result<Exported, ExportError> {
+    export_priced(
+        store,
+        conversation,
+        at,
+        format,
+        options,
+        &std::collections::BTreeMap::new(),
+    )
+}
+
+/// [`export`] with the settings' prices over the catalog's (the costs a page shows).
+pub fn export_priced(
+    store: &Store,
+    conversation: &str,
+    at: Option<&str>,
+    format: ExportFormat,
+    options: Options,
+    prices: &std::collections::BTreeMap<String, crate::models::Price>,
+) -> Result<Exported, ExportError> {
     let conv = store.conversation(conversation)?;
     let mut redacted = 0;
     let mut repairs = crate::pairs::Repairs::default();
@@ -124,7 +143,7 @@ pub fn export(
         ExportFormat::Markdown | ExportFormat::Html => {
             let all = clean(store.messages(&conv.id)?);
             let ids: Vec<String> = path()?.into_iter().map(|m| m.id).collect();
-            let mut r = reading::read(store, &conv, all, &ids, at, redacted);
+            let mut r = reading::read(store, &conv, all, &ids, at, redacted, prices);
             // the title (a harness's summary line, or the first prompt) leaves in the page's <title> and heading
             if options.redact {
                 let (t, n) = crate::redact::text(&r.title);

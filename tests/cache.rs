@@ -433,3 +433,38 @@ fn stats_with_the_cache_books_each_miss_to_its_row() {
     };
     assert!(st.rows.iter().all(|r| r.cache_lost_usd.is_none()));
 }
+
+#[test]
+fn exports_show_each_reply_cost_and_each_miss_on_the_reply_it_hit() {
+    use cairn::export::{ExportFormat, Options};
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open_in_memory().unwrap();
+    let c = import(
+        &mut s,
+        &session(
+            dir.path(),
+            "ttl.jsonl",
+            &[step(0, 30_000, 0), step(0, 30_500, 9)],
+            None,
+        ),
+    )[0]
+    .clone();
+    let r = cache(&mut s, &c);
+    let miss = &r.replies[1];
+    let html = cairn::export::export(&s, &c, None, ExportFormat::Html, Options::default())
+        .unwrap()
+        .text;
+    let at = html.find(&format!("id=\"msg-{}\"", miss.message)).unwrap();
+    let article = &html[at..at + html[at..].find("</article>").unwrap()];
+    assert!(article.contains("cache miss: ttl"), "{article}");
+    assert!(article.contains(&format!("${:.4}", miss.cost.unwrap())));
+    assert!(
+        html.contains("cache hit 0.0%, 1 miss ("),
+        "the header says the session's cache"
+    );
+    assert!(html.contains(&format!("${:.2}", r.totals.cost.unwrap())));
+    let md = cairn::export::export(&s, &c, None, ExportFormat::Markdown, Options::default())
+        .unwrap()
+        .text;
+    assert!(md.contains("cache miss (ttl)"), "{md}");
+}

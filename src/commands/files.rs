@@ -48,8 +48,9 @@ pub(super) fn export(
     format: ExportFormat,
     options: crate::export::Options,
     out: Option<PathBuf>,
+    prices: &std::collections::BTreeMap<String, crate::models::Price>,
 ) -> Result<Outcome, CommandError> {
-    let exported = crate::export::export(store, conversation, at, format, options)?;
+    let exported = crate::export::export_priced(store, conversation, at, format, options, prices)?;
     if let Some(path) = &out {
         write(path, &exported.text)?;
     }

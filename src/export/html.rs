@@ -364,8 +364,23 @@ fn article(store: &Store, r: &Reading, i: usize, opts: Options) -> Result<String
             thousands(u.cache_read_input_tokens),
         ));
     }
-    if let Some(c) = info.cost {
-        head.push_str(&format!("<span>${c:.4}</span>"));
+    if let Some(c) = r.cache.get(&i) {
+        if let Some(cost) = c.cost {
+            head.push_str(&format!("<span title=\"at list prices\">${cost:.4}</span>"));
+        }
+        if let Some(cause) = c.cause {
+            let lost = c.cost.zip(c.cost_if_hit).map(|(a, b)| a - b);
+            head.push_str(&format!(
+                "<span class=\"miss\" title=\"the cache held {} of the {} tokens the previous request left (gap {}); \
+                 with the cache held this reply would have cost {}\">cache miss: {} · {} lost</span>",
+                thousands(c.cache_read),
+                thousands(c.expected_read),
+                c.gap_ms.map_or("-".to_string(), |g| format!("{:.0} s", g as f64 / 1000.0)),
+                crate::models::usd(c.cost_if_hit, 4),
+                cause.name(),
+                crate::models::usd(lost, 4)
+            ));
+        }
     }
     if let Some(f) = r.fates.get(&i)
         && !r.only_absorbed(i)
@@ -527,6 +542,20 @@ pub fn render(store: &Store, r: &Reading, opts: Options) -> Result<String, Store
     }
     if let Some(c) = cost {
         facts.push(format!("${c:.2}"));
+    }
+    if let Some(t) = &r.cache_totals
+        && let Some(h) = t.hit_ratio
+    {
+        facts.push(format!(
+            "cache hit {:.1}%, {} miss{}{}",
+            h * 100.0,
+            t.misses,
+            if t.misses == 1 { "" } else { "es" },
+            match t.lost {
+                Some(l) if t.misses > 0 => format!(" ({} lost)", crate::models::usd(Some(l), 2)),
+                _ => String::new(),
+            }
+        ));
     }
     let started = r
         .path

@@ -409,8 +409,17 @@ pub fn render(r: &Reading, opts: Options) -> String {
                 u.cache_read_input_tokens,
             ));
         }
-        if let Some(c) = info.cost {
-            bits.push(format!("${c:.4}"));
+        if let Some(c) = r.cache.get(&i) {
+            if let Some(cost) = c.cost {
+                bits.push(format!("${cost:.4}"));
+            }
+            if let Some(cause) = c.cause {
+                bits.push(format!(
+                    "cache miss ({}): {} lost",
+                    cause.name(),
+                    crate::models::usd(c.cost.zip(c.cost_if_hit).map(|(a, b)| a - b), 4)
+                ));
+            }
         }
         if let Some(f) = r.fates.get(&i) {
             bits.push(format!("*{f}*"));

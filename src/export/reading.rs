@@ -19,8 +19,6 @@ pub struct ReplyInfo {
     /// `2026-02-16 18:47 UTC`.
     pub time: Option<String>,
     pub usage: Option<Usage>,
-    /// In US dollars, where the transcript recorded it (pi's usage cost, old Claude Code's `costUSD`).
-    pub cost: Option<f64>,
     /// The reply's own size in tokens (estimated) when the recorded output count is far below it: Claude Code
     /// records usage when a reply starts streaming, so its `output_tokens` is often 1.
     pub output_estimate: Option<u64>,
@@ -74,6 +72,10 @@ pub struct Reading {
     pub tip: Option<usize>,
     /// Secrets redacted in what is shown.
     pub redacted: usize,
+    /// The prompt cache on the path shown, by index into `all`: each reply's cost (the one cost function) and,
+    /// for a miss, its cause and what it lost ([`crate::cache`]).
+    pub cache: HashMap<usize, crate::cache::Reply>,
+    pub cache_totals: Option<crate::cache::Totals>,
 }
 
 impl Reading {
@@ -192,7 +194,7 @@ impl Reading {
     pub fn totals(&self) -> (Vec<String>, Usage, Option<f64>) {
         let mut models: Vec<String> = Vec::new();
         let mut u = Usage::default();
-        let mut cost = None;
+        let cost = self.cache_totals.as_ref().and_then(|t| t.cost);
         for &i in &self.path {
             let r = reply_info(&self.all[i]);
             if let Some(m) = r.model
@@ -205,9 +207,6 @@ impl Reading {
                 u.output_tokens += x.output_tokens;
                 u.cache_read_input_tokens += x.cache_read_input_tokens;
                 u.cache_creation_input_tokens += x.cache_creation_input_tokens;
-            }
-            if let Some(c) = r.cost {
-                cost = Some(cost.unwrap_or(0.0) + c);
             }
         }
         (models, u, cost)
@@ -242,21 +241,6 @@ pub fn reply_info(m: &Message) -> ReplyInfo {
             ..ReplyInfo::default()
         };
     }
-    let pi_cost = m
-        .meta
-        .pointer("/entry/message/usage/cost/total")
-        .and_then(Value::as_f64);
-    let cc_cost: Option<f64> = m
-        .meta
-        .get("lines")
-        .and_then(Value::as_array)
-        .and_then(|ls| {
-            let c: Vec<f64> = ls
-                .iter()
-                .filter_map(|l| l.get("costUSD").and_then(Value::as_f64))
-                .collect();
-            (!c.is_empty()).then(|| c.iter().sum())
-        });
     let output_estimate = m.usage.and_then(|u| {
         let own = crate::tokens::measure(&m.content).content_tokens();
         (u.output_tokens * 2 < own).then_some(own)
@@ -265,13 +249,13 @@ pub fn reply_info(m: &Message) -> ReplyInfo {
         model: model_of(&m.meta).map(str::to_string),
         time: time_of(m.created_at),
         usage: m.usage,
-        cost: pi_cost.or(cc_cost).filter(|c| *c > 0.0),
         output_estimate,
     }
 }
 
 /// Reads a conversation for export: `all` its messages (redacted as they will be shown), `path_ids` the path
 /// shown, root first.
+#[allow(clippy::too_many_arguments)]
 pub fn read(
     store: &Store,
     conv: &Conversation,
@@ -279,6 +263,7 @@ pub fn read(
     path_ids: &[String],
     at: Option<&str>,
     redacted: usize,
+    prices: &std::collections::BTreeMap<String, crate::models::Price>,
 ) -> Reading {
     // depth-first order, iteratively, children in stored order
     let index: HashMap<&str, usize> = all
@@ -468,6 +453,18 @@ pub fn read(
             .unwrap_or_else(|| format!("Conversation {}", conv.id)),
     };
     let tip = conv.tip.as_deref().and_then(|t| index.get(t).copied());
+    // the cache of the path shown (a conversation the store cannot analyse shows no costs, not a failed export)
+    let report =
+        crate::cache::cache(store, &conv.id, path_ids.last().map(String::as_str), prices).ok();
+    let cache = report
+        .as_ref()
+        .map(|r| {
+            r.replies
+                .iter()
+                .filter_map(|x| index.get(x.message.as_str()).map(|&i| (i, x.clone())))
+                .collect()
+        })
+        .unwrap_or_default();
     Reading {
         conv: conv.clone(),
         title,
@@ -483,6 +480,8 @@ pub fn read(
         compactions,
         tip,
         redacted,
+        cache,
+        cache_totals: report.map(|r| r.totals),
     }
 }
 
