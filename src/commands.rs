@@ -524,12 +524,22 @@ pub fn run(
             let view = crate::reclaim::PathView::load(store, &conversation, None)?;
             let policy = policy_for(store, settings, &view, model.as_deref(), None)?;
             let fits = crate::reclaim::replay::stored_fits(store)?;
-            Ok(Outcome::Timeline(crate::reclaim::timeline::timeline(
-                Some(store),
-                &view,
-                &policy,
-                &fits,
-            )?))
+            let mut t = crate::reclaim::timeline::timeline(Some(store), &view, &policy, &fits)?;
+            // each reply's cache miss, on the point it hit
+            let cache = crate::cache::cache(store, &view.conversation, None, &settings.prices)?;
+            let misses: std::collections::HashMap<&str, &crate::cache::Reply> = cache
+                .replies
+                .iter()
+                .filter(|r| r.cause.is_some())
+                .map(|r| (r.message.as_str(), r))
+                .collect();
+            for p in &mut t.points {
+                if let Some(r) = misses.get(p.message.as_str()) {
+                    p.cache_miss = r.cause;
+                    p.cache_lost = r.cost.zip(r.cost_if_hit).map(|(a, b)| a - b);
+                }
+            }
+            Ok(Outcome::Timeline(t))
         }
         A::ServerCompact {
             conversation,

@@ -34,6 +34,12 @@ pub struct Point {
     pub tool_calls: u64,
     #[serde(skip)]
     pub tool_errors: u64,
+    /// Where its request missed the prompt cache: why, and what it lost ([`crate::cache`], filled by the
+    /// command that asks for the timeline).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_miss: Option<crate::cache::Cause>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_lost: Option<f64>,
 }
 
 /// The chart's data (the contract of `cairn context CONV --over-time --json`).
@@ -101,6 +107,8 @@ pub fn timeline(
             compaction,
             tool_calls: calls,
             tool_errors: errors,
+            cache_miss: None,
+            cache_lost: None,
         });
         (compaction, calls, errors) = (false, 0, 0);
     }

@@ -1,6 +1,7 @@
 //! The context over time for the open conversation: at each reply on the active path, the prompt its provider
 //! measured (solid, where the transcript has usage) and cairn's estimate (dashed), the model's window and the
-//! compaction threshold as lines, every compaction marked, tool errors as red ticks. Clicking a point selects that
+//! compaction threshold as lines, every compaction marked, each prompt-cache miss a diamond coloured by its cause,
+//! tool errors as red ticks. Clicking a point selects that
 //! reply in the tree and the transcript. The data is the core's
 //! ([`crate::commands::Action::Timeline`]), the same `cairn context --over-time` prints.
 
@@ -20,6 +21,19 @@ pub struct TimelinePanel {
 pub enum TimelineEvent {
     Run(Box<Action>),
     Select(String),
+}
+
+/// A cache miss's colour by cause.
+fn miss_colour(c: crate::cache::Cause) -> Color32 {
+    use crate::cache::Cause;
+    match c {
+        Cause::Ttl => Color32::from_rgb(240, 190, 40),
+        Cause::Compaction => Color32::from_rgb(200, 90, 200),
+        Cause::Branch => Color32::from_rgb(90, 200, 220),
+        Cause::Model => Color32::from_rgb(240, 120, 60),
+        Cause::Overhead => Color32::from_rgb(230, 70, 120),
+        Cause::Unknown => Color32::from_rgb(160, 160, 160),
+    }
 }
 
 impl TimelinePanel {
@@ -73,6 +87,25 @@ impl TimelinePanel {
             .filter(|(_, p)| p.compaction)
             .map(|(k, _)| k as f64 - 0.5)
             .collect();
+        // cache misses at the prompt they re-sent, one series per cause (its colour and name on hover)
+        let mut misses: Vec<(crate::cache::Cause, Vec<[f64; 2]>)> = Vec::new();
+        for (k, p) in t.points.iter().enumerate() {
+            if let Some(c) = p.cache_miss {
+                let y = p.measured.unwrap_or(p.estimated) as f64;
+                match misses.iter_mut().find(|(x, _)| *x == c) {
+                    Some((_, v)) => v.push([k as f64, y]),
+                    None => misses.push((c, vec![[k as f64, y]])),
+                }
+            }
+        }
+        let lost: f64 = t.points.iter().filter_map(|p| p.cache_lost).sum();
+        let n_misses: usize = misses.iter().map(|(_, v)| v.len()).sum();
+        if n_misses > 0 {
+            ui.label(format!(
+                "{n_misses} prompt-cache miss(es), {} lost (marked by cause; `cairn cache` has each reply)",
+                crate::models::usd(Some(lost), 2)
+            ));
+        }
         let (window, threshold) = (t.window as f64, t.threshold as f64);
         let resp = Plot::new("context-over-time")
             .legend(Legend::default())
@@ -110,6 +143,17 @@ impl TimelinePanel {
                         .color(Color32::from_rgb(60, 180, 110))
                         .width(2.0),
                 );
+                for (cause, pts) in &misses {
+                    p.points(
+                        Points::new(
+                            format!("cache miss: {}", cause.name()),
+                            PlotPoints::from(pts.clone()),
+                        )
+                        .color(miss_colour(*cause))
+                        .shape(egui_plot::MarkerShape::Diamond)
+                        .radius(5.0),
+                    );
+                }
                 p.points(
                     Points::new("tool errors", PlotPoints::from(error_pts.clone()))
                         .color(Color32::from_rgb(220, 60, 60))
