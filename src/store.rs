@@ -167,9 +167,20 @@ impl Store {
         };
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(open_err)?;
-        // Reading the header first: a file that is not SQLite fails here, before anything is written to it.
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
+        // Reading the header first: a file that is not SQLite fails here, before anything is written to it. One
+        // statement reads one snapshot: another process may be creating this store meanwhile, and a version read
+        // before its commit with tables read after it would look like someone else's file.
+        let (version, app, tables, has_cairn_tables): (i64, i64, i64, bool) = conn
+            .query_row(
+                "SELECT (SELECT user_version FROM pragma_user_version),
+                        (SELECT application_id FROM pragma_application_id),
+                        (SELECT count(*) FROM sqlite_master),
+                        (SELECT count(*) = 2 FROM sqlite_master WHERE type = 'table' AND
+                           ((name = 'conversations' AND sql LIKE '%forked_from_conversation%') OR
+                            (name = 'messages' AND sql LIKE '%parent%' AND sql LIKE '%depth%')))",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
             .map_err(open_err)?;
         if version > schema::VERSION {
             return Err(StoreError::NewerSchema {
@@ -178,26 +189,11 @@ impl Store {
                 supported: schema::VERSION,
             });
         }
-        let app: i64 = conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(open_err)?;
-        let tables: i64 = conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-            .map_err(open_err)?;
         // a store cairn made carries its application id; one from before the id has cairn's own tables. Anything
         // else is someone else's file and is never written to (not even switched to WAL).
-        let has_cairn_tables = || -> rusqlite::Result<bool> {
-            conn.query_row(
-                "SELECT count(*) = 2 FROM sqlite_master WHERE type = 'table' AND
-                   ((name = 'conversations' AND sql LIKE '%forked_from_conversation%') OR
-                    (name = 'messages' AND sql LIKE '%parent%' AND sql LIKE '%depth%'))",
-                [],
-                |r| r.get(0),
-            )
-        };
         let foreign = (version == 0 && tables > 0)
             || (app != 0 && app != APPLICATION_ID)
-            || (version > 0 && app == 0 && !has_cairn_tables().map_err(open_err)?);
+            || (version > 0 && app == 0 && !has_cairn_tables);
         if foreign {
             return Err(StoreError::Open {
                 path,
