@@ -150,14 +150,22 @@ impl Explorer {
         if let Some(found) = &self.discovered {
             let mut open = true;
             let mut pick = None;
+            let mut pick_all = false;
             egui::Window::new("Sessions on this machine")
                 .open(&mut open)
                 .default_width(560.0)
                 .show(ctx, |ui| {
                     if found.is_empty() {
                         ui.label(
-                            "No Claude Code, pi or Codex sessions found in their usual folders.",
+                            "No Claude Code, pi, Codex, Gemini CLI, Cursor or Copilot CLI sessions found in their \
+                             usual folders.",
                         );
+                    } else if ui
+                        .button(format!("Import all {} (new ones added, grown ones brought up to date)", found.len()))
+                        .on_hover_text("the import of `cairn discover --import`: nothing is counted twice")
+                        .clicked()
+                    {
+                        pick_all = true;
                     }
                     egui::ScrollArea::vertical()
                         .max_height(420.0)
@@ -177,7 +185,9 @@ impl Explorer {
                             }
                         });
                 });
-            if let Some(p) = pick {
+            if pick_all {
+                self.import(found.iter().map(|f| f.path.clone()).collect());
+            } else if let Some(p) = pick {
                 self.import(vec![p]);
             }
             if !open {

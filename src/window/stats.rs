@@ -116,7 +116,9 @@ impl StatsPanel {
                     if let Some(t) = self.table.ready()
                         && ui.button("Copy CSV").clicked()
                     {
-                        ui.ctx().copy_text(crate::stats::csv(t));
+                        // what leaves the window leaves redacted, as every output of the command line does
+                        let csv = crate::stats::csv(t);
+                        ui.ctx().copy_text(crate::redact::text(&csv).0.into_owned());
                     }
                 });
                 match self.table.ready() {
