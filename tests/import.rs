@@ -539,3 +539,76 @@ fn agent_files_beside_a_session_are_its_subagents() {
     );
     assert!(child.spawned_by.is_some());
 }
+
+#[test]
+fn codex_compacted_records_of_every_shape_are_markers_with_what_the_model_saw() {
+    // 0.136: {message: "", replacement_history}; 0.140: + window_id as an integer; 0.142: window_id a uuid and
+    // window_number; 0.142.2 / 0.145: + first_window_id, previous_window_id, and an encrypted compaction item last
+    let dir = tempfile::tempdir().unwrap();
+    let history = serde_json::json!([
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix the parser"}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "the parser is fixed"}]}
+    ]);
+    let shapes = [
+        serde_json::json!({"message": "", "replacement_history": history}),
+        serde_json::json!({"message": "", "replacement_history": history, "window_id": 3}),
+        serde_json::json!({"message": "", "replacement_history": history,
+                           "window_id": "0199a0c1-6a7e-7d10-b4a5-1f0e2d3c4b5a", "window_number": 2}),
+        serde_json::json!({"message": "", "window_id": "0199a0c1-6a7e-7d10-b4a5-1f0e2d3c4b5b", "window_number": 3,
+                           "first_window_id": "0199a0c1-6a7e-7d10-b4a5-1f0e2d3c4b5a",
+                           "previous_window_id": "0199a0c1-6a7e-7d10-b4a5-1f0e2d3c4b5a",
+                           "replacement_history": history.as_array().unwrap().iter().cloned()
+                               .chain([serde_json::json!({"type": "compaction", "encrypted_content": "gAAAAB".repeat(40)})])
+                               .collect::<Vec<_>>()}),
+    ];
+    for (k, payload) in shapes.iter().enumerate() {
+        let lines = [
+            serde_json::json!({"timestamp": "2026-11-02T10:00:00.000Z", "type": "session_meta",
+                               "payload": {"id": format!("s{k}"), "cwd": "/w", "cli_version": "0.145.0"}}),
+            serde_json::json!({"timestamp": "2026-11-02T10:00:01.000Z", "type": "response_item",
+                               "payload": {"type": "message", "role": "user",
+                                           "content": [{"type": "input_text", "text": "fix the parser"}]}}),
+            serde_json::json!({"timestamp": "2026-11-02T10:00:02.000Z", "type": "response_item",
+                               "payload": {"type": "message", "role": "assistant",
+                                           "content": [{"type": "output_text", "text": "the parser is fixed"}]}}),
+            serde_json::json!({"timestamp": "2026-11-02T10:00:03.000Z", "type": "compacted", "payload": payload}),
+            serde_json::json!({"timestamp": "2026-11-02T10:00:04.000Z", "type": "response_item",
+                               "payload": {"type": "message", "role": "user",
+                                           "content": [{"type": "input_text", "text": "now the tests"}]}}),
+        ];
+        let f = dir.path().join(format!("rollout-{k}.jsonl"));
+        let text: Vec<String> = lines.iter().map(|v| v.to_string()).collect();
+        std::fs::write(&f, text.join("\n") + "\n").unwrap();
+        let (_d, mut s) = store();
+        let cairn::commands::Outcome::Imported(out) = cairn::commands::run(
+            &mut s,
+            &cairn::reclaim::Settings::default(),
+            cairn::commands::Action::Import {
+                paths: vec![f],
+                format: None,
+            },
+            &cairn::commands::Quiet,
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert!(out[0].error.is_none(), "shape {k}: {:?}", out[0].error);
+        let path = s.active_path(&out[0].conversations[0]).unwrap();
+        let marker = path
+            .iter()
+            .find(|m| m.cairn_kind() == Some("compaction"))
+            .unwrap();
+        let text = cairn::model::plain_text(&marker.content);
+        assert!(
+            text.contains("fix the parser") && text.contains("the parser is fixed"),
+            "shape {k}: {text}"
+        );
+        assert_eq!(
+            text.contains("encrypted by the provider: 240 characters"),
+            k == 3,
+            "shape {k}: {text}"
+        );
+        assert_eq!(path.last().unwrap().role, Role::User);
+    }
+}

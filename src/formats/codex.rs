@@ -388,16 +388,33 @@ impl Built {
 }
 
 /// The text of a replacement history (response items): what the model saw after the compaction.
+/// The text of a compacted record's replacement history: its messages' text, in order. Codex 0.142.2 and later
+/// end it with a `{type: "compaction"}` item whose summary is encrypted (`encrypted_content`, readable only by the
+/// provider): the model read it, cairn cannot, so the text says it is there and how long it is.
 fn replacement_text(items: &[Value]) -> String {
-    items
-        .iter()
-        .flat_map(|item| text_of(item.get("content").unwrap_or(&Value::Null)))
-        .filter_map(|b| match b {
-            Block::Text { text } => Some(text),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
+    let mut parts: Vec<String> = Vec::new();
+    for item in items {
+        let ty = item.get("type").and_then(Value::as_str).unwrap_or("");
+        if matches!(ty, "compaction" | "compaction_summary") {
+            let n = item
+                .get("encrypted_content")
+                .and_then(Value::as_str)
+                .map_or(0, str::len);
+            parts.push(format!(
+                "[Codex's compaction summary, encrypted by the provider: {n} characters cairn cannot read]"
+            ));
+            continue;
+        }
+        parts.extend(
+            text_of(item.get("content").unwrap_or(&Value::Null))
+                .into_iter()
+                .filter_map(|b| match b {
+                    Block::Text { text } => Some(text),
+                    _ => None,
+                }),
+        );
+    }
+    parts.join("\n\n")
 }
 
 fn push(out: &mut Vec<ImportedMessage>, b: Built) {
