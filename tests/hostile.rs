@@ -52,6 +52,7 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
         "trajectories/sweagent-gpt4-test-repo-i1.traj",
         "trajectories/openhands-basic-gui-mode-trajectory.json",
         "small/codex-legacy-rollout.jsonl",
+        "small/copilot-cli-small.jsonl",
     ];
     files
         .iter()
