@@ -72,6 +72,9 @@ pub struct Reply {
     pub message: String,
     /// RFC 3339.
     pub time: String,
+    /// The same, in epoch milliseconds (for figures booked by time).
+    #[serde(skip)]
+    pub at: i64,
     pub model: String,
     /// Uncached input.
     pub input: u64,
@@ -118,12 +121,6 @@ pub struct Report {
     pub conversation: String,
     pub replies: Vec<Reply>,
     pub totals: Totals,
-}
-
-fn rfc3339(ms: i64) -> String {
-    jiff::Timestamp::from_millisecond(ms)
-        .map(|t| t.to_string())
-        .unwrap_or_default()
 }
 
 /// The usage a reply would have measured had it read `shortfall` more from the cache: taken from its cache writes
@@ -209,7 +206,8 @@ pub fn analyse(
         let one = u.is_one_request() && u.prompt() > 0;
         let mut reply = Reply {
             message: heads[m.index].id.clone(),
-            time: rfc3339(m.created_at),
+            time: crate::search::rfc3339(m.created_at).unwrap_or_default(),
+            at: m.created_at,
             model: model.to_string(),
             input: u.input_tokens,
             output: u.output_tokens,

@@ -178,18 +178,9 @@ pub fn with_cache(
             let (Some(cause), Some(cost), Some(if_hit)) = (x.cause, x.cost, x.cost_if_hit) else {
                 continue;
             };
-            let at = x
-                .time
-                .parse::<jiff::Timestamp>()
-                .map_or(0, |t| t.as_millisecond());
-            if since.is_some_and(|s| at < s) {
+            if since.is_some_and(|s| x.at < s) {
                 continue;
             }
-            let date = || {
-                jiff::Timestamp::from_millisecond(at)
-                    .ok()
-                    .map(|t| t.to_zoned(jiff::tz::TimeZone::UTC).date())
-            };
             let key = match by {
                 By::Conversation => Some(c.id.clone()),
                 By::Model => Some(crate::models::key_or_raw(&x.model)),
@@ -199,11 +190,7 @@ pub fn with_cache(
                         .cloned()
                         .unwrap_or_else(|| "(no project)".into()),
                 ),
-                By::Day => date().map(|d| d.to_string()),
-                By::Week => date().map(|d| {
-                    let w = d.iso_week_date();
-                    format!("{}-W{:02}", w.year(), w.week())
-                }),
+                By::Day | By::Week => crate::store::time_key(by, x.at),
                 By::Tool => None,
             };
             let Some(key) = key else { continue };

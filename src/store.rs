@@ -36,7 +36,7 @@ pub use paths::Head;
 pub use resume::{Budget, Resumed, Retry};
 pub use search::{Hit, Hits, SearchQuery};
 pub use turns::{ImportedConversation, ImportedMessage};
-pub use usage::{By, PathUsage, UsageBucket, UsageGroup};
+pub use usage::{By, PathUsage, UsageBucket, UsageGroup, time_key};
 
 use crate::model::{Block, ImageData, Message, NewMessage, Role};
 use crate::wire::{self, Images};

@@ -6,6 +6,22 @@ use std::collections::HashMap;
 
 use super::{Result, Store};
 
+/// The row key of a time (epoch milliseconds) in a table by day (`2026-02-01`) or by week (`2026-W05`), UTC.
+pub fn time_key(by: By, ms: i64) -> Option<String> {
+    let date = jiff::Timestamp::from_millisecond(ms)
+        .ok()?
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date();
+    match by {
+        By::Day => Some(date.to_string()),
+        By::Week => {
+            let w = date.iso_week_date();
+            Some(format!("{}-W{:02}", w.year(), w.week()))
+        }
+        _ => None,
+    }
+}
+
 /// What rows of a usage table are grouped by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum By {
@@ -139,18 +155,7 @@ impl Store {
                     .2
                     .clone()
                     .unwrap_or_else(|| "(no project)".into()),
-                By::Day | By::Week => {
-                    let date = jiff::Timestamp::from_second(d * 86_400)
-                        .ok()?
-                        .to_zoned(jiff::tz::TimeZone::UTC)
-                        .date();
-                    if by == By::Day {
-                        date.to_string()
-                    } else {
-                        let w = date.iso_week_date();
-                        format!("{}-W{:02}", w.year(), w.week())
-                    }
-                }
+                By::Day | By::Week => time_key(by, d * 86_400_000)?,
                 By::Tool => return None,
             })
         };
