@@ -154,12 +154,23 @@ pub fn cache(
         None => store.active_path_heads(&conversation)?,
         Some(m) => store.path_heads_to(&conversation, m)?,
     };
-    let replies = store.path_usages(&conversation, &heads)?;
+    on_heads(store, &conversation, &heads, prices)
+}
+
+/// The cache report of a path whose heads are already loaded (the timeline's view): the narrow usage of its
+/// replies and, where the conversation branches, its tree's shape.
+pub fn on_heads(
+    store: &Store,
+    conversation: &str,
+    heads: &[Head],
+    prices: &std::collections::BTreeMap<String, Price>,
+) -> Result<Report, StoreError> {
+    let replies = store.path_usages(conversation, heads)?;
     // messages with more than one child: where the tree branches (an edit, a rewind); a conversation whose every
     // message is on the path has none
     let mut children: std::collections::HashMap<i64, u32> = std::collections::HashMap::new();
-    if store.conversation(&conversation)?.messages as usize > heads.len() {
-        for h in store.heads(&conversation)? {
+    if store.conversation(conversation)?.messages as usize > heads.len() {
+        for h in store.heads(conversation)? {
             if let Some(p) = h.parent_seq {
                 *children.entry(p).or_default() += 1;
             }
@@ -169,7 +180,7 @@ pub fn cache(
         .iter()
         .map(|h| children.get(&h.seq).copied().unwrap_or(0) > 1)
         .collect();
-    Ok(analyse(&conversation, &heads, &replies, &branches, prices))
+    Ok(analyse(conversation, heads, &replies, &branches, prices))
 }
 
 /// The analysis of a path: its heads, the replies that carry usage, and `branches[i]`: path message i has another

@@ -526,7 +526,8 @@ pub fn run(
             let fits = crate::reclaim::replay::stored_fits(store)?;
             let mut t = crate::reclaim::timeline::timeline(Some(store), &view, &policy, &fits)?;
             // each reply's cache miss, on the point it hit
-            let cache = crate::cache::cache(store, &view.conversation, None, &settings.prices)?;
+            let cache =
+                crate::cache::on_heads(store, &view.conversation, &view.heads, &settings.prices)?;
             let misses: std::collections::HashMap<&str, &crate::cache::Reply> = cache
                 .replies
                 .iter()
