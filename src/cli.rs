@@ -514,6 +514,12 @@ enum ExportFormat {
     Jsonl,
     Anthropic,
     Openai,
+    /// A Claude Code session (JSONL), which `claude --resume` continues.
+    ClaudeCode,
+    /// A pi session (v3 JSONL), which `pi --session` continues.
+    Pi,
+    /// A Codex rollout (JSONL), which `codex resume` continues.
+    Codex,
 }
 
 impl ExportFormat {
@@ -525,6 +531,9 @@ impl ExportFormat {
             ExportFormat::Jsonl => F::Jsonl,
             ExportFormat::Anthropic => F::Anthropic,
             ExportFormat::Openai => F::Openai,
+            ExportFormat::ClaudeCode => F::Agent(crate::export::agent::Harness::ClaudeCode),
+            ExportFormat::Pi => F::Agent(crate::export::agent::Harness::Pi),
+            ExportFormat::Codex => F::Agent(crate::export::agent::Harness::Codex),
         }
     }
 }

@@ -1,10 +1,12 @@
 //! Writing conversations out in the forms people share: cairn's own lossless JSONL (the whole tree), readable
-//! Markdown, one self-contained HTML file, and provider-ready request bodies (Anthropic Messages, OpenAI Chat
-//! Completions) for the active path.
+//! Markdown, one self-contained HTML file, provider-ready request bodies (Anthropic Messages, OpenAI Chat
+//! Completions) for the active path, and the path as a session of the harness it continues in ([`agent`]: Claude
+//! Code, pi, Codex).
 //!
 //! Exports never carry credentials unless asked to: secrets in text, tool inputs, tool output and metadata are
 //! replaced ([`crate::redact`]), and the count is reported.
 
+pub mod agent;
 mod highlight;
 mod html;
 mod markdown;
@@ -29,6 +31,8 @@ pub enum ExportFormat {
     Jsonl,
     Anthropic,
     Openai,
+    /// A session file of a harness, which it resumes.
+    Agent(agent::Harness),
 }
 
 impl ExportFormat {
@@ -39,7 +43,7 @@ impl ExportFormat {
             "jsonl" => ExportFormat::Jsonl,
             "anthropic" => ExportFormat::Anthropic,
             "openai" => ExportFormat::Openai,
-            _ => return None,
+            other => ExportFormat::Agent(agent::Harness::from_name(other)?),
         })
     }
 }
@@ -80,6 +84,8 @@ pub struct Exported {
     pub text: String,
     pub redacted: usize,
     pub repairs: crate::pairs::Repairs,
+    /// A harness's session: its id, what fell back, and the files that go beside it.
+    pub agent: Option<agent::AgentFile>,
 }
 
 /// Why an export failed.
@@ -124,6 +130,7 @@ pub fn export_priced(
     let conv = store.conversation(conversation)?;
     let mut redacted = 0;
     let mut repairs = crate::pairs::Repairs::default();
+    let mut agent_file = None;
     let mut clean = |mut msgs: Vec<Message>| -> Vec<Message> {
         if options.redact {
             redacted += msgs.iter_mut().map(crate::redact::message).sum::<usize>();
@@ -188,11 +195,19 @@ pub fn export_priced(
             repairs = body.repairs;
             serde_json::to_string_pretty(&body.body)?
         }
+        ExportFormat::Agent(h) => {
+            let mut f = agent::write(store, &conv.id, at, h, options.redact, None)?;
+            redacted += f.redacted;
+            let text = std::mem::take(&mut f.text);
+            agent_file = Some(f);
+            text
+        }
     };
     Ok(Exported {
         text,
         redacted,
         repairs,
+        agent: agent_file,
     })
 }
 

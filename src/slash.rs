@@ -192,7 +192,7 @@ pub fn parse(input: &str) -> Result<Slash, SlashError> {
             Slash::Export {
                 format: ExportFormat::from_name(f).ok_or_else(|| {
                     err(format!(
-                        "/export {f}: html, markdown, jsonl, anthropic or openai"
+                        "/export {f}: html, markdown, jsonl, anthropic, openai, claude-code, pi or codex"
                     ))
                 })?,
                 file: words.get(1).map(|s| s.to_string()),

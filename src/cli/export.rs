@@ -62,7 +62,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         out: a.out,
     })? {
         Outcome::Exported { exported, .. } => {
-            report(&exported);
+            report(&exported, to_stdout);
             if to_stdout {
                 out_raw(&exported.text)
             } else {
@@ -74,7 +74,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
 }
 
 /// What an export changed, on stderr: secrets redacted, repairs a provider body needed.
-pub fn report(e: &crate::export::Exported) {
+pub fn report(e: &crate::export::Exported, to_stdout: bool) {
     if e.redacted > 0 {
         eprintln!(
             "cairn: {} secret(s) redacted (--no-redact keeps them)",
@@ -83,5 +83,16 @@ pub fn report(e: &crate::export::Exported) {
     }
     if let Some(r) = e.repairs.describe() {
         eprintln!("cairn: repaired for the provider: {r}");
+    }
+    if let Some(a) = &e.agent {
+        for n in &a.notes {
+            eprintln!("cairn: {n}");
+        }
+        if !a.beside.is_empty() && to_stdout {
+            eprintln!(
+                "cairn: {} subagent file(s) are written only with --out (beside the session)",
+                a.beside.len()
+            );
+        }
     }
 }

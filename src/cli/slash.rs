@@ -24,7 +24,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         Outcome::Checkpointed(c) => out(&c.message),
         Outcome::Undone(op) => super::undo::show(&op),
         Outcome::Exported { out, exported } => {
-            super::export::report(&exported);
+            super::export::report(&exported, out.is_none());
             match out {
                 None => out_raw(&exported.text),
                 Some(_) => Ok(()),

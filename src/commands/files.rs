@@ -52,6 +52,21 @@ pub(super) fn export(
 ) -> Result<Outcome, CommandError> {
     let exported = crate::export::export_priced(store, conversation, at, format, options, prices)?;
     if let Some(path) = &out {
+        // the files a harness keeps beside a session (Claude Code's subagents) first, so the session never names
+        // what is not there
+        if let Some(a) = &exported.agent {
+            let folder = path.with_extension("");
+            for (rel, text) in &a.beside {
+                let p = folder.join(rel);
+                if let Some(d) = p.parent() {
+                    std::fs::create_dir_all(d).map_err(|e| CommandError::Io {
+                        path: d.to_path_buf(),
+                        reason: format!("cannot create: {e}"),
+                    })?;
+                }
+                write(&p, text)?;
+            }
+        }
         write(path, &exported.text)?;
     }
     Ok(Outcome::Exported { out, exported })

@@ -22,7 +22,7 @@ pub struct ProviderBody {
     pub blocks_left_out: usize,
 }
 
-fn anthropic_keeps(b: &Value) -> bool {
+pub(super) fn anthropic_keeps(b: &Value) -> bool {
     match b.get("type").and_then(Value::as_str) {
         Some("thinking") => b
             .get("signature")

@@ -18,8 +18,8 @@ use crate::store::ImportedMessage;
 
 /// How pi sends its summaries to the model (`packages/coding-agent/src/core/messages.ts`): the text a marker or
 /// digest is stored with, so what is counted is what was sent.
-const COMPACTION_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
-const COMPACTION_SUFFIX: &str = "\n</summary>";
+pub(crate) const COMPACTION_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+pub(crate) const COMPACTION_SUFFIX: &str = "\n</summary>";
 const BRANCH_PREFIX: &str =
     "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
 const BRANCH_SUFFIX: &str = "</summary>";

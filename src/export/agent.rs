@@ -1,0 +1,582 @@
+//! A path written back as a session file of the harness it can continue in (Claude Code, pi, Codex), so a fork
+//! made in cairn resumes in the real agent.
+//!
+//! The file holds the path's history, so the harness shows what happened, and the context cairn assembles for it
+//! ([`crate::reclaim::layout`]): where the path drops or covers messages (a harness's compaction, cairn's summary
+//! or snapshot), the harness's own compaction record is written at the point after which the path's messages are
+//! sent as themselves, its summary being what cairn sends for everything before that point. The agent then resumes
+//! with that context, not the whole path. Where a harness has no record for what cairn did (an elision outside
+//! Claude Code, images pruned, pages where only text is accepted), the file says what falls back, in
+//! [`AgentFile::notes`].
+//!
+//! One plan ([`plan`]) for the three writers (`agent/claude_code.rs`, `agent/pi.rs`, `agent/codex.rs`): each maps
+//! the same items to its harness's records, and reading the file back gives the same messages, usage and
+//! compactions (the round-trip tests).
+
+mod claude_code;
+mod codex;
+mod pi;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::model::{Block, ImageData, KIND_COMPACT_SUMMARY, Message, ToolResultContent};
+use crate::reclaim::Piece;
+use crate::reclaim::view::Resolved;
+use crate::store::Store;
+
+use super::ExportError;
+
+/// The harnesses a path can continue in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Harness {
+    ClaudeCode,
+    Pi,
+    Codex,
+}
+
+impl Harness {
+    pub const ALL: [Harness; 3] = [Harness::ClaudeCode, Harness::Pi, Harness::Codex];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "claude-code",
+            Harness::Pi => "pi",
+            Harness::Codex => "codex",
+        }
+    }
+
+    /// How people call it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "Claude Code",
+            Harness::Pi => "pi",
+            Harness::Codex => "Codex",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Harness> {
+        Harness::ALL.into_iter().find(|h| h.name() == s)
+    }
+}
+
+/// A session file written for a harness.
+#[derive(Debug, Clone)]
+pub struct AgentFile {
+    pub harness: Harness,
+    /// The new session's id (Claude Code's `sessionId`, pi's header id, Codex's thread id).
+    pub session_id: String,
+    /// The working folder the session names (where the harness resumes it).
+    pub cwd: String,
+    pub text: String,
+    /// Files that belong beside it, by path relative to a folder named as the file without its extension (Claude
+    /// Code's `<session>/subagents/agent-<id>.jsonl`).
+    pub beside: Vec<(PathBuf, String)>,
+    /// What could not travel as cairn had it, and what it fell back to.
+    pub notes: Vec<String>,
+    pub redacted: usize,
+}
+
+/// What to write, in order.
+pub(crate) enum Item {
+    Message(Message),
+    /// The harness's compaction record: the agent reads `summary` in place of everything before it.
+    Compaction(Compaction),
+    /// Large tool results cleared from the context from here on (Claude Code's microcompact), by tool call id.
+    Elision(Vec<String>),
+}
+
+pub(crate) struct Compaction {
+    /// What the agent reads in place of the history before (texts and images); empty where the harness's own
+    /// summary message follows the record (a Claude Code compaction read back).
+    pub summary: Vec<Block>,
+    /// The harness marker the path holds here, where it is one (its record's own fields travel for the same
+    /// harness).
+    pub marker: Option<Message>,
+    /// The message from which the history before the record is kept (sent after the summary), where the
+    /// harness can keep messages before its record.
+    pub keeps_from: Option<String>,
+    /// The prompt the last measured reply before it read (the harness's `preTokens` / `tokensBefore`).
+    pub tokens_before: Option<u64>,
+    /// Whether `summary` holds snapshot pages.
+    pub pages: bool,
+    /// Whether `summary` is the harness marker's own (with what it kept), nothing of cairn's: the record the
+    /// harness wrote can travel as it was.
+    pub only_marker: bool,
+    /// Whether secrets are redacted (in a record that travels as it was).
+    pub redact: bool,
+}
+
+/// A path laid out for a harness.
+pub(crate) struct Plan {
+    pub items: Vec<Item>,
+    pub cwd: String,
+    /// The conversation's title, redacted.
+    pub title: Option<String>,
+    /// The model of the newest reply that names one, for replies that do not.
+    pub model: Option<String>,
+    /// The harness the conversation was read from (`claude-code`, `pi`, `codex`, ...; `cairn` for its own).
+    pub source: String,
+    pub source_version: Option<String>,
+    /// The source's own session id, where it was a Codex thread (a fork names it).
+    pub origin: Option<String>,
+    /// The instructions a Codex source recorded (`base_instructions`), redacted.
+    pub instructions: Option<Value>,
+    pub notes: Vec<String>,
+    pub redacted: usize,
+}
+
+impl Plan {
+    pub fn messages(&self) -> impl Iterator<Item = &Message> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Message(m) => Some(m),
+            _ => None,
+        })
+    }
+
+    fn note(&mut self, n: impl Into<String>) {
+        let n = n.into();
+        if !self.notes.contains(&n) {
+            self.notes.push(n);
+        }
+    }
+}
+
+/// Writes the path (root → tip, or → `at`) of a conversation as a session file of `harness`; `cwd` overrides the
+/// working folder the source recorded.
+pub fn write(
+    store: &Store,
+    conversation: &str,
+    at: Option<&str>,
+    harness: Harness,
+    redact: bool,
+    cwd: Option<&str>,
+) -> Result<AgentFile, ExportError> {
+    let mut plan = plan(store, conversation, at, redact, harness == Harness::Pi)?;
+    if let Some(c) = cwd {
+        plan.cwd = c.to_string();
+    }
+    let mut out = match harness {
+        Harness::ClaudeCode => claude_code::write(store, conversation, &mut plan, redact)?,
+        Harness::Pi => pi::write(&mut plan),
+        Harness::Codex => codex::write(&mut plan),
+    };
+    out.notes.splice(0..0, std::mem::take(&mut plan.notes));
+    out.redacted += plan.redacted;
+    Ok(out)
+}
+
+/// Lays out the path: its messages, markers left out, with the compaction record where the context starts over.
+/// `keeps_before`: the harness's record can keep messages written before it (pi's `firstKeptEntryId`), so a
+/// harness compaction that kept some stays where it was; otherwise the record goes before the first message kept.
+pub(crate) fn plan(
+    store: &Store,
+    conversation: &str,
+    at: Option<&str>,
+    redact: bool,
+    keeps_before: bool,
+) -> Result<Plan, ExportError> {
+    let conv = store.conversation(conversation)?;
+    let conv_meta = store.conversation_meta(&conv.id)?;
+    let path = match at {
+        Some(m) => store.path_to(&conv.id, m)?,
+        None => store.active_path(&conv.id)?,
+    };
+    let view = crate::reclaim::PathView::load(store, &conv.id, at)?;
+    let l = crate::reclaim::layout(&view, &[], view.len());
+    let is_marker = |i: usize| view.heads.get(i).is_some_and(|h| h.is_compaction());
+    let plain: Vec<usize> = (0..path.len()).filter(|&i| !is_marker(i)).collect();
+    // the tail: the last pieces that are the path's last messages, each sent as itself
+    let (mut t, mut j) = (l.pieces.len(), plain.len());
+    while t > 0 && j > 0 {
+        match &l.pieces[t - 1] {
+            Piece::Message { index, .. } if *index == plain[j - 1] => {
+                t -= 1;
+                j -= 1;
+            }
+            _ => break,
+        }
+    }
+    let mut plan = Plan {
+        items: Vec::with_capacity(path.len() + 2),
+        cwd: cwd_of(&conv_meta, &path),
+        title: conv.title.clone(),
+        model: view.model().map(str::to_string),
+        source: view.harness.clone(),
+        source_version: view.harness_version.clone(),
+        origin: conv_meta
+            .pointer("/session_meta/id")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        instructions: conv_meta
+            .pointer("/session_meta/base_instructions")
+            .cloned(),
+        notes: Vec::new(),
+        redacted: 0,
+    };
+    if redact {
+        if let Some(t) = &plan.title {
+            let (r, n) = crate::redact::text(t);
+            plan.title = Some(r.into_owned());
+            plan.redacted += n;
+        }
+        if let Some(i) = &mut plan.instructions {
+            plan.redacted += crate::redact::value(i);
+        }
+    }
+    let compaction = if t > 0 || j > 0 {
+        let mut prefix = l.clone();
+        prefix.pieces.truncate(t);
+        let sent = crate::reclaim::assemble::materialize(&view, &prefix, Some(store))?;
+        let only_marker = l.harness.is_some_and(|h| {
+            prefix.pieces.iter().all(|p| match p {
+                Piece::HarnessSummary { index } => *index == h,
+                Piece::Message {
+                    index,
+                    elided: false,
+                    pruned: false,
+                } => *index < h,
+                _ => false,
+            })
+        });
+        let pages = prefix.pieces.iter().any(|p| {
+            matches!(
+                p,
+                Piece::Cover {
+                    by: crate::reclaim::assemble::Cover::Snapshot(_),
+                    ..
+                }
+            )
+        });
+        let mut summary = flatten(&sent);
+        if redact {
+            plan.redacted += crate::redact::blocks(&mut summary);
+        }
+        // the harness marker the context starts over at: the newest one, where it is what drops the history
+        let marker = l.harness.and_then(|h| path.get(h)).cloned();
+        let before = plain.get(j).copied().unwrap_or(path.len());
+        // where the record goes: before the first message sent as itself, or after the harness's own record
+        // where it kept messages before it and the harness can say so
+        let (at_k, keeps_from) = match l.harness {
+            Some(h) if keeps_before && before < h => (
+                plain.iter().take_while(|&&i| i < h).count(),
+                Some(path[before].id.clone()),
+            ),
+            _ => (j, None),
+        };
+        let tokens_before = path[..before]
+            .iter()
+            .rev()
+            .find_map(|m| m.usage.filter(|u| u.is_one_request()))
+            .map(|u| u.prompt() + u.output_tokens);
+        Some((
+            at_k,
+            Compaction {
+                summary,
+                marker,
+                keeps_from,
+                tokens_before,
+                pages,
+                only_marker,
+                redact,
+            },
+        ))
+    } else {
+        None
+    };
+    // results the path's elisions clear, among the messages sent as themselves
+    let elided: std::collections::HashSet<usize> = l.pieces[t..]
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Message {
+                index,
+                elided: true,
+                ..
+            } => Some(*index),
+            _ => None,
+        })
+        .collect();
+    let pruned = l.pieces[t..]
+        .iter()
+        .filter(|p| matches!(p, Piece::Message { pruned: true, .. }))
+        .count();
+    if pruned > 0 {
+        plan.note(format!(
+            "images cairn prunes travel whole in {pruned} message(s): no harness has a record for pruning"
+        ));
+    }
+    // the elision record goes where cairn's newest elision marker is
+    let elide_at = view
+        .markers
+        .iter()
+        .rev()
+        .find(|p| matches!(p.marker, Resolved::Elide(_)))
+        .map(|p| p.at)
+        .filter(|_| !elided.is_empty());
+    // the harness's earlier compactions stay in the history as its records (the harness reads only the newest)
+    let newest = compaction.as_ref().and(l.harness);
+    let main_at = compaction
+        .as_ref()
+        .map(|(k, _)| plain.get(*k).copied().unwrap_or(path.len()));
+    let mut earlier: std::collections::VecDeque<(usize, Compaction)> = view
+        .markers
+        .iter()
+        .filter(|p| Some(p.at) != newest && p.at < path.len())
+        .filter(|p| main_at.is_none_or(|m| p.at < m))
+        .filter_map(|p| match &p.marker {
+            Resolved::Harness { sends_text, .. } => {
+                let m = path[p.at].clone();
+                let mut summary: Vec<Block> = if *sends_text {
+                    m.content
+                        .iter()
+                        .filter(|b| matches!(b, Block::Text { .. }))
+                        .cloned()
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                if redact {
+                    plan.redacted += crate::redact::blocks(&mut summary);
+                }
+                let tokens_before = path[..p.at]
+                    .iter()
+                    .rev()
+                    .find_map(|m| m.usage.filter(|u| u.is_one_request()))
+                    .map(|u| u.prompt() + u.output_tokens);
+                Some((
+                    p.at,
+                    Compaction {
+                        summary,
+                        marker: Some(m),
+                        keeps_from: None,
+                        tokens_before,
+                        pages: false,
+                        only_marker: true,
+                        redact,
+                    },
+                ))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut ids: Vec<String> = Vec::new();
+    let mut compaction = compaction;
+    for (k, &i) in plain.iter().enumerate() {
+        while earlier.front().is_some_and(|(at, _)| *at < i)
+            && let Some((_, c)) = earlier.pop_front()
+        {
+            plan.items.push(Item::Compaction(c));
+        }
+        if let Some((at_k, _)) = &compaction
+            && *at_k == k
+            && let Some((_, c)) = compaction.take()
+        {
+            plan.items.push(Item::Compaction(c));
+        }
+        if let Some(e) = elide_at
+            && e < i
+            && !ids.is_empty()
+        {
+            plan.items.push(Item::Elision(std::mem::take(&mut ids)));
+        }
+        let mut m = path[i].clone();
+        if elided.contains(&i) {
+            ids.extend(m.content.iter().filter_map(|b| match b {
+                Block::ToolResult { tool_use_id, .. }
+                    if crate::reclaim::assemble::is_large_success(b) =>
+                {
+                    Some(tool_use_id.clone())
+                }
+                _ => None,
+            }));
+        }
+        load_images(store, &mut m)?;
+        if redact {
+            plan.redacted += crate::redact::blocks(&mut m.content);
+        }
+        plan.items.push(Item::Message(m));
+    }
+    for (_, c) in earlier {
+        plan.items.push(Item::Compaction(c));
+    }
+    if let Some((_, c)) = compaction.take() {
+        plan.items.push(Item::Compaction(c));
+    }
+    if !ids.is_empty() {
+        plan.items.push(Item::Elision(ids));
+    }
+    Ok(plan)
+}
+
+/// Stored images (blobs) loaded into the message, so the file carries them.
+fn load_images(store: &Store, m: &mut Message) -> Result<(), ExportError> {
+    let mut out = Vec::with_capacity(m.content.len());
+    for b in &m.content {
+        out.push(b.try_map_images(&mut |img| match img {
+            Block::Image {
+                media_type,
+                data: ImageData::Blob { hash, .. },
+            } => Ok(Block::Image {
+                media_type: media_type.clone(),
+                data: ImageData::Bytes(store.blob(hash)?),
+            }),
+            other => Ok::<Block, crate::store::StoreError>(other.clone()),
+        })?);
+    }
+    m.content = out;
+    Ok(())
+}
+
+/// What cairn sends in place of the history, as the texts and images a summary record can hold: each message's
+/// text, its tool calls named, its results' text and images.
+fn flatten(sent: &[crate::reclaim::Sent]) -> Vec<Block> {
+    let mut out: Vec<Block> = Vec::new();
+    let push_text = |out: &mut Vec<Block>, t: String| {
+        if t.trim().is_empty() {
+            return;
+        }
+        match out.last_mut() {
+            Some(Block::Text { text }) => {
+                text.push_str("\n\n");
+                text.push_str(&t);
+            }
+            _ => out.push(Block::text(t)),
+        }
+    };
+    for s in sent {
+        for b in &s.content {
+            match b {
+                Block::Text { text } => push_text(&mut out, text.clone()),
+                Block::Image { .. } => out.push(b.clone()),
+                Block::ToolUse { name, input, .. } => {
+                    push_text(&mut out, format!("[called {name} with {input}]"))
+                }
+                Block::ToolResult { content, .. } => match content {
+                    ToolResultContent::Text(t) => push_text(&mut out, t.clone()),
+                    ToolResultContent::Blocks(inner) => {
+                        for x in inner {
+                            match x {
+                                Block::Text { text } => push_text(&mut out, text.clone()),
+                                Block::Image { .. } => out.push(x.clone()),
+                                _ => {}
+                            }
+                        }
+                    }
+                },
+                Block::Thinking { .. } | Block::Other(_) => {}
+            }
+        }
+    }
+    out
+}
+
+/// The working folder the source recorded: Claude Code's `cwd` on its lines, pi's header, Codex's `session_meta`.
+fn cwd_of(conv_meta: &Value, path: &[Message]) -> String {
+    let s = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    s(conv_meta.pointer("/header/cwd"))
+        .or_else(|| s(conv_meta.pointer("/session_meta/cwd")))
+        .or_else(|| path.iter().find_map(|m| s(m.meta.pointer("/lines/0/cwd"))))
+        .or_else(|| s(conv_meta.get("cwd")))
+        .unwrap_or_else(|| ".".to_string())
+}
+
+/// Whether a message is a harness's compaction summary (Claude Code's `isCompactSummary` prompt).
+pub(crate) fn is_compact_summary(m: &Message) -> bool {
+    m.meta.pointer("/cairn/kind").and_then(Value::as_str) == Some(KIND_COMPACT_SUMMARY)
+}
+
+/// The model of a reply: its own, else the path's.
+pub(crate) fn model_of<'a>(m: &'a Message, plan: &'a Plan) -> &'a str {
+    crate::model::model_of(&m.meta)
+        .or(plan.model.as_deref())
+        .unwrap_or("unknown")
+}
+
+/// Whether a reply failed (an API error Claude Code recorded, a pi reply that stopped on an error).
+pub(crate) fn failed(m: &Message) -> bool {
+    m.meta.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
+        || m.meta.pointer("/cairn/failed").and_then(Value::as_bool) == Some(true)
+}
+
+/// An RFC 3339 time with milliseconds, as the harnesses write them.
+pub(crate) fn iso(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms)
+        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+        .unwrap_or_else(|_| "1970-01-01T00:00:00.000Z".into())
+}
+
+/// The text and images of a user message's blocks (its results taken out).
+pub(crate) fn split_results(content: &[Block]) -> (Vec<&Block>, Vec<&Block>) {
+    content
+        .iter()
+        .partition(|b| matches!(b, Block::ToolResult { .. }))
+}
+
+/// Base64 of an image's bytes (images are loaded into the plan).
+pub(crate) fn image_base64(data: &ImageData) -> Option<String> {
+    use base64::Engine as _;
+    match data {
+        ImageData::Bytes(b) => Some(base64::engine::general_purpose::STANDARD.encode(b)),
+        ImageData::Blob { .. } => None,
+    }
+}
+
+/// The tool names of the calls on the path, by call id (pi's results name their tool).
+pub(crate) fn tool_names(plan: &Plan) -> std::collections::HashMap<String, String> {
+    plan.messages()
+        .flat_map(|m| m.content.iter())
+        .filter_map(|b| match b {
+            Block::ToolUse { id, name, .. } => Some((id.clone(), name.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Where a harness looks for its sessions under `home`, and the file this session goes to.
+pub fn place(home: &Path, f: &AgentFile) -> PathBuf {
+    match f.harness {
+        Harness::ClaudeCode => home
+            .join(".claude/projects")
+            .join(claude_code::project_slug(&f.cwd))
+            .join(format!("{}.jsonl", f.session_id)),
+        Harness::Pi => home
+            .join(".pi/agent/sessions")
+            .join(pi::folder(&f.cwd))
+            .join(format!(
+                "{}_{}.jsonl",
+                pi::file_time(crate::store::now_ms()),
+                f.session_id
+            )),
+        Harness::Codex => {
+            let now = crate::store::now_ms();
+            let t = jiff::Timestamp::from_millisecond(now).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+            home.join(".codex/sessions")
+                .join(t.strftime("%Y/%m/%d").to_string())
+                .join(format!(
+                    "rollout-{}-{}.jsonl",
+                    t.strftime("%Y-%m-%dT%H-%M-%S"),
+                    f.session_id
+                ))
+        }
+    }
+}
+
+/// The one command that resumes the session, run from anywhere.
+pub fn resume_command(f: &AgentFile, file: &Path) -> String {
+    let q = |s: &str| {
+        if s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c))
+        {
+            s.to_string()
+        } else {
+            format!("'{}'", s.replace('\'', r"'\''"))
+        }
+    };
+    match f.harness {
+        Harness::ClaudeCode => format!("cd {} && claude --resume {}", q(&f.cwd), f.session_id),
+        Harness::Pi => format!("pi --session {}", q(&file.to_string_lossy())),
+        Harness::Codex => format!("codex resume {}", f.session_id),
+    }
+}

@@ -1,0 +1,316 @@
+//! The plan as a Codex rollout (`~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`): `{timestamp, type,
+//! payload}` lines as Codex writes them: `session_meta` (forked from the source thread where it was one), a
+//! `turn_context` naming the model wherever it changes, `response_item`s (messages, encrypted reasoning carried
+//! from a Codex source, function and custom tool calls with their outputs), the `event_msg`s Codex shows a resumed
+//! thread from (prompts, replies, `token_count` usage), and a compaction as `compacted` whose replacement history
+//! is what cairn sends in place of everything before it (pages as `input_image`s).
+
+use serde_json::{Value, json};
+
+use super::{AgentFile, Compaction, Harness, Item, Plan};
+use crate::model::{Block, Message, Role, ToolResultContent, Usage};
+
+/// The rollout layout written, where the source was not a Codex session that names its own version.
+const LAYOUT_VERSION: &str = "0.140.0";
+
+struct Writer {
+    out: String,
+    model: Option<String>,
+    cwd: String,
+    total: Usage,
+    /// Calls made as custom tools (their input a string), whose outputs are custom too.
+    custom: std::collections::HashSet<String>,
+    left_out: usize,
+    thinking_left_out: usize,
+}
+
+fn data_url(media_type: &str, data: &crate::model::ImageData) -> Option<String> {
+    super::image_base64(data).map(|d| format!("data:{media_type};base64,{d}"))
+}
+
+impl Writer {
+    fn line(&mut self, at: i64, ty: &str, payload: Value) {
+        self.out.push_str(
+            &json!({"timestamp": super::iso(at), "type": ty, "payload": payload}).to_string(),
+        );
+        self.out.push('\n');
+    }
+
+    /// Input parts of a user or developer message: texts and images.
+    fn inputs(&mut self, blocks: &[&Block]) -> Vec<Value> {
+        blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text { text } => Some(json!({"type": "input_text", "text": text})),
+                Block::Image { media_type, data } => data_url(media_type, data)
+                    .map(|u| json!({"type": "input_image", "image_url": u})),
+                _ => {
+                    self.left_out += 1;
+                    None
+                }
+            })
+            .collect()
+    }
+
+    fn user(&mut self, m: &Message, role: &str) {
+        let (results, rest) = super::split_results(&m.content);
+        for r in results {
+            let Block::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } = r
+            else {
+                continue;
+            };
+            let output = match content {
+                ToolResultContent::Text(t) => json!(t),
+                ToolResultContent::Blocks(bs)
+                    if bs.iter().all(|b| matches!(b, Block::Text { .. })) =>
+                {
+                    json!(crate::model::plain_text(bs))
+                }
+                ToolResultContent::Blocks(bs) => {
+                    let refs: Vec<&Block> = bs.iter().collect();
+                    Value::Array(self.inputs(&refs))
+                }
+            };
+            let ty = if self.custom.contains(tool_use_id) {
+                "custom_tool_call_output"
+            } else {
+                "function_call_output"
+            };
+            self.line(
+                m.created_at,
+                "response_item",
+                json!({"type": ty, "call_id": tool_use_id, "output": output}),
+            );
+        }
+        let parts = self.inputs(&rest);
+        if parts.is_empty() {
+            return;
+        }
+        let text = parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n");
+        self.line(
+            m.created_at,
+            "response_item",
+            json!({"type": "message", "role": role, "content": parts}),
+        );
+        if role == "user" {
+            self.line(
+                m.created_at,
+                "event_msg",
+                json!({"type": "user_message", "message": text, "images": []}),
+            );
+        }
+    }
+
+    fn reply(&mut self, m: &Message, plan: &Plan) {
+        let model = super::model_of(m, plan).to_string();
+        if self.model.as_deref() != Some(model.as_str()) {
+            self.line(
+                m.created_at,
+                "turn_context",
+                json!({"cwd": self.cwd, "approval_policy": "on-request",
+                       "sandbox_policy": {"type": "workspace-write"}, "model": model, "summary": "auto"}),
+            );
+            self.model = Some(model);
+        }
+        // Codex's own reasoning travels with its encrypted content; reasoning of other sources cannot be sent back
+        let mut reasoning = m
+            .meta
+            .get("lines")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|l| l.pointer("/payload/type").and_then(Value::as_str) == Some("reasoning"))
+            .filter(|_| plan.source == "codex")
+            .filter_map(|l| l.get("payload").cloned());
+        for b in &m.content {
+            match b {
+                Block::Text { text } => {
+                    self.line(
+                        m.created_at,
+                        "response_item",
+                        json!({"type": "message", "role": "assistant",
+                               "content": [{"type": "output_text", "text": text}]}),
+                    );
+                    self.line(
+                        m.created_at,
+                        "event_msg",
+                        json!({"type": "agent_message", "message": text}),
+                    );
+                }
+                Block::Thinking { thinking, .. } => match reasoning.next() {
+                    Some(mut r) => {
+                        let summary: Vec<Value> = if thinking.is_empty() {
+                            Vec::new()
+                        } else {
+                            vec![json!({"type": "summary_text", "text": thinking})]
+                        };
+                        r["summary"] = Value::Array(summary);
+                        self.line(m.created_at, "response_item", r);
+                    }
+                    None => self.thinking_left_out += 1,
+                },
+                Block::ToolUse { id, name, input } => {
+                    let payload = match input {
+                        Value::String(s) => {
+                            self.custom.insert(id.clone());
+                            json!({"type": "custom_tool_call", "status": "completed", "call_id": id,
+                                   "name": name, "input": s})
+                        }
+                        other => json!({"type": "function_call", "name": name,
+                                        "arguments": other.to_string(), "call_id": id}),
+                    };
+                    self.line(m.created_at, "response_item", payload);
+                }
+                _ => self.left_out += 1,
+            }
+        }
+        if let Some(u) = m.usage.filter(Usage::is_one_request) {
+            self.total.input_tokens += u.input_tokens + u.cache_creation_input_tokens;
+            self.total.cache_read_input_tokens += u.cache_read_input_tokens;
+            self.total.output_tokens += u.output_tokens;
+            let figures = |u: &Usage| {
+                let input =
+                    u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+                json!({"input_tokens": input, "cached_input_tokens": u.cache_read_input_tokens,
+                       "output_tokens": u.output_tokens, "reasoning_output_tokens": 0,
+                       "total_tokens": input + u.output_tokens})
+            };
+            let total = self.total;
+            self.line(
+                m.created_at,
+                "event_msg",
+                json!({"type": "token_count",
+                       "info": {"total_token_usage": figures(&total), "last_token_usage": figures(&u)},
+                       "rate_limits": null}),
+            );
+        }
+    }
+
+    fn compaction(&mut self, c: &Compaction, at: i64, redact: &mut usize) {
+        // a Codex compaction read back travels as Codex wrote it (its replacement history, encrypted summary
+        // included)
+        if c.only_marker
+            && let Some(mut p) = c
+                .marker
+                .as_ref()
+                .filter(|m| m.meta.get("source").and_then(Value::as_str) == Some("codex"))
+                .and_then(|m| m.meta.pointer("/lines/0/payload"))
+                .cloned()
+        {
+            if c.redact {
+                *redact += crate::redact::value(&mut p);
+            }
+            self.line(at, "compacted", p);
+            return;
+        }
+        let refs: Vec<&Block> = c.summary.iter().collect();
+        let parts = self.inputs(&refs);
+        let message = crate::model::plain_text(&c.summary);
+        self.line(
+            at,
+            "compacted",
+            json!({"message": message,
+                   "replacement_history": [{"type": "message", "role": "user", "content": parts}]}),
+        );
+    }
+}
+
+pub(super) fn write(plan: &mut Plan) -> AgentFile {
+    let session = uuid::Uuid::now_v7().to_string();
+    let now = crate::store::now_ms();
+    let mut w = Writer {
+        out: String::new(),
+        model: None,
+        cwd: plan.cwd.clone(),
+        total: Usage::default(),
+        custom: Default::default(),
+        left_out: 0,
+        thinking_left_out: 0,
+    };
+    let mut meta = json!({
+        "id": session,
+        "timestamp": super::iso(now),
+        "cwd": plan.cwd,
+        "originator": "cairn",
+        "cli_version": plan.source_version.clone().filter(|_| plan.source == "codex")
+            .unwrap_or_else(|| LAYOUT_VERSION.to_string()),
+        "source": "cli",
+    });
+    if let Some(o) = &plan.origin {
+        meta["forked_from_id"] = json!(o);
+    }
+    if let Some(i) = &plan.instructions {
+        meta["base_instructions"] = i.clone();
+    }
+    w.line(now, "session_meta", meta);
+    let mut elisions = 0;
+    let mut last_at = plan.messages().next().map_or(now, |m| m.created_at);
+    let mut redacted = 0;
+    for (k, item) in plan.items.iter().enumerate() {
+        match item {
+            Item::Message(m) => {
+                last_at = m.created_at;
+                match m.role {
+                    Role::Assistant => w.reply(m, plan),
+                    Role::User | Role::Tool => w.user(m, "user"),
+                    Role::System => w.user(m, "developer"),
+                }
+            }
+            Item::Compaction(c) => {
+                let at = plan.items[k..]
+                    .iter()
+                    .find_map(|i| match i {
+                        Item::Message(m) => Some(m.created_at),
+                        _ => None,
+                    })
+                    .unwrap_or(last_at);
+                w.compaction(c, at, &mut redacted);
+            }
+            Item::Elision(_) => elisions += 1,
+        }
+    }
+    let mut notes = Vec::new();
+    if elisions > 0 {
+        notes.push(
+            "tool results cairn elides travel whole: Codex has no record for an elision (the agent reads them)"
+                .to_string(),
+        );
+    }
+    if w.thinking_left_out > 0 {
+        notes.push(format!(
+            "{} thinking block(s) left out: Codex sends back only its own encrypted reasoning",
+            w.thinking_left_out
+        ));
+    }
+    if w.left_out > 0 {
+        notes.push(format!(
+            "{} block(s) left out: Codex's items do not hold them",
+            w.left_out
+        ));
+    }
+    if plan
+        .messages()
+        .any(|m| m.usage.is_some_and(|u| u.cache_creation_input_tokens > 0))
+    {
+        notes.push(
+            "cache writes are counted as uncached input: Codex records no cache writes".to_string(),
+        );
+    }
+    AgentFile {
+        harness: Harness::Codex,
+        session_id: session,
+        cwd: plan.cwd.clone(),
+        text: w.out,
+        beside: Vec::new(),
+        notes,
+        redacted,
+    }
+}
