@@ -14,6 +14,7 @@ mod checkpoints;
 mod compact;
 mod compare;
 mod context;
+mod continue_in;
 mod diff;
 mod discover;
 mod export;
@@ -76,8 +77,12 @@ enum Command {
     /// Import transcripts (files or folders): Claude Code, pi, Codex, Anthropic or OpenAI messages JSON.
     Import(import::Args),
     /// Export a conversation: html, markdown, jsonl (the whole tree, lossless), anthropic or openai (a request
-    /// body for the active path).
+    /// body for the active path), claude-code, pi or codex (a session the harness resumes).
     Export(export::Args),
+    /// Continue a conversation in Claude Code, pi or Codex: writes it where the harness finds it and prints the
+    /// command that resumes it.
+    #[command(name = "continue")]
+    Continue(continue_in::Args),
     /// List the Claude Code, pi and Codex sessions in their standard folders, newest first.
     Discover(discover::Args),
     /// Render messages (or a text file) into snapshot pages: page-001.png..., manifest.json, factsheet.txt.
@@ -189,6 +194,7 @@ fn dispatch(ctx: &mut Ctx, command: Command) -> Result<()> {
         C::New(a) => new::run(ctx, a),
         C::Import(a) => import::run(ctx, a),
         C::Export(a) => export::run(ctx, a),
+        C::Continue(a) => continue_in::run(ctx, a),
         C::Discover(a) => discover::run(ctx, a),
         C::Render(a) => render::run(ctx, a),
         C::Context(a) => context::run(ctx, a),

@@ -98,6 +98,16 @@ pub enum Action {
         options: crate::export::Options,
         out: Option<PathBuf>,
     },
+    /// Writes the path as a new session where the harness looks for its sessions under `home`, never over a file.
+    Continue {
+        conversation: String,
+        at: Option<String>,
+        harness: crate::export::agent::Harness,
+        home: PathBuf,
+        /// The working folder the session names (default: the one the source recorded).
+        cwd: Option<String>,
+        redact: bool,
+    },
     /// One rung (`force`: even below its threshold), or the ladder down to `target` when `strategy` is None.
     /// The summary rung needs a provider.
     Compact {
@@ -241,6 +251,21 @@ pub enum Compacted {
     Ladder(LadderOutcome),
 }
 
+/// A session written where its harness finds it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Continued {
+    pub harness: crate::export::agent::Harness,
+    pub session_id: String,
+    pub file: PathBuf,
+    /// The one command that resumes it.
+    pub command: String,
+    /// Files written beside it (Claude Code's subagents).
+    pub beside: Vec<PathBuf>,
+    /// What fell back (see [`crate::export::agent::AgentFile::notes`]).
+    pub notes: Vec<String>,
+    pub redacted: usize,
+}
+
 /// What an action did, typed per action.
 #[derive(Debug, Clone)]
 pub enum Outcome {
@@ -282,6 +307,7 @@ pub enum Outcome {
         out: Option<PathBuf>,
         exported: crate::export::Exported,
     },
+    Continued(Continued),
     Compacted(Compacted),
     Shaken(Vec<(Strategy, Option<Applied>)>),
     Context(Box<Report>),
@@ -422,6 +448,22 @@ pub fn run(
             options,
             out,
             &settings.prices,
+        ),
+        A::Continue {
+            conversation,
+            at,
+            harness,
+            home,
+            cwd,
+            redact,
+        } => files::continue_in(
+            store,
+            &conversation,
+            at.as_deref(),
+            harness,
+            &home,
+            cwd.as_deref(),
+            redact,
         ),
         A::Compact {
             conversation,

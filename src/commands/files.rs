@@ -72,6 +72,56 @@ pub(super) fn export(
     Ok(Outcome::Exported { out, exported })
 }
 
+/// [`Action::Continue`]: the session written where the harness looks, under a new id and never over a file.
+pub(super) fn continue_in(
+    store: &mut Store,
+    conversation: &str,
+    at: Option<&str>,
+    harness: crate::export::agent::Harness,
+    home: &Path,
+    cwd: Option<&str>,
+    redact: bool,
+) -> Result<Outcome, CommandError> {
+    let f = crate::export::agent::write(store, conversation, at, harness, redact, cwd)?;
+    let file = crate::export::agent::place(home, &f);
+    let io = |p: &Path, e: std::io::Error| CommandError::Io {
+        path: p.to_path_buf(),
+        reason: format!("cannot write: {e}"),
+    };
+    let folder = file.with_extension("");
+    let mut beside = Vec::new();
+    for (rel, text) in &f.beside {
+        let p = folder.join(rel);
+        write_new(&p, text).map_err(|e| io(&p, e))?;
+        beside.push(p);
+    }
+    write_new(&file, &f.text).map_err(|e| io(&file, e))?;
+    Ok(Outcome::Continued(crate::commands::Continued {
+        harness,
+        command: crate::export::agent::resume_command(&f, &file),
+        session_id: f.session_id,
+        file,
+        beside,
+        notes: f.notes,
+        redacted: f.redacted,
+    }))
+}
+
+/// Writes a new file whole or not at all, never over one that exists (its folders made as needed).
+fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    tmp.persist_noclobber(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 /// Writes `text` to `path` whole or not at all: into a temporary file beside it, synced, then renamed over it, so
 /// a full disk or a kill leaves the previous file as it was, never a truncated one.
 fn write(path: &Path, text: &str) -> Result<(), CommandError> {

@@ -160,7 +160,7 @@ pub fn write(
     }
     let mut out = match harness {
         Harness::ClaudeCode => claude_code::write(store, conversation, &mut plan, redact)?,
-        Harness::Pi => pi::write(&mut plan),
+        Harness::Pi => pi::write(&mut plan, redact),
         Harness::Codex => codex::write(&mut plan),
     };
     out.notes.splice(0..0, std::mem::take(&mut plan.notes));
@@ -575,7 +575,12 @@ pub fn resume_command(f: &AgentFile, file: &Path) -> String {
         }
     };
     match f.harness {
-        Harness::ClaudeCode => format!("cd {} && claude --resume {}", q(&f.cwd), f.session_id),
+        Harness::ClaudeCode => format!(
+            "cd {}{} && claude --resume {}",
+            if f.cwd.starts_with('-') { "-- " } else { "" },
+            q(&f.cwd),
+            f.session_id
+        ),
         Harness::Pi => format!("pi --session {}", q(&file.to_string_lossy())),
         Harness::Codex => format!("codex resume {}", f.session_id),
     }

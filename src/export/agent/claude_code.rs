@@ -153,6 +153,19 @@ impl Writer<'_> {
         });
         let model = super::model_of(m, self.plan).to_string();
         let n = blocks.len();
+        // a Claude Code reply read back carries each line's usage as Claude Code wrote it (earlier lines of a
+        // streamed reply count the output so far), so peers that read the first line of a reply count the same
+        let recorded: Vec<Option<Value>> = m
+            .meta
+            .get("lines")
+            .and_then(Value::as_array)
+            .filter(|l| l.len() == n && usage.is_some())
+            .map(|l| {
+                l.iter()
+                    .map(|x| x.pointer("/message/usage").cloned())
+                    .collect()
+            })
+            .unwrap_or_default();
         for (k, b) in blocks.into_iter().enumerate() {
             let uuid = uuid::Uuid::new_v4().to_string();
             let mut v = self.envelope("assistant", &uuid, m.created_at);
@@ -165,8 +178,8 @@ impl Writer<'_> {
                 "stop_reason": if k + 1 == n { json!(stop) } else { Value::Null },
                 "stop_sequence": null,
             });
-            if let Some(u) = &usage {
-                msg["usage"] = u.clone();
+            if let Some(u) = recorded.get(k).cloned().flatten().or_else(|| usage.clone()) {
+                msg["usage"] = u;
             }
             v["message"] = msg;
             v["requestId"] = json!(request);

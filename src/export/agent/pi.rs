@@ -37,6 +37,7 @@ struct Writer {
     entry_of: std::collections::HashMap<String, String>,
     /// The message being written.
     current: Option<String>,
+    redacted: usize,
 }
 
 impl Writer {
@@ -74,6 +75,23 @@ impl Writer {
 
     fn message(&mut self, at: i64, message: Value) {
         self.entry("message", at, json!({ "message": message }));
+    }
+
+    /// A message pi recorded in a form of its own (a `bashExecution` the user ran, a custom message), as it was.
+    fn own_form(&mut self, m: &Message, redact: bool) -> bool {
+        let Some(mut own) = m
+            .meta
+            .pointer("/entry/message")
+            .filter(|e| e.get("role").and_then(Value::as_str) == Some("bashExecution"))
+            .cloned()
+        else {
+            return false;
+        };
+        if redact {
+            self.redacted += crate::redact::value(&mut own);
+        }
+        self.message(m.created_at, own);
+        true
     }
 
     fn user(&mut self, m: &Message, names: &std::collections::HashMap<String, String>) {
@@ -321,7 +339,7 @@ fn cost_of(model: &str, u: &Usage, at: i64) -> Value {
     json!({"input": i, "output": o, "cacheRead": r, "cacheWrite": w, "total": total})
 }
 
-pub(super) fn write(plan: &mut Plan) -> AgentFile {
+pub(super) fn write(plan: &mut Plan, redact: bool) -> AgentFile {
     let session = uuid::Uuid::now_v7().to_string();
     let mut w = Writer {
         ids: Default::default(),
@@ -332,6 +350,7 @@ pub(super) fn write(plan: &mut Plan) -> AgentFile {
         reserved: None,
         entry_of: Default::default(),
         current: None,
+        redacted: 0,
     };
     let now = crate::store::now_ms();
     w.out.push_str(
@@ -354,7 +373,11 @@ pub(super) fn write(plan: &mut Plan) -> AgentFile {
                 w.current = Some(m.id.clone());
                 match m.role {
                     Role::Assistant => w.reply(m, plan),
-                    Role::User | Role::Tool => w.user(m, &names),
+                    Role::User | Role::Tool => {
+                        if !(plan.source == "pi" && w.own_form(m, redact)) {
+                            w.user(m, &names)
+                        }
+                    }
                     Role::System => system += 1,
                 }
             }
@@ -396,6 +419,6 @@ pub(super) fn write(plan: &mut Plan) -> AgentFile {
         text: w.out,
         beside: Vec::new(),
         notes,
-        redacted: 0,
+        redacted: w.redacted,
     }
 }
