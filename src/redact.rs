@@ -105,8 +105,36 @@ fn looks_like_code(candidate: &str) -> bool {
             && p.chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
     };
+    let path = |p: &str| !p.is_empty() && p.split('.').all(ident);
     let parts: Vec<&str> = c.split('.').collect();
-    parts.len() >= 2 && parts.iter().all(|p| ident(p))
+    if parts.len() >= 2 && parts.iter().all(|p| ident(p)) {
+        return true;
+    }
+    // an index or a call of such a name with a short argument that is no token: `args[++i]`, `argv[1]`,
+    // `getenv("API_KEY")`
+    let Some(open) = c.find(['[', '(']) else {
+        return false;
+    };
+    let inner = &c[open + 1..];
+    let Some(inner) = inner
+        .strip_suffix(']')
+        .filter(|_| c.as_bytes()[open] == b'[')
+        .or_else(|| {
+            inner
+                .strip_suffix(')')
+                .filter(|_| c.as_bytes()[open] == b'(')
+        })
+    else {
+        return false;
+    };
+    let token_like = inner
+        .split(|ch: char| !ch.is_ascii_alphanumeric())
+        .any(|run| {
+            run.len() >= 16
+                && run.chars().any(|ch| ch.is_ascii_digit())
+                && run.chars().any(|ch| ch.is_ascii_alphabetic())
+        });
+    path(&c[..open]) && inner.len() <= 40 && !token_like
 }
 
 /// Text with every secret in it replaced by `[redacted: what]`, and how many were. Text that cannot be scanned is

@@ -2,13 +2,17 @@
 //! and compactions, on every real sample of each harness (read in `../shared/samples`, not copied); cairn's own
 //! compactions become the harness's, so the agent resumes with the context cairn assembled.
 
+#[path = "support/helpers.rs"]
+mod helpers;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use cairn::commands::{self, Action, Outcome, Quiet};
 use cairn::export::agent::{self, Harness};
 use cairn::model::{Block, Message, Role, ToolResultContent, Usage};
-use cairn::reclaim::Settings;
+use cairn::reclaim::rungs::{self, RungOptions};
+use cairn::reclaim::{Settings, Strategy};
 use cairn::store::Store;
 
 fn samples() -> PathBuf {
@@ -55,9 +59,13 @@ fn is_marker(m: &Message) -> bool {
 /// What the model saw of a path, block by block, by role (results answer as the user, whichever message holds them).
 fn history(msgs: &[Message], thinking: bool) -> Vec<(String, String)> {
     let mut out = Vec::new();
+    // a harness's compaction summary is its record, not a message of the history
+    let summary = |m: &Message| {
+        m.meta.pointer("/cairn/kind").and_then(|k| k.as_str()) == Some("compact_summary")
+    };
     for m in msgs
         .iter()
-        .filter(|m| !is_marker(m) && m.role != Role::System)
+        .filter(|m| !is_marker(m) && m.role != Role::System && !summary(m))
     {
         let role = if m.role == Role::Assistant {
             "assistant"
@@ -96,6 +104,41 @@ fn history(msgs: &[Message], thinking: bool) -> Vec<(String, String)> {
     out
 }
 
+/// Panics naming the first block where two histories differ, shown from a little before the first character that
+/// differs.
+fn same_history(a: &[(String, String)], b: &[(String, String)], what: &str) {
+    let Some(k) = (0..a.len().max(b.len())).find(|&k| a.get(k) != b.get(k)) else {
+        return;
+    };
+    let at = match (a.get(k), b.get(k)) {
+        (Some(x), Some(y)) => {
+            x.1.chars()
+                .zip(y.1.chars())
+                .take_while(|(p, q)| p == q)
+                .count()
+        }
+        _ => 0,
+    };
+    let cut = |x: Option<&(String, String)>| {
+        x.map(|(r, t)| {
+            format!(
+                "{r} …{}",
+                t.chars()
+                    .skip(at.saturating_sub(40))
+                    .take(300)
+                    .collect::<String>()
+            )
+        })
+    };
+    panic!(
+        "{what}: block {k} of {}/{} differs at character {at}:\n  source {:?}\n  again  {:?}",
+        a.len(),
+        b.len(),
+        cut(a.get(k)),
+        cut(b.get(k))
+    );
+}
+
 fn usages(msgs: &[Message]) -> Vec<Usage> {
     msgs.iter()
         .filter(|m| m.role == Role::Assistant)
@@ -103,8 +146,17 @@ fn usages(msgs: &[Message]) -> Vec<Usage> {
         .collect()
 }
 
+/// The harnesses' compactions on a path (cairn's rungs and Claude Code's microcompact, an elision, are not).
 fn compactions(msgs: &[Message]) -> usize {
-    msgs.iter().filter(|m| is_marker(m)).count()
+    msgs.iter()
+        .filter(|m| {
+            matches!(
+                cairn::reclaim::Marker::of(m),
+                Some(cairn::reclaim::Marker::Harness { .. })
+            ) && m.meta.pointer("/line/subtype").and_then(|s| s.as_str())
+                != Some("microcompact_boundary")
+        })
+        .count()
 }
 
 /// The text of what the path sends now (compactions applied), by role.
@@ -168,15 +220,7 @@ fn round_trip(files: &[PathBuf], harness: Harness) -> usize {
             assert_eq!(again.len(), 1, "{}: {ids:?}", f.display());
             let (a, b) = (path(&s, &conv), path(&back, &again[0]));
             let what = format!("{} as {}", f.display(), harness.name());
-            let ha = history(&a, true);
-            let hb = history(&b, true);
-            if let Some(k) = (0..ha.len().max(hb.len())).find(|&k| ha.get(k) != hb.get(k)) {
-                panic!(
-                    "{what}: message block {k} differs:\n  source {:?}\n  again  {:?}",
-                    ha.get(k),
-                    hb.get(k)
-                );
-            }
+            same_history(&history(&a, true), &history(&b, true), &what);
             assert_eq!(usages(&a), usages(&b), "{what}: usage per reply");
             assert_eq!(compactions(&a), compactions(&b), "{what}: compactions");
             assert_eq!(
@@ -236,4 +280,357 @@ fn pi_sessions_read_back_the_same_as_pi() {
 #[test]
 fn codex_rollouts_read_back_the_same_as_codex() {
     assert_eq!(round_trip(&files("codex"), Harness::Codex), 1);
+}
+
+fn long_conversation(s: &mut Store, turns: usize) -> String {
+    helpers::tool_session(s, turns, &|i| {
+        let body = format!("line {i}: fn parse_{i}(input: &str) -> Result<Ast> {{ todo!() }}\n")
+            .repeat(120);
+        (body, i % 7 == 3, (i % 8 == 0).then(|| vec![i as u8; 2048]))
+    })
+}
+
+fn opts(protect: u64) -> RungOptions {
+    RungOptions {
+        protect,
+        shape: cairn::reclaim::Policy::new(&Default::default(), None, None, None).shape(),
+        range: None,
+    }
+}
+
+/// What the path sends, as (role, texts, images) per message.
+fn sent(s: &Store, conv: &str) -> Vec<(Role, String, usize)> {
+    cairn::reclaim::assemble::assemble(s, conv)
+        .unwrap()
+        .messages
+        .iter()
+        .map(|m| {
+            let mut text = Vec::new();
+            let mut images = 0;
+            for b in &m.content {
+                match b {
+                    Block::Text { text: t } => text.push(t.trim().to_string()),
+                    Block::Image { .. } => images += 1,
+                    Block::ToolResult { content, .. } => {
+                        text.push(match content {
+                            ToolResultContent::Text(t) => t.trim().to_string(),
+                            ToolResultContent::Blocks(bs) => {
+                                cairn::model::plain_text(bs).trim().to_string()
+                            }
+                        });
+                        if let ToolResultContent::Blocks(bs) = content {
+                            images += bs
+                                .iter()
+                                .filter(|b| matches!(b, Block::Image { .. }))
+                                .count();
+                        }
+                    }
+                    Block::ToolUse { name, .. } => text.push(format!("call {name}")),
+                    _ => {}
+                }
+            }
+            (
+                if m.role == Role::Assistant {
+                    Role::Assistant
+                } else {
+                    Role::User
+                },
+                text.join("\n"),
+                images,
+            )
+        })
+        .collect()
+}
+
+/// Exports as `harness` and reads the file back into a store of its own: (store, conversation, the file).
+fn again(s: &Store, conv: &str, harness: Harness) -> (Store, String, agent::AgentFile) {
+    let f = agent::write(s, conv, None, harness, true, None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), &f);
+    let mut back = Store::open_in_memory().unwrap();
+    import(&mut back, &p);
+    let c = tops(&back).remove(0);
+    (back, c, f)
+}
+
+#[test]
+fn a_cairn_snapshot_travels_as_the_harness_compaction_with_its_pages_as_images() {
+    for harness in Harness::ALL {
+        let mut s = Store::open_in_memory().unwrap();
+        let c = long_conversation(&mut s, 40);
+        // results elided in the messages the snapshot leaves as themselves too
+        rungs::apply(&mut s, &c, Strategy::Elide, false, None, &opts(1_000))
+            .unwrap()
+            .expect("elision runs");
+        rungs::apply(&mut s, &c, Strategy::Snapshot, true, None, &opts(12_000))
+            .unwrap()
+            .expect("a snapshot is taken");
+        let before = sent(&s, &c);
+        let pages = before.iter().map(|m| m.2).max().unwrap_or(0);
+        assert!(pages >= 2, "{} page(s)", pages);
+        let (back, c2, f) = again(&s, &c, harness);
+        let after = sent(&back, &c2);
+        // the harness's own compaction, once
+        assert_eq!(compactions(&path(&back, &c2)), 1, "{}", harness.name());
+        // the pages reach the agent as images, and every image the path sends after them too
+        assert_eq!(
+            after.iter().map(|m| m.2).sum::<usize>(),
+            before.iter().map(|m| m.2).sum::<usize>(),
+            "{}",
+            harness.name()
+        );
+        // the history the harness keeps is the whole path, less cairn's markers
+        same_history(
+            &history(&path(&s, &c), false),
+            &history(&path(&back, &c2), false),
+            harness.name(),
+        );
+        match harness {
+            // Claude Code: the same context, line for line, elided results included (its microcompact)
+            Harness::ClaudeCode => assert_eq!(lines(&before), lines(&after)),
+            // pi and Codex have no elision: the results travel whole, and the export says so
+            _ => {
+                assert!(
+                    f.notes.iter().any(|n| n.contains("elides")),
+                    "{:?}",
+                    f.notes
+                );
+                let elided: Vec<String> = lines(&before)
+                    .into_iter()
+                    .filter(|l| !l.starts_with("[elided"))
+                    .collect();
+                in_order(&elided, &lines(&after), harness.name());
+            }
+        }
+    }
+}
+
+/// The lines of text a context sends, blank ones left out.
+fn lines(v: &[(Role, String, usize)]) -> Vec<String> {
+    v.iter()
+        .flat_map(|m| {
+            m.1.lines()
+                .map(|l| l.trim().to_string())
+                .collect::<Vec<_>>()
+        })
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Panics unless every line of `a` is in `b`, in order (what a harness adds around a summary is allowed).
+fn in_order(a: &[String], b: &[String], what: &str) {
+    let mut k = 0;
+    for l in a {
+        match b[k..].iter().position(|x| x == l) {
+            Some(p) => k += p + 1,
+            None => panic!(
+                "{what}: {:?} is not sent (or not in order)",
+                l.chars().take(200).collect::<String>()
+            ),
+        }
+    }
+}
+
+#[test]
+fn a_cairn_summary_travels_as_the_harness_compaction_and_the_agent_reads_it_first() {
+    for harness in Harness::ALL {
+        let mut s = Store::open_in_memory().unwrap();
+        let c = long_conversation(&mut s, 30);
+        rungs::apply(
+            &mut s,
+            &c,
+            Strategy::Summary,
+            true,
+            Some("The parser port is half done: modules 0 to 20 read, all use the old lexer."),
+            &opts(3_000),
+        )
+        .unwrap()
+        .expect("a summary is written");
+        let before = sent(&s, &c);
+        let (back, c2, _) = again(&s, &c, harness);
+        let after = sent(&back, &c2);
+        assert_eq!(compactions(&path(&back, &c2)), 1, "{}", harness.name());
+        // the summary comes first, then the same messages as themselves
+        assert!(
+            after[0].1.contains("modules 0 to 20 read"),
+            "{}: {:?}",
+            harness.name(),
+            after[0]
+        );
+        in_order(&lines(&before), &lines(&after), harness.name());
+        if harness == Harness::ClaudeCode {
+            assert_eq!(lines(&before), lines(&after));
+        }
+    }
+}
+
+#[test]
+fn a_fork_at_a_message_continues_from_there_and_secrets_stay_home() {
+    let mut s = Store::open_in_memory().unwrap();
+    let c = s.create_conversation(Some("deploy")).unwrap();
+    let key = "sk-ant-api03-".to_string() + &"Zx9".repeat(30) + "AA";
+    s.append_turn(
+        &c,
+        &helpers::simple_turn(&format!("deploy with {key}"), "Deployed."),
+    )
+    .unwrap();
+    let ids = s
+        .append_turn(&c, &helpers::simple_turn("now roll back", "Rolled back."))
+        .unwrap();
+    let at = ids[0].clone();
+    for harness in Harness::ALL {
+        let f = agent::write(&s, &c, Some(&at), harness, true, None).unwrap();
+        assert!(!f.text.contains(&key), "{}: the key left", harness.name());
+        assert!(f.redacted >= 1, "{}", harness.name());
+        assert!(
+            f.text.contains("now roll back") && !f.text.contains("Rolled back."),
+            "{}",
+            harness.name()
+        );
+        let kept = agent::write(&s, &c, Some(&at), harness, false, None).unwrap();
+        assert!(
+            kept.text.contains(&key),
+            "{}: --no-redact keeps it",
+            harness.name()
+        );
+    }
+}
+
+#[test]
+fn continue_writes_where_the_harness_looks_and_never_over_a_file() {
+    let mut s = Store::open_in_memory().unwrap();
+    let c = s.create_conversation(Some("t")).unwrap();
+    s.append_turn(&c, &helpers::simple_turn("hello", "hi"))
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    for harness in Harness::ALL {
+        let Outcome::Continued(out) = run(
+            &mut s,
+            Action::Continue {
+                conversation: c.clone(),
+                at: None,
+                harness,
+                home: home.path().to_path_buf(),
+                cwd: Some("/work/project".into()),
+                redact: true,
+            },
+        ) else {
+            panic!()
+        };
+        let rel = out
+            .file
+            .strip_prefix(home.path())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        match harness {
+            Harness::ClaudeCode => {
+                assert_eq!(
+                    rel,
+                    format!(".claude/projects/-work-project/{}.jsonl", out.session_id)
+                );
+                assert_eq!(
+                    out.command,
+                    format!("cd /work/project && claude --resume {}", out.session_id)
+                );
+            }
+            Harness::Pi => {
+                assert!(
+                    rel.starts_with(".pi/agent/sessions/--work-project--/"),
+                    "{rel}"
+                );
+                assert!(
+                    rel.ends_with(&format!("_{}.jsonl", out.session_id)),
+                    "{rel}"
+                );
+                assert_eq!(out.command, format!("pi --session {}", out.file.display()));
+            }
+            Harness::Codex => {
+                assert!(
+                    rel.starts_with(".codex/sessions/") && rel.contains("/rollout-"),
+                    "{rel}"
+                );
+                assert!(
+                    rel.ends_with(&format!("-{}.jsonl", out.session_id)),
+                    "{rel}"
+                );
+                assert_eq!(out.command, format!("codex resume {}", out.session_id));
+            }
+        }
+        // the file is a session cairn reads back
+        let mut back = Store::open_in_memory().unwrap();
+        import(&mut back, &out.file);
+        assert_eq!(
+            history(&path(&s, &c), true),
+            history(&path(&back, &tops(&back)[0]), true)
+        );
+    }
+    // a file already there is never written over
+    let f = agent::write(
+        &s,
+        &c,
+        None,
+        Harness::ClaudeCode,
+        true,
+        Some("/work/project"),
+    )
+    .unwrap();
+    let target = agent::place(home.path(), &f);
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    std::fs::write(&target, "mine").unwrap();
+    let err = cairn::commands::run(
+        &mut s,
+        &Settings::default(),
+        Action::Continue {
+            conversation: c.clone(),
+            at: None,
+            harness: Harness::ClaudeCode,
+            home: home.path().to_path_buf(),
+            cwd: Some("/work/project".into()),
+            redact: true,
+        },
+        &Quiet,
+        &AtomicBool::new(false),
+    );
+    assert!(err.is_ok(), "a new session id: a new file");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "mine");
+}
+
+#[test]
+fn sessions_of_one_harness_continue_in_another() {
+    let cases = [
+        ("claude-code/cc-2.0.5-image-paste.jsonl", Harness::Pi),
+        ("claude-code/cc-2.0.5-image-paste.jsonl", Harness::Codex),
+        (
+            "pi/pi-v1-large-session-thinking-level-changes.jsonl",
+            Harness::ClaudeCode,
+        ),
+        (
+            "pi/pi-v1-large-session-thinking-level-changes.jsonl",
+            Harness::Codex,
+        ),
+        (
+            "codex/codex-desktop-spawn-agents-0.140.jsonl",
+            Harness::ClaudeCode,
+        ),
+        ("codex/codex-desktop-spawn-agents-0.140.jsonl", Harness::Pi),
+    ];
+    for (file, harness) in cases {
+        let mut s = Store::open_in_memory().unwrap();
+        let conv = import(&mut s, &samples().join(file)).remove(0);
+        let (back, c2, _) = again(&s, &conv, harness);
+        let what = format!("{file} as {}", harness.name());
+        same_history(
+            &history(&path(&s, &conv), false),
+            &history(&path(&back, &c2), false),
+            &what,
+        );
+        // usage travels (Codex folds cache writes into its input)
+        let total = |u: &[Usage]| u.iter().map(|u| u.prompt() + u.output_tokens).sum::<u64>();
+        assert_eq!(
+            total(&usages(&path(&s, &conv))),
+            total(&usages(&path(&back, &c2))),
+            "{what}"
+        );
+    }
 }

@@ -38,12 +38,31 @@ fn text_of(content: &Value) -> Vec<Block> {
                     p.get("text").and_then(Value::as_str),
                 ) {
                     (Some("input_text" | "output_text" | "text"), Some(t)) => Block::text(t),
+                    (Some("input_image"), _) => {
+                        image_of(p).unwrap_or_else(|| super::unknown_block(p))
+                    }
                     _ => super::unknown_block(p),
                 }
             })
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// An `input_image` part whose `image_url` is a base64 data URL (an image sent to the model: a pasted one, a
+/// screenshot a tool returned, a snapshot's page); one that names a remote URL stays an unknown block.
+fn image_of(p: &Value) -> Option<Block> {
+    use base64::Engine as _;
+    let url = p.get("image_url").and_then(Value::as_str)?;
+    let rest = url.strip_prefix("data:")?;
+    let (media_type, data) = rest.split_once(";base64,")?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .ok()?;
+    Some(Block::Image {
+        media_type: media_type.to_string(),
+        data: crate::model::ImageData::Bytes(bytes),
+    })
 }
 
 /// Rollouts from before `session_meta` (2025): a first line holding the session (`id`, `timestamp`,
@@ -243,9 +262,18 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                 open_assistant = None;
                 // with a replacement history, that history is what the model saw from here; without one, Codex
                 // rebuilt it from the injected instructions, the user's recent prompts and the summary
+                let mut images = Vec::new();
                 let (text, kept) =
                     match payload.get("replacement_history").and_then(Value::as_array) {
-                        Some(items) => (replacement_text(items), Kept::Nothing),
+                        Some(items) => {
+                            // the pages of a snapshot travel as the history's images
+                            images = items
+                                .iter()
+                                .flat_map(|i| text_of(i.get("content").unwrap_or(&Value::Null)))
+                                .filter(|b| matches!(b, Block::Image { .. }))
+                                .collect();
+                            (replacement_text(items), Kept::Nothing)
+                        }
                         None => (
                             payload
                                 .get("message")
@@ -255,9 +283,11 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                             Kept::UserPrompts(CODEX_USER_PROMPT_TOKENS),
                         ),
                     };
+                let mut blocks = vec![Block::text(text)];
+                blocks.append(&mut images);
                 built.push(Built {
                     role: Role::System,
-                    blocks: vec![Block::text(text)],
+                    blocks,
                     lines: vec![line.clone()],
                     created_at: at,
                     usage: None,
@@ -281,6 +311,8 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                         ..Usage::default()
                     });
                     built[a].lines.push(line.clone());
+                    // a response is measured once it is complete: what follows is the next response
+                    open_assistant = None;
                 } else {
                     records.push(line.clone());
                 }

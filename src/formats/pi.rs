@@ -20,6 +20,9 @@ use crate::store::ImportedMessage;
 /// digest is stored with, so what is counted is what was sent.
 pub(crate) const COMPACTION_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
 pub(crate) const COMPACTION_SUFFIX: &str = "\n</summary>";
+/// The `customType` of the message cairn writes after a compaction it hands to pi, holding what pi cannot put in
+/// the compaction's summary text (a snapshot's pages, another harness's summary message).
+pub(crate) const SNAPSHOT_TYPE: &str = "cairn-compaction";
 const BRANCH_PREFIX: &str =
     "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
 const BRANCH_SUFFIX: &str = "</summary>";
@@ -160,7 +163,12 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                     .unwrap_or(Value::Null);
                 let blocks = pi_blocks(path, entries[i].no, &content)?;
                 let mut m = NewMessage::new(Role::User, blocks);
+                // the pages cairn wrote after a compaction it handed to pi are that compaction's summary
+                let pages = entry.get("customType").and_then(Value::as_str) == Some(SNAPSHOT_TYPE);
                 m.meta = json!({"source": "pi", "entry": entry});
+                if pages {
+                    m.meta["cairn"] = json!({"kind": crate::model::KIND_COMPACT_SUMMARY});
+                }
                 Some(m)
             }
             "label" => {

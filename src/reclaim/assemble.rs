@@ -33,7 +33,8 @@ pub enum Piece {
         elided: bool,
         pruned: bool,
     },
-    /// The summary text of the harness compaction marker at this index, sent as a user message.
+    /// The summary of the harness compaction marker at this index (its text, and the images a Codex replacement
+    /// history held), sent as a user message.
     HarnessSummary { index: usize },
     /// These messages (path indices, in order) drawn as pages or replaced by a summary. `elided`: those of them
     /// whose large successful results an earlier elision took (a snapshot draws a short note in their place), in
@@ -674,7 +675,7 @@ pub fn materialize(
                     content: m
                         .content
                         .iter()
-                        .filter(|b| matches!(b, Block::Text { .. }))
+                        .filter(|b| matches!(b, Block::Text { .. } | Block::Image { .. }))
                         .cloned()
                         .collect(),
                     sources: vec![m.id.clone()],

@@ -225,5 +225,8 @@ pub fn lookalikes() -> Vec<&'static str> {
         "fn refresh_token(&self) -> Option<&str> { self.refresh.as_deref() }",
         "const { apiKey } = useSettings();",
         "headers[\"Authorization\"] = f\"Bearer {token}\"",
+        "\t\t\tresult.apiKey = args[++i];",
+        "const password = argv[2];",
+        "token = getenv(\"GITHUB_TOKEN\")",
     ]
 }

@@ -130,6 +130,7 @@ impl Writer {
             .filter(|l| l.pointer("/payload/type").and_then(Value::as_str) == Some("reasoning"))
             .filter(|_| plan.source == "codex")
             .filter_map(|l| l.get("payload").cloned());
+        let start = self.out.len();
         for b in &m.content {
             match b {
                 Block::Text { text } => {
@@ -172,7 +173,17 @@ impl Writer {
                 _ => self.left_out += 1,
             }
         }
-        if let Some(u) = m.usage.filter(Usage::is_one_request) {
+        let usage = m.usage.filter(Usage::is_one_request);
+        if usage.is_some() && !self.out[start..].contains("\"response_item\"") {
+            // a reply with nothing Codex can hold (only reasoning of another harness, an aborted reply) still
+            // carries its usage: on an empty reply, not on the one before it
+            self.line(
+                m.created_at,
+                "response_item",
+                json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": ""}]}),
+            );
+        }
+        if let Some(u) = usage {
             self.total.input_tokens += u.input_tokens + u.cache_creation_input_tokens;
             self.total.cache_read_input_tokens += u.cache_read_input_tokens;
             self.total.output_tokens += u.output_tokens;

@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use super::{AgentFile, Compaction, Harness, Item, Plan};
-use crate::formats::pi::{COMPACTION_PREFIX, COMPACTION_SUFFIX};
+use crate::formats::pi::{COMPACTION_PREFIX, COMPACTION_SUFFIX, SNAPSHOT_TYPE};
 use crate::model::{Block, Message, Role, ToolResultContent, Usage};
 
 /// The folder pi keeps a working folder's sessions in.
@@ -124,6 +124,15 @@ impl Writer {
         }
         let parts: Vec<Value> = rest.iter().filter_map(|b| self.part(b)).collect();
         if parts.is_empty() {
+            return;
+        }
+        if super::is_compact_summary(m) {
+            // a compaction's pages read back: pi's record for them again
+            self.entry(
+                "custom_message",
+                m.created_at,
+                json!({"customType": SNAPSHOT_TYPE, "content": parts, "display": true}),
+            );
             return;
         }
         self.message(
@@ -310,7 +319,7 @@ impl Writer {
             self.entry(
                 "custom_message",
                 at,
-                json!({"customType": "cairn-snapshot", "content": parts, "display": true}),
+                json!({"customType": SNAPSHOT_TYPE, "content": parts, "display": true}),
             );
         }
     }
