@@ -145,6 +145,8 @@ pub struct Explorer {
     hit_at: usize,
     rewind: Option<RewindDialog>,
     export: Option<ExportDialog>,
+    /// A session just written for a harness: where, and the command that resumes it.
+    continued: Option<crate::commands::Continued>,
     import_path: Option<String>,
     discovered: Option<Vec<crate::discover::Found>>,
     pub command: String,
@@ -224,6 +226,7 @@ impl Explorer {
             hit_at: 0,
             rewind: None,
             export: None,
+            continued: None,
             import_path: None,
             discovered: None,
             command: String::new(),
@@ -644,6 +647,10 @@ impl Explorer {
                     Some(e) => self.fail(format!("{line}; {e}")),
                     None => self.info(line),
                 }
+            }
+            Outcome::Continued(c) => {
+                self.info(format!("wrote a {} session: {}", c.harness.name(), c.command));
+                self.continued = Some(c);
             }
             Outcome::Forked(id) => {
                 self.reload();

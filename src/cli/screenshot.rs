@@ -23,6 +23,9 @@ enum View {
     Timeline,
     Readback,
     Shapes,
+    /// The tree view with the dialog of a session just written for Claude Code (into a folder under the
+    /// temporary directory, not the home folder).
+    Continue,
 }
 
 impl View {
@@ -40,6 +43,7 @@ impl View {
             View::Timeline => "timeline",
             View::Readback => "readback",
             View::Shapes => "shapes",
+            View::Continue => "continue",
         }
     }
 }

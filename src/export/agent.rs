@@ -157,6 +157,15 @@ pub fn write(
     let mut plan = plan(store, conversation, at, redact, harness == Harness::Pi)?;
     if let Some(c) = cwd {
         plan.cwd = c.to_string();
+    } else if plan.cwd.is_empty() {
+        // a harness finds a session by its working folder: where none was recorded, the one cairn runs in
+        plan.cwd = std::env::current_dir()
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| ".".into());
+        plan.note(format!(
+            "the source recorded no working folder: the session names {} (`cairn continue --cwd` names another)",
+            plan.cwd
+        ));
     }
     let mut out = match harness {
         Harness::ClaudeCode => claude_code::write(store, conversation, &mut plan, redact)?,
@@ -472,14 +481,15 @@ fn flatten(sent: &[crate::reclaim::Sent]) -> Vec<Block> {
     out
 }
 
-/// The working folder the source recorded: Claude Code's `cwd` on its lines, pi's header, Codex's `session_meta`.
+/// The working folder the source recorded (empty where none): Claude Code's `cwd` on its lines, pi's header, Codex's
+/// `session_meta`.
 fn cwd_of(conv_meta: &Value, path: &[Message]) -> String {
     let s = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
     s(conv_meta.pointer("/header/cwd"))
         .or_else(|| s(conv_meta.pointer("/session_meta/cwd")))
         .or_else(|| path.iter().find_map(|m| s(m.meta.pointer("/lines/0/cwd"))))
         .or_else(|| s(conv_meta.get("cwd")))
-        .unwrap_or_else(|| ".".to_string())
+        .unwrap_or_default()
 }
 
 /// Whether a message is a harness's compaction summary (Claude Code's `isCompactSummary` prompt).

@@ -1,5 +1,6 @@
 //! The window's small dialogs: rewind (asks for the digest), import (a native dialog through rfd, or a path
-//! field where none can be shown), export (format, path, save dialog) and the Discover list.
+//! field where none can be shown), export (format, path, save dialog), the Discover list, and the session written
+//! for a harness (where it is, the command that resumes it).
 
 use super::*;
 
@@ -14,12 +15,27 @@ pub(super) struct ExportDialog {
     pub(super) path: String,
 }
 
-pub(super) const EXPORT_FORMATS: [(&str, &str, ExportFormat); 5] = [
+pub(super) const EXPORT_FORMATS: [(&str, &str, ExportFormat); 8] = [
     ("HTML", "html", ExportFormat::Html),
     ("Markdown", "md", ExportFormat::Markdown),
     ("JSONL (cairn)", "jsonl", ExportFormat::Jsonl),
     ("Anthropic request JSON", "json", ExportFormat::Anthropic),
     ("OpenAI request JSON", "json", ExportFormat::Openai),
+    (
+        "Claude Code session",
+        "jsonl",
+        ExportFormat::Agent(crate::export::agent::Harness::ClaudeCode),
+    ),
+    (
+        "pi session",
+        "jsonl",
+        ExportFormat::Agent(crate::export::agent::Harness::Pi),
+    ),
+    (
+        "Codex rollout",
+        "jsonl",
+        ExportFormat::Agent(crate::export::agent::Harness::Codex),
+    ),
 ];
 
 impl Explorer {
@@ -145,6 +161,46 @@ impl Explorer {
                 self.export_to(format, at, out);
             } else if !open {
                 self.export = None;
+            }
+        }
+        if let Some(c) = &self.continued {
+            let mut open = true;
+            let mut close = false;
+            egui::Window::new(format!("Continue in {}", c.harness.label()))
+                .open(&mut open)
+                .collapsible(false)
+                .default_width(560.0)
+                .show(ctx, |ui| {
+                    ui.label(format!("A new {} session, written to", c.harness.label()));
+                    ui.monospace(c.file.display().to_string());
+                    if !c.beside.is_empty() {
+                        ui.label(format!("with {} subagent file(s) beside it.", c.beside.len()));
+                    }
+                    ui.label("Run this to resume it:");
+                    let mut command = c.command.clone();
+                    ui.add(
+                        egui::TextEdit::multiline(&mut command)
+                            .font(egui::TextStyle::Monospace)
+                            .desired_rows(2)
+                            .desired_width(f32::INFINITY),
+                    );
+                    for n in &c.notes {
+                        ui.weak(n);
+                    }
+                    if c.redacted > 0 {
+                        ui.weak(format!("{} secret(s) redacted", c.redacted));
+                    }
+                    ui.horizontal(|ui| {
+                        if ui.button("Copy command").clicked() {
+                            ui.ctx().copy_text(c.command.clone());
+                        }
+                        if ui.button("Close").clicked() {
+                            close = true;
+                        }
+                    });
+                });
+            if close || !open {
+                self.continued = None;
             }
         }
         if let Some(found) = &self.discovered {

@@ -52,6 +52,8 @@ pub enum GraphEvent {
     Fork(usize),
     /// A partial compaction: from this message (on the active path) to the tip, as a snapshot.
     CompactFrom(usize),
+    /// The path to this message written as a new session of a harness, which resumes it.
+    Continue(usize, crate::export::agent::Harness),
 }
 
 pub fn role_color(role: Role, dark: bool) -> Color32 {
@@ -459,6 +461,23 @@ impl GraphView {
                 events.push(GraphEvent::CompactFrom(i));
                 ui.close();
             }
+            ui.menu_button("Continue in…", |ui| {
+                for h in crate::export::agent::Harness::ALL {
+                    if ui
+                        .button(h.label())
+                        .on_hover_text(format!(
+                            "the path to this message as a new {} session, where {} finds it; shows the \
+                             command that resumes it",
+                            h.label(),
+                            h.label()
+                        ))
+                        .clicked()
+                    {
+                        events.push(GraphEvent::Continue(i, h));
+                        ui.close();
+                    }
+                }
+            });
         });
     }
 

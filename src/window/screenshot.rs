@@ -58,7 +58,8 @@ impl Explorer {
 
     /// Sets a view up the way a screenshot of it should look. `staging` is the screenshot's view name: with
     /// "transcript", the tree view with messages opened in the transcript beside it (the first reply, thinking
-    /// unfolded, and the screenshot); "readback", the snapshot pages read back; "shapes", the shape picker open.
+    /// unfolded, and the screenshot); "readback", the snapshot pages read back; "shapes", the shape picker open;
+    /// "continue", the dialog of the conversation just written as a Claude Code session.
     pub fn stage(&mut self, view: View, staging: &str) {
         let transcript = staging == "transcript";
         self.view = view;
@@ -79,6 +80,22 @@ impl Explorer {
         }
         if view == View::Snapshots && staging == "shapes" {
             self.snapshots.open_picker = true;
+        }
+        if staging == "continue"
+            && let Some(s) = &self.session
+        {
+            // the open conversation continued in Claude Code, written under the temporary folder
+            let home = std::env::temp_dir().join("cairn-screenshot-home");
+            let action = crate::commands::Action::Continue {
+                conversation: s.conv.id.clone(),
+                at: None,
+                harness: crate::export::agent::Harness::ClaudeCode,
+                home,
+                cwd: None,
+                redact: true,
+            };
+            self.act(action);
+            return;
         }
         let Some(s) = &mut self.session else { return };
         if !transcript || view != View::Tree {

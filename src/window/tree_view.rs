@@ -152,6 +152,22 @@ impl Explorer {
                     self.fork(None);
                     return;
                 }
+                graph::GraphEvent::Continue(i, harness) => {
+                    let (conversation, at) = (s.conv.id.clone(), s.heads[i].id.clone());
+                    let Some(home) = crate::discover::home() else {
+                        self.fail("no home folder to write the session under".to_string());
+                        return;
+                    };
+                    self.act(crate::commands::Action::Continue {
+                        conversation,
+                        at: Some(at),
+                        harness,
+                        home,
+                        cwd: None,
+                        redact: true,
+                    });
+                    return;
+                }
                 graph::GraphEvent::CompactFrom(i) => {
                     let (conversation, from) = (s.conv.id.clone(), s.heads[i].id.clone());
                     self.act(crate::commands::Action::Compact {
