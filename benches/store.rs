@@ -5,6 +5,7 @@
 //! - open a 100k-message conversation and load its active path: target <= 50 ms, and the ratio against parsing
 //!   an equivalent JSONL file with serde_json (what JSONL-based harnesses do at load)
 //! - fork a 10k-message path: target <= 100 ms
+//! - a fork of a 10k-message path exported as a Claude Code, pi and Codex session: target <= 1 s each
 //! - /context and the comparison of strategies on a 100k-message conversation: targets <= 150 ms and <= 1 s, peak
 //!   memory <= 200 MB
 
@@ -188,6 +189,33 @@ fn bench_fork(dir: &std::path::Path) {
     );
 }
 
+/// A fork of a 10k-message path written as each harness's session (`cairn export --format claude-code|pi|codex`).
+fn bench_agent(dir: &std::path::Path) {
+    use cairn::export::agent::{self, Harness};
+    const N: usize = 10_000;
+    let mut s = Store::open(dir.join("agent.db")).unwrap();
+    let (c, _) = s
+        .import_conversation(None, &chain(N), None, &[], &Value::Null)
+        .unwrap();
+    let f = s.fork(&c, None).unwrap();
+    for h in Harness::ALL {
+        let mut times = Vec::new();
+        let mut bytes = 0;
+        for _ in 0..5 {
+            let t = Instant::now();
+            let out = agent::write(&s, &f, None, h, true, Some("/work/project")).unwrap();
+            times.push(t.elapsed());
+            bytes = out.text.len();
+        }
+        println!(
+            "export a fork of a 10k-message path as {}: median {} ({:.1} MB)   [target <= 1 s]",
+            h.name(),
+            ms(median(times)),
+            bytes as f64 / 1e6
+        );
+    }
+}
+
 /// Peak resident memory of this process since the last reset, in MB (Linux: `VmHWM`).
 fn peak_mb() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -348,6 +376,9 @@ fn main() {
     }
     if only.is_empty() || only == "fork" {
         bench_fork(dir.path());
+    }
+    if only.is_empty() || only == "agent" {
+        bench_agent(dir.path());
     }
     if only.is_empty() || only == "load" {
         bench_load(dir.path());

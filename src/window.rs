@@ -649,7 +649,11 @@ impl Explorer {
                 }
             }
             Outcome::Continued(c) => {
-                self.info(format!("wrote a {} session: {}", c.harness.name(), c.command));
+                self.info(format!(
+                    "wrote a {} session: {}",
+                    c.harness.name(),
+                    c.command
+                ));
                 self.continued = Some(c);
             }
             Outcome::Forked(id) => {

@@ -368,6 +368,62 @@ fn import_and_export_commands() {
     );
     let err = e.fails(&["export", &conv, "--format", "pdf"]);
     assert!(err.contains("pdf"), "{err}");
+
+    // back to the agent: a session of each harness, one JSON object a line
+    for fmt in ["claude-code", "pi", "codex"] {
+        let out = e.ok(&["export", &conv, "--format", fmt]);
+        for l in out.lines() {
+            serde_json::from_str::<Value>(l).unwrap_or_else(|err| panic!("{fmt}: {err}: {l}"));
+        }
+    }
+    let home = dir.join("home");
+    let v = e.json(&[
+        "continue",
+        &conv,
+        "--in",
+        "codex",
+        "--home",
+        home.to_str().unwrap(),
+        "--json",
+    ]);
+    for k in [
+        "harness",
+        "session_id",
+        "file",
+        "command",
+        "beside",
+        "notes",
+        "redacted",
+    ] {
+        assert!(v.get(k).is_some(), "continue --json lacks {k}: {v}");
+    }
+    assert_eq!(v["harness"], json!("codex"));
+    assert!(Path::new(v["file"].as_str().unwrap()).starts_with(&home));
+    assert_eq!(
+        v["command"],
+        json!(format!(
+            "codex resume {}",
+            v["session_id"].as_str().unwrap()
+        ))
+    );
+    let err = e.fails(&[
+        "continue",
+        &conv,
+        "--in",
+        "cursor",
+        "--home",
+        home.to_str().unwrap(),
+    ]);
+    assert!(err.contains("cursor"), "{err}");
+    let err = e.fails(&[
+        "continue",
+        "nope",
+        "--in",
+        "pi",
+        "--home",
+        home.to_str().unwrap(),
+    ]);
+    assert!(err.contains("nope"), "{err}");
 }
 
 #[cfg(feature = "gui")]

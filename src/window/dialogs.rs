@@ -174,7 +174,10 @@ impl Explorer {
                     ui.label(format!("A new {} session, written to", c.harness.label()));
                     ui.monospace(c.file.display().to_string());
                     if !c.beside.is_empty() {
-                        ui.label(format!("with {} subagent file(s) beside it.", c.beside.len()));
+                        ui.label(format!(
+                            "with {} subagent file(s) beside it.",
+                            c.beside.len()
+                        ));
                     }
                     ui.label("Run this to resume it:");
                     let mut command = c.command.clone();

@@ -37,6 +37,7 @@ struct Writer {
     entry_of: std::collections::HashMap<String, String>,
     /// The message being written.
     current: Option<String>,
+    redact: bool,
     redacted: usize,
 }
 
@@ -78,7 +79,7 @@ impl Writer {
     }
 
     /// A message pi recorded in a form of its own (a `bashExecution` the user ran, a custom message), as it was.
-    fn own_form(&mut self, m: &Message, redact: bool) -> bool {
+    fn own_form(&mut self, m: &Message) -> bool {
         let Some(mut own) = m
             .meta
             .pointer("/entry/message")
@@ -87,7 +88,7 @@ impl Writer {
         else {
             return false;
         };
-        if redact {
+        if self.redact {
             self.redacted += crate::redact::value(&mut own);
         }
         self.message(m.created_at, own);
@@ -245,7 +246,11 @@ impl Writer {
             "stopReason": stop,
             "timestamp": m.created_at,
         });
-        if let Some(e) = from("errorMessage") {
+        if let Some(mut e) = from("errorMessage") {
+            // a provider's error can quote the key it refused
+            if self.redact {
+                self.redacted += crate::redact::value(&mut e);
+            }
             msg["errorMessage"] = e;
         }
         self.message(m.created_at, msg);
@@ -359,6 +364,7 @@ pub(super) fn write(plan: &mut Plan, redact: bool) -> AgentFile {
         reserved: None,
         entry_of: Default::default(),
         current: None,
+        redact,
         redacted: 0,
     };
     let now = crate::store::now_ms();
@@ -383,7 +389,7 @@ pub(super) fn write(plan: &mut Plan, redact: bool) -> AgentFile {
                 match m.role {
                     Role::Assistant => w.reply(m, plan),
                     Role::User | Role::Tool => {
-                        if !(plan.source == "pi" && w.own_form(m, redact)) {
+                        if !(plan.source == "pi" && w.own_form(m)) {
                             w.user(m, &names)
                         }
                     }
