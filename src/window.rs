@@ -17,6 +17,7 @@ mod compare;
 mod conversations;
 mod dialogs;
 mod diff;
+pub mod fonts;
 mod graph;
 mod operations;
 mod remote;
@@ -168,25 +169,8 @@ pub struct Explorer {
     /// The store's data version at the last look ([`Store::data_version`]).
     seen_version: Option<i64>,
     fonts_installed: bool,
-}
-
-/// DejaVu Sans Mono (shipped for the snapshot renderer) as a fallback after egui's own fonts, for the arrows,
-/// flags and box-drawing marks the views use.
-fn install_fonts(ctx: &egui::Context) {
-    const DEJAVU: &[u8] = include_bytes!("../assets/fonts/DejaVuSansMono.ttf");
-    let mut fonts = egui::FontDefinitions::default();
-    fonts.font_data.insert(
-        "dejavu-mono".into(),
-        Arc::new(egui::FontData::from_static(DEJAVU)),
-    );
-    for family in [egui::FontFamily::Proportional, egui::FontFamily::Monospace] {
-        fonts
-            .families
-            .entry(family)
-            .or_default()
-            .push("dejavu-mono".into());
-    }
-    ctx.set_fonts(fonts);
+    /// The fonts installed, and the scripts none of them has.
+    pub fonts: Option<fonts::Fonts>,
 }
 
 impl Explorer {
@@ -240,6 +224,7 @@ impl Explorer {
             frames_titled: false,
             seen_version: None,
             fonts_installed: false,
+            fonts: None,
         };
         match Store::open(&e.store_path) {
             Ok(s) => e.store = Some(s),
@@ -298,8 +283,23 @@ impl Explorer {
                     ..GraphView::default()
                 };
                 self.after_change(true);
+                self.font_notice();
             }
             Err(e) => self.fail(e.to_string()),
+        }
+    }
+
+    /// Says which scripts of the open conversation's title no font on this machine has (they draw as boxes).
+    fn font_notice(&mut self) {
+        let (Some(f), Some(s)) = (&self.fonts, &self.session) else {
+            return;
+        };
+        let missing = f.missing_in(s.conv.title.as_deref().unwrap_or(""));
+        if !missing.is_empty() {
+            self.info(format!(
+                "no font on this machine has {}: its text draws as boxes (install one, such as Noto Sans)",
+                missing.join(", ")
+            ));
         }
     }
 
@@ -735,7 +735,10 @@ impl Explorer {
         let ctx = ui.ctx().clone();
         if !self.fonts_installed {
             self.fonts_installed = true;
-            install_fonts(&ctx);
+            let f = fonts::definitions();
+            ctx.set_fonts(f.definitions.clone());
+            self.fonts = Some(f);
+            self.font_notice();
         }
         if let Ok(mut r) = self.repaint.lock()
             && r.is_none()

@@ -53,6 +53,11 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
         "trajectories/openhands-basic-gui-mode-trajectory.json",
         "small/codex-legacy-rollout.jsonl",
         "small/copilot-cli-small.jsonl",
+        "small/gemini-cli-small.json",
+        "small/opencode-small.json",
+        "small/cline-small.json",
+        "small/aider-small.aider.chat.history.md",
+        "small/cursor-small.jsonl",
     ];
     files
         .iter()
@@ -307,6 +312,24 @@ fn read_everything(s: &mut Store, conv: &str) -> Result<(usize, usize), String> 
             }
         }
     }
+    // back to the agent: each harness's session of the path reads back (a hostile input never writes a file a
+    // harness, or cairn, cannot read)
+    for h in cairn::export::agent::Harness::ALL {
+        let e = cairn::export::export(s, conv, None, ExportFormat::Agent(h), Options::default())
+            .map_err(|e| format!("{}: {e}", h.name()))?;
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let file = dir.path().join("session.jsonl");
+        std::fs::write(&file, &e.text).map_err(|e| e.to_string())?;
+        let mut back = Store::open_in_memory().map_err(|e| e.to_string())?;
+        let o = cairn::import::import_file(&mut back, &file, None);
+        // an empty path writes a session with nothing to import
+        if let Some(err) = o
+            .error
+            .filter(|_| !s.active_path(conv).unwrap_or_default().is_empty())
+        {
+            return Err(format!("{} export does not read back: {err}", h.name()));
+        }
+    }
     Ok((repairs, invalid))
 }
 
@@ -321,7 +344,7 @@ fn hostile_mutants_never_panic_never_leave_partial_or_unreadable_rows_and_export
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x0c41_12a1);
     let seeds = seeds();
-    assert!(seeds.len() >= 12);
+    assert_eq!(seeds.len(), 23, "every seed must be there");
     let lying = lying_png();
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Rng(seed | 1);

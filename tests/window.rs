@@ -918,3 +918,73 @@ fn compact_from_here_in_the_tree_snapshots_that_message_through_the_tip() {
         "{from} vs {depth} ({id})"
     );
 }
+
+/// Whether a font of this machine has the character (fontconfig's list: `fc-list :charset=HEX`).
+fn machine_has(c: char) -> bool {
+    std::process::Command::new("fc-list")
+        .arg(format!(":charset={:x}", c as u32))
+        .output()
+        .is_ok_and(|o| !o.stdout.is_empty())
+}
+
+#[test]
+fn titles_in_chinese_arabic_hebrew_and_emoji_draw_with_the_machines_fonts_or_are_named_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cairn.db");
+    let mut store = Store::open(&path).unwrap();
+    let titles = [
+        "中文版 会话",
+        "مرحبا بالعالم",
+        "שלום עולם",
+        "launch 🚀 done",
+    ];
+    let mut first = String::new();
+    for t in titles {
+        let c = store.create_conversation(Some(t)).unwrap();
+        store
+            .append_turn(
+                &c,
+                &[
+                    cairn::model::NewMessage::text(cairn::model::Role::User, t),
+                    cairn::model::NewMessage::text(cairn::model::Role::Assistant, "ok"),
+                ],
+            )
+            .unwrap();
+        if first.is_empty() {
+            first = c;
+        }
+    }
+    drop(store);
+    let mut app = Explorer::new(path.clone());
+    app.native_dialogs = false;
+    app.select(&first);
+    let mut h = Harness::builder()
+        .with_size(eframe::egui::vec2(1280.0, 800.0))
+        .build_ui_state(|ui, app: &mut Explorer| app.draw(ui), app);
+    h.run();
+    let font = eframe::egui::FontId::proportional(13.0);
+    let fonts = h
+        .state()
+        .fonts
+        .as_ref()
+        .expect("fonts installed on the first frame");
+    for (t, sample) in titles.iter().zip(['中', 'ع', 'ש', '🚀']) {
+        let drawn = h.ctx.fonts_mut(|f| f.has_glyphs(&font, t));
+        if machine_has(sample) || sample == '🚀' {
+            // egui's own fonts hold the emoji; a machine font the rest
+            assert!(
+                drawn,
+                "{t}: a font of this machine has it, yet it draws as boxes ({:?})",
+                fonts.added
+            );
+        } else {
+            assert!(!drawn);
+            assert!(
+                !fonts.missing_in(t).is_empty(),
+                "{t}: no font has it, and the window does not say so"
+            );
+        }
+    }
+    // the conversation list names them as they are
+    assert!(h.query_all_by_label_contains("中文版 会话").count() >= 1);
+}
