@@ -634,3 +634,44 @@ fn sessions_of_one_harness_continue_in_another() {
         );
     }
 }
+
+#[test]
+fn a_claude_code_compaction_continues_in_pi_as_pis_own_with_its_summary() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code/cc-compact-boundary.jsonl");
+    let mut s = Store::open_in_memory().unwrap();
+    let conv = import(&mut s, &f).remove(0);
+    let summary = path(&s, &conv)
+        .into_iter()
+        .find(|m| m.meta.pointer("/cairn/kind").and_then(|k| k.as_str()) == Some("compact_summary"))
+        .expect("the fixture's summary prompt");
+    let first_line = cairn::model::plain_text(&summary.content)
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let (back, c2, out) = again(&s, &conv, Harness::Pi);
+    // pi's compaction carries Claude Code's summary; no extra message stands for it
+    let entry: serde_json::Value = out
+        .text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["type"] == "compaction")
+        .unwrap();
+    assert!(
+        entry["summary"].as_str().unwrap().contains(&first_line),
+        "{entry}"
+    );
+    assert!(!out.text.contains("custom_message"));
+    assert_eq!(compactions(&path(&back, &c2)), 1);
+    same_history(
+        &history(&path(&s, &conv), false),
+        &history(&path(&back, &c2), false),
+        "cc → pi",
+    );
+    in_order(
+        &lines(&sent(&s, &conv)),
+        &lines(&sent(&back, &c2)),
+        "cc → pi",
+    );
+}

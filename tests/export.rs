@@ -458,3 +458,82 @@ fn readable_exports_fold_preambles_and_show_edits_as_diffs() {
         "{md}"
     );
 }
+
+/// pi writes each result of parallel calls as its own message, one after another: every result is drawn under its
+/// call, and no card stands in for a message whose results are drawn elsewhere.
+#[test]
+fn html_draws_every_result_under_its_call_and_no_placeholder_cards() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = store(&dir, "x.db");
+    let o = import::import_file(
+        &mut s,
+        &fixture("pi/pi-v1-large-session-thinking-level-changes.jsonl"),
+        None,
+    );
+    let conv = o.conversations[0].clone();
+    let msgs = s.active_path(&conv).unwrap();
+    let answered: std::collections::HashSet<String> = msgs
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .filter_map(|b| match b {
+            cairn::model::Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
+            _ => None,
+        })
+        .collect();
+    let calls: Vec<String> = msgs
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .filter_map(|b| match b {
+            cairn::model::Block::ToolUse { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    let with_result = calls.iter().filter(|c| answered.contains(*c)).count();
+    assert!(with_result > 150, "{with_result}");
+    let page = export::export(&s, &conv, None, ExportFormat::Html, Options::default())
+        .unwrap()
+        .text;
+    let sections: Vec<&str> = page.split("<section class=\"tool-call\"").skip(1).collect();
+    assert_eq!(sections.len(), calls.len());
+    let drawn = sections
+        .iter()
+        .filter(|x| {
+            let end = x.find("</section>").unwrap_or(x.len());
+            x[..end].contains("class=\"result")
+        })
+        .count();
+    assert_eq!(drawn, with_result, "every call's result under it");
+    assert!(!page.contains("the results shown under the calls above"));
+    // pi's setting changes and its aborted replies show where they happened
+    assert!(
+        page.contains("thinking → minimal"),
+        "thinking-level changes shown"
+    );
+    assert!(page.contains(">aborted</span>"), "aborted replies marked");
+    let md = export::export(&s, &conv, None, ExportFormat::Markdown, Options::default())
+        .unwrap()
+        .text;
+    assert!(md.contains("thinking → minimal") && md.contains("aborted"));
+}
+
+/// A harness compaction says how large the context was when it compacted, as the harness recorded it.
+#[test]
+fn a_pi_compaction_shows_the_tokens_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = store(&dir, "x.db");
+    let o = import::import_file(
+        &mut s,
+        &fixture("pi/pi-v1-before-compaction-two-compactions.jsonl"),
+        None,
+    );
+    let conv = o.conversations[0].clone();
+    for f in [ExportFormat::Html, ExportFormat::Markdown] {
+        let page = export::export(&s, &conv, None, f, Options::default())
+            .unwrap()
+            .text;
+        assert!(
+            page.contains("compacted the conversation here, at 185,014 tokens"),
+            "{f:?}"
+        );
+    }
+}

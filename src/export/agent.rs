@@ -88,6 +88,7 @@ pub(crate) enum Item {
     Elision(Vec<String>),
 }
 
+#[derive(Clone)]
 pub(crate) struct Compaction {
     /// What the agent reads in place of the history before (texts and images); empty where the harness's own
     /// summary message follows the record (a Claude Code compaction read back).

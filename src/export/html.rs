@@ -36,17 +36,7 @@ const TAIL_LINES: usize = 6;
 /// Outputs longer than this many lines are folded.
 const FOLD_OVER: usize = 30;
 
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (k, c) in s.chars().enumerate() {
-        if k > 0 && (s.len() - k).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+use super::thousands;
 
 /// A block of output: highlighted by `lang` when it can be, folded to its first and last lines when long.
 fn output(text: &str, lang: &str) -> String {
@@ -256,7 +246,11 @@ fn blocks(
 
 fn compaction_card(c: &Compaction) -> String {
     match c {
-        Compaction::Harness { harness, summary } => {
+        Compaction::Harness {
+            harness,
+            summary,
+            tokens_before,
+        } => {
             let who = match harness.as_str() {
                 "claude-code" => "Claude Code",
                 "pi" => "pi",
@@ -264,8 +258,11 @@ fn compaction_card(c: &Compaction) -> String {
                 h => h,
             };
             format!(
-                "<div class=\"card\"><h3>{} compacted the conversation here</h3><p>From here on the model saw {} and the messages it kept, not what came before.</p>{}</div>\n",
+                "<div class=\"card\"><h3>{} compacted the conversation here{}</h3><p>From here on the model saw {} and the messages it kept, not what came before.</p>{}</div>\n",
                 esc(who),
+                tokens_before
+                    .map(|n| format!(", at {} tokens", thousands(n)))
+                    .unwrap_or_default(),
                 if summary.is_some() {
                     "this summary"
                 } else {
@@ -334,11 +331,8 @@ fn article(store: &Store, r: &Reading, i: usize, opts: Options) -> Result<String
         ));
     }
     if r.only_absorbed(i) {
-        return Ok(format!(
-            "<article {attrs}><div class=\"head\">↳ the results shown under the calls above · <a href=\"#msg-{}\">#{}</a></div></article>\n",
-            esc(&m.id),
-            esc(&short)
-        ));
+        // its results are drawn under their calls: nothing of its own to show, only its anchor
+        return Ok(format!("<article {attrs} data-absorbed=\"\"></article>\n"));
     }
     let info = reply_info(m);
     let mut head = format!("<b>{role}</b>");
@@ -362,6 +356,18 @@ fn article(store: &Store, r: &Reading, i: usize, opts: Options) -> Result<String
             "<span title=\"input · cached · output tokens\">in {} · cached {} · out {out}</span>",
             thousands(u.input_tokens + u.cache_creation_input_tokens),
             thousands(u.cache_read_input_tokens),
+        ));
+    }
+    if let Some(why) = &info.stopped {
+        head.push_str(&format!(
+            "<span class=\"miss\" title=\"the reply stopped short\">{}</span>",
+            esc(why)
+        ));
+    }
+    for c in &info.changes {
+        head.push_str(&format!(
+            "<span class=\"fate\" title=\"the harness's setting from here on\">{}</span>",
+            esc(c)
         ));
     }
     if let Some(c) = r.cache.get(&i) {

@@ -290,9 +290,16 @@ fn message_md(r: &Reading, i: usize, opts: Options, out: &mut String) {
 
 fn compaction_md(c: &Compaction) -> String {
     match c {
-        Compaction::Harness { harness, summary } => {
+        Compaction::Harness {
+            harness,
+            summary,
+            tokens_before,
+        } => {
             let mut s = format!(
-                "> **{harness} compacted the conversation here.** From here on the model saw {} and the messages it kept.\n",
+                "> **{harness} compacted the conversation here{}.** From here on the model saw {} and the messages it kept.\n",
+                tokens_before
+                    .map(|n| format!(", at {} tokens", super::thousands(n)))
+                    .unwrap_or_default(),
                 if summary.is_some() {
                     "this summary"
                 } else {
@@ -397,6 +404,10 @@ pub fn render(r: &Reading, opts: Options) -> String {
         if let Some(t) = &info.time {
             bits.push(t.clone());
         }
+        if let Some(why) = &info.stopped {
+            bits.push(md_text(why));
+        }
+        bits.extend(info.changes.iter().map(|c| md_text(c)));
         if let Some(u) = &info.usage {
             // Claude Code records output tokens as a reply starts streaming: the reply's own size says more
             let out = match info.output_estimate {

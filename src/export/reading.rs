@@ -22,6 +22,10 @@ pub struct ReplyInfo {
     /// The reply's own size in tokens (estimated) when the recorded output count is far below it: Claude Code
     /// records usage when a reply starts streaming, so its `output_tokens` is often 1.
     pub output_estimate: Option<u64>,
+    /// How a reply stopped short, where it did (`aborted`, `error`: pi's `stopReason`, Claude Code's API errors).
+    pub stopped: Option<String>,
+    /// Settings the harness changed right after this message (pi's model and thinking-level changes).
+    pub changes: Vec<String>,
 }
 
 /// A compaction as the reader is told about it: what the model saw from here on.
@@ -31,6 +35,9 @@ pub enum Compaction {
     Harness {
         harness: String,
         summary: Option<String>,
+        /// The context's size when it compacted, as the harness recorded it (pi's `tokensBefore`, Claude Code's
+        /// `preTokens`).
+        tokens_before: Option<u64>,
     },
     Summary {
         summary: String,
@@ -235,12 +242,41 @@ pub fn time_of(ms: i64) -> Option<String> {
 
 /// The model, time, tokens and cost of a reply.
 pub fn reply_info(m: &Message) -> ReplyInfo {
+    let changes: Vec<String> = m
+        .meta
+        .get("attached")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let s = |k: &str| e.get(k).and_then(serde_json::Value::as_str);
+            match s("type")? {
+                "thinking_level_change" => Some(format!("thinking → {}", s("thinkingLevel")?)),
+                "model_change" => Some(format!("model → {}", s("modelId").or_else(|| s("model"))?)),
+                _ => None,
+            }
+        })
+        .collect();
     if m.role != Role::Assistant {
         return ReplyInfo {
             time: time_of(m.created_at),
+            changes,
             ..ReplyInfo::default()
         };
     }
+    let stopped = m
+        .meta
+        .pointer("/entry/message/stopReason")
+        .and_then(serde_json::Value::as_str)
+        .filter(|r| matches!(*r, "aborted" | "error"))
+        .map(str::to_string)
+        .or_else(|| {
+            (m.meta
+                .get("isApiErrorMessage")
+                .and_then(serde_json::Value::as_bool)
+                == Some(true))
+            .then(|| "error".to_string())
+        });
     let output_estimate = m.usage.and_then(|u| {
         let own = crate::tokens::measure(&m.content).content_tokens();
         (u.output_tokens * 2 < own).then_some(own)
@@ -250,6 +286,8 @@ pub fn reply_info(m: &Message) -> ReplyInfo {
         time: time_of(m.created_at),
         usage: m.usage,
         output_estimate,
+        stopped,
+        changes,
     }
 }
 
@@ -312,15 +350,36 @@ pub fn read(
         .collect();
     let on_path: HashSet<usize> = path.iter().copied().collect();
 
-    // each call's result, among its message's children
+    // each call's result, among the results that follow its message: its children, and down a chain of messages
+    // that hold only results (pi and OpenAI-style harnesses write one message per result of parallel calls)
+    let results_only = |m: &Message| {
+        !m.content.is_empty()
+            && m.content
+                .iter()
+                .all(|b| matches!(b, Block::ToolResult { .. }))
+    };
+    let answers = |i: usize| -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut frontier: Vec<usize> = children.get(&i).cloned().unwrap_or_default();
+        while let Some(c) = frontier.pop() {
+            out.push(c);
+            if results_only(&all[c]) && out.len() < 10_000 {
+                frontier.extend(children.get(&c).into_iter().flatten().copied());
+            }
+        }
+        out.sort_unstable();
+        out
+    };
     let mut results = HashMap::new();
     let mut absorbed = HashSet::new();
     let mut tool_inputs = HashMap::new();
     for (i, m) in all.iter().enumerate() {
+        let calls = m.content.iter().any(|b| matches!(b, Block::ToolUse { .. }));
+        let near = if calls { answers(i) } else { Vec::new() };
         for b in &m.content {
             if let Block::ToolUse { id, name, input } = b {
                 tool_inputs.insert(id.clone(), (name.clone(), input.clone()));
-                let found = children.get(&i).into_iter().flatten().find_map(|&c| {
+                let found = near.iter().find_map(|&c| {
                     all[c]
                         .content
                         .iter()
@@ -391,9 +450,16 @@ pub fn read(
                     (all[c].cairn_kind() == Some(crate::model::KIND_COMPACT_SUMMARY))
                         .then(|| crate::model::plain_text(&all[c].content))
                 });
+                let tokens_before = m
+                    .meta
+                    .pointer("/entry/tokensBefore")
+                    .or_else(|| m.meta.pointer("/line/compactMetadata/preTokens"))
+                    .and_then(serde_json::Value::as_u64)
+                    .filter(|n| *n > 0);
                 Compaction::Harness {
                     harness,
                     summary: own.or(next).filter(|s| !s.trim().is_empty()),
+                    tokens_before,
                 }
             }
             Marker::Summary { summary, .. } => Compaction::Summary { summary, covered },

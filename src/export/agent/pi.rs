@@ -380,9 +380,11 @@ pub(super) fn write(plan: &mut Plan, redact: bool) -> AgentFile {
     }
     let mut system = 0;
     let mut elisions = 0;
+    let mut folded: Option<usize> = None;
     let mut last_at = plan.messages().next().map_or(now, |m| m.created_at);
     for (k, item) in plan.items.iter().enumerate() {
         match item {
+            Item::Message(_) if folded == Some(k) => {}
             Item::Message(m) => {
                 last_at = m.created_at;
                 w.current = Some(m.id.clone());
@@ -404,7 +406,23 @@ pub(super) fn write(plan: &mut Plan, redact: bool) -> AgentFile {
                         _ => None,
                     })
                     .unwrap_or(last_at);
-                w.compaction(c, at);
+                // another harness's summary prompt right after its compaction (Claude Code's) is pi's summary
+                match plan.items.get(k + 1) {
+                    Some(Item::Message(m))
+                        if c.summary.is_empty()
+                            && super::is_compact_summary(m)
+                            && m.content
+                                .iter()
+                                .all(|b| matches!(b, Block::Text { .. } | Block::Image { .. })) =>
+                    {
+                        let mut own = c.clone();
+                        own.summary = m.content.clone();
+                        own.pages = m.content.iter().any(|b| matches!(b, Block::Image { .. }));
+                        w.compaction(&own, at);
+                        folded = Some(k + 1);
+                    }
+                    _ => w.compaction(c, at),
+                }
             }
             Item::Elision(_) => elisions += 1,
         }
