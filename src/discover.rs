@@ -75,7 +75,11 @@ pub fn discover(home: &Path) -> Vec<Found> {
                         continue;
                     }
                     stack.push(p);
-                } else if md.is_file() && is_session(*format, &p) {
+                } else if md.is_file()
+                    && is_session(*format, &p)
+                    // a spawned agent's rollout is imported with its parent's
+                    && !(*format == Format::Codex && crate::formats::codex::is_child_of_present_rollout(&p))
+                {
                     let modified = md
                         .modified()
                         .ok()

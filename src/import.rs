@@ -37,7 +37,8 @@ fn lossy_path<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
 }
 
 /// Files to import under `paths`: files as given; folders recursively (`.jsonl`, `.json` and SWE-agent `.traj` files, skipping
-/// subagent files whose session file is present, since they are imported with it, and `.meta.json` sidecars).
+/// subagent files whose session file is present, since they are imported with it: Claude Code's agent files and
+/// Codex rollouts of spawned agents beside their parent's, and `.meta.json` sidecars).
 ///
 /// A folder is walked once per real folder: a symbolic link to a folder is followed only when it stays inside the
 /// folder being imported and leads somewhere not yet walked (so `..` links and loops end), and only regular files
@@ -69,6 +70,7 @@ pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
                     } else if meta.is_file()
                         && is_transcript_name(&e)
                         && !is_subagent_of_present_session(&e)
+                        && !formats::codex::is_child_of_present_rollout(&e)
                         && !is_sidecar_of_present_history(&e)
                     {
                         out.push(e);

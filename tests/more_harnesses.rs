@@ -629,3 +629,56 @@ fn discover_import_brings_every_known_session_up_to_date() {
     let s = Store::open(&db).unwrap();
     assert_eq!(s.conversations().unwrap().len(), 1);
 }
+
+/// Codex's spawned agents write rollouts of their own naming the parent thread: read with the parent (from its
+/// folder), each linked to the `spawn_agent` call whose output names its thread, and never imported twice.
+#[test]
+fn codex_spawned_agents_are_read_with_their_parent_and_linked_to_the_spawning_call() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex-spawn");
+    let parent = dir.join("rollout-2026-06-19T02-14-27-019f0000-aaaa-7000-8000-000000000001.jsonl");
+    let child = dir.join("rollout-2026-06-19T02-14-32-019f0000-bbbb-7000-8000-000000000002.jsonl");
+    // the folder, or the parent's file alone: the parent and its agent, linked
+    for paths in [vec![dir.clone()], vec![parent.clone()]] {
+        let mut s = Store::open_in_memory().unwrap();
+        let Outcome::Imported(out) = run(
+            &mut s,
+            Action::Import {
+                paths,
+                format: None,
+            },
+        ) else {
+            panic!()
+        };
+        assert_eq!(
+            out.len(),
+            1,
+            "the child's file is imported with its parent, not again"
+        );
+        let convs = s.conversations().unwrap();
+        assert_eq!(convs.len(), 2);
+        let top = convs.iter().find(|c| c.linked_to.is_none()).unwrap();
+        let sub = convs.iter().find(|c| c.linked_to.is_some()).unwrap();
+        assert_eq!(sub.linked_to.as_deref(), Some(top.id.as_str()));
+        assert_eq!(sub.spawned_by.as_deref(), Some("call_spawn_1"));
+        assert_eq!(sub.title.as_deref(), Some("subagent: Euler"));
+        // its usage is its own, counted once
+        let used: u64 = s
+            .active_path(&sub.id)
+            .unwrap()
+            .iter()
+            .filter_map(|m| m.usage)
+            .map(|u| u.output_tokens)
+            .sum();
+        assert_eq!(used, 42);
+    }
+    // discovery lists the parent only
+    let home = tempfile::tempdir().unwrap();
+    let day = home.path().join(".codex/sessions/2026/06/19");
+    std::fs::create_dir_all(&day).unwrap();
+    for f in [&parent, &child] {
+        std::fs::copy(f, day.join(f.file_name().unwrap())).unwrap();
+    }
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 1);
+    assert!(found[0].path.ends_with(parent.file_name().unwrap()));
+}

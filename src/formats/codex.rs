@@ -4,6 +4,10 @@
 //! outputs. Outputs of parallel calls can arrive out of order and are paired by `call_id`; each assistant reply's
 //! results are gathered into the message right after it. `event_msg` repeats prompts and replies (not imported
 //! twice) and carries `token_count` usage, which is attached to the reply it measured.
+//!
+//! Agents a thread spawned (`spawn_agent`, multi-agent tools) write rollouts of their own, whose `session_meta`
+//! names the parent thread (`source.subagent.thread_spawn.parent_thread_id`): the child rollouts in the parent's
+//! folder are read with it, each a linked conversation spawned by the call whose output names its thread.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -94,6 +98,12 @@ fn legacy_lines(input: &[(usize, Value)]) -> Option<Vec<(usize, Value)>> {
 }
 
 pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatError> {
+    let mut parsed = parse_inner(path, input)?;
+    attach_children(path, &mut parsed)?;
+    Ok(parsed)
+}
+
+fn parse_inner(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatError> {
     let legacy = legacy_lines(input);
     let input = legacy.as_deref().unwrap_or(input);
     let mut report = Report::default();
@@ -372,6 +382,161 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
         report,
         children: Vec::new(),
     })
+}
+
+/// The `session_meta` payload of a rollout file (its first lines), if it has one.
+fn session_meta_of_file(p: &Path) -> Option<Value> {
+    use std::io::BufRead;
+    let f = std::fs::File::open(p).ok()?;
+    std::io::BufReader::new(f)
+        .lines()
+        .take(5)
+        .map_while(Result::ok)
+        .find_map(|l| {
+            let v: Value = serde_json::from_str(&l).ok()?;
+            (v.get("type").and_then(Value::as_str) == Some("session_meta"))
+                .then(|| v.get("payload").cloned())
+                .flatten()
+        })
+}
+
+/// The thread a rollout's agent was spawned by, as its `session_meta` names it.
+fn parent_thread(meta: &Value) -> Option<&str> {
+    meta.pointer("/source/subagent/thread_spawn/parent_thread_id")
+        .or_else(|| meta.get("parent_thread_id"))
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+/// Whether a rollout is a spawned agent's whose parent's rollout is in the same folder (it is read with it).
+pub fn is_child_of_present_rollout(p: &Path) -> bool {
+    if !p
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
+    {
+        return false;
+    }
+    let (Some(dir), Some(meta)) = (p.parent(), session_meta_of_file(p)) else {
+        return false;
+    };
+    let Some(parent) = parent_thread(&meta) else {
+        return false;
+    };
+    std::fs::read_dir(dir).is_ok_and(|rd| {
+        rd.flatten().any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .ends_with(&format!("-{parent}.jsonl"))
+        })
+    })
+}
+
+/// The rollouts in `dir` of agents the thread `id` spawned.
+fn child_rollouts(dir: &Path, id: &str) -> Vec<std::path::PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<std::path::PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "jsonl")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
+        })
+        .filter(|p| {
+            session_meta_of_file(p)
+                .as_ref()
+                .and_then(parent_thread)
+                .is_some_and(|parent| parent == id)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Each spawned agent's rollout read as a linked conversation, with the call that spawned it: the `spawn_agent`
+/// call whose output names the agent's thread (`agent_id`).
+fn attach_children(path: &Path, parsed: &mut Parsed) -> Result<(), FormatError> {
+    let (Some(dir), Some(id)) = (
+        path.parent(),
+        parsed
+            .meta
+            .pointer("/session_meta/id")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    ) else {
+        return Ok(());
+    };
+    // a spawned agent is read with its parent; its own children are linked to the parent too (depth one)
+    if parsed
+        .meta
+        .get("session_meta")
+        .and_then(parent_thread)
+        .is_some()
+    {
+        return Ok(());
+    }
+    // which call spawned which thread: the outputs of the spawn calls
+    let mut spawned: HashMap<String, String> = HashMap::new();
+    let calls: HashMap<&str, &str> = parsed
+        .messages
+        .iter()
+        .flat_map(|m| m.message.content.iter())
+        .filter_map(|b| match b {
+            Block::ToolUse { id, name, .. } => Some((id.as_str(), name.as_str())),
+            _ => None,
+        })
+        .collect();
+    for b in parsed
+        .messages
+        .iter()
+        .flat_map(|m| m.message.content.iter())
+    {
+        if let Block::ToolResult {
+            tool_use_id,
+            content,
+            ..
+        } = b
+            && calls
+                .get(tool_use_id.as_str())
+                .is_some_and(|n| n.contains("spawn"))
+            && let Ok(v) = serde_json::from_str::<Value>(&content.text())
+            && let Some(agent) = v.get("agent_id").and_then(Value::as_str)
+        {
+            spawned.insert(agent.to_string(), tool_use_id.clone());
+        }
+    }
+    for f in child_rollouts(dir, &id) {
+        let lines = super::read_jsonl(&f)?;
+        let mut child = parse_inner(&f, &lines)?;
+        let meta = child
+            .meta
+            .get("session_meta")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let spawn = meta.pointer("/source/subagent/thread_spawn");
+        let who = spawn
+            .and_then(|s| s.get("agent_nickname").or_else(|| s.get("agent_role")))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        child.meta["subagent"] = json!(true);
+        child.meta["subagent_file"] =
+            json!(f.file_name().map(|n| n.to_string_lossy().into_owned()));
+        if let Some(call) = meta
+            .get("id")
+            .and_then(Value::as_str)
+            .and_then(|t| spawned.get(t))
+        {
+            child.meta["spawned_by"] =
+                json!({"call_id": call, "description": who.clone().unwrap_or_default()});
+        }
+        if let Some(w) = who {
+            child.title = Some(format!("subagent: {w}"));
+        }
+        parsed.children.push(child);
+    }
+    Ok(())
 }
 
 fn call_id(path: &Path, no: usize, payload: &Value, what: &str) -> Result<String, FormatError> {
