@@ -151,6 +151,40 @@ pub fn export_priced(
             let all = clean(store.messages(&conv.id)?);
             let ids: Vec<String> = path()?.into_iter().map(|m| m.id).collect();
             let mut r = reading::read(store, &conv, all, &ids, at, redacted, prices);
+            // each subagent the path spawned, read the same way, shown under its spawning call
+            let calls: std::collections::HashSet<String> = ids
+                .iter()
+                .filter_map(|id| r.all.iter().find(|m| &m.id == id))
+                .flat_map(|m| m.content.iter())
+                .filter_map(|b| match b {
+                    Block::ToolUse { id, .. } => Some(id.clone()),
+                    _ => None,
+                })
+                .collect();
+            for child in store.conversations()? {
+                let Some(call) = child.spawned_by.clone().filter(|c| {
+                    child.linked_to.as_deref() == Some(conv.id.as_str()) && calls.contains(c)
+                }) else {
+                    continue;
+                };
+                let mut all = store.messages(&child.id)?;
+                if options.redact {
+                    // counted with the page's marks below
+                    for m in &mut all {
+                        crate::redact::message(m);
+                    }
+                }
+                let path: Vec<String> = store
+                    .active_path(&child.id)?
+                    .into_iter()
+                    .map(|m| m.id)
+                    .collect();
+                let mut sub = reading::read(store, &child, all, &path, None, 0, prices);
+                if options.redact {
+                    sub.title = crate::redact::text(&sub.title).0.into_owned();
+                }
+                r.subagents.insert(call, sub);
+            }
             // the title (a harness's summary line, or the first prompt) leaves in the page's <title> and heading
             if options.redact {
                 let (t, n) = crate::redact::text(&r.title);

@@ -537,3 +537,44 @@ fn a_pi_compaction_shows_the_tokens_before_it() {
         );
     }
 }
+
+/// Each subagent the path spawned sits under the call that spawned it: folded, its own messages and figures, its
+/// elements apart from the page's articles (which the page's script shows and hides along the tree).
+#[test]
+fn html_shows_each_subagent_under_its_spawning_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = store(&dir, "x.db");
+    let o = import::import_file(
+        &mut s,
+        &fixture("claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"),
+        None,
+    );
+    let conv = o.conversations[0].clone();
+    let subs: Vec<_> = s
+        .conversations()
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.linked_to.as_deref() == Some(conv.as_str()) && c.spawned_by.is_some())
+        .collect();
+    assert!(!subs.is_empty());
+    let page = export::export(&s, &conv, None, ExportFormat::Html, Options::default())
+        .unwrap()
+        .text;
+    assert_eq!(
+        page.matches("<details class=\"subagent\">").count(),
+        subs.len()
+    );
+    for sub in &subs {
+        let first = s.active_path(&sub.id).unwrap()[0].id.clone();
+        assert!(page.contains(&format!("id=\"sub-{first}\"")), "{}", sub.id);
+        assert!(!page.contains(&format!("id=\"msg-{first}\"")));
+        // under its own call's section
+        let call = sub.spawned_by.as_deref().unwrap();
+        let at = page.find(&format!("id=\"sub-{first}\"")).unwrap();
+        let section = page[..at].rfind("<section class=\"tool-call\"").unwrap();
+        assert!(
+            !page[section..at].contains("</section>"),
+            "{call}: not inside its call"
+        );
+    }
+}

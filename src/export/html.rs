@@ -209,6 +209,9 @@ fn blocks(
                         r.fates.get(&rm).copied(),
                     )?);
                 }
+                if let Some(sub) = r.subagents.get(id) {
+                    out.push_str(&subagent(store, sub, opts)?);
+                }
                 out.push_str("</section>\n");
             }
             Block::ToolResult {
@@ -242,6 +245,33 @@ fn blocks(
         }
     }
     Ok(())
+}
+
+/// A subagent under the call that spawned it: folded, its messages drawn as the page's are, with its own figures.
+fn subagent(store: &Store, sub: &Reading, opts: Options) -> Result<String, StoreError> {
+    let (_, usage, cost) = sub.totals();
+    let mut inner = String::new();
+    for &i in &sub.path {
+        inner.push_str(&article(store, sub, i, opts)?);
+    }
+    // its messages are not the page's articles (the page's script shows and hides those along the tree)
+    let inner = inner
+        .replace("<article ", "<div class=\"sub-msg\" ")
+        .replace("</article>", "</div>")
+        .replace(" id=\"msg-", " id=\"sub-")
+        .replace("href=\"#msg-", "href=\"#sub-");
+    let mut facts = vec![format!("{} messages", sub.path.len())];
+    if usage.output_tokens > 0 {
+        facts.push(format!("{} tokens out", thousands(usage.output_tokens)));
+    }
+    if let Some(c) = cost {
+        facts.push(format!("${c:.2}"));
+    }
+    Ok(format!(
+        "<details class=\"subagent\"><summary>{} · {}</summary>{inner}</details>\n",
+        esc(&sub.title),
+        facts.join(" · ")
+    ))
 }
 
 fn compaction_card(c: &Compaction) -> String {

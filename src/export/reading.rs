@@ -83,6 +83,8 @@ pub struct Reading {
     /// for a miss, its cause and what it lost ([`crate::cache`]).
     pub cache: HashMap<usize, crate::cache::Reply>,
     pub cache_totals: Option<crate::cache::Totals>,
+    /// The subagents the path spawned, read the same way, by the id of the call that spawned each.
+    pub subagents: HashMap<String, Reading>,
 }
 
 impl Reading {
@@ -548,6 +550,7 @@ pub fn read(
         redacted,
         cache,
         cache_totals: report.map(|r| r.totals),
+        subagents: HashMap::new(),
     }
 }
 
