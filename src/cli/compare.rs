@@ -38,12 +38,22 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     }
     out(&format!("budget {budget} tokens"))?;
     out(&format!(
-        "{:<9} {:>9} {:>9} {:>6} {:>9} {:>7} {:>7} {:>9} {:>9}  cache kept through",
-        "strategy", "text", "image", "calls", "img kB", "elided", "imaged", "$ list", "$ warm"
+        "{:<9} {:>9} {:>9} {:>6} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>10}  cache kept through",
+        "strategy",
+        "text",
+        "image",
+        "calls",
+        "img kB",
+        "elided",
+        "imaged",
+        "$ list",
+        "$ warm",
+        "$ after",
+        "break-even"
     ))?;
     for r in rows {
         out(&format!(
-            "{:<9} {:>9} {:>9} {:>6} {:>9.0} {:>7} {:>7} {:>9} {:>9}  {}{}{}",
+            "{:<9} {:>9} {:>9} {:>6} {:>9.0} {:>7} {:>7} {:>9} {:>9} {:>9} {:>10}  {}{}{}",
             r.strategy,
             r.text_tokens_after,
             r.image_tokens_after,
@@ -53,6 +63,9 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             r.lost.characters_imaged,
             crate::models::usd(r.cost_list, 4),
             crate::models::usd(r.cost_warm_cache, 4),
+            crate::models::usd(r.cost_after, 4),
+            r.break_even_replies
+                .map_or("never".to_string(), |n| format!("{n} replies")),
             r.cache_kept_through.as_deref().unwrap_or("-"),
             if r.reaches_budget {
                 ""

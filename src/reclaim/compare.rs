@@ -30,7 +30,27 @@ pub struct Row {
     /// to it). None when the model has no price.
     pub cost_list: Option<f64>,
     pub cost_warm_cache: Option<f64>,
+    /// Each later request once the compacted context is cached (all of it read from the cache), in US dollars.
+    pub cost_after: Option<f64>,
+    /// After how many further replies the strategy has paid for the cache it breaks: its first request writes the
+    /// changed part to the cache, each later one reads less than the uncompacted context would. 0: it costs no more
+    /// even the first time; None: it never pays (it saves nothing per reply), or the model has no price.
+    pub break_even_replies: Option<u64>,
     pub reaches_budget: bool,
+}
+
+/// Replies until a strategy pays for itself against leaving the context as it is (see [`Row::break_even_replies`]):
+/// `first` its next request (cache written from the change on), `after` each later one, `stay` each request of the
+/// context left as it is (read whole from the cache).
+fn break_even(first: Option<f64>, after: Option<f64>, stay: Option<f64>) -> Option<u64> {
+    let (first, after, stay) = (first?, after?, stay?);
+    let extra = first - stay;
+    if extra <= 1e-12 {
+        return Some(0);
+    }
+    let saved = stay - after;
+    // (a hair off so that 0.30 / 0.10 is 3, not 4)
+    (saved > 1e-12).then(|| (extra / saved - 1e-9).ceil() as u64)
 }
 
 /// The rows' names, in order: nothing, each rung, the ladder, then the provider's own context edits (simulated).
@@ -51,6 +71,14 @@ pub struct Pricing<'a> {
 impl Pricing<'_> {
     fn at(&self, u: Usage) -> Option<f64> {
         crate::models::cost(self.model, &u, 0, self.prices)
+    }
+
+    /// A request read whole from the cache.
+    fn cached(&self, total: u64) -> Option<f64> {
+        self.at(Usage {
+            cache_read_input_tokens: total,
+            ..Usage::default()
+        })
     }
 
     /// (every token uncached, the kept prefix read from the cache and the rest written to it)
@@ -206,6 +234,12 @@ fn edited_row(
             .and_then(|k| last_id(view, &before.pieces[k])),
         cost_list: pricing.costs(total, kept_tokens).0,
         cost_warm_cache: pricing.costs(total, kept_tokens).1,
+        cost_after: pricing.cached(total),
+        break_even_replies: break_even(
+            pricing.costs(total, kept_tokens).1,
+            pricing.cached(total),
+            pricing.cached(before.tally.total()),
+        ),
         reaches_budget: total <= budget,
     }
 }
@@ -242,6 +276,27 @@ fn row(
             .and_then(|k| last_id(view, &after.pieces[k])),
         cost_list: pricing.costs(total, kept_tokens).0,
         cost_warm_cache: pricing.costs(total, kept_tokens).1,
+        cost_after: pricing.cached(total),
+        break_even_replies: break_even(
+            pricing.costs(total, kept_tokens).1,
+            pricing.cached(total),
+            pricing.cached(before.tally.total()),
+        ),
         reaches_budget: total <= budget,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn break_even_counts_the_replies_that_pay_for_the_cache_write() {
+        // the first request costs 0.30 more than staying; each later one saves 0.10
+        assert_eq!(break_even(Some(1.30), Some(0.90), Some(1.00)), Some(3));
+        assert_eq!(break_even(Some(0.95), Some(0.90), Some(1.00)), Some(0));
+        // saves nothing per reply: never
+        assert_eq!(break_even(Some(1.30), Some(1.00), Some(1.00)), None);
+        assert_eq!(break_even(None, Some(0.9), Some(1.0)), None);
     }
 }

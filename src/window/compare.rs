@@ -186,6 +186,12 @@ impl ComparePanel {
                                 "{} list / {} warm",
                                 crate::models::usd(r.cost_list, 3),
                                 crate::models::usd(r.cost_warm_cache, 3)
+                            ))
+                            .on_hover_text(format!(
+                                "each later request {}; pays for the cache it breaks after {}",
+                                crate::models::usd(r.cost_after, 3),
+                                r.break_even_replies
+                                    .map_or("never".to_string(), |n| format!("{n} replies"))
                             ));
                             ui.label(if r.reaches_budget { "yes" } else { "no" });
                             ui.end_row();
