@@ -107,8 +107,34 @@ impl TimelinePanel {
             ));
         }
         let (window, threshold) = (t.window as f64, t.threshold as f64);
+        // the hover label: a miss's figures, else the reply and the series' tokens
+        let points = &t.points;
+        let hover = move |pos: &egui_plot::HoverPosition<'_>| -> Option<String> {
+            let egui_plot::HoverPosition::NearDataPoint {
+                plot_name,
+                position,
+                ..
+            } = pos
+            else {
+                return None;
+            };
+            let k = position.x.round().max(0.0) as usize;
+            let p = points.get(k)?;
+            Some(
+                match p.cache_miss.filter(|_| plot_name.starts_with("cache miss")) {
+                    Some(cause) => format!(
+                        "reply {k}: cache miss ({})\n{} prompt tokens, {} lost",
+                        cause.name(),
+                        p.measured.unwrap_or(p.estimated),
+                        crate::models::usd(p.cache_lost, 4)
+                    ),
+                    None => format!("reply {k}\n{plot_name}: {:.0} tokens", position.y),
+                },
+            )
+        };
         let resp = Plot::new("context-over-time")
             .legend(Legend::default())
+            .label_formatter(hover)
             .height((ui.available_height() - 10.0).max(240.0))
             .x_axis_label("reply")
             .y_axis_formatter(|y, _| {
