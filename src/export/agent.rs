@@ -178,68 +178,82 @@ pub fn write(
     Ok(out)
 }
 
-/// Lays out the path: its messages, markers left out, with the compaction record where the context starts over.
-/// `keeps_before`: the harness's record can keep messages written before it (pi's `firstKeptEntryId`), so a
-/// harness compaction that kept some stays where it was; otherwise the record goes before the first message kept.
-pub(crate) fn plan(
-    store: &Store,
-    conversation: &str,
-    at: Option<&str>,
+/// What a plan is made from: the path, its view and layout, and where its messages start being sent as themselves.
+struct Source<'a> {
+    store: &'a Store,
+    path: Vec<Message>,
+    view: crate::reclaim::PathView,
+    layout: crate::reclaim::Layout,
+    /// Path indices of the messages that are not markers.
+    plain: Vec<usize>,
+    /// The first piece of the tail (the last pieces that are the path's last messages, each sent as itself), and
+    /// its first message as an index into `plain`.
+    tail_piece: usize,
+    tail: usize,
     redact: bool,
-    keeps_before: bool,
-) -> Result<Plan, ExportError> {
-    let conv = store.conversation(conversation)?;
-    let conv_meta = store.conversation_meta(&conv.id)?;
-    let path = match at {
-        Some(m) => store.path_to(&conv.id, m)?,
-        None => store.active_path(&conv.id)?,
-    };
-    let view = crate::reclaim::PathView::load(store, &conv.id, at)?;
-    let l = crate::reclaim::layout(&view, &[], view.len());
-    let is_marker = |i: usize| view.heads.get(i).is_some_and(|h| h.is_compaction());
-    let plain: Vec<usize> = (0..path.len()).filter(|&i| !is_marker(i)).collect();
-    // the tail: the last pieces that are the path's last messages, each sent as itself
-    let (mut t, mut j) = (l.pieces.len(), plain.len());
-    while t > 0 && j > 0 {
-        match &l.pieces[t - 1] {
-            Piece::Message { index, .. } if *index == plain[j - 1] => {
-                t -= 1;
-                j -= 1;
+}
+
+impl<'a> Source<'a> {
+    fn load(
+        store: &'a Store,
+        conversation: &str,
+        at: Option<&str>,
+        redact: bool,
+    ) -> Result<Source<'a>, ExportError> {
+        let path = match at {
+            Some(m) => store.path_to(conversation, m)?,
+            None => store.active_path(conversation)?,
+        };
+        let view = crate::reclaim::PathView::load(store, conversation, at)?;
+        let layout = crate::reclaim::layout(&view, &[], view.len());
+        let plain: Vec<usize> = (0..path.len())
+            .filter(|&i| !view.heads.get(i).is_some_and(|h| h.is_compaction()))
+            .collect();
+        let (mut t, mut j) = (layout.pieces.len(), plain.len());
+        while t > 0 && j > 0 {
+            match &layout.pieces[t - 1] {
+                Piece::Message { index, .. } if *index == plain[j - 1] => {
+                    t -= 1;
+                    j -= 1;
+                }
+                _ => break,
             }
-            _ => break,
         }
+        Ok(Source {
+            store,
+            path,
+            view,
+            layout,
+            plain,
+            tail_piece: t,
+            tail: j,
+            redact,
+        })
     }
-    let mut plan = Plan {
-        items: Vec::with_capacity(path.len() + 2),
-        cwd: cwd_of(&conv_meta, &path),
-        title: conv.title.clone(),
-        model: view.model().map(str::to_string),
-        source: view.harness.clone(),
-        source_version: view.harness_version.clone(),
-        origin: conv_meta
-            .pointer("/session_meta/id")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        instructions: conv_meta
-            .pointer("/session_meta/base_instructions")
-            .cloned(),
-        notes: Vec::new(),
-        redacted: 0,
-    };
-    if redact {
-        if let Some(t) = &plan.title {
-            let (r, n) = crate::redact::text(t);
-            plan.title = Some(r.into_owned());
-            plan.redacted += n;
-        }
-        if let Some(i) = &mut plan.instructions {
-            plan.redacted += crate::redact::value(i);
-        }
+
+    /// The prompt the last measured reply before path index `at` read (and wrote).
+    fn tokens_before(&self, at: usize) -> Option<u64> {
+        self.path[..at.min(self.path.len())]
+            .iter()
+            .rev()
+            .find_map(|m| m.usage.filter(|u| u.is_one_request()))
+            .map(|u| u.prompt() + u.output_tokens)
     }
-    let compaction = if t > 0 || j > 0 {
+
+    /// The record where the context starts over, if the path drops or covers anything, and before which of the
+    /// plain messages it goes.
+    fn main_compaction(
+        &self,
+        keeps_before: bool,
+        redacted: &mut usize,
+    ) -> Result<Option<(usize, Compaction)>, ExportError> {
+        let (t, j, l) = (self.tail_piece, self.tail, &self.layout);
+        if t == 0 && j == 0 {
+            return Ok(None);
+        }
         let mut prefix = l.clone();
         prefix.pieces.truncate(t);
-        let sent = crate::reclaim::assemble::materialize(&view, &prefix, Some(store))?;
+        let sent = crate::reclaim::assemble::materialize(&self.view, &prefix, Some(self.store))?;
         let only_marker = l.harness.is_some_and(|h| {
             prefix.pieces.iter().all(|p| match p {
                 Piece::HarnessSummary { index } => *index == h,
@@ -261,146 +275,188 @@ pub(crate) fn plan(
             )
         });
         let mut summary = flatten(&sent);
-        if redact {
-            plan.redacted += crate::redact::blocks(&mut summary);
+        if self.redact {
+            *redacted += crate::redact::blocks(&mut summary);
         }
-        // the harness marker the context starts over at: the newest one, where it is what drops the history
-        let marker = l.harness.and_then(|h| path.get(h)).cloned();
-        let before = plain.get(j).copied().unwrap_or(path.len());
-        // where the record goes: before the first message sent as itself, or after the harness's own record
-        // where it kept messages before it and the harness can say so
+        let before = self.plain.get(j).copied().unwrap_or(self.path.len());
+        // before the first message sent as itself, or after the harness's own record where it kept messages
+        // before it and the harness can say so
         let (at_k, keeps_from) = match l.harness {
             Some(h) if keeps_before && before < h => (
-                plain.iter().take_while(|&&i| i < h).count(),
-                Some(path[before].id.clone()),
+                self.plain.iter().take_while(|&&i| i < h).count(),
+                Some(self.path[before].id.clone()),
             ),
             _ => (j, None),
         };
-        let tokens_before = path[..before]
-            .iter()
-            .rev()
-            .find_map(|m| m.usage.filter(|u| u.is_one_request()))
-            .map(|u| u.prompt() + u.output_tokens);
-        Some((
+        Ok(Some((
             at_k,
             Compaction {
                 summary,
-                marker,
+                // the harness marker the context starts over at, where it is what drops the history
+                marker: l.harness.and_then(|h| self.path.get(h)).cloned(),
                 keeps_from,
-                tokens_before,
+                tokens_before: self.tokens_before(before),
                 pages,
                 only_marker,
-                redact,
+                redact: self.redact,
             },
-        ))
-    } else {
-        None
+        )))
+    }
+
+    /// The harness's earlier compactions, by path index: they stay in the history as its records (a harness reads
+    /// only the newest); those the main record would come before are left out.
+    fn earlier_compactions(
+        &self,
+        main: Option<&(usize, Compaction)>,
+        redacted: &mut usize,
+    ) -> std::collections::VecDeque<(usize, Compaction)> {
+        let newest = main.and(self.layout.harness);
+        let main_at = main.map(|(k, _)| self.plain.get(*k).copied().unwrap_or(self.path.len()));
+        let mut out = std::collections::VecDeque::new();
+        for p in &self.view.markers {
+            if Some(p.at) == newest || p.at >= self.path.len() || main_at.is_some_and(|m| p.at >= m)
+            {
+                continue;
+            }
+            let Resolved::Harness { sends_text, .. } = &p.marker else {
+                continue;
+            };
+            let m = self.path[p.at].clone();
+            let mut summary: Vec<Block> = if *sends_text {
+                m.content
+                    .iter()
+                    .filter(|b| matches!(b, Block::Text { .. }))
+                    .cloned()
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            if self.redact {
+                *redacted += crate::redact::blocks(&mut summary);
+            }
+            out.push_back((
+                p.at,
+                Compaction {
+                    summary,
+                    marker: Some(m),
+                    keeps_from: None,
+                    tokens_before: self.tokens_before(p.at),
+                    pages: false,
+                    only_marker: true,
+                    redact: self.redact,
+                },
+            ));
+        }
+        out
+    }
+
+    /// The messages sent as themselves whose large results cairn's elisions clear, where the elision record goes
+    /// (cairn's newest elision marker), and how many of them have images pruned.
+    fn elisions(&self) -> (std::collections::HashSet<usize>, Option<usize>, usize) {
+        let tail = &self.layout.pieces[self.tail_piece..];
+        let elided: std::collections::HashSet<usize> = tail
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Message {
+                    index,
+                    elided: true,
+                    ..
+                } => Some(*index),
+                _ => None,
+            })
+            .collect();
+        let pruned = tail
+            .iter()
+            .filter(|p| matches!(p, Piece::Message { pruned: true, .. }))
+            .count();
+        let at = self
+            .view
+            .markers
+            .iter()
+            .rev()
+            .find(|p| matches!(p.marker, Resolved::Elide(_)))
+            .map(|p| p.at)
+            .filter(|_| !elided.is_empty());
+        (elided, at, pruned)
+    }
+}
+
+/// The tool call ids of a message's large successful results (what an elision clears).
+fn large_results(m: &Message) -> impl Iterator<Item = String> + '_ {
+    m.content.iter().filter_map(|b| match b {
+        Block::ToolResult { tool_use_id, .. } if crate::reclaim::assemble::is_large_success(b) => {
+            Some(tool_use_id.clone())
+        }
+        _ => None,
+    })
+}
+
+/// Lays out the path: its messages, markers left out, with the compaction record where the context starts over.
+/// `keeps_before`: the harness's record can keep messages written before it (pi's `firstKeptEntryId`), so a
+/// harness compaction that kept some stays where it was; otherwise the record goes before the first message kept.
+pub(crate) fn plan(
+    store: &Store,
+    conversation: &str,
+    at: Option<&str>,
+    redact: bool,
+    keeps_before: bool,
+) -> Result<Plan, ExportError> {
+    let conv = store.conversation(conversation)?;
+    let conv_meta = store.conversation_meta(&conv.id)?;
+    let src = Source::load(store, &conv.id, at, redact)?;
+    let mut plan = Plan {
+        items: Vec::with_capacity(src.path.len() + 2),
+        cwd: cwd_of(&conv_meta, &src.path),
+        title: conv.title.clone(),
+        model: src.view.model().map(str::to_string),
+        source: src.view.harness.clone(),
+        source_version: src.view.harness_version.clone(),
+        origin: conv_meta
+            .pointer("/session_meta/id")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        instructions: conv_meta
+            .pointer("/session_meta/base_instructions")
+            .cloned(),
+        notes: Vec::new(),
+        redacted: 0,
     };
-    // results the path's elisions clear, among the messages sent as themselves
-    let elided: std::collections::HashSet<usize> = l.pieces[t..]
-        .iter()
-        .filter_map(|p| match p {
-            Piece::Message {
-                index,
-                elided: true,
-                ..
-            } => Some(*index),
-            _ => None,
-        })
-        .collect();
-    let pruned = l.pieces[t..]
-        .iter()
-        .filter(|p| matches!(p, Piece::Message { pruned: true, .. }))
-        .count();
+    if redact {
+        if let Some(t) = &plan.title {
+            let (r, n) = crate::redact::text(t);
+            plan.title = Some(r.into_owned());
+            plan.redacted += n;
+        }
+        if let Some(i) = &mut plan.instructions {
+            plan.redacted += crate::redact::value(i);
+        }
+    }
+    let mut compaction = src.main_compaction(keeps_before, &mut plan.redacted)?;
+    let mut earlier = src.earlier_compactions(compaction.as_ref(), &mut plan.redacted);
+    let (elided, elide_at, pruned) = src.elisions();
     if pruned > 0 {
         plan.note(format!(
             "images cairn prunes travel whole in {pruned} message(s): no harness has a record for pruning"
         ));
     }
-    // the elision record goes where cairn's newest elision marker is
-    let elide_at = view
-        .markers
-        .iter()
-        .rev()
-        .find(|p| matches!(p.marker, Resolved::Elide(_)))
-        .map(|p| p.at)
-        .filter(|_| !elided.is_empty());
-    // the harness's earlier compactions stay in the history as its records (the harness reads only the newest)
-    let newest = compaction.as_ref().and(l.harness);
-    let main_at = compaction
-        .as_ref()
-        .map(|(k, _)| plain.get(*k).copied().unwrap_or(path.len()));
-    let mut earlier: std::collections::VecDeque<(usize, Compaction)> = view
-        .markers
-        .iter()
-        .filter(|p| Some(p.at) != newest && p.at < path.len())
-        .filter(|p| main_at.is_none_or(|m| p.at < m))
-        .filter_map(|p| match &p.marker {
-            Resolved::Harness { sends_text, .. } => {
-                let m = path[p.at].clone();
-                let mut summary: Vec<Block> = if *sends_text {
-                    m.content
-                        .iter()
-                        .filter(|b| matches!(b, Block::Text { .. }))
-                        .cloned()
-                        .collect()
-                } else {
-                    Vec::new()
-                };
-                if redact {
-                    plan.redacted += crate::redact::blocks(&mut summary);
-                }
-                let tokens_before = path[..p.at]
-                    .iter()
-                    .rev()
-                    .find_map(|m| m.usage.filter(|u| u.is_one_request()))
-                    .map(|u| u.prompt() + u.output_tokens);
-                Some((
-                    p.at,
-                    Compaction {
-                        summary,
-                        marker: Some(m),
-                        keeps_from: None,
-                        tokens_before,
-                        pages: false,
-                        only_marker: true,
-                        redact,
-                    },
-                ))
-            }
-            _ => None,
-        })
-        .collect();
     let mut ids: Vec<String> = Vec::new();
-    let mut compaction = compaction;
-    for (k, &i) in plain.iter().enumerate() {
+    for (k, &i) in src.plain.iter().enumerate() {
         while earlier.front().is_some_and(|(at, _)| *at < i)
             && let Some((_, c)) = earlier.pop_front()
         {
             plan.items.push(Item::Compaction(c));
         }
-        if let Some((at_k, _)) = &compaction
-            && *at_k == k
+        if compaction.as_ref().is_some_and(|(at_k, _)| *at_k == k)
             && let Some((_, c)) = compaction.take()
         {
             plan.items.push(Item::Compaction(c));
         }
-        if let Some(e) = elide_at
-            && e < i
-            && !ids.is_empty()
-        {
+        if elide_at.is_some_and(|e| e < i) && !ids.is_empty() {
             plan.items.push(Item::Elision(std::mem::take(&mut ids)));
         }
-        let mut m = path[i].clone();
+        let mut m = src.path[i].clone();
         if elided.contains(&i) {
-            ids.extend(m.content.iter().filter_map(|b| match b {
-                Block::ToolResult { tool_use_id, .. }
-                    if crate::reclaim::assemble::is_large_success(b) =>
-                {
-                    Some(tool_use_id.clone())
-                }
-                _ => None,
-            }));
+            ids.extend(large_results(&m));
         }
         load_images(store, &mut m)?;
         if redact {
@@ -408,9 +464,8 @@ pub(crate) fn plan(
         }
         plan.items.push(Item::Message(m));
     }
-    for (_, c) in earlier {
-        plan.items.push(Item::Compaction(c));
-    }
+    plan.items
+        .extend(earlier.into_iter().map(|(_, c)| Item::Compaction(c)));
     if let Some((_, c)) = compaction.take() {
         plan.items.push(Item::Compaction(c));
     }
