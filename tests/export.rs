@@ -577,4 +577,11 @@ fn html_shows_each_subagent_under_its_spawning_call() {
             "{call}: not inside its call"
         );
     }
+    let md = export::export(&s, &conv, None, ExportFormat::Markdown, Options::default())
+        .unwrap()
+        .text;
+    assert_eq!(
+        md.matches("<details><summary>subagent: ").count(),
+        subs.len()
+    );
 }

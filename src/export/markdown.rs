@@ -258,6 +258,9 @@ fn message_md(r: &Reading, i: usize, opts: Options, out: &mut String) {
                 {
                     out.push_str(&result_md(r, content, *is_error, Some(id)));
                 }
+                if let Some(sub) = r.subagents.get(id) {
+                    out.push_str(&subagent_md(sub, opts));
+                }
             }
             Block::ToolResult {
                 tool_use_id,
@@ -339,6 +342,33 @@ fn compaction_md(c: &Compaction) -> String {
 /// The path shown, as Markdown: the same summaries as the HTML page (tool lines with their argument, results in
 /// fenced blocks with a language, diffs, folded thinking and long output, per-reply model and tokens, preambles
 /// folded).
+/// A subagent under the call that spawned it: folded, its messages as the page's are, its headings a level down.
+fn subagent_md(sub: &Reading, opts: Options) -> String {
+    let (_, usage, cost) = sub.totals();
+    let mut facts = vec![format!("{} messages", sub.path.len())];
+    if usage.output_tokens > 0 {
+        facts.push(format!(
+            "{} tokens out",
+            super::thousands(usage.output_tokens)
+        ));
+    }
+    if let Some(c) = cost {
+        facts.push(format!("${c:.2}"));
+    }
+    let body: String = render(sub, opts)
+        .lines()
+        .skip(1)
+        .map(|l| match l.strip_prefix("## ") {
+            Some(rest) => format!("#### {rest}\n"),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    details(
+        &format!("{} · {}", sub.title.replace('\n', " "), facts.join(" · ")),
+        body.trim(),
+    )
+}
+
 pub fn render(r: &Reading, opts: Options) -> String {
     let mut out = String::new();
     out.push_str(&format!("# {}\n\n", md_text(&r.title.replace('\n', " "))));
