@@ -20,8 +20,21 @@ fn samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples")
 }
 
-/// A peer's command: in `target/peers` (where scripts/test installs it), else on the PATH.
+/// A peer's command: in `target/peers` (where scripts/test installs it), else on the PATH; only one that runs here
+/// (`--version`: an npm package can install on a Node too old to run it).
 fn peer(name: &str) -> Option<PathBuf> {
+    let p = find_peer(name)?;
+    let runs = Command::new(&p)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !runs {
+        eprintln!("{name} is installed but does not run here (its Node is too old?)");
+    }
+    runs.then_some(p)
+}
+
+fn find_peer(name: &str) -> Option<PathBuf> {
     let local = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("target/peers/node_modules/.bin")
         .join(name);
