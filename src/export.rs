@@ -152,21 +152,8 @@ pub fn export_priced(
             let ids: Vec<String> = path()?.into_iter().map(|m| m.id).collect();
             let mut r = reading::read(store, &conv, all, &ids, at, redacted, prices);
             // each subagent the path spawned, read the same way, shown under its spawning call
-            let calls: std::collections::HashSet<String> = ids
-                .iter()
-                .filter_map(|id| r.all.iter().find(|m| &m.id == id))
-                .flat_map(|m| m.content.iter())
-                .filter_map(|b| match b {
-                    Block::ToolUse { id, .. } => Some(id.clone()),
-                    _ => None,
-                })
-                .collect();
-            for child in store.conversations()? {
-                let Some(call) = child.spawned_by.clone().filter(|c| {
-                    child.linked_to.as_deref() == Some(conv.id.as_str()) && calls.contains(c)
-                }) else {
-                    continue;
-                };
+            let on_path = r.path.iter().map(|&i| &r.all[i]);
+            for (call, child) in spawned_on_path(store, &conv.id, on_path)? {
                 let mut all = store.messages(&child.id)?;
                 if options.redact {
                     // counted with the page's marks below
@@ -243,6 +230,34 @@ pub fn export_priced(
         repairs,
         agent: agent_file,
     })
+}
+
+/// The subagents a path spawned: each conversation linked to `conversation` whose spawning call is a call of one
+/// of `path`'s messages, with that call's id.
+pub(crate) fn spawned_on_path<'a>(
+    store: &Store,
+    conversation: &str,
+    path: impl Iterator<Item = &'a Message>,
+) -> Result<Vec<(String, crate::model::Conversation)>, StoreError> {
+    let calls: std::collections::HashSet<&str> = path
+        .flat_map(|m| m.content.iter())
+        .filter_map(|b| match b {
+            Block::ToolUse { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    Ok(store
+        .conversations()?
+        .into_iter()
+        .filter(|c| c.linked_to.as_deref() == Some(conversation))
+        .filter_map(|c| {
+            let call = c
+                .spawned_by
+                .clone()
+                .filter(|id| calls.contains(id.as_str()))?;
+            Some((call, c))
+        })
+        .collect())
 }
 
 /// Blocks as JSON with images inlined as base64.

@@ -169,6 +169,11 @@ pub struct Explorer {
     /// The store's data version at the last look ([`Store::data_version`]).
     seen_version: Option<i64>,
     fonts_installed: bool,
+    /// Look through the machine's fonts on the first frame instead of beside it (a test that draws other scripts at
+    /// once).
+    pub fonts_at_once: bool,
+    /// The machine's fonts being looked through (off the first frame: a machine can have thousands).
+    fonts_coming: Option<std::sync::mpsc::Receiver<fonts::Fonts>>,
     /// The fonts installed, and the scripts none of them has.
     pub fonts: Option<fonts::Fonts>,
 }
@@ -224,6 +229,8 @@ impl Explorer {
             frames_titled: false,
             seen_version: None,
             fonts_installed: false,
+            fonts_at_once: false,
+            fonts_coming: None,
             fonts: None,
         };
         match Store::open(&e.store_path) {
@@ -726,6 +733,20 @@ impl Explorer {
         }
     }
 
+    /// Waits for the machine's fonts being looked through (a screenshot's settling) and installs them.
+    pub fn wait_for_fonts(&mut self, ctx: &egui::Context) {
+        if let Some(f) = self.fonts_coming.as_ref().and_then(|rx| rx.recv().ok()) {
+            self.install(ctx, f);
+        }
+    }
+
+    fn install(&mut self, ctx: &egui::Context, f: fonts::Fonts) {
+        ctx.set_fonts(f.definitions.clone());
+        self.fonts = Some(f);
+        self.fonts_coming = None;
+        self.font_notice();
+    }
+
     pub fn jobs_running(&self) -> bool {
         !self.worker.running.is_empty()
     }
@@ -733,12 +754,25 @@ impl Explorer {
     /// The whole UI, callable from a test harness as well as from eframe.
     pub fn draw(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
-        if !self.fonts_installed {
+        if !self.fonts_installed && self.fonts_at_once {
             self.fonts_installed = true;
-            let f = fonts::definitions();
-            ctx.set_fonts(f.definitions.clone());
-            self.fonts = Some(f);
-            self.font_notice();
+            self.install(&ctx, fonts::definitions());
+        }
+        if !self.fonts_installed {
+            // the bundled fonts now, the machine's for other scripts when they are found
+            self.fonts_installed = true;
+            ctx.set_fonts(fonts::bundled());
+            let (tx, rx) = std::sync::mpsc::channel();
+            let repaint = ctx.clone();
+            std::thread::spawn(move || {
+                if tx.send(fonts::definitions()).is_ok() {
+                    repaint.request_repaint();
+                }
+            });
+            self.fonts_coming = Some(rx);
+        }
+        if let Some(f) = self.fonts_coming.as_ref().and_then(|rx| rx.try_recv().ok()) {
+            self.install(&ctx, f);
         }
         if let Ok(mut r) = self.repaint.lock()
             && r.is_none()

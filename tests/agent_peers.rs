@@ -5,6 +5,9 @@
 //! The peers come from npm: `scripts/test` installs them into `target/peers` (pinned versions). Where they are
 //! not there (npm could not reach the registry), each test says so and passes without checking.
 
+#[path = "support/helpers.rs"]
+mod helpers;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
@@ -41,12 +44,7 @@ fn find_peer(name: &str) -> Option<PathBuf> {
     if local.exists() {
         return Some(local);
     }
-    let out = Command::new("sh")
-        .args(["-c", &format!("command -v {name}")])
-        .output()
-        .ok()?;
-    let p = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    (out.status.success() && !p.is_empty()).then(|| PathBuf::from(p))
+    helpers::on_path(name)
 }
 
 fn skipped(name: &str) {
@@ -56,18 +54,7 @@ fn skipped(name: &str) {
     );
 }
 
-fn chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|b| {
-            let out = Command::new("sh")
-                .args(["-c", &format!("command -v {b}")])
-                .output()
-                .ok()?;
-            let p = String::from_utf8_lossy(&out.stdout).trim().to_string();
-            (out.status.success() && !p.is_empty()).then(|| PathBuf::from(p))
-        })
-}
+use helpers::chromium;
 
 fn import(s: &mut Store, p: &Path) -> String {
     let Outcome::Imported(out) = commands::run(

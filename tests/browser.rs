@@ -4,9 +4,12 @@
 //! Needs Debian's `chromium` (`.ci/run` and `scripts/test` install it as root). Where it cannot be found the test
 //! fails and says so, unless `CAIRN_NO_BROWSER=1` is set (a machine that cannot have a browser).
 
+#[path = "support/helpers.rs"]
+mod helpers;
+
 use std::io::Read as _;
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -22,18 +25,7 @@ fn run(s: &mut Store, a: Action) -> Outcome {
     commands::run(s, &Settings::default(), a, &Quiet, &AtomicBool::new(false)).unwrap()
 }
 
-fn chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|b| {
-            let out = Command::new("sh")
-                .args(["-c", &format!("command -v {b}")])
-                .output()
-                .ok()?;
-            let p = String::from_utf8_lossy(&out.stdout).trim().to_string();
-            (out.status.success() && !p.is_empty()).then(|| PathBuf::from(p))
-        })
-}
+use helpers::chromium;
 
 /// A listener on this machine that counts every connection made to it (the page must make none).
 struct Canary {

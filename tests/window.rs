@@ -960,6 +960,8 @@ fn titles_in_chinese_arabic_hebrew_and_emoji_draw_with_the_machines_fonts_or_are
     drop(store);
     let mut app = Explorer::new(path.clone());
     app.native_dialogs = false;
+    // the machine's fonts are looked through beside the first frame; this test draws other scripts at once
+    app.fonts_at_once = true;
     app.select(&first);
     let mut h = Harness::builder()
         .with_size(eframe::egui::vec2(1280.0, 800.0))

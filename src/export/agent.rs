@@ -137,6 +137,19 @@ impl Plan {
         })
     }
 
+    /// The time a record at item `k` takes: the message after it's, else the one before it's.
+    pub fn record_time(&self, k: usize) -> i64 {
+        let time = |i: &Item| match i {
+            Item::Message(m) => Some(m.created_at),
+            _ => None,
+        };
+        self.items[k..]
+            .iter()
+            .find_map(time)
+            .or_else(|| self.items[..k].iter().rev().find_map(time))
+            .unwrap_or(0)
+    }
+
     fn note(&mut self, n: impl Into<String>) {
         let n = n.into();
         if !self.notes.contains(&n) {

@@ -114,15 +114,30 @@ fn covers(data: &[u8], index: u32, c: char) -> bool {
         .is_ok_and(|f| ab_glyph::Font::glyph_id(&f, c).0 != 0)
 }
 
-/// egui's fonts, DejaVu Sans Mono, then a machine font for every script they lack.
-pub fn definitions() -> Fonts {
-    const DEJAVU: &[u8] = include_bytes!("../../assets/fonts/DejaVuSansMono.ttf");
+const DEJAVU: &[u8] = include_bytes!("../../assets/fonts/DejaVuSansMono.ttf");
+
+/// egui's fonts and DejaVu Sans Mono after them: what the window draws with until the machine's are found.
+pub fn bundled() -> egui::FontDefinitions {
     let mut fonts = egui::FontDefinitions::default();
     fonts.font_data.insert(
         "dejavu-mono".into(),
         Arc::new(egui::FontData::from_static(DEJAVU)),
     );
-    let mut order: Vec<String> = vec!["dejavu-mono".into()];
+    for family in [egui::FontFamily::Proportional, egui::FontFamily::Monospace] {
+        fonts
+            .families
+            .entry(family)
+            .or_default()
+            .push("dejavu-mono".into());
+    }
+    fonts
+}
+
+/// The bundled fonts, then a machine font for every script they lack (a search through every font of the
+/// machine: run off the frame loop).
+pub fn definitions() -> Fonts {
+    let mut fonts = bundled();
+    let mut order: Vec<String> = Vec::new();
     let held = |fonts: &egui::FontDefinitions, c: char| {
         fonts
             .font_data

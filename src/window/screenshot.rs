@@ -35,6 +35,12 @@ impl Explorer {
         if self.frames < 8 {
             return;
         }
+        // the machine's fonts for other scripts, once found
+        if self.fonts.is_none() {
+            self.wait_for_fonts(ctx);
+            self.frames = 0;
+            return;
+        }
         shot.requested = true;
         let out = shot.out.clone();
         let done = shot.done.clone();

@@ -111,3 +111,20 @@ pub fn tool_session(s: &mut Store, turns: usize, result: &dyn Fn(usize) -> ReadR
     }
     c
 }
+
+/// A command on the PATH (`command -v`), if there is one.
+pub fn on_path(name: &str) -> Option<std::path::PathBuf> {
+    let out = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {name}")])
+        .output()
+        .ok()?;
+    let p = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !p.is_empty()).then(|| std::path::PathBuf::from(p))
+}
+
+/// Debian's Chromium, or another Chrome, if the machine has one.
+pub fn chromium() -> Option<std::path::PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|b| on_path(b))
+}

@@ -284,20 +284,7 @@ pub(super) fn write(
     }
     let mut beside = Vec::new();
     // subagents spawned by a call on the path, each as its own file
-    let calls: std::collections::HashSet<String> = plan
-        .messages()
-        .flat_map(|m| m.content.iter())
-        .filter_map(|b| match b {
-            Block::ToolUse { id, .. } => Some(id.clone()),
-            _ => None,
-        })
-        .collect();
-    for child in store.conversations()? {
-        if child.linked_to.as_deref() != Some(conversation)
-            || !child.spawned_by.as_ref().is_some_and(|c| calls.contains(c))
-        {
-            continue;
-        }
+    for (_, child) in crate::export::spawned_on_path(store, conversation, plan.messages())? {
         let mut sub = super::plan(store, &child.id, None, redact, false)?;
         let agent = uuid::Uuid::new_v4().simple().to_string()[..17].to_string();
         let (t, _) = lines(&sub, &session, Some(agent.clone()));
@@ -350,20 +337,12 @@ fn lines(plan: &Plan, session: &str, agent: Option<String>) -> (String, usize) {
     }
     let mut last_at = plan.messages().next().map_or(0, |m| m.created_at);
     for (k, item) in plan.items.iter().enumerate() {
-        // a record takes the time of the message after it (or before it)
-        let next_at = plan.items[k..]
-            .iter()
-            .find_map(|i| match i {
-                Item::Message(m) => Some(m.created_at),
-                _ => None,
-            })
-            .unwrap_or(last_at);
         match item {
             Item::Message(m) => {
                 last_at = m.created_at;
                 w.message(m);
             }
-            Item::Compaction(c) => w.compaction(c, next_at),
+            Item::Compaction(c) => w.compaction(c, plan.record_time(k)),
             Item::Elision(ids) => w.elision(ids, last_at),
         }
     }

@@ -278,26 +278,16 @@ pub(super) fn write(plan: &mut Plan) -> AgentFile {
     }
     w.line(now, "session_meta", meta);
     let mut elisions = 0;
-    let mut last_at = plan.messages().next().map_or(now, |m| m.created_at);
     let mut redacted = 0;
     for (k, item) in plan.items.iter().enumerate() {
         match item {
-            Item::Message(m) => {
-                last_at = m.created_at;
-                match m.role {
-                    Role::Assistant => w.reply(m, plan),
-                    Role::User | Role::Tool => w.user(m, "user"),
-                    Role::System => w.user(m, "developer"),
-                }
-            }
+            Item::Message(m) => match m.role {
+                Role::Assistant => w.reply(m, plan),
+                Role::User | Role::Tool => w.user(m, "user"),
+                Role::System => w.user(m, "developer"),
+            },
             Item::Compaction(c) => {
-                let at = plan.items[k..]
-                    .iter()
-                    .find_map(|i| match i {
-                        Item::Message(m) => Some(m.created_at),
-                        _ => None,
-                    })
-                    .unwrap_or(last_at);
+                let at = plan.record_time(k);
                 w.compaction(c, at, &mut redacted);
             }
             Item::Elision(_) => elisions += 1,

@@ -381,12 +381,10 @@ pub(super) fn write(plan: &mut Plan, redact: bool) -> AgentFile {
     let mut system = 0;
     let mut elisions = 0;
     let mut folded: Option<usize> = None;
-    let mut last_at = plan.messages().next().map_or(now, |m| m.created_at);
     for (k, item) in plan.items.iter().enumerate() {
         match item {
             Item::Message(_) if folded == Some(k) => {}
             Item::Message(m) => {
-                last_at = m.created_at;
                 w.current = Some(m.id.clone());
                 match m.role {
                     Role::Assistant => w.reply(m, plan),
@@ -399,13 +397,7 @@ pub(super) fn write(plan: &mut Plan, redact: bool) -> AgentFile {
                 }
             }
             Item::Compaction(c) => {
-                let at = plan.items[k..]
-                    .iter()
-                    .find_map(|i| match i {
-                        Item::Message(m) => Some(m.created_at),
-                        _ => None,
-                    })
-                    .unwrap_or(last_at);
+                let at = plan.record_time(k);
                 // another harness's summary prompt right after its compaction (Claude Code's) is pi's summary
                 match plan.items.get(k + 1) {
                     Some(Item::Message(m))
