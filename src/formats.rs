@@ -418,6 +418,9 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
         return Some(Format::Cairn);
     }
     for (_, v) in lines.iter().take(50) {
+        if pi::is_format4_header(v) {
+            return Some(Format::Pi);
+        }
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         if ty == "session" && (v.get("version").is_some() || v.get("cwd").is_some()) {
             return Some(Format::Pi);

@@ -612,3 +612,156 @@ fn codex_compacted_records_of_every_shape_are_markers_with_what_the_model_saw() 
         assert_eq!(path.last().unwrap().role, Role::User);
     }
 }
+
+/// The texts of what a path sends, in order (the harness's summary as `summary`).
+fn sent_texts(s: &Store, conv: &str) -> Vec<String> {
+    use cairn::reclaim::assemble::{Piece, layout};
+    use cairn::reclaim::view::PathView;
+    let view = PathView::load(s, conv, None).unwrap();
+    let path = s.active_path(conv).unwrap();
+    layout(&view, &[], view.len())
+        .pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Message { index, .. } => cairn::model::plain_text(&path[*index].content),
+            Piece::HarnessSummary { .. } => "summary".to_string(),
+            Piece::Cover { .. } => "cover".to_string(),
+        })
+        .collect()
+}
+
+#[test]
+fn pi_format_4_transactions_are_read_as_their_entries() {
+    let (_d, mut s) = store();
+    let (ids, r) = import_ok(&mut s, "small/pi-v4-transactions.jsonl");
+    // 2 prompts, 3 replies, 1 result, the compaction, and the prompt it retained inline
+    assert_eq!(r.messages, 8);
+    assert_eq!(r.tool_pairs, 1);
+    let c = s.conversation(&ids[0]).unwrap();
+    // the name is the last `pi.session.name` write, not the first prompt
+    assert_eq!(c.title.as_deref(), Some("Counting lines"));
+    let path = s.active_path(&ids[0]).unwrap();
+    assert_eq!(path.len(), 8);
+    assert_eq!(path.last().unwrap().summary(50), "I will count the words.");
+    // numeric timestamps are read
+    assert_eq!(path[0].created_at, 1_767_225_601_000);
+    let replies: Vec<u64> = path
+        .iter()
+        .filter_map(|m| m.usage.map(|u| u.input_tokens))
+        .collect();
+    assert_eq!(replies, vec![900, 950, 300]);
+    // after the self-retaining compaction the model saw its summary, the prompt it kept, and the reply
+    assert_eq!(
+        sent_texts(&s, &ids[0]),
+        vec!["summary", "and words?", "I will count the words."]
+    );
+    assert_active_path_pair_valid(&s, &ids[0]);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("1 request(s) outside the conversation"))
+    );
+}
+
+#[test]
+fn pi_format_4_names_the_leaf_and_the_line_at_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("small/pi-v4-transactions.jsonl")).unwrap();
+    // the main lane's leaf moved back to the first reply: the tip follows it, not the last entry
+    let moved = format!(
+        "{text}{}\n",
+        r#"{"kind":"value","op":"set","seq":20,"namespace":"lane.leaf","key":"main","value":"a2"}"#
+    );
+    let p = dir.path().join("leaf.jsonl");
+    std::fs::write(&p, moved).unwrap();
+    let mut s = Store::open(dir.path().join("s.db")).unwrap();
+    let o = import::import_file(&mut s, &p, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    let path = s.active_path(&o.conversations[0]).unwrap();
+    assert_eq!(path.last().unwrap().summary(50), "notes.txt has 42 lines.");
+    // a bad write inside a transaction line is named by that line
+    let lines: Vec<&str> = text.lines().collect();
+    let mut bad = lines.clone();
+    let broken = lines[3].replace(r#""role":"assistant""#, r#""role":"oracle""#);
+    bad[3] = &broken;
+    let p = dir.path().join("bad.jsonl");
+    std::fs::write(&p, bad.join("\n") + "\n").unwrap();
+    let e = import::import_file(&mut s, &p, None).error.unwrap();
+    assert!(e.contains("bad.jsonl:4:") && e.contains("oracle"), "{e}");
+}
+
+/// A format 3 file as pi's migration writes it in format 4: the same entries, ids and times, committed in
+/// transactions of two writes.
+fn to_format_4(v3: &str) -> String {
+    let mut out = Vec::new();
+    let mut pending: Vec<serde_json::Value> = Vec::new();
+    for (seq, line) in v3.lines().enumerate() {
+        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["type"] == "session" {
+            out.push(
+                serde_json::json!({"v": 4, "kind": "header", "id": v["id"], "storageVersion": 1,
+                "createdAt": 1_778_547_747_657_i64, "cwd": v["cwd"]})
+                .to_string(),
+            );
+            continue;
+        }
+        let ms = v["timestamp"]
+            .as_str()
+            .map(|t| t.parse::<jiff::Timestamp>().unwrap().as_millisecond());
+        v["timestamp"] = serde_json::json!(ms);
+        v["kind"] = serde_json::json!("entry");
+        v["seq"] = serde_json::json!(seq);
+        pending.push(v);
+        if pending.len() == 2 {
+            out.push(serde_json::Value::Array(std::mem::take(&mut pending)).to_string());
+        }
+    }
+    out.extend(pending.iter().map(|v| v.to_string()));
+    out.join("\n") + "\n"
+}
+
+#[test]
+fn a_pi_file_migrated_in_place_to_format_4_is_the_same_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("session.jsonl");
+    let v3 = std::fs::read_to_string(fixture("pi/pi-v3-compaction-tiny.jsonl")).unwrap();
+    std::fs::write(&live, &v3).unwrap();
+    let mut s = Store::open(dir.path().join("s.db")).unwrap();
+    let first = import::import_file(&mut s, &live, None);
+    assert_eq!(first.status, "new", "{:?}", first.error);
+    let before = sent_texts(&s, &first.conversations[0]);
+    // pi rewrites the file in format 4 when it next opens it
+    std::fs::write(&live, to_format_4(&v3)).unwrap();
+    let again = import::import_file(&mut s, &live, None);
+    assert_eq!(again.status, "unchanged", "{:?}", again.error);
+    assert_eq!(
+        again.duplicate_of.as_deref(),
+        Some(first.conversations[0].as_str())
+    );
+    assert_eq!(s.conversations().unwrap().len(), 1, "nothing counted twice");
+    // and read on its own it is the same context
+    let mut other = Store::open(dir.path().join("o.db")).unwrap();
+    let o = import::import_file(&mut other, &live, None);
+    assert_eq!(sent_texts(&other, &o.conversations[0]), before);
+}
+
+#[test]
+fn oh_my_pi_title_line_before_the_header_names_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("small/pi-v1-linear.jsonl")).unwrap();
+    let p = dir.path().join("omp.jsonl");
+    std::fs::write(
+        &p,
+        format!(
+            "{}\n{text}",
+            r#"{"type":"title","title":"Greeting the user                    "}"#
+        ),
+    )
+    .unwrap();
+    let mut s = Store::open(dir.path().join("s.db")).unwrap();
+    let o = import::import_file(&mut s, &p, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    assert_eq!(o.report.messages, 4, "the title line is no message");
+    let c = s.conversation(&o.conversations[0]).unwrap();
+    assert_eq!(c.title.as_deref(), Some("Greeting the user"));
+}

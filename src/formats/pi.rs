@@ -1,4 +1,6 @@
-//! pi coding agent session JSONL, versions 1 (linear, no ids), 2 and 3 (an id/parentId tree).
+//! pi coding agent session JSONL, versions 1 (linear, no ids), 2 and 3 (an id/parentId tree), and format 4 (the
+//! same entries committed as transactions, read through [`format4`]); oh-my-pi's files too (a padded `title` line
+//! before the header).
 //!
 //! Entries that are not messages (model and thinking-level changes, labels, session info, custom data) sit in the
 //! same parent chain; they are kept as metadata of the message they follow, so the tree cairn builds holds only
@@ -15,6 +17,9 @@ use super::{FormatError, Parsed, Report, timestamp_ms};
 use crate::model::{Block, ImageData, KIND_DIGEST, NewMessage, Role, ToolResultContent, Usage};
 use crate::reclaim::marker::{Kept, Ref, harness_meta};
 use crate::store::ImportedMessage;
+
+mod format4;
+pub(crate) use format4::is_header as is_format4_header;
 
 /// How pi sends its summaries to the model (`packages/coding-agent/src/core/messages.ts`): the text a marker or
 /// digest is stored with, so what is counted is what was sent.
@@ -38,11 +43,24 @@ struct Entry {
 
 pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatError> {
     let mut report = Report::default();
+    let flat = format4::flatten(input);
+    let input: &[(usize, Value)] = flat.as_ref().map_or(input, |f| &f.entries);
     let mut header: Option<Value> = None;
     let mut entries: Vec<Entry> = Vec::new();
     let mut linear = false;
+    // oh-my-pi's title line, padded so it can be rewritten in place, comes before the header
+    let mut padded_title: Option<String> = None;
     for (k, (no, v)) in input.iter().enumerate() {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
+        if ty == "title" && header.is_none() {
+            padded_title = v
+                .get("title")
+                .or_else(|| v.get("name"))
+                .and_then(Value::as_str)
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty());
+            continue;
+        }
         if ty == "session" && header.is_none() {
             linear = v.get("version").and_then(Value::as_u64).unwrap_or(1) < 2;
             header = Some(v.clone());
@@ -239,12 +257,37 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
         }
     }
     checkpoints.extend(current);
-    // The leaf is the last entry; the tip is its nearest message.
-    let tip = (0..entries.len())
-        .rev()
-        .find_map(|i| nearest_message(&entries, &by_id, i));
-    let title = title.or_else(|| super::title_of(&messages));
+    // The leaf is the one format 4 names, else the last entry; the tip is its nearest message.
+    let named_leaf = flat
+        .as_ref()
+        .and_then(|f| f.leaf.as_ref())
+        .and_then(|l| by_id.get(l))
+        .and_then(|&j| nearest_message(&entries, &by_id, j));
+    let tip = named_leaf.or_else(|| {
+        (0..entries.len())
+            .rev()
+            .find_map(|i| nearest_message(&entries, &by_id, i))
+    });
+    let title = flat
+        .as_ref()
+        .and_then(|f| f.title.clone())
+        .or(title)
+        .or(padded_title)
+        .or_else(|| super::title_of(&messages));
     let mut meta = json!({"source": "pi", "records": conv_records});
+    if let Some(f) = flat {
+        if !f.usage.is_empty() {
+            report.notes.push(format!(
+                "{} request(s) outside the conversation (usage rows, such as cache warming) are kept as records, \
+                 not as context",
+                f.usage.len()
+            ));
+            meta["usage_rows"] = Value::Array(f.usage);
+        }
+        if !f.records.is_empty() {
+            meta["writes"] = Value::Array(f.records);
+        }
+    }
     if let Some(h) = header {
         meta["header"] = h;
     }
