@@ -765,3 +765,48 @@ fn oh_my_pi_title_line_before_the_header_names_the_session() {
     let c = s.conversation(&o.conversations[0]).unwrap();
     assert_eq!(c.title.as_deref(), Some("Greeting the user"));
 }
+
+#[test]
+fn pi_context_edits_leave_a_message_out_or_send_it_with_other_content() {
+    use cairn::reclaim::assemble::{layout, materialize};
+    use cairn::reclaim::view::PathView;
+    let (_d, mut s) = store();
+    let (ids, r) = import_ok(&mut s, "small/pi-v3-context-edit.jsonl");
+    // 7 messages and the 2 edits, each a marker on the path: the history is untouched
+    assert_eq!(r.messages, 9);
+    let path = s.active_path(&ids[0]).unwrap();
+    assert!(
+        path.iter()
+            .any(|m| cairn::model::plain_text(&m.content).contains("line 200: ERROR"))
+    );
+    let view = PathView::load(&s, &ids[0], None).unwrap();
+    let l = layout(&view, &[], view.len());
+    let sent = materialize(&view, &l, Some(&s)).unwrap();
+    let texts: Vec<String> = sent
+        .iter()
+        .map(|m| cairn::model::plain_text(&m.content))
+        .collect();
+    // the failed attempt is out; the long result is sent as its replacement, still the call's result
+    assert_eq!(texts.len(), 6, "{texts:?}");
+    assert!(
+        !sent
+            .iter()
+            .any(|m| m.sources.iter().any(|id| id == &path[3].id))
+    );
+    assert!(texts[2].contains("201 lines, one error"), "{}", texts[2]);
+    assert!(!texts.iter().any(|t| t.contains("line 17: ok")));
+    assert!(matches!(
+        &sent[2].content[0],
+        Block::ToolResult { tool_use_id, .. } if tool_use_id == "t1"
+    ));
+    cairn::pairs::check(&sent, true).unwrap();
+    // the tally counts the replacement, not the 201 lines
+    assert!(l.tally.by_kind.tool_results < 100, "{:?}", l.tally.by_kind);
+    // before the second edit the model saw the whole log
+    let before = layout(&view, &[], 6);
+    assert!(
+        before.tally.by_kind.tool_results > 500,
+        "{:?}",
+        before.tally.by_kind
+    );
+}

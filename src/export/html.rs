@@ -332,6 +332,25 @@ fn compaction_card(c: &Compaction) -> String {
             "<div class=\"card\"><h3>Image pruning (cairn)</h3><p>From here on the model saw the images of {images} message{} as one-line notes.</p></div>\n",
             if *images == 1 { "" } else { "s" }
         ),
+        Compaction::Edit {
+            harness,
+            replaced,
+            target,
+        } => {
+            let which = match target {
+                Some(id) => format!("<a href=\"#msg-{}\">a message above</a>", esc(id)),
+                None => "a message".to_string(),
+            };
+            format!(
+                "<div class=\"card\"><h3>Context edit ({})</h3><p>From here on the model saw {which} {}; the history keeps it as it was.</p></div>\n",
+                esc(harness),
+                if *replaced {
+                    "with other content"
+                } else {
+                    "no more"
+                }
+            )
+        }
     }
 }
 

@@ -336,6 +336,17 @@ fn compaction_md(c: &Compaction) -> String {
         Compaction::Images { images } => format!(
             "> **Image pruning (cairn):** from here on the images of {images} message(s) were one-line notes.\n\n"
         ),
+        Compaction::Edit {
+            harness, replaced, ..
+        } => format!(
+            "> **Context edit ({}):** from here on the model saw a message above {}; the history keeps it as it was.\n\n",
+            md_text(harness),
+            if *replaced {
+                "with other content"
+            } else {
+                "no more"
+            }
+        ),
     }
 }
 

@@ -54,6 +54,13 @@ pub enum Compaction {
     Images {
         images: usize,
     },
+    /// A harness left a message out of the context (or sent it with other content) without touching the history.
+    Edit {
+        harness: String,
+        replaced: bool,
+        /// The id of the message it edited, where it is on the path shown.
+        target: Option<String>,
+    },
 }
 
 /// The whole conversation, ready to lay out.
@@ -481,6 +488,21 @@ pub fn read(
                 results: at.len().max(legacy_tool_ids.len()),
             },
             Marker::Images { at } => Compaction::Images { images: at.len() },
+            Marker::Edit { replacement, .. } => Compaction::Edit {
+                harness: m
+                    .meta
+                    .get("source")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("the harness")
+                    .to_string(),
+                replaced: replacement.is_some(),
+                target: match (resolved.get(m.id.as_str()), view.as_ref()) {
+                    (Some(Resolved::Edit { target, .. }), Some(v)) => {
+                        v.heads.get(*target).map(|h| h.id.clone())
+                    }
+                    _ => None,
+                },
+            },
         };
         compactions.insert(i, c);
     }

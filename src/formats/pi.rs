@@ -189,6 +189,9 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                 }
                 Some(m)
             }
+            "context_edit" => {
+                context_edit(path, &entries, &by_id, &depth, &messages, i, &mut report)?
+            }
             "label" => {
                 labels.push((
                     entries[i].no,
@@ -300,6 +303,74 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
         report,
         children: Vec::new(),
     })
+}
+
+/// A `context_edit` entry (pi 0.87): the marker that leaves its target out of the context from here on, or sends
+/// it with the replacement content, the history untouched. None (kept as metadata, with a note) when its target is
+/// not a message read before it.
+fn context_edit(
+    path: &Path,
+    entries: &[Entry],
+    by_id: &HashMap<String, usize>,
+    depth: &[usize],
+    messages: &[ImportedMessage],
+    i: usize,
+    report: &mut Report,
+) -> Result<Option<NewMessage>, FormatError> {
+    let (no, v) = (entries[i].no, &entries[i].value);
+    let target = v
+        .get("targetId")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let Some(m) = by_id.get(target).and_then(|&j| entries[j].message) else {
+        report.notes.push(format!(
+            "line {no}: context_edit target {target:?} is not a message read before it; the edit is kept as metadata"
+        ));
+        return Ok(None);
+    };
+    let replacement = match v.get("replacement") {
+        None | Some(Value::Null) => None,
+        Some(r) => {
+            let content = r.get("content").cloned().unwrap_or(Value::Null);
+            // images in a replacement become notes: the marker holds text, not blobs
+            let blocks: Vec<Block> = pi_blocks(path, no, &content)?
+                .into_iter()
+                .map(|b| match b {
+                    Block::Image { .. } => Block::text("[image]"),
+                    b => b,
+                })
+                .collect();
+            // a tool result's replacement is still that call's result
+            let result = messages[m].message.content.iter().find_map(|b| match b {
+                Block::ToolResult {
+                    tool_use_id,
+                    is_error,
+                    ..
+                } => Some((tool_use_id.clone(), *is_error)),
+                _ => None,
+            });
+            Some(match result {
+                Some((tool_use_id, is_error)) => vec![Block::ToolResult {
+                    tool_use_id,
+                    content: ToolResultContent::Blocks(blocks),
+                    is_error,
+                }],
+                None => blocks,
+            })
+        }
+    };
+    let what = if replacement.is_some() {
+        "pi sends an earlier message with other content from here on"
+    } else {
+        "pi leaves an earlier message out of the context from here on"
+    };
+    let mut nm = NewMessage::text(Role::System, what);
+    nm.meta = json!({"source": "pi", "entry": v, "cairn": crate::reclaim::marker::Marker::Edit {
+        at: Ref::Depth(depth[m]),
+        replacement,
+    }
+    .to_meta(&|_| None)});
+    Ok(Some(nm))
 }
 
 /// The first message a compaction at entry `at` kept: walking its path back to the entry `first`, the earliest

@@ -126,6 +126,8 @@ pub struct Layout {
     /// Thinking tokens counted after the last prompt (dropped once another prompt follows, for readers that drop
     /// past thinking).
     pub turn_thinking: u64,
+    /// Messages a harness's edit sends with other content (path index of the message, of the edit's marker).
+    pub replaced: Vec<(usize, usize)>,
 }
 
 impl Layout {
@@ -213,6 +215,20 @@ pub fn layout_for(view: &PathView, planned: &[Placed], end: usize, reader: Reade
         _ => 0,
     };
     seq.extend((after..end).filter(|&i| !is_marker(i)));
+    // a harness's edits of the context (pi's `context_edit`), wherever they sit on the path (an edit holds across a
+    // later compaction that kept its message): the newest for a message wins
+    let mut edits: std::collections::HashMap<usize, (usize, Option<&Vec<Block>>)> =
+        std::collections::HashMap::new();
+    for p in &markers {
+        if let Resolved::Edit {
+            target,
+            replacement,
+        } = &p.marker
+        {
+            edits.insert(*target, (p.at, replacement.as_ref()));
+        }
+    }
+    seq.retain(|i| !matches!(edits.get(i), Some((_, None))));
     // cairn's markers after the harness's (markers placed before it were superseded by it)
     let first_rung = harness.map_or(0, |k| k + 1);
     let mut elided: HashSet<usize> = HashSet::new();
@@ -228,7 +244,7 @@ pub fn layout_for(view: &PathView, planned: &[Placed], end: usize, reader: Reade
             Resolved::Summary { from, to, summary } => {
                 cover = Some((*from, *to, Cover::Summary(summary.clone())))
             }
-            Resolved::Harness { .. } => {}
+            Resolved::Harness { .. } | Resolved::Edit { .. } => {}
         }
     }
     if let Some(h) = summary_at {
@@ -270,7 +286,14 @@ pub fn layout_for(view: &PathView, planned: &[Placed], end: usize, reader: Reade
             continue;
         }
         let (e, p) = (elided.contains(&i), pruned.contains(&i));
-        let mut kinds = message_kinds(view, i, e, p, &mut out.tally);
+        let mut kinds = match edits.get(&i) {
+            Some((at, Some(blocks))) => {
+                out.replaced.push((i, *at));
+                let m = tokens::measure(blocks);
+                kinds_of(&m, view.heads[i].role, e, p, &mut out.tally)
+            }
+            _ => message_kinds(view, i, e, p, &mut out.tally),
+        };
         if i < turn_start && !reader.keeps_past_thinking {
             kinds.thinking = 0;
         } else if i > turn_start {
@@ -321,7 +344,17 @@ fn harness_summary(view: &PathView, at: usize) -> ByKind {
 
 /// Tokens by kind of a message sent as itself, after elision and pruning.
 fn message_kinds(view: &PathView, i: usize, elided: bool, pruned: bool, t: &mut Tally) -> ByKind {
-    let m = &view.facts[i].measure;
+    kinds_of(
+        &view.facts[i].measure,
+        view.heads[i].role,
+        elided,
+        pruned,
+        t,
+    )
+}
+
+/// Tokens by kind of content with this measure, sent in a message of this role.
+fn kinds_of(m: &tokens::Measure, role: Role, elided: bool, pruned: bool, t: &mut Tally) -> ByKind {
     let mut k = ByKind {
         text: m.text + MESSAGE_OVERHEAD,
         tool_use: m.tool_use,
@@ -349,7 +382,7 @@ fn message_kinds(view: &PathView, i: usize, elided: bool, pruned: bool, t: &mut 
         bytes = 0;
     }
     t.image_bytes += bytes;
-    if view.heads[i].role == Role::System {
+    if role == Role::System {
         let all = k.total() - k.images;
         k = ByKind {
             system: all,
@@ -621,6 +654,7 @@ pub fn materialize(
             Piece::Cover { covered, .. } => want.extend(covered.iter().copied()),
         }
     }
+    want.extend(l.replaced.iter().map(|(_, at)| *at));
     want.sort_unstable();
     want.dedup();
     let bodies = view.bodies(store, &want)?;
@@ -644,8 +678,20 @@ pub fn materialize(
                 pruned,
             } => {
                 let Some(m) = body(*index) else { continue };
-                let content = m
-                    .content
+                // what a harness's edit sends in its place
+                let replacement = l
+                    .replaced
+                    .iter()
+                    .find(|(i, _)| i == index)
+                    .and_then(|(_, at)| body(*at))
+                    .and_then(super::marker::Marker::of)
+                    .and_then(|mk| match mk {
+                        super::marker::Marker::Edit { replacement, .. } => replacement,
+                        _ => None,
+                    });
+                let content = replacement
+                    .as_ref()
+                    .unwrap_or(&m.content)
                     .iter()
                     .map(|b| {
                         let b = if *elided && is_large_success(b) {

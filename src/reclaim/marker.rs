@@ -107,6 +107,12 @@ pub enum Marker {
         kept: Kept,
         sends_text: bool,
     },
+    /// An edit a harness made to the context without touching the history (pi's `context_edit`): from here on the
+    /// message `at` is left out of what the model sees, or (with a `replacement`) sent with that content instead.
+    Edit {
+        at: Ref,
+        replacement: Option<Vec<crate::model::Block>>,
+    },
 }
 
 impl Marker {
@@ -117,7 +123,7 @@ impl Marker {
             Marker::Images { .. } => Some(Strategy::Images),
             Marker::Snapshot { .. } => Some(Strategy::Snapshot),
             Marker::Summary { .. } => Some(Strategy::Summary),
-            Marker::Harness { .. } => None,
+            Marker::Harness { .. } | Marker::Edit { .. } => None,
         }
     }
 
@@ -180,6 +186,13 @@ impl Marker {
                     Kept::UserPrompts(t) => json!({"user_prompts": t}),
                 };
                 json!({"kind": KIND_COMPACTION, "harness": harness, "kept": kept, "sends_text": sends_text})
+            }
+            Marker::Edit { at, replacement } => {
+                let replacement = replacement.as_ref().map(|b| {
+                    crate::wire::blocks_to_json(b, &crate::wire::Images::Blob).unwrap_or_default()
+                });
+                json!({"kind": KIND_COMPACTION, "strategy": "edit", "at": depth(at), "message": id(at),
+                       "replacement": replacement})
             }
         }
     }
@@ -275,6 +288,13 @@ fn of_meta(meta: &Value) -> Option<Marker> {
                 summary: s("summary").unwrap_or_default(),
             })
         }
+        Some("edit") => Some(Marker::Edit {
+            at: depth_ref(c.get("at")?)?,
+            replacement: match c.get("replacement") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(crate::wire::blocks_from_json(v, "context edit").ok()?),
+            },
+        }),
         Some(_) => None,
         None => Some(harness_of(meta, c)),
     }

@@ -39,6 +39,11 @@ pub enum Resolved {
         kept: KeptAt,
         sends_text: bool,
     },
+    /// The message at `target` is left out of the context (no replacement) or sent with this content instead.
+    Edit {
+        target: usize,
+        replacement: Option<Vec<crate::model::Block>>,
+    },
 }
 
 /// What a harness kept, as path indices.
@@ -299,6 +304,10 @@ impl PathView {
                     Kept::UserPrompts(t) => KeptAt::UserPrompts(*t),
                 },
                 sends_text: *sends_text,
+            }),
+            Marker::Edit { at, replacement } => one(at)?.map(|target| Resolved::Edit {
+                target,
+                replacement: replacement.clone(),
             }),
         })
     }
