@@ -2,7 +2,8 @@
 //! (overridable, for tests): Claude Code (`~/.claude/projects`), pi (`~/.pi/agent/sessions`), Codex
 //! (`~/.codex/sessions`), Gemini CLI (`~/.gemini/tmp/<project>/chats/session-*.json`), Cursor
 //! (`~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl`) and GitHub Copilot CLI
-//! (`~/.copilot/session-state/<id>/events.jsonl`). Newest first, with size and a message count from a quick scan (no full parse).
+//! (`~/.copilot/session-state/<id>/events.jsonl`) and opencode's storage folders
+//! (`~/.local/share/opencode/storage/session/<project>/ses_*.json`, its messages read beside it). Newest first, with size and a message count from a quick scan (no full parse).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -30,6 +31,7 @@ pub const LOCATIONS: &[(Format, &str)] = &[
     (Format::GeminiCli, ".gemini/tmp"),
     (Format::Cursor, ".cursor/projects"),
     (Format::CopilotCli, ".copilot/session-state"),
+    (Format::Opencode, ".local/share/opencode/storage/session"),
 ];
 
 /// Whether a file under a harness's folder is one of its sessions.
@@ -52,6 +54,12 @@ fn is_session(format: Format, p: &Path) -> bool {
         }
         // `session-state/<id>/events.jsonl`
         Format::CopilotCli => p.file_name().is_some_and(|n| n == "events.jsonl"),
+        // `session/<project>/ses_*.json`
+        Format::Opencode => {
+            p.extension().is_some_and(|x| x == "json")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("ses_"))
+        }
         _ => p.extension().is_some_and(|x| x == "jsonl"),
     }
 }
@@ -105,6 +113,18 @@ pub fn discover(home: &Path) -> Vec<Found> {
 }
 
 fn count_messages(p: &Path, format: Format) -> usize {
+    // opencode stores a message a file, beside the session: `storage/message/<session>/`
+    if format == Format::Opencode {
+        let dir = p
+            .parent()
+            .and_then(Path::parent)
+            .and_then(Path::parent)
+            .zip(p.file_stem())
+            .map(|(storage, id)| storage.join("message").join(id));
+        return dir
+            .and_then(|d| std::fs::read_dir(d).ok())
+            .map_or(0, |rd| rd.flatten().count());
+    }
     let Ok(f) = std::fs::File::open(p) else {
         return 0;
     };

@@ -72,6 +72,7 @@ pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
                         && !is_subagent_of_present_session(&e)
                         && !formats::codex::is_child_of_present_rollout(&e)
                         && !is_sidecar_of_present_history(&e)
+                        && !formats::opencode::storage::is_stored_piece(&e)
                     {
                         out.push(e);
                     }

@@ -682,3 +682,151 @@ fn codex_spawned_agents_are_read_with_their_parent_and_linked_to_the_spawning_ca
     assert_eq!(found.len(), 1);
     assert!(found[0].path.ends_with(parent.file_name().unwrap()));
 }
+
+/// An opencode export written out as opencode's `storage/` folders keep it: one file per session, message and part
+/// (in shuffled directory order: what orders them is their time and id).
+fn as_storage(doc: &Value, storage: &Path) {
+    let info = &doc["info"];
+    let id = info["id"].as_str().unwrap();
+    let project = storage.join("session").join("proj_1");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join(format!("{id}.json")), info.to_string()).unwrap();
+    let mdir = storage.join("message").join(id);
+    std::fs::create_dir_all(&mdir).unwrap();
+    for m in doc["messages"].as_array().unwrap() {
+        let mid = m["info"]["id"].as_str().unwrap();
+        std::fs::write(mdir.join(format!("{mid}.json")), m["info"].to_string()).unwrap();
+        let pdir = storage.join("part").join(mid);
+        std::fs::create_dir_all(&pdir).unwrap();
+        for p in m["parts"].as_array().unwrap() {
+            let pid = p["id"].as_str().unwrap();
+            std::fs::write(pdir.join(format!("{pid}.json")), p.to_string()).unwrap();
+        }
+    }
+}
+
+#[test]
+fn opencode_storage_folders_read_as_their_export() {
+    // (the 1.2.26 samples had their ids redacted, so their files would collide: real ids are unique)
+    let names = [
+        samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small/opencode-small.json"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let storage = dir.path().join("opencode").join("storage");
+    let mut exported = Store::open_in_memory().unwrap();
+    let mut paths = Vec::new();
+    for f in names.clone() {
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        as_storage(&doc, &storage);
+        paths.push(f);
+    }
+    let Outcome::Imported(_) = run(
+        &mut exported,
+        Action::Import {
+            paths,
+            format: None,
+        },
+    ) else {
+        panic!()
+    };
+    let mut stored = Store::open_in_memory().unwrap();
+    let Outcome::Imported(out) = run(
+        &mut stored,
+        Action::Import {
+            paths: vec![dir.path().to_path_buf()],
+            format: None,
+        },
+    ) else {
+        panic!()
+    };
+    // one conversation per session file; messages and parts are read with it, never on their own
+    assert_eq!(
+        out.len(),
+        names.len(),
+        "{:?}",
+        out.iter().map(|o| &o.file).collect::<Vec<_>>()
+    );
+    assert!(
+        out.iter().all(|o| o.error.is_none()),
+        "{:?}",
+        out.iter().map(|o| &o.error).collect::<Vec<_>>()
+    );
+    let stats = |s: &mut Store| {
+        let Outcome::Stats(st) = run(
+            s,
+            Action::Stats {
+                by: By::Model,
+                since: None,
+            },
+        ) else {
+            panic!()
+        };
+        st.rows
+            .iter()
+            .map(|r| {
+                (
+                    r.key.clone(),
+                    r.turns,
+                    r.tool_calls,
+                    r.input_tokens,
+                    r.output_tokens,
+                    r.cache_read_tokens,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(stats(&mut stored), stats(&mut exported));
+    let texts = |s: &Store| {
+        let mut v: Vec<Vec<String>> = s
+            .conversations()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                s.active_path(&c.id)
+                    .unwrap()
+                    .iter()
+                    .map(|m| cairn::model::plain_text(&m.content))
+                    .collect()
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(texts(&stored), texts(&exported));
+    // found where opencode keeps them, with their message counts
+    let home = tempfile::tempdir().unwrap();
+    let small =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small/opencode-small.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&small).unwrap()).unwrap();
+    as_storage(&doc, &home.path().join(".local/share/opencode/storage"));
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].format.name(), "opencode");
+    assert_eq!(found[0].messages, doc["messages"].as_array().unwrap().len());
+    // a session file away from its storage folder says what to do
+    let lone = dir.path().join("ses_lone.json");
+    std::fs::write(
+        &lone,
+        r#"{"id":"ses_lone","title":"x","time":{"created":1}}"#,
+    )
+    .unwrap();
+    let Outcome::Imported(out) = run(
+        &mut stored,
+        Action::Import {
+            paths: vec![lone],
+            format: None,
+        },
+    ) else {
+        panic!()
+    };
+    assert!(
+        out[0]
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains("opencode export"),
+        "{:?}",
+        out[0].error
+    );
+}

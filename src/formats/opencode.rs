@@ -13,12 +13,18 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+pub mod storage;
+
 use super::{FormatError, Parsed, Report, note};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 use crate::reclaim::marker::{Kept, harness_meta};
 
-/// Whether a document is an opencode export.
+/// Whether a document is an opencode export, or a session's info in opencode's `storage/` folders.
 pub fn is_opencode(doc: &Value) -> bool {
+    is_export(doc) || storage::is_session_info(doc)
+}
+
+fn is_export(doc: &Value) -> bool {
     doc.pointer("/info/id")
         .and_then(Value::as_str)
         .is_some_and(|id| id.starts_with("ses_"))
@@ -36,6 +42,9 @@ fn ms(v: Option<&Value>) -> Option<i64> {
 }
 
 pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatError> {
+    if storage::is_session_info(doc) {
+        return parse(path, line, &storage::gather(path, doc)?);
+    }
     let mut report = Report::default();
     let mut built: Vec<NewMessage> = Vec::new();
     // a compaction asked for, waiting for its summary
