@@ -162,7 +162,8 @@ pub fn text(s: &str) -> (Cow<'_, str>, usize) {
     (Cow::Owned(out), found.len())
 }
 
-fn replace(s: &mut String) -> usize {
+/// Redacts a string in place; how many secrets it held.
+pub(crate) fn replace(s: &mut String) -> usize {
     let (t, n) = text(s);
     if n > 0 {
         *s = t.into_owned();

@@ -802,6 +802,7 @@ impl Explorer {
         }
         egui::CentralPanel::default().show(ui, |ui| self.centre(ui));
         self.dialogs(&ctx);
+        redact_clipboard(&ctx);
     }
 
     fn handle_input(&mut self, ctx: &egui::Context) {
@@ -1216,6 +1217,21 @@ fn describe(o: &Outcome) -> String {
         Outcome::Sent(s) => format!("reply {}", short(&s.reply_id)),
         _ => "done".into(),
     }
+}
+
+/// What leaves the window by the clipboard this frame (a selection copied with Ctrl+C, a Copy button, the primary
+/// selection X11 and Wayland paste with the middle button) leaves redacted, as every output of the command line does:
+/// one place every copy goes through, whatever widget made it.
+fn redact_clipboard(ctx: &egui::Context) {
+    ctx.output_mut(|o| {
+        for c in &mut o.commands {
+            if let egui::OutputCommand::CopyText(t) | egui::OutputCommand::TextSelectionSettled(t) =
+                c
+            {
+                crate::redact::replace(t);
+            }
+        }
+    });
 }
 
 impl eframe::App for Explorer {

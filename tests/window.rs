@@ -995,3 +995,37 @@ fn titles_in_chinese_arabic_hebrew_and_emoji_draw_with_the_machines_fonts_or_are
     // the conversation list names them as they are
     assert!(h.query_all_by_label_contains("中文版 会话").count() >= 1);
 }
+
+#[test]
+fn what_leaves_the_window_by_the_clipboard_leaves_redacted() {
+    let f = fixture();
+    let mut app = Explorer::new(f.path.clone());
+    app.native_dialogs = false;
+    app.select(&f.demo.conversation);
+    // a widget that copies a transcript's text in the frame (a selection copied with Ctrl+C does the same)
+    let secret = "deploy with AWS_SECRET_ACCESS_KEY=PtYgjmUhBel31iEl2hpChYgCfrL1spNxnyVmihA+ and token sk-ant-oat01-2O76UMFxFkM_R5Kjp1vRt-1fjORS_6ilI8ihN5KXSc7Tvo_hBKqFYY_kv5ZJr3J1TWDtkwtDDb-xHKas1VOqg6AA";
+    let mut h = Harness::builder()
+        .with_size(eframe::egui::vec2(1280.0, 800.0))
+        .build_ui_state(
+            move |ui, app: &mut Explorer| {
+                ui.ctx().copy_text(secret.to_string());
+                app.draw(ui);
+            },
+            app,
+        );
+    h.run_steps(1);
+    let copied: Vec<String> = h
+        .output()
+        .platform_output
+        .commands
+        .iter()
+        .filter_map(|c| match c {
+            eframe::egui::OutputCommand::CopyText(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(copied.len(), 1, "{copied:?}");
+    assert!(copied[0].starts_with("deploy with"), "{}", copied[0]);
+    assert!(!copied[0].contains("PtYgjmUhBel3"), "{}", copied[0]);
+    assert!(!copied[0].contains("sk-ant-oat01-2O76UMF"), "{}", copied[0]);
+}
