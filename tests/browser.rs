@@ -291,6 +291,14 @@ fn html_export_in_chromium_runs_no_payload_and_requests_nothing() {
             assert_eq!(t, "script", "a script with attributes: <{t}>");
             continue;
         }
+        if name == "button" {
+            assert!(
+                t.starts_with("button type=\"button\" id=\"find-prev\"")
+                    || t.starts_with("button type=\"button\" id=\"find-next\""),
+                "a transcript element reached the page: <{t}>"
+            );
+            continue;
+        }
         if name == "input" {
             assert!(
                 t.starts_with("input type=\"search\" id=\"search\"")
@@ -394,5 +402,90 @@ fn html_export_in_chromium_runs_no_payload_and_requests_nothing() {
         canary.hits.load(Ordering::SeqCst),
         0,
         "the page made a request"
+    );
+}
+
+#[test]
+fn html_export_marks_each_match_with_a_count_and_opens_a_subagent_from_the_tree() {
+    let Some(browser) = chromium() else {
+        if std::env::var_os("CAIRN_NO_BROWSER").is_some() {
+            return;
+        }
+        panic!("chromium not found: apt-get install chromium (or set CAIRN_NO_BROWSER=1)");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(dir.path().join("s.db")).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl");
+    let Outcome::Imported(out) = run(
+        &mut s,
+        Action::Import {
+            paths: vec![fixture],
+            format: None,
+        },
+    ) else {
+        panic!()
+    };
+    let conv = out[0].conversations[0].clone();
+    let page =
+        cairn::export::export(&s, &conv, None, ExportFormat::Html, Options::default()).unwrap();
+    // the sidebar links the subagent the path spawned
+    let call = page
+        .text
+        .split("href=\"#agent-")
+        .nth(1)
+        .and_then(|t| t.split('"').next())
+        .expect("a subagent link in the tree")
+        .to_string();
+    let file = dir.path().join("page.html");
+    std::fs::write(&file, &page.text).unwrap();
+    let url = format!("file://{}", file.display());
+
+    // a link to a search: every match marked, the third the current one, counted
+    let dom = dump_dom(&browser, &format!("{url}#find=beads&at=3"));
+    let marks = dom.matches("<mark class=\"hit").count();
+    let current = dom.matches("<mark class=\"hit cur\"").count();
+    assert!(marks > 3, "{marks} marks");
+    assert_eq!(current, 1);
+    assert!(
+        dom.contains(&format!(
+            "id=\"find-pos\" aria-live=\"polite\">3 of {marks}<"
+        )),
+        "{}",
+        dom.split("find-pos")
+            .nth(1)
+            .unwrap_or("")
+            .chars()
+            .take(80)
+            .collect::<String>()
+    );
+    // every mark holds the word, in any case
+    for m in dom.split("<mark class=\"hit").skip(1) {
+        let word = m
+            .split('>')
+            .nth(1)
+            .and_then(|t| t.split('<').next())
+            .unwrap_or("");
+        assert_eq!(word.to_lowercase(), "beads", "{word}");
+    }
+    // nothing is marked without a search
+    assert_eq!(dump_dom(&browser, &url).matches("<mark").count(), 0);
+
+    // the tree's link to the subagent unfolds it where it was spawned
+    let dom = dump_dom(&browser, &format!("{url}#agent-{call}"));
+    let tag = dom
+        .split(&format!("id=\"agent-{call}\""))
+        .next()
+        .and_then(|t| t.rsplit('<').next())
+        .unwrap_or("")
+        .to_string();
+    let after = dom
+        .split(&format!("id=\"agent-{call}\""))
+        .nth(1)
+        .and_then(|t| t.split('>').next())
+        .unwrap_or("");
+    assert!(
+        tag.starts_with("details") && (tag.contains(" open") || after.contains("open")),
+        "<{tag}…{after}>"
     );
 }

@@ -561,10 +561,17 @@ fn html_shows_each_subagent_under_its_spawning_call() {
         .unwrap()
         .text;
     assert_eq!(
-        page.matches("<details class=\"subagent\">").count(),
+        page.matches("<details class=\"subagent\" id=\"agent-")
+            .count(),
         subs.len()
     );
     for sub in &subs {
+        // linked from the tree, by the call that spawned it
+        let call = sub.spawned_by.as_deref().unwrap();
+        assert!(
+            page.contains(&format!("class=\"n agent\" href=\"#agent-{call}\"")),
+            "{call}"
+        );
         let first = s.active_path(&sub.id).unwrap()[0].id.clone();
         assert!(page.contains(&format!("id=\"sub-{first}\"")), "{}", sub.id);
         assert!(!page.contains(&format!("id=\"msg-{first}\"")));

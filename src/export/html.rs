@@ -210,7 +210,7 @@ fn blocks(
                     )?);
                 }
                 if let Some(sub) = r.subagents.get(id) {
-                    out.push_str(&subagent(store, sub, opts)?);
+                    out.push_str(&subagent(store, id, sub, opts)?);
                 }
                 out.push_str("</section>\n");
             }
@@ -248,7 +248,7 @@ fn blocks(
 }
 
 /// A subagent under the call that spawned it: folded, its messages drawn as the page's are, with its own figures.
-fn subagent(store: &Store, sub: &Reading, opts: Options) -> Result<String, StoreError> {
+fn subagent(store: &Store, call: &str, sub: &Reading, opts: Options) -> Result<String, StoreError> {
     let (_, usage, cost) = sub.totals();
     let mut inner = String::new();
     for &i in &sub.path {
@@ -268,7 +268,8 @@ fn subagent(store: &Store, sub: &Reading, opts: Options) -> Result<String, Store
         facts.push(format!("${c:.2}"));
     }
     Ok(format!(
-        "<details class=\"subagent\"><summary>{} · {}</summary>{inner}</details>\n",
+        "<details class=\"subagent\" id=\"agent-{}\"><summary>{} · {}</summary>{inner}</details>\n",
+        esc(call),
         esc(&sub.title),
         facts.join(" · ")
     ))
@@ -522,6 +523,26 @@ fn tree(r: &Reading) -> String {
             id = esc(&m.id),
             text = esc(&text),
         ));
+        // the subagents it spawned, each a link to where it is folded under its call
+        let spawned: Vec<(&str, &Reading)> = m
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                Block::ToolUse { id, .. } => r.subagents.get(id).map(|s| (id.as_str(), s)),
+                _ => None,
+            })
+            .collect();
+        if !spawned.is_empty() {
+            h.push_str("<li><ul class=\"agents\">");
+            for (call, sub) in spawned {
+                h.push_str(&format!(
+                    "<li><a class=\"n agent\" href=\"#agent-{}\" title=\"subagent\"><span class=\"r\">agent</span>{}</a></li>",
+                    esc(call),
+                    esc(&sub.title)
+                ));
+            }
+            h.push_str("</ul></li>");
+        }
         let kids = r.children.get(&i).cloned().unwrap_or_default();
         if kids.len() > 1 {
             for &k in kids.iter().rev() {
@@ -556,7 +577,10 @@ pub fn render(store: &Store, r: &Reading, opts: Options) -> Result<String, Store
         highlight::css(opts.theme)
     ));
     // the sidebar
-    h.push_str("<nav><h2>Tree</h2><div class=\"tools\"><input type=\"search\" id=\"search\" placeholder=\"Search messages\" aria-label=\"Search messages\">");
+    h.push_str("<nav><h2>Tree</h2><div class=\"tools\"><input type=\"search\" id=\"search\" placeholder=\"Search messages\" aria-label=\"Search messages\">\
+        <span class=\"find\"><button type=\"button\" id=\"find-prev\" aria-label=\"Previous match\" title=\"Previous match (Shift+Enter)\">▲</button>\
+        <button type=\"button\" id=\"find-next\" aria-label=\"Next match\" title=\"Next match (Enter)\">▼</button>\
+        <span id=\"find-pos\" aria-live=\"polite\"></span></span>");
     for (value, label, checked) in [
         ("all", "all", true),
         ("no-results", "no tool results", false),
