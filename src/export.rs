@@ -11,6 +11,7 @@ mod highlight;
 mod html;
 mod markdown;
 mod markup;
+mod patch;
 mod provider;
 pub mod reading;
 pub mod tools;

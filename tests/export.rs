@@ -421,7 +421,10 @@ fn readable_exports_fold_preambles_and_show_edits_as_diffs() {
     let call = &html[at..at + html[at..].find("</section>").unwrap()];
     assert!(call.contains("<b>Edit</b> src/lib.rs"), "{call}");
     assert!(
-        call.contains("<span class=\"d-del\">-for i in 0..=n {\n</span>"),
+        // the word that changed within the line marked
+        call.contains(
+            "<span class=\"d-del\">-for i in 0..<span class=\"d-wc\">=</span>n {\n</span>"
+        ),
         "{call}"
     );
     assert!(
@@ -591,4 +594,101 @@ fn html_shows_each_subagent_under_its_spawning_call() {
         md.matches("<details><summary>subagent: ").count(),
         subs.len()
     );
+}
+
+/// The gutters of a page's numbered diffs, each as (old, new) line numbers.
+fn gutters(page: &str) -> Vec<(Option<u32>, Option<u32>)> {
+    page.split("<span class=\"ln\">")
+        .skip(1)
+        .filter_map(|g| g.split("</span>").next())
+        .map(|g| {
+            let mut it = g.split_whitespace().map(|n| n.parse::<u32>().ok());
+            (it.next().flatten(), it.next().flatten())
+        })
+        .collect()
+}
+
+#[test]
+fn html_diffs_carry_the_files_line_numbers_the_harness_recorded_and_the_words_that_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    for (f, first) in [
+        // Claude Code's structuredPatch: the hunk's start in the old and the new file
+        ("claude-code/cc-2.0.5-image-paste.jsonl", "oldStart"),
+        // pi's numbered details.diff
+        ("pi/pi-v1-before-compaction-two-compactions.jsonl", "diff"),
+    ] {
+        let mut s = store(&dir, &format!("{first}.db"));
+        let o = import::import_file(&mut s, &fixture(f), None);
+        assert!(o.error.is_none(), "{f}: {:?}", o.error);
+        let page = export::export(
+            &s,
+            &o.conversations[0],
+            None,
+            ExportFormat::Html,
+            Options::default(),
+        )
+        .unwrap()
+        .text;
+        assert!(page.contains("<pre class=\"patch numbered\">"), "{f}");
+        let g = gutters(&page);
+        assert!(g.len() > 20, "{f}: {} numbered lines", g.len());
+        // numbers are the file's, not the fragment's: most edits sit past line 1
+        assert!(
+            g.iter()
+                .filter(|(o, n)| o.unwrap_or(1) > 1 || n.unwrap_or(1) > 1)
+                .count()
+                > g.len() / 2,
+            "{f}"
+        );
+        // within a replaced line, the changed words are marked
+        assert!(page.contains("<span class=\"d-wc\">"), "{f}");
+    }
+    // the first structured hunk of an edit in the Claude Code sample, as the file recorded it
+    let text = std::fs::read_to_string(fixture("claude-code/cc-2.0.5-image-paste.jsonl")).unwrap();
+    let hunk = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        // an Edit's (a Write's result carries a patch too, but the page shows the file written)
+        .filter(|v| v.pointer("/toolUseResult/oldString").is_some())
+        .find_map(|v| v.pointer("/toolUseResult/structuredPatch/0").cloned())
+        .unwrap();
+    let mut s = store(&dir, "cc.db");
+    let o = import::import_file(
+        &mut s,
+        &fixture("claude-code/cc-2.0.5-image-paste.jsonl"),
+        None,
+    );
+    let page = export::export(
+        &s,
+        &o.conversations[0],
+        None,
+        ExportFormat::Html,
+        Options::default(),
+    )
+    .unwrap()
+    .text;
+    let (old, new) = (
+        hunk["oldStart"].as_u64().unwrap() as u32,
+        hunk["newStart"].as_u64().unwrap() as u32,
+    );
+    assert!(
+        page.contains(&format!(
+            "@@ -{old},{} +{new},{} @@",
+            hunk["oldLines"], hunk["newLines"]
+        )),
+        "the hunk header"
+    );
+    // an edit whose result recorded nothing is drawn without numbers (a fragment's are not the file's)
+    let mut s = store(&dir, "labels.db");
+    let o = import::import_file(&mut s, &fixture("small/cc-quirks.jsonl"), None);
+    let page = export::export(
+        &s,
+        &o.conversations[0],
+        None,
+        ExportFormat::Html,
+        Options::default(),
+    )
+    .unwrap()
+    .text;
+    assert!(!page.contains("patch numbered"));
 }

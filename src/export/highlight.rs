@@ -9,8 +9,6 @@ use syntect::html::{ClassStyle, ClassedHTMLGenerator, css_for_theme_with_class_s
 use syntect::parsing::SyntaxSet;
 use syntect::util::LinesWithEndings;
 
-use super::markdown::html_escape as esc;
-
 /// Blocks larger than this are shown unhighlighted.
 pub const MAX_BYTES: usize = 64 * 1024;
 
@@ -51,31 +49,6 @@ pub fn code(text: &str, lang: &str) -> Option<String> {
         g.parse_html_for_line_which_includes_newline(line).ok()?;
     }
     Some(g.finalize())
-}
-
-/// A unified diff as HTML: added, removed and hunk lines classed.
-pub fn diff(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + text.len() / 4);
-    for line in text.split_inclusive('\n') {
-        let class = if line.starts_with("+++") || line.starts_with("---") || line.starts_with("***")
-        {
-            "d-file"
-        } else if line.starts_with('+') {
-            "d-add"
-        } else if line.starts_with('-') {
-            "d-del"
-        } else if line.starts_with("@@") {
-            "d-hunk"
-        } else {
-            ""
-        };
-        if class.is_empty() {
-            out.push_str(&esc(line));
-        } else {
-            out.push_str(&format!("<span class=\"{class}\">{}</span>", esc(line)));
-        }
-    }
-    out
 }
 
 /// The stylesheet for the highlight classes: light, dark, or both by the reader's preference.
@@ -124,16 +97,5 @@ mod tests {
         );
         assert_eq!(code("plain words", ""), None);
         assert_eq!(code(&"x".repeat(MAX_BYTES + 1), "rs"), None);
-    }
-
-    #[test]
-    fn diff_lines_are_classed() {
-        let h = diff("--- a\n+++ a\n@@ -1 +1 @@\n-old <b>\n+new\n same\n");
-        assert!(
-            h.contains("<span class=\"d-del\">-old &lt;b&gt;\n</span>"),
-            "{h}"
-        );
-        assert!(h.contains("<span class=\"d-add\">+new\n</span>"));
-        assert!(h.contains(" same\n"));
     }
 }

@@ -169,7 +169,17 @@ fn blocks(
                 ));
                 match &s.detail {
                     Detail::Diff(d) => {
-                        out.push_str(&format!("<pre>{}</pre>\n", highlight::diff(d)))
+                        // numbered where the harness recorded where the edit sits in the file
+                        let recorded = r
+                            .results
+                            .get(id)
+                            .and_then(|&(rm, rb)| super::patch::recorded(&r.all[rm], rb, id));
+                        let p = recorded.unwrap_or_else(|| super::patch::from_unified(d));
+                        out.push_str(&format!(
+                            "<pre class=\"patch{}\">{}</pre>\n",
+                            if p.numbered { " numbered" } else { "" },
+                            super::patch::html(&p)
+                        ))
                     }
                     Detail::Checklist(items) => {
                         out.push_str("<ul class=\"plan\">");
