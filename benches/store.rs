@@ -216,6 +216,32 @@ fn bench_agent(dir: &std::path::Path) {
     }
 }
 
+/// A 100k-message conversation exported as one HTML page: target <= 3 s and <= 250 MB.
+fn bench_html(dir: &std::path::Path) {
+    use cairn::export::{ExportFormat, Options};
+    const N: usize = 100_000;
+    let mut s = Store::open(dir.join("html.db")).unwrap();
+    let (c, _) = s
+        .import_conversation(None, &chain(N), None, &[], &Value::Null)
+        .unwrap();
+    let out = dir.join("page.html");
+    reset_peak();
+    let base = peak_mb().unwrap_or(0.0);
+    let t = Instant::now();
+    let page = cairn::export::export(&s, &c, None, ExportFormat::Html, Options::default()).unwrap();
+    std::fs::write(&out, &page.text).unwrap();
+    let took = t.elapsed();
+    let bytes = page.text.len();
+    drop(page);
+    println!(
+        "export a 100k-message conversation as HTML: {} ({:.0} MB page), peak {:.0} MB over {:.0} MB   [targets <= 3 s, <= 250 MB]",
+        ms(took),
+        bytes as f64 / 1e6,
+        peak_mb().unwrap_or(0.0) - base,
+        base
+    );
+}
+
 /// Peak resident memory of this process since the last reset, in MB (Linux: `VmHWM`).
 fn peak_mb() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -388,6 +414,9 @@ fn main() {
     }
     if only.is_empty() || only == "cache" {
         bench_cache(dir.path());
+    }
+    if only.is_empty() || only == "html" {
+        bench_html(dir.path());
     }
     if std::env::var_os("CAIRN_BENCH_KEEP").is_some() {
         let kept = dir.keep();

@@ -3,7 +3,10 @@
 //! (`~/.codex/sessions`), Gemini CLI (`~/.gemini/tmp/<project>/chats/session-*.json`), Cursor
 //! (`~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl`) and GitHub Copilot CLI
 //! (`~/.copilot/session-state/<id>/events.jsonl`) and opencode's storage folders
-//! (`~/.local/share/opencode/storage/session/<project>/ses_*.json`, its messages read beside it). Newest first, with size and a message count from a quick scan (no full parse).
+//! (`~/.local/share/opencode/storage/session/<project>/ses_*.json`, its messages read beside it), and the task
+//! folders of Cline, Roo Code and Kilo Code in the editors' extension storage (`<editor>/User/globalStorage/
+//! <extension>/tasks/<id>/api_conversation_history.json`, for VS Code, its Insiders build, VSCodium, Cursor and
+//! Windsurf, under `~/.config` and macOS's `~/Library/Application Support`). Newest first, with size and a message count from a quick scan (no full parse).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -34,6 +37,38 @@ pub const LOCATIONS: &[(Format, &str)] = &[
     (Format::Opencode, ".local/share/opencode/storage/session"),
 ];
 
+/// Editors whose extension storage may hold Cline-family task folders, and the extensions' ids.
+const EDITORS: &[&str] = &["Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf"];
+const CLINE_FAMILY: &[&str] = &[
+    "saoudrizwan.claude-dev",
+    "rooveterinaryinc.roo-cline",
+    "kilocode.kilo-code",
+];
+
+/// Every place under `home` where a harness keeps its sessions: the fixed folders, and each editor's extension
+/// storage for the Cline family.
+fn locations(home: &Path) -> Vec<(Format, PathBuf)> {
+    let mut out: Vec<(Format, PathBuf)> = LOCATIONS
+        .iter()
+        .map(|(f, rel)| (*f, home.join(rel)))
+        .collect();
+    for base in [".config", "Library/Application Support"] {
+        for editor in EDITORS {
+            for ext in CLINE_FAMILY {
+                out.push((
+                    Format::Cline,
+                    home.join(base)
+                        .join(editor)
+                        .join("User/globalStorage")
+                        .join(ext)
+                        .join("tasks"),
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// Whether a file under a harness's folder is one of its sessions.
 fn is_session(format: Format, p: &Path) -> bool {
     match format {
@@ -54,6 +89,10 @@ fn is_session(format: Format, p: &Path) -> bool {
         }
         // `session-state/<id>/events.jsonl`
         Format::CopilotCli => p.file_name().is_some_and(|n| n == "events.jsonl"),
+        // `tasks/<id>/api_conversation_history.json` (the UI messages beside it are read with it)
+        Format::Cline => p
+            .file_name()
+            .is_some_and(|n| n == "api_conversation_history.json"),
         // `session/<project>/ses_*.json`
         Format::Opencode => {
             p.extension().is_some_and(|x| x == "json")
@@ -67,8 +106,8 @@ fn is_session(format: Format, p: &Path) -> bool {
 /// Lists the sessions under `home`, newest first.
 pub fn discover(home: &Path) -> Vec<Found> {
     let mut out = Vec::new();
-    for (format, rel) in LOCATIONS {
-        let root = home.join(rel);
+    for (format, root) in locations(home) {
+        let format = &format;
         let mut stack = vec![root];
         while let Some(dir) = stack.pop() {
             let Ok(rd) = std::fs::read_dir(&dir) else {
@@ -113,6 +152,14 @@ pub fn discover(home: &Path) -> Vec<Found> {
 }
 
 fn count_messages(p: &Path, format: Format) -> usize {
+    // Cline keeps one JSON array: its messages
+    if format == Format::Cline {
+        return std::fs::read(p)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v.as_array().map(Vec::len))
+            .unwrap_or(0);
+    }
     // opencode stores a message a file, beside the session: `storage/message/<session>/`
     if format == Format::Opencode {
         let dir = p

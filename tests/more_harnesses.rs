@@ -830,3 +830,59 @@ fn opencode_storage_folders_read_as_their_export() {
         out[0].error
     );
 }
+
+#[test]
+fn discover_finds_cline_family_tasks_in_the_editors_extension_storage() {
+    let home = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small/cline-small.json");
+    let n = serde_json::from_str::<Value>(&std::fs::read_to_string(&src).unwrap())
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .len();
+    for (base, editor, ext) in [
+        (".config", "Code", "saoudrizwan.claude-dev"),
+        (
+            "Library/Application Support",
+            "Cursor",
+            "rooveterinaryinc.roo-cline",
+        ),
+        (".config", "VSCodium", "kilocode.kilo-code"),
+    ] {
+        let task = home
+            .path()
+            .join(base)
+            .join(editor)
+            .join("User/globalStorage")
+            .join(ext)
+            .join("tasks/1767225600000");
+        std::fs::create_dir_all(&task).unwrap();
+        std::fs::copy(&src, task.join("api_conversation_history.json")).unwrap();
+        // the UI's own record of the task is read with the history, not listed beside it
+        std::fs::write(task.join("ui_messages.json"), "[]").unwrap();
+    }
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert!(
+        found
+            .iter()
+            .all(|f| f.format.name() == "cline" && f.messages == n),
+        "{found:?}"
+    );
+    // and each imports
+    let mut s = Store::open_in_memory().unwrap();
+    let Outcome::Imported(out) = run(
+        &mut s,
+        Action::Import {
+            paths: found.iter().map(|f| f.path.clone()).collect(),
+            format: None,
+        },
+    ) else {
+        panic!()
+    };
+    assert!(
+        out.iter()
+            .all(|o| o.error.is_none() || o.status == "unchanged"),
+        "{out:?}"
+    );
+}
