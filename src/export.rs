@@ -82,7 +82,10 @@ pub enum Theme {
 /// An export, with how many secrets were redacted and what a provider body needed repaired.
 #[derive(Debug, Clone)]
 pub struct Exported {
+    /// The export (empty for a page streamed to a file: [`export_to`]).
     pub text: String,
+    /// Its size in bytes, as written.
+    pub bytes: u64,
     pub redacted: usize,
     pub repairs: crate::pairs::Repairs,
     /// A harness's session: its id, what fell back, and the files that go beside it.
@@ -98,6 +101,8 @@ pub enum ExportError {
     Reclaim(#[from] crate::reclaim::ReclaimError),
     #[error("encoding the export: {0}")]
     Json(#[from] serde_json::Error),
+    #[error("writing the export: {0}")]
+    Write(#[from] std::io::Error),
 }
 
 /// Exports a conversation. `at` picks the path's end (default: the tip); `jsonl` always writes the whole tree;
@@ -128,19 +133,29 @@ pub fn export_priced(
     options: Options,
     prices: &std::collections::BTreeMap<String, crate::models::Price>,
 ) -> Result<Exported, ExportError> {
+    export_to(store, conversation, at, format, options, prices, None)
+}
+
+/// [`export_priced`], an HTML page written to `sink` as it is drawn (its `text` then empty): a page of a 100k-message
+/// conversation is never held whole. Other formats are returned as text whatever `sink` is.
+pub fn export_to(
+    store: &Store,
+    conversation: &str,
+    at: Option<&str>,
+    format: ExportFormat,
+    options: Options,
+    prices: &std::collections::BTreeMap<String, crate::models::Price>,
+    mut sink: Option<&mut dyn std::io::Write>,
+) -> Result<Exported, ExportError> {
     let conv = store.conversation(conversation)?;
     let mut redacted = 0;
     let mut repairs = crate::pairs::Repairs::default();
     let mut agent_file = None;
     let mut clean = |mut msgs: Vec<Message>| -> Vec<Message> {
         if options.redact {
-            redacted += msgs.iter_mut().map(crate::redact::message).sum::<usize>();
+            redacted += crate::redact::messages(&mut msgs);
         }
         msgs
-    };
-    let path = || match at {
-        Some(m) => store.path_to(&conv.id, m),
-        None => store.active_path(&conv.id),
     };
     let text = match format {
         ExportFormat::Jsonl => {
@@ -150,7 +165,12 @@ pub fn export_priced(
         }
         ExportFormat::Markdown | ExportFormat::Html => {
             let all = clean(store.messages(&conv.id)?);
-            let ids: Vec<String> = path()?.into_iter().map(|m| m.id).collect();
+            // the path's ids from its heads (its bodies are among `all`)
+            let heads = match at {
+                Some(m) => store.path_heads_to(&conv.id, m)?,
+                None => store.active_path_heads(&conv.id)?,
+            };
+            let ids: Vec<String> = heads.into_iter().map(|h| h.id).collect();
             let mut r = reading::read(store, &conv, all, &ids, at, redacted, prices);
             // each subagent the path spawned, read the same way, shown under its spawning call
             let on_path = r.path.iter().map(|&i| &r.all[i]);
@@ -158,9 +178,7 @@ pub fn export_priced(
                 let mut all = store.messages(&child.id)?;
                 if options.redact {
                     // counted with the page's marks below
-                    for m in &mut all {
-                        crate::redact::message(m);
-                    }
+                    crate::redact::messages(&mut all);
                 }
                 let path: Vec<String> = store
                     .active_path(&child.id)?
@@ -179,25 +197,25 @@ pub fn export_priced(
                 r.title = t.into_owned();
                 r.redacted += n;
             }
-            let render = |r: &reading::Reading| -> Result<String, ExportError> {
-                Ok(if format == ExportFormat::Html {
-                    html::render(store, r, options)?
+            // the count the page states is the number of marks it shows (a secret found in metadata the page does
+            // not show is not one of them): where secrets were found, the page is drawn once to count its marks
+            if options.redact && r.redacted > 0 {
+                r.redacted = if format == ExportFormat::Html {
+                    html::write_page(store, &r, options, &mut std::io::sink())?
                 } else {
-                    markdown::render(r, options)
-                })
-            };
-            let mut text = render(&r)?;
-            // the count the page states is the number of marks it shows (a secret found in metadata the page
-            // does not show is not one of them)
-            if options.redact {
-                let marks = text.matches("[redacted").count();
-                if marks != r.redacted {
-                    r.redacted = marks;
-                    text = render(&r)?;
-                }
-                redacted = r.redacted;
+                    markdown::render(&r, options).matches("[redacted").count()
+                };
             }
-            text
+            redacted = r.redacted;
+            match (format, sink.take()) {
+                // streamed: never held whole
+                (ExportFormat::Html, Some(w)) => {
+                    html::write_page(store, &r, options, w)?;
+                    String::new()
+                }
+                (ExportFormat::Html, None) => html::render(store, &r, options)?,
+                _ => markdown::render(&r, options),
+            }
         }
         ExportFormat::Anthropic | ExportFormat::Openai => {
             let view = crate::reclaim::PathView::load(store, &conv.id, at)?;
@@ -226,6 +244,7 @@ pub fn export_priced(
         }
     };
     Ok(Exported {
+        bytes: text.len() as u64,
         text,
         redacted,
         repairs,

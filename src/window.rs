@@ -1166,8 +1166,8 @@ fn describe(o: &Outcome) -> String {
         Outcome::Undone(op) => format!("undid {}", op.kind),
         Outcome::Exported { out, exported } => {
             let mut s = match out {
-                Some(p) => format!("exported {} bytes to {}", exported.text.len(), p.display()),
-                None => format!("exported {} bytes", exported.text.len()),
+                Some(p) => format!("exported {} bytes to {}", exported.bytes, p.display()),
+                None => format!("exported {} bytes", exported.bytes),
             };
             if exported.redacted > 0 {
                 s.push_str(&format!("; {} secret(s) redacted", exported.redacted));

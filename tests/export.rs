@@ -692,3 +692,55 @@ fn html_diffs_carry_the_files_line_numbers_the_harness_recorded_and_the_words_th
     .text;
     assert!(!page.contains("patch numbered"));
 }
+
+#[test]
+fn an_html_page_written_to_a_file_is_streamed_and_the_same_page() {
+    use cairn::commands::{self, Action, Outcome, Quiet};
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = store(&dir, "s.db");
+    // a session with a secret in it: the page states as many redactions as it marks
+    let o = import::import_file(&mut s, &fixture("claude-code/cc-2.0.5-image-paste.jsonl"), None);
+    let conv = o.conversations[0].clone();
+    let key = "sk-ant-api03-".to_string() + &"Qm7".repeat(30) + "AA";
+    s.append_turn(
+        &conv,
+        &[
+            NewMessage::text(Role::User, format!("use {key} for the deploy")),
+            NewMessage::text(Role::Assistant, "done"),
+        ],
+    )
+    .unwrap();
+    let opts = Options::default();
+    let whole = export::export(&s, &conv, None, ExportFormat::Html, opts).unwrap();
+    let out = dir.path().join("page.html");
+    let Outcome::Exported { exported, .. } = commands::run(
+        &mut s,
+        &cairn::reclaim::Settings::default(),
+        Action::Export {
+            conversation: conv.clone(),
+            at: None,
+            format: ExportFormat::Html,
+            options: opts,
+            out: Some(out.clone()),
+        },
+        &Quiet,
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+    .unwrap() else {
+        panic!()
+    };
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(exported.text.is_empty(), "streamed, not held");
+    assert_eq!(exported.bytes, written.len() as u64);
+    assert_eq!(written, whole.text);
+    assert!(!written.contains(&key));
+    let marks = written.matches("[redacted").count();
+    assert!(marks >= 1);
+    assert_eq!(exported.redacted, marks);
+    let said = if marks == 1 {
+        "1 secret redacted".to_string()
+    } else {
+        format!("{marks} secrets redacted")
+    };
+    assert!(written.contains(&said), "the page says {said}");
+}

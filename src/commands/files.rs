@@ -50,6 +50,26 @@ pub(super) fn export(
     out: Option<PathBuf>,
     prices: &std::collections::BTreeMap<String, crate::models::Price>,
 ) -> Result<Outcome, CommandError> {
+    // an HTML page goes straight into the file it is written to (a 100k-message page is never held whole)
+    if let (Some(path), ExportFormat::Html) = (&out, format) {
+        let mut exported = None;
+        write_with(path, &mut |w| {
+            exported = Some(crate::export::export_to(
+                store,
+                conversation,
+                at,
+                format,
+                options,
+                prices,
+                Some(w),
+            )?);
+            Ok(())
+        })?;
+        if let Some(mut exported) = exported {
+            exported.bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+            return Ok(Outcome::Exported { out, exported });
+        }
+    }
     let exported = crate::export::export_priced(store, conversation, at, format, options, prices)?;
     if let Some(path) = &out {
         // the files a harness keeps beside a session (Claude Code's subagents) first, so the session never names
@@ -119,6 +139,30 @@ fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
     tmp.write_all(text.as_bytes())?;
     tmp.as_file().sync_all()?;
     tmp.persist_noclobber(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Writes what `fill` writes to `path` whole or not at all, as [`write`] does.
+fn write_with(
+    path: &Path,
+    fill: &mut dyn FnMut(&mut dyn std::io::Write) -> Result<(), CommandError>,
+) -> Result<(), CommandError> {
+    use std::io::Write as _;
+    let io = |e: std::io::Error| CommandError::Io {
+        path: path.to_path_buf(),
+        reason: format!("cannot write: {e}"),
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp);
+    fill(&mut w)?;
+    w.flush().map_err(io)?;
+    let tmp = w.into_inner().map_err(|e| io(e.into_error()))?;
+    tmp.as_file().sync_all().map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
     Ok(())
 }
 

@@ -1,7 +1,10 @@
 //! Code and tool output highlighted at export time, as classes and one stylesheet (no script, no inline colours),
 //! with syntect's bundled Sublime syntaxes. Highlighting is bounded: a block over [`MAX_BYTES`] is shown plain, so
-//! a megabyte of log costs no more than escaping it.
+//! a megabyte of log costs no more than escaping it, and a page highlights at most [`PAGE_BUDGET`] bytes of code in
+//! all (highlighting makes a block about six times larger and is most of an export's time: past the budget code is
+//! shown plain, so a page of a 100k-message session is written in seconds and stays a size a browser opens).
 
+use std::cell::Cell;
 use std::sync::OnceLock;
 
 use syntect::highlighting::ThemeSet;
@@ -11,6 +14,21 @@ use syntect::util::LinesWithEndings;
 
 /// Blocks larger than this are shown unhighlighted.
 pub const MAX_BYTES: usize = 64 * 1024;
+
+/// Bytes of code one page highlights, in page order.
+pub const PAGE_BUDGET: usize = 128 * 1024;
+
+thread_local! {
+    /// What the page being drawn on this thread may still highlight (no limit outside a page).
+    static LEFT: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+/// Runs `f` with `budget` bytes to highlight on this thread; what it returned, and the budget it left.
+pub fn with_budget<T>(budget: usize, f: impl FnOnce() -> T) -> (T, usize) {
+    let before = LEFT.replace(budget);
+    let out = f();
+    (out, LEFT.replace(before))
+}
 
 const STYLE: ClassStyle = ClassStyle::SpacedPrefixed { prefix: "hl-" };
 
@@ -37,9 +55,10 @@ fn token(lang: &str) -> &str {
 /// `text` as highlighted HTML (escaped, wrapped in classed spans) when `lang` names a known syntax and the text is
 /// small enough; else None (the caller shows it plain).
 pub fn code(text: &str, lang: &str) -> Option<String> {
-    if lang.is_empty() || text.len() > MAX_BYTES {
+    if lang.is_empty() || text.len() > MAX_BYTES || text.len() > LEFT.get() {
         return None;
     }
+    LEFT.set(LEFT.get() - text.len());
     let ss = syntaxes();
     let syntax = ss
         .find_syntax_by_token(token(&lang.to_ascii_lowercase()))

@@ -58,7 +58,26 @@ fn output(text: &str, lang: &str) -> String {
     )
 }
 
-fn image(store: &Store, media_type: &str, data: &ImageData) -> Result<String, StoreError> {
+/// Where a page's images come from: the store, or (for the articles written in parallel) the blobs read for them.
+pub trait Blobs {
+    fn blob(&self, hash: &str) -> Result<Vec<u8>, StoreError>;
+}
+
+impl Blobs for Store {
+    fn blob(&self, hash: &str) -> Result<Vec<u8>, StoreError> {
+        Store::blob(self, hash)
+    }
+}
+
+impl Blobs for std::collections::HashMap<String, Vec<u8>> {
+    fn blob(&self, hash: &str) -> Result<Vec<u8>, StoreError> {
+        self.get(hash)
+            .cloned()
+            .ok_or_else(|| StoreError::MissingBlob(hash.to_string()))
+    }
+}
+
+fn image(store: &dyn Blobs, media_type: &str, data: &ImageData) -> Result<String, StoreError> {
     let bytes = match data {
         ImageData::Bytes(b) => b.clone(),
         ImageData::Blob { hash, .. } => store.blob(hash)?,
@@ -78,7 +97,7 @@ fn image(store: &Store, media_type: &str, data: &ImageData) -> Result<String, St
 
 /// A tool result under its call (or alone, when no call of this tree asked for it).
 fn result(
-    store: &Store,
+    store: &dyn Blobs,
     r: &Reading,
     content: &ToolResultContent,
     is_error: bool,
@@ -115,7 +134,7 @@ fn result(
 }
 
 fn blocks(
-    store: &Store,
+    store: &dyn Blobs,
     r: &Reading,
     i: usize,
     opts: Options,
@@ -258,7 +277,12 @@ fn blocks(
 }
 
 /// A subagent under the call that spawned it: folded, its messages drawn as the page's are, with its own figures.
-fn subagent(store: &Store, call: &str, sub: &Reading, opts: Options) -> Result<String, StoreError> {
+fn subagent(
+    store: &dyn Blobs,
+    call: &str,
+    sub: &Reading,
+    opts: Options,
+) -> Result<String, StoreError> {
     let (_, usage, cost) = sub.totals();
     let mut inner = String::new();
     for &i in &sub.path {
@@ -365,7 +389,7 @@ fn compaction_card(c: &Compaction) -> String {
     }
 }
 
-fn article(store: &Store, r: &Reading, i: usize, opts: Options) -> Result<String, StoreError> {
+fn article(store: &dyn Blobs, r: &Reading, i: usize, opts: Options) -> Result<String, StoreError> {
     let m = &r.all[i];
     let role = r.role_name(i);
     let mut attrs = format!("id=\"msg-{}\" data-role=\"{role}\"", esc(&m.id));
@@ -566,7 +590,29 @@ fn tree(r: &Reading) -> String {
     h
 }
 
-pub fn render(store: &Store, r: &Reading, opts: Options) -> Result<String, StoreError> {
+/// The page, whole (tests, the window): [`write_page`] into memory.
+pub fn render(store: &Store, r: &Reading, opts: Options) -> Result<String, super::ExportError> {
+    let mut out = Vec::new();
+    write_page(store, r, opts, &mut out)?;
+    String::from_utf8(out).map_err(|e| super::ExportError::Write(std::io::Error::other(e)))
+}
+
+/// Articles written a chunk at a time: the chunk's images read from the store, its articles drawn by as many
+/// threads as there are cores, then written in order. A page is never held whole.
+const CHUNK: usize = 1024;
+
+/// Writes the page to `out` as it is drawn; how many redaction marks it holds.
+pub fn write_page(
+    store: &Store,
+    r: &Reading,
+    opts: Options,
+    out: &mut dyn std::io::Write,
+) -> Result<usize, super::ExportError> {
+    let mut marks = 0;
+    let mut put = |s: &str| -> std::io::Result<()> {
+        marks += s.matches("[redacted").count();
+        out.write_all(s.as_bytes())
+    };
     let theme = match opts.theme {
         Theme::Auto => "auto",
         Theme::Light => "light",
@@ -671,11 +717,113 @@ pub fn render(store: &Store, r: &Reading, opts: Options) -> Result<String, Store
             .collect::<Vec<_>>()
             .join(" ")
     ));
-    for i in 0..r.all.len() {
-        h.push_str(&article(store, r, i, opts)?);
+    put(&h)?;
+    drop(h);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    let mut budget = highlight::PAGE_BUDGET;
+    for lo in (0..r.all.len()).step_by(CHUNK) {
+        let idx: Vec<usize> = (lo..(lo + CHUNK).min(r.all.len())).collect();
+        let blobs = blobs_of(store, r, &idx)?;
+        for (text, left) in draw(&blobs, r, &idx, opts, threads, budget)? {
+            budget = left;
+            put(&text)?;
+        }
     }
-    h.push_str(&format!("</main><script>{SCRIPT}</script></body></html>\n"));
-    Ok(h)
+    put(&format!("</main><script>{SCRIPT}</script></body></html>\n"))?;
+    Ok(marks)
+}
+
+/// The images the articles at `idx` show (theirs, their results', their subagents'), read from the store.
+fn blobs_of(
+    store: &Store,
+    r: &Reading,
+    idx: &[usize],
+) -> Result<std::collections::HashMap<String, Vec<u8>>, StoreError> {
+    fn walk<'a>(bs: &'a [Block], out: &mut Vec<&'a str>) {
+        for b in bs {
+            match b {
+                Block::Image {
+                    data: ImageData::Blob { hash, .. },
+                    ..
+                } => out.push(hash),
+                Block::ToolResult {
+                    content: ToolResultContent::Blocks(inner),
+                    ..
+                } => walk(inner, out),
+                _ => {}
+            }
+        }
+    }
+    let mut hashes = Vec::new();
+    for &i in idx {
+        walk(&r.all[i].content, &mut hashes);
+        for b in &r.all[i].content {
+            if let Block::ToolUse { id, .. } = b
+                && let Some(sub) = r.subagents.get(id)
+            {
+                for m in &sub.all {
+                    walk(&m.content, &mut hashes);
+                }
+            }
+        }
+    }
+    let mut blobs = std::collections::HashMap::new();
+    for h in hashes {
+        if !blobs.contains_key(h) {
+            blobs.insert(h.to_string(), store.blob(h)?);
+        }
+    }
+    Ok(blobs)
+}
+
+/// The articles at `idx`, drawn in `threads` parts in parallel, in order, each with the highlighting budget left
+/// after it (the budget shared out between the parts, what a part leaves passed on).
+fn draw(
+    blobs: &std::collections::HashMap<String, Vec<u8>>,
+    r: &Reading,
+    idx: &[usize],
+    opts: Options,
+    threads: usize,
+    budget: usize,
+) -> Result<Vec<(String, usize)>, super::ExportError> {
+    let part = |ix: &[usize], budget: usize| -> Result<(String, usize), StoreError> {
+        let (text, left) = highlight::with_budget(budget, || -> Result<String, StoreError> {
+            let mut o = String::new();
+            for &i in ix {
+                o.push_str(&article(blobs, r, i, opts)?);
+            }
+            Ok(o)
+        });
+        Ok((text?, left))
+    };
+    if threads <= 1 || idx.len() < 64 {
+        return Ok(vec![part(idx, budget)?]);
+    }
+    let per = idx.len().div_ceil(threads);
+    let share = budget / threads;
+    let done: Vec<std::thread::Result<Result<(String, usize), StoreError>>> =
+        std::thread::scope(|s| {
+            let handles: Vec<_> = idx
+                .chunks(per)
+                .map(|ix| s.spawn(move || part(ix, share)))
+                .collect();
+            handles.into_iter().map(|h| h.join()).collect()
+        });
+    let mut out = Vec::with_capacity(done.len());
+    let mut left = budget - share * done.len().min(threads);
+    for d in done {
+        let (text, l) = d.map_err(|_| {
+            super::ExportError::Write(std::io::Error::other("drawing the page's articles failed"))
+        })??;
+        left += l;
+        out.push((text, 0));
+    }
+    if let Some(last) = out.last_mut() {
+        last.1 = left;
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
