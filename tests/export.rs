@@ -521,7 +521,7 @@ fn html_draws_every_result_under_its_call_and_no_placeholder_cards() {
 
 /// A harness compaction says how large the context was when it compacted, as the harness recorded it.
 #[test]
-fn a_pi_compaction_shows_the_tokens_before_it() {
+fn a_pi_compaction_shows_the_tokens_before_and_after_it() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = store(&dir, "x.db");
     let o = import::import_file(
@@ -530,13 +530,39 @@ fn a_pi_compaction_shows_the_tokens_before_it() {
         None,
     );
     let conv = o.conversations[0].clone();
+    // after: the prompt the provider measured on the next request, as the file recorded it
+    let path = s.active_path(&conv).unwrap();
+    let at = path
+        .iter()
+        .rposition(|m| {
+            m.meta
+                .pointer("/entry/tokensBefore")
+                .and_then(Value::as_u64)
+                == Some(185_014)
+        })
+        .unwrap();
+    let after = path[at + 1..]
+        .iter()
+        .find_map(|m| m.usage)
+        .unwrap()
+        .prompt();
+    let after = format!("{after}");
+    let after = after
+        .as_bytes()
+        .rchunks(3)
+        .rev()
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect::<Vec<_>>()
+        .join(",");
     for f in [ExportFormat::Html, ExportFormat::Markdown] {
         let page = export::export(&s, &conv, None, f, Options::default())
             .unwrap()
             .text;
         assert!(
-            page.contains("compacted the conversation here, at 185,014 tokens"),
-            "{f:?}"
+            page.contains(&format!(
+                "compacted the conversation here, at 185,014 tokens → {after} after"
+            )),
+            "{f:?}: {after}"
         );
     }
 }
@@ -699,7 +725,11 @@ fn an_html_page_written_to_a_file_is_streamed_and_the_same_page() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = store(&dir, "s.db");
     // a session with a secret in it: the page states as many redactions as it marks
-    let o = import::import_file(&mut s, &fixture("claude-code/cc-2.0.5-image-paste.jsonl"), None);
+    let o = import::import_file(
+        &mut s,
+        &fixture("claude-code/cc-2.0.5-image-paste.jsonl"),
+        None,
+    );
     let conv = o.conversations[0].clone();
     let key = "sk-ant-api03-".to_string() + &"Qm7".repeat(30) + "AA";
     s.append_turn(

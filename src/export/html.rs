@@ -309,12 +309,23 @@ fn subagent(
     ))
 }
 
+/// A compaction's sizes for its heading: ", at 166,909 tokens → 16,303 after".
+pub(super) fn sizes(before: Option<u64>, after: Option<u64>) -> String {
+    match (before, after) {
+        (Some(b), Some(a)) => format!(", at {} tokens → {} after", thousands(b), thousands(a)),
+        (Some(b), None) => format!(", at {} tokens", thousands(b)),
+        (None, Some(a)) => format!(", {} tokens after", thousands(a)),
+        (None, None) => String::new(),
+    }
+}
+
 fn compaction_card(c: &Compaction) -> String {
     match c {
         Compaction::Harness {
             harness,
             summary,
             tokens_before,
+            tokens_after,
         } => {
             let who = match harness.as_str() {
                 "claude-code" => "Claude Code",
@@ -325,9 +336,7 @@ fn compaction_card(c: &Compaction) -> String {
             format!(
                 "<div class=\"card\"><h3>{} compacted the conversation here{}</h3><p>From here on the model saw {} and the messages it kept, not what came before.</p>{}</div>\n",
                 esc(who),
-                tokens_before
-                    .map(|n| format!(", at {} tokens", thousands(n)))
-                    .unwrap_or_default(),
+                sizes(*tokens_before, *tokens_after),
                 if summary.is_some() {
                     "this summary"
                 } else {

@@ -297,12 +297,11 @@ fn compaction_md(c: &Compaction) -> String {
             harness,
             summary,
             tokens_before,
+            tokens_after,
         } => {
             let mut s = format!(
                 "> **{harness} compacted the conversation here{}.** From here on the model saw {} and the messages it kept.\n",
-                tokens_before
-                    .map(|n| format!(", at {} tokens", super::thousands(n)))
-                    .unwrap_or_default(),
+                super::html::sizes(*tokens_before, *tokens_after),
                 if summary.is_some() {
                     "this summary"
                 } else {

@@ -38,6 +38,9 @@ pub enum Compaction {
         /// The context's size when it compacted, as the harness recorded it (pi's `tokensBefore`, Claude Code's
         /// `preTokens`).
         tokens_before: Option<u64>,
+        /// Its size after: the prompt the provider measured on the first request after it (else Claude Code's
+        /// `postTokens`).
+        tokens_after: Option<u64>,
     },
     Summary {
         summary: String,
@@ -437,6 +440,7 @@ pub fn read(
                 .collect()
         })
         .unwrap_or_default();
+    let path_pos: HashMap<usize, usize> = path.iter().enumerate().map(|(k, &i)| (i, k)).collect();
     for (i, m) in all.iter().enumerate() {
         let Some(marker) = Marker::of(m) else {
             continue;
@@ -465,10 +469,23 @@ pub fn read(
                     .or_else(|| m.meta.pointer("/line/compactMetadata/preTokens"))
                     .and_then(serde_json::Value::as_u64)
                     .filter(|n| *n > 0);
+                // the next measured prompt down the path shown (a compaction off it: its own record only)
+                let measured = path_pos.get(&i).and_then(|&k| {
+                    path[k + 1..]
+                        .iter()
+                        .find_map(|&j| all[j].usage.map(|u| u.prompt()).filter(|n| *n > 0))
+                });
+                let tokens_after = measured.or_else(|| {
+                    m.meta
+                        .pointer("/line/compactMetadata/postTokens")
+                        .and_then(serde_json::Value::as_u64)
+                        .filter(|n| *n > 0)
+                });
                 Compaction::Harness {
                     harness,
                     summary: own.or(next).filter(|s| !s.trim().is_empty()),
                     tokens_before,
+                    tokens_after,
                 }
             }
             Marker::Summary { summary, .. } => Compaction::Summary { summary, covered },
