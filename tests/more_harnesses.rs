@@ -681,6 +681,38 @@ fn codex_spawned_agents_are_read_with_their_parent_and_linked_to_the_spawning_ca
     let found = cairn::discover::discover(home.path());
     assert_eq!(found.len(), 1);
     assert!(found[0].path.ends_with(parent.file_name().unwrap()));
+
+    // an agent spawned near midnight is filed under the next day: still read with its parent, not on its own
+    let home = tempfile::tempdir().unwrap();
+    let sessions = home.path().join(".codex/sessions");
+    let (d1, d2) = (sessions.join("2026/06/30"), sessions.join("2026/07/01"));
+    std::fs::create_dir_all(&d1).unwrap();
+    std::fs::create_dir_all(&d2).unwrap();
+    std::fs::copy(&parent, d1.join(parent.file_name().unwrap())).unwrap();
+    std::fs::copy(&child, d2.join(child.file_name().unwrap())).unwrap();
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].path.starts_with(&d1));
+    let mut s = Store::open_in_memory().unwrap();
+    let Outcome::Imported(out) = run(
+        &mut s,
+        Action::Import {
+            paths: vec![sessions.clone()],
+            format: None,
+        },
+    ) else {
+        panic!()
+    };
+    assert_eq!(
+        out.len(),
+        1,
+        "{:?}",
+        out.iter().map(|o| &o.file).collect::<Vec<_>>()
+    );
+    let convs = s.conversations().unwrap();
+    assert_eq!(convs.len(), 2);
+    let sub = convs.iter().find(|c| c.linked_to.is_some()).unwrap();
+    assert_eq!(sub.spawned_by.as_deref(), Some("call_spawn_1"));
 }
 
 /// An opencode export written out as opencode's `storage/` folders keep it: one file per session, message and part

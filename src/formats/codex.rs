@@ -408,48 +408,101 @@ fn parent_thread(meta: &Value) -> Option<&str> {
         .filter(|s| !s.is_empty())
 }
 
-/// Whether a rollout is a spawned agent's whose parent's rollout is in the same folder (it is read with it).
-pub fn is_child_of_present_rollout(p: &Path) -> bool {
-    if !p
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
+/// The thread a rollout file's agent was spawned by, read from its first lines once per file version (a folder of
+/// rollouts is asked about for each of its parents: the answers are remembered by path, size and modification time).
+fn parent_of_file(p: &Path) -> Option<String> {
+    use std::sync::{Mutex, OnceLock};
+    type Seen = HashMap<std::path::PathBuf, (u64, Option<std::time::SystemTime>, Option<String>)>;
+    static SEEN: OnceLock<Mutex<Seen>> = OnceLock::new();
+    let md = std::fs::metadata(p).ok()?;
+    let stamp = (md.len(), md.modified().ok());
+    let seen = SEEN.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Ok(m) = seen.lock()
+        && let Some((len, at, parent)) = m.get(p)
+        && (*len, *at) == stamp
     {
+        return parent.clone();
+    }
+    let parent = session_meta_of_file(p)
+        .as_ref()
+        .and_then(parent_thread)
+        .map(str::to_string);
+    if let Ok(mut m) = seen.lock() {
+        m.insert(p.to_path_buf(), (stamp.0, stamp.1, parent.clone()));
+    }
+    parent
+}
+
+fn is_rollout(p: &Path) -> bool {
+    p.extension().is_some_and(|x| x == "jsonl")
+        && p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
+}
+
+/// The folders a rollout's relatives may sit in: its own, and where Codex files by day (`sessions/YYYY/MM/DD/`)
+/// the days `from` to `to` days after its own (an agent spawned near midnight is filed under the next day).
+fn day_folders(dir: &Path, from: i64, to: i64) -> Vec<std::path::PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    let parts: Vec<String> = dir
+        .iter()
+        .rev()
+        .take(3)
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
+    let (Some(root), [d, m, y]) = (dir.ancestors().nth(3), parts.as_slice()) else {
+        return out;
+    };
+    let Ok(day) = format!("{y}-{m}-{d}").parse::<jiff::civil::Date>() else {
+        return out;
+    };
+    for k in from..=to {
+        if k == 0 {
+            continue;
+        }
+        if let Ok(other) = day.checked_add(jiff::Span::new().days(k)) {
+            let f = root
+                .join(format!("{:04}", other.year()))
+                .join(format!("{:02}", other.month()))
+                .join(format!("{:02}", other.day()));
+            if f.is_dir() {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// How many days after its parent's a spawned agent's rollout may be filed.
+const SPAWN_DAYS: i64 = 2;
+
+/// Whether a rollout is a spawned agent's whose parent's rollout is present (in its folder, or a day or two before
+/// it): it is read with its parent.
+pub fn is_child_of_present_rollout(p: &Path) -> bool {
+    if !is_rollout(p) {
         return false;
     }
-    let (Some(dir), Some(meta)) = (p.parent(), session_meta_of_file(p)) else {
+    let (Some(dir), Some(parent)) = (p.parent(), parent_of_file(p)) else {
         return false;
     };
-    let Some(parent) = parent_thread(&meta) else {
-        return false;
-    };
-    std::fs::read_dir(dir).is_ok_and(|rd| {
-        rd.flatten().any(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .ends_with(&format!("-{parent}.jsonl"))
+    day_folders(dir, -SPAWN_DAYS, 0).iter().any(|d| {
+        std::fs::read_dir(d).is_ok_and(|rd| {
+            rd.flatten().any(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .ends_with(&format!("-{parent}.jsonl"))
+            })
         })
     })
 }
 
-/// The rollouts in `dir` of agents the thread `id` spawned.
+/// The rollouts of agents the thread `id` spawned: in its folder, or a day or two after it.
 fn child_rollouts(dir: &Path, id: &str) -> Vec<std::path::PathBuf> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<std::path::PathBuf> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "jsonl")
-                && p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
-        })
-        .filter(|p| {
-            session_meta_of_file(p)
-                .as_ref()
-                .and_then(parent_thread)
-                .is_some_and(|parent| parent == id)
-        })
+    let mut out: Vec<std::path::PathBuf> = day_folders(dir, 0, SPAWN_DAYS)
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flat_map(|rd| rd.flatten().map(|e| e.path()))
+        .filter(|p| is_rollout(p))
+        .filter(|p| parent_of_file(p).is_some_and(|parent| parent == id))
         .collect();
     out.sort();
     out
