@@ -246,3 +246,13 @@ pub fn csv(s: &Stats) -> String {
     }
     out
 }
+
+/// A token count as people read it in a table: 9,999 as is, then 12k, 3.4M, 56M (one definition for every shell).
+pub fn human(n: u64) -> String {
+    match n {
+        n if n >= 10_000_000 => format!("{:.0}M", n as f64 / 1e6),
+        n if n >= 1_000_000 => format!("{:.1}M", n as f64 / 1e6),
+        n if n >= 10_000 => format!("{:.0}k", n as f64 / 1e3),
+        n => n.to_string(),
+    }
+}

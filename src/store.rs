@@ -15,6 +15,7 @@ mod merge;
 mod oplog;
 mod paths;
 mod resume;
+mod rules;
 mod schema;
 mod search;
 mod tree;

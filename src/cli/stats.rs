@@ -33,15 +33,6 @@ enum Key {
     Tool,
 }
 
-fn human(n: u64) -> String {
-    match n {
-        n if n >= 10_000_000 => format!("{:.0}M", n as f64 / 1e6),
-        n if n >= 1_000_000 => format!("{:.1}M", n as f64 / 1e6),
-        n if n >= 10_000 => format!("{:.0}k", n as f64 / 1e3),
-        n => n.to_string(),
-    }
-}
-
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     let since = match &a.since {
         Some(s) => Some(crate::search::parse_since(s).ok_or_else(|| {
@@ -85,7 +76,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
                 r.tool_calls,
                 r.tool_errors,
                 100.0 * r.tool_errors as f64 / r.tool_calls.max(1) as f64,
-                human(r.result_tokens.unwrap_or(0))
+                crate::stats::human(r.result_tokens.unwrap_or(0))
             ))?;
         }
         return Ok(());
@@ -120,10 +111,10 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             r.turns,
             r.tool_calls,
             r.tool_errors,
-            human(r.input_tokens),
-            human(r.output_tokens),
-            human(r.cache_read_tokens),
-            human(r.cache_write_tokens),
+            crate::stats::human(r.input_tokens),
+            crate::stats::human(r.output_tokens),
+            crate::stats::human(r.cache_read_tokens),
+            crate::stats::human(r.cache_write_tokens),
             r.cache_hit_ratio
                 .map(|h| format!("{:.0}%", h * 100.0))
                 .unwrap_or_else(|| "-".into()),

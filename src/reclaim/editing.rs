@@ -9,8 +9,9 @@ use super::assemble::{Layout, Piece};
 use super::view::PathView;
 use crate::model::Role;
 
-/// Tokens a cleared result's placeholder takes.
-pub const PLACEHOLDER_TOKENS: u64 = 10;
+/// Tokens the placeholder Anthropic's server puts for a cleared tool result takes (not cairn's elision's:
+/// [`super::PLACEHOLDER_TOKENS`]).
+pub const CLEARED_RESULT_TOKENS: u64 = 10;
 
 /// `clear_tool_uses_20250919`'s settings, with the documented defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,7 +93,7 @@ pub fn clear_tool_uses(
             continue;
         }
         let m = &view.facts[i].measure;
-        let mut saved = m.tool_result.saturating_sub(n * PLACEHOLDER_TOKENS);
+        let mut saved = m.tool_result.saturating_sub(n * CLEARED_RESULT_TOKENS);
         if cfg.clear_tool_inputs
             && let Some(p) = i.checked_sub(1)
         {

@@ -4,20 +4,12 @@
 use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
-use super::turns::require_boundary;
+use super::rules::{require_boundary, validate_label};
 use super::{
     Result, Store, StoreError, conv_row, insert_message, message_id, move_tip, now_ms, oplog,
     resume::trimmed_window,
 };
 use crate::model::{Block, Checkpoint, KIND_DIGEST, NewMessage, Role};
-
-pub(crate) fn validate_label(label: &str) -> Result<()> {
-    let n = label.chars().count();
-    if n == 0 || n > 100 || label.chars().any(char::is_control) {
-        return Err(StoreError::BadLabel(label.to_string()));
-    }
-    Ok(())
-}
 
 impl Store {
     /// Labels the current tip, which must be a clean turn boundary. Labels are unique per conversation.

@@ -211,7 +211,7 @@ impl Store {
                 tip: tip.id.clone(),
             });
         }
-        let why = super::turns::why_mid_turn(tip).to_string();
+        let why = super::rules::why_mid_turn(tip).to_string();
         let boundary = path[..path.len() - 1].iter().rposition(Message::ends_turn);
         let from = boundary.map_or(0, |b| b + 1);
         let prompt = path[from..]

@@ -8,70 +8,17 @@
 use rusqlite::OptionalExtension;
 use serde_json::{Value, json};
 
+use super::rules::{require_boundary, validate_label, validate_turn};
 use super::{
-    ConvRow, Result, Store, StoreError, conv_row, insert_conversation, insert_message,
-    load_message, move_tip,
+    ConvRow, Result, Store, StoreError, conv_row, insert_conversation, insert_message, move_tip,
 };
-use crate::model::{Message, NewMessage, Role};
-use crate::pairs;
+use crate::model::{NewMessage, Role};
 
 /// One message of an imported tree; `parent` is the index of an earlier message of the same import.
 #[derive(Debug, Clone)]
 pub struct ImportedMessage {
     pub parent: Option<usize>,
     pub message: NewMessage,
-}
-
-/// Why a message is not a place where a conversation may rest (for errors).
-pub(crate) fn why_mid_turn(m: &Message) -> &'static str {
-    if m.is_failed() {
-        "its last reply failed"
-    } else if m.has_tool_use() {
-        "a tool call awaits its result"
-    } else if m.has_tool_result() {
-        "tool results await the model's reply"
-    } else if m.role == Role::User || m.role == Role::Tool {
-        "a prompt awaits its reply"
-    } else {
-        "the turn is incomplete"
-    }
-}
-
-/// Refuses a turn that cannot be written, before anything is written.
-pub fn validate_turn(messages: &[NewMessage]) -> Result<()> {
-    let Some(last) = messages.last() else {
-        return Err(StoreError::InvalidTurn(
-            "a turn needs at least one message".into(),
-        ));
-    };
-    pairs::check(messages, false)?;
-    if !last.ends_turn() {
-        return Err(StoreError::InvalidTurn(format!(
-            "the turn ends with a {} message that awaits an answer; a turn runs through the final assistant reply",
-            last.role
-        )));
-    }
-    Ok(())
-}
-
-pub(crate) fn require_boundary(
-    tx: &rusqlite::Connection,
-    conv: &ConvRow,
-) -> Result<Option<Message>> {
-    match conv.tip {
-        None => Ok(None),
-        Some(seq) => {
-            let tip = load_message(tx, conv, seq)?;
-            if !tip.ends_turn() {
-                return Err(StoreError::NotBoundary {
-                    conversation: conv.id.clone(),
-                    tip: tip.id.clone(),
-                    why: why_mid_turn(&tip),
-                });
-            }
-            Ok(Some(tip))
-        }
-    }
 }
 
 impl Store {
@@ -296,7 +243,7 @@ pub(crate) fn write_imported(
         json!({"messages": ids.len()}),
     )?;
     for (label, index) in &c.checkpoints {
-        super::checkpoints::validate_label(label)?;
+        validate_label(label)?;
         let target = written.get(*index).ok_or_else(|| {
             StoreError::InvalidTurn(format!(
                 "checkpoint {label} names message {index}, out of range"

@@ -38,14 +38,6 @@ fn money(c: Option<f64>) -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-fn human(n: u64) -> String {
-    match n {
-        n if n >= 1_000_000 => format!("{:.1}M", n as f64 / 1e6),
-        n if n >= 10_000 => format!("{:.0}k", n as f64 / 1e3),
-        n => n.to_string(),
-    }
-}
-
 impl StatsPanel {
     pub fn reset(&mut self) {
         self.by_day.reset();
@@ -172,7 +164,7 @@ fn chart(ui: &mut egui::Ui, days: &Stats) {
     ui.label(format!(
         "{} days, {} tokens, ${total:.2} at list prices{}",
         days.rows.len(),
-        human(tokens),
+        crate::stats::human(tokens),
         if unknown > 0 {
             format!(" ({unknown} of the days include models without a price: add them under \"prices\" in the settings)")
         } else {
@@ -191,7 +183,7 @@ fn chart(ui: &mut egui::Ui, days: &Stats) {
                 String::new()
             }
         })
-        .y_axis_formatter(|y, _| human(y.value.max(0.0) as u64))
+        .y_axis_formatter(|y, _| crate::stats::human(y.value.max(0.0) as u64))
         .y_axis_label("tokens")
         .show(ui, |p| {
             p.bar_chart(read);
@@ -236,13 +228,13 @@ fn table(ui: &mut egui::Ui, t: &Stats) {
                         "{:.1}%",
                         100.0 * r.tool_errors as f64 / r.tool_calls.max(1) as f64
                     ));
-                    ui.label(human(r.result_tokens.unwrap_or(0)));
+                    ui.label(crate::stats::human(r.result_tokens.unwrap_or(0)));
                 } else {
                     ui.label(r.turns.to_string());
                     ui.label(r.tool_calls.to_string());
                     ui.label(r.tool_errors.to_string());
-                    ui.label(human(r.input_tokens + r.cache_write_tokens));
-                    ui.label(human(r.output_tokens));
+                    ui.label(crate::stats::human(r.input_tokens + r.cache_write_tokens));
+                    ui.label(crate::stats::human(r.output_tokens));
                     ui.label(
                         r.cache_hit_ratio
                             .map(|h| format!("{:.0}%", h * 100.0))
@@ -282,7 +274,7 @@ fn costliest(ui: &mut egui::Ui, s: &Stats) -> Option<String> {
                 }
                 ui.label(money(r.cost_usd));
                 ui.label(format!("{} turns", r.turns));
-                ui.label(format!("{} out", human(r.output_tokens)));
+                ui.label(format!("{} out", crate::stats::human(r.output_tokens)));
                 ui.end_row();
             }
         });
