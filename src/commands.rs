@@ -228,6 +228,43 @@ pub enum Action {
     Models,
 }
 
+impl Action {
+    /// The conversation an action is about, where it is about one: what a shell checks a late outcome against (an
+    /// outcome answering a conversation no longer open is dropped, not shown under another).
+    pub fn conversation(&self) -> Option<&str> {
+        match self {
+            Action::Append { conversation, .. }
+            | Action::Branch { conversation, .. }
+            | Action::Fork { conversation, .. }
+            | Action::Checkpoint { conversation, .. }
+            | Action::Rewind { conversation, .. }
+            | Action::Undo { conversation, .. }
+            | Action::Resume { conversation, .. }
+            | Action::Retry { conversation, .. }
+            | Action::Show { conversation, .. }
+            | Action::Tree { conversation, .. }
+            | Action::Checkpoints { conversation, .. }
+            | Action::Log { conversation, .. }
+            | Action::Export { conversation, .. }
+            | Action::Continue { conversation, .. }
+            | Action::Compact { conversation, .. }
+            | Action::ServerCompact { conversation, .. }
+            | Action::Shake { conversation, .. }
+            | Action::Context { conversation, .. }
+            | Action::Compare { conversation, .. }
+            | Action::Preview { conversation, .. }
+            | Action::SnapshotPreview { conversation, .. }
+            | Action::ShapeDensities { conversation, .. }
+            | Action::Send { conversation, .. }
+            | Action::Cache { conversation, .. }
+            | Action::Find { conversation, .. }
+            | Action::Timeline { conversation, .. } => Some(conversation),
+            Action::Replay { conversation, .. } => conversation.as_deref(),
+            _ => None,
+        }
+    }
+}
+
 /// What to render.
 #[derive(Debug, Clone)]
 pub enum RenderInput {

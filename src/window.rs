@@ -535,6 +535,21 @@ impl Explorer {
     /// A background result, to whoever asked for it.
     fn apply(&mut self, ctx: &egui::Context, done: worker::Finished) {
         let open = self.conv_id();
+        // a view's answer about a conversation that is no longer open is dropped: it must never be drawn under
+        // another (its own view asks again when that conversation is opened)
+        let scoped = matches!(
+            done.purpose,
+            For::Snapshots
+                | For::Compare
+                | For::Preview
+                | For::Context
+                | For::Find
+                | For::Timeline
+                | For::ReadBack
+        );
+        if scoped && done.about.is_some() && done.about != open {
+            return;
+        }
         let result = match done.result {
             Err(e) => {
                 // the panel that asked shows it too, with a way to try again (instead of waiting forever)
@@ -565,7 +580,7 @@ impl Explorer {
         };
         match outcome {
             Outcome::Context(r) => {
-                if let Some(c) = open {
+                if let Some(c) = done.about.or(open) {
                     self.context.report = Remote::Ready((c, *r));
                 }
             }
@@ -620,7 +635,7 @@ impl Explorer {
                 }
             }
             Outcome::Timeline(t) => {
-                if let Some(c) = open {
+                if let Some(c) = done.about.or(open) {
                     self.timeline.data = Remote::Ready((c, t));
                 }
             }
@@ -1352,6 +1367,7 @@ mod tests {
             &ctx,
             worker::Finished {
                 purpose: For::Snapshots,
+                about: app.conv_id(),
                 result: Err("page 1: out of memory".into()),
             },
         );

@@ -1029,3 +1029,37 @@ fn what_leaves_the_window_by_the_clipboard_leaves_redacted() {
     assert!(!copied[0].contains("PtYgjmUhBel3"), "{}", copied[0]);
     assert!(!copied[0].contains("sk-ant-oat01-2O76UMF"), "{}", copied[0]);
 }
+
+#[test]
+fn a_late_answer_about_a_conversation_no_longer_open_is_dropped() {
+    let f = fixture();
+    // a second conversation to switch to
+    let other = Store::open(&f.path)
+        .unwrap()
+        .fork(&f.demo.conversation, None)
+        .unwrap();
+    let mut h = harness(&f);
+    // the context of the demo asked for, then another conversation opened before the answer is drawn
+    h.state_mut().act(cairn::commands::Action::Context {
+        conversation: f.demo.conversation.clone(),
+        model: None,
+    });
+    h.state_mut().select(&other);
+    settle(&mut h);
+    // the demo's figures are never shown under the other conversation
+    assert!(
+        !matches!(h.state().context.report.ready(), Some((c, _)) if c == &other),
+        "the demo's context was drawn under {other}"
+    );
+    // and the other's own, asked for when its view is shown, are
+    h.state_mut().view = View::Context;
+    settle(&mut h);
+    settle(&mut h);
+    let (c, _) = h
+        .state()
+        .context
+        .report
+        .ready()
+        .expect("the other's context");
+    assert_eq!(c, &other);
+}

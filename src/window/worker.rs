@@ -54,6 +54,8 @@ pub enum Done {
 pub struct Running {
     pub id: u64,
     pub purpose: For,
+    /// The conversation the action is about ([`Action::conversation`]).
+    pub about: Option<String>,
     pub label: String,
     pub progress: Option<f32>,
     pub cancel: Arc<AtomicBool>,
@@ -136,6 +138,7 @@ impl Worker {
         self.running.push(Running {
             id: self.next,
             purpose,
+            about: action.conversation().map(str::to_string),
             label: label(&action),
             progress: None,
             cancel: cancel.clone(),
@@ -167,9 +170,11 @@ impl Worker {
                 let job = self.running.iter().find(|r| r.id == id);
                 let cancelled = job.is_some_and(|r| r.cancel.load(Ordering::Relaxed));
                 let purpose = job.map_or(For::Write, |r| r.purpose);
+                let about = job.and_then(|r| r.about.clone());
                 self.running.retain(|r| r.id != id);
                 Some(Finished {
                     purpose,
+                    about,
                     result: if cancelled {
                         Err("cancelled".into())
                     } else {
@@ -202,9 +207,10 @@ impl Worker {
     }
 }
 
-/// An action's result, with who asked.
+/// An action's result, with who asked and the conversation it answers.
 pub struct Finished {
     pub purpose: For,
+    pub about: Option<String>,
     pub result: Result<Done, String>,
 }
 
@@ -339,7 +345,7 @@ mod tests {
         let out = w.wait();
         assert!(matches!(
             &out[..],
-            [Finished { purpose: For::Snapshots, result: Err(e) }] if e == "cancelled"
+            [Finished { purpose: For::Snapshots, result: Err(e), .. }] if e == "cancelled"
         ));
     }
 }
