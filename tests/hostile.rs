@@ -58,6 +58,8 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
         "small/cline-small.json",
         "small/aider-small.aider.chat.history.md",
         "small/cursor-small.jsonl",
+        "small/pi-v4-transactions.jsonl",
+        "small/pi-v3-context-edit.jsonl",
     ];
     files
         .iter()
@@ -344,7 +346,7 @@ fn hostile_mutants_never_panic_never_leave_partial_or_unreadable_rows_and_export
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x0c41_12a1);
     let seeds = seeds();
-    assert_eq!(seeds.len(), 23, "every seed must be there");
+    assert_eq!(seeds.len(), 25, "every seed must be there");
     let lying = lying_png();
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Rng(seed | 1);
