@@ -103,7 +103,7 @@ pub enum Action {
         conversation: String,
         at: Option<String>,
         harness: crate::export::agent::Harness,
-        home: PathBuf,
+        home: crate::discover::Home,
         /// The working folder the session names (default: the one the source recorded).
         cwd: Option<String>,
         redact: bool,

@@ -45,13 +45,69 @@ const CLINE_FAMILY: &[&str] = &[
     "kilocode.kilo-code",
 ];
 
+/// A home folder, and where the harnesses that can be told to keep their files elsewhere were told to: Claude
+/// Code's `CLAUDE_CONFIG_DIR` (for `~/.claude`), Codex's `CODEX_HOME` (for `~/.codex`), pi's `PI_CODING_AGENT_DIR`
+/// (for `~/.pi/agent`). Sessions are looked for, and written back, where the harness itself would.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Home {
+    pub dir: PathBuf,
+    pub claude: Option<PathBuf>,
+    pub codex: Option<PathBuf>,
+    pub pi: Option<PathBuf>,
+}
+
+impl Home {
+    /// A home with every harness in its default folder (a `--home` given on the command line, a test's).
+    pub fn at(dir: impl Into<PathBuf>) -> Home {
+        Home {
+            dir: dir.into(),
+            claude: None,
+            codex: None,
+            pi: None,
+        }
+    }
+
+    /// This user's home, with the folders the environment moved.
+    pub fn of_user() -> Option<Home> {
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        Some(Home {
+            dir: home()?,
+            claude: var("CLAUDE_CONFIG_DIR"),
+            codex: var("CODEX_HOME"),
+            pi: var("PI_CODING_AGENT_DIR"),
+        })
+    }
+
+    /// The folder a harness keeps its sessions in.
+    pub fn sessions(&self, format: Format) -> Option<PathBuf> {
+        let moved = |d: &Option<PathBuf>, sub: &str| d.as_ref().map(|d| d.join(sub));
+        let own = match format {
+            Format::ClaudeCode => moved(&self.claude, "projects"),
+            Format::Codex => moved(&self.codex, "sessions"),
+            Format::Pi => moved(&self.pi, "sessions"),
+            _ => None,
+        };
+        own.or_else(|| {
+            LOCATIONS
+                .iter()
+                .find(|(f, _)| *f == format)
+                .map(|(_, rel)| self.dir.join(rel))
+        })
+    }
+}
+
 /// Every place under `home` where a harness keeps its sessions: the fixed folders, and each editor's extension
 /// storage for the Cline family.
-fn locations(home: &Path) -> Vec<(Format, PathBuf)> {
+fn locations(home: &Home) -> Vec<(Format, PathBuf)> {
     let mut out: Vec<(Format, PathBuf)> = LOCATIONS
         .iter()
-        .map(|(f, rel)| (*f, home.join(rel)))
+        .filter_map(|(f, _)| Some((*f, home.sessions(*f)?)))
         .collect();
+    let home = &home.dir;
     for base in [".config", "Library/Application Support"] {
         for editor in EDITORS {
             for ext in CLINE_FAMILY {
@@ -103,8 +159,13 @@ fn is_session(format: Format, p: &Path) -> bool {
     }
 }
 
-/// Lists the sessions under `home`, newest first.
+/// Lists the sessions under `home` (every harness in its default folder), newest first.
 pub fn discover(home: &Path) -> Vec<Found> {
+    discover_in(&Home::at(home))
+}
+
+/// Lists the sessions where each harness of `home` keeps them, newest first.
+pub fn discover_in(home: &Home) -> Vec<Found> {
     let mut out = Vec::new();
     for (format, root) in locations(home) {
         let format = &format;

@@ -160,7 +160,7 @@ pub struct Explorer {
     /// Native dialogs (rfd) are not opened under tests or screenshots.
     pub native_dialogs: bool,
     /// Where Discover looks (the user's home folder unless set).
-    pub home: Option<PathBuf>,
+    pub home: Option<crate::discover::Home>,
     /// When the store was last checked for writes by others (seconds of UI time).
     watched_at: f64,
     /// The conversation the window title names (`frames_titled`: a title was set at all).
@@ -223,7 +223,7 @@ impl Explorer {
             screenshot: None,
             frames: 0,
             native_dialogs: true,
-            home: crate::discover::home(),
+            home: crate::discover::Home::of_user(),
             watched_at: 0.0,
             titled_for: None,
             frames_titled: false,
@@ -964,8 +964,8 @@ impl Explorer {
             if ui.button("Discover").clicked() {
                 self.discovered = Some(
                     self.home
-                        .as_deref()
-                        .map(crate::discover::discover)
+                        .as_ref()
+                        .map(crate::discover::discover_in)
                         .unwrap_or_default(),
                 );
             }
@@ -1283,8 +1283,8 @@ pub fn run(store_path: PathBuf, options: Options) -> anyhow::Result<()> {
     if options.first_run && options.screenshot.is_none() {
         let found = app
             .home
-            .as_deref()
-            .map(crate::discover::discover)
+            .as_ref()
+            .map(crate::discover::discover_in)
             .unwrap_or_default();
         if !found.is_empty() {
             app.info(format!(

@@ -510,7 +510,7 @@ fn continue_writes_where_the_harness_looks_and_never_over_a_file() {
                 conversation: c.clone(),
                 at: None,
                 harness,
-                home: home.path().to_path_buf(),
+                home: cairn::discover::Home::at(home.path()),
                 cwd: Some("/work/project".into()),
                 redact: true,
             },
@@ -575,7 +575,7 @@ fn continue_writes_where_the_harness_looks_and_never_over_a_file() {
         Some("/work/project"),
     )
     .unwrap();
-    let target = agent::place(home.path(), &f);
+    let target = agent::place(&cairn::discover::Home::at(home.path()), &f);
     std::fs::create_dir_all(target.parent().unwrap()).unwrap();
     std::fs::write(&target, "mine").unwrap();
     let err = cairn::commands::run(
@@ -585,7 +585,7 @@ fn continue_writes_where_the_harness_looks_and_never_over_a_file() {
             conversation: c.clone(),
             at: None,
             harness: Harness::ClaudeCode,
-            home: home.path().to_path_buf(),
+            home: cairn::discover::Home::at(home.path()),
             cwd: Some("/work/project".into()),
             redact: true,
         },

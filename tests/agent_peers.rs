@@ -309,7 +309,7 @@ fn ccusage_counts_the_same_tokens_in_an_exported_claude_code_session_as_in_its_s
                 conversation: conv.clone(),
                 at: None,
                 harness: Harness::ClaudeCode,
-                home: home.path().to_path_buf(),
+                home: cairn::discover::Home::at(home.path()),
                 cwd: None,
                 redact: true,
             },

@@ -810,3 +810,76 @@ fn pi_context_edits_leave_a_message_out_or_send_it_with_other_content() {
         before.tally.by_kind
     );
 }
+
+#[test]
+fn sessions_are_found_where_the_harnesses_own_settings_moved_them() {
+    let home = tempfile::tempdir().unwrap();
+    let moved = tempfile::tempdir().unwrap();
+    let put = |dir: std::path::PathBuf, name: &str, from: &str| {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(fixture(from), dir.join(name)).unwrap();
+    };
+    // CLAUDE_CONFIG_DIR, CODEX_HOME and PI_CODING_AGENT_DIR each moved one harness's folder out of the home
+    put(
+        moved.path().join("claude/projects/-p"),
+        "s.jsonl",
+        "claude-code/cc-rewind-fork-2.1.42.jsonl",
+    );
+    put(
+        moved.path().join("codex/sessions/2026/06/19"),
+        "rollout-2026-06-19T02-14-27-019f0000-aaaa-7000-8000-000000000001.jsonl",
+        "codex-spawn/rollout-2026-06-19T02-14-27-019f0000-aaaa-7000-8000-000000000001.jsonl",
+    );
+    put(
+        moved.path().join("pi/sessions/--p--"),
+        "x.jsonl",
+        "pi/pi-v3-compaction-tiny.jsonl",
+    );
+    let run = |env: &[(&str, std::path::PathBuf)]| -> Vec<String> {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+        c.args([
+            "--db",
+            home.path().join("s.db").to_str().unwrap(),
+            "discover",
+            "--json",
+        ])
+        .env("HOME", home.path())
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env_remove("PI_CODING_AGENT_DIR");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut f: Vec<String> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["format"].as_str().unwrap().to_string())
+            .collect();
+        f.sort();
+        f
+    };
+    assert!(run(&[]).is_empty(), "nothing in the default folders");
+    let found = run(&[
+        ("CLAUDE_CONFIG_DIR", moved.path().join("claude")),
+        ("CODEX_HOME", moved.path().join("codex")),
+        ("PI_CODING_AGENT_DIR", moved.path().join("pi")),
+    ]);
+    assert_eq!(found, vec!["claude-code", "codex", "pi"]);
+    // and a session continued in a harness is written where that harness will look
+    let h = cairn::discover::Home {
+        claude: Some(moved.path().join("claude")),
+        ..cairn::discover::Home::at(home.path())
+    };
+    assert_eq!(
+        h.sessions(Format::ClaudeCode),
+        Some(moved.path().join("claude/projects"))
+    );
+    assert_eq!(
+        h.sessions(Format::Pi),
+        Some(home.path().join(".pi/agent/sessions"))
+    );
+}

@@ -539,7 +539,7 @@ fn discover_lists_the_sessions_on_the_machine_and_imports_one() {
     .unwrap();
     let mut app = Explorer::new(f.path.clone());
     app.native_dialogs = false;
-    app.home = Some(home.path().to_path_buf());
+    app.home = Some(cairn::discover::Home::at(home.path()));
     let mut h = Harness::builder()
         .with_size(eframe::egui::vec2(1280.0, 800.0))
         .build_ui_state(|ui, app: &mut Explorer| app.draw(ui), app);

@@ -43,7 +43,11 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     if a.no_redact {
         super::keep_secrets();
     }
-    let Some(home) = a.home.or_else(crate::discover::home) else {
+    let Some(home) = a
+        .home
+        .map(crate::discover::Home::at)
+        .or_else(crate::discover::Home::of_user)
+    else {
         bail!("no home folder; pass --home DIR");
     };
     let harness = match a.harness {

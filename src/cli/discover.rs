@@ -21,10 +21,15 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    let Some(home) = a.home.or_else(crate::discover::home) else {
+    // a folder given is taken as is; else this user's, where their harnesses' settings moved them
+    let Some(home) = a
+        .home
+        .map(crate::discover::Home::at)
+        .or_else(crate::discover::Home::of_user)
+    else {
         bail!("no home folder; pass --home DIR");
     };
-    let found = crate::discover::discover(&home);
+    let found = crate::discover::discover_in(&home);
     if a.import {
         let paths = found.into_iter().map(|f| f.path).collect();
         return super::import::import_paths(ctx, paths, None, a.json);

@@ -98,7 +98,7 @@ pub(super) fn continue_in(
     conversation: &str,
     at: Option<&str>,
     harness: crate::export::agent::Harness,
-    home: &Path,
+    home: &crate::discover::Home,
     cwd: Option<&str>,
     redact: bool,
 ) -> Result<Outcome, CommandError> {

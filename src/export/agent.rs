@@ -614,14 +614,15 @@ pub(crate) fn tool_names(plan: &Plan) -> std::collections::HashMap<String, Strin
 }
 
 /// Where a harness looks for its sessions under `home`, and the file this session goes to.
-pub fn place(home: &Path, f: &AgentFile) -> PathBuf {
+pub fn place(home: &crate::discover::Home, f: &AgentFile) -> PathBuf {
+    use crate::formats::Format;
+    // where the harness keeps its sessions (a folder its own setting moved, else the default under home)
+    let root = |fmt: Format, rel: &str| home.sessions(fmt).unwrap_or_else(|| home.dir.join(rel));
     match f.harness {
-        Harness::ClaudeCode => home
-            .join(".claude/projects")
+        Harness::ClaudeCode => root(Format::ClaudeCode, ".claude/projects")
             .join(claude_code::project_slug(&f.cwd))
             .join(format!("{}.jsonl", f.session_id)),
-        Harness::Pi => home
-            .join(".pi/agent/sessions")
+        Harness::Pi => root(Format::Pi, ".pi/agent/sessions")
             .join(pi::folder(&f.cwd))
             .join(format!(
                 "{}_{}.jsonl",
@@ -631,7 +632,7 @@ pub fn place(home: &Path, f: &AgentFile) -> PathBuf {
         Harness::Codex => {
             let now = crate::store::now_ms();
             let t = jiff::Timestamp::from_millisecond(now).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-            home.join(".codex/sessions")
+            root(Format::Codex, ".codex/sessions")
                 .join(t.strftime("%Y/%m/%d").to_string())
                 .join(format!(
                     "rollout-{}-{}.jsonl",

@@ -91,7 +91,8 @@ impl Explorer {
             && let Some(s) = &self.session
         {
             // the open conversation continued in Claude Code, written under the temporary folder
-            let home = std::env::temp_dir().join("cairn-screenshot-home");
+            let home =
+                crate::discover::Home::at(std::env::temp_dir().join("cairn-screenshot-home"));
             let action = crate::commands::Action::Continue {
                 conversation: s.conv.id.clone(),
                 at: None,

@@ -154,7 +154,7 @@ impl Explorer {
                 }
                 graph::GraphEvent::Continue(i, harness) => {
                     let (conversation, at) = (s.conv.id.clone(), s.heads[i].id.clone());
-                    let Some(home) = crate::discover::home() else {
+                    let Some(home) = crate::discover::Home::of_user() else {
                         self.fail("no home folder to write the session under".to_string());
                         return;
                     };
