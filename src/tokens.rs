@@ -64,31 +64,56 @@ impl TextKind {
 
 /// Classifies text by a sample of its characters.
 pub fn classify(s: &str) -> TextKind {
-    let sample: Vec<char> = s.chars().take(4096).collect();
-    let n = sample.len().max(1) as f64;
-    let cjk = sample.iter().filter(|c| is_cjk(**c)).count() as f64;
-    if cjk / n > 0.3 {
+    // one pass over the first 4,096 characters, counting every trait at once
+    let (mut n, mut cjk, mut quotes, mut b64, mut spaces, mut symbols) =
+        (0u32, 0u32, 0u32, 0u32, 0u32, 0u32);
+    for c in s.chars().take(4096) {
+        n += 1;
+        if is_cjk(c) {
+            cjk += 1;
+        }
+        match c {
+            '"' => quotes += 1,
+            c if c.is_ascii_alphanumeric() || c == '+' || c == '/' || c == '=' => b64 += 1,
+            c if c.is_whitespace() => spaces += 1,
+            _ => {}
+        }
+        if matches!(
+            c,
+            '{' | '}'
+                | '['
+                | ']'
+                | '('
+                | ')'
+                | ';'
+                | '='
+                | '<'
+                | '>'
+                | '_'
+                | '*'
+                | '&'
+                | '|'
+                | '\\'
+                | '/'
+                | '#'
+                | '$'
+                | '`'
+        ) {
+            symbols += 1;
+        }
+    }
+    let share = |k: u32| f64::from(k) / f64::from(n.max(1));
+    if share(cjk) > 0.3 {
         return TextKind::Cjk;
     }
     let t = s.trim_start();
-    if (t.starts_with('{') || t.starts_with('['))
-        && sample.iter().filter(|c| **c == '"').count() as f64 / n > 0.04
-    {
+    if (t.starts_with('{') || t.starts_with('[')) && share(quotes) > 0.04 {
         return TextKind::Json;
     }
-    let b64 = sample
-        .iter()
-        .filter(|c| c.is_ascii_alphanumeric() || **c == '+' || **c == '/' || **c == '=')
-        .count() as f64;
-    let spaces = sample.iter().filter(|c| c.is_whitespace()).count() as f64;
-    if sample.len() > 64 && b64 / n > 0.97 && spaces / n < 0.01 {
+    if n > 64 && share(b64) > 0.97 && share(spaces) < 0.01 {
         return TextKind::Base64;
     }
-    let symbols = sample
-        .iter()
-        .filter(|c| "{}[]();=<>_*&|\\/#$`".contains(**c))
-        .count() as f64;
-    if symbols / n > 0.035 {
+    if share(symbols) > 0.035 {
         return TextKind::Code;
     }
     TextKind::Prose
