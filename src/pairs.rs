@@ -295,6 +295,15 @@ pub const NO_RESULT: &str =
 /// accepts, without dropping anything: an unanswered call gets a synthetic error result, an orphan result becomes
 /// a user note, a call id used twice is renamed (with its result), results come first in their message, and the
 /// request starts with a user message. Returns what it changed.
+/// What an orphan result becomes: a note naming its call, with its text.
+fn orphan_note(tool_use_id: &str, content: &ToolResultContent, is_error: bool) -> Block {
+    Block::text(format!(
+        "[{} of tool call {tool_use_id}, whose call is not in this context]\n{}",
+        if is_error { "error result" } else { "result" },
+        content.text()
+    ))
+}
+
 pub fn repair<M: Repairable>(msgs: &mut Vec<M>) -> Repairs {
     let mut r = Repairs::default();
     rename_duplicates(msgs, &mut r);
@@ -324,6 +333,27 @@ pub fn repair<M: Repairable>(msgs: &mut Vec<M>) -> Repairs {
                 let results = answer(&mut pending, &mut r);
                 out.push(M::added(Role::User, results));
             }
+            // a result inside a reply answers nothing a provider accepts there: a note in its place
+            if m.blocks()
+                .iter()
+                .any(|b| matches!(b, Block::ToolResult { .. }))
+            {
+                let blocks = std::mem::take(m.blocks_mut());
+                *m.blocks_mut() = blocks
+                    .into_iter()
+                    .map(|b| match b {
+                        Block::ToolResult {
+                            tool_use_id,
+                            content,
+                            is_error,
+                        } => {
+                            r.orphan_results += 1;
+                            orphan_note(&tool_use_id, &content, is_error)
+                        }
+                        other => other,
+                    })
+                    .collect();
+            }
             pending = m
                 .blocks()
                 .iter()
@@ -352,11 +382,7 @@ pub fn repair<M: Repairable>(msgs: &mut Vec<M>) -> Repairs {
                     is_error,
                 } => {
                     r.orphan_results += 1;
-                    rest.push(Block::text(format!(
-                        "[{} of tool call {tool_use_id}, whose call is not in this context]\n{}",
-                        if is_error { "error result" } else { "result" },
-                        content.text()
-                    )));
+                    rest.push(orphan_note(&tool_use_id, &content, is_error));
                 }
                 other => rest.push(other),
             }

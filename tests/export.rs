@@ -774,3 +774,41 @@ fn an_html_page_written_to_a_file_is_streamed_and_the_same_page() {
     };
     assert!(written.contains(&said), "the page says {said}");
 }
+
+#[test]
+fn a_result_inside_a_reply_goes_to_a_provider_as_a_note() {
+    // a transcript whose reply holds a tool result (no provider accepts one there)
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.jsonl");
+    std::fs::write(
+        &f,
+        [
+            r#"{"role":"user","message":{"content":[{"type":"text","text":"why does it hang?"}]}}"#,
+            r#"{"role":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"ReadFile","input":{"path":"q.rs"}}]}}"#,
+            r#"{"role":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"loop {}"}]}}"#,
+            r#"{"role":"assistant","message":{"content":[{"type":"tool_result","tool_use_id":"orphan","content":"x"}]}}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let mut s = store(&dir, "s.db");
+    let o = import::import_file(&mut s, &f, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    for format in [ExportFormat::Anthropic, ExportFormat::Openai] {
+        let e = export::export(&s, &o.conversations[0], None, format, Options::default()).unwrap();
+        assert!(e.repairs.orphan_results >= 1, "{format:?}");
+        let body: Value = serde_json::from_str(&e.text).unwrap();
+        if format == ExportFormat::Anthropic {
+            let msgs: Vec<NewMessage> = body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| cairn::wire::message_from_wire(m, "m").unwrap())
+                .collect();
+            pairs::check(&msgs, false).unwrap();
+            let last = msgs.last().unwrap();
+            assert_eq!(last.role, Role::Assistant);
+            assert!(cairn::model::plain_text(&last.content).contains("result of tool call orphan"));
+        }
+    }
+}

@@ -258,24 +258,45 @@ fn a_read_only_store_is_read_and_never_written() {
     assert!(e.to_string().contains("read-only"), "{e}");
     drop(s);
     assert_eq!(snapshot(&store_dir), before);
-    // a read-only file and folder are opened so by `open` (and by every command); a process that may write
-    // anything anyway (root) cannot be shown this, so the check is made only where the mode binds
+    // a read-only file and folder are opened so by `open` (and by every command)
     std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
     std::fs::set_permissions(&store_dir, std::fs::Permissions::from_mode(0o555)).unwrap();
     let binds = std::fs::OpenOptions::new().write(true).open(&db).is_err();
     if binds {
         let s = cairn::store::Store::open(&db).unwrap();
         assert!(s.is_read_only());
-        let out = cairn(&db, &["list"]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let out = cairn(&db, &["new"]);
-        assert_eq!(out.status.code(), Some(2));
-        assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
     }
+    // the commands, run by a user the modes bind: this process's own, or (as root, who may write anything) nobody,
+    // through util-linux's setpriv
+    let run = |args: &[&str]| -> std::process::Output {
+        if binds {
+            return cairn(&db, args);
+        }
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(env!("CARGO_BIN_EXE_cairn"))
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .expect("setpriv (util-linux) runs the check as an unprivileged user where this test runs as root")
+    };
+    let out = run(&["list"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("MESSAGES"));
+    let out = run(&["new"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
     std::fs::set_permissions(&store_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     assert_eq!(snapshot(&store_dir), before);
 }
