@@ -142,7 +142,7 @@ fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Writes what `fill` writes to `path` whole or not at all, as [`write`] does.
+/// Writes what `fill` writes to `path` whole or not at all (see [`write`]).
 fn write_with(
     path: &Path,
     fill: &mut dyn FnMut(&mut dyn std::io::Write) -> Result<(), CommandError>,
@@ -169,18 +169,10 @@ fn write_with(
 /// Writes `text` to `path` whole or not at all: into a temporary file beside it, synced, then renamed over it, so
 /// a full disk or a kill leaves the previous file as it was, never a truncated one.
 fn write(path: &Path, text: &str) -> Result<(), CommandError> {
-    use std::io::Write as _;
-    let io = |e: std::io::Error| CommandError::Io {
-        path: path.to_path_buf(),
-        reason: format!("cannot write: {e}"),
-    };
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    tmp.write_all(text.as_bytes()).map_err(io)?;
-    tmp.as_file().sync_all().map_err(io)?;
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    Ok(())
+    write_with(path, &mut |w| {
+        w.write_all(text.as_bytes()).map_err(|e| CommandError::Io {
+            path: path.to_path_buf(),
+            reason: format!("cannot write: {e}"),
+        })
+    })
 }

@@ -617,22 +617,20 @@ pub(crate) fn tool_names(plan: &Plan) -> std::collections::HashMap<String, Strin
 pub fn place(home: &crate::discover::Home, f: &AgentFile) -> PathBuf {
     use crate::formats::Format;
     // where the harness keeps its sessions (a folder its own setting moved, else the default under home)
-    let root = |fmt: Format, rel: &str| home.sessions(fmt).unwrap_or_else(|| home.dir.join(rel));
+    let root = |fmt: Format| home.sessions(fmt).unwrap_or_else(|| home.dir.clone());
     match f.harness {
-        Harness::ClaudeCode => root(Format::ClaudeCode, ".claude/projects")
+        Harness::ClaudeCode => root(Format::ClaudeCode)
             .join(claude_code::project_slug(&f.cwd))
             .join(format!("{}.jsonl", f.session_id)),
-        Harness::Pi => root(Format::Pi, ".pi/agent/sessions")
-            .join(pi::folder(&f.cwd))
-            .join(format!(
-                "{}_{}.jsonl",
-                pi::file_time(crate::store::now_ms()),
-                f.session_id
-            )),
+        Harness::Pi => root(Format::Pi).join(pi::folder(&f.cwd)).join(format!(
+            "{}_{}.jsonl",
+            pi::file_time(crate::store::now_ms()),
+            f.session_id
+        )),
         Harness::Codex => {
             let now = crate::store::now_ms();
             let t = jiff::Timestamp::from_millisecond(now).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-            root(Format::Codex, ".codex/sessions")
+            root(Format::Codex)
                 .join(t.strftime("%Y/%m/%d").to_string())
                 .join(format!(
                     "rollout-{}-{}.jsonl",

@@ -735,8 +735,9 @@ pub fn write_page(
     for lo in (0..r.all.len()).step_by(CHUNK) {
         let idx: Vec<usize> = (lo..(lo + CHUNK).min(r.all.len())).collect();
         let blobs = blobs_of(store, r, &idx)?;
-        for (text, left) in draw(&blobs, r, &idx, opts, threads, budget)? {
-            budget = left;
+        let (parts, left) = draw(&blobs, r, &idx, opts, threads, budget)?;
+        budget = left;
+        for text in parts {
             put(&text)?;
         }
     }
@@ -787,8 +788,8 @@ fn blobs_of(
     Ok(blobs)
 }
 
-/// The articles at `idx`, drawn in `threads` parts in parallel, in order, each with the highlighting budget left
-/// after it (the budget shared out between the parts, what a part leaves passed on).
+/// The articles at `idx`, drawn in `threads` parts in parallel, in order, and the highlighting budget they left
+/// (shared out between the parts, what each leaves passed on).
 fn draw(
     blobs: &std::collections::HashMap<String, Vec<u8>>,
     r: &Reading,
@@ -796,43 +797,41 @@ fn draw(
     opts: Options,
     threads: usize,
     budget: usize,
-) -> Result<Vec<(String, usize)>, super::ExportError> {
-    let part = |ix: &[usize], budget: usize| -> Result<(String, usize), StoreError> {
-        let (text, left) = highlight::with_budget(budget, || -> Result<String, StoreError> {
+) -> Result<(Vec<String>, usize), super::ExportError> {
+    let part = |ix: &[usize], budget: usize| -> (Result<String, StoreError>, usize) {
+        highlight::with_budget(budget, || {
             let mut o = String::new();
             for &i in ix {
                 o.push_str(&article(blobs, r, i, opts)?);
             }
             Ok(o)
-        });
-        Ok((text?, left))
+        })
     };
     if threads <= 1 || idx.len() < 64 {
-        return Ok(vec![part(idx, budget)?]);
+        let (text, left) = part(idx, budget);
+        return Ok((vec![text?], left));
     }
     let per = idx.len().div_ceil(threads);
-    let share = budget / threads;
-    let done: Vec<std::thread::Result<Result<(String, usize), StoreError>>> =
+    let parts: Vec<&[usize]> = idx.chunks(per).collect();
+    let share = budget / parts.len();
+    let done: Vec<std::thread::Result<(Result<String, StoreError>, usize)>> =
         std::thread::scope(|s| {
-            let handles: Vec<_> = idx
-                .chunks(per)
+            let handles: Vec<_> = parts
+                .iter()
                 .map(|ix| s.spawn(move || part(ix, share)))
                 .collect();
             handles.into_iter().map(|h| h.join()).collect()
         });
+    let mut left = budget - share * parts.len();
     let mut out = Vec::with_capacity(done.len());
-    let mut left = budget - share * done.len().min(threads);
     for d in done {
         let (text, l) = d.map_err(|_| {
             super::ExportError::Write(std::io::Error::other("drawing the page's articles failed"))
-        })??;
+        })?;
+        out.push(text?);
         left += l;
-        out.push((text, 0));
     }
-    if let Some(last) = out.last_mut() {
-        last.1 = left;
-    }
-    Ok(out)
+    Ok((out, left))
 }
 
 #[cfg(test)]
