@@ -45,7 +45,7 @@ pub fn install(store: &mut Store) -> Result<Installed, DemoError> {
         use sha2::Digest;
         format!("{:x}", sha2::Sha256::digest(SESSION.as_bytes()))
     };
-    let ids = store.import_file(&hash, SOURCE, &[conv])?;
+    let ids = store.import_file(&hash, SOURCE, &[conv], None)?;
     let conversation = ids.into_iter().next().ok_or_else(|| {
         StoreError::InvalidTurn("the demo session imported no conversation".into())
     })?;

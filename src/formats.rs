@@ -3,6 +3,7 @@
 //! reader, the report of what was read and skipped, and detection by content.
 
 pub mod aider;
+pub mod appended;
 pub mod cairn_jsonl;
 pub mod claude_code;
 pub mod cline;
@@ -353,10 +354,19 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, FormatError> {
 
 /// [`read_jsonl`] of bytes already read.
 pub fn jsonl_of(path: &Path, bytes: &[u8]) -> Result<Vec<(usize, Value)>, FormatError> {
+    jsonl_from(path, bytes, 1)
+}
+
+/// [`jsonl_of`] of bytes that start at line `first` of the file (the end of a file that grew).
+pub fn jsonl_from(
+    path: &Path,
+    bytes: &[u8],
+    first: usize,
+) -> Result<Vec<(usize, Value)>, FormatError> {
     let reader = std::io::BufReader::with_capacity(1 << 16, bytes);
     let mut out = Vec::new();
     for (i, line) in reader.lines().enumerate() {
-        let n = i + 1;
+        let n = i + first;
         let line = line.map_err(|e| FormatError::new(path, n, e.to_string()))?;
         // a byte-order mark some editors write is not part of the first line's JSON
         let line = if n == 1 {

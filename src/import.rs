@@ -1,6 +1,9 @@
 //! Importing files: walks the given paths, reads each transcript with [`crate::formats`], and writes each file's
 //! conversations in one transaction (all or nothing per file). A file already imported (same content hash) is
-//! reported, not duplicated.
+//! reported, not duplicated; a session the store holds gets only what it lacks; a file that only grew since it was
+//! read is read from where that read stopped ([`tail`]).
+
+mod tail;
 
 use std::path::{Path, PathBuf};
 
@@ -30,6 +33,9 @@ pub struct FileOutcome {
     pub status: &'static str,
     /// Messages added to conversations the store already held (grown sessions).
     pub added: usize,
+    /// Where the file was read from, when only what it gained since the last import was read (the byte the
+    /// last import stopped at); `None` when it was read whole.
+    pub read_from: Option<u64>,
 }
 
 fn lossy_path<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
@@ -143,7 +149,20 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
         duplicate_of: None,
         status: "refused",
         added: 0,
+        read_from: None,
     };
+    let key = source_path(file);
+    let linked_now =
+        |fmt: Format, meta: &serde_json::Value| formats::appended::linked_files(fmt, file, meta);
+    match read_grown(store, file, &key, format, &linked_now, &mut outcome) {
+        Grown::Done => return outcome,
+        Grown::Whole(why) => {
+            if let Some(why) = why {
+                outcome.report.notes.push(why);
+            }
+        }
+    }
+    let notes = std::mem::take(&mut outcome.report.notes);
     // read once: what is hashed is what is parsed (a file replaced mid-import cannot be stored under the other's
     // hash)
     let bytes = match formats::read_file(file) {
@@ -163,6 +182,9 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
     };
     outcome.format = Some(fmt);
     outcome.report = parsed.report.clone();
+    outcome.report.notes.extend(notes);
+    let read = formats::appended::reads_appended(fmt)
+        .then(|| tail::position(&key, fmt, &bytes, linked_now(fmt, &parsed.meta)));
     outcome.linked = parsed.children.iter().map(|c| c.report.clone()).collect();
     let (first, children) = parsed.into_imported(None);
     let mut convs = vec![first];
@@ -183,7 +205,7 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
     let done = match known {
         Err(e) => Err(e),
         // the session the store holds: only what it lacks is added
-        Ok(Some(_)) => match store.merge_file(&hash, &source, &convs) {
+        Ok(Some(_)) => match store.merge_file(&hash, &source, &convs, read.as_ref()) {
             Ok(merged) => {
                 let added: usize = merged.iter().map(|m| m.added).sum();
                 outcome.added = added;
@@ -206,7 +228,7 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
             Err(e) => Err(e),
         },
         Ok(None) => store
-            .import_file(&hash, &source, &convs)
+            .import_file(&hash, &source, &convs, read.as_ref())
             .inspect(|_| outcome.status = "new"),
     };
     match done {
@@ -222,6 +244,134 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
         Err(e) => outcome.error = Some(format!("{}:0: {e}", file.display())),
     }
     outcome
+}
+
+/// The name a file's read position is kept under: its canonical path (as given when it has none).
+fn source_path(file: &Path) -> String {
+    std::fs::canonicalize(file)
+        .unwrap_or_else(|_| file.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// What reading only what a file gained did.
+enum Grown {
+    /// The outcome is made (unchanged, grown, or a store error).
+    Done,
+    /// Read the file whole (and, where it was read before, why).
+    Whole(Option<String>),
+}
+
+/// Reads what `file` gained since its last import, if it was imported, only grew, and its new lines continue the
+/// stored session exactly; fills `outcome` when it did.
+fn read_grown(
+    store: &mut Store,
+    file: &Path,
+    key: &str,
+    format: Option<Format>,
+    linked_now: &dyn Fn(Format, &serde_json::Value) -> String,
+    outcome: &mut FileOutcome,
+) -> Grown {
+    let known = match store.source_read(key) {
+        Ok(Some(k)) => k,
+        Ok(None) | Err(_) => return Grown::Whole(None),
+    };
+    let Some(fmt) = Format::from_name(&known.read.format) else {
+        return Grown::Whole(None);
+    };
+    if format.is_some_and(|f| f != fmt) || !formats::appended::reads_appended(fmt) {
+        return Grown::Whole(None);
+    }
+    let linked = linked_now(
+        fmt,
+        &formats::appended::session_of_listing(&known.read.linked),
+    );
+    let whole = |why: String| {
+        Grown::Whole(Some(format!(
+            "read whole again, not from where the last import stopped: {why}"
+        )))
+    };
+    let since = match tail::since(file, &known.read, &linked) {
+        Ok(s) => s,
+        Err(e) => return whole(e.to_string()),
+    };
+    outcome.format = Some(fmt);
+    let conv = known.conversation.clone();
+    let (bytes, first_line, from, read) = match since {
+        tail::Since::Whole(why) => return whole(why),
+        tail::Since::Unchanged => {
+            outcome.status = "unchanged";
+            outcome.read_from = Some(known.read.read_to);
+            outcome.error = Some(format!(
+                "{}: already imported as conversation {conv} (the same session, nothing new)",
+                file.display()
+            ));
+            outcome.duplicate_of = Some(conv.clone());
+            outcome.conversations = with_linked(store, conv);
+            return Grown::Done;
+        }
+        tail::Since::Grew {
+            bytes,
+            first_line,
+            from,
+            read,
+        } => (bytes, first_line, from, read),
+    };
+    let lines = match formats::jsonl_from(file, &bytes, first_line) {
+        Ok(l) => l,
+        Err(e) => return whole(e.to_string()),
+    };
+    let last_read = usize::try_from(known.read.lines).unwrap_or(usize::MAX);
+    let window = match formats::appended::parse_window(fmt, file, lines, last_read) {
+        Some(Ok(w)) => w,
+        Some(Err(e)) => return whole(e.to_string()),
+        None => return whole("its new lines cannot be read apart from the rest".into()),
+    };
+    let (c, _) = window.parsed.into_imported(None);
+    match store.append_tail(&conv, &read, &c, &window.read_before) {
+        Ok(crate::store::Tail::Appended(added)) => {
+            outcome.added = added;
+            outcome.read_from = Some(from);
+            outcome.status = if added > 0 { "grown" } else { "unchanged" };
+            outcome.report.notes.push(format!(
+                "read from byte {from} (line {first_line}, a window before where the last import stopped) to byte {}",
+                read.read_to
+            ));
+            if added > 0 {
+                outcome.report.messages = added;
+                outcome.report.notes.push(format!(
+                    "a session this store holds, grown: +{added} message(s) added to {conv}"
+                ));
+            } else {
+                outcome.error = Some(format!(
+                    "{}: already imported as conversation {conv} (the same session, nothing new)",
+                    file.display()
+                ));
+                outcome.duplicate_of = Some(conv.clone());
+            }
+            outcome.conversations = with_linked(store, conv);
+            Grown::Done
+        }
+        Ok(crate::store::Tail::NotAContinuation(why)) => whole(why),
+        Err(e) => {
+            outcome.error = Some(format!("{}:0: {e}", file.display()));
+            Grown::Done
+        }
+    }
+}
+
+/// A conversation's id, then those of the conversations linked to it (its subagents).
+fn with_linked(store: &Store, conv: String) -> Vec<String> {
+    let linked: Vec<String> = store
+        .conversations()
+        .map(|all| {
+            all.into_iter()
+                .filter(|c| c.linked_to.as_deref() == Some(conv.as_str()))
+                .map(|c| c.id)
+                .collect()
+        })
+        .unwrap_or_default();
+    std::iter::once(conv).chain(linked).collect()
 }
 
 /// What tells one session from another: the harness, the file's name, its own session id where it records one,

@@ -18,6 +18,7 @@ mod resume;
 mod rules;
 mod schema;
 mod search;
+mod sources;
 mod tree;
 mod turns;
 mod usage;
@@ -36,6 +37,7 @@ pub use oplog::Operation;
 pub use paths::Head;
 pub use resume::{Budget, Resumed, Retry};
 pub use search::{Hit, Hits, SearchQuery};
+pub use sources::{KnownSource, SourceRead, Tail};
 pub use turns::{ImportedConversation, ImportedMessage};
 pub use usage::{By, PathUsage, UsageBucket, UsageGroup, time_key};
 

@@ -143,3 +143,277 @@ fn import_json_says_new_grown_or_unchanged() {
     assert!(v[0]["added"].as_u64().unwrap() > 0);
     assert_eq!(import(&live)[0]["status"], "unchanged");
 }
+
+/// The first `n` lines of `src` in a file of the same name in a new folder under `dir` (so it has no read
+/// position: it is matched by its session, and read whole).
+fn live_copy(src: &Path, dir: &Path, n: usize) -> PathBuf {
+    let d = dir.join(format!("copy{n}"));
+    std::fs::create_dir_all(&d).unwrap();
+    let p = d.join("live.jsonl");
+    first_lines(src, &p, n);
+    p
+}
+
+/// The first `n` lines of a file, as a live session's file was after its `n`th line.
+fn first_lines(src: &Path, dst: &Path, n: usize) {
+    let text = std::fs::read_to_string(src).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    std::fs::write(dst, lines[..n].join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn a_grown_claude_code_session_is_read_from_where_its_import_stopped() {
+    for f in [
+        "claude-code/cc-rewind-fork-2.1.42.jsonl",
+        "claude-code/cc-compact-boundary.jsonl",
+        "claude-code/cc-2.0.5-image-paste.jsonl",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut once = Store::open(dir.path().join("once.db")).unwrap();
+        let o = import(&mut once, &fixture(f));
+        let want = stats(&mut once);
+        let want_path = path_texts(&once, &o.conversations[0]);
+        let total = std::fs::read_to_string(fixture(f)).unwrap().lines().count();
+        let mut from_end = 0;
+        // cut the live file at many places: wherever the new lines continue what was read exactly, only they
+        // are read; elsewhere (a reply cut between its lines, a compaction among the new lines) the whole file
+        // is; the result is the same either way
+        for k in 1..12 {
+            let n = total * k / 12;
+            let sub = tempfile::tempdir().unwrap();
+            let live = sub.path().join("live.jsonl");
+            first_lines(&fixture(f), &live, n);
+            let head_len = std::fs::metadata(&live).unwrap().len();
+            let mut s = Store::open(sub.path().join("s.db")).unwrap();
+            let first = import(&mut s, &live);
+            assert_eq!(first.status, "new", "{f} at {n}: {:?}", first.error);
+            assert_eq!(first.read_from, None);
+            std::fs::copy(fixture(f), &live).unwrap();
+            let again = import(&mut s, &live);
+            assert_eq!(again.status, "grown", "{f} at {n}: {:?}", again.error);
+            assert_eq!(again.conversations[0], first.conversations[0], "{f} at {n}");
+            assert_eq!(stats(&mut s).rows, want.rows, "{f} at {n}");
+            assert_eq!(
+                path_texts(&s, &again.conversations[0]),
+                want_path,
+                "{f} at {n}"
+            );
+            // what reading the whole file again does: the same head, then the file merged by its session
+            let mut whole = Store::open(sub.path().join("whole.db")).unwrap();
+            import(&mut whole, &live_copy(&fixture(f), sub.path(), n));
+            let merged = import(&mut whole, &live_copy(&fixture(f), sub.path(), total));
+            assert_eq!(merged.read_from, None, "{f} at {n}");
+            assert_eq!(
+                s.conversation(&again.conversations[0]).unwrap().messages,
+                whole
+                    .conversation(&merged.conversations[0])
+                    .unwrap()
+                    .messages,
+                "{f} at {n}: the same messages as a whole read, none twice"
+            );
+            if let Some(at) = again.read_from {
+                assert_eq!(
+                    at, head_len,
+                    "{f} at {n}: read from where the import stopped"
+                );
+                from_end += 1;
+            }
+            // read again: nothing new, known without reading the file
+            let third = import(&mut s, &live);
+            assert_eq!(third.status, "unchanged", "{f} at {n}");
+            assert_eq!(
+                third.read_from,
+                Some(std::fs::metadata(&live).unwrap().len())
+            );
+            assert_eq!(stats(&mut s).rows, want.rows, "{f} at {n}");
+        }
+        assert!(
+            from_end >= 4,
+            "{f}: only {from_end} of 11 cuts read from the end"
+        );
+    }
+}
+
+#[test]
+fn a_rewritten_file_is_read_whole_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = fixture("claude-code/cc-rewind-fork-2.1.42.jsonl");
+    let live = dir.path().join("live.jsonl");
+    let total = std::fs::read_to_string(&f).unwrap().lines().count();
+    first_lines(&f, &live, total / 2);
+    let mut s = Store::open(dir.path().join("s.db")).unwrap();
+    let first = import(&mut s, &live);
+    // the same length, other bytes at its start: not the file that was read
+    let text = std::fs::read_to_string(&f).unwrap();
+    std::fs::write(&live, text.replacen("\"type\"", "\"type\" ", 1)).unwrap();
+    let again = import(&mut s, &live);
+    assert_eq!(again.read_from, None, "{:?}", again.report.notes);
+    assert!(
+        again.report.notes.iter().any(|n| n.contains("rewritten")),
+        "{:?}",
+        again.report.notes
+    );
+    assert_eq!(again.conversations[0], first.conversations[0]);
+    assert_eq!(again.status, "grown");
+}
+
+#[test]
+fn a_session_whose_subagents_changed_is_read_whole_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "ef958aa1-0e93-49f0-bb71-150f63befcd1";
+    let src = fixture("claude-code");
+    let live = dir.path().join(format!("{name}.jsonl"));
+    let total = std::fs::read_to_string(src.join(format!("{name}.jsonl")))
+        .unwrap()
+        .lines()
+        .count();
+    first_lines(&src.join(format!("{name}.jsonl")), &live, total - 3);
+    let mut s = Store::open(dir.path().join("s.db")).unwrap();
+    let first = import(&mut s, &live);
+    assert_eq!(first.status, "new", "{:?}", first.error);
+    assert_eq!(first.conversations.len(), 1, "no subagents yet");
+    // the rest of the session, and its subagents' files beside it now
+    std::fs::copy(src.join(format!("{name}.jsonl")), &live).unwrap();
+    let sub = dir.path().join(name).join("subagents");
+    std::fs::create_dir_all(&sub).unwrap();
+    for e in std::fs::read_dir(src.join(name).join("subagents")).unwrap() {
+        let e = e.unwrap().path();
+        std::fs::copy(&e, sub.join(e.file_name().unwrap())).unwrap();
+    }
+    let again = import(&mut s, &live);
+    assert_eq!(again.read_from, None);
+    assert!(again.conversations.len() > 1, "the subagents were read");
+    let mut once = Store::open(dir.path().join("once.db")).unwrap();
+    import(&mut once, &live);
+    assert_eq!(stats(&mut s).rows, stats(&mut once).rows);
+    // and unchanged since: known from the listing, not read
+    let third = import(&mut s, &live);
+    assert_eq!(third.status, "unchanged");
+    assert_eq!(
+        third.read_from,
+        Some(std::fs::metadata(&live).unwrap().len())
+    );
+    assert_eq!(third.conversations, again.conversations);
+}
+
+/// A long Claude Code session, written as the harness writes it: a reply's blocks a line each (one message id),
+/// parallel tool calls, their results hanging off them, progress lines between.
+fn long_session(turns: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut parent: Option<String> = None;
+    let mut n = 0;
+    let mut line = |v: serde_json::Value, parent: &mut Option<String>| {
+        n += 1;
+        let uuid = format!("00000000-0000-4000-8000-{n:012}");
+        let mut v = v;
+        v["parentUuid"] = serde_json::json!(parent.clone());
+        v["uuid"] = serde_json::json!(uuid);
+        v["sessionId"] = serde_json::json!("5e55");
+        v["isSidechain"] = serde_json::json!(false);
+        v["timestamp"] = serde_json::json!(format!(
+            "2026-01-01T{:02}:{:02}:00.000Z",
+            (n / 60) % 24,
+            n % 60
+        ));
+        out.push(v.to_string());
+        *parent = Some(uuid.clone());
+        uuid
+    };
+    for t in 0..turns {
+        line(
+            serde_json::json!({"type": "user", "message": {"role": "user", "content": format!("step {t}: read the files")}}),
+            &mut parent,
+        );
+        let mid = format!("msg_{t}");
+        line(
+            serde_json::json!({"type": "assistant", "message": {"id": mid, "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": format!("Reading two files for step {t}.")}],
+            "usage": {"input_tokens": 10 + t, "output_tokens": 5, "cache_read_input_tokens": 100 * t}}}),
+            &mut parent,
+        );
+        let mut calls = Vec::new();
+        for k in 0..2 {
+            let id = format!("toolu_{t}_{k}");
+            let at = line(
+                serde_json::json!({"type": "assistant", "message": {"id": mid, "role": "assistant", "model": "claude-sonnet-4-5",
+                "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {"file_path": format!("/src/f{t}_{k}.rs")}}],
+                "usage": {"input_tokens": 10 + t, "output_tokens": 5, "cache_read_input_tokens": 100 * t}}}),
+                &mut parent,
+            );
+            calls.push((id, at));
+        }
+        for (id, at) in calls {
+            parent = Some(at);
+            line(
+                serde_json::json!({"type": "progress", "data": {"type": "hook_progress"}}),
+                &mut parent,
+            );
+            line(
+                serde_json::json!({"type": "user", "message": {"role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": id, "content": format!("fn f_{t}() {{}}\n")}]}}),
+                &mut parent,
+            );
+        }
+        line(
+            serde_json::json!({"type": "assistant", "message": {"id": format!("{mid}b"), "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": format!("Step {t} done.")}],
+            "usage": {"input_tokens": 20 + t, "output_tokens": 7, "cache_read_input_tokens": 100 * t + 50}}}),
+            &mut parent,
+        );
+    }
+    out
+}
+
+#[test]
+fn a_long_session_is_read_from_a_window_before_where_its_import_stopped() {
+    let lines = long_session(120);
+    let dir = tempfile::tempdir().unwrap();
+    let whole_file = dir.path().join("whole.jsonl");
+    std::fs::write(&whole_file, lines.join("\n") + "\n").unwrap();
+    let mut once = Store::open(dir.path().join("once.db")).unwrap();
+    let o = import(&mut once, &whole_file);
+    let want = stats(&mut once);
+    let want_path = path_texts(&once, &o.conversations[0]);
+    let want_messages = once.conversation(&o.conversations[0]).unwrap().messages;
+    // cut everywhere in a stretch of lines (inside replies, between calls and results, on progress lines), read
+    // in three steps
+    for cut in (600..640).step_by(3) {
+        let sub = tempfile::tempdir().unwrap();
+        let live = sub.path().join("live.jsonl");
+        let mut s = Store::open(sub.path().join("s.db")).unwrap();
+        for n in [cut, cut + 200, lines.len()] {
+            std::fs::write(&live, lines[..n].join("\n") + "\n").unwrap();
+            let o = import(&mut s, &live);
+            assert!(
+                o.error.is_none() || o.status == "unchanged",
+                "at {cut}/{n}: {:?}",
+                o.error
+            );
+            if n > cut {
+                let from = o
+                    .read_from
+                    .unwrap_or_else(|| panic!("at {cut}/{n}: read whole: {:?}", o.report.notes));
+                assert!(
+                    o.report
+                        .notes
+                        .iter()
+                        .any(|x| x.contains(&format!("read from byte {from} (line ")))
+                );
+                assert!(
+                    !o.report.notes.iter().any(|x| x.contains("(line 1,")),
+                    "a window, not the file"
+                );
+            }
+        }
+        let c = &s.conversations().unwrap()[0];
+        assert_eq!(s.conversations().unwrap().len(), 1);
+        assert_eq!(stats(&mut s).rows, want.rows, "at {cut}");
+        assert_eq!(path_texts(&s, &c.id), want_path, "at {cut}");
+        // a reply cut between its lines is stored again whole, the partial one kept out of the figures
+        assert!(
+            c.messages >= want_messages && c.messages <= want_messages + 2,
+            "at {cut}: {} vs {want_messages}",
+            c.messages
+        );
+    }
+}

@@ -154,6 +154,12 @@ pub fn parse(path: &Path, input: Vec<(usize, Value)>) -> Result<Parsed, FormatEr
     Ok(parsed)
 }
 
+/// A window of lines from the end of a session's file, read alone (no subagents: the caller checked that the
+/// files read with the session did not change, and that no line is an inline subagent's).
+pub(crate) fn parse_window(path: &Path, lines: Vec<(usize, Value)>) -> Result<Parsed, FormatError> {
+    parse_inner(path, lines, false)
+}
+
 /// The `agent-*.jsonl` files in `dir` that belong to `session` (their first line names it).
 pub fn agent_files_of(dir: &Path, session: &str) -> Vec<std::path::PathBuf> {
     let Ok(rd) = std::fs::read_dir(dir) else {

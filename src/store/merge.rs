@@ -88,6 +88,7 @@ impl Store {
         hash: &str,
         source: &str,
         conversations: &[ImportedConversation],
+        read: Option<&super::SourceRead>,
     ) -> Result<Vec<Merged>> {
         let tx = self.write_tx()?;
         let mut out: Vec<Merged> = Vec::with_capacity(conversations.len());
@@ -138,6 +139,9 @@ impl Store {
                 "INSERT OR IGNORE INTO imports (hash, conversation, source, imported_at) VALUES (?1, ?2, ?3, ?4)",
                 rusqlite::params![hash, seq, source, super::now_ms()],
             )?;
+            if let Some(r) = read {
+                super::sources::record(&tx, seq, r)?;
+            }
         }
         tx.commit()?;
         Ok(out)
@@ -250,17 +254,18 @@ fn append_missing(
     Ok(added)
 }
 
-/// The harness's own id of the entry a message was read from (Claude Code: its first line's uuid; pi: the
-/// entry's id), where it recorded one.
-fn entry_id(meta: &serde_json::Value) -> Option<&str> {
+/// The harness's own id of the entry a message was read from (Claude Code: its first line's uuid, or a
+/// compaction boundary's; pi: the entry's id), where it recorded one.
+pub(super) fn entry_id(meta: &serde_json::Value) -> Option<&str> {
     meta.pointer("/lines/0/uuid")
+        .or_else(|| meta.pointer("/line/uuid"))
         .or_else(|| meta.pointer("/entry/id"))
         .and_then(|v| v.as_str())
 }
 
 /// Takes a stored leaf out of the figures (a partial reply read again whole): its usage in the measures and the
 /// day roll-up, its tool calls. The message stays.
-fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
+pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
     #[allow(clippy::type_complexity)]
     let row: Option<(i64, Option<String>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)> = tx
         .query_row(

@@ -50,6 +50,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: "",
         backfill: Some(super::measures::backfill_requests),
     },
+    Step {
+        sql: V11,
+        backfill: None,
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
@@ -325,6 +329,22 @@ SELECT model, count(*), count(input_tokens),
        coalesce(max(coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0)), 0),
        min(created_at), max(created_at)
 FROM measures WHERE copy = 0 AND model IS NOT NULL GROUP BY model;
+"#;
+
+/// v11: how far each imported file was read (its length then, its line count, hashes of its first and last
+/// bytes read, the files read with it), so a session that grew is read from where the last import stopped.
+const V11: &str = r#"
+CREATE TABLE sources (
+    path TEXT PRIMARY KEY,
+    conversation INTEGER NOT NULL REFERENCES conversations(seq),
+    format TEXT NOT NULL,
+    read_to INTEGER NOT NULL,
+    lines INTEGER NOT NULL,
+    head_hash TEXT NOT NULL,
+    tail_hash TEXT NOT NULL,
+    linked TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
 "#;
 
 /// Brings a store at `from` up to [`VERSION`], all steps in one transaction.

@@ -124,6 +124,7 @@ impl Store {
         hash: &str,
         source: &str,
         conversations: &[ImportedConversation],
+        read: Option<&super::SourceRead>,
     ) -> Result<Vec<String>> {
         let tx = self.write_tx()?;
         let existing: Option<String> = tx
@@ -154,6 +155,9 @@ impl Store {
                 "INSERT INTO imports (hash, conversation, source, imported_at) VALUES (?1, ?2, ?3, ?4)",
                 rusqlite::params![hash, seq, source, super::now_ms()],
             )?;
+            if let Some(r) = read {
+                super::sources::record(&tx, seq, r)?;
+            }
         }
         tx.commit()?;
         Ok(ids)

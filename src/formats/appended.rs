@@ -1,0 +1,114 @@
+//! Reading the end of a transcript that grew: which formats a harness only ever appends to (so the lines after
+//! the last import, with a few before them, can be read alone), which other files a session is read with (a
+//! change there means the whole session is read again), and the reader for such a window of lines.
+//!
+//! Only Claude Code qualifies for now: its files are appended a line at a time, and every message carries the
+//! harness's own id (its first line's uuid), which is what the store matches the window's messages by. pi v3
+//! rewrites its files on migration and Codex's records carry no ids: those are read whole.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::{Format, FormatError, Parsed, claude_code};
+
+/// Whether the harness only appends to files of this format, naming every message (so a window can be read).
+pub fn reads_appended(format: Format) -> bool {
+    matches!(format, Format::ClaudeCode)
+}
+
+/// The files a session of `path` is read with (Claude Code's subagent files), with their sizes, and what names
+/// the session, as JSON the importer keeps beside the read position: when it differs the session is read whole.
+pub fn linked_files(format: Format, path: &Path, meta: &Value) -> String {
+    let session = meta.get("sessionId").and_then(Value::as_str);
+    let mut files: Vec<(String, u64)> = Vec::new();
+    if format == Format::ClaudeCode {
+        let mut add = |p: &Path| {
+            let size = std::fs::metadata(p).map_or(0, |m| m.len());
+            files.push((p.to_string_lossy().into_owned(), size));
+        };
+        if let (Some(stem), Some(dir)) = (path.file_stem(), path.parent()) {
+            let sub = dir.join(stem).join("subagents");
+            if let Ok(rd) = std::fs::read_dir(&sub) {
+                let mut found: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+                found.sort();
+                found.iter().for_each(|p| add(p));
+            }
+            if let Some(s) = session {
+                claude_code::agent_files_of(dir, s)
+                    .iter()
+                    .for_each(|p| add(p));
+            }
+        }
+    }
+    json!({"session": session, "files": files}).to_string()
+}
+
+/// The session id a [`linked_files`] listing was made for.
+pub fn session_of_listing(listing: &str) -> Value {
+    serde_json::from_str::<Value>(listing)
+        .ok()
+        .and_then(|v| v.get("session").cloned())
+        .map_or_else(|| json!({}), |s| json!({"sessionId": s}))
+}
+
+/// A window read from the end of a file: the conversation its lines make, and for each of its messages whether
+/// it was read whole before (all its lines come before where the last read stopped): those the store already
+/// holds, or holds more of than the window shows (a reply whose first lines are before the window).
+pub struct Window {
+    pub parsed: Parsed,
+    pub read_before: Vec<bool>,
+}
+
+/// Reads a window of lines from the end of a file of `format` (the lines after the last import, with some before
+/// them; `last_read` is the number of the last line read before) as one conversation, without the files read with
+/// it. `None` when the window cannot be read alone (a format that is not appended to, Claude Code 1.x's
+/// subagents inline in the session's file).
+pub fn parse_window(
+    format: Format,
+    path: &Path,
+    lines: Vec<(usize, Value)>,
+    last_read: usize,
+) -> Option<Result<Window, FormatError>> {
+    match format {
+        Format::ClaudeCode => {
+            let inline_subagent = lines
+                .iter()
+                .any(|(_, v)| v.get("isSidechain").and_then(Value::as_bool) == Some(true));
+            if inline_subagent {
+                return None;
+            }
+            let line_of: std::collections::HashMap<String, usize> = lines
+                .iter()
+                .filter_map(|(no, v)| Some((v.get("uuid")?.as_str()?.to_string(), *no)))
+                .collect();
+            Some(claude_code::parse_window(path, lines).map(|mut parsed| {
+                parsed.finish_report();
+                let read_before = parsed
+                    .messages
+                    .iter()
+                    .map(|m| {
+                        let meta = &m.message.meta;
+                        let uuids: Vec<&str> = match meta.get("lines").and_then(Value::as_array) {
+                            Some(ls) => ls.iter().filter_map(|l| l.get("uuid")?.as_str()).collect(),
+                            None => meta
+                                .pointer("/line/uuid")
+                                .and_then(Value::as_str)
+                                .into_iter()
+                                .collect(),
+                        };
+                        !uuids.is_empty()
+                            && uuids
+                                .iter()
+                                .all(|u| line_of.get(*u).is_some_and(|&no| no <= last_read))
+                    })
+                    .collect();
+                Window {
+                    parsed,
+                    read_before,
+                }
+            }))
+        }
+        _ => None,
+    }
+}

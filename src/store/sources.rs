@@ -1,0 +1,278 @@
+//! Where each imported file was read to, so a live session that grew is read from where the last import stopped
+//! instead of whole: the importer asks how far a file was read ([`Store::source_read`]), reads what came after
+//! (with a few lines before it, so a message whose lines straddle the old end is read whole), and hands the
+//! messages it found to [`Store::append_tail`]. That matches them to the stored ones by the harness's own entry
+//! ids (Claude Code's line uuids, pi's entry ids) and appends the new ones under the message each follows, in one
+//! transaction with the tip's move and the new read position. Anything it cannot place exactly (a stored message
+//! whose content changed, a new message whose parent is before the lines read, a compaction marker whose
+//! positions were counted in those lines) makes it write nothing and say why: the importer then reads the whole
+//! file, as it would without a read position. The store knows nothing of formats: the position, its hashes and
+//! the list of files read with it are the importer's.
+
+use std::collections::HashMap;
+
+use rusqlite::{OptionalExtension, params};
+
+use super::turns::ImportedConversation;
+use super::{Result, Store, StoreError, conv_row, insert_message, move_tip};
+use crate::model::Role;
+
+/// How far one file was read, as the importer describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceRead {
+    /// The file, as the importer names it (its canonical path).
+    pub path: String,
+    /// The format it was read in (the importer's name for it).
+    pub format: String,
+    /// Bytes read (the file's length then).
+    pub read_to: u64,
+    /// Line breaks in the bytes read.
+    pub lines: u64,
+    /// Hashes of the first and of the last bytes read: a file rewritten in place does not match them.
+    pub head_hash: String,
+    pub tail_hash: String,
+    /// The files read with it (subagents), as the importer lists them: read again whole when this changes.
+    pub linked: String,
+}
+
+/// A file the store has read: the conversation it went into and how far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownSource {
+    pub conversation: String,
+    pub read: SourceRead,
+}
+
+/// What [`Store::append_tail`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tail {
+    /// The new messages were appended (0: there were none) and the read position moved.
+    Appended(usize),
+    /// Nothing was written: the lines read do not continue the stored conversation exactly, for the reason given.
+    NotAContinuation(String),
+}
+
+impl Store {
+    /// How far the file at `path` was read, and into which conversation, if it was imported.
+    pub fn source_read(&self, path: &str) -> Result<Option<KnownSource>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT c.id, s.format, s.read_to, s.lines, s.head_hash, s.tail_hash, s.linked
+                 FROM sources s JOIN conversations c ON c.seq = s.conversation WHERE s.path = ?1",
+                [path],
+                |r| {
+                    Ok(KnownSource {
+                        conversation: r.get(0)?,
+                        read: SourceRead {
+                            path: path.to_string(),
+                            format: r.get(1)?,
+                            read_to: r.get::<_, i64>(2)?.max(0) as u64,
+                            lines: r.get::<_, i64>(3)?.max(0) as u64,
+                            head_hash: r.get(4)?,
+                            tail_hash: r.get(5)?,
+                            linked: r.get(6)?,
+                        },
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    /// Appends to `conversation` the messages of `c` (read from the end of a file that grew) it does not hold,
+    /// matched by the harness's entry ids, and records `read` as how far the file was read, in one transaction.
+    /// `read_before` says which of `c`'s messages were read whole before (the window's first lines): those are
+    /// never written, only matched, so that what follows them can be placed. Writes nothing and says why when `c`
+    /// does not continue the stored conversation exactly.
+    pub fn append_tail(
+        &mut self,
+        conversation: &str,
+        read: &SourceRead,
+        c: &ImportedConversation,
+        read_before: &[bool],
+    ) -> Result<Tail> {
+        let tx = self.write_tx()?;
+        let conv = conv_row(&tx, conversation)?;
+        // The messages the lines read can name are the newest ones stored: every stored child of a stored message
+        // was written after it, so a message whose parent is among the newest `window` is among them too.
+        let window = (c.messages.len() as i64)
+            .saturating_mul(8)
+            .saturating_add(64);
+        let mut by_entry: HashMap<String, (i64, i64)> = HashMap::new();
+        {
+            let mut stmt = tx.prepare_cached(
+                "SELECT seq, depth, CASE WHEN json_valid(meta) THEN coalesce(json_extract(meta, '$.lines[0].uuid'),
+                        json_extract(meta, '$.line.uuid'), json_extract(meta, '$.entry.id')) END
+                 FROM messages WHERE conversation = ?1 ORDER BY seq DESC LIMIT ?2",
+            )?;
+            let mut rows = stmt.query(params![conv.seq, window])?;
+            while let Some(r) = rows.next()? {
+                if let Some(e) = r.get::<_, Option<String>>(2)? {
+                    by_entry.entry(e).or_insert((r.get(0)?, r.get(1)?));
+                }
+            }
+        }
+        // where each message of `c` is in the store (`None`: a message read before that the window shows only in
+        // part, which nothing new may follow)
+        let mut placed: Vec<Option<(i64, i64)>> = Vec::with_capacity(c.messages.len());
+        let mut added = 0;
+        for (i, im) in c.messages.iter().enumerate() {
+            let m = &im.message;
+            let entry = super::merge::entry_id(&m.meta);
+            let held = entry.and_then(|e| by_entry.get(e)).copied();
+            let before = read_before.get(i).copied().unwrap_or(false);
+            if let Some(at) = held
+                && same_body(&tx, at.0, m.role, &m.content)?
+            {
+                placed.push(Some(at));
+                continue;
+            }
+            if before {
+                placed.push(None);
+                continue;
+            }
+            if m.meta.get("cairn").is_some() {
+                return Ok(Tail::NotAContinuation(
+                    "a compaction among the new lines (its positions count from the file's start)"
+                        .into(),
+                ));
+            }
+            let under = match im.parent {
+                Some(p) if p < i => match placed[p] {
+                    Some(u) => Some(u),
+                    None => {
+                        return Ok(Tail::NotAContinuation(format!(
+                            "a new message (entry {}) follows one the lines read show only in part",
+                            entry.unwrap_or("without an id")
+                        )));
+                    }
+                },
+                Some(p) => {
+                    return Err(StoreError::InvalidTurn(format!(
+                        "imported message {i} names parent {p}, which does not come before it"
+                    )));
+                }
+                None => None,
+            };
+            match held {
+                // a reply read between two of its lines, read again whole: stored beside the partial one, which
+                // leaves the figures (as a merge of the whole file does)
+                Some(at) => {
+                    let Some(parent) = leaf_parent(&tx, conv.seq, at.0)? else {
+                        return Ok(Tail::NotAContinuation(format!(
+                            "entry {} changed since it was read, and messages follow it",
+                            entry.unwrap_or_default()
+                        )));
+                    };
+                    super::merge::retire(&tx, at.0)?;
+                    let under = if im.parent.is_some() { under } else { parent };
+                    let (seq, _) = insert_message(&tx, conv.seq, under, m)?;
+                    placed.push(Some((seq, under.map_or(0, |u| u.1 + 1))));
+                }
+                None if im.parent.is_none() => {
+                    return Ok(Tail::NotAContinuation(format!(
+                        "a new message (entry {}) follows one before the lines read",
+                        entry.unwrap_or("without an id")
+                    )));
+                }
+                None => {
+                    let (seq, _) = insert_message(&tx, conv.seq, under, m)?;
+                    placed.push(Some((seq, under.map_or(0, |u| u.1 + 1))));
+                }
+            }
+            added += 1;
+        }
+        if added > 0 {
+            let tip = match c.tip {
+                Some(t) => placed.get(t).copied().flatten().map(|p| p.0),
+                None => placed.last().copied().flatten().map(|p| p.0),
+            };
+            if tip.is_some() && tip != conv.tip {
+                move_tip(
+                    &tx,
+                    &conv,
+                    conv.tip,
+                    tip,
+                    "import",
+                    serde_json::json!({"messages": added, "grown": true}),
+                )?;
+            }
+        }
+        record(&tx, conv.seq, read)?;
+        tx.commit()?;
+        Ok(Tail::Appended(added))
+    }
+}
+
+/// The parent (seq, depth) of the stored message `seq` when it is a leaf (`Some(None)`: a leaf root), `None` when
+/// messages follow it. Children come after their parent, so the scan starts at it.
+fn leaf_parent(
+    tx: &rusqlite::Transaction<'_>,
+    conv_seq: i64,
+    seq: i64,
+) -> Result<Option<Option<(i64, i64)>>> {
+    let has_child: bool = tx
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM messages WHERE conversation = ?1 AND seq > ?2 AND parent = ?2)",
+        )?
+        .query_row(params![conv_seq, seq], |r| r.get(0))?;
+    if has_child {
+        return Ok(None);
+    }
+    let parent: Option<(i64, i64)> = tx
+        .prepare_cached(
+            "SELECT p.seq, p.depth FROM messages m JOIN messages p ON p.seq = m.parent WHERE m.seq = ?1",
+        )?
+        .query_row([seq], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    Ok(Some(parent))
+}
+
+/// Whether the stored message `seq` has this role and content (images by their hashes).
+fn same_body(
+    tx: &rusqlite::Transaction<'_>,
+    seq: i64,
+    role: Role,
+    content: &[crate::model::Block],
+) -> Result<bool> {
+    let (stored_role, text): (String, Option<String>) = tx
+        .prepare_cached(
+            "SELECT b.role, b.content FROM messages m JOIN messages b ON b.seq = coalesce(m.body_of, m.seq)
+             WHERE m.seq = ?1",
+        )?
+        .query_row([seq], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    if stored_role != role.as_str() {
+        return Ok(false);
+    }
+    let Some(v) = text.and_then(|t| serde_json::from_str(&t).ok()) else {
+        return Ok(false);
+    };
+    let Ok(blocks) = crate::wire::blocks_from_value(v, "content") else {
+        return Ok(false);
+    };
+    Ok(super::fingerprint("", role, &blocks) == super::fingerprint("", role, content))
+}
+
+/// Records how far a file was read into the conversation `conv_seq` (replacing what an earlier read recorded).
+pub(crate) fn record(
+    tx: &rusqlite::Transaction<'_>,
+    conv_seq: i64,
+    read: &SourceRead,
+) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT OR REPLACE INTO sources (path, conversation, format, read_to, lines, head_hash, tail_hash, linked,
+                                         updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        read.path,
+        conv_seq,
+        read.format,
+        i64::try_from(read.read_to).unwrap_or(i64::MAX),
+        i64::try_from(read.lines).unwrap_or(i64::MAX),
+        read.head_hash,
+        read.tail_hash,
+        read.linked,
+        super::now_ms()
+    ])?;
+    Ok(())
+}
