@@ -158,14 +158,27 @@ impl Parsed {
     /// knows them: 2^63 - 1 tokens in a hostile file) is not stored as usage: it is kept as metadata
     /// (`cairn.refused_usage`) and the report says so, so no cost, free space or replay is made of it.
     fn check_usage(&mut self) {
+        let prompt_of = |u: &crate::model::Usage| {
+            u.input_tokens
+                .saturating_add(u.cache_read_input_tokens)
+                .saturating_add(u.cache_creation_input_tokens)
+        };
+        // figures under twice the least the catalog can answer need no catalog (loading it is most of the time
+        // a session that grew by a turn takes to read)
+        let floor = crate::models::LARGEST_WINDOW_FLOOR.saturating_mul(2);
+        let within_floor = self.messages.iter().all(|m| {
+            m.message
+                .usage
+                .is_none_or(|u| prompt_of(&u) <= floor && u.output_tokens <= floor)
+        });
+        if within_floor {
+            return;
+        }
         let limit = crate::models::largest_window().saturating_mul(2);
         let mut refused = 0;
         for m in &mut self.messages {
             let Some(u) = m.message.usage else { continue };
-            let prompt = u
-                .input_tokens
-                .saturating_add(u.cache_read_input_tokens)
-                .saturating_add(u.cache_creation_input_tokens);
+            let prompt = prompt_of(&u);
             if prompt > limit || u.output_tokens > limit {
                 if !m.message.meta.is_object() {
                     m.message.meta = serde_json::json!({});

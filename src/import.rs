@@ -307,7 +307,7 @@ fn read_grown(
                 file.display()
             ));
             outcome.duplicate_of = Some(conv.clone());
-            outcome.conversations = with_linked(store, conv);
+            outcome.conversations = known.conversations.clone();
             return Grown::Done;
         }
         tail::Since::Grew {
@@ -349,7 +349,7 @@ fn read_grown(
                 ));
                 outcome.duplicate_of = Some(conv.clone());
             }
-            outcome.conversations = with_linked(store, conv);
+            outcome.conversations = known.conversations.clone();
             Grown::Done
         }
         Ok(crate::store::Tail::NotAContinuation(why)) => whole(why),
@@ -358,20 +358,6 @@ fn read_grown(
             Grown::Done
         }
     }
-}
-
-/// A conversation's id, then those of the conversations linked to it (its subagents).
-fn with_linked(store: &Store, conv: String) -> Vec<String> {
-    let linked: Vec<String> = store
-        .conversations()
-        .map(|all| {
-            all.into_iter()
-                .filter(|c| c.linked_to.as_deref() == Some(conv.as_str()))
-                .map(|c| c.id)
-                .collect()
-        })
-        .unwrap_or_default();
-    std::iter::once(conv).chain(linked).collect()
 }
 
 /// What tells one session from another: the harness, the file's name, its own session id where it records one,

@@ -15,7 +15,7 @@ pub mod price;
 
 use serde::Serialize;
 
-pub use catalog::largest_window;
+pub use catalog::{LARGEST_WINDOW_FLOOR, largest_window};
 pub use price::{Price, Pricer, cost, usd};
 
 use crate::tokens::Tokenizer;

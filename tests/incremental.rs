@@ -417,3 +417,32 @@ fn a_long_session_is_read_from_a_window_before_where_its_import_stopped() {
         );
     }
 }
+
+#[test]
+fn lines_another_copy_of_the_session_brought_in_are_not_added_again() {
+    let lines = long_session(60);
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live.jsonl");
+    std::fs::write(&live, lines[..300].join("\n") + "\n").unwrap();
+    let mut s = Store::open(dir.path().join("s.db")).unwrap();
+    let first = import(&mut s, &live);
+    // the whole session, copied elsewhere under the same name, is merged into the same conversation
+    let elsewhere = dir.path().join("copy");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("live.jsonl"), lines.join("\n") + "\n").unwrap();
+    let copy = import(&mut s, &elsewhere.join("live.jsonl"));
+    assert_eq!(copy.status, "grown");
+    assert_eq!(copy.conversations[0], first.conversations[0]);
+    let held = s.conversation(&first.conversations[0]).unwrap().messages;
+    let want = stats(&mut s).rows;
+    // then the live file grows to the same lines: read from where it stopped, nothing is new
+    std::fs::write(&live, lines.join("\n") + "\n").unwrap();
+    let again = import(&mut s, &live);
+    assert!(again.read_from.is_some(), "{:?}", again.report.notes);
+    assert_eq!(again.status, "unchanged", "{:?}", again.report.notes);
+    assert_eq!(
+        s.conversation(&first.conversations[0]).unwrap().messages,
+        held
+    );
+    assert_eq!(stats(&mut s).rows, want);
+}

@@ -70,7 +70,10 @@ fn ask(name: &str) -> Answer {
     }
 }
 
-/// The largest context window the catalog lists for any model (at least 10M tokens).
+/// The least [`largest_window`] answers, whatever the catalog lists: a figure below it needs no catalog.
+pub const LARGEST_WINDOW_FLOOR: u64 = 10_000_000;
+
+/// The largest context window the catalog lists for any model (at least [`LARGEST_WINDOW_FLOOR`] tokens).
 pub fn largest_window() -> u64 {
     static W: LazyLock<u64> = LazyLock::new(|| {
         Calculator::bundled()
@@ -79,7 +82,7 @@ pub fn largest_window() -> u64 {
             .filter_map(|m| m.context_window())
             .max()
             .unwrap_or(0)
-            .max(10_000_000)
+            .max(LARGEST_WINDOW_FLOOR)
     });
     *W
 }

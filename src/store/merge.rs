@@ -140,7 +140,8 @@ impl Store {
                 rusqlite::params![hash, seq, source, super::now_ms()],
             )?;
             if let Some(r) = read {
-                super::sources::record(&tx, seq, r)?;
+                let ids: Vec<String> = out.iter().map(|m| m.conversation.clone()).collect();
+                super::sources::record(&tx, seq, r, &ids)?;
             }
         }
         tx.commit()?;

@@ -332,9 +332,9 @@ FROM measures WHERE copy = 0 AND model IS NOT NULL GROUP BY model;
 "#;
 
 /// v11: how far each imported file was read (its length then, its line count, hashes of its first and last
-/// bytes read, the files read with it), so a session that grew is read from where the last import stopped.
+/// bytes read, the files read with it, the conversations it went into), so a session that grew is read from where the last import stopped.
 const V11: &str = r#"
-CREATE TABLE sources (
+CREATE TABLE IF NOT EXISTS sources (
     path TEXT PRIMARY KEY,
     conversation INTEGER NOT NULL REFERENCES conversations(seq),
     format TEXT NOT NULL,
@@ -343,6 +343,8 @@ CREATE TABLE sources (
     head_hash TEXT NOT NULL,
     tail_hash TEXT NOT NULL,
     linked TEXT NOT NULL,
+    -- the conversations the file was read into (the session's, then its subagents'), a JSON array of ids
+    conversations TEXT NOT NULL,
     updated_at INTEGER NOT NULL
 ) WITHOUT ROWID;
 "#;

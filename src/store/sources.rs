@@ -39,6 +39,8 @@ pub struct SourceRead {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KnownSource {
     pub conversation: String,
+    /// Every conversation the file was read into: the session's first, then those linked to it (subagents).
+    pub conversations: Vec<String>,
     pub read: SourceRead,
 }
 
@@ -57,12 +59,18 @@ impl Store {
         Ok(self
             .conn
             .query_row(
-                "SELECT c.id, s.format, s.read_to, s.lines, s.head_hash, s.tail_hash, s.linked
+                "SELECT c.id, s.format, s.read_to, s.lines, s.head_hash, s.tail_hash, s.linked, s.conversations
                  FROM sources s JOIN conversations c ON c.seq = s.conversation WHERE s.path = ?1",
                 [path],
                 |r| {
+                    let id: String = r.get(0)?;
+                    let all: String = r.get(7)?;
                     Ok(KnownSource {
-                        conversation: r.get(0)?,
+                        conversations: serde_json::from_str::<Vec<String>>(&all)
+                            .ok()
+                            .filter(|all| all.first() == Some(&id))
+                            .unwrap_or_else(|| vec![id.clone()]),
+                        conversation: id,
                         read: SourceRead {
                             path: path.to_string(),
                             format: r.get(1)?,
@@ -92,42 +100,74 @@ impl Store {
     ) -> Result<Tail> {
         let tx = self.write_tx()?;
         let conv = conv_row(&tx, conversation)?;
-        // The messages the lines read can name are the newest ones stored: every stored child of a stored message
-        // was written after it, so a message whose parent is among the newest `window` is among them too.
-        let window = (c.messages.len() as i64)
-            .saturating_mul(8)
+        let before = |i: usize| read_before.get(i).copied().unwrap_or(false);
+        let entries: Vec<Option<&str>> = c
+            .messages
+            .iter()
+            .map(|im| super::merge::entry_id(&im.message.meta))
+            .collect();
+        // What must be found in the store: the messages with new lines (one may be stored already, in part or
+        // whole), and the messages read before that they follow (the places they hang from).
+        let mut wanted: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let mut anchors: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        for (i, im) in c.messages.iter().enumerate() {
+            if before(i) {
+                continue;
+            }
+            wanted.extend(entries[i]);
+            if let Some(p) = im.parent.filter(|&p| p < i && before(p))
+                && let Some(e) = entries[p]
+            {
+                anchors.insert(e);
+                wanted.insert(e);
+            }
+        }
+        // Newest first, until every anchor is found: a stored copy of a new message was written after the message
+        // it follows, so it is among the rows seen by then. Bounded: the lines read name only recent messages.
+        let bound = (c.messages.len() as i64)
+            .saturating_mul(2)
             .saturating_add(64);
         let mut by_entry: HashMap<String, (i64, i64)> = HashMap::new();
-        {
+        if !wanted.is_empty() {
             let mut stmt = tx.prepare_cached(
                 "SELECT seq, depth, CASE WHEN json_valid(meta) THEN coalesce(json_extract(meta, '$.lines[0].uuid'),
                         json_extract(meta, '$.line.uuid'), json_extract(meta, '$.entry.id')) END
                  FROM messages WHERE conversation = ?1 ORDER BY seq DESC LIMIT ?2",
             )?;
-            let mut rows = stmt.query(params![conv.seq, window])?;
+            let mut rows = stmt.query(params![conv.seq, bound])?;
+            let mut found = 0;
             while let Some(r) = rows.next()? {
-                if let Some(e) = r.get::<_, Option<String>>(2)? {
-                    by_entry.entry(e).or_insert((r.get(0)?, r.get(1)?));
+                let Some(e) = r.get::<_, Option<String>>(2)? else {
+                    continue;
+                };
+                if !wanted.contains(e.as_str()) || by_entry.contains_key(&e) {
+                    continue;
+                }
+                found += usize::from(anchors.contains(e.as_str()));
+                by_entry.insert(e, (r.get(0)?, r.get(1)?));
+                if found == anchors.len() {
+                    break;
                 }
             }
         }
-        // where each message of `c` is in the store (`None`: a message read before that the window shows only in
-        // part, which nothing new may follow)
+        // where each message of `c` is in the store (`None`: a message read before that nothing new follows, or
+        // that the window shows only in part)
         let mut placed: Vec<Option<(i64, i64)>> = Vec::with_capacity(c.messages.len());
         let mut added = 0;
         for (i, im) in c.messages.iter().enumerate() {
             let m = &im.message;
-            let entry = super::merge::entry_id(&m.meta);
+            let entry = entries[i];
             let held = entry.and_then(|e| by_entry.get(e)).copied();
-            let before = read_before.get(i).copied().unwrap_or(false);
+            if before(i) {
+                // the stored message its entry names (the window may show it only in part: a reply whose first
+                // lines are before the window)
+                placed.push(held);
+                continue;
+            }
             if let Some(at) = held
                 && same_body(&tx, at.0, m.role, &m.content)?
             {
                 placed.push(Some(at));
-                continue;
-            }
-            if before {
-                placed.push(None);
                 continue;
             }
             if m.meta.get("cairn").is_some() {
@@ -197,7 +237,7 @@ impl Store {
                 )?;
             }
         }
-        record(&tx, conv.seq, read)?;
+        moved(&tx, read)?;
         tx.commit()?;
         Ok(Tail::Appended(added))
     }
@@ -252,16 +292,18 @@ fn same_body(
     Ok(super::fingerprint("", role, &blocks) == super::fingerprint("", role, content))
 }
 
-/// Records how far a file was read into the conversation `conv_seq` (replacing what an earlier read recorded).
+/// Records how far a file was read into the conversations `ids` (the first the session's; replacing what an
+/// earlier read recorded).
 pub(crate) fn record(
     tx: &rusqlite::Transaction<'_>,
     conv_seq: i64,
     read: &SourceRead,
+    ids: &[String],
 ) -> Result<()> {
     tx.prepare_cached(
         "INSERT OR REPLACE INTO sources (path, conversation, format, read_to, lines, head_hash, tail_hash, linked,
-                                         updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                         conversations, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
     .execute(params![
         read.path,
@@ -272,6 +314,23 @@ pub(crate) fn record(
         read.head_hash,
         read.tail_hash,
         read.linked,
+        serde_json::Value::from(ids.to_vec()).to_string(),
+        super::now_ms()
+    ])?;
+    Ok(())
+}
+
+/// Moves a file's recorded read position (its conversations stay).
+fn moved(tx: &rusqlite::Transaction<'_>, read: &SourceRead) -> Result<()> {
+    tx.prepare_cached(
+        "UPDATE sources SET read_to = ?2, lines = ?3, head_hash = ?4, tail_hash = ?5, updated_at = ?6 WHERE path = ?1",
+    )?
+    .execute(params![
+        read.path,
+        i64::try_from(read.read_to).unwrap_or(i64::MAX),
+        i64::try_from(read.lines).unwrap_or(i64::MAX),
+        read.head_hash,
+        read.tail_hash,
         super::now_ms()
     ])?;
     Ok(())

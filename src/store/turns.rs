@@ -156,7 +156,7 @@ impl Store {
                 rusqlite::params![hash, seq, source, super::now_ms()],
             )?;
             if let Some(r) = read {
-                super::sources::record(&tx, seq, r)?;
+                super::sources::record(&tx, seq, r, &ids)?;
             }
         }
         tx.commit()?;
