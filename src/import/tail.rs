@@ -19,7 +19,7 @@ use crate::store::SourceRead;
 /// Bytes hashed at the start and at the end of what was read.
 const HASHED: u64 = 4096;
 /// Lines read before the old end.
-const WINDOW_LINES: usize = 256;
+const WINDOW_LINES: usize = 128;
 /// At most this far back for them (a line can be a megabyte of pasted image).
 const WINDOW_BYTES: u64 = 8 << 20;
 
