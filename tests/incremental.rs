@@ -446,3 +446,133 @@ fn lines_another_copy_of_the_session_brought_in_are_not_added_again() {
     );
     assert_eq!(stats(&mut s).rows, want);
 }
+
+fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples")
+}
+
+/// The first half of a session as its harness had written it when it was first read: half the lines of a JSONL
+/// or Markdown file, half the messages of a JSON session (or trajectory), half a Cline task's requests with the
+/// UI messages of those requests.
+fn first_half(src: &Path, dst: &Path) {
+    let half = |a: &mut Vec<serde_json::Value>| a.truncate(a.len() / 2);
+    if src.is_dir() {
+        std::fs::create_dir_all(dst).unwrap();
+        let read = |f: &str| -> Vec<serde_json::Value> {
+            serde_json::from_slice(&std::fs::read(src.join(f)).unwrap()).unwrap()
+        };
+        let mut api = read("api_conversation_history.json");
+        half(&mut api);
+        let n = api.len() as i64;
+        let ui: Vec<serde_json::Value> = read("ui_messages.json")
+            .into_iter()
+            .filter(|m| m["conversationHistoryIndex"].as_i64().unwrap_or(-1) < n - 1)
+            .collect();
+        let write = |f: &str, v: &Vec<serde_json::Value>| {
+            std::fs::write(dst.join(f), serde_json::to_vec(v).unwrap()).unwrap()
+        };
+        write("api_conversation_history.json", &api);
+        write("ui_messages.json", &ui);
+        return;
+    }
+    let text = std::fs::read_to_string(src).unwrap();
+    let name = src.to_string_lossy();
+    if name.ends_with(".jsonl") || name.ends_with(".md") {
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        std::fs::write(dst, lines[..lines.len() / 2].concat()).unwrap();
+        return;
+    }
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    if let Some(a) = doc.as_array_mut() {
+        a.truncate(a.len() / 2);
+    }
+    for key in ["messages", "trajectory", "history"] {
+        if let Some(a) = doc.get_mut(key).and_then(|a| a.as_array_mut()) {
+            let keep = a.len() / 2;
+            a.truncate(keep);
+        }
+    }
+    std::fs::write(dst, serde_json::to_vec(&doc).unwrap()).unwrap();
+}
+
+fn copy_whole(src: &Path, dst: &Path) {
+    if src.is_dir() {
+        for e in std::fs::read_dir(src).unwrap() {
+            let e = e.unwrap().path();
+            std::fs::copy(&e, dst.join(e.file_name().unwrap())).unwrap();
+        }
+    } else {
+        std::fs::copy(src, dst).unwrap();
+    }
+}
+
+#[test]
+fn every_harness_read_half_written_and_then_whole_gives_the_figures_of_one_import() {
+    let mut seen = std::collections::BTreeSet::new();
+    for harness in std::fs::read_dir(samples()).unwrap() {
+        let harness = harness.unwrap().path();
+        if !harness.is_dir() {
+            continue;
+        }
+        for s in std::fs::read_dir(&harness).unwrap() {
+            let s = s.unwrap().path();
+            let name = s.file_name().unwrap().to_string_lossy().into_owned();
+            // sessions: files, and Cline's task folders (a Claude Code project folder is several sessions)
+            let task = s.join("api_conversation_history.json").is_file();
+            if (s.is_dir() && !task)
+                || name.ends_with(".input.history")
+                || name.ends_with(".meta.json")
+            {
+                continue;
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let live = dir.path().join(&name);
+            // a session's subagents folder beside it goes with it, whole (they are their own files)
+            let stem = s.with_extension("");
+            if s.is_file() && stem.is_dir() {
+                let sub = dir.path().join(stem.file_name().unwrap()).join("subagents");
+                std::fs::create_dir_all(&sub).unwrap();
+                copy_whole(&stem.join("subagents"), &sub);
+            }
+            let mut once = Store::open(dir.path().join("once.db")).unwrap();
+            let o = import(&mut once, &s);
+            assert_eq!(o.status, "new", "{name}: {:?}", o.error);
+            let mut grown = Store::open(dir.path().join("grown.db")).unwrap();
+            first_half(&s, &live);
+            let first = import(&mut grown, &live);
+            assert_eq!(first.status, "new", "{name}: {:?}", first.error);
+            copy_whole(&s, &live);
+            let again = import(&mut grown, &live);
+            assert_eq!(again.status, "grown", "{name}: {:?}", again.error);
+            assert_eq!(again.conversations[0], first.conversations[0], "{name}");
+            assert_eq!(
+                grown.conversations().unwrap().len(),
+                once.conversations().unwrap().len(),
+                "{name}: nothing counted twice"
+            );
+            assert_eq!(stats(&mut grown).rows, stats(&mut once).rows, "{name}");
+            assert_eq!(
+                path_texts(&grown, &again.conversations[0]),
+                path_texts(&once, &o.conversations[0]),
+                "{name}"
+            );
+            assert_eq!(import(&mut grown, &live).status, "unchanged", "{name}");
+            seen.insert(harness.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    // every harness of the samples took part
+    assert_eq!(
+        seen.into_iter().collect::<Vec<_>>(),
+        [
+            "aider",
+            "claude-code",
+            "cline",
+            "codex",
+            "copilot-cli",
+            "gemini-cli",
+            "opencode",
+            "pi",
+            "trajectories"
+        ]
+    );
+}
