@@ -183,8 +183,14 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
     outcome.format = Some(fmt);
     outcome.report = parsed.report.clone();
     outcome.report.notes.extend(notes);
-    let read = formats::appended::reads_appended(fmt)
-        .then(|| tail::position(&key, fmt, &bytes, linked_now(fmt, &parsed.meta)));
+    // every file's position is kept (the window follows a session's file by it); only the formats that append
+    // are read from it again
+    let read = Some(tail::position(
+        &key,
+        fmt,
+        &bytes,
+        linked_now(fmt, &parsed.meta),
+    ));
     outcome.linked = parsed.children.iter().map(|c| c.report.clone()).collect();
     let (first, children) = parsed.into_imported(None);
     let mut convs = vec![first];

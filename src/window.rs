@@ -17,6 +17,7 @@ mod compare;
 mod conversations;
 mod dialogs;
 mod diff;
+mod follow;
 pub mod fonts;
 mod graph;
 mod operations;
@@ -163,6 +164,8 @@ pub struct Explorer {
     pub home: Option<crate::discover::Home>,
     /// When the store was last checked for writes by others (seconds of UI time).
     watched_at: f64,
+    /// The open conversation's file, followed while an agent writes it.
+    follow: Option<follow::Follow>,
     /// The conversation the window title names (`frames_titled`: a title was set at all).
     titled_for: Option<String>,
     frames_titled: bool,
@@ -225,6 +228,7 @@ impl Explorer {
             native_dialogs: true,
             home: crate::discover::Home::of_user(),
             watched_at: 0.0,
+            follow: None,
             titled_for: None,
             frames_titled: false,
             seen_version: None,
@@ -563,6 +567,11 @@ impl Explorer {
                     For::Timeline => self.timeline.data = Remote::Failed(e.clone()),
                     For::Diff => self.diff.data = Remote::Failed(e.clone()),
                     For::ReadBack => self.snapshots.readback = Remote::Failed(e.clone()),
+                    For::Follow => {
+                        if let Some(f) = &mut self.follow {
+                            f.running = false;
+                        }
+                    }
                     For::Find | For::Write => {}
                 }
                 return self.fail(e);
@@ -578,6 +587,9 @@ impl Explorer {
             }
             Done::Outcome(o) => *o,
         };
+        if done.purpose == For::Follow {
+            return self.followed(outcome);
+        }
         match outcome {
             Outcome::Context(r) => {
                 if let Some(c) = done.about.or(open) {
@@ -718,6 +730,7 @@ impl Explorer {
             return;
         }
         self.watched_at = now;
+        self.follow_file();
         let Some(store) = &self.store else { return };
         // nothing to read unless another connection committed since the last look (constant time)
         let version = store.data_version().ok();
@@ -738,6 +751,61 @@ impl Explorer {
             ));
         } else if count != self.conversations.len() {
             self.reload();
+        }
+    }
+
+    /// Imports the open conversation's file again when it moved (an agent still writing it): the import reads
+    /// only what it gained, and the watch then shows the new messages.
+    fn follow_file(&mut self) {
+        let open = self.conv_id();
+        if self.follow.as_ref().map(|f| Some(&f.conversation)) != Some(open.as_ref()) {
+            self.follow = match (&self.store, &open) {
+                (Some(store), Some(c)) => Some(follow::Follow::of(store, c)),
+                _ => None,
+            };
+        }
+        let Some(path) = self.follow.as_mut().and_then(|f| f.due()) else {
+            return;
+        };
+        if let Some(f) = &mut self.follow {
+            f.running = true;
+        }
+        self.worker.submit(
+            For::Follow,
+            Action::Import {
+                paths: vec![path],
+                format: None,
+            },
+        );
+    }
+
+    /// What a follow's import brought: new messages are shown (the conversation re-read) and said.
+    fn followed(&mut self, outcome: Outcome) {
+        if let Some(f) = &mut self.follow {
+            f.running = false;
+        }
+        let Outcome::Imported(files) = outcome else {
+            return;
+        };
+        let added: usize = files.iter().map(|f| f.added).sum();
+        if let Some(e) = files
+            .iter()
+            .filter(|f| f.duplicate_of.is_none())
+            .find_map(|f| f.error.as_ref())
+        {
+            return self.fail(format!("following the session's file: {e}"));
+        }
+        if added > 0 {
+            self.stats.reset();
+            self.refresh();
+            let file = files
+                .first()
+                .and_then(|f| f.file.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            self.info(format!(
+                "{file} grew: +{added} message(s), read from where the last import stopped"
+            ));
         }
     }
 

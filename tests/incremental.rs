@@ -557,6 +557,15 @@ fn every_harness_read_half_written_and_then_whole_gives_the_figures_of_one_impor
                 "{name}"
             );
             assert_eq!(import(&mut grown, &live).status, "unchanged", "{name}");
+            // the file is known as the conversation's (what the window follows)
+            let (path, read_to) = grown.source_of(&first.conversations[0]).unwrap().unwrap();
+            // (a Cline task by its requests file)
+            let file = match live.is_dir() {
+                true => live.join("api_conversation_history.json"),
+                false => live.clone(),
+            };
+            assert_eq!(Path::new(&path), file.canonicalize().unwrap(), "{name}");
+            assert_eq!(read_to, std::fs::metadata(&file).unwrap().len(), "{name}");
             seen.insert(harness.file_name().unwrap().to_string_lossy().into_owned());
         }
     }

@@ -1063,3 +1063,45 @@ fn a_late_answer_about_a_conversation_no_longer_open_is_dropped() {
         .expect("the other's context");
     assert_eq!(c, &other);
 }
+
+#[test]
+fn a_session_file_an_agent_is_still_writing_is_followed_while_it_is_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code/cc-rewind-fork-2.1.42.jsonl");
+    let text = std::fs::read_to_string(&src).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    // the agent has written half its session when it is imported
+    let live = dir.path().join("live.jsonl");
+    std::fs::write(&live, lines[..lines.len() / 2].concat()).unwrap();
+    let db = dir.path().join("cairn.db");
+    let conv = {
+        let mut store = Store::open(&db).unwrap();
+        let o = cairn::import::import_file(&mut store, &live, None);
+        assert_eq!(o.status, "new", "{:?}", o.error);
+        o.conversations[0].clone()
+    };
+    let whole = {
+        let mut store = Store::open(dir.path().join("whole.db")).unwrap();
+        let o = cairn::import::import_file(&mut store, &src, None);
+        store.conversation(&o.conversations[0]).unwrap().messages as usize
+    };
+    let mut app = Explorer::new(db.clone());
+    app.native_dialogs = false;
+    app.select(&conv);
+    let mut h = Harness::builder()
+        .with_size(eframe::egui::vec2(1280.0, 800.0))
+        .build_ui_state(|ui, app: &mut Explorer| app.draw(ui), app);
+    h.run();
+    let before = h.state().session.as_ref().unwrap().heads.len();
+    assert!(before < whole);
+    // it goes on writing while the window is open
+    std::fs::write(&live, text.as_bytes()).unwrap();
+    h.run_steps(12);
+    settle(&mut h);
+    h.run_steps(12);
+    let s = h.state().session.as_ref().unwrap();
+    assert_eq!(s.heads.len(), whole, "the whole session, once");
+    assert_eq!(s.conv.id, conv, "in the same conversation");
+    assert_eq!(Store::open(&db).unwrap().conversations().unwrap().len(), 1);
+}

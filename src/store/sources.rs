@@ -86,6 +86,22 @@ impl Store {
             .optional()?)
     }
 
+    /// The file `conversation` was read from (the session's, for a subagent read with it) and how many bytes of
+    /// it were read, if it came from a file.
+    pub fn source_of(&self, conversation: &str) -> Result<Option<(String, u64)>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT s.path, s.read_to FROM sources s JOIN conversations c ON c.seq = s.conversation
+                 WHERE c.id = ?1 OR (json_valid(s.conversations)
+                                     AND EXISTS (SELECT 1 FROM json_each(s.conversations) WHERE value = ?1))
+                 ORDER BY c.id = ?1 DESC, s.updated_at DESC LIMIT 1",
+                [conversation],
+                |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as u64)),
+            )
+            .optional()?)
+    }
+
     /// Appends to `conversation` the messages of `c` (read from the end of a file that grew) it does not hold,
     /// matched by the harness's entry ids, and records `read` as how far the file was read, in one transaction.
     /// `read_before` says which of `c`'s messages were read whole before (the window's first lines): those are
@@ -318,6 +334,13 @@ pub(crate) fn record(
         super::now_ms()
     ])?;
     Ok(())
+}
+
+/// Whether the store keeps a read position for the file at `path`.
+pub(crate) fn known(tx: &rusqlite::Transaction<'_>, path: &str) -> Result<bool> {
+    Ok(tx
+        .prepare_cached("SELECT 1 FROM sources WHERE path = ?1")?
+        .exists([path])?)
 }
 
 /// Moves a file's recorded read position (its conversations stay).

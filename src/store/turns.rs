@@ -135,6 +135,17 @@ impl Store {
             )
             .optional()?;
         if let Some(id) = existing {
+            // a file imported before the store kept read positions gets one (the window follows files by it)
+            if let Some(r) = read
+                && !super::sources::known(&tx, &r.path)?
+            {
+                let seq: i64 =
+                    tx.query_row("SELECT seq FROM conversations WHERE id = ?1", [&id], |r| {
+                        r.get(0)
+                    })?;
+                super::sources::record(&tx, seq, r, std::slice::from_ref(&id))?;
+                tx.commit()?;
+            }
             return Err(StoreError::Duplicate {
                 file: source.to_string(),
                 conversation: id,

@@ -28,6 +28,8 @@ pub enum For {
     Timeline,
     Diff,
     ReadBack,
+    /// The open conversation's file imported again because it grew (live follow).
+    Follow,
     /// Imports, exports, compactions, forks: the status line and a re-read of the store.
     Write,
 }
