@@ -17,7 +17,6 @@ pub mod pi;
 mod trajectories;
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -370,22 +369,53 @@ pub fn jsonl_of(path: &Path, bytes: &[u8]) -> Result<Vec<(usize, Value)>, Format
     jsonl_from(path, bytes, 1)
 }
 
-/// [`jsonl_of`] of bytes that start at line `first` of the file (the end of a file that grew).
+/// [`jsonl_of`] of bytes that start at line `first` of the file (the end of a file that grew). A large file is
+/// read in two halves at once (split at a line break), one on each core; an error is the first in file order.
 pub fn jsonl_from(
     path: &Path,
     bytes: &[u8],
     first: usize,
 ) -> Result<Vec<(usize, Value)>, FormatError> {
-    let reader = std::io::BufReader::with_capacity(1 << 16, bytes);
+    const APART: usize = 1 << 20;
+    let split = (bytes.len() >= APART)
+        .then(|| memchr::memchr(b'\n', &bytes[bytes.len() / 2..]))
+        .flatten()
+        .map(|at| bytes.len() / 2 + at + 1);
+    let Some(split) = split else {
+        return jsonl_lines(path, bytes, first);
+    };
+    let (a, b) = bytes.split_at(split);
+    let b_first = first + memchr::memchr_iter(b'\n', a).count();
+    let (a, b) = std::thread::scope(|s| {
+        let later = s.spawn(|| jsonl_lines(path, b, b_first));
+        let a = jsonl_lines(path, a, first);
+        // the other half's thread cannot panic short of a bug in serde_json; its error is read as the file's
+        (
+            a,
+            later
+                .join()
+                .unwrap_or_else(|_| Err(FormatError::new(path, b_first, "could not be read"))),
+        )
+    });
+    let mut out = a?;
+    out.extend(b?);
+    Ok(out)
+}
+
+fn jsonl_lines(
+    path: &Path,
+    bytes: &[u8],
+    first: usize,
+) -> Result<Vec<(usize, Value)>, FormatError> {
     let mut out = Vec::new();
-    for (i, line) in reader.lines().enumerate() {
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let n = i + first;
-        let line = line.map_err(|e| FormatError::new(path, n, e.to_string()))?;
+        let line = std::str::from_utf8(line)
+            .map_err(|_| FormatError::new(path, n, "stream did not contain valid UTF-8"))?;
         // a byte-order mark some editors write is not part of the first line's JSON
-        let line = if n == 1 {
-            line.strip_prefix('\u{feff}').unwrap_or(&line).to_string()
-        } else {
-            line
+        let line = match n {
+            1 => line.strip_prefix('\u{feff}').unwrap_or(line),
+            _ => line,
         };
         let trimmed = line.trim();
         if trimmed.is_empty() {
@@ -737,6 +767,38 @@ fn parse_iso8601(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_jsonl_read_in_two_halves_numbers_its_lines_and_errors_as_one_read_would() {
+        let line = format!("{{\"n\":0,\"pad\":\"{}\"}}", "x".repeat(1000));
+        let mut text = String::new();
+        for i in 0..3000 {
+            if i % 7 == 3 {
+                text.push_str("  \r\n"); // a blank line is skipped but counted
+            }
+            text.push_str(&line.replacen("0", &i.to_string(), 1));
+            text.push('\n');
+        }
+        assert!(text.len() > 2 << 20);
+        let lines = jsonl_from(Path::new("f.jsonl"), text.as_bytes(), 5).unwrap();
+        assert_eq!(lines.len(), 3000);
+        for (k, (n, v)) in lines.iter().enumerate() {
+            assert_eq!(v["n"], k as u64);
+            let blanks = (0..=k).filter(|i| i % 7 == 3).count();
+            assert_eq!(*n, 5 + k + blanks, "line of value {k}");
+        }
+        // a bad line in each half: the first in the file is the one named
+        let mut bad: Vec<&str> = text.lines().collect();
+        let last = bad.len() - 10;
+        bad[last] = "{not json";
+        let joined = bad.join("\n");
+        let e = jsonl_from(Path::new("f.jsonl"), joined.as_bytes(), 1).unwrap_err();
+        assert_eq!(e.line, last + 1);
+        bad[20] = "{also not";
+        let joined = bad.join("\n");
+        let e = jsonl_from(Path::new("f.jsonl"), joined.as_bytes(), 1).unwrap_err();
+        assert_eq!(e.line, 21);
+    }
 
     #[test]
     fn iso_timestamps_parse_to_epoch_ms() {

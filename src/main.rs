@@ -1,5 +1,8 @@
 //! The `cairn` binary: the CLI, and the window when no command is given.
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     std::process::exit(cairn::cli::run());
 }

@@ -582,25 +582,31 @@ pub(crate) fn insert_message(
     parent: Option<(i64, i64)>,
     m: &NewMessage,
 ) -> Result<(i64, String)> {
+    let p = prepare(m)?;
+    insert_prepared(tx, conv_seq, parent, m, p)
+}
+
+/// What writing a message computes from the message alone: its stored forms and its figures. Made apart from
+/// the writes so that an import makes the next messages' on the other core while one is written.
+pub(crate) struct Prepared {
+    /// The content as stored; `None` where inline images must first be stored as blobs (that needs the store).
+    content: Option<String>,
+    meta: Option<String>,
+    usage: Option<String>,
+    tokens: i64,
+    flags: i64,
+    measure: crate::tokens::Measure,
+    /// What search indexes, and the size of each tool result block in order.
+    text: String,
+    result_tokens: Vec<u64>,
+}
+
+/// Checks a message as the store will write it and computes everything about it that needs no store.
+pub(crate) fn prepare(m: &NewMessage) -> Result<Prepared> {
     let content = if has_inline_images(&m.content) {
-        let blocks = store_images(tx, &m.content)?;
-        wire::blocks_to_json(&blocks, &Images::Blob)
-    } else {
-        wire::blocks_to_json(&m.content, &Images::Blob)
-    }
-    .map_err(StoreError::InvalidTurn)?;
-    // nothing the store writes is unreadable: the content must decode back as it will be read
-    if let Err(e) = wire::blocks_from_value(Value::Array(content.clone()), "content") {
-        return Err(StoreError::InvalidTurn(format!(
-            "a {} message's content would not read back ({e})",
-            m.role
-        )));
-    }
-    let content = Value::Array(content).to_string();
-    let meta = if m.meta.is_null() {
         None
     } else {
-        Some(m.meta.to_string())
+        Some(stored_content(m, &m.content)?)
     };
     let usage = match &m.usage {
         Some(u) => {
@@ -608,9 +614,45 @@ pub(crate) fn insert_message(
         }
         None => None,
     };
+    let (text, result_tokens) = index::parts(&m.content);
+    Ok(Prepared {
+        content,
+        meta: (!m.meta.is_null()).then(|| m.meta.to_string()),
+        usage,
+        tokens: crate::tokens::blocks(&m.content) as i64,
+        flags: paths::flags_of(m),
+        measure: crate::tokens::measure(&m.content),
+        text,
+        result_tokens,
+    })
+}
+
+/// The content as stored, checked to decode back as it will be read (nothing the store writes is unreadable).
+fn stored_content(m: &NewMessage, blocks: &[Block]) -> Result<String> {
+    let content = wire::blocks_to_json(blocks, &Images::Blob).map_err(StoreError::InvalidTurn)?;
+    let content = Value::Array(content);
+    if let Err(e) = wire::blocks_from_value(content.clone(), "content") {
+        return Err(StoreError::InvalidTurn(format!(
+            "a {} message's content would not read back ({e})",
+            m.role
+        )));
+    }
+    Ok(content.to_string())
+}
+
+/// Writes a prepared message under `parent` ((row, depth)): its row, measures and index.
+pub(crate) fn insert_prepared(
+    tx: &Transaction<'_>,
+    conv_seq: i64,
+    parent: Option<(i64, i64)>,
+    m: &NewMessage,
+    p: Prepared,
+) -> Result<(i64, String)> {
+    let content = match p.content {
+        Some(c) => c,
+        None => stored_content(m, &store_images(tx, &m.content)?)?,
+    };
     let id = new_id();
-    let tokens = crate::tokens::blocks(&m.content) as i64;
-    let flags = paths::flags_of(m);
     let created_at = m.created_at.unwrap_or_else(now_ms);
     tx.prepare_cached(
         "INSERT INTO messages (id, conversation, parent, depth, role, content, created_at, meta, usage, tokens, flags)
@@ -624,13 +666,13 @@ pub(crate) fn insert_message(
         m.role.as_str(),
         content,
         created_at,
-        meta,
-        usage,
-        tokens,
-        flags
+        p.meta,
+        p.usage,
+        p.tokens,
+        p.flags
     ])?;
     let seq = tx.last_insert_rowid();
-    measures::insert(tx, seq, conv_seq, m, created_at)?;
+    measures::insert(tx, seq, conv_seq, m, &p.measure, p.flags, created_at)?;
     let parent_body: Option<i64> = match parent {
         Some((p, _)) => tx
             .prepare_cached("SELECT coalesce(body_of, seq) FROM messages WHERE seq = ?1")?
@@ -638,7 +680,18 @@ pub(crate) fn insert_message(
             .optional()?,
         None => None,
     };
-    index::index_body(tx, seq, conv_seq, parent_body, m, created_at)?;
+    index::index_body(
+        tx,
+        index::Body {
+            seq,
+            conversation: conv_seq,
+            parent_body,
+            message: m,
+            created_at,
+            text: &p.text,
+            result_tokens: &p.result_tokens,
+        },
+    )?;
     Ok((seq, id))
 }
 

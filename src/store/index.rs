@@ -20,25 +20,43 @@ pub fn indexed_text(content: &[Block]) -> String {
     crate::model::plain_text(content)
 }
 
-/// Indexes a message body just written as row `seq`; `parent_body` is the row holding its parent's body (where
-/// the calls its results answer are).
-pub(crate) fn index_body(
-    tx: &Transaction<'_>,
-    seq: i64,
-    conversation: i64,
-    parent_body: Option<i64>,
-    m: &NewMessage,
-    created_at: i64,
-) -> Result<()> {
+/// What the index takes from a body: its [`indexed_text`] and the size of each tool result block in order.
+pub(crate) fn parts(content: &[Block]) -> (String, Vec<u64>) {
+    let empty = crate::tokens::blocks(&[]);
+    let results = content
+        .iter()
+        .filter(|b| matches!(b, Block::ToolResult { .. }))
+        .map(|b| crate::tokens::blocks(std::slice::from_ref(b)).saturating_sub(empty))
+        .collect();
+    (indexed_text(content), results)
+}
+
+/// A message body just written, as the index takes it.
+pub(crate) struct Body<'a> {
+    pub seq: i64,
+    pub conversation: i64,
+    /// The row holding its parent's body (where the calls its results answer are).
+    pub parent_body: Option<i64>,
+    pub message: &'a NewMessage,
+    pub created_at: i64,
+    /// Its [`indexed_text`], and the size of each of its tool result blocks in order.
+    pub text: &'a str,
+    pub result_tokens: &'a [u64],
+}
+
+/// Indexes a message body just written: its tool calls (and the results that answer earlier ones) and its text.
+pub(crate) fn index_body(tx: &Transaction<'_>, b: Body<'_>) -> Result<()> {
     let mut tools: Vec<String> = Vec::new();
-    for b in &m.content {
-        match b {
+    let mut results = b.result_tokens.iter();
+    let model = crate::model::model_of(&b.message.meta);
+    for block in &b.message.content {
+        match block {
             Block::ToolUse { id, name, .. } => {
                 tx.prepare_cached(
                     "INSERT OR IGNORE INTO tool_calls (body, call_id, conversation, name, created_at, model)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 )?
-                .execute(params![seq, id, conversation, name, created_at, crate::model::model_of(&m.meta)])?;
+                .execute(params![b.seq, id, b.conversation, name, b.created_at, model])?;
                 tools.push(name.clone());
             }
             Block::ToolResult {
@@ -46,20 +64,21 @@ pub(crate) fn index_body(
                 is_error,
                 ..
             } => {
-                let Some(parent) = parent_body else { continue };
+                let size = results.next().copied().unwrap_or(0);
+                let Some(parent) = b.parent_body else {
+                    continue;
+                };
                 let name: Option<String> = tx
                     .prepare_cached("SELECT name FROM tool_calls WHERE body = ?1 AND call_id = ?2")?
                     .query_row(params![parent, tool_use_id], |r| r.get(0))
                     .optional()?;
                 if let Some(name) = name {
-                    let size = crate::tokens::blocks(std::slice::from_ref(b))
-                        .saturating_sub(crate::tokens::blocks(&[]));
                     tx.prepare_cached(
                         "UPDATE tool_calls SET result = ?1, is_error = ?2, result_tokens = ?3
                          WHERE body = ?4 AND call_id = ?5",
                     )?
                     .execute(params![
-                        seq,
+                        b.seq,
                         *is_error,
                         size as i64,
                         parent,
@@ -74,7 +93,7 @@ pub(crate) fn index_body(
     tools.sort();
     tools.dedup();
     tx.prepare_cached("INSERT INTO search (rowid, text, tools) VALUES (?1, ?2, ?3)")?
-        .execute(params![seq, indexed_text(&m.content), tools.join(" ")])?;
+        .execute(params![b.seq, b.text, tools.join(" ")])?;
     Ok(())
 }
 
@@ -119,7 +138,20 @@ pub(crate) fn backfill(tx: &Transaction<'_>) -> rusqlite::Result<()> {
             .and_then(|v| crate::wire::blocks_from_value(v, "content").ok())
             .unwrap_or_default();
         let m = NewMessage::new(crate::model::Role::User, blocks);
-        index_body(tx, seq, conversation, parent, &m, created_at).map_err(|e| {
+        let (text, result_tokens) = parts(&m.content);
+        index_body(
+            tx,
+            Body {
+                seq,
+                conversation,
+                parent_body: parent,
+                message: &m,
+                created_at,
+                text: &text,
+                result_tokens: &result_tokens,
+            },
+        )
+        .map_err(|e| {
             rusqlite::Error::ToSqlConversionFailure(Box::new(std::io::Error::other(e.to_string())))
         })?;
         done += 1;

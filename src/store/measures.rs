@@ -47,24 +47,25 @@ pub(crate) fn insert(
     seq: i64,
     conversation: i64,
     m: &NewMessage,
+    me: &Measure,
+    flags: i64,
     created_at: i64,
 ) -> Result<()> {
-    let me = measure(&m.content);
     let model = model_of(&m.meta);
-    write(
-        tx,
-        seq,
-        conversation,
-        &me,
-        model,
-        m.usage.as_ref(),
-        created_at,
-    )?;
-    let flags = super::paths::flags_of(m);
     let compaction = m.meta.pointer("/cairn/kind").and_then(Value::as_str)
         == Some(crate::model::KIND_COMPACTION);
-    tx.prepare_cached("UPDATE measures SET flags = ?1, compaction = ?2 WHERE seq = ?3")?
-        .execute(params![flags, compaction, seq])?;
+    write(
+        tx,
+        MeasureRow {
+            seq,
+            conversation,
+            me,
+            model,
+            usage: m.usage.as_ref(),
+            created_at,
+            flagged: Some((flags, compaction)),
+        },
+    )?;
     // the day's usage roll-up (what `stats` sums): a reply counts once, where it was written
     let u = m.usage.unwrap_or_default();
     let turn = flags & 4 != 0 && (flags >> 3) & 3 == 1;
@@ -238,22 +239,36 @@ pub(crate) fn late_usage(tx: &Transaction<'_>, seq: i64, new: &Usage) -> Result<
     Ok(true)
 }
 
-fn write(
-    tx: &Transaction<'_>,
+/// One message's row of measures.
+struct MeasureRow<'a> {
     seq: i64,
     conversation: i64,
-    me: &Measure,
-    model: Option<&str>,
-    usage: Option<&Usage>,
+    me: &'a Measure,
+    model: Option<&'a str>,
+    usage: Option<&'a Usage>,
     created_at: i64,
-) -> Result<()> {
+    /// The message's drawing flags, and whether it is a compaction marker (`None`: a store from before
+    /// measures kept them, migrated step by step).
+    flagged: Option<(i64, bool)>,
+}
+
+fn write(tx: &Transaction<'_>, row: MeasureRow<'_>) -> Result<()> {
     let n = |v: u64| v as i64;
-    tx.prepare_cached(&format!(
-        "INSERT INTO measures (seq, conversation, {COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                 ?22, ?23, ?24, ?25, ?26, ?27, ?28)"
-    ))?
-    .execute(params![
+    let MeasureRow {
+        seq,
+        conversation,
+        me,
+        model,
+        usage,
+        created_at,
+        flagged,
+    } = row;
+    let (columns, values) = match flagged {
+        Some(_) => (", flags, compaction", ", ?29, ?30"),
+        None => ("", ""),
+    };
+    let (flags, compaction) = flagged.unwrap_or_default();
+    let row = params![
         seq,
         conversation,
         n(me.text),
@@ -282,7 +297,20 @@ fn write(
         n(me.large_result_chars),
         usage.map(|u| n(u.cache_creation_1h_input_tokens)),
         usage.map(|u| n(u.requests)).filter(|&r| r > 1),
-    ])?;
+        flags,
+        compaction,
+    ];
+    let keep = if flagged.is_some() {
+        row.len()
+    } else {
+        row.len() - 2
+    };
+    tx.prepare_cached(&format!(
+        "INSERT INTO measures (seq, conversation, {COLUMNS}{columns})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
+                 ?22, ?23, ?24, ?25, ?26, ?27, ?28{values})"
+    ))?
+    .execute(&row[..keep])?;
     Ok(())
 }
 
@@ -466,14 +494,18 @@ pub(crate) fn backfill(tx: &Transaction<'_>) -> rusqlite::Result<()> {
                 }
             }
         }
+        // (flags and compaction: the later migration that adds them fills them in)
         write(
             tx,
-            seq,
-            conversation,
-            &me,
-            model_of(&meta),
-            usage.as_ref(),
-            created_at,
+            MeasureRow {
+                seq,
+                conversation,
+                me: &me,
+                model: model_of(&meta),
+                usage: usage.as_ref(),
+                created_at,
+                flagged: None,
+            },
         )
         .map_err(|e| match e {
             super::StoreError::Sqlite(e) => e,

@@ -187,6 +187,9 @@ pub struct ImportedConversation {
     pub linked_to: Option<usize>,
 }
 
+/// How many messages an import prepares ahead of the one it writes.
+const AHEAD: usize = 256;
+
 pub(crate) fn write_imported(
     tx: &rusqlite::Transaction<'_>,
     c: &ImportedConversation,
@@ -209,20 +212,38 @@ pub(crate) fn write_imported(
     // (seq, depth) of each written message
     let mut written: Vec<(i64, i64)> = Vec::with_capacity(c.messages.len());
     let mut ids = Vec::with_capacity(c.messages.len());
-    for (i, im) in c.messages.iter().enumerate() {
-        let parent = match im.parent {
-            None => None,
-            Some(p) if p < i => Some(written[p]),
-            Some(p) => {
-                return Err(StoreError::InvalidTurn(format!(
-                    "imported message {i} names parent {p}, which does not come before it"
-                )));
+    // the other core prepares the messages (their stored forms, figures, indexed text) a little ahead of the
+    // writes, in order
+    std::thread::scope(|scope| -> Result<()> {
+        let (ahead, prepared) = std::sync::mpsc::sync_channel(AHEAD);
+        let messages = &c.messages;
+        scope.spawn(move || {
+            for im in messages {
+                // the writer stopped (an error): nothing more to prepare
+                if ahead.send(super::prepare(&im.message)).is_err() {
+                    break;
+                }
             }
-        };
-        let (seq, id) = insert_message(tx, conv_seq, parent, &im.message)?;
-        written.push((seq, parent.map_or(0, |p| p.1 + 1)));
-        ids.push(id);
-    }
+        });
+        for (i, im) in c.messages.iter().enumerate() {
+            let parent = match im.parent {
+                None => None,
+                Some(p) if p < i => Some(written[p]),
+                Some(p) => {
+                    return Err(StoreError::InvalidTurn(format!(
+                        "imported message {i} names parent {p}, which does not come before it"
+                    )));
+                }
+            };
+            let p = prepared.recv().map_err(|_| {
+                StoreError::InvalidTurn(format!("imported message {i} could not be prepared"))
+            })??;
+            let (seq, id) = super::insert_prepared(tx, conv_seq, parent, &im.message, p)?;
+            written.push((seq, parent.map_or(0, |p| p.1 + 1)));
+            ids.push(id);
+        }
+        Ok(())
+    })?;
     let firsts: Vec<&Value> = c
         .messages
         .iter()
