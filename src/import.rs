@@ -211,28 +211,7 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
     let done = match known {
         Err(e) => Err(e),
         // the session the store holds: only what it lacks is added
-        Ok(Some(_)) => match store.merge_file(&hash, &source, &convs, read.as_ref()) {
-            Ok(merged) => {
-                let added: usize = merged.iter().map(|m| m.added).sum();
-                outcome.added = added;
-                outcome.status = if added > 0 { "grown" } else { "unchanged" };
-                if added == 0 {
-                    outcome.error = Some(format!(
-                        "{}: already imported as conversation {} (the same session, nothing new)",
-                        file.display(),
-                        merged[0].conversation
-                    ));
-                    outcome.duplicate_of = Some(merged[0].conversation.clone());
-                } else {
-                    outcome.report.notes.push(format!(
-                        "a session this store holds, grown: +{added} message(s) added to {}",
-                        merged[0].conversation
-                    ));
-                }
-                Ok(merged.into_iter().map(|m| m.conversation).collect())
-            }
-            Err(e) => Err(e),
-        },
+        Ok(Some(_)) => merge(store, file, &hash, &convs, read.as_ref(), &mut outcome),
         Ok(None) => store
             .import_file(&hash, &source, &convs, read.as_ref())
             .inspect(|_| outcome.status = "new"),
@@ -250,6 +229,36 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
         Err(e) => outcome.error = Some(format!("{}:0: {e}", file.display())),
     }
     outcome
+}
+
+/// Merges the conversations of `file` into the session the store holds: only what it lacks is added, and the
+/// outcome says grown or unchanged.
+fn merge(
+    store: &mut Store,
+    file: &Path,
+    hash: &str,
+    convs: &[crate::store::ImportedConversation],
+    read: Option<&crate::store::SourceRead>,
+    outcome: &mut FileOutcome,
+) -> Result<Vec<String>, StoreError> {
+    let merged = store.merge_file(hash, &file.display().to_string(), convs, read)?;
+    let added: usize = merged.iter().map(|m| m.added).sum();
+    outcome.added = added;
+    outcome.status = if added > 0 { "grown" } else { "unchanged" };
+    if added == 0 {
+        outcome.error = Some(format!(
+            "{}: already imported as conversation {} (the same session, nothing new)",
+            file.display(),
+            merged[0].conversation
+        ));
+        outcome.duplicate_of = Some(merged[0].conversation.clone());
+    } else {
+        outcome.report.notes.push(format!(
+            "a session this store holds, grown: +{added} message(s) added to {}",
+            merged[0].conversation
+        ));
+    }
+    Ok(merged.into_iter().map(|m| m.conversation).collect())
 }
 
 /// The name a file's read position is kept under: its canonical path (as given when it has none).

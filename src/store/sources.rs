@@ -122,50 +122,7 @@ impl Store {
             .iter()
             .map(|im| super::merge::entry_id(&im.message.meta))
             .collect();
-        // What must be found in the store: the messages with new lines (one may be stored already, in part or
-        // whole), and the messages read before that they follow (the places they hang from).
-        let mut wanted: std::collections::HashSet<&str> = std::collections::HashSet::new();
-        let mut anchors: std::collections::HashSet<&str> = std::collections::HashSet::new();
-        for (i, im) in c.messages.iter().enumerate() {
-            if before(i) {
-                continue;
-            }
-            wanted.extend(entries[i]);
-            if let Some(p) = im.parent.filter(|&p| p < i && before(p))
-                && let Some(e) = entries[p]
-            {
-                anchors.insert(e);
-                wanted.insert(e);
-            }
-        }
-        // Newest first, until every anchor is found: a stored copy of a new message was written after the message
-        // it follows, so it is among the rows seen by then. Bounded: the lines read name only recent messages.
-        let bound = (c.messages.len() as i64)
-            .saturating_mul(2)
-            .saturating_add(64);
-        let mut by_entry: HashMap<String, (i64, i64)> = HashMap::new();
-        if !wanted.is_empty() {
-            let mut stmt = tx.prepare_cached(
-                "SELECT seq, depth, CASE WHEN json_valid(meta) THEN coalesce(json_extract(meta, '$.lines[0].uuid'),
-                        json_extract(meta, '$.line.uuid'), json_extract(meta, '$.entry.id')) END
-                 FROM messages WHERE conversation = ?1 ORDER BY seq DESC LIMIT ?2",
-            )?;
-            let mut rows = stmt.query(params![conv.seq, bound])?;
-            let mut found = 0;
-            while let Some(r) = rows.next()? {
-                let Some(e) = r.get::<_, Option<String>>(2)? else {
-                    continue;
-                };
-                if !wanted.contains(e.as_str()) || by_entry.contains_key(&e) {
-                    continue;
-                }
-                found += usize::from(anchors.contains(e.as_str()));
-                by_entry.insert(e, (r.get(0)?, r.get(1)?));
-                if found == anchors.len() {
-                    break;
-                }
-            }
-        }
+        let by_entry = stored_entries(&tx, conv.seq, c, &entries, read_before)?;
         // where each message of `c` is in the store (`None`: a message read before that nothing new follows, or
         // that the window shows only in part)
         let mut placed: Vec<Option<(i64, i64)>> = Vec::with_capacity(c.messages.len());
@@ -306,6 +263,63 @@ fn same_body(
         return Ok(false);
     };
     Ok(super::fingerprint("", role, &blocks) == super::fingerprint("", role, content))
+}
+
+/// Where the messages `c` names are stored, by entry id: those with new lines (one may be stored already, in part
+/// or whole), and the messages read before that they follow (the places they hang from).
+fn stored_entries(
+    tx: &rusqlite::Transaction<'_>,
+    conv_seq: i64,
+    c: &ImportedConversation,
+    entries: &[Option<&str>],
+    read_before: &[bool],
+) -> Result<HashMap<String, (i64, i64)>> {
+    let before = |i: usize| read_before.get(i).copied().unwrap_or(false);
+    // What must be found in the store: the messages with new lines (one may be stored already, in part or
+    // whole), and the messages read before that they follow (the places they hang from).
+    let mut wanted: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut anchors: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for (i, im) in c.messages.iter().enumerate() {
+        if before(i) {
+            continue;
+        }
+        wanted.extend(entries[i]);
+        if let Some(p) = im.parent.filter(|&p| p < i && before(p))
+            && let Some(e) = entries[p]
+        {
+            anchors.insert(e);
+            wanted.insert(e);
+        }
+    }
+    // Newest first, until every anchor is found: a stored copy of a new message was written after the message
+    // it follows, so it is among the rows seen by then. Bounded: the lines read name only recent messages.
+    let bound = (c.messages.len() as i64)
+        .saturating_mul(2)
+        .saturating_add(64);
+    let mut by_entry: HashMap<String, (i64, i64)> = HashMap::new();
+    if !wanted.is_empty() {
+        let mut stmt = tx.prepare_cached(
+            "SELECT seq, depth, CASE WHEN json_valid(meta) THEN coalesce(json_extract(meta, '$.lines[0].uuid'),
+                    json_extract(meta, '$.line.uuid'), json_extract(meta, '$.entry.id')) END
+             FROM messages WHERE conversation = ?1 ORDER BY seq DESC LIMIT ?2",
+        )?;
+        let mut rows = stmt.query(params![conv_seq, bound])?;
+        let mut found = 0;
+        while let Some(r) = rows.next()? {
+            let Some(e) = r.get::<_, Option<String>>(2)? else {
+                continue;
+            };
+            if !wanted.contains(e.as_str()) || by_entry.contains_key(&e) {
+                continue;
+            }
+            found += usize::from(anchors.contains(e.as_str()));
+            by_entry.insert(e, (r.get(0)?, r.get(1)?));
+            if found == anchors.len() {
+                break;
+            }
+        }
+    }
+    Ok(by_entry)
 }
 
 /// Records how far a file was read into the conversations `ids` (the first the session's; replacing what an
