@@ -2,7 +2,8 @@
 //! (overridable, for tests): Claude Code (`~/.claude/projects`), pi (`~/.pi/agent/sessions`), Codex
 //! (`~/.codex/sessions`), Gemini CLI (`~/.gemini/tmp/<project>/chats/session-*.json`), Cursor
 //! (`~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl`) and GitHub Copilot CLI
-//! (`~/.copilot/session-state/<id>/events.jsonl`) and opencode's storage folders
+//! (`~/.copilot/session-state/<id>/events.jsonl`), opencode's SQLite store (`~/.local/share/opencode/opencode.db`,
+//! a session each) and its older storage folders
 //! (`~/.local/share/opencode/storage/session/<project>/ses_*.json`, its messages read beside it), and the task
 //! folders of Cline, Roo Code and Kilo Code in the editors' extension storage (`<editor>/User/globalStorage/
 //! <extension>/tasks/<id>/api_conversation_history.json`, for VS Code, its Insiders build, VSCodium, Cursor and
@@ -203,6 +204,23 @@ pub fn discover_in(home: &Home) -> Vec<Found> {
                 }
             }
         }
+    }
+    // opencode since its storage folders: every session in one SQLite store
+    let db = home.dir.join(".local/share/opencode/opencode.db");
+    if crate::formats::opencode::db::is_db(&db)
+        && let Ok(sessions) = crate::formats::opencode::db::listing(&db)
+    {
+        out.extend(
+            sessions
+                .into_iter()
+                .map(|(path, modified, messages)| Found {
+                    path,
+                    format: Format::Opencode,
+                    modified,
+                    size: 0,
+                    messages,
+                }),
+        );
     }
     out.sort_by(|a, b| {
         b.modified

@@ -336,6 +336,10 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<(usize, Value)>, FormatError> {
 /// rest is read).
 pub fn read_file(path: &Path) -> Result<Vec<u8>, FormatError> {
     use std::io::Read as _;
+    // a session of opencode's SQLite store, named as a path beneath it
+    if let Some((db, id)) = opencode::db::split(path) {
+        return opencode::db::export(db, id);
+    }
     let meta = std::fs::metadata(path).map_err(|e| FormatError::new(path, 0, e.to_string()))?;
     if !meta.is_file() {
         return Err(FormatError::new(path, 0, "not a regular file"));

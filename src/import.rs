@@ -74,6 +74,14 @@ pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
                             stack.push(e);
                         }
                     } else if meta.is_file()
+                        && e.file_name().is_some_and(|n| n == "opencode.db")
+                        && formats::opencode::db::is_db(&e)
+                    {
+                        // opencode's store: each of its sessions
+                        out.extend(
+                            formats::opencode::db::sessions(&e).map_err(std::io::Error::other)?,
+                        );
+                    } else if meta.is_file()
                         && is_transcript_name(&e)
                         && !is_subagent_of_present_session(&e)
                         && !formats::codex::is_child_of_present_rollout(&e)
@@ -84,6 +92,8 @@ pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
                     }
                 }
             }
+        } else if formats::opencode::db::is_db(p) {
+            out.extend(formats::opencode::db::sessions(p).map_err(std::io::Error::other)?);
         } else {
             out.push(p.clone());
         }

@@ -918,3 +918,143 @@ fn discover_finds_cline_family_tasks_in_the_editors_extension_storage() {
         "{out:?}"
     );
 }
+
+/// An opencode export written into a store shaped as opencode's `opencode.db` (its session, message and part
+/// tables; the rows' data without the ids the columns hold).
+fn into_db(doc: &Value, db: &rusqlite::Connection) {
+    let info = &doc["info"];
+    let id = info["id"].as_str().unwrap();
+    let created = info["time"]["created"].as_i64().unwrap_or(0);
+    db.execute(
+        "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, time_created, time_updated)
+         VALUES (?1, 'proj_1', ?2, 's', ?3, ?4, '1.14.0', ?5, ?6)",
+        rusqlite::params![
+            id,
+            info["parentID"].as_str(),
+            info["directory"].as_str().unwrap_or("/p"),
+            info["title"].as_str().unwrap_or(""),
+            created,
+            info["time"]["updated"].as_i64().unwrap_or(created)
+        ],
+    )
+    .unwrap();
+    let without = |v: &Value, keys: &[&str]| {
+        let mut v = v.clone();
+        for k in keys {
+            v.as_object_mut().unwrap().remove(*k);
+        }
+        v.to_string()
+    };
+    for (k, m) in doc["messages"].as_array().unwrap().iter().enumerate() {
+        let mid = m["info"]["id"].as_str().unwrap();
+        db.execute(
+            "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?3, ?4)",
+            rusqlite::params![
+                mid,
+                id,
+                m["info"]["time"]["created"].as_i64().unwrap_or(k as i64),
+                without(&m["info"], &["id", "sessionID"])
+            ],
+        )
+        .unwrap();
+        for (j, p) in m["parts"].as_array().unwrap().iter().enumerate() {
+            db.execute(
+                "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data)
+                 VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+                rusqlite::params![
+                    p["id"].as_str().unwrap(),
+                    mid,
+                    id,
+                    j as i64,
+                    without(p, &["id", "messageID", "sessionID"])
+                ],
+            )
+            .unwrap();
+        }
+    }
+}
+
+#[test]
+fn opencode_sqlite_stores_read_as_their_export_and_are_never_written() {
+    let names = [
+        samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small/opencode-small.json"),
+    ];
+    let home = tempfile::tempdir().unwrap();
+    let share = home.path().join(".local/share/opencode");
+    std::fs::create_dir_all(&share).unwrap();
+    let db = share.join("opencode.db");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE project (id TEXT PRIMARY KEY, worktree TEXT);
+             CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, parent_id TEXT, slug TEXT NOT NULL,
+                 directory TEXT NOT NULL, title TEXT NOT NULL, version TEXT NOT NULL, share_url TEXT,
+                 time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, time_compacting INTEGER,
+                 time_archived INTEGER);
+             CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, time_created INTEGER NOT NULL,
+                 time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+             CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL,
+                 time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);",
+        )
+        .unwrap();
+        for f in &names {
+            let doc: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            into_db(&doc, &c);
+        }
+        c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
+    }
+    let bytes = |p: &Path| std::fs::read(p).unwrap_or_default();
+    let before = (bytes(&db), bytes(&db.with_extension("db-wal")));
+    let import = |s: &mut Store, paths: Vec<PathBuf>| {
+        let Outcome::Imported(out) = run(
+            s,
+            Action::Import {
+                paths,
+                format: None,
+            },
+        ) else {
+            panic!()
+        };
+        out
+    };
+    let mut exported = Store::open_in_memory().unwrap();
+    import(&mut exported, names.to_vec());
+    // the store given as a file, and found in a folder: a conversation per session, as their exports read
+    let mut stored = Store::open_in_memory().unwrap();
+    let out = import(&mut stored, vec![db.clone()]);
+    assert_eq!(out.len(), names.len(), "{out:?}");
+    assert!(out.iter().all(|o| o.status == "new"), "{out:?}");
+    let texts = |s: &Store| {
+        let mut v: Vec<Vec<String>> = s
+            .conversations()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                s.active_path(&c.id)
+                    .unwrap()
+                    .iter()
+                    .map(|m| cairn::model::plain_text(&m.content))
+                    .collect()
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(texts(&stored), texts(&exported));
+    assert_eq!(stats_totals(&mut stored), stats_totals(&mut exported));
+    let again = import(&mut stored, vec![home.path().to_path_buf()]);
+    assert_eq!(again.len(), names.len());
+    assert!(again.iter().all(|o| o.status == "unchanged"), "{again:?}");
+    // opencode's file is read, never written
+    assert_eq!((bytes(&db), bytes(&db.with_extension("db-wal"))), before);
+    // discover lists each session where opencode keeps them, with its message count
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), names.len(), "{found:?}");
+    assert!(
+        found
+            .iter()
+            .all(|f| f.format.name() == "opencode" && f.messages > 0)
+    );
+}

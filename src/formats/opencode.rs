@@ -13,6 +13,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+pub mod db;
 pub mod storage;
 
 use super::{FormatError, Parsed, Report, note};

@@ -3,7 +3,8 @@
 //! at, and when its length or modification time moved it is imported again through the same action as `cairn
 //! import`, which reads a grown session from where its last import stopped: the window re-reads nothing itself
 //! and a session is never counted twice. When the conversation is first opened, a file longer or shorter than
-//! the store read it is imported at once (the agent went on while the window was closed).
+//! the store read it is imported at once (the agent went on while the window was closed). A session of opencode's
+//! SQLite store is followed by the store file and its write-ahead log.
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -34,11 +35,17 @@ impl Follow {
             Ok(Some((p, n))) => (Some(PathBuf::from(p)), n),
             Ok(None) | Err(_) => (None, 0),
         };
+        // a session of opencode's store has no length of its own to compare with what was read: it is followed
+        // from how the store looks now
+        let seen = path
+            .as_deref()
+            .filter(|p| crate::formats::opencode::db::split(p).is_some())
+            .and_then(look);
         Follow {
             conversation: conversation.to_string(),
             path,
             read_to,
-            seen: None,
+            seen,
             running: false,
         }
     }
@@ -61,6 +68,20 @@ impl Follow {
 }
 
 fn look(path: &Path) -> Option<Look> {
+    // a session of opencode's SQLite store (`opencode.db/ses_…`): the store and its write-ahead log
+    if let Some((db, _)) = crate::formats::opencode::db::split(path) {
+        let mut wal = db.as_os_str().to_owned();
+        wal.push("-wal");
+        let files = [db.to_path_buf(), PathBuf::from(wal)];
+        let ms: Vec<std::fs::Metadata> = files
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .collect();
+        return Some((
+            ms.iter().map(std::fs::Metadata::len).sum(),
+            ms.iter().filter_map(|m| m.modified().ok()).max(),
+        ));
+    }
     let m = std::fs::metadata(path).ok()?;
     if !m.is_dir() {
         return Some((m.len(), m.modified().ok()));
