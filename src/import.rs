@@ -253,19 +253,21 @@ fn merge(
 ) -> Result<Vec<String>, StoreError> {
     let merged = store.merge_file(hash, &file.display().to_string(), convs, read)?;
     let added: usize = merged.iter().map(|m| m.added).sum();
+    let first = merged
+        .first()
+        .map(|m| m.conversation.clone())
+        .unwrap_or_default();
     outcome.added = added;
     outcome.status = if added > 0 { "grown" } else { "unchanged" };
     if added == 0 {
         outcome.error = Some(format!(
-            "{}: already imported as conversation {} (the same session, nothing new)",
+            "{}: already imported as conversation {first} (the same session, nothing new)",
             file.display(),
-            merged[0].conversation
         ));
-        outcome.duplicate_of = Some(merged[0].conversation.clone());
+        outcome.duplicate_of = Some(first);
     } else {
         outcome.report.notes.push(format!(
-            "a session this store holds, grown: +{added} message(s) added to {}",
-            merged[0].conversation
+            "a session this store holds, grown: +{added} message(s) added to {first}"
         ));
     }
     Ok(merged.into_iter().map(|m| m.conversation).collect())
