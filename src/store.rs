@@ -615,13 +615,15 @@ pub(crate) fn prepare(m: &NewMessage) -> Result<Prepared> {
         None => None,
     };
     let (text, result_tokens) = index::parts(&m.content);
+    let measure = crate::tokens::measure(&m.content);
     Ok(Prepared {
         content,
         meta: (!m.meta.is_null()).then(|| m.meta.to_string()),
         usage,
-        tokens: crate::tokens::blocks(&m.content) as i64,
+        // the message's estimate is its measure's total (`tokens::blocks`, without a second pass)
+        tokens: measure.tokens() as i64,
         flags: paths::flags_of(m),
-        measure: crate::tokens::measure(&m.content),
+        measure,
         text,
         result_tokens,
     })

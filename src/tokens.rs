@@ -384,6 +384,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_measure_totals_what_the_blocks_estimate() {
+        let content = vec![
+            Block::Text {
+                text: "plain words and `code`".into(),
+            },
+            Block::ToolUse {
+                id: "toolu_1".into(),
+                name: "Read".into(),
+                input: serde_json::json!({"file_path": "/src/main.rs"}),
+            },
+            Block::ToolResult {
+                tool_use_id: "toolu_1".into(),
+                content: ToolResultContent::Text("fn main() {}\n".repeat(200)),
+                is_error: false,
+            },
+        ];
+        assert_eq!(measure(&content).tokens(), blocks(&content));
+        assert_eq!(measure(&[]).tokens(), blocks(&[]));
+    }
+
+    #[test]
     fn images_cost_claude_patches_by_their_size() {
         // the vendor's worked examples (high-resolution tier)
         assert_eq!(image_tokens(200, 200), 64);

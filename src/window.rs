@@ -758,7 +758,7 @@ impl Explorer {
     /// only what it gained, and the watch then shows the new messages.
     fn follow_file(&mut self) {
         let open = self.conv_id();
-        if self.follow.as_ref().map(|f| Some(&f.conversation)) != Some(open.as_ref()) {
+        if self.follow.as_ref().map(|f| &f.conversation) != open.as_ref() {
             self.follow = match (&self.store, &open) {
                 (Some(store), Some(c)) => Some(follow::Follow::of(store, c)),
                 _ => None,
@@ -803,9 +803,11 @@ impl Explorer {
                 .and_then(|f| f.file.file_name())
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            self.info(format!(
-                "{file} grew: +{added} message(s), read from where the last import stopped"
-            ));
+            let how = match files.first().and_then(|f| f.read_from) {
+                Some(_) => "read from where the last import stopped",
+                None => "read again whole, counted once",
+            };
+            self.info(format!("{file} grew: +{added} message(s), {how}"));
         }
     }
 

@@ -737,6 +737,24 @@ fn as_storage(doc: &Value, storage: &Path) {
     }
 }
 
+/// Every conversation's active path as its texts, sorted (two stores holding the same sessions compare equal).
+fn sorted_paths(s: &Store) -> Vec<Vec<String>> {
+    let mut v: Vec<Vec<String>> = s
+        .conversations()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            s.active_path(&c.id)
+                .unwrap()
+                .iter()
+                .map(|m| cairn::model::plain_text(&m.content))
+                .collect()
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 #[test]
 fn opencode_storage_folders_read_as_their_export() {
     // (the 1.2.26 samples had their ids redacted, so their files would collide: real ids are unique)
@@ -809,23 +827,7 @@ fn opencode_storage_folders_read_as_their_export() {
             .collect::<Vec<_>>()
     };
     assert_eq!(stats(&mut stored), stats(&mut exported));
-    let texts = |s: &Store| {
-        let mut v: Vec<Vec<String>> = s
-            .conversations()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                s.active_path(&c.id)
-                    .unwrap()
-                    .iter()
-                    .map(|m| cairn::model::plain_text(&m.content))
-                    .collect()
-            })
-            .collect();
-        v.sort();
-        v
-    };
-    assert_eq!(texts(&stored), texts(&exported));
+    assert_eq!(sorted_paths(&stored), sorted_paths(&exported));
     // found where opencode keeps them, with their message counts
     let home = tempfile::tempdir().unwrap();
     let small =
@@ -1026,23 +1028,7 @@ fn opencode_sqlite_stores_read_as_their_export_and_are_never_written() {
     let out = import(&mut stored, vec![db.clone()]);
     assert_eq!(out.len(), names.len(), "{out:?}");
     assert!(out.iter().all(|o| o.status == "new"), "{out:?}");
-    let texts = |s: &Store| {
-        let mut v: Vec<Vec<String>> = s
-            .conversations()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                s.active_path(&c.id)
-                    .unwrap()
-                    .iter()
-                    .map(|m| cairn::model::plain_text(&m.content))
-                    .collect()
-            })
-            .collect();
-        v.sort();
-        v
-    };
-    assert_eq!(texts(&stored), texts(&exported));
+    assert_eq!(sorted_paths(&stored), sorted_paths(&exported));
     assert_eq!(stats_totals(&mut stored), stats_totals(&mut exported));
     let again = import(&mut stored, vec![home.path().to_path_buf()]);
     assert_eq!(again.len(), names.len());

@@ -6,7 +6,7 @@
 //! the store read it is imported at once (the agent went on while the window was closed). A session of opencode's
 //! SQLite store is followed by the store file and its write-ahead log.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::SystemTime;
 
 use crate::store::Store;
@@ -17,8 +17,11 @@ type Look = (u64, Option<SystemTime>);
 pub struct Follow {
     /// The conversation followed.
     pub conversation: String,
-    /// Its file, where it came from one.
+    /// Its file, where it came from one: what is imported again.
     path: Option<PathBuf>,
+    /// What is looked at to tell that it moved: the file (a task folder's files), or for a session of opencode's
+    /// store the store and its write-ahead log. Found once, when the conversation is opened.
+    watched: Vec<PathBuf>,
     /// How many bytes of it the store read (until the first look).
     read_to: u64,
     /// How it looked when it was last looked at; `None` before the first look.
@@ -35,15 +38,27 @@ impl Follow {
             Ok(Some((p, n))) => (Some(PathBuf::from(p)), n),
             Ok(None) | Err(_) => (None, 0),
         };
-        // a session of opencode's store has no length of its own to compare with what was read: it is followed
-        // from how the store looks now
-        let seen = path
+        let db = path
             .as_deref()
-            .filter(|p| crate::formats::opencode::db::split(p).is_some())
-            .and_then(look);
+            .and_then(crate::formats::opencode::db::split)
+            .map(|(db, _)| db.to_path_buf());
+        let (watched, seen) = match (db, &path) {
+            // a session of opencode's store has no length of its own to compare with what was read: it is
+            // followed from how the store looks now
+            (Some(db), _) => {
+                let mut wal = db.as_os_str().to_owned();
+                wal.push("-wal");
+                let watched = vec![db, PathBuf::from(wal)];
+                let seen = look(&watched);
+                (watched, seen)
+            }
+            (None, Some(p)) => (vec![p.clone()], None),
+            (None, None) => (Vec::new(), None),
+        };
         Follow {
             conversation: conversation.to_string(),
             path,
+            watched,
             read_to,
             seen,
             running: false,
@@ -57,7 +72,7 @@ impl Follow {
             return None;
         }
         let path = self.path.clone()?;
-        let now = look(&path)?;
+        let now = look(&self.watched)?;
         let changed = match self.seen {
             None => now.0 != self.read_to,
             Some(seen) => seen != now,
@@ -67,37 +82,32 @@ impl Follow {
     }
 }
 
-fn look(path: &Path) -> Option<Look> {
-    // a session of opencode's SQLite store (`opencode.db/ses_…`): the store and its write-ahead log
-    if let Some((db, _)) = crate::formats::opencode::db::split(path) {
-        let mut wal = db.as_os_str().to_owned();
-        wal.push("-wal");
-        let files = [db.to_path_buf(), PathBuf::from(wal)];
-        let ms: Vec<std::fs::Metadata> = files
-            .iter()
-            .filter_map(|f| std::fs::metadata(f).ok())
-            .collect();
-        return Some((
-            ms.iter().map(std::fs::Metadata::len).sum(),
-            ms.iter().filter_map(|m| m.modified().ok()).max(),
-        ));
-    }
-    let m = std::fs::metadata(path).ok()?;
-    if !m.is_dir() {
-        return Some((m.len(), m.modified().ok()));
-    }
-    // a task folder (Cline): its files together
-    let mut len = 0;
-    let mut newest = None;
-    for e in std::fs::read_dir(path).ok()?.flatten() {
-        if let Ok(m) = e.metadata()
-            && m.is_file()
-        {
-            len += m.len();
-            newest = newest.max(m.modified().ok());
+/// How `paths` look together (a folder by its files); `None` when none of them is there.
+fn look(paths: &[PathBuf]) -> Option<Look> {
+    let mut found: Vec<std::fs::Metadata> = Vec::new();
+    for p in paths {
+        let Ok(m) = std::fs::metadata(p) else {
+            continue;
+        };
+        if !m.is_dir() {
+            found.push(m);
+            continue;
+        }
+        // a task folder (Cline): its files together
+        if let Ok(rd) = std::fs::read_dir(p) {
+            found.extend(
+                rd.flatten()
+                    .filter_map(|e| e.metadata().ok())
+                    .filter(std::fs::Metadata::is_file),
+            );
         }
     }
-    Some((len, newest))
+    (!found.is_empty()).then(|| {
+        (
+            found.iter().map(std::fs::Metadata::len).sum(),
+            found.iter().filter_map(|m| m.modified().ok()).max(),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -112,6 +122,7 @@ mod tests {
         let mut follow = Follow {
             conversation: "c".into(),
             path: Some(f.clone()),
+            watched: vec![f.clone()],
             read_to: 10,
             seen: None,
             running: false,

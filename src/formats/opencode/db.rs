@@ -43,14 +43,12 @@ pub fn is_db(path: &Path) -> bool {
         && &head == b"SQLite format 3\0";
     sqlite
         && open(path).is_ok_and(|c| {
-            TABLES.iter().all(|t| {
-                c.query_row(
-                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
-                    [t],
-                    |r| r.get::<_, i64>(0),
-                )
-                .is_ok_and(|n| n == 1)
-            })
+            c.query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?1, ?2, ?3)",
+                TABLES,
+                |r| r.get::<_, i64>(0),
+            )
+            .is_ok_and(|n| n == TABLES.len() as i64)
         })
 }
 
@@ -92,7 +90,7 @@ pub fn export(db: &Path, id: &str) -> Result<Vec<u8>, FormatError> {
             )),
         }
     };
-    let info = c
+    let mut info = c
         .query_row(
             "SELECT id, parent_id, title, directory, version, project_id, time_created, time_updated FROM session
              WHERE id = ?1",
@@ -113,7 +111,6 @@ pub fn export(db: &Path, id: &str) -> Result<Vec<u8>, FormatError> {
             rusqlite::Error::QueryReturnedNoRows => FormatError::new(&at, 0, "no such session in the opencode store"),
             e => err(e),
         })?;
-    let mut info = info;
     if let Some(o) = info.as_object_mut() {
         o.retain(|_, v| !v.is_null());
     }
