@@ -286,59 +286,86 @@ fn attach_to_spawning_calls(parsed: &mut Parsed) {
     }
 }
 
-fn parse_inner(
-    path: &Path,
-    input: Vec<(usize, Value)>,
-    with_subagents: bool,
-) -> Result<Parsed, FormatError> {
-    let mut report = Report::default();
-    let mut lines: Vec<Line> = Vec::new();
-    let mut records: Vec<Value> = Vec::new();
-    let mut title: Option<(u8, String)> = None;
-    let set_title = |rank: u8, t: &str, title: &mut Option<(u8, String)>| {
-        if !t.trim().is_empty() && title.as_ref().is_none_or(|(r, _)| rank >= *r) {
-            *title = Some((rank, t.trim().to_string()));
+/// What the first pass over the lines found: the uuid lines in file order and the records without a uuid.
+#[derive(Default)]
+struct Scan {
+    lines: Vec<Line>,
+    records: Vec<Value>,
+    /// The best title seen so far and its rank (summary < ai-title < custom-title).
+    title: Option<(u8, String)>,
+    last_prompt_leaf: Option<String>,
+    session: Option<String>,
+    version: Option<String>,
+}
+
+impl Scan {
+    fn set_title(&mut self, rank: u8, t: &str) {
+        if !t.trim().is_empty() && self.title.as_ref().is_none_or(|(r, _)| rank >= *r) {
+            self.title = Some((rank, t.trim().to_string()));
         }
-    };
-    let mut last_prompt_leaf: Option<String> = None;
-    let mut session: Option<String> = None;
-    let mut version: Option<String> = None;
+    }
+
+    /// A record without a uuid: a title, the last prompt's leaf, or something kept as metadata.
+    fn record(&mut self, ty: &str, v: Value, report: &mut Report) {
+        let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
+        match ty {
+            "summary" => {
+                if let Some(s) = text("summary") {
+                    self.set_title(1, &s);
+                }
+            }
+            "ai-title" => {
+                if let Some(s) = text("aiTitle") {
+                    self.set_title(2, &s);
+                }
+            }
+            "custom-title" => {
+                if let Some(s) = text("customTitle") {
+                    self.set_title(3, &s);
+                }
+            }
+            "last-prompt" => self.last_prompt_leaf = text("leafUuid"),
+            _ => {}
+        }
+        let label = if ty.is_empty() { "untyped" } else { ty };
+        report.skip(format!("{label} records (kept as metadata)"));
+        self.records.push(v);
+    }
+}
+
+/// Phase 1: every line classified (message, boundary, side line, record); a message line without its message is
+/// refused with its line number.
+fn scan(path: &Path, input: Vec<(usize, Value)>, report: &mut Report) -> Result<Scan, FormatError> {
+    let mut s = Scan::default();
     for (no, v) in input {
-        let no = &no;
-        if session.is_none() {
-            session = v
+        if s.session.is_none() {
+            s.session = v
                 .get("sessionId")
                 .and_then(Value::as_str)
                 .map(str::to_string);
         }
-        if version.is_none() {
-            version = v.get("version").and_then(Value::as_str).map(str::to_string);
+        if s.version.is_none() {
+            s.version = v.get("version").and_then(Value::as_str).map(str::to_string);
         }
-        let ty_owned = v
+        let ty = v
             .get("type")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        let ty = ty_owned.as_str();
-        let uuid_owned = v.get("uuid").and_then(Value::as_str).map(str::to_string);
-        let uuid = uuid_owned.as_deref();
-        match (ty, uuid) {
+        let uuid = v.get("uuid").and_then(Value::as_str).map(str::to_string);
+        match (ty.as_str(), uuid.as_deref()) {
             ("user" | "assistant", Some(u)) => {
                 let msg = v.get("message").and_then(Value::as_object).ok_or_else(|| {
-                    FormatError::new(
-                        path,
-                        *no,
-                        format!("{ty} line {u} has no \"message\" object"),
-                    )
+                    FormatError::new(path, no, format!("{ty} line {u} has no \"message\" object"))
                 })?;
                 if msg.get("content").is_none() {
                     return Err(FormatError::new(
                         path,
-                        *no,
+                        no,
                         format!("{ty} line {u} has no message.content"),
                     ));
                 }
-                lines.push(line(*no, v, Kind::Message, u));
+                s.lines.push(line(no, v, Kind::Message, u));
             }
             // a compaction, or a microcompact (old tool results cleared from the context from here on)
             ("system", Some(u))
@@ -347,254 +374,229 @@ fn parse_inner(
                     Some("compact_boundary" | "microcompact_boundary")
                 ) =>
             {
-                lines.push(line(*no, v, Kind::Boundary, u));
+                s.lines.push(line(no, v, Kind::Boundary, u));
             }
             (_, Some(u)) => {
                 report.skip(format!("{ty} lines (attached as metadata)"));
-                lines.push(line(*no, v, Kind::Side, u));
+                s.lines.push(line(no, v, Kind::Side, u));
             }
-            (_, None) => {
-                match ty {
-                    "summary" => {
-                        if let Some(s) = v.get("summary").and_then(Value::as_str) {
-                            set_title(1, s, &mut title);
-                        }
-                    }
-                    "ai-title" => {
-                        if let Some(s) = v.get("aiTitle").and_then(Value::as_str) {
-                            set_title(2, s, &mut title);
-                        }
-                    }
-                    "custom-title" => {
-                        if let Some(s) = v.get("customTitle").and_then(Value::as_str) {
-                            set_title(3, s, &mut title);
-                        }
-                    }
-                    "last-prompt" => {
-                        last_prompt_leaf = v
-                            .get("leafUuid")
-                            .and_then(Value::as_str)
-                            .map(str::to_string);
-                    }
-                    _ => {}
-                }
-                let label = if ty.is_empty() { "untyped" } else { ty };
-                report.skip(format!("{label} records (kept as metadata)"));
-                records.push(v);
-            }
+            (_, None) => s.record(&ty, v, report),
         }
     }
+    Ok(s)
+}
 
-    let by_uuid: HashMap<String, usize> = lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.uuid.clone(), i))
-        .collect();
-    // The nearest ancestor that is part of the conversation, skipping side lines; reports parents not in the file.
-    let mut outside: Vec<String> = Vec::new();
-    let conv_parent = |i: usize, outside: &mut Vec<String>| -> Option<usize> {
-        let l = &lines[i];
-        let mut p = if l.kind == Kind::Boundary {
-            l.value
-                .get("logicalParentUuid")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .or_else(|| l.parent.clone())
-        } else {
-            l.parent.clone()
-        };
-        let mut steps = 0;
-        while let Some(pu) = p {
-            let Some(&j) = by_uuid.get(pu.as_str()) else {
-                // a compaction's logical parent the file does not hold (Claude Code wrote the boundary after
-                // rewriting what came before): it follows the record before it on the main chain, in file order,
-                // so the history before the compaction is not cut off into a second root
-                if l.kind == Kind::Boundary {
-                    let sidechain = |k: usize| {
-                        lines[k].value.get("isSidechain").and_then(Value::as_bool) == Some(true)
-                    };
-                    if let Some(prev) = (0..i)
-                        .rev()
-                        .find(|&k| lines[k].kind != Kind::Side && !sidechain(k))
-                    {
-                        outside.push(format!(
-                            "line {}: the compaction's logical parent {pu} is not in this file; it follows line {}, \
-                             the record before it",
-                            l.no, lines[prev].no
-                        ));
-                        return Some(prev);
-                    }
-                }
-                outside.push(format!(
-                    "line {}: parent {pu} is not in this file; the message becomes a root",
-                    l.no
-                ));
-                return None;
-            };
-            if lines[j].kind != Kind::Side {
-                return Some(j);
-            }
-            p = lines[j].parent.clone();
-            steps += 1;
-            if steps > lines.len() {
-                return None;
-            }
-        }
-        None
+/// The nearest ancestor of line `i` that is part of the conversation, skipping side lines; a parent not in the
+/// file is reported in `outside`.
+fn conv_parent(
+    lines: &[Line],
+    by_uuid: &HashMap<String, usize>,
+    i: usize,
+    outside: &mut Vec<String>,
+) -> Option<usize> {
+    let l = &lines[i];
+    let mut p = if l.kind == Kind::Boundary {
+        l.value
+            .get("logicalParentUuid")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| l.parent.clone())
+    } else {
+        l.parent.clone()
     };
-
-    // Assistant lines are grouped by message.id; tool results go to the group whose tool_use they answer.
-    let mut units: Vec<Unit> = Vec::new();
-    let mut unit_of_line: Vec<Option<usize>> = vec![None; lines.len()];
-    let mut group_of_msg_id: HashMap<String, usize> = HashMap::new();
-    let mut group_of_tool_use: HashMap<String, usize> = HashMap::new();
-    let mut results_of_group: HashMap<usize, usize> = HashMap::new();
-    let mut side_parent: Vec<(usize, Option<usize>)> = Vec::new();
-    for i in 0..lines.len() {
-        let l = &lines[i];
-        match l.kind {
-            Kind::Side => {
-                side_parent.push((i, conv_parent(i, &mut Vec::new())));
-                continue;
-            }
-            Kind::Boundary => {
-                let parent_line = conv_parent(i, &mut outside);
-                units.push(Unit {
-                    role: Role::System,
-                    lines: vec![i],
-                    parent_line,
-                    answers: None,
-                    attached: vec![],
-                });
-                unit_of_line[i] = Some(units.len() - 1);
-            }
-            Kind::Message => {
-                let msg = &l.value["message"];
-                let role = if l.value["type"] == "assistant" {
-                    Role::Assistant
-                } else {
-                    Role::User
+    let mut steps = 0;
+    while let Some(pu) = p {
+        let Some(&j) = by_uuid.get(pu.as_str()) else {
+            // a compaction's logical parent the file does not hold (Claude Code wrote the boundary after
+            // rewriting what came before): it follows the record before it on the main chain, in file order,
+            // so the history before the compaction is not cut off into a second root
+            if l.kind == Kind::Boundary {
+                let sidechain = |k: usize| {
+                    lines[k].value.get("isSidechain").and_then(Value::as_bool) == Some(true)
                 };
-                let parent_line = conv_parent(i, &mut outside);
-                if role == Role::Assistant {
-                    let mid = msg.get("id").and_then(Value::as_str).map(str::to_string);
-                    let existing = mid.as_ref().and_then(|m| group_of_msg_id.get(m).copied());
-                    let u = match existing {
-                        Some(u) => {
-                            units[u].lines.push(i);
-                            u
-                        }
-                        None => {
-                            units.push(Unit {
-                                role,
-                                lines: vec![i],
-                                parent_line,
-                                answers: None,
-                                attached: vec![],
-                            });
-                            let u = units.len() - 1;
-                            if let Some(m) = mid {
-                                group_of_msg_id.insert(m, u);
-                            }
-                            u
-                        }
-                    };
-                    unit_of_line[i] = Some(u);
-                    if let Some(Value::Array(bs)) = msg.get("content") {
-                        for b in bs {
-                            if b.get("type").and_then(Value::as_str) == Some("tool_use")
-                                && let Some(id) = b.get("id").and_then(Value::as_str)
-                            {
-                                group_of_tool_use.insert(id.to_string(), u);
-                            }
-                        }
-                    }
-                } else {
-                    let content = msg.get("content").unwrap_or(&Value::Null);
-                    let answered = if is_results_only(content) {
-                        content.as_array().and_then(|bs| {
-                            bs.iter()
-                                .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
-                                .find_map(|id| group_of_tool_use.get(id).copied())
-                        })
+                if let Some(prev) = (0..i)
+                    .rev()
+                    .find(|&k| lines[k].kind != Kind::Side && !sidechain(k))
+                {
+                    outside.push(format!(
+                        "line {}: the compaction's logical parent {pu} is not in this file; it follows line {}, \
+                         the record before it",
+                        l.no, lines[prev].no
+                    ));
+                    return Some(prev);
+                }
+            }
+            outside.push(format!(
+                "line {}: parent {pu} is not in this file; the message becomes a root",
+                l.no
+            ));
+            return None;
+        };
+        if lines[j].kind != Kind::Side {
+            return Some(j);
+        }
+        p = lines[j].parent.clone();
+        steps += 1;
+        if steps > lines.len() {
+            return None;
+        }
+    }
+    None
+}
+
+/// Phase 2: the lines grouped into messages. Assistant lines are grouped by message.id; tool results go to the
+/// group whose tool_use they answer; side lines wait for the message they hang from.
+#[derive(Default)]
+struct Grouping {
+    units: Vec<Unit>,
+    unit_of_line: Vec<Option<usize>>,
+    group_of_msg_id: HashMap<String, usize>,
+    group_of_tool_use: HashMap<String, usize>,
+    /// The results unit of each assistant unit that has one.
+    results_of_group: HashMap<usize, usize>,
+    /// Each side line and the conversational line it hangs from.
+    side_parent: Vec<(usize, Option<usize>)>,
+    /// Parents the file does not hold, as notes.
+    outside: Vec<String>,
+}
+
+impl Grouping {
+    fn of(lines: &[Line], by_uuid: &HashMap<String, usize>) -> Grouping {
+        let mut g = Grouping {
+            unit_of_line: vec![None; lines.len()],
+            ..Grouping::default()
+        };
+        for (i, l) in lines.iter().enumerate() {
+            match l.kind {
+                Kind::Side => {
+                    let p = conv_parent(lines, by_uuid, i, &mut Vec::new());
+                    g.side_parent.push((i, p));
+                }
+                Kind::Boundary => {
+                    let parent_line = conv_parent(lines, by_uuid, i, &mut g.outside);
+                    let u = g.push(Role::System, i, parent_line, None);
+                    g.unit_of_line[i] = Some(u);
+                }
+                Kind::Message => {
+                    let parent_line = conv_parent(lines, by_uuid, i, &mut g.outside);
+                    let u = if l.value["type"] == "assistant" {
+                        g.assistant_line(i, &l.value["message"], parent_line)
                     } else {
-                        None
+                        g.user_line(i, &l.value["message"], parent_line)
                     };
-                    let u = match answered {
-                        Some(g) => match results_of_group.get(&g) {
-                            Some(&r) => {
-                                units[r].lines.push(i);
-                                r
-                            }
-                            None => {
-                                units.push(Unit {
-                                    role,
-                                    lines: vec![i],
-                                    parent_line,
-                                    answers: Some(g),
-                                    attached: vec![],
-                                });
-                                let r = units.len() - 1;
-                                results_of_group.insert(g, r);
-                                r
-                            }
-                        },
-                        None => {
-                            units.push(Unit {
-                                role,
-                                lines: vec![i],
-                                parent_line,
-                                answers: None,
-                                attached: vec![],
-                            });
-                            units.len() - 1
-                        }
-                    };
-                    unit_of_line[i] = Some(u);
+                    g.unit_of_line[i] = Some(u);
                 }
             }
         }
-    }
-    for n in &outside {
-        report.notes.push(n.clone());
-    }
-    // Side lines become metadata of the message they hang from (or of the conversation).
-    let mut preamble: Vec<Value> = Vec::new();
-    for (i, p) in side_parent {
-        let v = std::mem::take(&mut lines[i].value);
-        match p.and_then(|j| unit_of_line[j]) {
-            Some(u) => units[u].attached.push(v),
-            None => preamble.push(v),
-        }
+        g
     }
 
-    // Parent of each unit, as a unit: a reply that follows tool results hangs off the results message.
-    let parent_unit = |u: usize| -> Option<usize> {
-        if let Some(g) = units[u].answers {
+    fn push(
+        &mut self,
+        role: Role,
+        line: usize,
+        parent_line: Option<usize>,
+        answers: Option<usize>,
+    ) -> usize {
+        self.units.push(Unit {
+            role,
+            lines: vec![line],
+            parent_line,
+            answers,
+            attached: vec![],
+        });
+        self.units.len() - 1
+    }
+
+    /// An assistant line joins the unit of its message.id, or starts one; its tool_use ids are remembered.
+    fn assistant_line(&mut self, i: usize, msg: &Value, parent_line: Option<usize>) -> usize {
+        let mid = msg.get("id").and_then(Value::as_str).map(str::to_string);
+        let u = match mid
+            .as_ref()
+            .and_then(|m| self.group_of_msg_id.get(m).copied())
+        {
+            Some(u) => {
+                self.units[u].lines.push(i);
+                u
+            }
+            None => {
+                let u = self.push(Role::Assistant, i, parent_line, None);
+                if let Some(m) = mid {
+                    self.group_of_msg_id.insert(m, u);
+                }
+                u
+            }
+        };
+        if let Some(Value::Array(bs)) = msg.get("content") {
+            for b in bs {
+                if b.get("type").and_then(Value::as_str) == Some("tool_use")
+                    && let Some(id) = b.get("id").and_then(Value::as_str)
+                {
+                    self.group_of_tool_use.insert(id.to_string(), u);
+                }
+            }
+        }
+        u
+    }
+
+    /// A user line of tool results only joins the results unit of the reply it answers; any other starts a unit.
+    fn user_line(&mut self, i: usize, msg: &Value, parent_line: Option<usize>) -> usize {
+        let content = msg.get("content").unwrap_or(&Value::Null);
+        let answered = if is_results_only(content) {
+            content.as_array().and_then(|bs| {
+                bs.iter()
+                    .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
+                    .find_map(|id| self.group_of_tool_use.get(id).copied())
+            })
+        } else {
+            None
+        };
+        let Some(g) = answered else {
+            return self.push(Role::User, i, parent_line, None);
+        };
+        if let Some(&r) = self.results_of_group.get(&g) {
+            self.units[r].lines.push(i);
+            return r;
+        }
+        let r = self.push(Role::User, i, parent_line, Some(g));
+        self.results_of_group.insert(g, r);
+        r
+    }
+
+    /// Side lines become metadata of the message they hang from; the rest is the conversation's preamble.
+    fn attach_side_lines(&mut self, lines: &mut [Line]) -> Vec<Value> {
+        let mut preamble = Vec::new();
+        for &(i, p) in &self.side_parent {
+            let v = std::mem::take(&mut lines[i].value);
+            match p.and_then(|j| self.unit_of_line[j]) {
+                Some(u) => self.units[u].attached.push(v),
+                None => preamble.push(v),
+            }
+        }
+        preamble
+    }
+
+    /// Parent of unit `u`, as a unit: a reply that follows tool results hangs off the results message.
+    fn parent_unit(&self, u: usize) -> Option<usize> {
+        if let Some(g) = self.units[u].answers {
             return Some(g);
         }
-        let pl = units[u].parent_line?;
-        let pu = unit_of_line[pl]?;
+        let pl = self.units[u].parent_line?;
+        let pu = self.unit_of_line[pl]?;
         if pu == u {
             return None;
         }
-        Some(match results_of_group.get(&pu) {
+        Some(match self.results_of_group.get(&pu) {
             // A message hanging off an assistant reply whose results exist comes after those results.
-            Some(&r) if units[pu].role == Role::Assistant && r != u => r,
+            Some(&r) if self.units[pu].role == Role::Assistant && r != u => r,
             _ => pu,
         })
-    };
-    let parents: Vec<Option<usize>> = (0..units.len()).map(parent_unit).collect();
-    let self_parents = (0..lines.len())
-        .filter(|&i| lines[i].parent.as_deref() == Some(lines[i].uuid.as_str()))
-        .count();
-    if self_parents > 0 {
-        report.notes.push(format!(
-            "{self_parents} line(s) name themselves as parent; each became a root"
-        ));
     }
+}
 
-    // Order: parents first, then by first line (a stable topological order).
+/// Phase 3: parents first, then by first line (a stable topological order); returns the order and each unit's
+/// index in it.
+fn topological_order(units: &[Unit], parents: &[Option<usize>]) -> (Vec<usize>, Vec<usize>) {
     let mut order: Vec<usize> = Vec::with_capacity(units.len());
     let mut placed = vec![false; units.len()];
     let mut by_first: Vec<usize> = (0..units.len()).collect();
@@ -620,113 +622,200 @@ fn parse_inner(
     for (k, &u) in order.iter().enumerate() {
         index_of[u] = k;
     }
+    (order, index_of)
+}
 
-    let mut messages = Vec::with_capacity(order.len());
-    let mut cut = 0;
-    for &u in &order {
-        let message = build_message(path, &mut lines, &mut units[u])?;
-        let parent = parents[u]
-            .filter(|&p| {
-                index_of[p] < index_of[u] || {
-                    // a parent that does not come first is a cycle in the file's parentUuid links
-                    cut += usize::from(p != u);
-                    false
-                }
-            })
-            .map(|p| index_of[p]);
-        messages.push(ImportedMessage { parent, message });
+/// The tree as it was read: lines, their messages, and the order the messages are written in.
+struct Tree {
+    lines: Vec<Line>,
+    by_uuid: HashMap<String, usize>,
+    g: Grouping,
+    order: Vec<usize>,
+    index_of: Vec<usize>,
+}
+
+impl Tree {
+    /// The message (as its index in `order`) that line `li` became.
+    fn message_of_line(&self, li: usize) -> Option<usize> {
+        self.unit_of_line(li).map(|u| self.index_of[u])
     }
 
-    if cut > 0 {
-        report.notes.push(format!(
-            "{cut} message(s) were in a parentUuid cycle; each became a root"
-        ));
+    fn unit_of_line(&self, li: usize) -> Option<usize> {
+        self.g.unit_of_line[li]
     }
-    // The tip: the newest conversational line (or the last prompt's leaf when it names one).
-    let tip_line = last_prompt_leaf
-        .as_deref()
-        .and_then(|l| by_uuid.get(l).copied())
-        .filter(|&i| lines[i].kind != Kind::Side)
-        .or_else(|| {
-            (0..lines.len())
-                .rev()
-                .find(|&i| lines[i].kind != Kind::Side)
-        });
-    let tip = tip_line.and_then(|i| unit_of_line[i]).map(|u| index_of[u]);
-    // A tip inside a reply whose results came later means the results are the place the session was.
-    let tip = tip.map(|t| {
-        let u = order[t];
-        results_of_group.get(&u).map_or(t, |&r| index_of[r].max(t))
-    });
 
-    let mut meta = json!({"source": "claude-code", "records": records, "preamble": preamble});
-    if let Some(s) = &session {
-        meta["sessionId"] = json!(s);
+    /// The tip: the newest conversational line (or the last prompt's leaf when it names one); a tip inside a
+    /// reply whose results came later means the results are the place the session was.
+    fn tip(&self, last_prompt_leaf: Option<&str>) -> Option<usize> {
+        let lines = &self.lines;
+        let tip_line = last_prompt_leaf
+            .and_then(|l| self.by_uuid.get(l).copied())
+            .filter(|&i| lines[i].kind != Kind::Side)
+            .or_else(|| {
+                (0..lines.len())
+                    .rev()
+                    .find(|&i| lines[i].kind != Kind::Side)
+            });
+        let tip = tip_line.and_then(|i| self.message_of_line(i))?;
+        let u = self.order[tip];
+        Some(
+            self.g
+                .results_of_group
+                .get(&u)
+                .map_or(tip, |&r| self.index_of[r].max(tip)),
+        )
     }
-    if let Some(v) = &version {
-        meta["harness_version"] = json!(v);
-    }
-    // a compact_boundary keeps the messages its metadata names (`preservedMessages`): by their depth on the path
-    let depth = super::depths(&messages);
-    for (k, &u) in order.iter().enumerate() {
-        if units[u].role != Role::System {
-            continue;
+
+    /// Phase 4: one message per unit, in order; a parent that does not come first (a parentUuid cycle) is cut.
+    fn messages(
+        &mut self,
+        path: &Path,
+        parents: &[Option<usize>],
+        report: &mut Report,
+    ) -> Result<Vec<ImportedMessage>, FormatError> {
+        let mut messages = Vec::with_capacity(self.order.len());
+        let mut cut = 0;
+        for &u in &self.order {
+            let message = build_message(path, &mut self.lines, &mut self.g.units[u])?;
+            let parent = parents[u]
+                .filter(|&p| {
+                    self.index_of[p] < self.index_of[u] || {
+                        cut += usize::from(p != u);
+                        false
+                    }
+                })
+                .map(|p| self.index_of[p]);
+            messages.push(ImportedMessage { parent, message });
         }
-        // a microcompact clears the results it names from the context from here on: those messages' large results
-        // are elided, as cairn's own elision would
-        if messages[k]
-            .message
-            .meta
-            .pointer("/line/subtype")
-            .and_then(Value::as_str)
-            == Some("microcompact_boundary")
-        {
-            let ids: std::collections::HashSet<String> = messages[k]
+        if cut > 0 {
+            report.notes.push(format!(
+                "{cut} message(s) were in a parentUuid cycle; each became a root"
+            ));
+        }
+        Ok(messages)
+    }
+
+    /// Phase 5: each boundary's marker. A compact_boundary keeps the messages its metadata names
+    /// (`preservedMessages`), by their depth on the path; a microcompact elides the results it names.
+    fn mark_boundaries(&self, messages: &mut [ImportedMessage], report: &mut Report) {
+        let depth = super::depths(messages);
+        for (k, &u) in self.order.iter().enumerate() {
+            if self.g.units[u].role != Role::System {
+                continue;
+            }
+            let subtype = messages[k]
                 .message
                 .meta
-                .pointer("/line/microcompactMetadata/compactedToolIds")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect();
-            let at: Vec<Ref> = (0..k)
-                .filter(|&i| {
-                    messages[i].message.content.iter().any(|b| {
-                        matches!(b, crate::model::Block::ToolResult { tool_use_id, .. } if ids.contains(tool_use_id))
-                    })
-                })
-                .map(|i| Ref::Depth(depth[i]))
-                .collect();
-            report.notes.push(format!(
-                "a microcompact cleared {} tool result(s) in {} message(s) from the context",
-                ids.len(),
-                at.len()
-            ));
-            messages[k].message.meta["cairn"] = crate::reclaim::marker::Marker::Elide {
-                at,
-                legacy_tool_ids: Vec::new(),
+                .pointer("/line/subtype")
+                .and_then(Value::as_str);
+            if subtype == Some("microcompact_boundary") {
+                mark_microcompact(messages, k, &depth, report);
+                continue;
             }
-            .to_meta(&|_| None);
-            continue;
+            let preserved = preserved_of(&messages[k].message.meta).unwrap_or_default();
+            let kept = preserved
+                .iter()
+                .filter_map(|uid| self.by_uuid.get(uid.as_str()))
+                .filter_map(|&li| self.message_of_line(li))
+                .filter(|&i| i < k)
+                .map(|i| Ref::Depth(depth[i]))
+                .collect::<Vec<_>>();
+            let kept = if kept.is_empty() {
+                Kept::Nothing
+            } else {
+                Kept::Each(kept)
+            };
+            messages[k].message.meta["cairn"] = harness_meta("claude-code", kept, false);
         }
-        let preserved = preserved_of(&messages[k].message.meta).unwrap_or_default();
-        let kept = preserved
-            .iter()
-            .filter_map(|uid| by_uuid.get(uid.as_str()))
-            .filter_map(|&li| unit_of_line[li])
-            .map(|pu| index_of[pu])
-            .filter(|&i| i < k)
-            .map(|i| Ref::Depth(depth[i]))
-            .collect::<Vec<_>>();
-        let kept = if kept.is_empty() {
-            Kept::Nothing
-        } else {
-            Kept::Each(kept)
-        };
-        messages[k].message.meta["cairn"] = harness_meta("claude-code", kept, false);
     }
-    let title = title.map(|t| t.1).or_else(|| super::title_of(&messages));
+}
+
+/// A microcompact clears the results it names from the context from here on: those messages' large results are
+/// elided, as cairn's own elision would.
+fn mark_microcompact(
+    messages: &mut [ImportedMessage],
+    k: usize,
+    depth: &[usize],
+    report: &mut Report,
+) {
+    let ids: std::collections::HashSet<String> = messages[k]
+        .message
+        .meta
+        .pointer("/line/microcompactMetadata/compactedToolIds")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect();
+    let at: Vec<Ref> = (0..k)
+        .filter(|&i| {
+            messages[i].message.content.iter().any(|b| {
+                matches!(b, crate::model::Block::ToolResult { tool_use_id, .. } if ids.contains(tool_use_id))
+            })
+        })
+        .map(|i| Ref::Depth(depth[i]))
+        .collect();
+    report.notes.push(format!(
+        "a microcompact cleared {} tool result(s) in {} message(s) from the context",
+        ids.len(),
+        at.len()
+    ));
+    messages[k].message.meta["cairn"] = crate::reclaim::marker::Marker::Elide {
+        at,
+        legacy_tool_ids: Vec::new(),
+    }
+    .to_meta(&|_| None);
+}
+
+fn parse_inner(
+    path: &Path,
+    input: Vec<(usize, Value)>,
+    with_subagents: bool,
+) -> Result<Parsed, FormatError> {
+    let mut report = Report::default();
+    let scan = scan(path, input, &mut report)?;
+    let mut lines = scan.lines;
+    let by_uuid: HashMap<String, usize> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.uuid.clone(), i))
+        .collect();
+    let mut g = Grouping::of(&lines, &by_uuid);
+    report.notes.extend(g.outside.iter().cloned());
+    let preamble = g.attach_side_lines(&mut lines);
+    let parents: Vec<Option<usize>> = (0..g.units.len()).map(|u| g.parent_unit(u)).collect();
+    let self_parents = lines
+        .iter()
+        .filter(|l| l.parent.as_deref() == Some(l.uuid.as_str()))
+        .count();
+    if self_parents > 0 {
+        report.notes.push(format!(
+            "{self_parents} line(s) name themselves as parent; each became a root"
+        ));
+    }
+    let (order, index_of) = topological_order(&g.units, &parents);
+    let mut tree = Tree {
+        lines,
+        by_uuid,
+        g,
+        order,
+        index_of,
+    };
+    let mut messages = tree.messages(path, &parents, &mut report)?;
+    let tip = tree.tip(scan.last_prompt_leaf.as_deref());
+
+    let mut meta = json!({"source": "claude-code", "records": scan.records, "preamble": preamble});
+    if let Some(s) = &scan.session {
+        meta["sessionId"] = json!(s);
+    }
+    if let Some(v) = &scan.version {
+        meta["harness_version"] = json!(v);
+    }
+    tree.mark_boundaries(&mut messages, &mut report);
+    let title = scan
+        .title
+        .map(|t| t.1)
+        .or_else(|| super::title_of(&messages));
     let mut parsed = Parsed {
         title,
         messages,
@@ -736,38 +825,48 @@ fn parse_inner(
         report,
         children: Vec::new(),
     };
-    // Subagent transcripts: <session>/subagents/agent-*.jsonl beside the file.
-    if let (true, Some(stem), Some(dir)) = (with_subagents, path.file_stem(), path.parent()) {
-        let sub = dir.join(stem).join("subagents");
-        if let Ok(rd) = std::fs::read_dir(&sub) {
-            let mut files: Vec<_> = rd
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-                .collect();
-            files.sort();
-            for f in files {
-                let sub_lines = super::read_jsonl(&f)?;
-                if sub_lines.is_empty() {
-                    continue;
-                }
-                let mut child = parse_inner(&f, sub_lines, false)?;
-                child.meta["subagent"] = json!(true);
-                let meta_file = f.with_extension("meta.json");
-                if let Ok(text) = std::fs::read_to_string(&meta_file)
-                    && let Ok(v) = serde_json::from_str::<Value>(&text)
-                {
-                    if let Some(d) = v.get("description").and_then(Value::as_str) {
-                        child.title = Some(format!("subagent: {d}"));
-                    }
-                    child.meta["agent"] = v;
-                }
-                child.meta["subagent_file"] =
-                    json!(f.file_name().map(|n| n.to_string_lossy().into_owned()));
-                parsed.children.push(child);
-            }
-        }
+    if with_subagents {
+        attach_subagent_files(path, &mut parsed)?;
     }
     Ok(parsed)
+}
+
+/// Phase 6: subagent transcripts, `<session>/subagents/agent-*.jsonl` beside the file, each a child
+/// conversation with its `.meta.json` (description, agent) when there is one.
+fn attach_subagent_files(path: &Path, parsed: &mut Parsed) -> Result<(), FormatError> {
+    let (Some(stem), Some(dir)) = (path.file_stem(), path.parent()) else {
+        return Ok(());
+    };
+    let sub = dir.join(stem).join("subagents");
+    let Ok(rd) = std::fs::read_dir(&sub) else {
+        return Ok(());
+    };
+    let mut files: Vec<_> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    for f in files {
+        let sub_lines = super::read_jsonl(&f)?;
+        if sub_lines.is_empty() {
+            continue;
+        }
+        let mut child = parse_inner(&f, sub_lines, false)?;
+        child.meta["subagent"] = json!(true);
+        let meta_file = f.with_extension("meta.json");
+        if let Ok(text) = std::fs::read_to_string(&meta_file)
+            && let Ok(v) = serde_json::from_str::<Value>(&text)
+        {
+            if let Some(d) = v.get("description").and_then(Value::as_str) {
+                child.title = Some(format!("subagent: {d}"));
+            }
+            child.meta["agent"] = v;
+        }
+        child.meta["subagent_file"] =
+            json!(f.file_name().map(|n| n.to_string_lossy().into_owned()));
+        parsed.children.push(child);
+    }
+    Ok(())
 }
 
 fn line(no: usize, v: Value, kind: Kind, uuid: &str) -> Line {
