@@ -145,330 +145,134 @@ fn compaction_usage(c: &Value) -> Option<Usage> {
 /// Where a reply of the current run sits: which thread (None: the parent) and its index there.
 type At = (Option<String>, usize);
 
-pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatError> {
-    let mut report = Report::default();
-    let mut main = Thread::default();
-    let mut agents: Vec<(String, Thread, Value)> = Vec::new();
-    let mut records: Vec<Value> = Vec::new();
-    let mut header = Value::Null;
-    let mut model: Option<String> = None;
-    // replies of the current run, by model, in order (for the run's totals)
-    let mut run: HashMap<String, Vec<At>> = HashMap::new();
-    let mut runs_without_totals = 0usize;
-    let mut runs = 0usize;
-    for (line, ev) in lines {
+/// The parent session and its subagents, each a thread of its own.
+#[derive(Default)]
+struct Threads {
+    main: Thread,
+    /// Each subagent: the spawning call's id, its thread, what its start and completion events said.
+    agents: Vec<(String, Thread, Value)>,
+}
+
+impl Threads {
+    fn get(&self, agent: Option<&str>) -> Option<&Thread> {
+        match agent {
+            None => Some(&self.main),
+            Some(id) => self.agents.iter().find(|(a, _, _)| a == id).map(|x| &x.1),
+        }
+    }
+
+    fn get_mut(&mut self, agent: Option<&str>) -> Option<&mut Thread> {
+        match agent {
+            None => Some(&mut self.main),
+            Some(id) => self
+                .agents
+                .iter_mut()
+                .find(|(a, _, _)| a == id)
+                .map(|x| &mut x.1),
+        }
+    }
+
+    /// The thread an event belongs to, opened on its first event.
+    fn open(&mut self, agent: Option<&str>) -> &mut Thread {
+        let Some(id) = agent else {
+            return &mut self.main;
+        };
+        let k = match self.agents.iter().position(|(a, _, _)| a == id) {
+            Some(k) => k,
+            None => {
+                self.agents
+                    .push((id.to_string(), Thread::default(), Value::Null));
+                self.agents.len() - 1
+            }
+        };
+        &mut self.agents[k].1
+    }
+}
+
+/// The whole file being read, event by event.
+#[derive(Default)]
+struct Reader {
+    report: Report,
+    threads: Threads,
+    records: Vec<Value>,
+    header: Value,
+    model: Option<String>,
+    /// replies of the current run, by model, in order (for the run's totals)
+    run: HashMap<String, Vec<At>>,
+    runs_without_totals: usize,
+    runs: usize,
+}
+
+/// One event: its line, type, data, time and the subagent it belongs to (None: the parent).
+struct Event<'a> {
+    line: usize,
+    ev: &'a Value,
+    ty: &'a str,
+    d: &'a Value,
+    at: Option<i64>,
+    agent: Option<String>,
+}
+
+impl Reader {
+    fn event(&mut self, line: usize, ev: &Value) {
         let ty = ev.get("type").and_then(Value::as_str).unwrap_or("");
         let d = &ev["data"];
-        let at = timestamp_ms(ev.get("timestamp"));
         let agent = ev
             .get("agentId")
             .and_then(Value::as_str)
             .or_else(|| d.get("parentToolCallId").and_then(Value::as_str))
             .map(str::to_string);
-        let thread: &mut Thread = match &agent {
-            None => &mut main,
-            Some(id) => {
-                let k = match agents.iter().position(|(a, _, _)| a == id) {
-                    Some(k) => k,
-                    None => {
-                        agents.push((id.clone(), Thread::default(), Value::Null));
-                        agents.len() - 1
-                    }
-                };
-                &mut agents[k].1
-            }
+        self.threads.open(agent.as_deref());
+        let e = Event {
+            line,
+            ev,
+            ty,
+            d,
+            at: timestamp_ms(ev.get("timestamp")),
+            agent,
         };
         match ty {
-            "session.start" | "session.resume" => {
-                if ty == "session.start" {
-                    header = d.clone();
-                } else {
-                    records.push(ev.clone());
-                }
-                if runs > 0 && !run.is_empty() {
-                    runs_without_totals += 1;
-                }
-                runs += 1;
-                run.clear();
-                model = concrete(d.get("selectedModel").and_then(Value::as_str)).or(model);
-            }
+            "session.start" | "session.resume" => self.start(&e),
             "session.model_change" => {
-                model = concrete(d.get("newModel").and_then(Value::as_str)).or(model);
-                records.push(ev.clone());
+                self.model =
+                    concrete(d.get("newModel").and_then(Value::as_str)).or(self.model.take());
+                self.records.push(ev.clone());
             }
-            "user.message" => {
-                thread.flush(&mut report);
-                let text = text_of(d.get("content"));
-                let mut m = NewMessage::text(Role::User, text);
-                if let Some(a) = d.get("attachments").and_then(Value::as_array)
-                    && !a.is_empty()
-                {
-                    for x in a {
-                        let name = x
-                            .get("displayName")
-                            .or_else(|| x.get("path"))
-                            .and_then(Value::as_str)
-                            .unwrap_or("?");
-                        m.content.push(Block::text(format!("[attachment: {name}]")));
-                    }
-                }
-                m.created_at = at;
-                m.meta = json!({"source": SOURCE, "entry": {"id": ev.get("id")},
-                                "transformed": d.get("transformedContent"), "source_kind": d.get("source")});
-                thread.built.push(m);
-            }
-            "assistant.message" => {
-                thread.flush(&mut report);
-                let mut content = Vec::new();
-                if let Some(t) = d.get("reasoningText").and_then(Value::as_str)
-                    && !t.trim().is_empty()
-                {
-                    content.push(Block::Thinking {
-                        thinking: t.to_string(),
-                        signature: None,
-                    });
-                }
-                let text = text_of(d.get("content"));
-                if !text.trim().is_empty() {
-                    content.push(Block::text(text));
-                }
-                for (k, c) in d
-                    .get("toolRequests")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .enumerate()
-                {
-                    let id = c
-                        .get("toolCallId")
-                        .and_then(Value::as_str)
-                        .map_or_else(|| format!("copilot-call-{line}-{k}"), str::to_string);
-                    let input = match c.get("arguments") {
-                        // arguments sent as a JSON string
-                        Some(Value::String(s)) => {
-                            serde_json::from_str(s).unwrap_or_else(|_| json!({"arguments": s}))
-                        }
-                        Some(v) => v.clone(),
-                        None => json!({}),
-                    };
-                    content.push(Block::ToolUse {
-                        id: id.clone(),
-                        name: c
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .unwrap_or("tool")
-                            .to_string(),
-                        input,
-                    });
-                    thread.pending.push(id);
-                }
-                if content.is_empty() {
-                    report.skip("empty assistant messages (kept as metadata)");
-                    records.push(ev.clone());
-                    continue;
-                }
-                let name = concrete(d.get("model").and_then(Value::as_str)).or(model.clone());
-                let mut m = NewMessage::new(Role::Assistant, content);
-                m.created_at = at;
-                m.meta = json!({"source": SOURCE, "entry": {"id": ev.get("id"), "message": d.get("messageId")},
-                                "model": name, "request": d.get("requestId"), "api_call": d.get("apiCallId"),
-                                "turn": d.get("turnId"), "reasoning_opaque": d.get("reasoningOpaque").is_some()});
-                if let Some(out) = d.get("outputTokens").and_then(Value::as_u64) {
-                    m.usage = Some(Usage {
-                        output_tokens: out,
-                        ..Usage::default()
-                    });
-                }
-                if let Some(name) = name {
-                    run.entry(name)
-                        .or_default()
-                        .push((agent.clone(), thread.built.len()));
-                }
-                thread.built.push(m);
-            }
-            "tool.execution_complete" => {
-                let id = d
-                    .get("toolCallId")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string();
-                let ok = d.get("success").and_then(Value::as_bool).unwrap_or(true);
-                let out = d
-                    .pointer("/result/content")
-                    .map(|v| text_of(Some(v)))
-                    .filter(|s| !s.is_empty())
-                    .or_else(|| {
-                        d.pointer("/error/message")
-                            .and_then(Value::as_str)
-                            .map(str::to_string)
-                    })
-                    .unwrap_or_else(|| {
-                        if ok {
-                            "[no output]".into()
-                        } else {
-                            "[the tool call failed]".into()
-                        }
-                    });
-                if !thread.pending.contains(&id) {
-                    report.skip("tool results of no call in the file (kept as metadata)");
-                    records.push(ev.clone());
-                    continue;
-                }
-                thread.results.push(Block::ToolResult {
-                    tool_use_id: id,
-                    content: ToolResultContent::Text(out),
-                    is_error: !ok,
-                });
-                thread.results_at = at.or(thread.results_at);
-            }
+            "user.message" => self.user_message(&e),
+            "assistant.message" => self.assistant_message(&e),
+            "tool.execution_complete" => self.tool_result(&e),
             "abort" => {
-                thread.flush(&mut report);
-                report.skip("aborted turns (kept as metadata)");
-                records.push(ev.clone());
+                self.threads
+                    .open(e.agent.as_deref())
+                    .flush(&mut self.report);
+                self.report.skip("aborted turns (kept as metadata)");
+                self.records.push(ev.clone());
             }
-            "session.compaction_complete" => {
-                let summary = d
-                    .get("summaryContent")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                if d.get("success").and_then(Value::as_bool) == Some(false) || summary.is_empty() {
-                    report.skip("compactions that failed (kept as metadata)");
-                    records.push(ev.clone());
-                    continue;
-                }
-                thread.flush(&mut report);
-                let used = d.get("compactionTokensUsed");
-                let name = concrete(used.and_then(|u| u.get("model")).and_then(Value::as_str))
-                    .or(model.clone());
-                let mut reply = NewMessage::text(Role::Assistant, summary);
-                reply.created_at = at;
-                reply.usage = used.and_then(compaction_usage);
-                reply.meta = json!({"source": SOURCE, "entry": {"id": ev.get("id")}, "model": name,
-                                    "compaction_request": true,
-                                    "pre_compaction_tokens": d.get("preCompactionTokens"),
-                                    "pre_compaction_messages": d.get("preCompactionMessagesLength"),
-                                    "checkpoint": d.get("checkpointNumber")});
-                if let Some(name) = &name {
-                    run.entry(name.clone())
-                        .or_default()
-                        .push((agent.clone(), thread.built.len()));
-                }
-                thread.built.push(reply);
-                let mut c = note(
-                    Role::System,
-                    summary,
-                    json!({"source": SOURCE, "compaction": {"id": ev.get("id"),
-                           "pre_compaction_tokens": d.get("preCompactionTokens")},
-                           "cairn": harness_meta(SOURCE, Kept::Nothing, true)}),
-                );
-                c.created_at = at;
-                thread.built.push(c);
-                report.notes.push(
-                    "Copilot compacted the conversation: its summary is what the model saw after it".into(),
-                );
-            }
-            "session.shutdown" => {
-                records.push(json!({"type": ty, "timestamp": ev.get("timestamp"),
-                                    "data": {"shutdownType": d.get("shutdownType"),
-                                             "modelMetrics": d.get("modelMetrics"),
-                                             "currentTokens": d.get("currentTokens"),
-                                             "systemTokens": d.get("systemTokens"),
-                                             "toolDefinitionsTokens": d.get("toolDefinitionsTokens")}}));
-                let metrics = d.get("modelMetrics").and_then(Value::as_object);
-                for (name, mm) in metrics.into_iter().flatten() {
-                    let Some(replies) = run.get(name.as_str()).filter(|r| !r.is_empty()) else {
-                        report.skip(
-                            "run totals of a model with no reply in the run (kept as metadata)",
-                        );
-                        continue;
-                    };
-                    let u = &mm["usage"];
-                    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-                    let requests = mm
-                        .pointer("/requests/count")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(replies.len() as u64);
-                    let get = |t: &Option<String>| -> Option<&Thread> {
-                        match t {
-                            None => Some(&main),
-                            Some(id) => agents.iter().find(|(a, _, _)| a == id).map(|x| &x.1),
-                        }
-                    };
-                    // what the run's replies already carry: their own outputs, and the compaction's whole usage
-                    let mut carried = Usage::default();
-                    for (t, i) in replies {
-                        if let Some(x) = get(t).and_then(|t| t.built.get(*i)).and_then(|m| m.usage)
-                        {
-                            carried.input_tokens += x.input_tokens;
-                            carried.output_tokens += x.output_tokens;
-                            carried.cache_read_input_tokens += x.cache_read_input_tokens;
-                            carried.cache_creation_input_tokens += x.cache_creation_input_tokens;
-                        }
-                    }
-                    let read = n("cacheReadTokens").saturating_sub(carried.cache_read_input_tokens);
-                    let write =
-                        n("cacheWriteTokens").saturating_sub(carried.cache_creation_input_tokens);
-                    // `inputTokens` holds the cache reads and writes
-                    let input = n("inputTokens")
-                        .saturating_sub(n("cacheReadTokens") + n("cacheWriteTokens"))
-                        .saturating_sub(carried.input_tokens);
-                    let extra_out = n("outputTokens").saturating_sub(carried.output_tokens);
-                    let measured_apart = replies
-                        .iter()
-                        .filter(|(t, i)| {
-                            get(t)
-                                .and_then(|t| t.built.get(*i))
-                                .and_then(|m| m.usage)
-                                .is_some_and(|u| u.prompt() > 0)
-                        })
-                        .count() as u64;
-                    let Some((t, i)) = replies
-                        .iter()
-                        .rev()
-                        .find(|(t, i)| {
-                            get(t)
-                                .and_then(|t| t.built.get(*i))
-                                .is_some_and(|m| m.usage.is_none_or(|u| u.prompt() == 0))
-                        })
-                        .cloned()
-                    else {
-                        continue;
-                    };
-                    let target = match &t {
-                        None => &mut main,
-                        Some(id) => match agents.iter_mut().find(|(a, _, _)| a == id) {
-                            Some(x) => &mut x.1,
-                            None => continue,
-                        },
-                    };
-                    if let Some(m) = target.built.get_mut(i) {
-                        let own = m.usage.unwrap_or_default();
-                        m.usage = Some(Usage {
-                            input_tokens: input,
-                            output_tokens: own.output_tokens + extra_out,
-                            cache_read_input_tokens: read,
-                            cache_creation_input_tokens: write,
-                            requests: requests.saturating_sub(measured_apart).max(1),
-                            ..Usage::default()
-                        });
-                        m.meta["run_totals"] = json!({"model": name, "requests": requests});
-                    }
-                }
-                run.clear();
-            }
+            "session.compaction_complete" => self.compaction(&e),
+            "session.shutdown" => self.shutdown(&e),
             "subagent.started" | "subagent.completed" | "subagent.failed" => {
                 let id = d.get("toolCallId").and_then(Value::as_str).unwrap_or("");
-                if let Some(x) = agents.iter_mut().find(|(a, _, _)| a == id) {
+                if let Some(x) = self.threads.agents.iter_mut().find(|(a, _, _)| a == id) {
                     merge_into(&mut x.2, d);
                 } else {
-                    agents.push((id.to_string(), Thread::default(), d.clone()));
+                    self.threads
+                        .agents
+                        .push((id.to_string(), Thread::default(), d.clone()));
                 }
             }
+            _ => self.bookkeeping(&e),
+        }
+    }
+
+    /// Hooks, permissions, system prompts and the events cairn does not model: counted, some kept.
+    fn bookkeeping(&mut self, e: &Event) {
+        let ty = e.ty;
+        match ty {
             "hook.start" | "hook.end" => {
-                if ty == "hook.end" && d.get("success").and_then(Value::as_bool) == Some(false) {
-                    records.push(ev.clone());
+                if ty == "hook.end" && e.d.get("success").and_then(Value::as_bool) == Some(false) {
+                    self.records.push(e.ev.clone());
                 }
-                report.skip(format!(
+                self.report.skip(format!(
                     "{ty} events (hooks repeat the calls; failures kept)"
                 ));
             }
@@ -480,76 +284,387 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
             | "session.usage_checkpoint"
             | "session.compaction_start"
             | "session.workspace_file_changed" => {
-                report.skip(format!("{ty} events (bookkeeping)"));
+                self.report.skip(format!("{ty} events (bookkeeping)"));
             }
             "system.message" => {
-                report.skip("system prompts (kept as metadata)");
-                records.push(json!({"type": ty, "timestamp": ev.get("timestamp"),
-                                    "content": d.get("content")}));
+                self.report.skip("system prompts (kept as metadata)");
+                self.records
+                    .push(json!({"type": ty, "timestamp": e.ev.get("timestamp"),
+                                         "content": e.d.get("content")}));
             }
             _ => {
                 let kind = if ty.is_empty() { "untyped" } else { ty };
-                report.skip(format!("{kind} events (kept as metadata)"));
-                records.push(ev.clone());
+                self.report
+                    .skip(format!("{kind} events (kept as metadata)"));
+                self.records.push(e.ev.clone());
             }
         }
     }
-    if runs > 0 && !run.is_empty() {
-        runs_without_totals += 1;
-    }
-    if runs_without_totals > 0 {
-        report.notes.push(format!(
-            "{runs_without_totals} run(s) ended without session.shutdown: their replies carry only their output \
-             tokens (Copilot writes prompt tokens only as a run's totals)"
-        ));
-    }
-    main.finish(&mut report);
-    if main.built.is_empty() {
-        return Err(FormatError::new(
-            path,
-            lines.first().map_or(0, |l| l.0),
-            "a Copilot CLI session with no message",
-        ));
-    }
-    let mut children = Vec::new();
-    for (id, mut t, info) in agents {
-        t.finish(&mut report);
-        if t.built.is_empty() {
-            continue;
+
+    /// A run starts (or resumes): the previous run's replies that got no totals are counted.
+    fn start(&mut self, e: &Event) {
+        if e.ty == "session.start" {
+            self.header = e.d.clone();
+        } else {
+            self.records.push(e.ev.clone());
         }
-        let messages = super::chain(t.built);
-        let name = info
-            .get("agentDisplayName")
-            .or_else(|| info.get("agentName"))
-            .and_then(Value::as_str);
-        let mut child_report = Report::default();
-        child_report.notes.push(format!("subagent of call {id}"));
-        children.push(Parsed {
-            title: name
-                .map(|n| format!("subagent: {n}"))
-                .or_else(|| super::title_of(&messages)),
+        if self.runs > 0 && !self.run.is_empty() {
+            self.runs_without_totals += 1;
+        }
+        self.runs += 1;
+        self.run.clear();
+        self.model =
+            concrete(e.d.get("selectedModel").and_then(Value::as_str)).or(self.model.take());
+    }
+
+    fn user_message(&mut self, e: &Event) {
+        let d = e.d;
+        let mut m = NewMessage::text(Role::User, text_of(d.get("content")));
+        for x in d
+            .get("attachments")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let name = x
+                .get("displayName")
+                .or_else(|| x.get("path"))
+                .and_then(Value::as_str)
+                .unwrap_or("?");
+            m.content.push(Block::text(format!("[attachment: {name}]")));
+        }
+        m.created_at = e.at;
+        m.meta = json!({"source": SOURCE, "entry": {"id": e.ev.get("id")},
+                        "transformed": d.get("transformedContent"), "source_kind": d.get("source")});
+        let t = self.threads.open(e.agent.as_deref());
+        t.flush(&mut self.report);
+        t.built.push(m);
+    }
+
+    /// One model request: thinking, text and tool calls; its own output tokens.
+    fn assistant_message(&mut self, e: &Event) {
+        let d = e.d;
+        let t = self.threads.open(e.agent.as_deref());
+        t.flush(&mut self.report);
+        let mut content = Vec::new();
+        if let Some(text) = d.get("reasoningText").and_then(Value::as_str)
+            && !text.trim().is_empty()
+        {
+            content.push(Block::Thinking {
+                thinking: text.to_string(),
+                signature: None,
+            });
+        }
+        let text = text_of(d.get("content"));
+        if !text.trim().is_empty() {
+            content.push(Block::text(text));
+        }
+        let calls = d
+            .get("toolRequests")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        for (k, c) in calls.enumerate() {
+            let call = tool_call(c, e.line, k);
+            if let Block::ToolUse { id, .. } = &call {
+                t.pending.push(id.clone());
+            }
+            content.push(call);
+        }
+        if content.is_empty() {
+            self.report
+                .skip("empty assistant messages (kept as metadata)");
+            self.records.push(e.ev.clone());
+            return;
+        }
+        let name = concrete(d.get("model").and_then(Value::as_str)).or(self.model.clone());
+        let mut m = NewMessage::new(Role::Assistant, content);
+        m.created_at = e.at;
+        m.meta = json!({"source": SOURCE, "entry": {"id": e.ev.get("id"), "message": d.get("messageId")},
+                        "model": name, "request": d.get("requestId"), "api_call": d.get("apiCallId"),
+                        "turn": d.get("turnId"), "reasoning_opaque": d.get("reasoningOpaque").is_some()});
+        if let Some(out) = d.get("outputTokens").and_then(Value::as_u64) {
+            m.usage = Some(Usage {
+                output_tokens: out,
+                ..Usage::default()
+            });
+        }
+        if let Some(name) = name {
+            self.run
+                .entry(name)
+                .or_default()
+                .push((e.agent.clone(), t.built.len()));
+        }
+        t.built.push(m);
+    }
+
+    /// A tool call's result, gathered until the next message; a result of no call is kept as metadata.
+    fn tool_result(&mut self, e: &Event) {
+        let d = e.d;
+        let id = d
+            .get("toolCallId")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let ok = d.get("success").and_then(Value::as_bool).unwrap_or(true);
+        let out = d
+            .pointer("/result/content")
+            .map(|v| text_of(Some(v)))
+            .filter(|s| !s.is_empty())
+            .or_else(|| {
+                d.pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .unwrap_or_else(|| {
+                if ok {
+                    "[no output]".into()
+                } else {
+                    "[the tool call failed]".into()
+                }
+            });
+        let t = self.threads.open(e.agent.as_deref());
+        if !t.pending.contains(&id) {
+            self.report
+                .skip("tool results of no call in the file (kept as metadata)");
+            self.records.push(e.ev.clone());
+            return;
+        }
+        t.results.push(Block::ToolResult {
+            tool_use_id: id,
+            content: ToolResultContent::Text(out),
+            is_error: !ok,
+        });
+        t.results_at = e.at.or(t.results_at);
+    }
+
+    /// Copilot's compaction: its summary request kept as the reply it was, then a harness marker carrying the
+    /// summary the model saw from there on.
+    fn compaction(&mut self, e: &Event) {
+        let d = e.d;
+        let summary = d
+            .get("summaryContent")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if d.get("success").and_then(Value::as_bool) == Some(false) || summary.is_empty() {
+            self.report
+                .skip("compactions that failed (kept as metadata)");
+            self.records.push(e.ev.clone());
+            return;
+        }
+        let used = d.get("compactionTokensUsed");
+        let name = concrete(used.and_then(|u| u.get("model")).and_then(Value::as_str))
+            .or(self.model.clone());
+        let mut reply = NewMessage::text(Role::Assistant, summary);
+        reply.created_at = e.at;
+        reply.usage = used.and_then(compaction_usage);
+        reply.meta = json!({"source": SOURCE, "entry": {"id": e.ev.get("id")}, "model": name,
+                            "compaction_request": true,
+                            "pre_compaction_tokens": d.get("preCompactionTokens"),
+                            "pre_compaction_messages": d.get("preCompactionMessagesLength"),
+                            "checkpoint": d.get("checkpointNumber")});
+        let mut c = note(
+            Role::System,
+            summary,
+            json!({"source": SOURCE, "compaction": {"id": e.ev.get("id"),
+                   "pre_compaction_tokens": d.get("preCompactionTokens")},
+                   "cairn": harness_meta(SOURCE, Kept::Nothing, true)}),
+        );
+        c.created_at = e.at;
+        let t = self.threads.open(e.agent.as_deref());
+        t.flush(&mut self.report);
+        if let Some(name) = &name {
+            self.run
+                .entry(name.clone())
+                .or_default()
+                .push((e.agent.clone(), t.built.len()));
+        }
+        t.built.push(reply);
+        t.built.push(c);
+        self.report.notes.push(
+            "Copilot compacted the conversation: its summary is what the model saw after it".into(),
+        );
+    }
+
+    /// A run's end: its totals per model, set on the run's last reply of that model that has no prompt measure.
+    fn shutdown(&mut self, e: &Event) {
+        let d = e.d;
+        self.records.push(json!({"type": e.ty, "timestamp": e.ev.get("timestamp"),
+                                 "data": {"shutdownType": d.get("shutdownType"),
+                                          "modelMetrics": d.get("modelMetrics"),
+                                          "currentTokens": d.get("currentTokens"),
+                                          "systemTokens": d.get("systemTokens"),
+                                          "toolDefinitionsTokens": d.get("toolDefinitionsTokens")}}));
+        let metrics = d.get("modelMetrics").and_then(Value::as_object);
+        for (name, mm) in metrics.into_iter().flatten() {
+            match self.run.get(name.as_str()).filter(|r| !r.is_empty()) {
+                Some(replies) => apply_run_totals(&mut self.threads, replies, name, mm),
+                None => self
+                    .report
+                    .skip("run totals of a model with no reply in the run (kept as metadata)"),
+            }
+        }
+        self.run.clear();
+    }
+
+    fn finish(mut self, path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatError> {
+        let report = &mut self.report;
+        if self.runs > 0 && !self.run.is_empty() {
+            self.runs_without_totals += 1;
+        }
+        if self.runs_without_totals > 0 {
+            report.notes.push(format!(
+                "{} run(s) ended without session.shutdown: their replies carry only their output tokens (Copilot \
+                 writes prompt tokens only as a run's totals)",
+                self.runs_without_totals
+            ));
+        }
+        let Threads { mut main, agents } = self.threads;
+        main.finish(report);
+        if main.built.is_empty() {
+            return Err(FormatError::new(
+                path,
+                lines.first().map_or(0, |l| l.0),
+                "a Copilot CLI session with no message",
+            ));
+        }
+        let mut children = Vec::new();
+        for (id, mut t, info) in agents {
+            t.finish(report);
+            if !t.built.is_empty() {
+                children.push(subagent(id, t, info));
+            }
+        }
+        let messages = super::chain(main.built);
+        let header = &self.header;
+        Ok(Parsed {
+            title: super::title_of(&messages),
             tip: messages.len().checked_sub(1),
             messages,
             checkpoints: Vec::new(),
-            meta: json!({"source": SOURCE, "agent": info, "spawned_by": {"call_id": id,
-                         "description": info.get("agentDescription")}}),
-            report: child_report,
-            children: Vec::new(),
-        });
+            meta: json!({"source": SOURCE,
+                         "header": {"id": header.get("sessionId"), "cwd": header.pointer("/context/cwd"),
+                                    "version": header.get("copilotVersion")},
+                         "session": header, "records": self.records}),
+            report: self.report,
+            children,
+        })
     }
-    let messages = super::chain(main.built);
-    Ok(Parsed {
-        title: super::title_of(&messages),
+}
+
+/// A tool request as a tool_use block (arguments sent as a JSON string are parsed).
+fn tool_call(c: &Value, line: usize, k: usize) -> Block {
+    let id = c
+        .get("toolCallId")
+        .and_then(Value::as_str)
+        .map_or_else(|| format!("copilot-call-{line}-{k}"), str::to_string);
+    let input = match c.get("arguments") {
+        Some(Value::String(s)) => {
+            serde_json::from_str(s).unwrap_or_else(|_| json!({"arguments": s}))
+        }
+        Some(v) => v.clone(),
+        None => json!({}),
+    };
+    Block::ToolUse {
+        id,
+        name: c
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("tool")
+            .to_string(),
+        input,
+    }
+}
+
+/// One model's run totals (`modelMetrics[name]`) less what the run's replies already carry (their own outputs,
+/// a compaction's whole usage), set on the newest of those replies without a prompt measure, as the sum of the
+/// requests measured nowhere else.
+fn apply_run_totals(threads: &mut Threads, replies: &[At], name: &str, mm: &Value) {
+    let u = &mm["usage"];
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let requests = mm
+        .pointer("/requests/count")
+        .and_then(Value::as_u64)
+        .unwrap_or(replies.len() as u64);
+    let usage_of = |(t, i): &At| {
+        threads
+            .get(t.as_deref())
+            .and_then(|t| t.built.get(*i))
+            .map(|m| m.usage)
+    };
+    let mut carried = Usage::default();
+    for x in replies.iter().filter_map(|r| usage_of(r).flatten()) {
+        carried.input_tokens += x.input_tokens;
+        carried.output_tokens += x.output_tokens;
+        carried.cache_read_input_tokens += x.cache_read_input_tokens;
+        carried.cache_creation_input_tokens += x.cache_creation_input_tokens;
+    }
+    let read = n("cacheReadTokens").saturating_sub(carried.cache_read_input_tokens);
+    let write = n("cacheWriteTokens").saturating_sub(carried.cache_creation_input_tokens);
+    // `inputTokens` holds the cache reads and writes
+    let input = n("inputTokens")
+        .saturating_sub(n("cacheReadTokens") + n("cacheWriteTokens"))
+        .saturating_sub(carried.input_tokens);
+    let extra_out = n("outputTokens").saturating_sub(carried.output_tokens);
+    let measured_apart = replies
+        .iter()
+        .filter(|r| usage_of(r).flatten().is_some_and(|u| u.prompt() > 0))
+        .count() as u64;
+    let Some((t, i)) = replies
+        .iter()
+        .rev()
+        .find(|r| usage_of(r).is_some_and(|u| u.is_none_or(|u| u.prompt() == 0)))
+        .cloned()
+    else {
+        return;
+    };
+    let Some(m) = threads
+        .get_mut(t.as_deref())
+        .and_then(|t| t.built.get_mut(i))
+    else {
+        return;
+    };
+    let own = m.usage.unwrap_or_default();
+    m.usage = Some(Usage {
+        input_tokens: input,
+        output_tokens: own.output_tokens + extra_out,
+        cache_read_input_tokens: read,
+        cache_creation_input_tokens: write,
+        requests: requests.saturating_sub(measured_apart).max(1),
+        ..Usage::default()
+    });
+    m.meta["run_totals"] = json!({"model": name, "requests": requests});
+}
+
+/// A subagent's thread as a conversation linked to the call that spawned it.
+fn subagent(id: String, t: Thread, info: Value) -> Parsed {
+    let messages = super::chain(t.built);
+    let name = info
+        .get("agentDisplayName")
+        .or_else(|| info.get("agentName"))
+        .and_then(Value::as_str);
+    let mut report = Report::default();
+    report.notes.push(format!("subagent of call {id}"));
+    Parsed {
+        title: name
+            .map(|n| format!("subagent: {n}"))
+            .or_else(|| super::title_of(&messages)),
         tip: messages.len().checked_sub(1),
         messages,
         checkpoints: Vec::new(),
-        meta: json!({"source": SOURCE,
-                     "header": {"id": header.get("sessionId"), "cwd": header.pointer("/context/cwd"),
-                                "version": header.get("copilotVersion")},
-                     "session": header, "records": records}),
+        meta: json!({"source": SOURCE, "spawned_by": {"call_id": id,
+                     "description": info.get("agentDescription")}, "agent": info}),
         report,
-        children,
-    })
+        children: Vec::new(),
+    }
+}
+
+pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatError> {
+    let mut r = Reader::default();
+    for (line, ev) in lines {
+        r.event(*line, ev);
+    }
+    r.finish(path, lines)
 }
 
 /// Adds the fields of `from` to the object `into` (a subagent's start, then its completion).
