@@ -103,20 +103,37 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
     Ok(parsed)
 }
 
-fn parse_inner(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatError> {
-    let legacy = legacy_lines(input);
-    let input = legacy.as_deref().unwrap_or(input);
-    let mut report = Report::default();
-    let mut built: Vec<Built> = Vec::new();
-    let mut open_assistant: Option<usize> = None;
-    let mut owner_of_call: HashMap<String, usize> = HashMap::new();
-    let mut results: HashMap<usize, Vec<(Block, Value)>> = HashMap::new();
-    let mut orphans: Vec<(usize, Block, Value)> = Vec::new();
-    let mut session_meta: Option<Value> = None;
-    let mut records: Vec<Value> = Vec::new();
-    let mut last_assistant: Option<usize> = None;
-    let mut model: Option<String> = None;
-    for (no, line) in input {
+/// The rollout being read, item by item: the messages built so far and what pairs the outputs with their calls.
+#[derive(Default)]
+struct Rollout {
+    report: Report,
+    built: Vec<Built>,
+    /// The reply the next reasoning, text or call joins (None: the next one opens a new reply).
+    open_assistant: Option<usize>,
+    owner_of_call: HashMap<String, usize>,
+    /// Each reply's results, in arrival order.
+    results: HashMap<usize, Vec<(Block, Value)>>,
+    /// Outputs of calls no earlier reply made: (where they arrived, the result, its line).
+    orphans: Vec<(usize, Block, Value)>,
+    session_meta: Option<Value>,
+    records: Vec<Value>,
+    /// The reply a `token_count` measures.
+    last_assistant: Option<usize>,
+    /// The model named by the latest `turn_context`.
+    model: Option<String>,
+}
+
+/// One line of a rollout: its number, the line, its payload and the payload's type.
+struct Item<'a> {
+    no: usize,
+    line: &'a Value,
+    payload: Value,
+    pty: String,
+    at: Option<i64>,
+}
+
+impl Rollout {
+    fn line(&mut self, path: &Path, no: usize, line: &Value) -> Result<(), FormatError> {
         let ty = line.get("type").and_then(Value::as_str).unwrap_or("");
         let payload = line.get("payload").cloned().unwrap_or(Value::Null);
         let pty = payload
@@ -124,264 +141,329 @@ fn parse_inner(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatEr
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        let at = timestamp_ms(line.get("timestamp"));
-        match (ty, pty.as_str()) {
-            ("session_meta", _) => session_meta = Some(payload),
+        let item = Item {
+            no,
+            line,
+            at: timestamp_ms(line.get("timestamp")),
+            payload,
+            pty,
+        };
+        match (ty, item.pty.as_str()) {
+            ("session_meta", _) => self.session_meta = Some(item.payload),
             ("turn_context", _) => {
-                if let Some(m) = payload.get("model").and_then(Value::as_str) {
-                    model = Some(m.to_string());
+                if let Some(m) = item.payload.get("model").and_then(Value::as_str) {
+                    self.model = Some(m.to_string());
                 }
-                report.skip("turn_context (kept as metadata)".to_string());
-                records.push(line.clone());
+                self.report
+                    .skip("turn_context (kept as metadata)".to_string());
+                self.records.push(line.clone());
             }
-            ("response_item", "message") => {
-                let role = match payload.get("role").and_then(Value::as_str) {
-                    Some("user") => Role::User,
-                    Some("assistant") => Role::Assistant,
-                    Some("developer" | "system") => Role::System,
-                    other => {
-                        return Err(FormatError::new(
-                            path,
-                            *no,
-                            format!("message with unknown role {other:?}"),
-                        ));
-                    }
-                };
-                let blocks = text_of(payload.get("content").unwrap_or(&Value::Null));
-                if role == Role::Assistant {
-                    let a = assistant(&mut built, &mut open_assistant, at, &model);
-                    built[a].blocks.extend(blocks);
-                    built[a].lines.push(line.clone());
-                    last_assistant = Some(a);
-                } else {
-                    open_assistant = None;
-                    built.push(Built {
-                        role,
-                        blocks,
-                        lines: vec![line.clone()],
-                        created_at: at,
-                        usage: None,
-                        marker: None,
-                        model: None,
-                    });
-                }
-            }
-            ("response_item", "reasoning") => {
-                // its summary is the readable part; the encrypted content stays in the line kept as metadata
-                let summary = payload
-                    .get("summary")
-                    .and_then(Value::as_array)
-                    .map(|parts| {
-                        parts
-                            .iter()
-                            .filter_map(|p| p.get("text").and_then(Value::as_str))
-                            .collect::<Vec<_>>()
-                            .join("\n\n")
-                    })
-                    .unwrap_or_default();
-                let a = assistant(&mut built, &mut open_assistant, at, &model);
-                built[a].blocks.push(Block::Thinking {
-                    thinking: summary,
-                    signature: None,
-                });
-                built[a].lines.push(line.clone());
-            }
+            ("response_item", "message") => self.message(path, &item)?,
+            ("response_item", "reasoning") => self.reasoning(&item),
             (
                 "response_item",
                 "function_call" | "custom_tool_call" | "local_shell_call" | "tool_search_call",
-            ) => {
-                let call_id = call_id(path, *no, &payload, &pty)?;
-                let name = payload
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or(match pty.as_str() {
-                        "local_shell_call" => "local_shell",
-                        "tool_search_call" => "tool_search",
-                        _ => "tool",
-                    })
-                    .to_string();
-                let input = match payload
-                    .get("arguments")
-                    .or_else(|| payload.get("input"))
-                    .or_else(|| payload.get("action"))
-                {
-                    Some(Value::String(s)) => {
-                        serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
-                    }
-                    Some(v) => v.clone(),
-                    None => json!({}),
-                };
-                let a = assistant(&mut built, &mut open_assistant, at, &model);
-                built[a].blocks.push(Block::ToolUse {
-                    id: call_id.clone(),
-                    name,
-                    input,
-                });
-                built[a].lines.push(line.clone());
-                owner_of_call.insert(call_id, a);
-                last_assistant = Some(a);
-            }
+            ) => self.call(path, &item)?,
             (
                 "response_item",
                 "function_call_output" | "custom_tool_call_output" | "tool_search_output",
-            ) => {
-                let call_id = call_id(path, *no, &payload, &pty)?;
-                let (content, is_error) = match payload.get("output") {
-                    Some(Value::String(s)) => (ToolResultContent::Text(s.clone()), false),
-                    Some(Value::Array(parts)) => (
-                        ToolResultContent::Blocks(text_of(&Value::Array(parts.clone()))),
-                        false,
-                    ),
-                    Some(Value::Object(o)) => (
-                        ToolResultContent::Text(
-                            o.get("content")
-                                .and_then(Value::as_str)
-                                .map(str::to_string)
-                                .unwrap_or_else(|| Value::Object(o.clone()).to_string()),
-                        ),
-                        o.get("success").and_then(Value::as_bool) == Some(false),
-                    ),
-                    Some(other) => (ToolResultContent::Text(other.to_string()), false),
-                    None => (
-                        ToolResultContent::Text(
-                            payload
-                                .get("tools")
-                                .map(|t| t.to_string())
-                                .unwrap_or_default(),
-                        ),
-                        false,
-                    ),
-                };
-                let block = Block::ToolResult {
-                    tool_use_id: call_id.clone(),
-                    content,
-                    is_error,
-                };
-                open_assistant = None;
-                match owner_of_call.get(&call_id) {
-                    Some(&a) => results.entry(a).or_default().push((block, line.clone())),
-                    None => {
-                        report.notes.push(format!(
-                            "line {no}: output for call {call_id}, which no earlier call made"
-                        ));
-                        orphans.push((built.len(), block, line.clone()));
-                    }
-                }
-            }
-            ("compacted", _) => {
-                open_assistant = None;
-                // with a replacement history, that history is what the model saw from here; without one, Codex
-                // rebuilt it from the injected instructions, the user's recent prompts and the summary
-                let mut images = Vec::new();
-                let (text, kept) =
-                    match payload.get("replacement_history").and_then(Value::as_array) {
-                        Some(items) => {
-                            // the pages of a snapshot travel as the history's images
-                            images = items
-                                .iter()
-                                .flat_map(|i| text_of(i.get("content").unwrap_or(&Value::Null)))
-                                .filter(|b| matches!(b, Block::Image { .. }))
-                                .collect();
-                            (replacement_text(items), Kept::Nothing)
-                        }
-                        None => (
-                            payload
-                                .get("message")
-                                .and_then(Value::as_str)
-                                .unwrap_or("Conversation compacted")
-                                .to_string(),
-                            Kept::UserPrompts(CODEX_USER_PROMPT_TOKENS),
-                        ),
-                    };
-                let mut blocks = vec![Block::text(text)];
-                blocks.append(&mut images);
-                built.push(Built {
-                    role: Role::System,
-                    blocks,
-                    lines: vec![line.clone()],
-                    created_at: at,
-                    usage: None,
-                    marker: Some(harness_meta("codex", kept, true)),
-                    model: None,
-                });
-            }
+            ) => self.output(path, &item)?,
+            ("compacted", _) => self.compacted(&item),
             ("event_msg", "user_message" | "agent_message" | "agent_reasoning") => {
-                report.skip(format!("event_msg {pty} (a duplicate of a response_item)"));
+                self.report.skip(format!(
+                    "event_msg {} (a duplicate of a response_item)",
+                    item.pty
+                ));
             }
-            ("event_msg", "token_count") => {
-                let last = payload.get("info").and_then(|i| i.get("last_token_usage"));
-                if let (Some(u), Some(a)) = (last, last_assistant) {
-                    let g = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-                    // Codex counts cached tokens inside input_tokens; cairn follows Anthropic (input excludes them).
-                    built[a].usage = Some(Usage {
-                        input_tokens: g("input_tokens").saturating_sub(g("cached_input_tokens")),
-                        output_tokens: g("output_tokens"),
-                        cache_read_input_tokens: g("cached_input_tokens"),
-                        cache_creation_input_tokens: 0,
-                        ..Usage::default()
-                    });
-                    built[a].lines.push(line.clone());
-                    // a response is measured once it is complete: what follows is the next response
-                    open_assistant = None;
-                } else {
-                    records.push(line.clone());
-                }
-                report.skip("event_msg token_count (usage kept on the reply)".to_string());
-            }
+            ("event_msg", "token_count") => self.token_count(&item),
             _ => {
-                let label = if pty.is_empty() {
+                let label = if item.pty.is_empty() {
                     ty.to_string()
                 } else {
-                    format!("{ty} {pty}")
+                    format!("{ty} {}", item.pty)
                 };
-                report.skip(format!("{label} (kept as metadata)"));
-                records.push(line.clone());
+                self.report.skip(format!("{label} (kept as metadata)"));
+                self.records.push(line.clone());
             }
         }
+        Ok(())
     }
-    // Emit: each assistant reply, then one message with all its results (in arrival order).
-    let mut out: Vec<ImportedMessage> = Vec::new();
-    let mut orphans = orphans.into_iter().peekable();
-    for (i, b) in built.into_iter().enumerate() {
-        while let Some((_, block, line)) = orphans.next_if(|o| o.0 <= i) {
+
+    /// The reply being built, or a new one.
+    fn assistant(&mut self, at: Option<i64>) -> usize {
+        assistant(&mut self.built, &mut self.open_assistant, at, &self.model)
+    }
+
+    fn message(&mut self, path: &Path, item: &Item) -> Result<(), FormatError> {
+        let role = match item.payload.get("role").and_then(Value::as_str) {
+            Some("user") => Role::User,
+            Some("assistant") => Role::Assistant,
+            Some("developer" | "system") => Role::System,
+            other => {
+                return Err(FormatError::new(
+                    path,
+                    item.no,
+                    format!("message with unknown role {other:?}"),
+                ));
+            }
+        };
+        let blocks = text_of(item.payload.get("content").unwrap_or(&Value::Null));
+        if role == Role::Assistant {
+            let a = self.assistant(item.at);
+            self.built[a].blocks.extend(blocks);
+            self.built[a].lines.push(item.line.clone());
+            self.last_assistant = Some(a);
+        } else {
+            self.open_assistant = None;
+            self.built.push(Built {
+                role,
+                blocks,
+                lines: vec![item.line.clone()],
+                created_at: item.at,
+                usage: None,
+                marker: None,
+                model: None,
+            });
+        }
+        Ok(())
+    }
+
+    /// Its summary is the readable part; the encrypted content stays in the line kept as metadata.
+    fn reasoning(&mut self, item: &Item) {
+        let summary = item
+            .payload
+            .get("summary")
+            .and_then(Value::as_array)
+            .map(|parts| {
+                parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n\n")
+            })
+            .unwrap_or_default();
+        let a = self.assistant(item.at);
+        self.built[a].blocks.push(Block::Thinking {
+            thinking: summary,
+            signature: None,
+        });
+        self.built[a].lines.push(item.line.clone());
+    }
+
+    fn call(&mut self, path: &Path, item: &Item) -> Result<(), FormatError> {
+        let (payload, pty) = (&item.payload, item.pty.as_str());
+        let call_id = call_id(path, item.no, payload, pty)?;
+        let name = payload
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or(match pty {
+                "local_shell_call" => "local_shell",
+                "tool_search_call" => "tool_search",
+                _ => "tool",
+            })
+            .to_string();
+        let input = match payload
+            .get("arguments")
+            .or_else(|| payload.get("input"))
+            .or_else(|| payload.get("action"))
+        {
+            Some(Value::String(s)) => {
+                serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
+            }
+            Some(v) => v.clone(),
+            None => json!({}),
+        };
+        let a = self.assistant(item.at);
+        self.built[a].blocks.push(Block::ToolUse {
+            id: call_id.clone(),
+            name,
+            input,
+        });
+        self.built[a].lines.push(item.line.clone());
+        self.owner_of_call.insert(call_id, a);
+        self.last_assistant = Some(a);
+        Ok(())
+    }
+
+    fn output(&mut self, path: &Path, item: &Item) -> Result<(), FormatError> {
+        let call_id = call_id(path, item.no, &item.payload, &item.pty)?;
+        let (content, is_error) = output_content(&item.payload);
+        let block = Block::ToolResult {
+            tool_use_id: call_id.clone(),
+            content,
+            is_error,
+        };
+        self.open_assistant = None;
+        match self.owner_of_call.get(&call_id) {
+            Some(&a) => self
+                .results
+                .entry(a)
+                .or_default()
+                .push((block, item.line.clone())),
+            None => {
+                self.report.notes.push(format!(
+                    "line {}: output for call {call_id}, which no earlier call made",
+                    item.no
+                ));
+                self.orphans
+                    .push((self.built.len(), block, item.line.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// With a replacement history, that history is what the model saw from here; without one, Codex rebuilt it
+    /// from the injected instructions, the user's recent prompts and the summary.
+    fn compacted(&mut self, item: &Item) {
+        self.open_assistant = None;
+        let mut images = Vec::new();
+        let (text, kept) = match item
+            .payload
+            .get("replacement_history")
+            .and_then(Value::as_array)
+        {
+            Some(items) => {
+                // the pages of a snapshot travel as the history's images
+                images = items
+                    .iter()
+                    .flat_map(|i| text_of(i.get("content").unwrap_or(&Value::Null)))
+                    .filter(|b| matches!(b, Block::Image { .. }))
+                    .collect();
+                (replacement_text(items), Kept::Nothing)
+            }
+            None => (
+                item.payload
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Conversation compacted")
+                    .to_string(),
+                Kept::UserPrompts(CODEX_USER_PROMPT_TOKENS),
+            ),
+        };
+        let mut blocks = vec![Block::text(text)];
+        blocks.append(&mut images);
+        self.built.push(Built {
+            role: Role::System,
+            blocks,
+            lines: vec![item.line.clone()],
+            created_at: item.at,
+            usage: None,
+            marker: Some(harness_meta("codex", kept, true)),
+            model: None,
+        });
+    }
+
+    fn token_count(&mut self, item: &Item) {
+        let last = item
+            .payload
+            .get("info")
+            .and_then(|i| i.get("last_token_usage"));
+        if let (Some(u), Some(a)) = (last, self.last_assistant) {
+            let g = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+            // Codex counts cached tokens inside input_tokens; cairn follows Anthropic (input excludes them).
+            self.built[a].usage = Some(Usage {
+                input_tokens: g("input_tokens").saturating_sub(g("cached_input_tokens")),
+                output_tokens: g("output_tokens"),
+                cache_read_input_tokens: g("cached_input_tokens"),
+                cache_creation_input_tokens: 0,
+                ..Usage::default()
+            });
+            self.built[a].lines.push(item.line.clone());
+            // a response is measured once it is complete: what follows is the next response
+            self.open_assistant = None;
+        } else {
+            self.records.push(item.line.clone());
+        }
+        self.report
+            .skip("event_msg token_count (usage kept on the reply)".to_string());
+    }
+
+    /// Each assistant reply, then one message with all its results (in arrival order).
+    fn emit(self) -> Parsed {
+        let mut out: Vec<ImportedMessage> = Vec::new();
+        let mut results = self.results;
+        let mut orphans = self.orphans.into_iter().peekable();
+        for (i, b) in self.built.into_iter().enumerate() {
+            while let Some((_, block, line)) = orphans.next_if(|o| o.0 <= i) {
+                push(
+                    &mut out,
+                    Built::note(Role::User, vec![block], vec![line], None),
+                );
+            }
+            if let Some(rs) = results.remove(&i) {
+                let (blocks, lines): (Vec<Block>, Vec<Value>) = rs.into_iter().unzip();
+                let at = lines.first().and_then(|l| timestamp_ms(l.get("timestamp")));
+                push(&mut out, b);
+                push(&mut out, Built::note(Role::User, blocks, lines, at));
+            } else {
+                push(&mut out, b);
+            }
+        }
+        for (_, block, line) in orphans {
             push(
                 &mut out,
                 Built::note(Role::User, vec![block], vec![line], None),
             );
         }
-        if let Some(rs) = results.remove(&i) {
-            let (blocks, lines): (Vec<Block>, Vec<Value>) = rs.into_iter().unzip();
-            let at = lines.first().and_then(|l| timestamp_ms(l.get("timestamp")));
-            push(&mut out, b);
-            push(&mut out, Built::note(Role::User, blocks, lines, at));
-        } else {
-            push(&mut out, b);
+        let title = super::title_of(&out);
+        let tip = out.len().checked_sub(1);
+        let mut meta = json!({"source": "codex", "records": self.records});
+        if let Some(sm) = self.session_meta {
+            if let Some(v) = sm.get("cli_version") {
+                meta["harness_version"] = v.clone();
+            }
+            meta["session_meta"] = sm;
+        }
+        Parsed {
+            title,
+            messages: out,
+            tip,
+            checkpoints: Vec::new(),
+            meta,
+            report: self.report,
+            children: Vec::new(),
         }
     }
-    for (_, block, line) in orphans {
-        push(
-            &mut out,
-            Built::note(Role::User, vec![block], vec![line], None),
-        );
+}
+
+/// A call's output as a result's content, and whether it failed.
+fn output_content(payload: &Value) -> (ToolResultContent, bool) {
+    match payload.get("output") {
+        Some(Value::String(s)) => (ToolResultContent::Text(s.clone()), false),
+        Some(Value::Array(parts)) => (
+            ToolResultContent::Blocks(text_of(&Value::Array(parts.clone()))),
+            false,
+        ),
+        Some(Value::Object(o)) => (
+            ToolResultContent::Text(
+                o.get("content")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| Value::Object(o.clone()).to_string()),
+            ),
+            o.get("success").and_then(Value::as_bool) == Some(false),
+        ),
+        Some(other) => (ToolResultContent::Text(other.to_string()), false),
+        None => (
+            ToolResultContent::Text(
+                payload
+                    .get("tools")
+                    .map(|t| t.to_string())
+                    .unwrap_or_default(),
+            ),
+            false,
+        ),
     }
-    let title = super::title_of(&out);
-    let tip = out.len().checked_sub(1);
-    let mut meta = json!({"source": "codex", "records": records});
-    if let Some(sm) = session_meta {
-        if let Some(v) = sm.get("cli_version") {
-            meta["harness_version"] = v.clone();
-        }
-        meta["session_meta"] = sm;
+}
+
+fn parse_inner(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatError> {
+    let legacy = legacy_lines(input);
+    let input = legacy.as_deref().unwrap_or(input);
+    let mut r = Rollout::default();
+    for (no, line) in input {
+        r.line(path, *no, line)?;
     }
-    Ok(Parsed {
-        title,
-        messages: out,
-        tip,
-        checkpoints: Vec::new(),
-        meta,
-        report,
-        children: Vec::new(),
-    })
+    Ok(r.emit())
 }
 
 /// The `session_meta` payload of a rollout file (its first lines), if it has one.
