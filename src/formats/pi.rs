@@ -41,14 +41,19 @@ struct Entry {
     message: Option<usize>,
 }
 
-pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatError> {
-    let mut report = Report::default();
-    let flat = format4::flatten(input);
-    let input: &[(usize, Value)] = flat.as_ref().map_or(input, |f| &f.entries);
+/// A file's header, oh-my-pi's title line and its entries, each with its id and parent.
+struct Entries {
+    header: Option<Value>,
+    /// oh-my-pi's title line, padded so it can be rewritten in place, comes before the header.
+    padded_title: Option<String>,
+    list: Vec<Entry>,
+    by_id: HashMap<String, usize>,
+}
+
+fn read_entries(input: &[(usize, Value)]) -> Entries {
     let mut header: Option<Value> = None;
-    let mut entries: Vec<Entry> = Vec::new();
+    let mut list: Vec<Entry> = Vec::new();
     let mut linear = false;
-    // oh-my-pi's title line, padded so it can be rewritten in place, comes before the header
     let mut padded_title: Option<String> = None;
     for (k, (no, v)) in input.iter().enumerate() {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
@@ -75,12 +80,9 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
                     .map(str::to_string),
             ),
             // v1: no ids; each entry follows the one before
-            _ => (
-                format!("#{k}"),
-                entries.last().map(|e: &Entry| e.id.clone()),
-            ),
+            _ => (format!("#{k}"), list.last().map(|e: &Entry| e.id.clone())),
         };
-        entries.push(Entry {
+        list.push(Entry {
             no: *no,
             value: v.clone(),
             id,
@@ -88,166 +90,219 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
             message: None,
         });
     }
-    let by_id: HashMap<String, usize> = entries
+    let by_id = list
         .iter()
         .enumerate()
         .map(|(i, e)| (e.id.clone(), i))
         .collect();
+    Entries {
+        header,
+        padded_title,
+        list,
+        by_id,
+    }
+}
 
-    let mut messages: Vec<ImportedMessage> = Vec::new();
-    // depth of each message in the tree being built
-    let mut depth: Vec<usize> = Vec::new();
-    let mut checkpoints: Vec<(String, usize)> = Vec::new();
-    let mut labels: Vec<(usize, String, Option<String>)> = Vec::new();
-    let mut title: Option<String> = None;
-    let mut conv_records: Vec<Value> = Vec::new();
-    let mut pending_attached: HashMap<usize, Vec<Value>> = HashMap::new();
-    for i in 0..entries.len() {
-        let ty = entries[i]
-            .value
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        // nearest ancestor that became a message
-        let mut p = entries[i].parent.clone();
-        let mut parent_msg = None;
-        let mut steps = 0;
-        while let Some(pid) = p {
-            match by_id.get(&pid) {
-                Some(&j) => {
-                    if let Some(m) = entries[j].message {
-                        parent_msg = Some(m);
-                        break;
-                    }
-                    p = entries[j].parent.clone();
+/// The tree built from the entries: the messages, each one's depth, and what the other entries said.
+#[derive(Default)]
+struct Tree {
+    messages: Vec<ImportedMessage>,
+    depth: Vec<usize>,
+    /// `label` entries: (line, target id, label).
+    labels: Vec<(usize, String, Option<String>)>,
+    title: Option<String>,
+    /// Entries before any message, kept on the conversation.
+    records: Vec<Value>,
+    /// Entries that are not messages, kept on the message they follow.
+    attached: HashMap<usize, Vec<Value>>,
+}
+
+/// The nearest ancestor of entry `i` that became a message (None: the entry is a root; a parent missing from the
+/// file or a cycle of parents is reported).
+fn parent_message(entries: &Entries, i: usize, report: &mut Report) -> Option<usize> {
+    let list = &entries.list;
+    let mut p = list[i].parent.clone();
+    let mut steps = 0;
+    while let Some(pid) = p {
+        match entries.by_id.get(&pid) {
+            Some(&j) => {
+                if let Some(m) = list[j].message {
+                    return Some(m);
                 }
-                None => {
-                    report.notes.push(format!(
-                        "line {}: parent {pid} is not in this file; the entry becomes a root",
-                        entries[i].no
-                    ));
-                    break;
-                }
+                p = list[j].parent.clone();
             }
-            steps += 1;
-            if steps > entries.len() {
+            None => {
                 report.notes.push(format!(
-                    "line {}: its parentId links form a cycle; the entry becomes a root",
-                    entries[i].no
+                    "line {}: parent {pid} is not in this file; the entry becomes a root",
+                    list[i].no
                 ));
-                break;
+                return None;
             }
         }
-        let v = &entries[i].value;
-        let built = match ty.as_str() {
-            "message" => message(path, entries[i].no, v)?,
-            "compaction" => {
-                let summary = v.get("summary").and_then(Value::as_str).unwrap_or_default();
-                // what it kept: the messages from the first kept entry (v2+: an id; v1: an index into the file's
-                // entries, the header being entry 0) up to itself, on its path
-                let first = match v.get("firstKeptEntryId").and_then(Value::as_str) {
-                    Some(id) => Some(id.to_string()),
-                    None => v
-                        .get("firstKeptEntryIndex")
-                        .and_then(Value::as_u64)
-                        .map(|k| format!("#{k}")),
-                };
-                let kept = first
-                    .and_then(|f| first_kept(&entries, &by_id, i, &f))
-                    .map_or(Kept::Nothing, |m| Kept::From(Ref::Depth(depth[m])));
-                let mut m = NewMessage::text(
-                    Role::System,
-                    format!("{COMPACTION_PREFIX}{summary}{COMPACTION_SUFFIX}"),
-                );
-                m.meta =
-                    json!({"source": "pi", "entry": v, "cairn": harness_meta("pi", kept, true)});
-                Some(m)
+        steps += 1;
+        if steps > list.len() {
+            report.notes.push(format!(
+                "line {}: its parentId links form a cycle; the entry becomes a root",
+                list[i].no
+            ));
+            return None;
+        }
+    }
+    None
+}
+
+/// A `compaction` entry as its marker: what it kept is the messages from the first kept entry (v2+: an id; v1: an
+/// index into the file's entries, the header being entry 0) up to itself, on its path.
+fn compaction(entries: &Entries, tree: &Tree, i: usize) -> NewMessage {
+    let v = &entries.list[i].value;
+    let summary = v.get("summary").and_then(Value::as_str).unwrap_or_default();
+    let first = match v.get("firstKeptEntryId").and_then(Value::as_str) {
+        Some(id) => Some(id.to_string()),
+        None => v
+            .get("firstKeptEntryIndex")
+            .and_then(Value::as_u64)
+            .map(|k| format!("#{k}")),
+    };
+    let kept = first
+        .and_then(|f| first_kept(&entries.list, &entries.by_id, i, &f))
+        .map_or(Kept::Nothing, |m| Kept::From(Ref::Depth(tree.depth[m])));
+    let mut m = NewMessage::text(
+        Role::System,
+        format!("{COMPACTION_PREFIX}{summary}{COMPACTION_SUFFIX}"),
+    );
+    m.meta = json!({"source": "pi", "entry": v, "cairn": harness_meta("pi", kept, true)});
+    m
+}
+
+/// A `custom_message` entry; the pages cairn wrote after a compaction it handed to pi are that compaction's
+/// summary.
+fn custom_message(path: &Path, no: usize, v: &Value) -> Result<NewMessage, FormatError> {
+    let mut entry = v.clone();
+    let content = entry
+        .as_object_mut()
+        .and_then(|o| o.remove("content"))
+        .unwrap_or(Value::Null);
+    let blocks = pi_blocks(path, no, &content)?;
+    let mut m = NewMessage::new(Role::User, blocks);
+    let pages = entry.get("customType").and_then(Value::as_str) == Some(SNAPSHOT_TYPE);
+    m.meta = json!({"source": "pi", "entry": entry});
+    if pages {
+        m.meta["cairn"] = json!({"kind": crate::model::KIND_COMPACT_SUMMARY});
+    }
+    Ok(m)
+}
+
+/// The message entry `i` becomes, if it becomes one (labels and the session's name are noted on the tree).
+fn build_entry(
+    path: &Path,
+    entries: &Entries,
+    tree: &mut Tree,
+    i: usize,
+    report: &mut Report,
+) -> Result<Option<NewMessage>, FormatError> {
+    let (no, v) = (entries.list[i].no, &entries.list[i].value);
+    let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
+    Ok(match ty {
+        "message" => message(path, no, v)?,
+        "compaction" => Some(compaction(entries, tree, i)),
+        "branch_summary" => {
+            let summary = v.get("summary").and_then(Value::as_str).unwrap_or_default();
+            let mut m = NewMessage::text(
+                Role::User,
+                format!("{BRANCH_PREFIX}{summary}{BRANCH_SUFFIX}"),
+            );
+            m.meta = json!({"source": "pi", "entry": v, "cairn": {"kind": KIND_DIGEST, "pi": "branch_summary"}});
+            Some(m)
+        }
+        "custom_message" => Some(custom_message(path, no, v)?),
+        "context_edit" => context_edit(
+            path,
+            &entries.list,
+            &entries.by_id,
+            &tree.depth,
+            &tree.messages,
+            i,
+            report,
+        )?,
+        "label" => {
+            tree.labels.push((
+                no,
+                v.get("targetId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                v.get("label").and_then(Value::as_str).map(str::to_string),
+            ));
+            None
+        }
+        "session_info" => {
+            if let Some(n) = v.get("name").and_then(Value::as_str) {
+                tree.title = Some(n.to_string());
             }
-            "branch_summary" => {
-                let summary = v.get("summary").and_then(Value::as_str).unwrap_or_default();
-                let mut m = NewMessage::text(
-                    Role::User,
-                    format!("{BRANCH_PREFIX}{summary}{BRANCH_SUFFIX}"),
-                );
-                m.meta = json!({"source": "pi", "entry": v, "cairn": {"kind": KIND_DIGEST, "pi": "branch_summary"}});
-                Some(m)
-            }
-            "custom_message" => {
-                let mut entry = v.clone();
-                let content = entry
-                    .as_object_mut()
-                    .and_then(|o| o.remove("content"))
-                    .unwrap_or(Value::Null);
-                let blocks = pi_blocks(path, entries[i].no, &content)?;
-                let mut m = NewMessage::new(Role::User, blocks);
-                // the pages cairn wrote after a compaction it handed to pi are that compaction's summary
-                let pages = entry.get("customType").and_then(Value::as_str) == Some(SNAPSHOT_TYPE);
-                m.meta = json!({"source": "pi", "entry": entry});
-                if pages {
-                    m.meta["cairn"] = json!({"kind": crate::model::KIND_COMPACT_SUMMARY});
-                }
-                Some(m)
-            }
-            "context_edit" => {
-                context_edit(path, &entries, &by_id, &depth, &messages, i, &mut report)?
-            }
-            "label" => {
-                labels.push((
-                    entries[i].no,
-                    v.get("targetId")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    v.get("label").and_then(Value::as_str).map(str::to_string),
-                ));
-                None
-            }
-            "session_info" => {
-                if let Some(n) = v.get("name").and_then(Value::as_str) {
-                    title = Some(n.to_string());
-                }
-                None
-            }
-            _ => None,
-        };
+            None
+        }
+        _ => None,
+    })
+}
+
+/// Every entry in file order: a message where it becomes one, else metadata of the message it follows.
+fn build_tree(
+    path: &Path,
+    entries: &mut Entries,
+    report: &mut Report,
+) -> Result<Tree, FormatError> {
+    let mut tree = Tree::default();
+    for i in 0..entries.list.len() {
+        let parent_msg = parent_message(entries, i, report);
+        let built = build_entry(path, entries, &mut tree, i, report)?;
+        let v = &entries.list[i].value;
         match built {
             Some(mut m) => {
                 m.created_at = m.created_at.or_else(|| timestamp_ms(v.get("timestamp")));
-                depth.push(parent_msg.map_or(0, |p| depth[p] + 1));
-                messages.push(ImportedMessage {
+                tree.depth.push(parent_msg.map_or(0, |p| tree.depth[p] + 1));
+                tree.messages.push(ImportedMessage {
                     parent: parent_msg,
                     message: m,
                 });
-                entries[i].message = Some(messages.len() - 1);
+                entries.list[i].message = Some(tree.messages.len() - 1);
             }
             None => {
+                let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
                 report.skip(format!(
                     "{} entries (kept as metadata)",
-                    if ty.is_empty() { "untyped" } else { &ty }
+                    if ty.is_empty() { "untyped" } else { ty }
                 ));
                 match parent_msg {
-                    Some(m) => pending_attached.entry(m).or_default().push(v.clone()),
-                    None => conv_records.push(v.clone()),
+                    Some(m) => tree.attached.entry(m).or_default().push(v.clone()),
+                    None => tree.records.push(v.clone()),
                 }
             }
         }
     }
-    for (m, attached) in pending_attached {
-        if let Some(im) = messages.get_mut(m) {
+    for (m, attached) in std::mem::take(&mut tree.attached) {
+        if let Some(im) = tree.messages.get_mut(m) {
             if !im.message.meta.is_object() {
                 im.message.meta = json!({});
             }
             im.message.meta["attached"] = Value::Array(attached);
         }
     }
-    // Labels: the last one for a label wins; an empty label clears it. Targets that are not messages are
-    // resolved to the nearest message ancestor; a target not in the file is dropped (never clamped elsewhere).
+    Ok(tree)
+}
+
+/// Labels: the last one for a label wins; an empty label clears it. Targets that are not messages are resolved to
+/// the nearest message ancestor; a target not in the file is dropped (never clamped elsewhere).
+fn checkpoints_of(
+    labels: Vec<(usize, String, Option<String>)>,
+    entries: &Entries,
+    report: &mut Report,
+) -> Vec<(String, usize)> {
     let mut current: Vec<(String, usize)> = Vec::new();
     for (no, target, label) in labels {
-        let msg = by_id
+        let msg = entries
+            .by_id
             .get(&target)
-            .and_then(|&j| nearest_message(&entries, &by_id, j));
+            .and_then(|&j| nearest_message(&entries.list, &entries.by_id, j));
         match (label, msg) {
             (Some(l), Some(m)) if !l.is_empty() => {
                 current.retain(|(x, _)| x != &l);
@@ -259,25 +314,36 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
             )),
         }
     }
-    checkpoints.extend(current);
+    current
+}
+
+pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatError> {
+    let mut report = Report::default();
+    let flat = format4::flatten(input);
+    let input: &[(usize, Value)] = flat.as_ref().map_or(input, |f| &f.entries);
+    let mut entries = read_entries(input);
+    let mut tree = build_tree(path, &mut entries, &mut report)?;
+    let checkpoints = checkpoints_of(std::mem::take(&mut tree.labels), &entries, &mut report);
+    let (list, by_id) = (&entries.list, &entries.by_id);
     // The leaf is the one format 4 names, else the last entry; the tip is its nearest message.
     let named_leaf = flat
         .as_ref()
         .and_then(|f| f.leaf.as_ref())
         .and_then(|l| by_id.get(l))
-        .and_then(|&j| nearest_message(&entries, &by_id, j));
+        .and_then(|&j| nearest_message(list, by_id, j));
     let tip = named_leaf.or_else(|| {
-        (0..entries.len())
+        (0..list.len())
             .rev()
-            .find_map(|i| nearest_message(&entries, &by_id, i))
+            .find_map(|i| nearest_message(list, by_id, i))
     });
+    let messages = tree.messages;
     let title = flat
         .as_ref()
         .and_then(|f| f.title.clone())
-        .or(title)
-        .or(padded_title)
+        .or(tree.title)
+        .or(entries.padded_title)
         .or_else(|| super::title_of(&messages));
-    let mut meta = json!({"source": "pi", "records": conv_records});
+    let mut meta = json!({"source": "pi", "records": tree.records});
     if let Some(f) = flat {
         if !f.usage.is_empty() {
             report.notes.push(format!(
@@ -291,7 +357,7 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
             meta["writes"] = Value::Array(f.records);
         }
     }
-    if let Some(h) = header {
+    if let Some(h) = entries.header {
         meta["header"] = h;
     }
     Ok(Parsed {
