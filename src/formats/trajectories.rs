@@ -51,86 +51,7 @@ pub fn parse_sweagent(path: &Path, line: usize, doc: &Value) -> Result<Parsed, F
     // the call an old-style action opened, waiting for the observation in the next message
     let mut open_call: Option<String> = None;
     for (i, h) in history.iter().enumerate() {
-        let at = format!("history[{i}]");
-        let role = h.get("role").and_then(Value::as_str).unwrap_or("");
-        let mut extra = serde_json::Map::new();
-        for (k, v) in h.as_object().into_iter().flatten() {
-            if !matches!(
-                k.as_str(),
-                "role" | "content" | "tool_calls" | "tool_call_id" | "thought" | "action"
-            ) {
-                extra.insert(k.clone(), v.clone());
-            }
-        }
-        let mut m = match role {
-            "assistant"
-                if h.get("tool_calls")
-                    .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty())) =>
-            {
-                super::messages_json::openai_message(h, &at)
-                    .map_err(|e| FormatError::new(path, line, e))?
-            }
-            "tool" => super::messages_json::openai_message(h, &at)
-                .map_err(|e| FormatError::new(path, line, e))?,
-            "assistant" => {
-                let text = text_of(h.get("content"));
-                let mut blocks = vec![Block::text(text)];
-                if let Some(action) = h
-                    .get("action")
-                    .and_then(Value::as_str)
-                    .filter(|a| !a.trim().is_empty())
-                {
-                    let id = format!("step-{i}");
-                    let name = action
-                        .split_whitespace()
-                        .next()
-                        .unwrap_or("command")
-                        .to_string();
-                    blocks.push(Block::ToolUse {
-                        id: id.clone(),
-                        name,
-                        input: json!({"command": action.trim_end()}),
-                    });
-                    open_call = Some(id);
-                }
-                NewMessage::new(Role::Assistant, blocks)
-            }
-            "user" => {
-                let text = text_of(h.get("content"));
-                match open_call.take() {
-                    // the observation of the previous step's action
-                    Some(id) => NewMessage::new(
-                        Role::User,
-                        vec![Block::ToolResult {
-                            tool_use_id: id,
-                            content: ToolResultContent::Text(text),
-                            is_error: false,
-                        }],
-                    ),
-                    None => NewMessage::text(Role::User, text),
-                }
-            }
-            "system" => NewMessage::text(Role::System, text_of(h.get("content"))),
-            other => {
-                return Err(FormatError::new(
-                    path,
-                    line,
-                    format!("{at}: role {other:?} is not system, user, assistant or tool"),
-                ));
-            }
-        };
-        if let Some(t) = h.get("thought") {
-            extra.insert("thought".into(), t.clone());
-        }
-        let mut meta = json!({"source": "swe-agent"});
-        if !extra.is_empty() {
-            meta["entry"] = Value::Object(extra);
-        }
-        if !m.meta.is_null() {
-            meta["openai"] = m.meta.take();
-        }
-        m.meta = meta;
-        out.push(m);
+        out.push(sweagent_message(path, line, i, h, &mut open_call)?);
     }
     // an action whose observation never came (the run ended on it) is left unanswered, as SWE-agent left it
     if open_call.is_some() {
@@ -142,6 +63,7 @@ pub fn parse_sweagent(path: &Path, line: usize, doc: &Value) -> Result<Parsed, F
         report.skip("trajectory steps (the history holds them; kept as metadata)");
     }
     let info = doc.get("info").cloned().unwrap_or(Value::Null);
+    let title = sweagent_title(&out, &info);
     let mut meta = json!({"source": "swe-agent", "info": info});
     if let Some(env) = doc.get("environment") {
         meta["environment"] = env.clone();
@@ -149,25 +71,6 @@ pub fn parse_sweagent(path: &Path, line: usize, doc: &Value) -> Result<Parsed, F
     if let Some(cfg) = doc.get("replay_config") {
         meta["replay_config"] = cfg.clone();
     }
-    // the issue the run solved (its first line after "ISSUE:"), and how the run ended
-    let issue = out
-        .iter()
-        .filter(|m| m.meta.pointer("/entry/is_demo").is_none())
-        .find_map(|m| {
-            let t = crate::model::plain_text(&m.content);
-            let rest = t.split("ISSUE:").nth(1)?;
-            rest.lines()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .map(str::to_string)
-        });
-    let exit = info.get("exit_status").and_then(Value::as_str);
-    let title = match (issue, exit) {
-        (Some(i), Some(e)) => Some(format!("{} (SWE-agent, {e})", super::short_title(&i))),
-        (Some(i), None) => Some(super::short_title(&i)),
-        (None, Some(e)) => Some(format!("SWE-agent run ({e})")),
-        (None, None) => None,
-    };
     meta["trajectory"] = doc.get("trajectory").cloned().unwrap_or(Value::Null);
     let messages = chain(out);
     let tip = messages.len().checked_sub(1);
@@ -180,6 +83,122 @@ pub fn parse_sweagent(path: &Path, line: usize, doc: &Value) -> Result<Parsed, F
         report,
         children: Vec::new(),
     })
+}
+
+/// One message of a SWE-agent history (`open_call`: the call an old-style action opened, answered by the next
+/// user message).
+fn sweagent_message(
+    path: &Path,
+    line: usize,
+    i: usize,
+    h: &Value,
+    open_call: &mut Option<String>,
+) -> Result<NewMessage, FormatError> {
+    let at = format!("history[{i}]");
+    let role = h.get("role").and_then(Value::as_str).unwrap_or("");
+    let mut extra = serde_json::Map::new();
+    for (k, v) in h.as_object().into_iter().flatten() {
+        if !matches!(
+            k.as_str(),
+            "role" | "content" | "tool_calls" | "tool_call_id" | "thought" | "action"
+        ) {
+            extra.insert(k.clone(), v.clone());
+        }
+    }
+    let mut m = match role {
+        "assistant"
+            if h.get("tool_calls")
+                .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty())) =>
+        {
+            super::messages_json::openai_message(h, &at)
+                .map_err(|e| FormatError::new(path, line, e))?
+        }
+        "tool" => super::messages_json::openai_message(h, &at)
+            .map_err(|e| FormatError::new(path, line, e))?,
+        "assistant" => sweagent_action(i, h, open_call),
+        "user" => {
+            let text = text_of(h.get("content"));
+            match open_call.take() {
+                // the observation of the previous step's action
+                Some(id) => NewMessage::new(
+                    Role::User,
+                    vec![Block::ToolResult {
+                        tool_use_id: id,
+                        content: ToolResultContent::Text(text),
+                        is_error: false,
+                    }],
+                ),
+                None => NewMessage::text(Role::User, text),
+            }
+        }
+        "system" => NewMessage::text(Role::System, text_of(h.get("content"))),
+        other => {
+            return Err(FormatError::new(
+                path,
+                line,
+                format!("{at}: role {other:?} is not system, user, assistant or tool"),
+            ));
+        }
+    };
+    if let Some(t) = h.get("thought") {
+        extra.insert("thought".into(), t.clone());
+    }
+    let mut meta = json!({"source": "swe-agent"});
+    if !extra.is_empty() {
+        meta["entry"] = Value::Object(extra);
+    }
+    if !m.meta.is_null() {
+        meta["openai"] = m.meta.take();
+    }
+    m.meta = meta;
+    Ok(m)
+}
+
+/// An old-style reply: its text, and its `action` as a call named by the command's first word.
+fn sweagent_action(i: usize, h: &Value, open_call: &mut Option<String>) -> NewMessage {
+    let text = text_of(h.get("content"));
+    let mut blocks = vec![Block::text(text)];
+    if let Some(action) = h
+        .get("action")
+        .and_then(Value::as_str)
+        .filter(|a| !a.trim().is_empty())
+    {
+        let id = format!("step-{i}");
+        let name = action
+            .split_whitespace()
+            .next()
+            .unwrap_or("command")
+            .to_string();
+        blocks.push(Block::ToolUse {
+            id: id.clone(),
+            name,
+            input: json!({"command": action.trim_end()}),
+        });
+        *open_call = Some(id);
+    }
+    NewMessage::new(Role::Assistant, blocks)
+}
+
+/// The issue the run solved (its first line after "ISSUE:"), and how the run ended.
+fn sweagent_title(out: &[NewMessage], info: &Value) -> Option<String> {
+    let issue = out
+        .iter()
+        .filter(|m| m.meta.pointer("/entry/is_demo").is_none())
+        .find_map(|m| {
+            let t = crate::model::plain_text(&m.content);
+            let rest = t.split("ISSUE:").nth(1)?;
+            rest.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .map(str::to_string)
+        });
+    let exit = info.get("exit_status").and_then(Value::as_str);
+    match (issue, exit) {
+        (Some(i), Some(e)) => Some(format!("{} (SWE-agent, {e})", super::short_title(&i))),
+        (Some(i), None) => Some(super::short_title(&i)),
+        (None, Some(e)) => Some(format!("SWE-agent run ({e})")),
+        (None, None) => None,
+    }
 }
 
 /// The usage an OpenHands action's LLM response recorded (litellm's shape: `prompt_tokens` includes the cache).
@@ -204,34 +223,33 @@ fn openhands_usage(mr: &Value) -> Option<Usage> {
     })
 }
 
-/// An OpenHands trajectory: the user's messages, each LLM response as one assistant message (its text and every
-/// tool call it made, however many action events carry them), each observation as the result of the call that
-/// caused it, the agent's messages and its finish. Environment events (agent state changes) are counted, not
-/// imported.
-pub fn parse_openhands(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatError> {
-    let mut report = Report::default();
-    let events = doc.as_array().cloned().unwrap_or_default();
-    let mut out: Vec<NewMessage> = Vec::new();
-    // response id → index of its assistant message in `out`
-    let mut responses: HashMap<String, usize> = HashMap::new();
-    // tool call id → (assistant message index), for results
-    let mut pending_results: Vec<Block> = Vec::new();
-    let flush = |out: &mut Vec<NewMessage>, pending: &mut Vec<Block>| {
-        if !pending.is_empty() {
-            let mut m = NewMessage::new(Role::User, std::mem::take(pending));
+/// An OpenHands trajectory being read, event by event.
+#[derive(Default)]
+struct OpenHands {
+    report: Report,
+    out: Vec<NewMessage>,
+    /// response id → index of its assistant message in `out`
+    responses: HashMap<String, usize>,
+    /// results waiting for the next message to be gathered into one
+    pending: Vec<Block>,
+}
+
+impl OpenHands {
+    fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            let mut m = NewMessage::new(Role::User, std::mem::take(&mut self.pending));
             m.meta = json!({"source": "openhands", "kind": "observations"});
-            out.push(m);
+            self.out.push(m);
         }
-    };
-    for (k, e) in events.iter().enumerate() {
-        let at = format!("[{k}]");
+    }
+
+    fn event(&mut self, k: usize, e: &Value) {
         let source = e.get("source").and_then(Value::as_str).unwrap_or("");
-        let created = timestamp_ms(e.get("timestamp"));
         let tcm = e.get("tool_call_metadata");
         if let Some(action) = e.get("action").and_then(Value::as_str) {
             match (source, action, tcm) {
                 ("user", "message", _) => {
-                    flush(&mut out, &mut pending_results);
+                    self.flush();
                     let text = e
                         .pointer("/args/content")
                         .and_then(Value::as_str)
@@ -240,139 +258,165 @@ pub fn parse_openhands(path: &Path, line: usize, doc: &Value) -> Result<Parsed, 
                         .to_string();
                     let mut m = NewMessage::text(Role::User, text);
                     m.meta = json!({"source": "openhands", "event": e});
-                    m.created_at = created;
-                    out.push(m);
+                    m.created_at = timestamp_ms(e.get("timestamp"));
+                    self.out.push(m);
                 }
-                ("agent", _, Some(t)) => {
-                    let mr = t.get("model_response").cloned().unwrap_or(Value::Null);
-                    let rid = mr
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .map(str::to_string)
-                        .unwrap_or_else(|| format!("event-{k}"));
-                    let call_id = t
-                        .get("tool_call_id")
-                        .and_then(Value::as_str)
-                        .map(str::to_string)
-                        .unwrap_or_else(|| format!("call-{k}"));
-                    let name = t
-                        .get("function_name")
-                        .and_then(Value::as_str)
-                        .unwrap_or(action)
-                        .to_string();
-                    // the call's arguments as the model sent them
-                    let input = mr
-                        .pointer("/choices/0/message/tool_calls")
-                        .and_then(Value::as_array)
-                        .and_then(|calls| {
-                            calls
-                                .iter()
-                                .find(|c| c.get("id").and_then(Value::as_str) == Some(&call_id))
-                        })
-                        .and_then(|c| c.pointer("/function/arguments"))
-                        .map(|a| match a {
-                            Value::String(s) => {
-                                serde_json::from_str(s).unwrap_or(Value::String(s.clone()))
-                            }
-                            v => v.clone(),
-                        })
-                        .unwrap_or_else(|| e.get("args").cloned().unwrap_or(Value::Null));
-                    let idx = match responses.get(&rid) {
-                        Some(&i) => i,
-                        None => {
-                            flush(&mut out, &mut pending_results);
-                            let text = mr
-                                .pointer("/choices/0/message/content")
-                                .and_then(Value::as_str)
-                                .or_else(|| e.pointer("/args/thought").and_then(Value::as_str))
-                                .unwrap_or("")
-                                .to_string();
-                            let mut blocks = Vec::new();
-                            if !text.trim().is_empty() {
-                                blocks.push(Block::text(text));
-                            }
-                            let mut m = NewMessage::new(Role::Assistant, blocks);
-                            m.usage = openhands_usage(&mr);
-                            m.meta = json!({"source": "openhands", "model": mr.get("model"), "response_id": rid});
-                            m.created_at = created;
-                            out.push(m);
-                            responses.insert(rid.clone(), out.len() - 1);
-                            out.len() - 1
-                        }
-                    };
-                    if action == "message" || action == "finish" {
-                        // the agent speaking (or finishing) through a tool: its words are the reply
-                        let words = e
-                            .pointer("/args/content")
-                            .or_else(|| e.pointer("/args/final_thought"))
-                            .or_else(|| e.pointer("/args/outputs/content"))
-                            .and_then(Value::as_str)
-                            .unwrap_or("");
-                        if !words.trim().is_empty() {
-                            out[idx].content.push(Block::text(words.to_string()));
-                        }
-                        continue;
-                    }
-                    out[idx].content.push(Block::ToolUse {
-                        id: call_id,
-                        name,
-                        input,
-                    });
-                }
-                ("agent", "message" | "finish", None) => {
-                    flush(&mut out, &mut pending_results);
-                    let text = e
-                        .pointer("/args/content")
-                        .or_else(|| e.pointer("/args/final_thought"))
-                        .or_else(|| e.get("message"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string();
-                    if text.trim().is_empty() {
-                        report.skip(format!("agent {action} events without text"));
-                        continue;
-                    }
-                    let mut m = NewMessage::text(Role::Assistant, text);
-                    m.meta = json!({"source": "openhands", "event_id": e.get("id")});
-                    m.created_at = created;
-                    out.push(m);
-                }
-                _ => report.skip(format!("{source} {action} events")),
+                ("agent", _, Some(t)) => self.agent_call(k, e, action, t),
+                ("agent", "message" | "finish", None) => self.agent_message(e, action),
+                _ => self.report.skip(format!("{source} {action} events")),
             }
-            continue;
+            return;
         }
         if let Some(obs) = e.get("observation").and_then(Value::as_str) {
-            let call = tcm
-                .and_then(|t| t.get("tool_call_id"))
-                .and_then(Value::as_str);
-            match call {
-                Some(id) => {
-                    let text = e
-                        .get("content")
-                        .and_then(Value::as_str)
-                        .filter(|c| !c.is_empty())
-                        .or_else(|| e.get("message").and_then(Value::as_str))
-                        .unwrap_or("")
-                        .to_string();
-                    let exit = e
-                        .pointer("/extras/metadata/exit_code")
-                        .and_then(Value::as_i64);
-                    let is_error = obs == "error" || exit.is_some_and(|c| c != 0);
-                    pending_results.push(Block::ToolResult {
-                        tool_use_id: id.to_string(),
-                        content: ToolResultContent::Text(text),
-                        is_error,
-                    });
-                }
-                None => report.skip(format!("{obs} observations")),
-            }
-            continue;
+            self.observation(e, obs, tcm);
+            return;
         }
-        report.skip(format!("events at {at} without action or observation"));
+        self.report
+            .skip(format!("events at [{k}] without action or observation"));
     }
-    flush(&mut out, &mut pending_results);
+
+    /// The assistant message of an LLM response (made on its first action).
+    fn response(&mut self, k: usize, e: &Value, mr: &Value) -> usize {
+        let rid = mr
+            .get("id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("event-{k}"));
+        if let Some(&i) = self.responses.get(&rid) {
+            return i;
+        }
+        self.flush();
+        let text = mr
+            .pointer("/choices/0/message/content")
+            .and_then(Value::as_str)
+            .or_else(|| e.pointer("/args/thought").and_then(Value::as_str))
+            .unwrap_or("")
+            .to_string();
+        let mut blocks = Vec::new();
+        if !text.trim().is_empty() {
+            blocks.push(Block::text(text));
+        }
+        let mut m = NewMessage::new(Role::Assistant, blocks);
+        m.usage = openhands_usage(mr);
+        m.meta = json!({"source": "openhands", "model": mr.get("model"), "response_id": rid});
+        m.created_at = timestamp_ms(e.get("timestamp"));
+        self.out.push(m);
+        self.responses.insert(rid, self.out.len() - 1);
+        self.out.len() - 1
+    }
+
+    /// An agent's action made by a tool call of an LLM response.
+    fn agent_call(&mut self, k: usize, e: &Value, action: &str, t: &Value) {
+        let mr = t.get("model_response").cloned().unwrap_or(Value::Null);
+        let call_id = t
+            .get("tool_call_id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("call-{k}"));
+        let name = t
+            .get("function_name")
+            .and_then(Value::as_str)
+            .unwrap_or(action)
+            .to_string();
+        // the call's arguments as the model sent them
+        let input = mr
+            .pointer("/choices/0/message/tool_calls")
+            .and_then(Value::as_array)
+            .and_then(|calls| {
+                calls
+                    .iter()
+                    .find(|c| c.get("id").and_then(Value::as_str) == Some(&call_id))
+            })
+            .and_then(|c| c.pointer("/function/arguments"))
+            .map(|a| match a {
+                Value::String(s) => serde_json::from_str(s).unwrap_or(Value::String(s.clone())),
+                v => v.clone(),
+            })
+            .unwrap_or_else(|| e.get("args").cloned().unwrap_or(Value::Null));
+        let idx = self.response(k, e, &mr);
+        if action == "message" || action == "finish" {
+            // the agent speaking (or finishing) through a tool: its words are the reply
+            let words = e
+                .pointer("/args/content")
+                .or_else(|| e.pointer("/args/final_thought"))
+                .or_else(|| e.pointer("/args/outputs/content"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if !words.trim().is_empty() {
+                self.out[idx].content.push(Block::text(words.to_string()));
+            }
+            return;
+        }
+        self.out[idx].content.push(Block::ToolUse {
+            id: call_id,
+            name,
+            input,
+        });
+    }
+
+    /// The agent's words outside any LLM response's tool call.
+    fn agent_message(&mut self, e: &Value, action: &str) {
+        self.flush();
+        let text = e
+            .pointer("/args/content")
+            .or_else(|| e.pointer("/args/final_thought"))
+            .or_else(|| e.get("message"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        if text.trim().is_empty() {
+            self.report
+                .skip(format!("agent {action} events without text"));
+            return;
+        }
+        let mut m = NewMessage::text(Role::Assistant, text);
+        m.meta = json!({"source": "openhands", "event_id": e.get("id")});
+        m.created_at = timestamp_ms(e.get("timestamp"));
+        self.out.push(m);
+    }
+
+    /// An observation: the result of the call that caused it.
+    fn observation(&mut self, e: &Value, obs: &str, tcm: Option<&Value>) {
+        let call = tcm
+            .and_then(|t| t.get("tool_call_id"))
+            .and_then(Value::as_str);
+        let Some(id) = call else {
+            self.report.skip(format!("{obs} observations"));
+            return;
+        };
+        let text = e
+            .get("content")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty())
+            .or_else(|| e.get("message").and_then(Value::as_str))
+            .unwrap_or("")
+            .to_string();
+        let exit = e
+            .pointer("/extras/metadata/exit_code")
+            .and_then(Value::as_i64);
+        let is_error = obs == "error" || exit.is_some_and(|c| c != 0);
+        self.pending.push(Block::ToolResult {
+            tool_use_id: id.to_string(),
+            content: ToolResultContent::Text(text),
+            is_error,
+        });
+    }
+}
+
+/// An OpenHands trajectory: the user's messages, each LLM response as one assistant message (its text and every
+/// tool call it made, however many action events carry them), each observation as the result of the call that
+/// caused it, the agent's messages and its finish. Environment events (agent state changes) are counted, not
+/// imported.
+pub fn parse_openhands(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatError> {
+    let events = doc.as_array().cloned().unwrap_or_default();
+    let mut r = OpenHands::default();
+    for (k, e) in events.iter().enumerate() {
+        r.event(k, e);
+    }
+    r.flush();
     // results arrive after their response's every call: the assistant message must come right before them, which
     // holds because a new response flushes the results of the previous one first
+    let mut out = r.out;
     out.retain(|m| !m.content.is_empty());
     if out.is_empty() {
         return Err(FormatError::new(
@@ -389,7 +433,7 @@ pub fn parse_openhands(path: &Path, line: usize, doc: &Value) -> Result<Parsed, 
         tip,
         checkpoints: Vec::new(),
         meta: json!({"source": "openhands", "events": events.len()}),
-        report,
+        report: r.report,
         children: Vec::new(),
     })
 }
