@@ -57,102 +57,23 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
     for m in msgs {
         let info = &m["info"];
         let parts = m["parts"].as_array().map(Vec::as_slice).unwrap_or_default();
-        let at = ms(info.pointer("/time/created"));
-        let mut bookkeeping = Vec::new();
         match info.get("role").and_then(Value::as_str) {
             Some("user") => {
                 if parts.iter().any(|p| p["type"] == "compaction") {
                     compaction = Some(m.clone());
                     continue;
                 }
-                let mut content = Vec::new();
-                for p in parts {
-                    match p["type"].as_str() {
-                        Some("text")
-                            if p.get("synthetic").and_then(Value::as_bool) != Some(true) =>
-                        {
-                            content.push(Block::text(p["text"].as_str().unwrap_or("").to_string()));
-                        }
-                        Some("file") => content.push(Block::text(format!(
-                            "[file: {}]",
-                            p["filename"].as_str().or(p["url"].as_str()).unwrap_or("?")
-                        ))),
-                        _ => bookkeeping.push(p.clone()),
-                    }
+                match user_message(info, parts) {
+                    Some(nm) => built.push(nm),
+                    None => report.skip("user messages with no text (kept as metadata)"),
                 }
-                if content.is_empty() {
-                    report.skip("user messages with no text (kept as metadata)");
-                    continue;
-                }
-                let mut nm = NewMessage::new(Role::User, content);
-                nm.created_at = at;
-                nm.meta = json!({"source": "opencode", "entry": {"id": info.get("id")}, "info": info,
-                                 "parts": bookkeeping});
-                built.push(nm);
             }
             Some("assistant") => {
-                let mut content = Vec::new();
-                let mut results = Vec::new();
-                for p in parts {
-                    match p["type"].as_str() {
-                        Some("reasoning") => content.push(Block::Thinking {
-                            thinking: p["text"].as_str().unwrap_or("").to_string(),
-                            signature: None,
-                        }),
-                        Some("text") => {
-                            let t = p["text"].as_str().unwrap_or("");
-                            if !t.trim().is_empty() {
-                                content.push(Block::text(t.to_string()));
-                            }
-                        }
-                        Some("tool") => {
-                            let id = p["callID"].as_str().unwrap_or("").to_string();
-                            let state = &p["state"];
-                            content.push(Block::ToolUse {
-                                id: id.clone(),
-                                name: p["tool"].as_str().unwrap_or("tool").to_string(),
-                                input: state.get("input").cloned().unwrap_or_else(|| json!({})),
-                            });
-                            let failed = state["status"] == "error";
-                            let out = state
-                                .get("output")
-                                .or_else(|| state.get("error"))
-                                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-                                .unwrap_or_else(|| {
-                                    format!("[{}]", state["status"].as_str().unwrap_or("no result"))
-                                });
-                            results.push(Block::ToolResult {
-                                tool_use_id: id,
-                                content: ToolResultContent::Text(out),
-                                is_error: failed,
-                            });
-                        }
-                        _ => bookkeeping.push(p.clone()),
-                    }
-                }
-                if content.is_empty() {
+                let Some((nm, results)) = assistant_message(info, parts) else {
                     report.skip("assistant steps with no content (kept as metadata)");
                     continue;
-                }
-                let model = match (info["providerID"].as_str(), info["modelID"].as_str()) {
-                    (Some(p), Some(m)) => Some(format!("{p}/{m}")),
-                    (None, Some(m)) => Some(m.to_string()),
-                    _ => None,
                 };
-                let mut nm = NewMessage::new(Role::Assistant, content);
-                nm.created_at = at;
-                let t = &info["tokens"];
-                let n = |p: &str| t.pointer(p).and_then(Value::as_u64).unwrap_or(0);
-                let usage = Usage {
-                    input_tokens: n("/input"),
-                    output_tokens: n("/output") + n("/reasoning"),
-                    cache_read_input_tokens: n("/cache/read"),
-                    cache_creation_input_tokens: n("/cache/write"),
-                    ..Usage::default()
-                };
-                nm.usage = (usage != Usage::default()).then_some(usage);
-                nm.meta = json!({"source": "opencode", "entry": {"id": info.get("id")}, "model": model,
-                                 "info": info, "parts": bookkeeping});
+                let at = ms(info.pointer("/time/created"));
                 let summary = (info.get("summary").and_then(Value::as_bool) == Some(true))
                     .then(|| crate::model::plain_text(&nm.content))
                     .filter(|_| compaction.is_some());
@@ -199,4 +120,104 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
         report,
         children: Vec::new(),
     })
+}
+
+/// A user message: its text and files (None when it has neither; synthetic text is the harness's own).
+fn user_message(info: &Value, parts: &[Value]) -> Option<NewMessage> {
+    let mut content = Vec::new();
+    let mut bookkeeping = Vec::new();
+    for p in parts {
+        match p["type"].as_str() {
+            Some("text") if p.get("synthetic").and_then(Value::as_bool) != Some(true) => {
+                content.push(Block::text(p["text"].as_str().unwrap_or("").to_string()));
+            }
+            Some("file") => content.push(Block::text(format!(
+                "[file: {}]",
+                p["filename"].as_str().or(p["url"].as_str()).unwrap_or("?")
+            ))),
+            _ => bookkeeping.push(p.clone()),
+        }
+    }
+    if content.is_empty() {
+        return None;
+    }
+    let mut nm = NewMessage::new(Role::User, content);
+    nm.created_at = ms(info.pointer("/time/created"));
+    nm.meta = json!({"source": "opencode", "entry": {"id": info.get("id")}, "info": info,
+                     "parts": bookkeeping});
+    Some(nm)
+}
+
+/// An assistant step: its reasoning, text and calls with their usage, and the calls' results (None when it has no
+/// content).
+fn assistant_message(info: &Value, parts: &[Value]) -> Option<(NewMessage, Vec<Block>)> {
+    let mut content = Vec::new();
+    let mut results = Vec::new();
+    let mut bookkeeping = Vec::new();
+    for p in parts {
+        match p["type"].as_str() {
+            Some("reasoning") => content.push(Block::Thinking {
+                thinking: p["text"].as_str().unwrap_or("").to_string(),
+                signature: None,
+            }),
+            Some("text") => {
+                let t = p["text"].as_str().unwrap_or("");
+                if !t.trim().is_empty() {
+                    content.push(Block::text(t.to_string()));
+                }
+            }
+            Some("tool") => {
+                let (call, result) = tool_part(p);
+                content.push(call);
+                results.push(result);
+            }
+            _ => bookkeeping.push(p.clone()),
+        }
+    }
+    if content.is_empty() {
+        return None;
+    }
+    let model = match (info["providerID"].as_str(), info["modelID"].as_str()) {
+        (Some(p), Some(m)) => Some(format!("{p}/{m}")),
+        (None, Some(m)) => Some(m.to_string()),
+        _ => None,
+    };
+    let mut nm = NewMessage::new(Role::Assistant, content);
+    nm.created_at = ms(info.pointer("/time/created"));
+    let t = &info["tokens"];
+    let n = |p: &str| t.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+    let usage = Usage {
+        input_tokens: n("/input"),
+        output_tokens: n("/output") + n("/reasoning"),
+        cache_read_input_tokens: n("/cache/read"),
+        cache_creation_input_tokens: n("/cache/write"),
+        ..Usage::default()
+    };
+    nm.usage = (usage != Usage::default()).then_some(usage);
+    nm.meta = json!({"source": "opencode", "entry": {"id": info.get("id")}, "model": model,
+                     "info": info, "parts": bookkeeping});
+    Some((nm, results))
+}
+
+/// A tool part: the call, and its result (its output, its error, or its status where it has neither).
+fn tool_part(p: &Value) -> (Block, Block) {
+    let id = p["callID"].as_str().unwrap_or("").to_string();
+    let state = &p["state"];
+    let call = Block::ToolUse {
+        id: id.clone(),
+        name: p["tool"].as_str().unwrap_or("tool").to_string(),
+        input: state.get("input").cloned().unwrap_or_else(|| json!({})),
+    };
+    let failed = state["status"] == "error";
+    let out = state
+        .get("output")
+        .or_else(|| state.get("error"))
+        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+        .unwrap_or_else(|| format!("[{}]", state["status"].as_str().unwrap_or("no result")));
+    let result = Block::ToolResult {
+        tool_use_id: id,
+        content: ToolResultContent::Text(out),
+        is_error: failed,
+    };
+    (call, result)
 }
