@@ -60,6 +60,87 @@ fn result_of(call: &Value) -> (String, bool) {
     (out.join("\n"), failed)
 }
 
+/// A `gemini` message: its thoughts, text and calls with its usage, and the message of its calls' results (None
+/// when it has none of these). `n`: how many messages came before (a call without an id is named by it).
+fn reply(m: &Value, n: usize) -> Option<(NewMessage, Option<NewMessage>)> {
+    let at = timestamp_ms(m.get("timestamp"));
+    let mut content = Vec::new();
+    for t in m
+        .get("thoughts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let subject = t.get("subject").and_then(Value::as_str).unwrap_or("");
+        let description = t.get("description").and_then(Value::as_str).unwrap_or("");
+        content.push(Block::Thinking {
+            thinking: format!("**{subject}** {description}").trim().to_string(),
+            signature: None,
+        });
+    }
+    let text = text_of(m.get("content"));
+    if !text.trim().is_empty() {
+        content.push(Block::text(text));
+    }
+    let calls: Vec<&Value> = m
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut results = Vec::new();
+    for (k, c) in calls.iter().enumerate() {
+        let id = c
+            .get("id")
+            .and_then(Value::as_str)
+            .map_or_else(|| format!("gemini-call-{n}-{k}"), str::to_string);
+        content.push(Block::ToolUse {
+            id: id.clone(),
+            name: c
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("tool")
+                .to_string(),
+            input: c.get("args").cloned().unwrap_or_else(|| json!({})),
+        });
+        let (out, failed) = result_of(c);
+        results.push(Block::ToolResult {
+            tool_use_id: id,
+            content: ToolResultContent::Text(out),
+            is_error: failed,
+        });
+    }
+    if content.is_empty() {
+        return None;
+    }
+    let mut nm = NewMessage::new(Role::Assistant, content);
+    nm.created_at = at;
+    nm.meta = json!({"source": "gemini-cli", "entry": {"id": m.get("id")},
+                     "model": m.get("model"), "tokens": m.get("tokens")});
+    if let Some(t) = m.get("tokens").filter(|t| t.is_object()) {
+        let n = |k: &str| t.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let cached = n("cached").min(n("input"));
+        nm.usage = Some(Usage {
+            input_tokens: n("input") - cached,
+            output_tokens: n("output") + n("thoughts"),
+            cache_read_input_tokens: cached,
+            ..Usage::default()
+        })
+        .filter(|u| *u != Usage::default());
+    }
+    let results = (!results.is_empty()).then(|| {
+        let mut r = NewMessage::new(Role::User, results);
+        r.created_at = calls
+            .iter()
+            .filter_map(|c| timestamp_ms(c.get("timestamp")))
+            .max()
+            .or(at);
+        r.meta = json!({"source": "gemini-cli", "tool_results_of": m.get("id")});
+        r
+    });
+    Some((nm, results))
+}
+
 pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatError> {
     let mut report = Report::default();
     let mut built: Vec<NewMessage> = Vec::new();
@@ -77,85 +158,16 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
                 nm.meta = json!({"source": "gemini-cli", "entry": {"id": m.get("id")}});
                 built.push(nm);
             }
-            "gemini" => {
-                let mut content = Vec::new();
-                for t in m
-                    .get("thoughts")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    let subject = t.get("subject").and_then(Value::as_str).unwrap_or("");
-                    let description = t.get("description").and_then(Value::as_str).unwrap_or("");
-                    content.push(Block::Thinking {
-                        thinking: format!("**{subject}** {description}").trim().to_string(),
-                        signature: None,
-                    });
+            "gemini" => match reply(m, built.len()) {
+                Some((nm, results)) => {
+                    built.push(nm);
+                    built.extend(results);
                 }
-                let text = text_of(m.get("content"));
-                if !text.trim().is_empty() {
-                    content.push(Block::text(text));
-                }
-                let calls: Vec<&Value> = m
-                    .get("toolCalls")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .collect();
-                let mut results = Vec::new();
-                for (k, c) in calls.iter().enumerate() {
-                    let id = c.get("id").and_then(Value::as_str).map_or_else(
-                        || format!("gemini-call-{}-{k}", built.len()),
-                        str::to_string,
-                    );
-                    content.push(Block::ToolUse {
-                        id: id.clone(),
-                        name: c
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .unwrap_or("tool")
-                            .to_string(),
-                        input: c.get("args").cloned().unwrap_or_else(|| json!({})),
-                    });
-                    let (out, failed) = result_of(c);
-                    results.push(Block::ToolResult {
-                        tool_use_id: id,
-                        content: ToolResultContent::Text(out),
-                        is_error: failed,
-                    });
-                }
-                if content.is_empty() {
+                None => {
                     report.skip("empty gemini replies (kept as metadata)");
                     notes.push(m.clone());
-                    continue;
                 }
-                let mut nm = NewMessage::new(Role::Assistant, content);
-                nm.created_at = at;
-                nm.meta = json!({"source": "gemini-cli", "entry": {"id": m.get("id")},
-                                 "model": m.get("model"), "tokens": m.get("tokens")});
-                if let Some(t) = m.get("tokens").filter(|t| t.is_object()) {
-                    let n = |k: &str| t.get(k).and_then(Value::as_u64).unwrap_or(0);
-                    let cached = n("cached").min(n("input"));
-                    nm.usage = Some(Usage {
-                        input_tokens: n("input") - cached,
-                        output_tokens: n("output") + n("thoughts"),
-                        cache_read_input_tokens: cached,
-                        ..Usage::default()
-                    })
-                    .filter(|u| *u != Usage::default());
-                }
-                built.push(nm);
-                if !results.is_empty() {
-                    let mut r = NewMessage::new(Role::User, results);
-                    r.created_at = calls
-                        .iter()
-                        .filter_map(|c| timestamp_ms(c.get("timestamp")))
-                        .max()
-                        .or(at);
-                    r.meta = json!({"source": "gemini-cli", "tool_results_of": m.get("id")});
-                    built.push(r);
-                }
-            }
+            },
             other => {
                 let kind = if other.is_empty() { "untyped" } else { other };
                 report.skip(format!("{kind} messages (kept as metadata)"));
