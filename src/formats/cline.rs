@@ -69,6 +69,45 @@ fn requests(path: &Path) -> Vec<Usage> {
         .collect()
 }
 
+/// A user message's blocks with the results of the calls before it, which Cline sends as plain text, made results
+/// (in the calls' order), results first as the Messages shape wants them.
+fn results_in_text(blocks: Vec<Block>, open: Vec<String>) -> Vec<Block> {
+    let mut content = Vec::with_capacity(blocks.len());
+    let mut calls = open.into_iter();
+    let mut pending = calls.next();
+    for b in blocks {
+        match (&b, pending.take()) {
+            (Block::Text { text }, Some(id)) if as_result(text).is_some() => {
+                content.push(Block::ToolResult {
+                    tool_use_id: id,
+                    content: ToolResultContent::Text(text.clone()),
+                    is_error: as_result(text) == Some(true),
+                });
+                pending = calls.next();
+            }
+            (_, p) => {
+                pending = p;
+                content.push(b);
+            }
+        }
+    }
+    content.sort_by_key(|b| !matches!(b, Block::ToolResult { .. }));
+    content
+}
+
+/// The task as the user typed it (Cline wraps it in <task>).
+fn task_title(messages: &[crate::store::ImportedMessage]) -> Option<String> {
+    messages.first().and_then(|m| {
+        m.message.content.iter().find_map(|b| match b {
+            Block::Text { text } => text
+                .split_once("<task>")
+                .and_then(|(_, t)| t.split("</task>").next())
+                .map(|t| super::short_title(t.trim())),
+            _ => None,
+        })
+    })
+}
+
 pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatError> {
     let mut report = Report::default();
     let items = doc
@@ -97,28 +136,8 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
         super::claude_code::split_block_extras(&mut raw, 0, &mut extras);
         let blocks = wire::blocks_from_value(raw, "content")
             .map_err(|e| FormatError::new(path, line, format!("message {k}: {e}")))?;
-        let mut content = Vec::with_capacity(blocks.len());
-        if role == Role::User {
-            let mut calls = std::mem::take(&mut open).into_iter();
-            let mut pending = calls.next();
-            for b in blocks {
-                match (&b, pending.take()) {
-                    (Block::Text { text }, Some(id)) if as_result(text).is_some() => {
-                        content.push(Block::ToolResult {
-                            tool_use_id: id,
-                            content: ToolResultContent::Text(text.clone()),
-                            is_error: as_result(text) == Some(true),
-                        });
-                        pending = calls.next();
-                    }
-                    (_, p) => {
-                        pending = p;
-                        content.push(b);
-                    }
-                }
-            }
-            // results first, as the Messages shape wants them
-            content.sort_by_key(|b| !matches!(b, Block::ToolResult { .. }));
+        let content = if role == Role::User {
+            results_in_text(blocks, std::mem::take(&mut open))
         } else {
             open = blocks
                 .iter()
@@ -127,8 +146,8 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
                     _ => None,
                 })
                 .collect();
-            content = blocks;
-        }
+            blocks
+        };
         let mut nm = NewMessage::new(role, content);
         nm.created_at = m.get("ts").and_then(Value::as_i64);
         let model = m.pointer("/modelInfo/modelId").cloned();
@@ -160,19 +179,7 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
         .parent()
         .and_then(Path::file_name)
         .map(|n| n.to_string_lossy().into_owned());
-    // the task as the user typed it (Cline wraps it in <task>)
-    let title = messages
-        .first()
-        .and_then(|m| {
-            m.message.content.iter().find_map(|b| match b {
-                Block::Text { text } => text
-                    .split_once("<task>")
-                    .and_then(|(_, t)| t.split("</task>").next())
-                    .map(|t| super::short_title(t.trim())),
-                _ => None,
-            })
-        })
-        .or_else(|| super::title_of(&messages));
+    let title = task_title(&messages).or_else(|| super::title_of(&messages));
     Ok(Parsed {
         title,
         tip: messages.len().checked_sub(1),
