@@ -509,6 +509,77 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
     None
 }
 
+/// A document that must be one JSON value: its line and the value.
+fn one_document<'a>(
+    path: &Path,
+    lines: &'a [(usize, Value)],
+    message: &str,
+) -> Result<(usize, &'a Value), FormatError> {
+    match lines {
+        [(l, d)] => Ok((*l, d)),
+        _ => Err(FormatError::new(
+            path,
+            lines.get(1).map_or(0, |l| l.0),
+            message.to_string(),
+        )),
+    }
+}
+
+/// The lines read in a format known by now.
+fn parse_as(
+    path: &Path,
+    bytes: &[u8],
+    lines: Vec<(usize, Value)>,
+    format: Format,
+) -> Result<Parsed, FormatError> {
+    Ok(match format {
+        Format::Cairn => cairn_jsonl::parse(path, &lines)?,
+        Format::ClaudeCode => claude_code::parse(path, lines)?,
+        Format::Pi => pi::parse(path, &lines)?,
+        Format::Codex => codex::parse(path, &lines)?,
+        Format::Cursor => cursor::parse(path, &lines)?,
+        Format::CopilotCli => copilot_cli::parse(path, &lines)?,
+        Format::Cline => {
+            let (l, d) = one_document(path, &lines, "a Cline history is one JSON array")?;
+            cline::parse(path, l, d)?
+        }
+        Format::Aider => {
+            return Err(FormatError::new(
+                path,
+                1,
+                "not an Aider chat history (no \"# aider chat started at\")",
+            ));
+        }
+        Format::Anthropic | Format::Openai => messages_json::parse(path, &lines, format)?,
+        Format::Opencode => {
+            let (l, d) = one_document(path, &lines, "an opencode export is one JSON document")?;
+            opencode::parse(path, l, d)?
+        }
+        Format::GeminiCli => {
+            let (l, d) = one_document(path, &lines, "a Gemini CLI chat file is one JSON document")?;
+            gemini_cli::parse(path, l, d)?
+        }
+        Format::SweAgent | Format::OpenHands => {
+            let (line, doc) = match lines.as_slice() {
+                [(l, d)] => (*l, d.clone()),
+                _ => {
+                    let text = std::str::from_utf8(bytes)
+                        .map_err(|_| FormatError::new(path, 0, "not UTF-8 text"))?;
+                    let doc = serde_json::from_str(text).map_err(|e| {
+                        FormatError::new(path, e.line(), format!("not one JSON document: {e}"))
+                    })?;
+                    (1, doc)
+                }
+            };
+            if format == Format::SweAgent {
+                trajectories::parse_sweagent(path, line, &doc)?
+            } else {
+                trajectories::parse_openhands(path, line, &doc)?
+            }
+        }
+    })
+}
+
 /// Reads one file in the given (or detected) format.
 pub fn parse_file(path: &Path, format: Option<Format>) -> Result<(Format, Parsed), FormatError> {
     parse_bytes(path, &read_file(path)?, format)
@@ -558,69 +629,7 @@ pub fn parse_bytes(
             ));
         }
     };
-    let mut parsed = match format {
-        Format::Cairn => cairn_jsonl::parse(path, &lines)?,
-        Format::ClaudeCode => claude_code::parse(path, lines)?,
-        Format::Pi => pi::parse(path, &lines)?,
-        Format::Codex => codex::parse(path, &lines)?,
-        Format::Cursor => cursor::parse(path, &lines)?,
-        Format::CopilotCli => copilot_cli::parse(path, &lines)?,
-        Format::Cline => match lines.as_slice() {
-            [(l, d)] => cline::parse(path, *l, d)?,
-            _ => {
-                return Err(FormatError::new(
-                    path,
-                    lines[1].0,
-                    "a Cline history is one JSON array",
-                ));
-            }
-        },
-        Format::Aider => {
-            return Err(FormatError::new(
-                path,
-                1,
-                "not an Aider chat history (no \"# aider chat started at\")",
-            ));
-        }
-        Format::Anthropic | Format::Openai => messages_json::parse(path, &lines, format)?,
-        Format::Opencode => match lines.as_slice() {
-            [(l, d)] => opencode::parse(path, *l, d)?,
-            _ => {
-                return Err(FormatError::new(
-                    path,
-                    lines[1].0,
-                    "an opencode export is one JSON document",
-                ));
-            }
-        },
-        Format::GeminiCli => match lines.as_slice() {
-            [(l, d)] => gemini_cli::parse(path, *l, d)?,
-            _ => {
-                return Err(FormatError::new(
-                    path,
-                    lines[1].0,
-                    "a Gemini CLI chat file is one JSON document",
-                ));
-            }
-        },
-        Format::SweAgent | Format::OpenHands => {
-            let (line, doc) = match lines.as_slice() {
-                [(l, d)] => (*l, d.clone()),
-                _ => {
-                    let text = text().ok_or_else(|| FormatError::new(path, 0, "not UTF-8 text"))?;
-                    let doc = serde_json::from_str(text).map_err(|e| {
-                        FormatError::new(path, e.line(), format!("not one JSON document: {e}"))
-                    })?;
-                    (1, doc)
-                }
-            };
-            if format == Format::SweAgent {
-                trajectories::parse_sweagent(path, line, &doc)?
-            } else {
-                trajectories::parse_openhands(path, line, &doc)?
-            }
-        }
-    };
+    let mut parsed = parse_as(path, bytes, lines, format)?;
     parsed.finish_report();
     for c in &mut parsed.children {
         c.finish_report();
