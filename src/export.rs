@@ -347,6 +347,16 @@ pub fn jsonl(
     Ok((out, redacted))
 }
 
+/// A compaction's sizes for its heading: ", at 166,909 tokens → 16,303 after".
+pub(crate) fn sizes(before: Option<u64>, after: Option<u64>) -> String {
+    match (before, after) {
+        (Some(b), Some(a)) => format!(", at {} tokens → {} after", thousands(b), thousands(a)),
+        (Some(b), None) => format!(", at {} tokens", thousands(b)),
+        (None, Some(a)) => format!(", {} tokens after", thousands(a)),
+        (None, None) => String::new(),
+    }
+}
+
 /// `166,909`: a count as the readable exports write it.
 pub(crate) fn thousands(n: u64) -> String {
     let s = n.to_string();

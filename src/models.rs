@@ -11,11 +11,13 @@
 //! ([`Source`]). Nothing else in the code matches a model name.
 
 pub mod catalog;
+pub mod pages;
 pub mod price;
 
 use serde::Serialize;
 
 pub use catalog::{LARGEST_WINDOW_FLOOR, largest_window};
+pub use pages::{Pages, pages_of};
 pub use price::{Price, Pricer, cost, usd};
 
 use crate::tokens::Tokenizer;
@@ -382,8 +384,8 @@ pub fn listing(
                     Source::Default
                 },
                 keeps_past_thinking: m.keeps_past_thinking,
-                profile: crate::render::shape::profile_for_model(&k).name,
-                shape: crate::render::shape::for_model(&k).name,
+                profile: pages::pages_or_default(&k).profile,
+                shape: pages::pages_or_default(&k).shape,
                 price_per_mtok: price::per_million(&k, prices).map(|p| PerMillion {
                     input: p[0],
                     output: p[1],

@@ -9,6 +9,8 @@
 
 mod checkpoints;
 mod error;
+mod identity;
+mod imported;
 pub mod index;
 mod measures;
 mod merge;
@@ -31,14 +33,15 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 pub use error::{Result, StoreError};
+pub use identity::fingerprint;
+pub use imported::{ImportedConversation, ImportedMessage};
 pub use measures::{Facts, ModelSeen};
-pub use merge::{Merged, fingerprint};
+pub use merge::Merged;
 pub use oplog::Operation;
 pub use paths::Head;
 pub use resume::{Budget, Resumed, Retry};
 pub use search::{Hit, Hits, SearchQuery};
 pub use sources::{KnownSource, SourceRead, Tail};
-pub use turns::{ImportedConversation, ImportedMessage};
 pub use usage::{By, PathUsage, UsageBucket, UsageGroup, time_key};
 
 use crate::model::{Block, ImageData, Message, NewMessage, Role};

@@ -188,7 +188,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
 /// `--list-shapes`: the shapes, the model families that read each by default, and with a conversation each
 /// shape's density on what a snapshot of it would cover now.
 fn list_shapes(ctx: &mut Ctx, a: &Args) -> Result<()> {
-    use crate::render::shape::FAMILIES;
+    use crate::models::pages::PAGES;
     let measured = match &a.conv {
         Some(c) => {
             let profile = a.profile.map(Profile::profile);
@@ -209,7 +209,7 @@ fn list_shapes(ctx: &mut Ctx, a: &Args) -> Result<()> {
         None => None,
     };
     let families = |name: &str| -> Vec<&'static str> {
-        FAMILIES
+        PAGES
             .iter()
             .filter(|f| f.shape == name)
             .map(|f| f.name)
@@ -237,7 +237,7 @@ fn list_shapes(ctx: &mut Ctx, a: &Args) -> Result<()> {
                 v
             })
             .collect();
-        let mut doc = serde_json::json!({ "shapes": shapes, "families": FAMILIES });
+        let mut doc = serde_json::json!({ "shapes": shapes, "families": PAGES });
         if let Some((conversation, profile, model, default_shape, _)) = &measured {
             doc["conversation"] = conversation.clone().into();
             doc["profile"] = (*profile).into();

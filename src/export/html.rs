@@ -11,10 +11,10 @@
 use base64::Engine as _;
 use sha2::Digest as _;
 
-use super::markdown::html_escape as esc;
+use super::markup::html_escape as esc;
 use super::reading::{Compaction, Reading, reply_info};
 use super::tools::{Detail, result_lang, summarize};
-use super::{Options, Theme, highlight, is_thinking, markup};
+use super::{Options, Theme, highlight, is_thinking, markup, sizes};
 use crate::model::{Block, ImageData, ToolResultContent};
 use crate::store::{Store, StoreError};
 
@@ -307,16 +307,6 @@ fn subagent(
         esc(&sub.title),
         facts.join(" · ")
     ))
-}
-
-/// A compaction's sizes for its heading: ", at 166,909 tokens → 16,303 after".
-pub(super) fn sizes(before: Option<u64>, after: Option<u64>) -> String {
-    match (before, after) {
-        (Some(b), Some(a)) => format!(", at {} tokens → {} after", thousands(b), thousands(a)),
-        (Some(b), None) => format!(", at {} tokens", thousands(b)),
-        (None, Some(a)) => format!(", {} tokens after", thousands(a)),
-        (None, None) => String::new(),
-    }
 }
 
 fn compaction_card(c: &Compaction) -> String {

@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use super::markup::html_escape;
 use super::reading::{Compaction, Reading, reply_info};
 use super::tools::{Detail, result_lang, summarize};
 use super::{Options, is_thinking};
@@ -113,21 +114,6 @@ fn escape_outside_code_spans(line: &str) -> String {
             c => out.push(c),
         }
         i += 1;
-    }
-    out
-}
-
-pub(crate) fn html_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
     }
     out
 }
@@ -301,7 +287,7 @@ fn compaction_md(c: &Compaction) -> String {
         } => {
             let mut s = format!(
                 "> **{harness} compacted the conversation here{}.** From here on the model saw {} and the messages it kept.\n",
-                super::html::sizes(*tokens_before, *tokens_after),
+                super::sizes(*tokens_before, *tokens_after),
                 if summary.is_some() {
                     "this summary"
                 } else {

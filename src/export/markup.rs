@@ -5,7 +5,24 @@
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
 
 use super::highlight;
-use super::markdown::html_escape as esc;
+
+/// Text made safe inside HTML: the five characters that could open markup or end an attribute escaped.
+pub(crate) fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+use html_escape as esc;
 
 fn safe_url(url: &str) -> bool {
     let u = url.trim().to_ascii_lowercase();

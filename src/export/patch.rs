@@ -74,7 +74,7 @@ pub fn recorded(m: &crate::model::Message, block: usize, call: &str) -> Option<P
 /// A diff as HTML: a gutter with the file's line numbers when known, added and removed lines classed, the words
 /// that changed within a replaced line marked.
 pub fn html(p: &Patch) -> String {
-    use super::markdown::html_escape as esc;
+    use super::markup::html_escape as esc;
     let mut out = String::new();
     let no = |n: Option<u32>| n.map_or(String::new(), |n| n.to_string());
     for l in &p.lines {

@@ -170,79 +170,16 @@ impl PageShape {
     }
 }
 
-/// A model family's pages: the profile its images are billed and resized by, and the shape it reads by default.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Family {
-    /// The model family's name ([`crate::models::Family::name`]: which models are of it is the models module's
-    /// to say).
-    pub name: &'static str,
-    pub profile: &'static str,
-    pub shape: &'static str,
-    /// The evidence the shape was chosen by.
-    pub why: &'static str,
-}
-
-/// Why Claude reads `outline-7x13` (the README's legibility table, `scripts/legibility`).
-const CLAUDE_WHY: &str = "outline-7x13 is the only measured shape that meets both goals: real prose reads back at \
-98.5% (tesseract) / 98.6% (PaddleOCR) at 8.51 characters per image token (goal: 98% at 8), real tool output at \
-92.1% / 97.9% (goal: 90% / 95% at 6). The 5x8 bitmap holds 19.6 but loses 6-8% of prose and 15-18% of tool \
-output to both readers, and oh-my-pi's recall evaluations with Claude found dense cells abstained on (F1 0.35 for a \
-dense 6x12 cell) where DejaVu-like glyphs read well (0.76; 0.81 with extra tracking at 40% less density: shape \
-8x13-on-11x16)";
-
-/// Why GPT and Gemini read `outline-8x16`.
-const TALL_WHY: &str = "oh-my-pi's recall evaluations found GPT and Gemini read best with extra leading (8x13 \
-glyphs on a 22-pixel pitch); of the measured shapes outline-8x16 reads best with both offline readers (tool output \
-94.1% tesseract, 98.8% PaddleOCR; prose 98.7% / 98.7%) and still holds 6.4 characters per image token on OpenAI's \
-page and 17 on Gemini's (a real session's middle)";
-
-pub const FAMILIES: &[Family] = &[
-    Family {
-        name: "claude-hires",
-        profile: "claude-hires",
-        shape: "outline-7x13",
-        why: CLAUDE_WHY,
-    },
-    Family {
-        name: "claude",
-        profile: "claude",
-        shape: "outline-7x13",
-        why: CLAUDE_WHY,
-    },
-    Family {
-        name: "gpt",
-        profile: "openai",
-        shape: "outline-8x16",
-        why: TALL_WHY,
-    },
-    Family {
-        name: "gemini",
-        profile: "gemini",
-        shape: "outline-8x16",
-        why: TALL_WHY,
-    },
-];
-
-/// The pages of a model's family, if cairn has measured them for it.
-pub fn family_of(model: &str) -> Option<&'static Family> {
-    let name = crate::models::family(model).name();
-    FAMILIES.iter().find(|f| f.name == name)
-}
-
-/// The shape a model reads by default: its family's (see [`FAMILIES`] for the evidence), else the family of
+/// The shape a model reads by default: its family's (see [`crate::models::pages`] for the evidence), else the family of
 /// today's high-resolution Claude models. Overridden by the settings file (`"shape"`) and `--shape NAME`.
 pub fn for_model(model: &str) -> &'static PageShape {
-    family_of(model)
-        .or_else(|| FAMILIES.first())
-        .and_then(|f| by_name(f.shape))
-        .unwrap_or(&SHAPES[0])
+    by_name(crate::models::pages::pages_or_default(model).shape).unwrap_or(&SHAPES[0])
 }
 
 /// The page profile a model's images are billed and resized by: its family's, else the high-resolution Claude
 /// page. Overridden by the settings file (`"profile"`).
 pub fn profile_for_model(model: &str) -> &'static super::Profile {
-    family_of(model)
-        .and_then(|f| super::profile::by_name(f.profile))
+    super::profile::by_name(crate::models::pages::pages_or_default(model).profile)
         .unwrap_or(&super::PROFILES[0])
 }
 
@@ -283,8 +220,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_family_names_a_shape_and_a_profile_that_exist() {
-        for f in FAMILIES {
+    fn models_read_their_family_s_pages() {
+        for f in crate::models::pages::PAGES {
             assert!(by_name(f.shape).is_some(), "{}", f.name);
             assert!(
                 super::super::profile::by_name(f.profile).is_some(),
@@ -292,21 +229,6 @@ mod tests {
                 f.name
             );
         }
-    }
-
-    #[test]
-    fn models_find_their_family_by_the_longest_prefix() {
-        assert_eq!(
-            family_of("claude-opus-4-7").map(|f| f.name),
-            Some("claude-hires")
-        );
-        assert_eq!(
-            family_of("claude-sonnet-4-5-20250929").map(|f| f.name),
-            Some("claude")
-        );
-        assert_eq!(family_of("gpt-5.5").map(|f| f.name), Some("gpt"));
-        assert_eq!(family_of("gemini-2.5-pro").map(|f| f.name), Some("gemini"));
-        assert_eq!(family_of("llama-3"), None);
         assert_eq!(profile_for_model("claude-sonnet-4-5").name, "claude");
         assert_eq!(profile_for_model("llama-3").name, "claude-hires");
         assert_eq!(for_model("gpt-5.5").name, "outline-8x16");

@@ -18,43 +18,14 @@
 use std::collections::HashMap;
 
 use rusqlite::OptionalExtension;
-use sha2::{Digest, Sha256};
 
+use super::identity::{entry_id, fingerprint};
+use super::imported::ImportedConversation;
+use super::measures::retire;
 use super::paths::{conversation_heads, load_messages};
-use super::turns::{ImportedConversation, write_imported};
+use super::turns::write_imported;
 use super::{ConvRow, Result, Store, StoreError, conv_row, insert_message, move_tip};
-use crate::model::{Block, ImageData, Role, ToolResultContent};
-
-/// A message's fingerprint: its parent's, its role, its plain text and its images' hashes.
-pub fn fingerprint(parent: &str, role: Role, content: &[Block]) -> String {
-    let mut h = Sha256::new();
-    h.update(parent.as_bytes());
-    h.update([0]);
-    h.update(role.as_str().as_bytes());
-    h.update([0]);
-    h.update(crate::model::plain_text(content).as_bytes());
-    let mut images = |d: &ImageData| match d {
-        ImageData::Bytes(b) => h.update(format!("{:x}", Sha256::digest(b)).as_bytes()),
-        ImageData::Blob { hash, .. } => h.update(hash.as_bytes()),
-    };
-    for b in content {
-        match b {
-            Block::Image { data, .. } => images(data),
-            Block::ToolResult {
-                content: ToolResultContent::Blocks(bs),
-                ..
-            } => {
-                for x in bs {
-                    if let Block::Image { data, .. } = x {
-                        images(data);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    format!("{:x}", h.finalize())
-}
+use crate::model::Role;
 
 /// What merging one conversation of a file did.
 #[derive(Debug, Clone, PartialEq)]
@@ -253,99 +224,4 @@ fn append_missing(
         }
     }
     Ok(added)
-}
-
-/// The harness's own id of the entry a message was read from (Claude Code: its first line's uuid, or a
-/// compaction boundary's; pi: the entry's id), where it recorded one.
-pub(super) fn entry_id(meta: &serde_json::Value) -> Option<&str> {
-    meta.pointer("/lines/0/uuid")
-        .or_else(|| meta.pointer("/line/uuid"))
-        .or_else(|| meta.pointer("/entry/id"))
-        .and_then(|v| v.as_str())
-}
-
-/// Takes a stored leaf out of the figures (a partial reply read again whole): its usage in the measures and the
-/// day roll-up, its tool calls. The message stays.
-pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
-    #[allow(clippy::type_complexity)]
-    let row: Option<(i64, Option<String>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)> = tx
-        .query_row(
-            "SELECT conversation, model, coalesce(input_tokens, 0), coalesce(output_tokens, 0),
-                    coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0),
-                    coalesce(cache_write_1h_tokens, 0), input_tokens IS NOT NULL, tool_calls, tool_errors,
-                    (flags & 4) != 0 AND ((flags >> 3) & 3) = 1, created_at
-             FROM measures WHERE seq = ?1 AND copy = 0",
-            [seq],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                    r.get(8)?,
-                    r.get(9)?,
-                    r.get(10)?,
-                    r.get(11)?,
-                ))
-            },
-        )
-        .optional()?;
-    let Some((conv, model, i, o, cr, cw, cw1, measured, calls, errors, turn, created)) = row else {
-        return Ok(());
-    };
-    tx.execute(
-        "UPDATE usage_days SET input = input - ?1, output = output - ?2, cache_read = cache_read - ?3,
-            cache_write = cache_write - ?4, cache_write_1h = cache_write_1h - ?5, measured = measured - ?6,
-            tool_calls = tool_calls - ?7, tool_errors = tool_errors - ?8, turns = turns - ?12
-         WHERE day = ?9 AND conversation = ?10 AND model = ?11",
-        rusqlite::params![
-            i,
-            o,
-            cr,
-            cw,
-            cw1,
-            measured,
-            calls,
-            errors,
-            created.div_euclid(86_400_000),
-            conv,
-            model.clone().unwrap_or_default(),
-            turn
-        ],
-    )?;
-    // the hour's roll-up loses the reply too (its largest prompt stays: a bound, priced exactly past it)
-    tx.execute(
-        "UPDATE usage_hours SET replies = replies - ?1, input = input - ?2, output = output - ?3,
-            cache_read = cache_read - ?4, cache_write = cache_write - ?5, cache_write_1h = cache_write_1h - ?6
-         WHERE hour = ?7 AND conversation = ?8 AND model = ?9",
-        rusqlite::params![
-            measured,
-            i,
-            o,
-            cr,
-            cw,
-            cw1,
-            created.div_euclid(3_600_000),
-            conv,
-            model.clone().unwrap_or_default()
-        ],
-    )?;
-    tx.execute(
-        "UPDATE measures SET input_tokens = NULL, output_tokens = NULL, cache_read_tokens = NULL,
-            cache_write_tokens = NULL, cache_write_1h_tokens = NULL, tool_calls = 0, tool_errors = 0
-         WHERE seq = ?1",
-        [seq],
-    )?;
-    tx.execute("DELETE FROM tool_calls WHERE body = ?1", [seq])?;
-    if let Some(m) = model {
-        tx.execute(
-            "UPDATE models_seen SET replies = max(replies - 1, 0), measured = max(measured - ?2, 0) WHERE model = ?1",
-            rusqlite::params![m, measured],
-        )?;
-    }
-    Ok(())
 }

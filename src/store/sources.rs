@@ -13,7 +13,8 @@ use std::collections::HashMap;
 
 use rusqlite::{OptionalExtension, params};
 
-use super::turns::ImportedConversation;
+use super::identity::{entry_id, fingerprint};
+use super::imported::ImportedConversation;
 use super::{Result, Store, StoreError, conv_row, insert_message, move_tip};
 use crate::model::Role;
 
@@ -120,7 +121,7 @@ impl Store {
         let entries: Vec<Option<&str>> = c
             .messages
             .iter()
-            .map(|im| super::merge::entry_id(&im.message.meta))
+            .map(|im| entry_id(&im.message.meta))
             .collect();
         let by_entry = stored_entries(&tx, conv.seq, c, &entries, read_before)?;
         // where each message of `c` is in the store (`None`: a message read before that nothing new follows, or
@@ -176,7 +177,7 @@ impl Store {
                             entry.unwrap_or_default()
                         )));
                     };
-                    super::merge::retire(&tx, at.0)?;
+                    super::measures::retire(&tx, at.0)?;
                     let under = if im.parent.is_some() { under } else { parent };
                     let (seq, _) = insert_message(&tx, conv.seq, under, m)?;
                     placed.push(Some((seq, under.map_or(0, |u| u.1 + 1))));
@@ -262,7 +263,7 @@ fn same_body(
     let Ok(blocks) = crate::wire::blocks_from_value(v, "content") else {
         return Ok(false);
     };
-    Ok(super::fingerprint("", role, &blocks) == super::fingerprint("", role, content))
+    Ok(fingerprint("", role, &blocks) == fingerprint("", role, content))
 }
 
 /// Where the messages `c` names are stored, by entry id: those with new lines (one may be stored already, in part

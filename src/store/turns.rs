@@ -8,18 +8,12 @@
 use rusqlite::OptionalExtension;
 use serde_json::{Value, json};
 
+use super::imported::{ImportedConversation, ImportedMessage};
 use super::rules::{require_boundary, validate_label, validate_turn};
 use super::{
     ConvRow, Result, Store, StoreError, conv_row, insert_conversation, insert_message, move_tip,
 };
 use crate::model::{NewMessage, Role};
-
-/// One message of an imported tree; `parent` is the index of an earlier message of the same import.
-#[derive(Debug, Clone)]
-pub struct ImportedMessage {
-    pub parent: Option<usize>,
-    pub message: NewMessage,
-}
 
 impl Store {
     /// Appends one complete turn at the tip and moves the tip to its last message, in one durable transaction.
@@ -173,18 +167,6 @@ impl Store {
         tx.commit()?;
         Ok(ids)
     }
-}
-
-/// One conversation of an import; `linked_to` names an earlier conversation of the same file (a subagent's
-/// parent session), recorded as `meta.cairn.linked_to`.
-#[derive(Debug, Clone)]
-pub struct ImportedConversation {
-    pub title: Option<String>,
-    pub messages: Vec<ImportedMessage>,
-    pub tip: Option<usize>,
-    pub checkpoints: Vec<(String, usize)>,
-    pub meta: Value,
-    pub linked_to: Option<usize>,
 }
 
 /// How many messages an import prepares ahead of the one it writes.

@@ -1,0 +1,47 @@
+//! How a message read again is recognized as one the store holds: by the harness's own id of the entry it was
+//! read from, where the harness recorded one, else by its content's fingerprint chained through its parent's.
+//! Both the merge of a grown session and the reading of a file's new lines match by these; neither owns them.
+
+use sha2::{Digest, Sha256};
+
+use crate::model::{Block, ImageData, Role, ToolResultContent};
+
+/// A message's fingerprint: its parent's, its role, its plain text and its images' hashes.
+pub fn fingerprint(parent: &str, role: Role, content: &[Block]) -> String {
+    let mut h = Sha256::new();
+    h.update(parent.as_bytes());
+    h.update([0]);
+    h.update(role.as_str().as_bytes());
+    h.update([0]);
+    h.update(crate::model::plain_text(content).as_bytes());
+    let mut images = |d: &ImageData| match d {
+        ImageData::Bytes(b) => h.update(format!("{:x}", Sha256::digest(b)).as_bytes()),
+        ImageData::Blob { hash, .. } => h.update(hash.as_bytes()),
+    };
+    for b in content {
+        match b {
+            Block::Image { data, .. } => images(data),
+            Block::ToolResult {
+                content: ToolResultContent::Blocks(bs),
+                ..
+            } => {
+                for x in bs {
+                    if let Block::Image { data, .. } = x {
+                        images(data);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    format!("{:x}", h.finalize())
+}
+
+/// The harness's own id of the entry a message was read from (Claude Code: its first line's uuid, or a
+/// compaction boundary's; pi: the entry's id), where it recorded one.
+pub(super) fn entry_id(meta: &serde_json::Value) -> Option<&str> {
+    meta.pointer("/lines/0/uuid")
+        .or_else(|| meta.pointer("/line/uuid"))
+        .or_else(|| meta.pointer("/entry/id"))
+        .and_then(|v| v.as_str())
+}
