@@ -13,7 +13,7 @@ mod messages;
 
 use std::time::{Duration, Instant};
 
-use cairn::layout::Layout;
+use cairn::layout::TreeLayout;
 use cairn::store::{ImportedMessage, Store};
 use cairn::window::{Explorer, Session};
 use eframe::egui;
@@ -219,7 +219,7 @@ fn main() {
     let collapsed: Vec<Duration> = (0..11)
         .map(|_| {
             let t = Instant::now();
-            std::hint::black_box(Layout::compute(&s.parents, &|_, _| false));
+            std::hint::black_box(TreeLayout::compute(&s.parents, &|_, _| false));
             t.elapsed()
         })
         .collect();
@@ -230,7 +230,7 @@ fn main() {
     let expanded: Vec<Duration> = (0..11)
         .map(|_| {
             let t = Instant::now();
-            std::hint::black_box(Layout::compute(&s.parents, &|_, _| true));
+            std::hint::black_box(TreeLayout::compute(&s.parents, &|_, _| true));
             t.elapsed()
         })
         .collect();

@@ -68,7 +68,7 @@ impl Cause {
 
 /// One reply's cache figures.
 #[derive(Debug, Clone, Serialize)]
-pub struct Reply {
+pub struct ReplyCache {
     pub message: String,
     /// RFC 3339.
     pub time: String,
@@ -117,9 +117,9 @@ pub struct Totals {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub struct CacheReport {
     pub conversation: String,
-    pub replies: Vec<Reply>,
+    pub replies: Vec<ReplyCache>,
     pub totals: Totals,
 }
 
@@ -148,7 +148,7 @@ pub fn cache(
     conversation: &str,
     at: Option<&str>,
     prices: &std::collections::BTreeMap<String, Price>,
-) -> Result<Report, StoreError> {
+) -> Result<CacheReport, StoreError> {
     let conversation = store.resolve_conversation(conversation)?;
     let heads = match at {
         None => store.active_path_heads(&conversation)?,
@@ -164,7 +164,7 @@ pub fn on_heads(
     conversation: &str,
     heads: &[Head],
     prices: &std::collections::BTreeMap<String, Price>,
-) -> Result<Report, StoreError> {
+) -> Result<CacheReport, StoreError> {
     let replies = store.path_usages(conversation, heads)?;
     // messages with more than one child: where the tree branches (an edit, a rewind); a conversation whose every
     // message is on the path has none
@@ -191,7 +191,7 @@ pub fn analyse(
     measured: &[PathUsage],
     branches: &[bool],
     prices: &std::collections::BTreeMap<String, Price>,
-) -> Report {
+) -> CacheReport {
     // caching is reported with writes (Anthropic) or automatic (writes not reported)
     let reports_writes = measured
         .iter()
@@ -215,7 +215,7 @@ pub fn analyse(
         let model = m.model.as_deref().unwrap_or("");
         let cost = pricer.cost(model, u, m.created_at);
         let one = u.is_one_request() && u.prompt() > 0;
-        let mut reply = Reply {
+        let mut reply = ReplyCache {
             message: heads[m.index].id.clone(),
             time: crate::search::rfc3339(m.created_at).unwrap_or_default(),
             at: m.created_at,
@@ -300,7 +300,7 @@ pub fn analyse(
     totals.replies = replies.len();
     totals.overhead = overhead;
     totals.hit_ratio = (prompt_all > 0).then(|| read_all as f64 / prompt_all as f64);
-    Report {
+    CacheReport {
         conversation: conversation.to_string(),
         replies,
         totals,

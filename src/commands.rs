@@ -18,10 +18,12 @@ use crate::export::ExportFormat;
 use crate::formats::Format;
 use crate::model::{Checkpoint, Conversation, Message, NewMessage};
 use crate::provider::Provider;
-use crate::reclaim::compare::Row;
+use crate::reclaim::compare::StrategyRow;
 use crate::reclaim::replay::{Calibration, Replay};
-use crate::reclaim::report::Report;
-use crate::reclaim::{Applied, LadderOutcome, Policy, ReclaimError, Sent, Settings, Strategy};
+use crate::reclaim::report::ContextReport;
+use crate::reclaim::{
+    Applied, LadderOutcome, Policy, ReclaimError, SentMessage, Settings, Strategy,
+};
 use crate::render::{Profile, Rendered};
 use crate::send::SendError;
 use crate::store::{Budget, Operation, Resumed, Retry, Store, StoreError};
@@ -347,19 +349,19 @@ pub enum Outcome {
     Continued(Continued),
     Compacted(Compacted),
     Shaken(Vec<(Strategy, Option<Applied>)>),
-    Context(Box<Report>),
+    Context(Box<ContextReport>),
     Compared {
         conversation: String,
         budget: u64,
         policy: Policy,
-        rows: Vec<Row>,
+        rows: Vec<StrategyRow>,
     },
     Preview {
         conversation: String,
         strategy: String,
-        sent: Vec<Sent>,
+        sent: Vec<SentMessage>,
     },
-    Rendered(Box<Rendered>, Vec<crate::render::Source>),
+    Rendered(Box<Rendered>, Vec<crate::render::SourceText>),
     SnapshotPreview(Box<SnapshotPreview>),
     ShapeDensities {
         conversation: String,
@@ -368,9 +370,9 @@ pub enum Outcome {
         default_shape: &'static str,
         densities: Vec<crate::render::shape::Density>,
     },
-    Sent(crate::send::Sent),
+    Sent(crate::send::SentTurn),
     Replayed(Replay),
-    Cache(crate::cache::Report),
+    Cache(crate::cache::CacheReport),
     Calibrated {
         models: Vec<Calibration>,
         skipped: Vec<String>,
@@ -385,7 +387,7 @@ pub enum Outcome {
     Models(Vec<crate::models::Listing>),
     Timeline(crate::reclaim::timeline::Timeline),
     Diffed(Box<crate::diff::Diff>),
-    Legibility(Vec<crate::legibility::Reading>),
+    Legibility(Vec<crate::legibility::ShapeReading>),
 }
 
 /// Why an action failed; each names the id, file or value at fault in one line.
@@ -607,7 +609,7 @@ pub fn run(
             // each reply's cache miss, on the point it hit
             let cache =
                 crate::cache::on_heads(store, &view.conversation, &view.heads, &settings.prices)?;
-            let misses: std::collections::HashMap<&str, &crate::cache::Reply> = cache
+            let misses: std::collections::HashMap<&str, &crate::cache::ReplyCache> = cache
                 .replies
                 .iter()
                 .filter(|r| r.cause.is_some())

@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::formats::Format;
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Found {
+pub struct SessionFile {
     pub path: PathBuf,
     pub format: Format,
     /// Modification time, Unix milliseconds.
@@ -161,12 +161,12 @@ fn is_session(format: Format, p: &Path) -> bool {
 }
 
 /// Lists the sessions under `home` (every harness in its default folder), newest first.
-pub fn discover(home: &Path) -> Vec<Found> {
+pub fn discover(home: &Path) -> Vec<SessionFile> {
     discover_in(&Home::at(home))
 }
 
 /// Lists the sessions where each harness of `home` keeps them, newest first.
-pub fn discover_in(home: &Home) -> Vec<Found> {
+pub fn discover_in(home: &Home) -> Vec<SessionFile> {
     let mut out = Vec::new();
     for (format, root) in locations(home) {
         let format = &format;
@@ -194,7 +194,7 @@ pub fn discover_in(home: &Home) -> Vec<Found> {
                         .ok()
                         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                         .map_or(0, |d| d.as_millis() as i64);
-                    out.push(Found {
+                    out.push(SessionFile {
                         messages: count_messages(&p, *format),
                         path: p,
                         format: *format,
@@ -213,7 +213,7 @@ pub fn discover_in(home: &Home) -> Vec<Found> {
         out.extend(
             sessions
                 .into_iter()
-                .map(|(path, modified, messages)| Found {
+                .map(|(path, modified, messages)| SessionFile {
                     path,
                     format: Format::Opencode,
                     modified,

@@ -119,7 +119,7 @@ impl Format {
 
 /// What an import found, per file (and per conversation for files with subagents).
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
-pub struct Report {
+pub struct ImportReport {
     pub messages: usize,
     /// Messages with more than one child that are real forks (a rewind or edited prompt), not recording artifacts.
     pub branches: usize,
@@ -131,7 +131,7 @@ pub struct Report {
     pub notes: Vec<String>,
 }
 
-impl Report {
+impl ImportReport {
     pub fn skip(&mut self, kind: impl Into<String>) {
         *self.skipped.entry(kind.into()).or_default() += 1;
     }
@@ -147,7 +147,7 @@ pub struct Parsed {
     pub checkpoints: Vec<(String, usize)>,
     /// Conversation-level source metadata (header lines, bookkeeping records, ...).
     pub meta: Value,
-    pub report: Report,
+    pub report: ImportReport,
     /// Linked conversations read with this one (Claude Code subagents).
     pub children: Vec<Parsed>,
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::formats::{self, Format, Report};
+use crate::formats::{self, Format, ImportReport};
 use crate::store::{Store, StoreError};
 
 /// What happened to one file.
@@ -22,9 +22,9 @@ pub struct FileOutcome {
     pub format: Option<Format>,
     /// New conversation ids: the session first, then linked ones (subagents).
     pub conversations: Vec<String>,
-    pub report: Report,
+    pub report: ImportReport,
     /// Reports of the linked conversations, in the same order as `conversations[1..]`.
-    pub linked: Vec<Report>,
+    pub linked: Vec<ImportReport>,
     /// Set when the file was not imported: already imported, or refused (with `FILE:LINE: reason`).
     pub error: Option<String>,
     pub duplicate_of: Option<String>,
@@ -153,7 +153,7 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
         file: file.to_path_buf(),
         format: None,
         conversations: Vec::new(),
-        report: Report::default(),
+        report: ImportReport::default(),
         linked: Vec::new(),
         error: None,
         duplicate_of: None,

@@ -25,7 +25,7 @@ const NONE: u32 = u32::MAX;
 /// A run of messages each of which (but the last) has exactly one child.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Segment {
-    /// Index into [`Layout::chain`] of the first message.
+    /// Index into [`TreeLayout::chain`] of the first message.
     pub start: u32,
     pub len: u32,
     /// The segment whose last message is this one's first message's parent.
@@ -47,7 +47,7 @@ pub struct Segment {
 
 /// What a drawn row of a segment shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Row {
+pub enum DrawnRow {
     /// The message at this node index.
     Message(usize),
     /// A collapsed run of this many messages.
@@ -55,7 +55,7 @@ pub enum Row {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Layout {
+pub struct TreeLayout {
     pub segments: Vec<Segment>,
     /// Node indices grouped by segment, each segment's run in order (root side first).
     pub chain: Vec<u32>,
@@ -68,11 +68,11 @@ pub struct Layout {
     pub height: u32,
 }
 
-impl Layout {
+impl TreeLayout {
     /// Lays out a tree given each node's parent index (parents before children, as the store returns heads).
     /// `expanded(first_node, len)` says whether the segment starting at that node, `len` messages long, is shown
     /// in full (runs of up to [`COLLAPSE_OVER`] always are).
-    pub fn compute(parents: &[Option<usize>], expanded: &dyn Fn(usize, u32) -> bool) -> Layout {
+    pub fn compute(parents: &[Option<usize>], expanded: &dyn Fn(usize, u32) -> bool) -> TreeLayout {
         let n = parents.len();
         // children in CSR form, in index (write) order
         let mut count = vec![0u32; n];
@@ -190,7 +190,7 @@ impl Layout {
             .iter()
             .map(|s| s.x)
             .fold(f32::NEG_INFINITY, f32::max);
-        Layout {
+        TreeLayout {
             segments,
             chain,
             segment_of,
@@ -202,14 +202,14 @@ impl Layout {
     }
 
     /// What row `k` of segment `s` shows.
-    pub fn row(&self, s: &Segment, k: u32) -> Row {
-        let at = |o: u32| Row::Message(self.chain[(s.start + o) as usize] as usize);
+    pub fn row(&self, s: &Segment, k: u32) -> DrawnRow {
+        let at = |o: u32| DrawnRow::Message(self.chain[(s.start + o) as usize] as usize);
         if !s.collapsed {
             at(k)
         } else {
             match k {
                 0 => at(0),
-                1 => Row::Hidden(s.len - 2),
+                1 => DrawnRow::Hidden(s.len - 2),
                 _ => at(s.len - 1),
             }
         }
@@ -446,7 +446,7 @@ impl Walker {
 mod tests {
     use super::*;
 
-    fn check_no_overlap(l: &Layout) {
+    fn check_no_overlap(l: &TreeLayout) {
         let mut by_level: Vec<Vec<f32>> = Vec::new();
         for s in &l.segments {
             let lv = s.level as usize;
@@ -466,14 +466,14 @@ mod tests {
     #[test]
     fn a_chain_is_one_segment_collapsed() {
         let parents: Vec<Option<usize>> = (0..10usize).map(|i| i.checked_sub(1)).collect();
-        let l = Layout::compute(&parents, &|_, _| false);
+        let l = TreeLayout::compute(&parents, &|_, _| false);
         assert_eq!(l.segments.len(), 1);
         assert!(l.segments[0].collapsed);
-        assert_eq!(l.row(&l.segments[0], 1), Row::Hidden(8));
+        assert_eq!(l.row(&l.segments[0], 1), DrawnRow::Hidden(8));
         assert_eq!(l.position(0), Some((0.0, 0)));
         assert_eq!(l.position(5), None);
         assert_eq!(l.position(9), Some((0.0, 2)));
-        let e = Layout::compute(&parents, &|n, _| n == 0);
+        let e = TreeLayout::compute(&parents, &|n, _| n == 0);
         assert_eq!(e.segments[0].rows, 10);
         assert_eq!(e.position(5), Some((0.0, 5)));
     }
@@ -481,7 +481,7 @@ mod tests {
     #[test]
     fn a_deep_chain_does_not_overflow() {
         let parents: Vec<Option<usize>> = (0..200_000usize).map(|i| i.checked_sub(1)).collect();
-        let l = Layout::compute(&parents, &|_, _| true);
+        let l = TreeLayout::compute(&parents, &|_, _| true);
         assert_eq!(l.height, 200_000);
     }
 
@@ -495,7 +495,7 @@ mod tests {
             parents.push(Some(spine));
             spine = parents.len() - 1;
         }
-        let l = Layout::compute(&parents, &|_, _| false);
+        let l = TreeLayout::compute(&parents, &|_, _| false);
         check_no_overlap(&l);
     }
 
@@ -503,7 +503,7 @@ mod tests {
     fn the_heaviest_child_goes_first_under_its_parent() {
         // 0 -> 1, 2, 3 ; 2 -> 4, 5 (2 has the biggest subtree)
         let parents = vec![None, Some(0), Some(0), Some(0), Some(2), Some(2)];
-        let l = Layout::compute(&parents, &|_, _| false);
+        let l = TreeLayout::compute(&parents, &|_, _| false);
         check_no_overlap(&l);
         let x = |n: usize| l.position(n).map(|p| p.0).unwrap_or(f32::NAN);
         assert!(x(2) < x(1) && x(1) < x(3), "{} {} {}", x(1), x(2), x(3));
@@ -528,7 +528,7 @@ mod tests {
                 }
             }
         }
-        let l = Layout::compute(&parents, &|_, _| true);
+        let l = TreeLayout::compute(&parents, &|_, _| true);
         check_no_overlap(&l);
         let tip = main.unwrap();
         assert_eq!(l.position(0).map(|p| p.0), l.position(tip).map(|p| p.0));
@@ -543,7 +543,7 @@ mod tests {
     #[test]
     fn several_roots_share_one_canvas() {
         let parents = vec![None, None, Some(0), Some(1)];
-        let l = Layout::compute(&parents, &|_, _| false);
+        let l = TreeLayout::compute(&parents, &|_, _| false);
         assert_eq!(l.segments.len(), 2);
         check_no_overlap(&l);
     }
@@ -570,7 +570,7 @@ mod tests {
                     }
                 })
                 .collect();
-            let l = Layout::compute(&parents, &|n, _| n % 2 == 0);
+            let l = TreeLayout::compute(&parents, &|n, _| n % 2 == 0);
             check_no_overlap(&l);
             let mut seen = vec![false; n];
             for &c in &l.chain {

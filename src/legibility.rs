@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::render::{self, Options, Rendered, Source};
+use crate::render::{self, Options, Rendered, SourceText};
 
 /// Cells per strip.
 pub const STRIP_CELLS: u32 = 40;
@@ -150,9 +150,9 @@ fn write_strip(path: &Path, w: u32, h: u32, px: &[u8]) -> std::io::Result<()> {
 }
 
 /// Cuts every page of `r` into strips in `dir` (see the module's method).
-pub fn cut_strips(r: &Rendered, sources: &[Source], dir: &Path) -> std::io::Result<Vec<Strip>> {
+pub fn cut_strips(r: &Rendered, sources: &[SourceText], dir: &Path) -> std::io::Result<Vec<Strip>> {
     let (ax, ay) = (r.manifest.advance[0], r.manifest.advance[1]);
-    let by_id: BTreeMap<&str, (&Source, Vec<Kind>)> = sources
+    let by_id: BTreeMap<&str, (&SourceText, Vec<Kind>)> = sources
         .iter()
         .map(|s| (s.id.as_str(), (s, kinds(&s.text))))
         .collect();
@@ -219,11 +219,11 @@ pub fn cut_strips(r: &Rendered, sources: &[Source], dir: &Path) -> std::io::Resu
 
 /// Accuracy of a reading: (read, total) characters per kind; whitespace is not counted.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Tally {
+pub struct ReadTally {
     pub by_kind: BTreeMap<Kind, (u64, u64)>,
 }
 
-impl Tally {
+impl ReadTally {
     pub fn fraction(&self, kind: Option<Kind>) -> Option<f64> {
         let (ok, n) = match kind {
             Some(k) => self.by_kind.get(&k).copied().unwrap_or((0, 0)),
@@ -242,7 +242,7 @@ fn squeeze(s: &str) -> String {
 
 /// Scores one strip's transcription against its source characters; returns the squeezed source and which of its
 /// characters were read.
-pub fn score(expected: &[(char, Kind)], got: &str, t: &mut Tally) -> (String, Vec<bool>) {
+pub fn score(expected: &[(char, Kind)], got: &str, t: &mut ReadTally) -> (String, Vec<bool>) {
     // squeeze whitespace in both, keeping each expected character's kind
     let mut exp: Vec<(char, Kind)> = Vec::with_capacity(expected.len());
     for &(c, k) in expected {
@@ -318,7 +318,7 @@ pub enum LegibilityError {
 
 /// One shape read by one reader (the contract of `cairn legibility --json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Reading {
+pub struct ShapeReading {
     pub shape: String,
     pub reader: String,
     pub chars_per_image_token: f64,
@@ -332,7 +332,7 @@ pub struct Reading {
     pub readings: Vec<StripReading>,
 }
 
-impl Reading {
+impl ShapeReading {
     /// The characters of the source the reader missed most, as (character, missed, seen), the most missed first
     /// (ties: the most seen first): what a shape or its glyphs would need to draw better.
     pub fn most_missed(&self) -> Vec<(char, usize, usize)> {
@@ -412,19 +412,19 @@ fn read(
 
 /// Renders `sources` in `opts`' shape, has `reader` read the strips (through `script`), and scores it.
 pub fn measure(
-    sources: &[Source],
+    sources: &[SourceText],
     opts: &Options,
     shape: &str,
     reader: Reader,
     script: &Path,
     work: &Path,
-) -> Result<Reading, LegibilityError> {
+) -> Result<ShapeReading, LegibilityError> {
     let r = render::render(sources, opts)?;
     let dir: PathBuf = work.join(format!("{shape}-{}", reader.name()));
     std::fs::create_dir_all(&dir)?;
     let strips = cut_strips(&r, sources, &dir)?;
     let texts = read(script, reader, &dir)?;
-    let mut t = Tally::default();
+    let mut t = ReadTally::default();
     let mut readings = Vec::with_capacity(strips.len());
     for s in &strips {
         let got = texts.get(&s.file).map_or("", String::as_str);
@@ -438,7 +438,7 @@ pub fn measure(
             read,
         });
     }
-    Ok(Reading {
+    Ok(ShapeReading {
         shape: shape.to_string(),
         reader: reader.name().to_string(),
         chars_per_image_token: r.stats.chars_per_image_token,
@@ -492,14 +492,14 @@ mod tests {
                 )
             })
             .collect();
-        let mut t = Tally::default();
+        let mut t = ReadTally::default();
         score(&exp, "ab  1Z", &mut t);
         assert_eq!(t.by_kind[&Kind::Prose], (2, 2));
         assert_eq!(t.by_kind[&Kind::Number], (1, 2));
         assert_eq!(t.fraction(None), Some(0.75));
         // a perfect reading of a strip with newline marks (spaces) scores 1
         let exp: Vec<(char, Kind)> = "fn main ".chars().map(|c| (c, Kind::Code)).collect();
-        let mut t = Tally::default();
+        let mut t = ReadTally::default();
         score(&exp, "fn  main", &mut t);
         assert_eq!(t.fraction(Some(Kind::Code)), Some(1.0));
     }
@@ -514,7 +514,7 @@ pub struct Question {
 
 /// Up to `n` questions with exact answers from the source: tokens that carry digits, paths or identifiers (what
 /// tiny glyphs put at risk), each asked by the characters before it on its line, spread through the text.
-pub fn questions(sources: &[Source], n: usize) -> Vec<Question> {
+pub fn questions(sources: &[SourceText], n: usize) -> Vec<Question> {
     let mut all = Vec::new();
     for s in sources {
         for line in s.text.lines() {
@@ -601,13 +601,13 @@ pub fn provider_cost(
 
 /// Asks `provider` the questions with only the pages, and scores the answers exactly.
 pub fn measure_recall(
-    sources: &[Source],
+    sources: &[SourceText],
     opts: &Options,
     shape: &str,
     provider: &crate::provider::Provider,
     store: &crate::store::Store,
     questions_n: usize,
-) -> Result<Reading, LegibilityError> {
+) -> Result<ShapeReading, LegibilityError> {
     let r = render::render(sources, opts)?;
     let qs = questions(sources, questions_n);
     let prompt = question_prompt(&qs);
@@ -620,7 +620,7 @@ pub fn measure_recall(
         })
         .collect();
     content.push(crate::model::Block::text(prompt));
-    let sent = crate::reclaim::Sent {
+    let sent = crate::reclaim::SentMessage {
         role: crate::model::Role::User,
         content,
         sources: Vec::new(),
@@ -643,7 +643,7 @@ pub fn measure_recall(
             &std::sync::atomic::AtomicBool::new(false),
         )
         .map_err(|e| fail(e.to_string()))?;
-    Ok(Reading {
+    Ok(ShapeReading {
         shape: shape.to_string(),
         reader: "provider".into(),
         chars_per_image_token: r.stats.chars_per_image_token,

@@ -30,7 +30,7 @@ pub mod rungs;
 pub mod timeline;
 pub mod view;
 
-pub use assemble::{Layout, Piece, Sent, Tally, layout};
+pub use assemble::{ContextLayout, Piece, SentMessage, Tally, layout};
 pub use marker::{Marker, Strategy};
 pub use policy::{Policy, Settings};
 pub use rungs::{Applied, LadderOutcome, Plan};

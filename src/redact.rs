@@ -25,7 +25,7 @@ fn registry() -> Option<&'static redact_secret::BuiltInRegistry> {
 
 /// A secret found in a text: its byte range and what it is (`github token`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Found {
+pub struct FoundSecret {
     pub start: usize,
     pub end: usize,
     pub what: String,
@@ -42,10 +42,10 @@ const OVERLAP: usize = 8 * 1024;
 
 /// The secrets in `s`, by both rule sets (redact-secret's detectors; gitleaks' rules and cairn's additions), in
 /// order, overlapping finds merged. Large text is read in overlapping pieces, never cut blind.
-pub fn find(s: &str) -> Result<Vec<Found>, Unscannable> {
+pub fn find(s: &str) -> Result<Vec<FoundSecret>, Unscannable> {
     let reg = registry().ok_or(Unscannable)?;
     let rules = rules::rules().ok_or(Unscannable)?;
-    let mut found: Vec<Found> = Vec::new();
+    let mut found: Vec<FoundSecret> = Vec::new();
     let mut start = 0;
     loop {
         let mut end = (start + PIECE).min(s.len());
@@ -60,7 +60,7 @@ pub fn find(s: &str) -> Result<Vec<Found>, Unscannable> {
             let r = f.range();
             let (a, b) = (start + r.start(), start + r.end());
             if !looks_like_code(&s[a..b]) {
-                found.push(Found {
+                found.push(FoundSecret {
                     start: a,
                     end: b,
                     what: f.type_name().replace(['_', '-', '.'], " "),
@@ -76,13 +76,13 @@ pub fn find(s: &str) -> Result<Vec<Found>, Unscannable> {
         }
         start = next;
     }
-    found.extend(rules.scan(s).into_iter().map(|h| Found {
+    found.extend(rules.scan(s).into_iter().map(|h| FoundSecret {
         start: h.start,
         end: h.end,
         what: h.rule.replace(['_', '-', '.'], " "),
     }));
     found.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
-    let mut merged: Vec<Found> = Vec::with_capacity(found.len());
+    let mut merged: Vec<FoundSecret> = Vec::with_capacity(found.len());
     for f in found {
         match merged.last_mut() {
             Some(m) if f.start < m.end => m.end = m.end.max(f.end),

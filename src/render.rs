@@ -20,7 +20,7 @@ pub use profile::{PROFILES, Profile};
 
 /// One message's text to draw.
 #[derive(Debug, Clone)]
-pub struct Source {
+pub struct SourceText {
     pub id: String,
     /// The header row's text (role and short id).
     pub label: String,
@@ -35,18 +35,18 @@ pub fn source_text(m: &Message) -> String {
 }
 
 /// Sources for a run of messages, secrets redacted ([`crate::redact`]): pages are handed to a model or a person.
-pub fn sources(messages: &[Message]) -> Vec<Source> {
+pub fn sources(messages: &[Message]) -> Vec<SourceText> {
     sources_with(messages, true)
 }
 
 /// Sources for a run of messages, redacted or verbatim.
-pub fn sources_with(messages: &[Message], redact: bool) -> Vec<Source> {
+pub fn sources_with(messages: &[Message], redact: bool) -> Vec<SourceText> {
     messages
         .iter()
         .map(|m| {
             let tool = m.has_tool_result();
             let text = source_text(m);
-            Source {
+            SourceText {
                 id: m.id.clone(),
                 label: label(m.role, tool, &m.id),
                 text: if redact {
@@ -110,7 +110,7 @@ pub fn estimate(cells: u64, opts: &Options) -> Estimate {
 
 /// What pages of `sources` would be in `opts`'s shape, without drawing them: exact for every layout (a line
 /// layout's short rows counted as `layout` lays them out). The shape picker shows this for every shape.
-pub fn measure(sources: &[Source], opts: &Options) -> Estimate {
+pub fn measure(sources: &[SourceText], opts: &Options) -> Estimate {
     let (cw, _) = opts.cell;
     let ax = opts.advance.map_or(cw, |a| a.0).max(cw).max(1);
     let k = opts.columns.clamp(1, 4);
@@ -157,8 +157,8 @@ fn from_rows(rows: u64, cells: u64, opts: &Options) -> Estimate {
 }
 
 /// A plain text file as one source (for `render --text`).
-pub fn text_source(name: &str, text: String) -> Source {
-    Source {
+pub fn text_source(name: &str, text: String) -> SourceText {
+    SourceText {
         id: name.to_string(),
         label: name.to_string(),
         text,
@@ -299,7 +299,7 @@ pub struct Manifest {
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Stats {
+pub struct RenderStats {
     pub pages: usize,
     pub characters: usize,
     pub image_tokens: u64,
@@ -317,7 +317,7 @@ pub struct Rendered {
     pub pages: Vec<Page>,
     pub manifest: Manifest,
     pub factsheet: String,
-    pub stats: Stats,
+    pub stats: RenderStats,
 }
 
 /// A page being drawn: 1 bit per pixel, ink = 1, rows padded so a glyph row can be OR-ed as one u32.
@@ -396,7 +396,7 @@ pub(crate) fn encode_gray(
 }
 
 /// Draws the sources into pages.
-pub fn render(sources: &[Source], opts: &Options) -> Result<Rendered, RenderError> {
+pub fn render(sources: &[SourceText], opts: &Options) -> Result<Rendered, RenderError> {
     let (cw, ch) = opts.cell;
     let p = opts.profile;
     if cw > p.width || ch > p.height {
@@ -472,7 +472,7 @@ impl Surface for BitmapSurface {
 }
 
 fn layout<S: Surface>(
-    sources: &[Source],
+    sources: &[SourceText],
     opts: &Options,
     mut canvas: S,
     font_name: &'static str,
@@ -621,7 +621,7 @@ fn layout<S: Surface>(
     let text_tokens: u64 = sources.iter().map(|s| crate::tokens::text(&s.text)).sum();
     let image_tokens: u64 = pages.iter().map(|pg| pg.tokens).sum();
     let png_bytes: usize = pages.iter().map(|pg| pg.png.len()).sum();
-    let stats = Stats {
+    let stats = RenderStats {
         pages: pages.len(),
         characters,
         image_tokens,
@@ -666,7 +666,7 @@ fn layout<S: Surface>(
 
 /// The rows the flow takes in all, as `layout` advances through it: `cols` cells to a row, and by lines each
 /// newline and each message ending its row.
-fn flow_rows_of(sources: &[Source], cols: u32, lines: bool) -> u64 {
+fn flow_rows_of(sources: &[SourceText], cols: u32, lines: bool) -> u64 {
     let cols = u64::from(cols.max(1));
     let mut rows = 0u64;
     let mut col = 0u64;

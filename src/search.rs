@@ -15,7 +15,7 @@ pub const MARK_CLOSE: &str = "»";
 
 /// One hit as shown.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Found {
+pub struct ShownHit {
     pub conversation: String,
     #[serde(skip)]
     pub title: Option<String>,
@@ -31,7 +31,7 @@ pub struct Found {
 /// The hits of a search, best first, and how many messages matched in all.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Results {
-    pub hits: Vec<Found>,
+    pub hits: Vec<ShownHit>,
     pub total: u64,
 }
 
@@ -155,7 +155,7 @@ pub fn search(store: &Store, q: &SearchQuery) -> Result<Results, StoreError> {
             }
         };
         let (text, _) = crate::redact::text(&text);
-        hits.push(Found {
+        hits.push(ShownHit {
             snippet: snippet(&text, &words, 160),
             conversation: h.conversation,
             title: h.title,

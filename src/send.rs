@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::model::{Block, NewMessage, Role};
 use crate::provider::{Kind, Provider, ProviderError};
-use crate::reclaim::assemble::{Sent as Assembled, layout, materialize};
+use crate::reclaim::assemble::{SentMessage, layout, materialize};
 use crate::reclaim::rungs::{self, RungOptions};
 use crate::reclaim::{Applied, PathView, Policy, ReclaimError, Strategy};
 use crate::store::{Store, StoreError};
@@ -40,7 +40,7 @@ pub enum SendError {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Sent {
+pub struct SentTurn {
     pub reply: String,
     pub attempts: u32,
     /// Rungs run before sending (threshold) or after an overflow, in order.
@@ -50,7 +50,7 @@ pub struct Sent {
 }
 
 /// The request body for these messages (repaired to be pair-valid; nothing is dropped).
-fn body(store: &Store, kind: Kind, msgs: &[Assembled]) -> Result<Value, StoreError> {
+fn body(store: &Store, kind: Kind, msgs: &[SentMessage]) -> Result<Value, StoreError> {
     Ok(match kind {
         Kind::Anthropic => crate::export::to_anthropic(store, msgs)?.body,
         Kind::Openai => crate::export::to_openai(store, msgs)?.body,
@@ -66,7 +66,7 @@ pub fn send(
     policy: &Policy,
     on_text: &mut dyn FnMut(&str),
     cancel: &AtomicBool,
-) -> Result<Sent, SendError> {
+) -> Result<SentTurn, SendError> {
     let conv = store.resolve_conversation(conv)?;
     let prompt = NewMessage::text(Role::User, text);
     let mut compacted = Vec::new();
@@ -82,7 +82,7 @@ pub fn send(
         let fits = crate::reclaim::replay::stored_fits(store)?;
         let est =
             crate::reclaim::replay::Estimator::for_path(&fits, Some(store), &view, &policy.model)?;
-        let reader = crate::reclaim::assemble::Reader::of(&policy.model);
+        let reader = crate::reclaim::assemble::ModelReader::of(&policy.model);
         est.predict(
             crate::reclaim::replay::totals_after(&view, reader)
                 + crate::tokens::blocks(&prompt.content),
@@ -112,7 +112,7 @@ pub fn send(
         let l = layout(&view, &[], view.len());
         let estimate = l.tally.total() + crate::tokens::blocks(&prompt.content);
         let mut msgs = materialize(&view, &l, Some(store))?;
-        msgs.push(Assembled {
+        msgs.push(SentMessage {
             role: Role::User,
             content: prompt.content.clone(),
             sources: Vec::new(),
@@ -139,7 +139,7 @@ pub fn send(
                 answer.meta =
                     serde_json::json!({"model": reply.model, "cairn": {"sent_by": "cairn send"}});
                 let ids = store.append_turn(&conv, &[prompt.clone(), answer])?;
-                return Ok(Sent {
+                return Ok(SentTurn {
                     reply: reply.text,
                     attempts: attempt,
                     compacted,
@@ -230,7 +230,7 @@ pub fn summarize(
                 .map(|i| format!(" Also: {i}"))
                 .unwrap_or_default()
         );
-        let msgs = vec![Assembled {
+        let msgs = vec![SentMessage {
             role: Role::User,
             content: vec![Block::text(prompt)],
             sources: Vec::new(),

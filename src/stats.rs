@@ -12,7 +12,7 @@ use crate::store::{By, Store, StoreError};
 
 /// One row of the table (the contract of `cairn stats --json`, plus figures beside it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Row {
+pub struct StatsRow {
     pub key: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
@@ -53,7 +53,7 @@ pub struct Row {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Stats {
     pub by: String,
-    pub rows: Vec<Row>,
+    pub rows: Vec<StatsRow>,
 }
 
 /// Usage grouped by `by` from `since` on, priced with `prices` over the built-in table.
@@ -93,7 +93,7 @@ pub fn stats(
     let pricer = crate::models::Pricer::new(prices);
     let rows = groups
         .into_iter()
-        .map(|g| -> Result<Row, StoreError> {
+        .map(|g| -> Result<StatsRow, StoreError> {
             let mut t = [0u64; 4];
             for (_, m) in &g.by_model {
                 for k in 0..4 {
@@ -125,7 +125,7 @@ pub fn stats(
             // a session that recorded no usage at all has no cost to show (not $0)
             let unmeasured = g.buckets.is_empty() && g.turns > 0;
             let prompt = t[0] + t[2] + t[3];
-            Ok(Row {
+            Ok(StatsRow {
                 key: g.key,
                 label: g.label,
                 sessions: g.sessions,

@@ -150,7 +150,7 @@ pub struct Explorer {
     /// A session just written for a harness: where, and the command that resumes it.
     continued: Option<crate::commands::Continued>,
     import_path: Option<String>,
-    discovered: Option<Vec<crate::discover::Found>>,
+    discovered: Option<Vec<crate::discover::SessionFile>>,
     pub command: String,
     /// The last outcome, one line; errors are kept until the next action.
     pub status: Option<(String, bool)>,

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use cairn::cache::{Cause, Report};
+use cairn::cache::{CacheReport, Cause};
 use cairn::commands::{self, Action, Outcome, Quiet};
 use cairn::reclaim::Settings;
 use cairn::store::{By, Store};
@@ -30,7 +30,7 @@ fn import(s: &mut Store, f: &Path) -> Vec<String> {
     out[0].conversations.clone()
 }
 
-fn cache(s: &mut Store, c: &str) -> Report {
+fn cache(s: &mut Store, c: &str) -> CacheReport {
     let Outcome::Cache(r) = run(
         s,
         Action::Cache {
@@ -111,7 +111,7 @@ fn session(dir: &Path, name: &str, steps: &[Step], edit_at: Option<usize>) -> Pa
 type Case = (&'static str, Vec<Step>, Option<usize>, Option<Cause>);
 
 /// The cause of each miss, in order.
-fn causes(r: &Report) -> Vec<Option<Cause>> {
+fn causes(r: &CacheReport) -> Vec<Option<Cause>> {
     r.replies.iter().map(|x| x.cause).collect()
 }
 

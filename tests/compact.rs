@@ -10,7 +10,7 @@ use cairn::model::{Block, ImageData, NewMessage, Role};
 use cairn::pairs;
 use cairn::reclaim::assemble::{Assembled, assemble};
 use cairn::reclaim::rungs::{self, RungOptions};
-use cairn::reclaim::{PathView, Sent, Strategy, compare};
+use cairn::reclaim::{PathView, SentMessage, Strategy, compare};
 use cairn::store::Store;
 
 fn long_conversation(s: &mut Store, turns: usize) -> String {
@@ -61,7 +61,7 @@ fn snapshot_range(
 }
 
 /// The page images a sent message holds.
-fn pngs_of(m: &Sent) -> Vec<Vec<u8>> {
+fn pngs_of(m: &SentMessage) -> Vec<Vec<u8>> {
     m.content
         .iter()
         .filter_map(|b| match b {
@@ -75,7 +75,7 @@ fn pngs_of(m: &Sent) -> Vec<Vec<u8>> {
 }
 
 /// All text that is not a tool result body, in order.
-fn narrative(msgs: &[Sent]) -> Vec<String> {
+fn narrative(msgs: &[SentMessage]) -> Vec<String> {
     msgs.iter()
         .flat_map(|m| m.content.iter())
         .filter_map(|b| match b {
@@ -139,7 +139,7 @@ fn image_pruning_keeps_the_text_around_images() {
         .unwrap()
         .expect("images to prune");
     let after = assembled(&s, &c);
-    let text = |msgs: &[Sent]| -> Vec<String> {
+    let text = |msgs: &[SentMessage]| -> Vec<String> {
         msgs.iter()
             .flat_map(|m| m.content.iter())
             .filter_map(|b| match b {

@@ -22,7 +22,7 @@ fn store() -> (tempfile::TempDir, Store) {
 }
 
 /// Imports one file and checks the outcome; returns the conversation ids.
-fn import_ok(s: &mut Store, p: &str) -> (Vec<String>, formats::Report) {
+fn import_ok(s: &mut Store, p: &str) -> (Vec<String>, formats::ImportReport) {
     let o = import::import_file(s, &fixture(p), None);
     assert!(o.error.is_none(), "{p}: {:?}", o.error);
     (o.conversations, o.report)

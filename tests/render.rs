@@ -4,10 +4,10 @@
 use std::path::Path;
 
 use cairn::import;
-use cairn::render::{self, Options, PROFILES, Source, decode, font};
+use cairn::render::{self, Options, PROFILES, SourceText, decode, font};
 use cairn::store::Store;
 
-fn sample_sources() -> Vec<(String, Vec<Source>)> {
+fn sample_sources() -> Vec<(String, Vec<SourceText>)> {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Store::open(dir.path().join("r.db")).unwrap();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
@@ -27,7 +27,7 @@ fn sample_sources() -> Vec<(String, Vec<Source>)> {
     out
 }
 
-fn check_round_trip(name: &str, sources: &[Source], opts: &Options) -> render::Rendered {
+fn check_round_trip(name: &str, sources: &[SourceText], opts: &Options) -> render::Rendered {
     let r = render::render(sources, opts).unwrap();
     let f = font::for_cell(opts.cell.0, opts.cell.1).unwrap();
     let pngs: Vec<Vec<u8>> = r.pages.iter().map(|p| p.png.clone()).collect();

@@ -309,7 +309,7 @@ fn compare_takes_the_profile_it_is_given() {
     };
     let hires = rows(&mut s, "claude-hires");
     let gemini = rows(&mut s, "gemini");
-    let snap = |r: &[cairn::reclaim::compare::Row]| {
+    let snap = |r: &[cairn::reclaim::compare::StrategyRow]| {
         r.iter()
             .find(|x| x.strategy == "snapshot")
             .unwrap()

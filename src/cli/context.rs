@@ -5,7 +5,7 @@ use anyhow::Result;
 
 use super::{Ctx, out, to_json, unexpected};
 use crate::commands::{Action, Outcome};
-use crate::reclaim::report::Report;
+use crate::reclaim::report::ContextReport;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -64,7 +64,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
 }
 
 /// The breakdown as text (also `/context` from `cairn slash`).
-pub fn show(r: &Report) -> Result<()> {
+pub fn show(r: &ContextReport) -> Result<()> {
     out(&format!(
         "model {}  window {}  (reply reserve {})",
         r.model, r.window, r.reply_reserve

@@ -7,7 +7,7 @@ use crate::reclaim::compare::{Pricing, after_of, compare_priced};
 use crate::reclaim::replay::{Estimator, stored_fits};
 use crate::reclaim::rungs::covered_middle;
 use crate::reclaim::{PathView, Settings, report};
-use crate::render::{self, Profile, Rendered, Source};
+use crate::render::{self, Profile, Rendered, SourceText};
 use crate::store::Store;
 
 pub(super) fn context(
@@ -87,7 +87,7 @@ pub(super) fn sources_of(
     store: &mut Store,
     input: RenderInput,
     redact: bool,
-) -> Result<Vec<render::Source>, CommandError> {
+) -> Result<Vec<render::SourceText>, CommandError> {
     Ok(match input {
         RenderInput::Text { name, text } => {
             let text = if redact {
@@ -128,7 +128,7 @@ pub(super) fn sources_of(
 pub struct SnapshotPreview {
     pub conversation: String,
     pub rendered: Rendered,
-    pub sources: Vec<Source>,
+    pub sources: Vec<SourceText>,
     pub options: render::Options,
     /// The shape the pages are drawn in.
     pub shape: &'static render::shape::PageShape,
@@ -144,7 +144,7 @@ fn snapshot_middle(
     store: &mut Store,
     settings: &Settings,
     conversation: &str,
-) -> Result<(PathView, crate::reclaim::Policy, Vec<Source>), CommandError> {
+) -> Result<(PathView, crate::reclaim::Policy, Vec<SourceText>), CommandError> {
     let view = PathView::load(store, conversation, None)?;
     let policy = policy_for(store, settings, &view, None, None)?;
     let l = layout(&view, &[], view.len());

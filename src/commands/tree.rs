@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{CommandError, Outcome, Progress};
 use crate::model::NewMessage;
-use crate::reclaim::Sent;
+use crate::reclaim::SentMessage;
 use crate::store::{Budget, Store};
 
 pub(super) fn new(store: &mut Store, title: Option<String>) -> Result<Outcome, CommandError> {
@@ -88,7 +88,7 @@ pub(super) fn resume(
     redact: bool,
 ) -> Result<Outcome, CommandError> {
     let resumed = store.resume(conversation, budget)?;
-    let mut sent: Vec<Sent> = resumed.messages.iter().map(Sent::of).collect();
+    let mut sent: Vec<SentMessage> = resumed.messages.iter().map(SentMessage::of).collect();
     let redacted = if redact {
         sent.iter_mut()
             .map(|s| crate::redact::blocks(&mut s.content))
@@ -111,7 +111,7 @@ pub(super) fn resume(
 }
 
 /// A message in Anthropic Messages shape, images inlined.
-fn wire_of(store: &Store, s: &Sent) -> Result<serde_json::Value, CommandError> {
+fn wire_of(store: &Store, s: &SentMessage) -> Result<serde_json::Value, CommandError> {
     let load = |h: &str| store.blob(h).map_err(|e| e.to_string());
     crate::wire::message_to_wire(s.role, &s.content, &crate::wire::Images::Base64(&load)).map_err(
         |reason| {

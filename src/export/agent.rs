@@ -196,7 +196,7 @@ struct Source<'a> {
     store: &'a Store,
     path: Vec<Message>,
     view: crate::reclaim::PathView,
-    layout: crate::reclaim::Layout,
+    layout: crate::reclaim::ContextLayout,
     /// Path indices of the messages that are not markers.
     plain: Vec<usize>,
     /// The first piece of the tail (the last pieces that are the path's last messages, each sent as itself), and
@@ -509,7 +509,7 @@ fn load_images(store: &Store, m: &mut Message) -> Result<(), ExportError> {
 
 /// What cairn sends in place of the history, as the texts and images a summary record can hold: each message's
 /// text, its tool calls named, its results' text and images.
-fn flatten(sent: &[crate::reclaim::Sent]) -> Vec<Block> {
+fn flatten(sent: &[crate::reclaim::SentMessage]) -> Vec<Block> {
     let mut out: Vec<Block> = Vec::new();
     let push_text = |out: &mut Vec<Block>, t: String| {
         if t.trim().is_empty() {

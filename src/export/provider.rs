@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::model::{Block, Role, ToolResultContent};
 use crate::pairs::{self, Repairs};
-use crate::reclaim::Sent;
+use crate::reclaim::SentMessage;
 use crate::store::{Store, StoreError};
 use crate::wire::{self, Images};
 
@@ -48,7 +48,7 @@ pub(super) fn anthropic_keeps(b: &Value) -> bool {
 }
 
 /// Blocks as wire JSON, images inlined as base64 (stored ones loaded from the store).
-fn wire_of(store: &Store, s: &Sent) -> Result<Vec<Value>, StoreError> {
+fn wire_of(store: &Store, s: &SentMessage) -> Result<Vec<Value>, StoreError> {
     let load = |h: &str| store.blob(h).map_err(|e| e.to_string());
     wire::blocks_to_json(&s.content, &Images::Base64(&load)).map_err(|reason| StoreError::Corrupt {
         id: s.sources.last().cloned().unwrap_or_default(),
@@ -63,7 +63,7 @@ fn known(b: &Block) -> bool {
 
 /// An Anthropic Messages request body: `{"system", "messages"}`, repaired, with consecutive same-role messages
 /// merged (tool results first) and OpenAI-style tool messages folded into user messages.
-pub fn to_anthropic(store: &Store, msgs: &[Sent]) -> Result<ProviderBody, StoreError> {
+pub fn to_anthropic(store: &Store, msgs: &[SentMessage]) -> Result<ProviderBody, StoreError> {
     let mut msgs = msgs.to_vec();
     let repairs = pairs::repair(&mut msgs);
     let mut system: Vec<String> = Vec::new();
@@ -130,7 +130,7 @@ pub fn to_anthropic(store: &Store, msgs: &[Sent]) -> Result<ProviderBody, StoreE
 
 /// An OpenAI Chat Completions request body, repaired: system messages, assistant `tool_calls` (arguments as JSON
 /// strings), one `tool` message per result, images as data URLs.
-pub fn to_openai(store: &Store, msgs: &[Sent]) -> Result<ProviderBody, StoreError> {
+pub fn to_openai(store: &Store, msgs: &[SentMessage]) -> Result<ProviderBody, StoreError> {
     let mut msgs = msgs.to_vec();
     let repairs = pairs::repair(&mut msgs);
     let mut out: Vec<Value> = Vec::new();

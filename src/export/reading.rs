@@ -91,7 +91,7 @@ pub struct Reading {
     pub redacted: usize,
     /// The prompt cache on the path shown, by index into `all`: each reply's cost (the one cost function) and,
     /// for a miss, its cause and what it lost ([`crate::cache`]).
-    pub cache: HashMap<usize, crate::cache::Reply>,
+    pub cache: HashMap<usize, crate::cache::ReplyCache>,
     pub cache_totals: Option<crate::cache::Totals>,
     /// The subagents the path spawned, read the same way, by the id of the call that spawned each.
     pub subagents: HashMap<String, Reading>,

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{FormatError, Parsed, Report};
+use super::{FormatError, ImportReport, Parsed};
 use crate::model::{NewMessage, Role, Usage};
 
 const RUN: &str = "# aider chat started at ";
@@ -108,7 +108,7 @@ impl Builder {
 }
 
 pub fn parse(path: &Path, text: &str) -> Result<Parsed, FormatError> {
-    let mut report = Report::default();
+    let mut report = ImportReport::default();
     let mut b = Builder {
         messages: Vec::new(),
         prompt: Vec::new(),

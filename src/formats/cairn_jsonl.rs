@@ -7,13 +7,13 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{FormatError, Parsed, Report, timestamp_ms};
+use super::{FormatError, ImportReport, Parsed, timestamp_ms};
 use crate::model::{NewMessage, Role, Usage};
 use crate::store::ImportedMessage;
 use crate::wire;
 
 pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatError> {
-    let mut report = Report::default();
+    let mut report = ImportReport::default();
     let mut title = None;
     let mut meta = json!({"source": "cairn"});
     let mut tip_id: Option<String> = None;

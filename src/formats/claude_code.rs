@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::{FormatError, Parsed, Report, note, timestamp_ms};
+use super::{FormatError, ImportReport, Parsed, note, timestamp_ms};
 use crate::model::{KIND_COMPACT_SUMMARY, NewMessage, Role, Usage};
 use crate::reclaim::marker::{Kept, Ref, harness_meta};
 use crate::store::ImportedMessage;
@@ -306,7 +306,7 @@ impl Scan {
     }
 
     /// A record without a uuid: a title, the last prompt's leaf, or something kept as metadata.
-    fn record(&mut self, ty: &str, v: Value, report: &mut Report) {
+    fn record(&mut self, ty: &str, v: Value, report: &mut ImportReport) {
         let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
         match ty {
             "summary" => {
@@ -335,7 +335,11 @@ impl Scan {
 
 /// Phase 1: every line classified (message, boundary, side line, record); a message line without its message is
 /// refused with its line number.
-fn scan(path: &Path, input: Vec<(usize, Value)>, report: &mut Report) -> Result<Scan, FormatError> {
+fn scan(
+    path: &Path,
+    input: Vec<(usize, Value)>,
+    report: &mut ImportReport,
+) -> Result<Scan, FormatError> {
     let mut s = Scan::default();
     for (no, v) in input {
         if s.session.is_none() {
@@ -671,7 +675,7 @@ impl Tree {
         &mut self,
         path: &Path,
         parents: &[Option<usize>],
-        report: &mut Report,
+        report: &mut ImportReport,
     ) -> Result<Vec<ImportedMessage>, FormatError> {
         let mut messages = Vec::with_capacity(self.order.len());
         let mut cut = 0;
@@ -697,7 +701,7 @@ impl Tree {
 
     /// Phase 5: each boundary's marker. A compact_boundary keeps the messages its metadata names
     /// (`preservedMessages`), by their depth on the path; a microcompact elides the results it names.
-    fn mark_boundaries(&self, messages: &mut [ImportedMessage], report: &mut Report) {
+    fn mark_boundaries(&self, messages: &mut [ImportedMessage], report: &mut ImportReport) {
         let depth = super::depths(messages);
         for (k, &u) in self.order.iter().enumerate() {
             if self.g.units[u].role != Role::System {
@@ -736,7 +740,7 @@ fn mark_microcompact(
     messages: &mut [ImportedMessage],
     k: usize,
     depth: &[usize],
-    report: &mut Report,
+    report: &mut ImportReport,
 ) {
     let ids: std::collections::HashSet<String> = messages[k]
         .message
@@ -772,7 +776,7 @@ fn parse_inner(
     input: Vec<(usize, Value)>,
     with_subagents: bool,
 ) -> Result<Parsed, FormatError> {
-    let mut report = Report::default();
+    let mut report = ImportReport::default();
     let scan = scan(path, input, &mut report)?;
     let mut lines = scan.lines;
     let by_uuid: HashMap<String, usize> = lines

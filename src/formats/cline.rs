@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{FormatError, Parsed, Report};
+use super::{FormatError, ImportReport, Parsed};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 use crate::wire;
 
@@ -109,7 +109,7 @@ fn task_title(messages: &[crate::store::ImportedMessage]) -> Option<String> {
 }
 
 pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatError> {
-    let mut report = Report::default();
+    let mut report = ImportReport::default();
     let items = doc
         .as_array()
         .ok_or_else(|| FormatError::new(path, line, "not a JSON array of messages"))?;

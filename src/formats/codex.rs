@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{FormatError, Parsed, Report, timestamp_ms};
+use super::{FormatError, ImportReport, Parsed, timestamp_ms};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 use crate::reclaim::marker::{CODEX_USER_PROMPT_TOKENS, Kept, harness_meta};
 use crate::store::ImportedMessage;
@@ -106,7 +106,7 @@ pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatErro
 /// The rollout being read, item by item: the messages built so far and what pairs the outputs with their calls.
 #[derive(Default)]
 struct Rollout {
-    report: Report,
+    report: ImportReport,
     built: Vec<Built>,
     /// The reply the next reasoning, text or call joins (None: the next one opens a new reply).
     open_assistant: Option<usize>,

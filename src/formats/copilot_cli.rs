@@ -22,7 +22,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{FormatError, Parsed, Report, note, text_of, timestamp_ms};
+use super::{FormatError, ImportReport, Parsed, note, text_of, timestamp_ms};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 use crate::reclaim::marker::{Kept, harness_meta};
 
@@ -57,7 +57,7 @@ struct Thread {
 impl Thread {
     /// Writes the results gathered for the newest reply's calls as one message (a call with none gets a result
     /// that says so, so no call is left unanswered).
-    fn flush(&mut self, report: &mut Report) {
+    fn flush(&mut self, report: &mut ImportReport) {
         if self.pending.is_empty() && self.results.is_empty() {
             return;
         }
@@ -88,7 +88,7 @@ impl Thread {
 
     /// At the end of the file: the newest calls' results, if every call has one; else the turn is still running
     /// (a live session) and its results are left for the next read, which finds them all.
-    fn finish(&mut self, report: &mut Report) {
+    fn finish(&mut self, report: &mut ImportReport) {
         let answered = self.pending.iter().all(|id| {
             self.results
                 .iter()
@@ -191,8 +191,8 @@ impl Threads {
 
 /// The whole file being read, event by event.
 #[derive(Default)]
-struct Reader {
-    report: Report,
+struct Events {
+    report: ImportReport,
     threads: Threads,
     records: Vec<Value>,
     header: Value,
@@ -213,7 +213,7 @@ struct Event<'a> {
     agent: Option<String>,
 }
 
-impl Reader {
+impl Events {
     fn event(&mut self, line: usize, ev: &Value) {
         let ty = ev.get("type").and_then(Value::as_str).unwrap_or("");
         let d = &ev["data"];
@@ -643,7 +643,7 @@ fn subagent(id: String, t: Thread, info: Value) -> Parsed {
         .get("agentDisplayName")
         .or_else(|| info.get("agentName"))
         .and_then(Value::as_str);
-    let mut report = Report::default();
+    let mut report = ImportReport::default();
     report.notes.push(format!("subagent of call {id}"));
     Parsed {
         title: name
@@ -660,7 +660,7 @@ fn subagent(id: String, t: Thread, info: Value) -> Parsed {
 }
 
 pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatError> {
-    let mut r = Reader::default();
+    let mut r = Events::default();
     for (line, ev) in lines {
         r.event(*line, ev);
     }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{FormatError, Parsed, Report};
+use super::{FormatError, ImportReport, Parsed};
 use crate::model::{NewMessage, Role};
 use crate::store::ImportedMessage;
 use crate::wire;
@@ -24,7 +24,7 @@ pub fn is_cursor(v: &Value) -> bool {
 }
 
 pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatError> {
-    let mut report = Report::default();
+    let mut report = ImportReport::default();
     let mut messages: Vec<ImportedMessage> = Vec::new();
     for (no, v) in lines {
         let role = match v.get("role").and_then(Value::as_str) {

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{FormatError, Parsed, Report, text_of, timestamp_ms};
+use super::{FormatError, ImportReport, Parsed, text_of, timestamp_ms};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 
 /// Whether a document is a Gemini CLI chat file.
@@ -142,7 +142,7 @@ fn reply(m: &Value, n: usize) -> Option<(NewMessage, Option<NewMessage>)> {
 }
 
 pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatError> {
-    let mut report = Report::default();
+    let mut report = ImportReport::default();
     let mut built: Vec<NewMessage> = Vec::new();
     let mut notes: Vec<Value> = Vec::new();
     let msgs = doc

@@ -7,7 +7,7 @@ use std::path::Path;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::{Format, FormatError, Parsed, Report};
+use super::{Format, FormatError, ImportReport, Parsed};
 use crate::model::{Block, ImageData, NewMessage, Role, ToolResultContent};
 use crate::store::ImportedMessage;
 use crate::wire;
@@ -46,7 +46,7 @@ pub fn parse(path: &Path, lines: &[(usize, Value)], format: Format) -> Result<Pa
             .map_err(|e| FormatError::new(path, e.line(), format!("not one JSON document: {e}")))?
     };
     let line = lines.first().map_or(1, |l| l.0);
-    let mut report = Report::default();
+    let mut report = ImportReport::default();
     let mut out: Vec<NewMessage> = Vec::new();
     let mut meta = json!({"source": format.name()});
     let (messages, rest): (Vec<Value>, Value) = match &doc {

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 pub mod db;
 pub mod storage;
 
-use super::{FormatError, Parsed, Report, note};
+use super::{FormatError, ImportReport, Parsed, note};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 use crate::reclaim::marker::{Kept, harness_meta};
 
@@ -46,7 +46,7 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
     if storage::is_session_info(doc) {
         return parse(path, line, &storage::gather(path, doc)?);
     }
-    let mut report = Report::default();
+    let mut report = ImportReport::default();
     let mut built: Vec<NewMessage> = Vec::new();
     // a compaction asked for, waiting for its summary
     let mut compaction: Option<Value> = None;

@@ -13,7 +13,7 @@ use std::path::Path;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
-use super::{FormatError, Parsed, Report, timestamp_ms};
+use super::{FormatError, ImportReport, Parsed, timestamp_ms};
 use crate::model::{Block, ImageData, KIND_DIGEST, NewMessage, Role, ToolResultContent, Usage};
 use crate::reclaim::marker::{Kept, Ref, harness_meta};
 use crate::store::ImportedMessage;
@@ -119,7 +119,7 @@ struct Tree {
 
 /// The nearest ancestor of entry `i` that became a message (None: the entry is a root; a parent missing from the
 /// file or a cycle of parents is reported).
-fn parent_message(entries: &Entries, i: usize, report: &mut Report) -> Option<usize> {
+fn parent_message(entries: &Entries, i: usize, report: &mut ImportReport) -> Option<usize> {
     let list = &entries.list;
     let mut p = list[i].parent.clone();
     let mut steps = 0;
@@ -198,7 +198,7 @@ fn build_entry(
     entries: &Entries,
     tree: &mut Tree,
     i: usize,
-    report: &mut Report,
+    report: &mut ImportReport,
 ) -> Result<Option<NewMessage>, FormatError> {
     let (no, v) = (entries.list[i].no, &entries.list[i].value);
     let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
@@ -249,7 +249,7 @@ fn build_entry(
 fn build_tree(
     path: &Path,
     entries: &mut Entries,
-    report: &mut Report,
+    report: &mut ImportReport,
 ) -> Result<Tree, FormatError> {
     let mut tree = Tree::default();
     for i in 0..entries.list.len() {
@@ -295,7 +295,7 @@ fn build_tree(
 fn checkpoints_of(
     labels: Vec<(usize, String, Option<String>)>,
     entries: &Entries,
-    report: &mut Report,
+    report: &mut ImportReport,
 ) -> Vec<(String, usize)> {
     let mut current: Vec<(String, usize)> = Vec::new();
     for (no, target, label) in labels {
@@ -318,7 +318,7 @@ fn checkpoints_of(
 }
 
 pub fn parse(path: &Path, input: &[(usize, Value)]) -> Result<Parsed, FormatError> {
-    let mut report = Report::default();
+    let mut report = ImportReport::default();
     let flat = format4::flatten(input);
     let input: &[(usize, Value)] = flat.as_ref().map_or(input, |f| &f.entries);
     let mut entries = read_entries(input);
@@ -381,7 +381,7 @@ fn context_edit(
     depth: &[usize],
     messages: &[ImportedMessage],
     i: usize,
-    report: &mut Report,
+    report: &mut ImportReport,
 ) -> Result<Option<NewMessage>, FormatError> {
     let (no, v) = (entries[i].no, &entries[i].value);
     let target = v

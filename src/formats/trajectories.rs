@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{FormatError, Parsed, Report, chain, text_of, timestamp_ms};
+use super::{FormatError, ImportReport, Parsed, chain, text_of, timestamp_ms};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 
 /// Whether a document is a SWE-agent trajectory.
@@ -34,7 +34,7 @@ pub fn is_openhands(doc: &Value) -> bool {
 /// 1.x: `tool_calls` and `tool` messages), or, in older runs, replies whose `action` is a command and whose next
 /// message is its output: those become a tool call (named by the command's first word) and its result.
 pub fn parse_sweagent(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatError> {
-    let mut report = Report::default();
+    let mut report = ImportReport::default();
     let history = doc
         .get("history")
         .and_then(Value::as_array)
@@ -226,7 +226,7 @@ fn openhands_usage(mr: &Value) -> Option<Usage> {
 /// An OpenHands trajectory being read, event by event.
 #[derive(Default)]
 struct OpenHands {
-    report: Report,
+    report: ImportReport,
     out: Vec<NewMessage>,
     /// response id → index of its assistant message in `out`
     responses: HashMap<String, usize>,

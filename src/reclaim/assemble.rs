@@ -113,7 +113,7 @@ impl Tally {
 
 /// The context a path's prefix would be sent as.
 #[derive(Debug, Clone, Default)]
-pub struct Layout {
+pub struct ContextLayout {
     pub pieces: Vec<Piece>,
     /// Tokens of each piece.
     pub tokens: Vec<u64>,
@@ -130,7 +130,7 @@ pub struct Layout {
     pub replaced: Vec<(usize, usize)>,
 }
 
-impl Layout {
+impl ContextLayout {
     /// Path indices of the messages sent as themselves.
     pub fn sent_messages(&self) -> impl Iterator<Item = (usize, bool, bool)> + '_ {
         self.pieces.iter().filter_map(|p| match p {
@@ -146,16 +146,16 @@ impl Layout {
 
 /// How the model that reads a context treats what it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reader {
+pub struct ModelReader {
     /// Whether the thinking of earlier turns stays in the context. Claude models before Opus 4.5 and OpenAI's
     /// reasoning models drop it (only the current turn's, within its tool loop, is sent back).
     pub keeps_past_thinking: bool,
 }
 
-impl Reader {
+impl ModelReader {
     /// The reader a model is.
-    pub fn of(model: &str) -> Reader {
-        Reader {
+    pub fn of(model: &str) -> ModelReader {
+        ModelReader {
             keeps_past_thinking: crate::models::keeps_past_thinking(model),
         }
     }
@@ -163,12 +163,22 @@ impl Reader {
 
 /// The layout of the messages before `end` (`view.len()` for the whole path), with the view's markers before `end`
 /// and `planned` markers (not written; they apply to everything before `end`), read by the path's own model.
-pub fn layout(view: &PathView, planned: &[Placed], end: usize) -> Layout {
-    layout_for(view, planned, end, Reader::of(view.model().unwrap_or("")))
+pub fn layout(view: &PathView, planned: &[Placed], end: usize) -> ContextLayout {
+    layout_for(
+        view,
+        planned,
+        end,
+        ModelReader::of(view.model().unwrap_or("")),
+    )
 }
 
 /// [`layout`] for a given reader.
-pub fn layout_for(view: &PathView, planned: &[Placed], end: usize, reader: Reader) -> Layout {
+pub fn layout_for(
+    view: &PathView,
+    planned: &[Placed],
+    end: usize,
+    reader: ModelReader,
+) -> ContextLayout {
     let end = end.min(view.len());
     let markers: Vec<&Placed> = view
         .markers
@@ -180,7 +190,7 @@ pub fn layout_for(view: &PathView, planned: &[Placed], end: usize, reader: Reade
     let harness = markers
         .iter()
         .rposition(|p| matches!(p.marker, Resolved::Harness { .. }));
-    let mut out = Layout::default();
+    let mut out = ContextLayout::default();
     let mut seq: Vec<usize> = Vec::new();
     let mut summary_at = None;
     let after = match harness.map(|k| markers[k]) {
@@ -540,7 +550,7 @@ impl Fate {
 }
 
 /// The fate of each message of the path under a layout (None: sent as itself, or a marker).
-pub fn fates(view: &PathView, l: &Layout) -> Vec<Option<Fate>> {
+pub fn fates(view: &PathView, l: &ContextLayout) -> Vec<Option<Fate>> {
     let mut out = vec![None; view.len()];
     let mut sent = vec![false; view.len()];
     for p in &l.pieces {
@@ -584,13 +594,13 @@ pub fn fates(view: &PathView, l: &Layout) -> Vec<Option<Fate>> {
 
 /// One message of an assembled context, with the stored messages it stands for.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sent {
+pub struct SentMessage {
     pub role: Role,
     pub content: Vec<Block>,
     pub sources: Vec<String>,
 }
 
-impl crate::pairs::HasBlocks for Sent {
+impl crate::pairs::HasBlocks for SentMessage {
     fn role(&self) -> Role {
         self.role
     }
@@ -599,12 +609,12 @@ impl crate::pairs::HasBlocks for Sent {
     }
 }
 
-impl crate::pairs::Repairable for Sent {
+impl crate::pairs::Repairable for SentMessage {
     fn blocks_mut(&mut self) -> &mut Vec<Block> {
         &mut self.content
     }
-    fn added(role: Role, content: Vec<Block>) -> Sent {
-        Sent {
+    fn added(role: Role, content: Vec<Block>) -> SentMessage {
+        SentMessage {
             role,
             content,
             sources: Vec::new(),
@@ -612,10 +622,10 @@ impl crate::pairs::Repairable for Sent {
     }
 }
 
-impl Sent {
+impl SentMessage {
     /// A stored message sent as itself.
-    pub fn of(m: &Message) -> Sent {
-        Sent {
+    pub fn of(m: &Message) -> SentMessage {
+        SentMessage {
             role: m.role,
             content: m.content.clone(),
             sources: vec![m.id.clone()],
@@ -626,7 +636,7 @@ impl Sent {
 /// What a conversation's active path sends now: the messages and their tally.
 #[derive(Debug, Clone)]
 pub struct Assembled {
-    pub messages: Vec<Sent>,
+    pub messages: Vec<SentMessage>,
     pub tally: Tally,
 }
 
@@ -644,9 +654,9 @@ pub fn assemble(store: &Store, conversation: &str) -> Result<Assembled, ReclaimE
 /// text).
 pub fn materialize(
     view: &PathView,
-    l: &Layout,
+    l: &ContextLayout,
     store: Option<&Store>,
-) -> Result<Vec<Sent>, ReclaimError> {
+) -> Result<Vec<SentMessage>, ReclaimError> {
     let mut want: Vec<usize> = Vec::new();
     for p in &l.pieces {
         match p {
@@ -708,7 +718,7 @@ pub fn materialize(
                         }
                     })
                     .collect();
-                out.push(Sent {
+                out.push(SentMessage {
                     role: m.role,
                     content,
                     sources: vec![m.id.clone()],
@@ -716,7 +726,7 @@ pub fn materialize(
             }
             Piece::HarnessSummary { index } => {
                 let Some(m) = body(*index) else { continue };
-                out.push(Sent {
+                out.push(SentMessage {
                     role: Role::User,
                     content: m
                         .content
@@ -741,7 +751,7 @@ pub fn materialize(
                     Cover::Snapshot(shape) => snapshot_blocks(&msgs, shape)?,
                     Cover::Summary(s) => vec![Block::text(summary_text(s))],
                 };
-                out.push(Sent {
+                out.push(SentMessage {
                     role: Role::User,
                     content,
                     sources,

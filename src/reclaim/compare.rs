@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::assemble::{Layout, Piece, Tally, layout};
+use super::assemble::{ContextLayout, Piece, Tally, layout};
 use super::marker::Strategy;
 use super::rungs::{RungOptions, plan};
 use super::view::{PathView, Placed};
@@ -13,7 +13,7 @@ use crate::models::Price;
 
 /// One row of the comparison.
 #[derive(Debug, Clone, Serialize)]
-pub struct Row {
+pub struct StrategyRow {
     pub strategy: String,
     pub ran: bool,
     pub text_tokens_before: u64,
@@ -39,7 +39,7 @@ pub struct Row {
     pub reaches_budget: bool,
 }
 
-/// Replies until a strategy pays for itself against leaving the context as it is (see [`Row::break_even_replies`]):
+/// Replies until a strategy pays for itself against leaving the context as it is (see [`StrategyRow::break_even_replies`]):
 /// `first` its next request (cache written from the change on), `after` each later one, `stay` each request of the
 /// context left as it is (read whole from the cache).
 fn break_even(first: Option<f64>, after: Option<f64>, stay: Option<f64>) -> Option<u64> {
@@ -99,7 +99,7 @@ impl Pricing<'_> {
 
 /// Each strategy on `view`, against `budget` tokens, the next request priced for the path's model at the
 /// catalog's prices.
-pub fn compare(view: &PathView, budget: u64, opts: &RungOptions) -> Vec<Row> {
+pub fn compare(view: &PathView, budget: u64, opts: &RungOptions) -> Vec<StrategyRow> {
     let none = std::collections::BTreeMap::new();
     let pricing = Pricing {
         model: view.model().unwrap_or("unknown"),
@@ -114,7 +114,7 @@ pub fn compare_priced(
     budget: u64,
     opts: &RungOptions,
     pricing: &Pricing<'_>,
-) -> Vec<Row> {
+) -> Vec<StrategyRow> {
     let before = layout(view, &[], view.len());
     names()
         .into_iter()
@@ -147,7 +147,7 @@ pub fn after_of(
     name: &str,
     budget: u64,
     opts: &RungOptions,
-) -> (Vec<Placed>, Layout, u32, bool) {
+) -> (Vec<Placed>, ContextLayout, u32, bool) {
     let mut planned: Vec<Placed> = Vec::new();
     let mut now = layout(view, &planned, view.len());
     let mut calls = 0;
@@ -197,11 +197,11 @@ fn last_id(view: &PathView, p: &Piece) -> Option<String> {
 fn edited_row(
     view: &PathView,
     name: &str,
-    before: &Layout,
+    before: &ContextLayout,
     c: &super::editing::Cleared,
     budget: u64,
     pricing: &Pricing<'_>,
-) -> Row {
+) -> StrategyRow {
     let first = c.messages.first().copied();
     let keep = first
         .and_then(|f| {
@@ -219,7 +219,7 @@ fn edited_row(
     } else {
         0
     };
-    Row {
+    StrategyRow {
         strategy: name.to_string(),
         ran: !c.messages.is_empty(),
         text_tokens_before: before.tally.text_tokens,
@@ -247,12 +247,12 @@ fn edited_row(
 fn row(
     view: &PathView,
     name: &str,
-    before: &Layout,
-    after: &Layout,
+    before: &ContextLayout,
+    after: &ContextLayout,
     (calls, ran): (u32, bool),
     budget: u64,
     pricing: &Pricing<'_>,
-) -> Row {
+) -> StrategyRow {
     let keep = before
         .pieces
         .iter()
@@ -261,7 +261,7 @@ fn row(
         .unwrap_or(before.pieces.len().min(after.pieces.len()));
     let kept_tokens: u64 = after.tokens[..keep].iter().sum();
     let total = after.tally.total();
-    Row {
+    StrategyRow {
         strategy: name.to_string(),
         ran,
         text_tokens_before: before.tally.text_tokens,

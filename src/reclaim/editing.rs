@@ -5,7 +5,7 @@
 //! server applies these before the prompt reaches the model and the client keeps its history, so the simulation
 //! writes nothing either; the cache prefix breaks where the first edit is.
 
-use super::assemble::{Layout, Piece};
+use super::assemble::{ContextLayout, Piece};
 use super::view::PathView;
 use crate::model::Role;
 
@@ -46,7 +46,7 @@ pub struct Cleared {
 }
 
 /// The messages of the path sent as themselves, in order.
-fn sent(l: &Layout) -> Vec<usize> {
+fn sent(l: &ContextLayout) -> Vec<usize> {
     l.pieces
         .iter()
         .filter_map(|p| match p {
@@ -60,7 +60,7 @@ fn sent(l: &Layout) -> Vec<usize> {
 /// results in message `i` answer (for `exclude_tools`; only asked when there are excluded tools).
 pub fn clear_tool_uses(
     view: &PathView,
-    l: &Layout,
+    l: &ContextLayout,
     cfg: &ClearToolUses,
     tools: &dyn Fn(usize) -> Vec<String>,
 ) -> Cleared {
@@ -111,7 +111,7 @@ pub fn clear_tool_uses(
 }
 
 /// What `clear_thinking` (keep the newest `keep` turns' thinking) would clear on the context `l` leaves.
-pub fn clear_thinking(view: &PathView, l: &Layout, keep: u64) -> Cleared {
+pub fn clear_thinking(view: &PathView, l: &ContextLayout, keep: u64) -> Cleared {
     let mut replies: Vec<usize> = sent(l)
         .into_iter()
         .filter(|&i| view.heads[i].role == Role::Assistant && view.facts[i].measure.thinking > 0)

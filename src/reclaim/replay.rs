@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::assemble::{Reader, is_prompt_head, layout_for};
+use super::assemble::{ModelReader, is_prompt_head, layout_for};
 use super::view::PathView;
 use crate::model::Role;
 use crate::models::default_scale;
@@ -36,14 +36,14 @@ pub struct Sample {
 
 /// The assembled total of the whole path (what the next request sends before its prompt), as `reader` reads it:
 /// the figure [`Estimator::predict`] takes.
-pub fn totals_after(view: &PathView, reader: Reader) -> u64 {
+pub fn totals_after(view: &PathView, reader: ModelReader) -> u64 {
     layout_for(view, &[], view.len(), reader).tally.total()
 }
 
 /// The assembled total before each message of the path (what a reply at that index was sent), as `reader` reads
 /// it, in one pass: a message adds its tokens, a prompt drops the past turn's thinking (for readers that drop it),
 /// a marker re-lays the prefix out.
-pub fn totals_before(view: &PathView, reader: Reader) -> Vec<u64> {
+pub fn totals_before(view: &PathView, reader: ModelReader) -> Vec<u64> {
     let mut out = Vec::with_capacity(view.len());
     // the layout at the last marker, and what followed it
     let mut base = 0u64;
@@ -100,7 +100,7 @@ pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, St
             continue;
         };
         let model = model_key(f.model.as_deref().unwrap_or("unknown"));
-        let reader = Reader::of(&model);
+        let reader = ModelReader::of(&model);
         let tk = crate::models::tokenizer(&model);
         let key = (reader.keeps_past_thinking, tk);
         let t = match totals.entry(key) {
@@ -270,7 +270,7 @@ impl Estimator {
 
 /// One conversation's samples, with what tells its hidden context apart.
 #[derive(Debug, Clone)]
-pub struct Conversation {
+pub struct ReplayedConversation {
     pub id: String,
     pub harness: String,
     pub version: Option<String>,
@@ -283,7 +283,9 @@ pub struct Conversation {
 
 /// Samples of every conversation of the store (conversations whose path cannot be read are left out and named in
 /// the second list).
-pub fn store_samples(store: &Store) -> Result<(Vec<Conversation>, Vec<String>), StoreError> {
+pub fn store_samples(
+    store: &Store,
+) -> Result<(Vec<ReplayedConversation>, Vec<String>), StoreError> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for c in store.conversations()? {
@@ -296,7 +298,7 @@ pub fn store_samples(store: &Store) -> Result<(Vec<Conversation>, Vec<String>), 
                     .iter()
                     .map(|&i| (i, v.heads[i].id.clone()))
                     .collect();
-                out.push(Conversation {
+                out.push(ReplayedConversation {
                     id: c.id,
                     harness: v.harness,
                     version: v.harness_version,
@@ -468,7 +470,7 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
     let only = only.map(|c| store.resolve_conversation(c)).transpose()?;
     let (all, skipped) = store_samples(store)?;
     // sessions: a conversation's replies of one model
-    let mut sessions: Vec<(&Conversation, &str, Vec<&Sample>)> = Vec::new();
+    let mut sessions: Vec<(&ReplayedConversation, &str, Vec<&Sample>)> = Vec::new();
     for c in &all {
         let mut per: BTreeMap<&str, Vec<&Sample>> = BTreeMap::new();
         for s in &c.samples {
@@ -643,9 +645,9 @@ fn session_estimate(
 /// The overhead a session's first reply is estimated with: the mean own overhead of the other sessions of its
 /// harness most like it (same subagent-ness first, then the nearest version), none when there are none.
 fn prior_overhead(
-    sessions: &[(&Conversation, &str, Vec<&Sample>)],
+    sessions: &[(&ReplayedConversation, &str, Vec<&Sample>)],
     own: &[f64],
-    conv: &Conversation,
+    conv: &ReplayedConversation,
 ) -> f64 {
     let version = |v: &Option<String>| -> Vec<u64> {
         v.as_deref()
@@ -655,7 +657,7 @@ fn prior_overhead(
             .collect()
     };
     let mine = version(&conv.version);
-    let distance = |c: &Conversation| -> (bool, Vec<u64>) {
+    let distance = |c: &ReplayedConversation| -> (bool, Vec<u64>) {
         let theirs = version(&c.version);
         let d = (0..mine.len().max(theirs.len()))
             .map(|k| {

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::assemble::{ByKind, Layout, Piece};
+use super::assemble::{ByKind, ContextLayout, Piece};
 use super::marker::Strategy;
 use super::policy::Policy;
 use super::replay::Estimator;
@@ -46,7 +46,7 @@ pub struct HarnessCompaction {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub struct ContextReport {
     pub model: String,
     pub window: u64,
     pub reply_reserve: u64,
@@ -74,13 +74,13 @@ pub struct Report {
 }
 
 /// The report for `view` under `policy`, its estimate made by `est`.
-pub fn report(view: &PathView, policy: &Policy, est: &Estimator) -> Report {
+pub fn report(view: &PathView, policy: &Policy, est: &Estimator) -> ContextReport {
     // read as the policy's model reads it (what `send` and replay assemble for it)
     let l = super::assemble::layout_for(
         view,
         &[],
         view.len(),
-        super::assemble::Reader::of(&policy.model),
+        super::assemble::ModelReader::of(&policy.model),
     );
     let k: &ByKind = &l.tally.by_kind;
     let raw = l.tally.total();
@@ -107,7 +107,7 @@ pub fn report(view: &PathView, policy: &Policy, est: &Estimator) -> Report {
             .filter(|p| matches!(p, Piece::Message { index, .. } if *index < h))
             .count(),
     });
-    Report {
+    ContextReport {
         model: policy.model.clone(),
         window: policy.window,
         reply_reserve: policy.reply_reserve,
@@ -136,7 +136,11 @@ pub fn report(view: &PathView, policy: &Policy, est: &Estimator) -> Report {
 }
 
 /// The sent prefix before the newest measured reply: what the provider's cache holds.
-fn cached_prefix(view: &PathView, l: &Layout, measured_at: Option<usize>) -> (Option<String>, u64) {
+fn cached_prefix(
+    view: &PathView,
+    l: &ContextLayout,
+    measured_at: Option<usize>,
+) -> (Option<String>, u64) {
     let Some(r) = measured_at else {
         return (None, 0);
     };
@@ -157,7 +161,7 @@ fn cached_prefix(view: &PathView, l: &Layout, measured_at: Option<usize>) -> (Op
 }
 
 /// What each rung would take back now (each alone, on the path as it stands).
-pub fn rungs(view: &PathView, l: &Layout, policy: &Policy) -> Vec<Rung> {
+pub fn rungs(view: &PathView, l: &ContextLayout, policy: &Policy) -> Vec<Rung> {
     // the rungs as `compact` runs them: against the policy's target, with its protect window for that target
     let opts = policy.rung_options(policy.target_tokens());
     let (shape, protect) = (opts.shape, opts.protect);

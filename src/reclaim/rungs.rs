@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use super::assemble::{Layout, Piece, layout};
+use super::assemble::{ContextLayout, Piece, layout};
 use super::marker::{Marker, Ref, Shape, Strategy};
 use super::view::{PathView, Placed, VIRTUAL};
 use super::{ELIDE_WORTH_IT, ReclaimError, SUMMARY_TOKENS};
@@ -50,7 +50,7 @@ pub fn protect_start(view: &PathView, seq: &[usize], protect: u64) -> usize {
 /// The messages a snapshot or a summary covers: the layout's messages after the first turn and before the protect
 /// window, both cut at turn boundaries. The planner, the summary request and the explorer's preview all take it
 /// from here.
-pub fn covered_middle(view: &PathView, l: &Layout, protect: u64) -> Vec<usize> {
+pub fn covered_middle(view: &PathView, l: &ContextLayout, protect: u64) -> Vec<usize> {
     let seq = &l.seq;
     let ends = |k: usize| view.heads[seq[k]].ends_turn();
     let head_end = (0..seq.len()).find(|&k| ends(k)).map_or(0, |k| k + 1);
@@ -74,7 +74,7 @@ pub fn placeholder_summary() -> String {
 pub fn plan(
     view: &PathView,
     planned: &[Placed],
-    l: &Layout,
+    l: &ContextLayout,
     strategy: Strategy,
     force: bool,
     protect: u64,

@@ -9,7 +9,7 @@ use std::collections::btree_map::Entry;
 use serde::Serialize;
 
 use super::Policy;
-use super::assemble::Reader;
+use super::assemble::ModelReader;
 use super::replay::{Estimator, Fits, model_key, totals_before};
 use super::view::PathView;
 use crate::model::Role;
@@ -81,7 +81,7 @@ pub fn timeline(
                 .unwrap_or(policy.model.as_str()),
         );
         let tk = crate::models::tokenizer(&model);
-        let reader = Reader::of(&model);
+        let reader = ModelReader::of(&model);
         // the stored measures are cairn's estimate: only another tokenizer needs a recounted copy of the view
         let v: &PathView = if tk == Tokenizer::Estimate {
             view

@@ -143,7 +143,7 @@ pub struct Rules {
 
 /// A secret found: its byte range in the text and the rule's id.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Hit {
+pub struct RuleHit {
     pub start: usize,
     pub end: usize,
     pub rule: String,
@@ -239,7 +239,7 @@ impl Rules {
     }
 
     /// Every secret the rules find in `text`.
-    pub fn scan(&self, text: &str) -> Vec<Hit> {
+    pub fn scan(&self, text: &str) -> Vec<RuleHit> {
         let mut selected = vec![false; self.rules.len()];
         for i in &self.always {
             selected[*i] = true;
@@ -280,7 +280,7 @@ impl Rules {
                 {
                     continue;
                 }
-                out.push(Hit {
+                out.push(RuleHit {
                     start: secret.start(),
                     end: secret.end(),
                     rule: self.rules[i].id.clone(),

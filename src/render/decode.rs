@@ -2,7 +2,7 @@
 //! tests use it to prove that every page decodes to exactly its source text.
 
 use super::font::{BitmapFont, Cell, Mark};
-use super::{Manifest, Source};
+use super::{Manifest, SourceText};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DecodeError {
@@ -116,7 +116,7 @@ pub fn decode_grid(
 pub fn verify(
     pages: &[Vec<u8>],
     manifest: &Manifest,
-    sources: &[Source],
+    sources: &[SourceText],
     font: &BitmapFont,
 ) -> Result<usize, DecodeError> {
     let mut checked = 0;

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use super::{Source, Unrendered};
+use super::{SourceText, Unrendered};
 
 fn is_hex(s: &str) -> bool {
     s.chars().all(|c| c.is_ascii_hexdigit())
@@ -44,7 +44,7 @@ fn kind(t: &str) -> Option<&'static str> {
     }
 }
 
-pub fn build(sources: &[Source], unrendered: &[Unrendered], max_bytes: usize) -> String {
+pub fn build(sources: &[SourceText], unrendered: &[Unrendered], max_bytes: usize) -> String {
     let mut out =
         String::from("# Exact strings from the imaged text (ids, hashes, numbers, paths)\n");
     let mut seen: HashSet<&str> = HashSet::new();

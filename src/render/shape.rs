@@ -193,7 +193,7 @@ pub struct Density {
 }
 
 /// Every shape's density on `sources` drawn on `profile`'s pages.
-pub fn densities(sources: &[super::Source], profile: &'static super::Profile) -> Vec<Density> {
+pub fn densities(sources: &[super::SourceText], profile: &'static super::Profile) -> Vec<Density> {
     let chars: usize = sources.iter().map(|s| s.text.chars().count()).sum();
     SHAPES
         .iter()

@@ -438,8 +438,8 @@ impl Store {
 /// Schema v4: measures for every row already stored (bodies decoded once; a body that cannot be decoded is
 /// measured as empty rather than stopping the migration), then the fork copies from their bodies' rows.
 pub(crate) fn backfill(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    type Row = (i64, i64, String, Option<String>, Option<String>, i64);
-    let rows: Vec<Row> = {
+    type Stored = (i64, i64, String, Option<String>, Option<String>, i64);
+    let rows: Vec<Stored> = {
         let mut stmt = tx.prepare(
             "SELECT seq, conversation, content, meta, usage, created_at FROM messages
              WHERE content IS NOT NULL ORDER BY seq",

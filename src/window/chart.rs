@@ -7,11 +7,11 @@ use eframe::egui::{self, Align2, Color32, FontId, Rect, Sense, Vec2};
 use super::Session;
 use super::remote::Remote;
 use crate::commands::Action;
-use crate::reclaim::report::Report;
+use crate::reclaim::report::ContextReport;
 
 #[derive(Default)]
 pub struct ContextPanel {
-    pub report: Remote<(String, Report)>,
+    pub report: Remote<(String, ContextReport)>,
 }
 
 fn bar(ui: &mut egui::Ui, label: &str, value: u64, max: u64, color: Color32) {
@@ -57,7 +57,7 @@ impl ContextPanel {
     }
 }
 
-pub fn show(ui: &mut egui::Ui, r: &Report) {
+pub fn show(ui: &mut egui::Ui, r: &ContextReport) {
     ui.heading(format!("Context: {} (window {} tokens)", r.model, r.window));
     if let Some(h) = &r.harness_compaction {
         ui.label(format!(

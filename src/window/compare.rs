@@ -8,8 +8,8 @@ use eframe::egui::{self, RichText};
 use super::Session;
 use super::remote::Remote;
 use crate::commands::Action;
-use crate::reclaim::assemble::Sent;
-use crate::reclaim::compare::Row;
+use crate::reclaim::assemble::SentMessage;
+use crate::reclaim::compare::StrategyRow;
 
 /// A comparison, as the panel shows it.
 pub struct Compared {
@@ -17,7 +17,7 @@ pub struct Compared {
     pub budget: u64,
     pub model: String,
     pub window: u64,
-    pub rows: Vec<Row>,
+    pub rows: Vec<StrategyRow>,
 }
 
 /// The context one strategy would leave, one line per message sent.
@@ -59,7 +59,7 @@ fn lost(t: &crate::reclaim::Tally) -> String {
 }
 
 /// One line of a preview: role, images, the first words.
-pub fn preview_line(s: &Sent) -> String {
+pub fn preview_line(s: &SentMessage) -> String {
     use crate::model::{Block, ToolResultContent};
     let images = s
         .content

@@ -7,7 +7,7 @@
 use eframe::egui::{self, Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
 
 use super::session::Session;
-use crate::layout::Row;
+use crate::layout::DrawnRow;
 use crate::model::Role;
 
 /// Pixels per layout unit (horizontal) and per row (vertical) at zoom 1.
@@ -225,7 +225,7 @@ impl GraphView {
             for k in k_lo..=k_hi {
                 let pos = self.to_screen(rect, seg.x, top + k as f32);
                 match layout.row(seg, k) {
-                    Row::Hidden(n) => {
+                    DrawnRow::Hidden(n) => {
                         let r =
                             Rect::from_center_size(pos, Vec2::new(22.0, 14.0) * self.zoom.min(1.0));
                         painter.rect_filled(r, 3.0, ui.visuals().widgets.inactive.bg_fill);
@@ -252,7 +252,7 @@ impl GraphView {
                             events.push(GraphEvent::Toggle(first));
                         }
                     }
-                    Row::Message(i) => {
+                    DrawnRow::Message(i) => {
                         let room = UNIT_X * self.zoom * seg.room;
                         self.draw_node(ui, &painter, s, i, pos, detail, dark, room, &mut events);
                         // a fully shown long segment can be folded again from its first message
@@ -508,8 +508,8 @@ impl GraphView {
                 return None;
             }
             match s.layout.row(seg, row - seg.y) {
-                Row::Message(i) => Some(i),
-                Row::Hidden(_) => None,
+                DrawnRow::Message(i) => Some(i),
+                DrawnRow::Hidden(_) => None,
             }
         })
     }

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::layout::Layout;
+use crate::layout::TreeLayout;
 use crate::model::{Checkpoint, Conversation, Message};
 use crate::store::{Head, Store, StoreError};
 
@@ -25,7 +25,7 @@ pub struct Session {
     /// Messages with no children other than the current tip: the other places a branch ends.
     pub leaves: Vec<usize>,
     pub checkpoints: Vec<(Checkpoint, Option<usize>)>,
-    pub layout: Layout,
+    pub layout: TreeLayout,
     /// Segments the user opened or folded, by the message that starts them (ids survive a reload). Others
     /// follow [`Session::shown_in_full`].
     pub expanded: HashSet<String>,
@@ -57,7 +57,7 @@ impl Session {
             tip: None,
             leaves: Vec::new(),
             checkpoints: Vec::new(),
-            layout: Layout::default(),
+            layout: TreeLayout::default(),
             expanded: HashSet::new(),
             folded: HashSet::new(),
             selected: None,
@@ -130,7 +130,7 @@ impl Session {
         let (expanded, folded, heads) = (&self.expanded, &self.folded, &self.heads);
         let branched = self.parents.iter().filter(|p| p.is_none()).count() > 1
             || (0..self.heads.len()).any(|i| self.children(i).len() > 1);
-        self.layout = Layout::compute(&self.parents, &|n, len| {
+        self.layout = TreeLayout::compute(&self.parents, &|n, len| {
             let id = &heads[n].id;
             expanded.contains(id) || (!folded.contains(id) && shown_in_full(len, branched))
         });

@@ -9,7 +9,7 @@ use super::Session;
 use super::remote::Remote;
 use super::worker::Snapshot;
 use crate::commands::Action;
-use crate::render::{PROFILES, RowMap, Source};
+use crate::render::{PROFILES, RowMap, SourceText};
 
 /// A message and a character range of its source text: what is linked across the two panes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +55,7 @@ pub struct SnapshotView {
     pub zoom: f32,
     pub remote: Remote<Snapshot>,
     /// An OCR reader's reading of these pages (Read back), and which reader.
-    pub readback: Remote<crate::legibility::Reading>,
+    pub readback: Remote<crate::legibility::ShapeReading>,
     reader: crate::legibility::Reader,
     /// Read back as soon as the pages are drawn (a screenshot of it).
     pub auto_read: bool,
@@ -96,8 +96,8 @@ impl Default for SnapshotView {
     }
 }
 
-/// Source lines of a page: for each message drawn on it, its header and the lines its rows cover.
-fn page_lines(rows: &[RowMap], texts: &[Source]) -> (Vec<SourceLine>, u64) {
+/// SourceText lines of a page: for each message drawn on it, its header and the lines its rows cover.
+fn page_lines(rows: &[RowMap], texts: &[SourceText]) -> (Vec<SourceLine>, u64) {
     let mut out: Vec<SourceLine> = Vec::new();
     let mut order: Vec<(&str, usize, usize, bool)> = Vec::new();
     for r in rows {
@@ -527,7 +527,7 @@ impl SnapshotView {
 
 /// Read back: an OCR reader reads these pages, and each misread character is shown against its source.
 fn read_back_ui(
-    readback: &mut Remote<crate::legibility::Reading>,
+    readback: &mut Remote<crate::legibility::ShapeReading>,
     reader: &mut crate::legibility::Reader,
     auto: bool,
     ui: &mut egui::Ui,

@@ -135,7 +135,7 @@ impl StatsPanel {
 /// Prompt tokens per day, stacked: cache reads (what the cache saved), cache writes, uncached input; output on
 /// top. The cost of the days is summed above the chart.
 fn chart(ui: &mut egui::Ui, days: &Stats) {
-    let series = |f: &dyn Fn(&crate::stats::Row) -> u64| -> Vec<Bar> {
+    let series = |f: &dyn Fn(&crate::stats::StatsRow) -> u64| -> Vec<Bar> {
         days.rows
             .iter()
             .enumerate()
@@ -249,7 +249,7 @@ fn table(ui: &mut egui::Ui, t: &Stats) {
 
 /// The ten costliest sessions; returns the one clicked.
 fn costliest(ui: &mut egui::Ui, s: &Stats) -> Option<String> {
-    let mut rows: Vec<&crate::stats::Row> = s.rows.iter().collect();
+    let mut rows: Vec<&crate::stats::StatsRow> = s.rows.iter().collect();
     rows.sort_by(|a, b| {
         b.cost_usd
             .unwrap_or(-1.0)

@@ -77,13 +77,13 @@ pub struct Worker {
 }
 
 /// Sends progress back to the window and wakes it up.
-struct Report<'a> {
+struct Reporter<'a> {
     id: u64,
     events: &'a Sender<Event>,
     poke: &'a dyn Fn(),
 }
 
-impl Progress for Report<'_> {
+impl Progress for Reporter<'_> {
     fn step(&self, done: usize, total: usize, _what: &str) {
         let f = done as f32 / total.max(1) as f32;
         // the window may be gone (closing): nothing to report to
@@ -112,7 +112,7 @@ impl Worker {
                             c.request_repaint();
                         }
                     };
-                    let report = Report {
+                    let report = Reporter {
                         id,
                         events: &events,
                         poke: &poke,
