@@ -2,11 +2,14 @@
 //! [`Action`], calls [`run`], and formats the [`Outcome`]; it computes nothing itself. That is how the CLI and the
 //! window show the same figures: there is one place each is made.
 //!
-//! The actions live in files by what they touch: [`tree`] (conversations, tips, forks, checkpoints, the path),
-//! [`files`] (import, export), [`context`] (the context, the comparison, replay and calibration, the
-//! snapshot pages) and [`reclaim`] (the compactions and `send`).
+//! The actions live in files by what they touch, each file running its own ([`run`] only routes): [`tree`]
+//! (conversations, tips, forks, checkpoints, the path, search), [`files`] (import, export, continue in a
+//! harness), [`context`] (the context, the comparison and its previews, the timeline, the cache, the snapshot
+//! pages), [`reclaim`] (the compactions and `send`) and [`figures`] (replay and calibration, statistics, the
+//! models seen, diff).
 
 mod context;
+mod figures;
 mod files;
 mod reclaim;
 mod tree;
@@ -424,7 +427,8 @@ pub struct Quiet;
 
 impl Progress for Quiet {}
 
-/// Runs an action against the store under the user's settings. `cancel` is checked between steps.
+/// Runs an action against the store under the user's settings. `cancel` is checked between steps. Each file of
+/// this module runs its own actions; this only routes.
 pub fn run(
     store: &mut Store,
     settings: &Settings,
@@ -433,290 +437,66 @@ pub fn run(
     cancel: &AtomicBool,
 ) -> Result<Outcome, CommandError> {
     use Action as A;
+    let env = Env {
+        store,
+        settings,
+        progress,
+        cancel,
+    };
     match action {
-        A::New { title } => tree::new(store, title),
-        A::Append {
-            conversation,
-            messages,
-        } => tree::append(store, &conversation, &messages),
-        A::Branch {
-            conversation,
-            message,
-            expect,
-        } => tree::branch(store, &conversation, &message, expect.as_deref()),
-        A::Fork { conversation, at } => tree::fork(store, &conversation, at.as_deref()),
-        A::Checkpoint {
-            conversation,
-            label,
-        } => tree::checkpoint(store, &conversation, label),
-        A::Rewind {
-            conversation,
-            label,
-            digest,
-        } => tree::rewind(store, &conversation, &label, &digest),
-        A::Undo { conversation } => tree::undo(store, &conversation),
-        A::Resume {
-            conversation,
-            budget,
-            redact,
-        } => tree::resume(store, &conversation, budget, redact),
-        A::Retry { conversation } => tree::retry(store, &conversation),
-        A::List => Ok(Outcome::Conversations(store.conversations()?)),
-        A::Show {
-            conversation,
-            redact,
-        } => tree::show(store, &conversation, redact),
-        A::Tree { conversation } => Ok(Outcome::Text(store.tree_text(&conversation)?)),
-        A::Checkpoints { conversation } => {
-            Ok(Outcome::Checkpoints(store.checkpoints(&conversation)?))
+        a @ (A::New { .. }
+        | A::Append { .. }
+        | A::Branch { .. }
+        | A::Fork { .. }
+        | A::Checkpoint { .. }
+        | A::Rewind { .. }
+        | A::Undo { .. }
+        | A::Resume { .. }
+        | A::Retry { .. }
+        | A::List
+        | A::Show { .. }
+        | A::Tree { .. }
+        | A::Checkpoints { .. }
+        | A::Log { .. }
+        | A::Check
+        | A::Find { .. }
+        | A::Search(_)) => tree::run(env, a),
+        a @ (A::Import { .. } | A::Export { .. } | A::Continue { .. }) => files::run(env, a),
+        a @ (A::Compact { .. } | A::Shake { .. } | A::Send { .. } | A::ServerCompact { .. }) => {
+            reclaim::run(env, a)
         }
-        A::Log { conversation } => Ok(Outcome::Operations(store.operations(&conversation)?)),
-        A::Check => tree::check(store),
-        A::Import { paths, format } => files::import(store, &paths, format, progress, cancel),
-        A::Export {
-            conversation,
-            at,
-            format,
-            options,
-            out,
-        } => files::export(
-            store,
-            &conversation,
-            at.as_deref(),
-            format,
-            options,
-            out,
-            &settings.prices,
-        ),
-        A::Continue {
-            conversation,
-            at,
-            harness,
-            home,
-            cwd,
-            redact,
-        } => files::continue_in(
-            store,
-            &conversation,
-            at.as_deref(),
-            harness,
-            &home,
-            cwd.as_deref(),
-            redact,
-        ),
-        A::Compact {
-            conversation,
-            strategy,
-            force,
-            target,
-            protect,
-            instructions,
-            provider,
-            from,
-            to,
-        } => reclaim::compact(
-            store,
-            settings,
-            reclaim::CompactArgs {
-                conversation,
-                strategy,
-                force,
-                target,
-                protect,
-                instructions,
-                provider,
-                from,
-                to,
-            },
-            progress,
-            cancel,
-        ),
-        A::Shake {
-            conversation,
-            elide,
-            images,
-        } => reclaim::shake(store, settings, &conversation, elide, images),
-        A::Context {
-            conversation,
-            model,
-        } => context::context(store, settings, &conversation, model.as_deref()),
-        A::Compare {
-            conversation,
-            budget,
-            profile,
-        } => context::compare(store, settings, &conversation, budget, profile),
-        A::Preview {
-            conversation,
-            strategy,
-            budget,
-        } => context::preview(store, settings, &conversation, &strategy, budget),
-        A::Render {
-            input,
-            options,
-            redact,
-        } => context::render(store, input, &options, redact),
-        A::ShapeDensities {
-            conversation,
-            profile,
-        } => context::shape_densities(store, settings, &conversation, profile),
-        A::SnapshotPreview {
-            conversation,
-            profile,
-            shape,
-        } => context::snapshot_preview(store, settings, &conversation, profile, shape),
-        A::Send {
-            conversation,
-            text,
-            provider,
-            window,
-        } => reclaim::send(
-            store,
-            settings,
-            &conversation,
-            &text,
-            &provider,
-            window,
-            progress,
-            cancel,
-        ),
-        A::Replay { conversation } => Ok(Outcome::Replayed(crate::reclaim::replay::replay(
-            store,
-            conversation.as_deref(),
-        )?)),
-        A::Cache { conversation, at } => Ok(Outcome::Cache(crate::cache::cache(
-            store,
-            &conversation,
-            at.as_deref(),
-            &settings.prices,
-        )?)),
-        A::Calibrate => {
-            let (models, skipped) = crate::reclaim::replay::calibrate(store)?;
-            Ok(Outcome::Calibrated { models, skipped })
-        }
-        A::Find {
-            conversation,
-            query,
-        } => tree::find(store, &conversation, &query, progress, cancel),
-        A::Search(q) => Ok(Outcome::Searched(crate::search::search(store, &q)?)),
-        A::Timeline {
-            conversation,
-            model,
-        } => {
-            let view = crate::reclaim::PathView::load(store, &conversation, None)?;
-            let policy = policy_for(store, settings, &view, model.as_deref(), None)?;
-            let fits = crate::reclaim::replay::stored_fits(store)?;
-            let mut t = crate::reclaim::timeline::timeline(Some(store), &view, &policy, &fits)?;
-            // each reply's cache miss, on the point it hit
-            let cache =
-                crate::cache::on_heads(store, &view.conversation, &view.heads, &settings.prices)?;
-            let misses: std::collections::HashMap<&str, &crate::cache::ReplyCache> = cache
-                .replies
-                .iter()
-                .filter(|r| r.cause.is_some())
-                .map(|r| (r.message.as_str(), r))
-                .collect();
-            for p in &mut t.points {
-                if let Some(r) = misses.get(p.message.as_str()) {
-                    p.cache_miss = r.cause;
-                    p.cache_lost = r.cost.zip(r.cost_if_hit).map(|(a, b)| a - b);
-                }
-            }
-            Ok(Outcome::Timeline(t))
-        }
-        A::ServerCompact {
-            conversation,
-            how,
-            provider,
-        } => {
-            let provider = provider.ok_or_else(|| {
-                CommandError::Invalid(format!(
-                    "{} needs the provider's key: set {}",
-                    how.name(),
-                    match how {
-                        crate::send::ServerCompaction::Anthropic => "ANTHROPIC_API_KEY",
-                        crate::send::ServerCompaction::Openai => "OPENAI_API_KEY",
-                    }
-                ))
-            })?;
-            let view = crate::reclaim::PathView::load(store, &conversation, None)?;
-            let policy = policy_for(store, settings, &view, None, None)?;
-            let opts = policy.rung_options(policy.target_tokens());
-            let applied =
-                crate::send::server_compact(store, &view.conversation, &provider, how, &opts)?;
-            Ok(Outcome::Compacted(Compacted::Rung(
-                Strategy::Summary,
-                applied,
-            )))
-        }
-        A::Legibility {
-            input,
-            profile,
-            shapes,
-            readers,
-            script,
-            provider,
-            confirmed,
-        } => context::legibility(
-            store,
-            settings,
-            context::LegibilityArgs {
-                input,
-                profile,
-                shapes,
-                readers,
-                script,
-                provider,
-                confirmed,
-            },
-            progress,
-        ),
-        A::Diff { a, b } => Ok(Outcome::Diffed(Box::new(crate::diff::diff(
-            store,
-            &a,
-            &b,
-            &settings.prices,
-        )?))),
-        A::Models => models(store, settings),
-        A::CacheStats { by, since } => Ok(Outcome::Stats(crate::stats::with_cache(
-            store,
-            by,
-            since,
-            &settings.prices,
-        )?)),
-        A::Stats { by, since } => Ok(Outcome::Stats(crate::stats::stats(
-            store,
-            by,
-            since,
-            &settings.prices,
-        )?)),
+        a @ (A::Context { .. }
+        | A::Compare { .. }
+        | A::Preview { .. }
+        | A::Timeline { .. }
+        | A::Cache { .. }
+        | A::Render { .. }
+        | A::ShapeDensities { .. }
+        | A::SnapshotPreview { .. }
+        | A::Legibility { .. }) => context::run(env, a),
+        a @ (A::Replay { .. }
+        | A::Calibrate
+        | A::Diff { .. }
+        | A::Models
+        | A::CacheStats { .. }
+        | A::Stats { .. }) => figures::run(env, a),
     }
 }
 
-/// The models the store has seen, each with its catalog entry, window, tokenizer, fitted scale and prices.
-fn models(store: &Store, settings: &Settings) -> Result<Outcome, CommandError> {
-    let seen: Vec<crate::models::Seen> = store
-        .models_seen()?
-        .into_iter()
-        .map(|m| crate::models::Seen {
-            model: m.model,
-            replies: m.replies,
-            measured: m.measured,
-            max_prompt: m.max_prompt,
-        })
-        .collect();
-    let fits = crate::reclaim::replay::stored_fits(store)?;
-    let fitted = |model: &str| {
-        fits.iter()
-            .filter(|(k, _)| k.rsplit_once(':').is_some_and(|(_, m)| m == model))
-            .max_by_key(|(_, f)| f.samples)
-            .map(|(_, f)| f.scale)
-    };
-    Ok(Outcome::Models(crate::models::listing(
-        &seen,
-        &settings.windows,
-        &settings.prices,
-        &fitted,
-    )))
+/// What every action runs with.
+pub(crate) struct Env<'a> {
+    pub store: &'a mut Store,
+    pub settings: &'a Settings,
+    pub progress: &'a dyn Progress,
+    pub cancel: &'a AtomicBool,
+}
+
+/// An action handed to a file that does not run it: a slip in [`run`]'s routing, reported rather than a panic.
+fn misrouted() -> CommandError {
+    CommandError::Invalid(
+        "internal: an action was routed to a file of the commands layer that does not run it"
+            .into(),
+    )
 }
 
 /// The policy for a path: its newest reply's model (or `model`), under the settings, its window no smaller than

@@ -1,6 +1,7 @@
 //! Actions that read what the model sees: the `/context` breakdown, the comparison of strategies and its
 //! previews, and snapshot pages.
 
+use super::{Action, Env, misrouted};
 use super::{CommandError, Outcome, RenderInput, policy_for};
 use crate::reclaim::assemble::{layout, materialize};
 use crate::reclaim::compare::{Pricing, after_of, compare_priced};
@@ -9,6 +10,109 @@ use crate::reclaim::rungs::covered_middle;
 use crate::reclaim::{PathView, Settings, report};
 use crate::render::{self, Profile, Rendered, SourceText};
 use crate::store::Store;
+
+/// Runs this file's actions.
+pub(super) fn run(env: Env<'_>, action: Action) -> Result<Outcome, CommandError> {
+    use Action as A;
+    let Env {
+        store,
+        settings,
+        progress,
+        ..
+    } = env;
+    match action {
+        A::Context {
+            conversation,
+            model,
+        } => context(store, settings, &conversation, model.as_deref()),
+        A::Compare {
+            conversation,
+            budget,
+            profile,
+        } => compare(store, settings, &conversation, budget, profile),
+        A::Preview {
+            conversation,
+            strategy,
+            budget,
+        } => preview(store, settings, &conversation, &strategy, budget),
+        A::Timeline {
+            conversation,
+            model,
+        } => timeline(store, settings, &conversation, model.as_deref()),
+        A::Cache { conversation, at } => Ok(Outcome::Cache(crate::cache::cache(
+            store,
+            &conversation,
+            at.as_deref(),
+            &settings.prices,
+        )?)),
+        A::Render {
+            input,
+            options,
+            redact,
+        } => render(store, input, &options, redact),
+        A::ShapeDensities {
+            conversation,
+            profile,
+        } => shape_densities(store, settings, &conversation, profile),
+        A::SnapshotPreview {
+            conversation,
+            profile,
+            shape,
+        } => snapshot_preview(store, settings, &conversation, profile, shape),
+        A::Legibility {
+            input,
+            profile,
+            shapes,
+            readers,
+            script,
+            provider,
+            confirmed,
+        } => legibility(
+            store,
+            settings,
+            LegibilityArgs {
+                input,
+                profile,
+                shapes,
+                readers,
+                script,
+                provider,
+                confirmed,
+            },
+            progress,
+        ),
+        _ => Err(misrouted()),
+    }
+}
+
+/// The context over time: each reply's prompt as measured and as estimated, the policy's lines, and where each
+/// request missed the prompt cache.
+pub(super) fn timeline(
+    store: &mut Store,
+    settings: &Settings,
+    conversation: &str,
+    model: Option<&str>,
+) -> Result<Outcome, CommandError> {
+    let view = crate::reclaim::PathView::load(store, conversation, None)?;
+    let policy = policy_for(store, settings, &view, model, None)?;
+    let fits = crate::reclaim::replay::stored_fits(store)?;
+    let mut t = crate::reclaim::timeline::timeline(Some(store), &view, &policy, &fits)?;
+    // each reply's cache miss, on the point it hit
+    let cache = crate::cache::on_heads(store, &view.conversation, &view.heads, &settings.prices)?;
+    let misses: std::collections::HashMap<&str, &crate::cache::ReplyCache> = cache
+        .replies
+        .iter()
+        .filter(|r| r.cause.is_some())
+        .map(|r| (r.message.as_str(), r))
+        .collect();
+    for p in &mut t.points {
+        if let Some(r) = misses.get(p.message.as_str()) {
+            p.cache_miss = r.cause;
+            p.cache_lost = r.cost.zip(r.cost_if_hit).map(|(a, b)| a - b);
+        }
+    }
+    Ok(Outcome::Timeline(t))
+}
 
 pub(super) fn context(
     store: &mut Store,

@@ -3,10 +3,57 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::{Action, Env, misrouted};
 use super::{CommandError, Outcome, Progress};
 use crate::export::ExportFormat;
 use crate::formats::Format;
 use crate::store::Store;
+
+/// Runs this file's actions.
+pub(super) fn run(env: Env<'_>, action: Action) -> Result<Outcome, CommandError> {
+    use Action as A;
+    let Env {
+        store,
+        settings,
+        progress,
+        cancel,
+    } = env;
+    match action {
+        A::Import { paths, format } => import(store, &paths, format, progress, cancel),
+        A::Export {
+            conversation,
+            at,
+            format,
+            options,
+            out,
+        } => export(
+            store,
+            &conversation,
+            at.as_deref(),
+            format,
+            options,
+            out,
+            &settings.prices,
+        ),
+        A::Continue {
+            conversation,
+            at,
+            harness,
+            home,
+            cwd,
+            redact,
+        } => continue_in(
+            store,
+            &conversation,
+            at.as_deref(),
+            harness,
+            &home,
+            cwd.as_deref(),
+            redact,
+        ),
+        _ => Err(misrouted()),
+    }
+}
 
 /// Imports files and folders (recursively), one transaction per file; a file already imported is reported as a
 /// duplicate, a refused one with its FILE:LINE. Stops between files when cancelled.

@@ -2,11 +2,106 @@
 
 use std::sync::atomic::AtomicBool;
 
+use super::{Action, Env, misrouted};
 use super::{CommandError, Compacted, Outcome, Progress, policy_for};
 use crate::provider::Provider;
 use crate::reclaim::rungs::{apply, ladder};
 use crate::reclaim::{PathView, Settings, Strategy};
 use crate::store::Store;
+
+/// Runs this file's actions.
+pub(super) fn run(env: Env<'_>, action: Action) -> Result<Outcome, CommandError> {
+    use Action as A;
+    let Env {
+        store,
+        settings,
+        progress,
+        cancel,
+    } = env;
+    match action {
+        A::Compact {
+            conversation,
+            strategy,
+            force,
+            target,
+            protect,
+            instructions,
+            provider,
+            from,
+            to,
+        } => compact(
+            store,
+            settings,
+            CompactArgs {
+                conversation,
+                strategy,
+                force,
+                target,
+                protect,
+                instructions,
+                provider,
+                from,
+                to,
+            },
+            progress,
+            cancel,
+        ),
+        A::Shake {
+            conversation,
+            elide,
+            images,
+        } => shake(store, settings, &conversation, elide, images),
+        A::Send {
+            conversation,
+            text,
+            provider,
+            window,
+        } => send(
+            store,
+            settings,
+            &conversation,
+            &text,
+            &provider,
+            window,
+            progress,
+            cancel,
+        ),
+        A::ServerCompact {
+            conversation,
+            how,
+            provider,
+        } => server_compact(store, settings, &conversation, how, provider),
+        _ => Err(misrouted()),
+    }
+}
+
+/// A compaction the provider makes (Anthropic's or OpenAI's compaction endpoint), stored as a summary rung.
+fn server_compact(
+    store: &mut Store,
+    settings: &Settings,
+    conversation: &str,
+    how: crate::send::ServerCompaction,
+    provider: Option<Provider>,
+) -> Result<Outcome, CommandError> {
+    let provider = provider.ok_or_else(|| {
+        CommandError::Invalid(format!(
+            "{} needs the provider's key: set {}",
+            how.name(),
+            match how {
+                crate::send::ServerCompaction::Anthropic => "ANTHROPIC_API_KEY",
+                crate::send::ServerCompaction::Openai => "OPENAI_API_KEY",
+            }
+        ))
+    })?;
+    let view = PathView::load(store, conversation, None)?;
+    let policy = policy_for(store, settings, &view, None, None)?;
+    let opts = policy.rung_options(policy.target_tokens());
+    let applied = crate::send::server_compact(store, &view.conversation, &provider, how, &opts)?;
+    Ok(Outcome::Compacted(Compacted::Rung(
+        Strategy::Summary,
+        applied,
+    )))
+}
 
 pub(super) struct CompactArgs {
     pub conversation: String,

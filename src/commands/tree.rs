@@ -2,10 +2,68 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::{Action, Env, misrouted};
 use super::{CommandError, Outcome, Progress};
 use crate::model::NewMessage;
 use crate::reclaim::SentMessage;
 use crate::store::{Budget, Store};
+
+/// Runs this file's actions.
+pub(super) fn run(env: Env<'_>, action: Action) -> Result<Outcome, CommandError> {
+    use Action as A;
+    let Env {
+        store,
+        progress,
+        cancel,
+        ..
+    } = env;
+    match action {
+        A::New { title } => new(store, title),
+        A::Append {
+            conversation,
+            messages,
+        } => append(store, &conversation, &messages),
+        A::Branch {
+            conversation,
+            message,
+            expect,
+        } => branch(store, &conversation, &message, expect.as_deref()),
+        A::Fork { conversation, at } => fork(store, &conversation, at.as_deref()),
+        A::Checkpoint {
+            conversation,
+            label,
+        } => checkpoint(store, &conversation, label),
+        A::Rewind {
+            conversation,
+            label,
+            digest,
+        } => rewind(store, &conversation, &label, &digest),
+        A::Undo { conversation } => undo(store, &conversation),
+        A::Resume {
+            conversation,
+            budget,
+            redact,
+        } => resume(store, &conversation, budget, redact),
+        A::Retry { conversation } => retry(store, &conversation),
+        A::List => Ok(Outcome::Conversations(store.conversations()?)),
+        A::Show {
+            conversation,
+            redact,
+        } => show(store, &conversation, redact),
+        A::Tree { conversation } => Ok(Outcome::Text(store.tree_text(&conversation)?)),
+        A::Checkpoints { conversation } => {
+            Ok(Outcome::Checkpoints(store.checkpoints(&conversation)?))
+        }
+        A::Log { conversation } => Ok(Outcome::Operations(store.operations(&conversation)?)),
+        A::Check => check(store),
+        A::Find {
+            conversation,
+            query,
+        } => find(store, &conversation, &query, progress, cancel),
+        A::Search(q) => Ok(Outcome::Searched(crate::search::search(store, &q)?)),
+        _ => Err(misrouted()),
+    }
+}
 
 pub(super) fn new(store: &mut Store, title: Option<String>) -> Result<Outcome, CommandError> {
     Ok(Outcome::Created(
