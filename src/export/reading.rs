@@ -315,6 +315,73 @@ pub fn read(
     redacted: usize,
     prices: &std::collections::BTreeMap<String, crate::models::Price>,
 ) -> Reading {
+    let all = depth_first(all);
+    let index: HashMap<String, usize> = all
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.id.clone(), i))
+        .collect();
+    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (i, m) in all.iter().enumerate() {
+        if let Some(p) = m.parent.as_deref().and_then(|p| index.get(p)) {
+            children.entry(*p).or_default().push(i);
+        }
+    }
+    let path: Vec<usize> = path_ids
+        .iter()
+        .filter_map(|id| index.get(id).copied())
+        .collect();
+    let on_path: HashSet<usize> = path.iter().copied().collect();
+
+    let (results, absorbed, tool_inputs) = tool_pairs(&all, &children);
+
+    let mut checkpoints: HashMap<usize, Vec<String>> = HashMap::new();
+    for c in store.checkpoints(&conv.id).unwrap_or_default() {
+        if let Some(&i) = index.get(&c.message) {
+            checkpoints.entry(i).or_default().push(c.label);
+        }
+    }
+
+    let (fates, compactions) = compactions_of(store, conv, at, &all, &children, &path, &index);
+
+    let title = title_of(conv, &all, &path);
+    let tip = conv.tip.as_deref().and_then(|t| index.get(t).copied());
+    // the cache of the path shown (a conversation the store cannot analyse shows no costs, not a failed export)
+    let report =
+        crate::cache::cache(store, &conv.id, path_ids.last().map(String::as_str), prices).ok();
+    let cache = report
+        .as_ref()
+        .map(|r| {
+            r.replies
+                .iter()
+                .filter_map(|x| index.get(x.message.as_str()).map(|&i| (i, x.clone())))
+                .collect()
+        })
+        .unwrap_or_default();
+    Reading {
+        conv: conv.clone(),
+        title,
+        all,
+        path,
+        on_path,
+        children,
+        results,
+        absorbed,
+        tool_inputs,
+        checkpoints,
+        fates,
+        compactions,
+        tip,
+        redacted,
+        cache,
+        cache_totals: report.map(|r| r.totals),
+        subagents: HashMap::new(),
+    }
+}
+
+/// The messages in depth-first order, iteratively (a 100k-deep chain cannot overflow the stack), children in
+/// stored order; messages no root reaches (a cycle in what a harness wrote) still show, at the end.
+fn depth_first(all: Vec<Message>) -> Vec<Message> {
     // depth-first order, iteratively, children in stored order
     let index: HashMap<&str, usize> = all
         .iter()
@@ -344,24 +411,20 @@ pub fn read(
     // messages no root reaches (a cycle in what a harness wrote) still show, at the end
     order.extend((0..all.len()).filter(|&i| !seen[i]));
     let mut slots: Vec<Option<Message>> = all.into_iter().map(Some).collect();
-    let all: Vec<Message> = order.iter().filter_map(|&i| slots[i].take()).collect();
-    let index: HashMap<String, usize> = all
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.id.clone(), i))
-        .collect();
-    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
-    for (i, m) in all.iter().enumerate() {
-        if let Some(p) = m.parent.as_deref().and_then(|p| index.get(p)) {
-            children.entry(*p).or_default().push(i);
-        }
-    }
-    let path: Vec<usize> = path_ids
-        .iter()
-        .filter_map(|id| index.get(id).copied())
-        .collect();
-    let on_path: HashSet<usize> = path.iter().copied().collect();
+    order.iter().filter_map(|&i| slots[i].take()).collect()
+}
 
+/// Where tool calls' results are shown: by call id, the result's (message, block); the result blocks shown under
+/// their calls; by call id, the tool's name and input.
+type ToolPairs = (
+    HashMap<String, (usize, usize)>,
+    HashSet<(usize, usize)>,
+    HashMap<String, (String, Value)>,
+);
+
+/// Where each tool call's result is shown: (call id → its result's message and block, the result blocks shown
+/// under their calls, each call's tool name and input).
+fn tool_pairs(all: &[Message], children: &HashMap<usize, Vec<usize>>) -> ToolPairs {
     // each call's result, among the results that follow its message: its children, and down a chain of messages
     // that hold only results (pi and OpenAI-style harnesses write one message per result of parallel calls)
     let results_only = |m: &Message| {
@@ -410,17 +473,21 @@ pub fn read(
             }
         }
     }
+    (results, absorbed, tool_inputs)
+}
 
-    let mut checkpoints: HashMap<usize, Vec<String>> = HashMap::new();
-    for c in store.checkpoints(&conv.id).unwrap_or_default() {
-        if let Some(&i) = index.get(&c.message) {
-            checkpoints.entry(i).or_default().push(c.label);
-        }
-    }
-
-    // the context sent now: each message's fate, and the snapshot pages the model saw
+/// The context sent now: each message's fate, and what each compaction marker did (with the snapshot pages the
+/// model saw), by index into `all`.
+fn compactions_of(
+    store: &Store,
+    conv: &Conversation,
+    at: Option<&str>,
+    all: &[Message],
+    children: &HashMap<usize, Vec<usize>>,
+    path: &[usize],
+    index: &HashMap<String, usize>,
+) -> (HashMap<usize, &'static str>, HashMap<usize, Compaction>) {
     let mut fates = HashMap::new();
-    let mut compactions = HashMap::new();
     let view = PathView::load(store, &conv.id, at).ok();
     if let Some(view) = &view {
         let l = layout(view, &[], view.len());
@@ -431,7 +498,7 @@ pub fn read(
         }
     }
     // the spans markers on the path resolve to
-    let resolved: HashMap<&str, &crate::reclaim::view::Resolved> = view
+    let resolved: HashMap<&str, &Resolved> = view
         .as_ref()
         .map(|v| {
             v.markers
@@ -440,60 +507,54 @@ pub fn read(
                 .collect()
         })
         .unwrap_or_default();
-    let path_pos: HashMap<usize, usize> = path.iter().enumerate().map(|(k, &i)| (i, k)).collect();
-    for (i, m) in all.iter().enumerate() {
-        let Some(marker) = Marker::of(m) else {
-            continue;
-        };
-        let range = match resolved.get(m.id.as_str()) {
+    let marks = Marks {
+        store,
+        view: view.as_ref(),
+        resolved,
+        all,
+        children,
+        path,
+        path_pos: path.iter().enumerate().map(|(k, &i)| (i, k)).collect(),
+    };
+    let compactions = all
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| Some((i, marks.compaction(i, m, Marker::of(m)?))))
+        .collect();
+    (fates, compactions)
+}
+
+/// What reading a compaction marker needs: the path as the context sees it and the tree as shown.
+struct Marks<'a> {
+    store: &'a Store,
+    view: Option<&'a PathView>,
+    resolved: HashMap<&'a str, &'a Resolved>,
+    all: &'a [Message],
+    children: &'a HashMap<usize, Vec<usize>>,
+    path: &'a [usize],
+    path_pos: HashMap<usize, usize>,
+}
+
+impl Marks<'_> {
+    fn compaction(&self, i: usize, m: &Message, marker: Marker) -> Compaction {
+        let range = match self.resolved.get(m.id.as_str()) {
             Some(Resolved::Summary { from, to, .. })
             | Some(Resolved::Snapshot { from, to, .. }) => Some((*from, *to)),
             _ => None,
         };
         let covered = range.map_or(0, |(a, b)| b.saturating_sub(a) + 1);
-        let c = match marker {
+        match marker {
             Marker::Harness {
                 harness,
                 sends_text,
                 ..
-            } => {
-                let own = sends_text.then(|| crate::model::plain_text(&m.content));
-                // Claude Code's summary is the user message after the boundary
-                let next = children.get(&i).into_iter().flatten().find_map(|&c| {
-                    (all[c].cairn_kind() == Some(crate::model::KIND_COMPACT_SUMMARY))
-                        .then(|| crate::model::plain_text(&all[c].content))
-                });
-                let tokens_before = m
-                    .meta
-                    .pointer("/entry/tokensBefore")
-                    .or_else(|| m.meta.pointer("/line/compactMetadata/preTokens"))
-                    .and_then(serde_json::Value::as_u64)
-                    .filter(|n| *n > 0);
-                // the next measured prompt down the path shown (a compaction off it: its own record only)
-                let measured = path_pos.get(&i).and_then(|&k| {
-                    path[k + 1..]
-                        .iter()
-                        .find_map(|&j| all[j].usage.map(|u| u.prompt()).filter(|n| *n > 0))
-                });
-                let tokens_after = measured.or_else(|| {
-                    m.meta
-                        .pointer("/line/compactMetadata/postTokens")
-                        .and_then(serde_json::Value::as_u64)
-                        .filter(|n| *n > 0)
-                });
-                Compaction::Harness {
-                    harness,
-                    summary: own.or(next).filter(|s| !s.trim().is_empty()),
-                    tokens_before,
-                    tokens_after,
-                }
-            }
+            } => self.harness(i, m, harness, sends_text),
             Marker::Summary { summary, .. } => Compaction::Summary { summary, covered },
             Marker::Snapshot { shape, .. } => Compaction::Snapshot {
                 covered,
-                pages: match (view.as_ref(), range) {
+                pages: match (self.view, range) {
                     (Some(v), Some((a, b))) => {
-                        snapshot_pages(store, v, &m.id, a, b, &shape).unwrap_or_default()
+                        snapshot_pages(self.store, v, &m.id, a, b, &shape).unwrap_or_default()
                     }
                     _ => Vec::new(),
                 },
@@ -513,17 +574,54 @@ pub fn read(
                     .unwrap_or("the harness")
                     .to_string(),
                 replaced: replacement.is_some(),
-                target: match (resolved.get(m.id.as_str()), view.as_ref()) {
+                target: match (self.resolved.get(m.id.as_str()), self.view) {
                     (Some(Resolved::Edit { target, .. }), Some(v)) => {
                         v.heads.get(*target).map(|h| h.id.clone())
                     }
                     _ => None,
                 },
             },
-        };
-        compactions.insert(i, c);
+        }
     }
 
+    /// A harness's compaction: its summary and the prompt's size before and after, as the transcript recorded them.
+    fn harness(&self, i: usize, m: &Message, harness: String, sends_text: bool) -> Compaction {
+        let own = sends_text.then(|| crate::model::plain_text(&m.content));
+        // Claude Code's summary is the user message after the boundary
+        let next = self.children.get(&i).into_iter().flatten().find_map(|&c| {
+            (self.all[c].cairn_kind() == Some(crate::model::KIND_COMPACT_SUMMARY))
+                .then(|| crate::model::plain_text(&self.all[c].content))
+        });
+        let tokens_before = m
+            .meta
+            .pointer("/entry/tokensBefore")
+            .or_else(|| m.meta.pointer("/line/compactMetadata/preTokens"))
+            .and_then(serde_json::Value::as_u64)
+            .filter(|n| *n > 0);
+        // the next measured prompt down the path shown (a compaction off it: its own record only)
+        let measured = self.path_pos.get(&i).and_then(|&k| {
+            self.path[k + 1..]
+                .iter()
+                .find_map(|&j| self.all[j].usage.map(|u| u.prompt()).filter(|n| *n > 0))
+        });
+        let tokens_after = measured.or_else(|| {
+            m.meta
+                .pointer("/line/compactMetadata/postTokens")
+                .and_then(serde_json::Value::as_u64)
+                .filter(|n| *n > 0)
+        });
+        Compaction::Harness {
+            harness,
+            summary: own.or(next).filter(|s| !s.trim().is_empty()),
+            tokens_before,
+            tokens_after,
+        }
+    }
+}
+
+/// The conversation's title: its own, unless a harness's injected preamble gave it (stores imported before titles
+/// skipped them), then the first prompt the user typed.
+fn title_of(conv: &Conversation, all: &[Message], path: &[usize]) -> String {
     // a title a harness's injected preamble gave (stores imported before titles skipped them) is replaced by the
     // first prompt the user typed
     let injected = |t: &str| {
@@ -541,7 +639,7 @@ pub fn read(
                 .iter()
                 .any(|k| t.get(1..).is_some_and(|r| r.starts_with(k))))
     };
-    let title = match conv.title.as_deref() {
+    match conv.title.as_deref() {
         Some(t) if !injected(t) && !t.trim().is_empty() => t.to_string(),
         _ => path
             .iter()
@@ -558,38 +656,6 @@ pub fn read(
                 })
             })
             .unwrap_or_else(|| format!("Conversation {}", conv.id)),
-    };
-    let tip = conv.tip.as_deref().and_then(|t| index.get(t).copied());
-    // the cache of the path shown (a conversation the store cannot analyse shows no costs, not a failed export)
-    let report =
-        crate::cache::cache(store, &conv.id, path_ids.last().map(String::as_str), prices).ok();
-    let cache = report
-        .as_ref()
-        .map(|r| {
-            r.replies
-                .iter()
-                .filter_map(|x| index.get(x.message.as_str()).map(|&i| (i, x.clone())))
-                .collect()
-        })
-        .unwrap_or_default();
-    Reading {
-        conv: conv.clone(),
-        title,
-        all,
-        path,
-        on_path,
-        children,
-        results,
-        absorbed,
-        tool_inputs,
-        checkpoints,
-        fates,
-        compactions,
-        tip,
-        redacted,
-        cache,
-        cache_totals: report.map(|r| r.totals),
-        subagents: HashMap::new(),
     }
 }
 
