@@ -474,84 +474,158 @@ impl Surface for BitmapSurface {
 fn layout<S: Surface>(
     sources: &[SourceText],
     opts: &Options,
-    mut canvas: S,
+    canvas: S,
     font_name: &'static str,
 ) -> Result<Rendered, RenderError> {
-    let (cw, ch) = opts.cell;
-    let p = opts.profile;
-    let (ax, ay) = opts.advance.unwrap_or((cw, ch));
-    let (ax, ay) = (ax.max(cw), ay.max(ch));
-    let grid_cols = p.width / ax;
-    let rows_per_page = p.height / ay;
-    // text columns side by side, two blank cells between them; the flow fills one, then the next
-    let k = opts.columns.clamp(1, 4);
-    const GAP: u32 = 2;
-    let cols = (grid_cols.saturating_sub(GAP * (k - 1)) / k).max(1);
-    let flow_rows = rows_per_page * k;
-    // The last page's columns are balanced: its rows are shared evenly between the text columns, so a page that is
-    // not full is cropped to the height its text needs instead of the height of a full first column.
-    let total_rows = flow_rows_of(sources, cols, opts.lines);
-    let last_page = total_rows.saturating_sub(1) / u64::from(flow_rows.max(1));
-    let last_rows = total_rows - last_page * u64::from(flow_rows.max(1));
-    let balanced = (last_rows.div_ceil(u64::from(k)) as u32).clamp(1, rows_per_page.max(1));
-    let column_height = |page: usize| -> u32 {
-        if page as u64 == last_page {
-            balanced
-        } else {
-            rows_per_page.max(1)
-        }
-    };
-    // where a cell of the flow (row, col) is on the page's grid
-    let place = |page: usize, row: u32, col: u32| -> (u32, u32) {
-        let h = column_height(page);
-        (row % h, (row / h) * (cols + GAP) + col)
-    };
-    let mut pages: Vec<Page> = Vec::new();
-    let mut maps: Vec<PageMap> = Vec::new();
-    let mut unrendered: Vec<Unrendered> = Vec::new();
-    let mut rows: Vec<RowMap> = Vec::new();
-    let mut row: u32 = 0;
-    let mut characters = 0usize;
+    let mut flow = Flow::new(sources, opts, canvas);
+    // One cursor flows through all messages: every cell is used. Each message opens with a start mark and a
+    // short header (role, id), then its text; a newline is a visible mark, not a wasted row end.
+    for src in sources {
+        flow.message(src)?;
+    }
+    if flow.col > 0 {
+        flow.row += 1;
+    }
+    flow.flush()?;
+    flow.finish(sources, font_name)
+}
 
-    // Finishes the current page (cropping it to the rows it uses) and starts a new one.
-    let flush = |canvas: &mut S,
-                 rows: &mut Vec<RowMap>,
-                 used: u32,
-                 pages: &mut Vec<Page>,
-                 maps: &mut Vec<PageMap>|
-     -> Result<(), RenderError> {
-        if used == 0 {
+/// The pages' grid: text columns side by side, two blank cells between them; the flow fills one, then the next.
+/// The last page's columns are balanced: its rows are shared evenly between the text columns, so a page that is
+/// not full is cropped to the height its text needs instead of the height of a full first column.
+struct Grid {
+    /// The cell advance and line pitch.
+    ax: u32,
+    ay: u32,
+    /// Cells across the page.
+    grid_cols: u32,
+    rows_per_page: u32,
+    /// Text columns, and cells in each.
+    k: u32,
+    cols: u32,
+    /// Rows of the flow one page holds (all its text columns).
+    flow_rows: u32,
+    last_page: u64,
+    balanced: u32,
+}
+
+const GAP: u32 = 2;
+
+impl Grid {
+    fn new(sources: &[SourceText], opts: &Options) -> Grid {
+        let (cw, ch) = opts.cell;
+        let p = opts.profile;
+        let (ax, ay) = opts.advance.unwrap_or((cw, ch));
+        let (ax, ay) = (ax.max(cw), ay.max(ch));
+        let grid_cols = p.width / ax;
+        let rows_per_page = p.height / ay;
+        let k = opts.columns.clamp(1, 4);
+        let cols = (grid_cols.saturating_sub(GAP * (k - 1)) / k).max(1);
+        let flow_rows = rows_per_page * k;
+        let total_rows = flow_rows_of(sources, cols, opts.lines);
+        let last_page = total_rows.saturating_sub(1) / u64::from(flow_rows.max(1));
+        let last_rows = total_rows - last_page * u64::from(flow_rows.max(1));
+        let balanced = (last_rows.div_ceil(u64::from(k)) as u32).clamp(1, rows_per_page.max(1));
+        Grid {
+            ax,
+            ay,
+            grid_cols,
+            rows_per_page,
+            k,
+            cols,
+            flow_rows,
+            last_page,
+            balanced,
+        }
+    }
+
+    fn column_height(&self, page: usize) -> u32 {
+        if page as u64 == self.last_page {
+            self.balanced
+        } else {
+            self.rows_per_page.max(1)
+        }
+    }
+
+    /// Where a cell of the flow (row, col) is on the page's grid.
+    fn place(&self, page: usize, row: u32, col: u32) -> (u32, u32) {
+        let h = self.column_height(page);
+        (row % h, (row / h) * (self.cols + GAP) + col)
+    }
+}
+
+/// The pages as they are drawn: the grid, the cursor, and what is done so far.
+struct Flow<'o, S> {
+    opts: &'o Options,
+    grid: Grid,
+    canvas: S,
+    pages: Vec<Page>,
+    maps: Vec<PageMap>,
+    unrendered: Vec<Unrendered>,
+    /// The current page's row segments.
+    rows: Vec<RowMap>,
+    row: u32,
+    col: u32,
+    characters: usize,
+}
+
+impl<'o, S: Surface> Flow<'o, S> {
+    fn new(sources: &[SourceText], opts: &'o Options, canvas: S) -> Self {
+        Flow {
+            opts,
+            grid: Grid::new(sources, opts),
+            canvas,
+            pages: Vec::new(),
+            maps: Vec::new(),
+            unrendered: Vec::new(),
+            rows: Vec::new(),
+            row: 0,
+            col: 0,
+            characters: 0,
+        }
+    }
+
+    /// Finishes the current page (cropping it to the rows it uses) and starts a new one.
+    fn flush(&mut self) -> Result<(), RenderError> {
+        if self.row == 0 {
             return Ok(());
         }
+        let p = self.opts.profile;
+        let ay = self.grid.ay;
         let align = p.formula.align();
-        let used = used.min(column_height(pages.len()));
+        let used = self.row.min(self.grid.column_height(self.pages.len()));
         let height = (used * ay).div_ceil(align) * align;
         let height = height.min(p.height).max(used * ay);
-        let png = canvas.encode(height, opts.compression)?;
+        let png = self.canvas.encode(height, self.opts.compression)?;
         let tokens = p.tokens(p.width, height);
-        let n = pages.len() + 1;
-        maps.push(PageMap {
+        let n = self.pages.len() + 1;
+        self.maps.push(PageMap {
             file: format!("page-{n:03}.png"),
             width: p.width,
             height,
             tokens,
             bytes: png.len(),
-            rows: std::mem::take(rows),
+            rows: std::mem::take(&mut self.rows),
         });
-        pages.push(Page {
+        self.pages.push(Page {
             png,
             width: p.width,
             height,
             tokens,
         });
-        canvas.clear();
+        self.canvas.clear();
         Ok(())
-    };
+    }
 
-    // One cursor flows through all messages: every cell is used. Each message opens with a start mark and a
-    // short header (role, id), then its text; a newline is a visible mark, not a wasted row end.
-    let mut col: u32 = 0;
-    for src in sources {
+    /// Closes a row segment (at a row's end, or where the header gives way to text).
+    fn close(&mut self, seg: (u32, u32, bool, usize), message: &str, end: usize) {
+        let (sr, sc, h, st) = seg;
+        let (pr, pc) = self.grid.place(self.pages.len(), sr, sc);
+        self.rows.push(segment(pr, pc, h, message, st, end));
+    }
+
+    /// One message: its start mark and header, then its text.
+    fn message(&mut self, src: &SourceText) -> Result<(), RenderError> {
         let header: Vec<char> = format!("{}: ", src.label).chars().collect();
         let mut cells: Vec<(Cell, bool)> = Vec::with_capacity(header.len() + 1);
         cells.push((Cell::Mark(Mark::Start), true));
@@ -561,107 +635,125 @@ fn layout<S: Surface>(
         let text_cells = src.text.chars().map(|c| (Cell::Char(c), false));
         for (cell, is_header) in cells.into_iter().chain(text_cells) {
             // a segment ends at a row's end or where the header gives way to text (closed before a page ends)
-            if let Some((sr, sc, h, st)) = seg
-                && (sr != row || h != is_header)
+            if let Some(open) = seg
+                && (open.0 != self.row || open.2 != is_header)
             {
-                let (pr, pc) = place(pages.len(), sr, sc);
-                rows.push(segment(pr, pc, h, &src.id, st, index));
+                self.close(open, &src.id, index);
                 seg = None;
             }
-            if col == 0 && row == flow_rows {
-                flush(&mut canvas, &mut rows, row, &mut pages, &mut maps)?;
-                row = 0;
+            if self.col == 0 && self.row == self.grid.flow_rows {
+                self.flush()?;
+                self.row = 0;
             }
             if seg.is_none() {
-                seg = Some((row, col, is_header, index));
+                seg = Some((self.row, self.col, is_header, index));
             }
-            let (prow, pcol) = place(pages.len(), row, col);
-            let newline = matches!(cell, Cell::Char('\n')) && !is_header;
-            match cell {
-                Cell::Char('\n') if !is_header => canvas.put_mark(pcol, prow, Mark::Newline),
-                Cell::Char('\t') if !is_header => canvas.put_mark(pcol, prow, Mark::Tab),
-                Cell::Char(c) => {
-                    if !canvas.put_char(pcol, prow, c) && !is_header {
-                        unrendered.push(Unrendered {
-                            message: src.id.clone(),
-                            index,
-                            char: c,
-                        });
-                    }
-                }
-                Cell::Mark(m) => canvas.put_mark(pcol, prow, m),
-            }
+            let newline = self.put(cell, is_header, &src.id, index);
             if !is_header {
                 index += 1;
             }
-            col += 1;
+            self.col += 1;
             // by lines, the newline mark ends its row
-            if col == cols || (opts.lines && newline) {
-                col = 0;
-                row += 1;
+            if self.col == self.grid.cols || (self.opts.lines && newline) {
+                self.col = 0;
+                self.row += 1;
             }
         }
-        if let Some((sr, sc, h, st)) = seg {
-            let (pr, pc) = place(pages.len(), sr, sc);
-            rows.push(segment(pr, pc, h, &src.id, st, index));
+        if let Some(open) = seg {
+            self.close(open, &src.id, index);
         }
         // by lines, each message starts on a row of its own
-        if opts.lines && col > 0 {
-            col = 0;
-            row += 1;
+        if self.opts.lines && self.col > 0 {
+            self.col = 0;
+            self.row += 1;
         }
-        characters += index;
+        self.characters += index;
+        Ok(())
     }
-    if col > 0 {
-        row += 1;
-    }
-    flush(&mut canvas, &mut rows, row, &mut pages, &mut maps)?;
-    let pages = check_image_bytes(pages, &maps, p)?;
 
-    let text_tokens: u64 = sources.iter().map(|s| crate::tokens::text(&s.text)).sum();
-    let image_tokens: u64 = pages.iter().map(|pg| pg.tokens).sum();
-    let png_bytes: usize = pages.iter().map(|pg| pg.png.len()).sum();
-    let stats = RenderStats {
-        pages: pages.len(),
-        characters,
-        image_tokens,
-        text_tokens,
-        chars_per_image_token: if image_tokens > 0 {
-            characters as f64 / image_tokens as f64
-        } else {
-            0.0
-        },
-        ratio: if image_tokens > 0 {
-            text_tokens as f64 / image_tokens as f64
-        } else {
-            0.0
-        },
-        png_bytes,
-        unrendered: unrendered.len(),
-        fits_one_request: pages.len() <= p.max_images && png_bytes <= p.max_request_bytes,
-    };
-    let factsheet = if opts.factsheet {
-        factsheet::build(sources, &unrendered, opts.factsheet_bytes)
-    } else {
-        String::new()
-    };
-    Ok(Rendered {
-        pages,
-        manifest: Manifest {
-            profile: p.name,
-            font: font_name,
-            cell: [cw, ch],
-            advance: [ax, ay],
-            columns: grid_cols,
-            text_columns: k,
-            lines: opts.lines,
-            rows_per_page,
-            pages: maps,
+    /// Draws one cell at the cursor; whether it was a newline of the text.
+    fn put(&mut self, cell: Cell, is_header: bool, message: &str, index: usize) -> bool {
+        let (prow, pcol) = self.grid.place(self.pages.len(), self.row, self.col);
+        let newline = matches!(cell, Cell::Char('\n')) && !is_header;
+        match cell {
+            Cell::Char('\n') if !is_header => self.canvas.put_mark(pcol, prow, Mark::Newline),
+            Cell::Char('\t') if !is_header => self.canvas.put_mark(pcol, prow, Mark::Tab),
+            Cell::Char(c) => {
+                if !self.canvas.put_char(pcol, prow, c) && !is_header {
+                    self.unrendered.push(Unrendered {
+                        message: message.to_string(),
+                        index,
+                        char: c,
+                    });
+                }
+            }
+            Cell::Mark(m) => self.canvas.put_mark(pcol, prow, m),
+        }
+        newline
+    }
+
+    /// The pages, their map and their figures.
+    fn finish(
+        self,
+        sources: &[SourceText],
+        font_name: &'static str,
+    ) -> Result<Rendered, RenderError> {
+        let opts = self.opts;
+        let p = opts.profile;
+        let Flow {
+            grid,
+            pages,
+            maps,
             unrendered,
-        },
-        factsheet,
-        stats,
-    })
+            characters,
+            ..
+        } = self;
+        let pages = check_image_bytes(pages, &maps, p)?;
+        let text_tokens: u64 = sources.iter().map(|s| crate::tokens::text(&s.text)).sum();
+        let image_tokens: u64 = pages.iter().map(|pg| pg.tokens).sum();
+        let png_bytes: usize = pages.iter().map(|pg| pg.png.len()).sum();
+        let stats = RenderStats {
+            pages: pages.len(),
+            characters,
+            image_tokens,
+            text_tokens,
+            chars_per_image_token: if image_tokens > 0 {
+                characters as f64 / image_tokens as f64
+            } else {
+                0.0
+            },
+            ratio: if image_tokens > 0 {
+                text_tokens as f64 / image_tokens as f64
+            } else {
+                0.0
+            },
+            png_bytes,
+            unrendered: unrendered.len(),
+            fits_one_request: pages.len() <= p.max_images && png_bytes <= p.max_request_bytes,
+        };
+        let factsheet = if opts.factsheet {
+            factsheet::build(sources, &unrendered, opts.factsheet_bytes)
+        } else {
+            String::new()
+        };
+        Ok(Rendered {
+            pages,
+            manifest: Manifest {
+                profile: p.name,
+                font: font_name,
+                cell: [opts.cell.0, opts.cell.1],
+                advance: [grid.ax, grid.ay],
+                columns: grid.grid_cols,
+                text_columns: grid.k,
+                lines: opts.lines,
+                rows_per_page: grid.rows_per_page,
+                pages: maps,
+                unrendered,
+            },
+            factsheet,
+            stats,
+        })
+    }
 }
 
 /// The rows the flow takes in all, as `layout` advances through it: `cols` cells to a row, and by lines each
