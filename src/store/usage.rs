@@ -96,69 +96,128 @@ pub struct UsageBucket {
     pub replies: u64,
 }
 
+/// A conversation as usage groups it: id, title, project, and whether it is a subagent's.
+type UsageConv = (String, Option<String>, Option<String>, bool);
+
+/// Per key, the conversations seen and each one's first and last time.
+type Spans = HashMap<String, HashMap<i64, (i64, i64)>>;
+
+/// How usage is grouped: the key and the conversations the keys are made from.
+struct Grouping {
+    by: By,
+    convs: HashMap<i64, UsageConv>,
+}
+
+impl Grouping {
+    /// The key a row of conversation `conv`, model and day `d` counts under; None when it counts under none.
+    fn key_of(&self, conv: i64, model: &Option<String>, d: i64) -> Option<String> {
+        let convs = &self.convs;
+        Some(match self.by {
+            By::Conversation => convs.get(&conv)?.0.clone(),
+            By::Model => model.clone()?,
+            By::Project => convs
+                .get(&conv)?
+                .2
+                .clone()
+                .unwrap_or_else(|| "(no project)".into()),
+            By::Day | By::Week => time_key(self.by, d * 86_400_000)?,
+            By::Tool => return None,
+        })
+    }
+}
+
 impl Store {
     /// Usage grouped by `by`, from `since` (epoch ms) on.
     pub fn usage(&self, by: By, since: Option<i64>) -> Result<Vec<UsageGroup>> {
         let since = since.unwrap_or(i64::MIN);
-        let mut groups: HashMap<String, UsageGroup> = HashMap::new();
         if by == By::Tool {
-            let mut stmt = self.conn.prepare(
-                "SELECT t.name, count(DISTINCT t.conversation), count(*), sum(t.is_error), sum(t.result_tokens)
-                 FROM tool_calls t WHERE t.created_at >= ?1 GROUP BY t.name",
-            )?;
-            let rows = stmt.query_map([since], |r| {
-                Ok(UsageGroup {
-                    key: r.get(0)?,
-                    sessions: r.get::<_, i64>(1)?.max(0) as u64,
-                    tool_calls: r.get::<_, i64>(2)?.max(0) as u64,
-                    tool_errors: r.get::<_, i64>(3)?.max(0) as u64,
-                    result_tokens: r.get::<_, i64>(4)?.max(0) as u64,
-                    ..UsageGroup::default()
-                })
-            })?;
-            let mut out = rows.collect::<rusqlite::Result<Vec<_>>>()?;
-            out.sort_by(|a, b| b.tool_calls.cmp(&a.tool_calls).then(a.key.cmp(&b.key)));
-            return Ok(out);
+            return self.usage_by_tool(since);
         }
-        // the conversations (a few thousand rows): id, title, project, subagent or not
-        let mut convs: HashMap<i64, (String, Option<String>, Option<String>, bool)> =
-            HashMap::new();
-        {
-            let mut stmt = self.conn.prepare(
-                "SELECT seq, id, title, project,
-                        CASE WHEN json_valid(meta) THEN json_extract(meta, '$.cairn.linked_to') IS NOT NULL ELSE 0 END
-                 FROM conversations",
-            )?;
-            let mut rows = stmt.query([])?;
-            while let Some(r) = rows.next()? {
-                convs.insert(
-                    r.get(0)?,
-                    (r.get(1)?, r.get(2)?, r.get(3)?, r.get::<_, i64>(4)? != 0),
-                );
-            }
-        }
-        // the day roll-up (a few rows per conversation), the keys made here
-        let sql = "SELECT day, conversation, nullif(model, ''), turns, compactions, first, last, input, output,
-                          cache_read, cache_write, measured, tool_calls, tool_errors
-                   FROM usage_days WHERE day >= ?1";
+        let g = Grouping {
+            by,
+            convs: self.usage_conversations()?,
+        };
+        let mut groups: HashMap<String, UsageGroup> = HashMap::new();
         let since_day = if since == i64::MIN {
             i64::MIN
         } else {
             since.div_euclid(86_400_000)
         };
-        let key_of = |conv: i64, model: &Option<String>, d: i64| -> Option<String> {
-            Some(match by {
-                By::Conversation => convs.get(&conv)?.0.clone(),
-                By::Model => model.clone()?,
-                By::Project => convs
-                    .get(&conv)?
-                    .2
-                    .clone()
-                    .unwrap_or_else(|| "(no project)".into()),
-                By::Day | By::Week => time_key(by, d * 86_400_000)?,
-                By::Tool => return None,
+        let seen = self.usage_days(&g, since_day, &mut groups)?;
+        self.usage_hours(&g, since_day, &mut groups)?;
+        for (k, spans) in seen {
+            if let Some(u) = groups.get_mut(&k) {
+                u.sessions = spans.len() as u64;
+                u.subagents = spans
+                    .keys()
+                    .filter(|c| g.convs.get(c).is_some_and(|x| x.3))
+                    .count() as u64;
+                u.wall_ms = spans
+                    .values()
+                    .filter(|(a, _)| *a > 0)
+                    .map(|(a, b)| b - a)
+                    .sum();
+            }
+        }
+        if by == By::Model {
+            self.tool_calls_by_model(since, &mut groups)?;
+        }
+        let mut out: Vec<UsageGroup> = groups.into_values().collect();
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    }
+
+    /// By tool: each tool's calls, errors, the conversations that called it and its results' size.
+    fn usage_by_tool(&self, since: i64) -> Result<Vec<UsageGroup>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT t.name, count(DISTINCT t.conversation), count(*), sum(t.is_error), sum(t.result_tokens)
+             FROM tool_calls t WHERE t.created_at >= ?1 GROUP BY t.name",
+        )?;
+        let rows = stmt.query_map([since], |r| {
+            Ok(UsageGroup {
+                key: r.get(0)?,
+                sessions: r.get::<_, i64>(1)?.max(0) as u64,
+                tool_calls: r.get::<_, i64>(2)?.max(0) as u64,
+                tool_errors: r.get::<_, i64>(3)?.max(0) as u64,
+                result_tokens: r.get::<_, i64>(4)?.max(0) as u64,
+                ..UsageGroup::default()
             })
-        };
+        })?;
+        let mut out = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        out.sort_by(|a, b| b.tool_calls.cmp(&a.tool_calls).then(a.key.cmp(&b.key)));
+        Ok(out)
+    }
+
+    /// The conversations (a few thousand rows): id, title, project, subagent or not.
+    fn usage_conversations(&self) -> Result<HashMap<i64, UsageConv>> {
+        let mut convs = HashMap::new();
+        let mut stmt = self.conn.prepare(
+            "SELECT seq, id, title, project,
+                    CASE WHEN json_valid(meta) THEN json_extract(meta, '$.cairn.linked_to') IS NOT NULL ELSE 0 END
+             FROM conversations",
+        )?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            convs.insert(
+                r.get(0)?,
+                (r.get(1)?, r.get(2)?, r.get(3)?, r.get::<_, i64>(4)? != 0),
+            );
+        }
+        Ok(convs)
+    }
+
+    /// The day roll-up (a few rows per conversation) into the groups; per key, the conversations seen and their
+    /// spans.
+    fn usage_days(
+        &self,
+        grouping: &Grouping,
+        since_day: i64,
+        groups: &mut HashMap<String, UsageGroup>,
+    ) -> Result<Spans> {
+        let by = grouping.by;
+        let sql = "SELECT day, conversation, nullif(model, ''), turns, compactions, first, last, input, output,
+                          cache_read, cache_write, measured, tool_calls, tool_errors
+                   FROM usage_days WHERE day >= ?1";
         // per key: the conversations seen (sessions), and their spans
         let mut seen: HashMap<String, HashMap<i64, (i64, i64)>> = HashMap::new();
         let mut stmt = self.conn.prepare_cached(sql)?;
@@ -171,7 +230,7 @@ impl Store {
             if by == By::Model && model.is_none() {
                 continue;
             }
-            let Some(k) = key_of(conv, &model, d) else {
+            let Some(k) = grouping.key_of(conv, &model, d) else {
                 continue;
             };
             let n = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)?.max(0) as u64) };
@@ -180,7 +239,7 @@ impl Store {
                 ..UsageGroup::default()
             });
             if by == By::Conversation {
-                g.label = convs.get(&conv).and_then(|c| c.1.clone());
+                g.label = grouping.convs.get(&conv).and_then(|c| c.1.clone());
             }
             g.turns += n(3)?;
             g.compactions += n(4)?;
@@ -197,86 +256,88 @@ impl Store {
             span.0 = span.0.min(a);
             span.1 = span.1.max(b);
         }
-        // the measured replies, per conversation, model and hour (the hourly roll-up), under their day's key
-        {
-            let mut stmt = self.conn.prepare_cached(
-                "SELECT conversation, nullif(model, ''), hour, input, output, cache_read, cache_write, cache_write_1h,
-                        max_prompt, replies
-                 FROM usage_hours WHERE hour >= ?1 AND replies > 0",
-            )?;
-            let mut rows = stmt.query([if since == i64::MIN {
-                i64::MIN
-            } else {
-                since_day * 24
-            }])?;
-            while let Some(r) = rows.next()? {
-                let conv: i64 = r.get(0)?;
-                let model: Option<String> = r.get(1)?;
-                let hour: i64 = r.get::<_, i64>(2)? * 3_600_000;
-                if by == By::Model && model.is_none() {
-                    continue;
-                }
-                let Some(k) = key_of(conv, &model, hour.div_euclid(86_400_000)) else {
-                    continue;
-                };
-                let n = |i: usize| -> rusqlite::Result<u64> {
-                    Ok(r.get::<_, Option<i64>>(i)?.unwrap_or(0).max(0) as u64)
-                };
-                let bucket = UsageBucket {
-                    conversation: convs.get(&conv).map(|c| c.0.clone()).unwrap_or_default(),
-                    model,
-                    hour,
-                    usage: crate::model::Usage {
-                        input_tokens: n(3)?,
-                        output_tokens: n(4)?,
-                        cache_read_input_tokens: n(5)?,
-                        cache_creation_input_tokens: n(6)?,
-                        cache_creation_1h_input_tokens: n(7)?,
-                        // a bucket is a sum, priced as one only below any tier (`max_prompt`)
-                        requests: 0,
-                    },
-                    max_prompt: n(8)?,
-                    replies: n(9)?,
-                };
-                if let Some(g) = groups.get_mut(&k) {
-                    g.buckets.push(bucket);
-                }
+        Ok(seen)
+    }
+
+    /// The measured replies, per conversation, model and hour (the hourly roll-up), under their day's key.
+    fn usage_hours(
+        &self,
+        grouping: &Grouping,
+        since_day: i64,
+        groups: &mut HashMap<String, UsageGroup>,
+    ) -> Result<()> {
+        let by = grouping.by;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT conversation, nullif(model, ''), hour, input, output, cache_read, cache_write, cache_write_1h,
+                    max_prompt, replies
+             FROM usage_hours WHERE hour >= ?1 AND replies > 0",
+        )?;
+        let mut rows = stmt.query([if since_day == i64::MIN {
+            i64::MIN
+        } else {
+            since_day * 24
+        }])?;
+        while let Some(r) = rows.next()? {
+            let conv: i64 = r.get(0)?;
+            let model: Option<String> = r.get(1)?;
+            let hour: i64 = r.get::<_, i64>(2)? * 3_600_000;
+            if by == By::Model && model.is_none() {
+                continue;
             }
-        }
-        for (k, spans) in seen {
+            let Some(k) = grouping.key_of(conv, &model, hour.div_euclid(86_400_000)) else {
+                continue;
+            };
+            let n = |i: usize| -> rusqlite::Result<u64> {
+                Ok(r.get::<_, Option<i64>>(i)?.unwrap_or(0).max(0) as u64)
+            };
+            let bucket = UsageBucket {
+                conversation: grouping
+                    .convs
+                    .get(&conv)
+                    .map(|c| c.0.clone())
+                    .unwrap_or_default(),
+                model,
+                hour,
+                usage: crate::model::Usage {
+                    input_tokens: n(3)?,
+                    output_tokens: n(4)?,
+                    cache_read_input_tokens: n(5)?,
+                    cache_creation_input_tokens: n(6)?,
+                    cache_creation_1h_input_tokens: n(7)?,
+                    // a bucket is a sum, priced as one only below any tier (`max_prompt`)
+                    requests: 0,
+                },
+                max_prompt: n(8)?,
+                replies: n(9)?,
+            };
             if let Some(g) = groups.get_mut(&k) {
-                g.sessions = spans.len() as u64;
-                g.subagents = spans
-                    .keys()
-                    .filter(|c| convs.get(c).is_some_and(|x| x.3))
-                    .count() as u64;
-                g.wall_ms = spans
-                    .values()
-                    .filter(|(a, _)| *a > 0)
-                    .map(|(a, b)| b - a)
-                    .sum();
+                g.buckets.push(bucket);
             }
         }
-        // by model, tool calls and their errors are the calling reply's
-        if by == By::Model {
-            let mut stmt = self.conn.prepare(
-                "SELECT coalesce(t.model, '(no model)'), count(*), sum(t.is_error)
-                 FROM tool_calls t WHERE t.created_at >= ?1 GROUP BY 1",
-            )?;
-            let mut rows = stmt.query([since])?;
-            while let Some(r) = rows.next()? {
-                let k: String = r.get(0)?;
-                let g = groups.entry(k.clone()).or_insert_with(|| UsageGroup {
-                    key: k,
-                    ..UsageGroup::default()
-                });
-                g.tool_calls += r.get::<_, i64>(1)?.max(0) as u64;
-                g.tool_errors += r.get::<_, i64>(2)?.max(0) as u64;
-            }
+        Ok(())
+    }
+
+    /// By model, tool calls and their errors are the calling reply's.
+    fn tool_calls_by_model(
+        &self,
+        since: i64,
+        groups: &mut HashMap<String, UsageGroup>,
+    ) -> Result<()> {
+        let mut stmt = self.conn.prepare(
+            "SELECT coalesce(t.model, '(no model)'), count(*), sum(t.is_error)
+             FROM tool_calls t WHERE t.created_at >= ?1 GROUP BY 1",
+        )?;
+        let mut rows = stmt.query([since])?;
+        while let Some(r) = rows.next()? {
+            let k: String = r.get(0)?;
+            let g = groups.entry(k.clone()).or_insert_with(|| UsageGroup {
+                key: k,
+                ..UsageGroup::default()
+            });
+            g.tool_calls += r.get::<_, i64>(1)?.max(0) as u64;
+            g.tool_errors += r.get::<_, i64>(2)?.max(0) as u64;
         }
-        let mut out: Vec<UsageGroup> = groups.into_values().collect();
-        out.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok(out)
+        Ok(())
     }
 }
 
