@@ -186,44 +186,16 @@ pub fn layout_for(
         .filter(|p| p.at < end)
         .chain(planned.iter())
         .collect();
-    let is_marker = |i: usize| view.heads[i].is_compaction();
     let harness = markers
         .iter()
         .rposition(|p| matches!(p.marker, Resolved::Harness { .. }));
     let mut out = ContextLayout::default();
-    let mut seq: Vec<usize> = Vec::new();
-    let mut summary_at = None;
-    let after = match harness.map(|k| markers[k]) {
-        Some(Placed {
-            at,
-            marker: Resolved::Harness {
-                kept, sends_text, ..
-            },
-        }) => {
-            let at = (*at).min(end);
-            out.harness = Some(at);
-            if *sends_text {
-                summary_at = Some(at);
-            }
-            match kept {
-                KeptAt::Nothing => {}
-                KeptAt::From(k) => seq.extend((*k..at).filter(|&i| !is_marker(i))),
-                KeptAt::Each(each) => {
-                    let mut v: Vec<usize> = each
-                        .iter()
-                        .copied()
-                        .filter(|&i| i < at && !is_marker(i))
-                        .collect();
-                    v.sort_unstable();
-                    v.dedup();
-                    seq.extend(v);
-                }
-                KeptAt::UserPrompts(max) => seq.extend(user_prompts(view, at, *max)),
-            }
-            at + 1
-        }
-        _ => 0,
+    let (mut seq, summary_at) = match harness.map(|k| markers[k]) {
+        Some(p) => kept_by_harness(view, p, end, &mut out),
+        None => (Vec::new(), None),
     };
+    let after = out.harness.map_or(0, |at| at + 1);
+    let is_marker = |i: usize| view.heads[i].is_compaction();
     seq.extend((after..end).filter(|&i| !is_marker(i)));
     // a harness's edits of the context (pi's `context_edit`), wherever they sit on the path (an edit holds across a
     // later compaction that kept its message): the newest for a message wins
@@ -240,23 +212,11 @@ pub fn layout_for(
     }
     seq.retain(|i| !matches!(edits.get(i), Some((_, None))));
     // cairn's markers after the harness's (markers placed before it were superseded by it)
-    let first_rung = harness.map_or(0, |k| k + 1);
-    let mut elided: HashSet<usize> = HashSet::new();
-    let mut pruned: HashSet<usize> = HashSet::new();
-    let mut cover: Option<(usize, usize, Cover)> = None;
-    for p in &markers[first_rung..] {
-        match &p.marker {
-            Resolved::Elide(at) => elided.extend(at.iter().copied()),
-            Resolved::Images(at) => pruned.extend(at.iter().copied()),
-            Resolved::Snapshot { from, to, shape } => {
-                cover = Some((*from, *to, Cover::Snapshot(shape.clone())))
-            }
-            Resolved::Summary { from, to, summary } => {
-                cover = Some((*from, *to, Cover::Summary(summary.clone())))
-            }
-            Resolved::Harness { .. } | Resolved::Edit { .. } => {}
-        }
-    }
+    let RungsDone {
+        elided,
+        pruned,
+        cover,
+    } = rungs_after(&markers[harness.map_or(0, |k| k + 1)..]);
     if let Some(h) = summary_at {
         let k = harness_summary(view, h);
         out.tally.add(&k);
@@ -320,6 +280,79 @@ pub fn layout_for(
     }
     out.seq = seq;
     out
+}
+
+/// What a harness's compaction at `p` kept before it (in path order, markers left out), and where its summary is
+/// when its own message sends it; records the compaction in `out`.
+fn kept_by_harness(
+    view: &PathView,
+    p: &Placed,
+    end: usize,
+    out: &mut ContextLayout,
+) -> (Vec<usize>, Option<usize>) {
+    let Placed {
+        at,
+        marker: Resolved::Harness {
+            kept, sends_text, ..
+        },
+    } = p
+    else {
+        return (Vec::new(), None);
+    };
+    let is_marker = |i: usize| view.heads[i].is_compaction();
+    let at = (*at).min(end);
+    out.harness = Some(at);
+    let summary_at = sends_text.then_some(at);
+    let mut seq = Vec::new();
+    match kept {
+        KeptAt::Nothing => {}
+        KeptAt::From(k) => seq.extend((*k..at).filter(|&i| !is_marker(i))),
+        KeptAt::Each(each) => {
+            let mut v: Vec<usize> = each
+                .iter()
+                .copied()
+                .filter(|&i| i < at && !is_marker(i))
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            seq.extend(v);
+        }
+        KeptAt::UserPrompts(max) => seq.extend(user_prompts(view, at, *max)),
+    }
+    (seq, summary_at)
+}
+
+/// What cairn's rungs did after the newest harness compaction: the results elided, the images pruned, and the
+/// newest run covered by a snapshot or a summary.
+fn rungs_after(markers: &[&Placed]) -> RungsDone {
+    let mut elided: HashSet<usize> = HashSet::new();
+    let mut pruned: HashSet<usize> = HashSet::new();
+    let mut cover: Option<(usize, usize, Cover)> = None;
+    for p in markers {
+        match &p.marker {
+            Resolved::Elide(at) => elided.extend(at.iter().copied()),
+            Resolved::Images(at) => pruned.extend(at.iter().copied()),
+            Resolved::Snapshot { from, to, shape } => {
+                cover = Some((*from, *to, Cover::Snapshot(shape.clone())))
+            }
+            Resolved::Summary { from, to, summary } => {
+                cover = Some((*from, *to, Cover::Summary(summary.clone())))
+            }
+            Resolved::Harness { .. } | Resolved::Edit { .. } => {}
+        }
+    }
+    RungsDone {
+        elided,
+        pruned,
+        cover,
+    }
+}
+
+/// What cairn's rungs did to a path: results elided, images pruned, the run covered (first, last, by what).
+struct RungsDone {
+    elided: HashSet<usize>,
+    pruned: HashSet<usize>,
+    cover: Option<(usize, usize, Cover)>,
 }
 
 /// Codex's history after a local compaction: the instructions it injected (system messages) and the user's
