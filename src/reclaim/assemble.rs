@@ -732,28 +732,10 @@ pub fn materialize(
                         super::marker::Marker::Edit { replacement, .. } => replacement,
                         _ => None,
                     });
-                let content = replacement
-                    .as_ref()
-                    .unwrap_or(&m.content)
-                    .iter()
-                    .map(|b| {
-                        let b = if *elided && is_large_success(b) {
-                            placeholder(b, &names)
-                        } else {
-                            b.clone()
-                        };
-                        if *pruned {
-                            prune(&b, &m.id, &|h| {
-                                store.and_then(|s| s.blob_size(h).ok().flatten())
-                            })
-                        } else {
-                            b
-                        }
-                    })
-                    .collect();
+                let blocks = replacement.as_ref().unwrap_or(&m.content);
                 out.push(SentMessage {
                     role: m.role,
-                    content,
+                    content: as_sent(m, blocks, (*elided, *pruned), &names, store),
                     sources: vec![m.id.clone()],
                 });
             }
@@ -779,20 +761,50 @@ pub fn materialize(
                     .iter()
                     .filter_map(|&i| body(i).map(|m| as_drawn(m, elided.binary_search(&i).is_ok())))
                     .collect();
-                let sources = msgs.iter().map(|m| m.id.clone()).collect();
-                let content = match by {
-                    Cover::Snapshot(shape) => snapshot_blocks(&msgs, shape)?,
-                    Cover::Summary(s) => vec![Block::text(summary_text(s))],
-                };
-                out.push(SentMessage {
-                    role: Role::User,
-                    content,
-                    sources,
-                });
+                out.push(cover_sent(&msgs, by)?);
             }
         }
     }
     Ok(out)
+}
+
+/// A message's blocks as sent: a large successful result elided to its placeholder, images pruned.
+fn as_sent(
+    m: &Message,
+    blocks: &[Block],
+    (elided, pruned): (bool, bool),
+    names: &std::collections::HashMap<&str, &str>,
+    store: Option<&Store>,
+) -> Vec<Block> {
+    blocks
+        .iter()
+        .map(|b| {
+            let b = if elided && is_large_success(b) {
+                placeholder(b, names)
+            } else {
+                b.clone()
+            };
+            if pruned {
+                prune(&b, &m.id, &|h| {
+                    store.and_then(|s| s.blob_size(h).ok().flatten())
+                })
+            } else {
+                b
+            }
+        })
+        .collect()
+}
+
+/// A covered run as sent: its snapshot pages, drawn now from the stored text, or its summary.
+fn cover_sent(msgs: &[Message], by: &Cover) -> Result<SentMessage, ReclaimError> {
+    Ok(SentMessage {
+        role: Role::User,
+        content: match by {
+            Cover::Snapshot(shape) => snapshot_blocks(msgs, shape)?,
+            Cover::Summary(s) => vec![Block::text(summary_text(s))],
+        },
+        sources: msgs.iter().map(|m| m.id.clone()).collect(),
+    })
 }
 
 /// A successful tool result over the size elision takes (the measure's "large result").
