@@ -155,44 +155,80 @@ fn unwrap_arguments(input: &Value) -> Option<Value> {
         .and_then(|s| serde_json::from_str(s).ok())
 }
 
-/// Summarises one call.
+/// Summarises one call: the first kind of call its input reads as (a patch, an edit, several edits, a file
+/// written whole, a shell command, a plan, a search), else its telling argument with the input as JSON beneath.
 pub fn summarize(name: &str, input: &Value) -> CallSummary {
     let unwrapped = unwrap_arguments(input);
     let input = unwrapped.as_ref().unwrap_or(input);
-    let get = |k: &str| input.get(k);
-    let str_of = |k: &str| get(k).and_then(Value::as_str);
-    let path = ["file_path", "path", "filePath", "notebook_path"]
-        .iter()
-        .find_map(|k| str_of(k))
-        .unwrap_or("");
-    let lower = name.to_ascii_lowercase();
+    let call = Call {
+        lower: name.to_ascii_lowercase(),
+        input,
+        path: ["file_path", "path", "filePath", "notebook_path"]
+            .iter()
+            .find_map(|k| input.get(*k).and_then(Value::as_str))
+            .unwrap_or(""),
+    };
+    let (arg, detail) = call
+        .patch()
+        .or_else(|| call.edit())
+        .or_else(|| call.edits())
+        .or_else(|| call.written())
+        .or_else(|| call.command())
+        .or_else(|| call.plan())
+        .or_else(|| call.search())
+        .unwrap_or_else(|| call.other());
+    CallSummary {
+        name: name.into(),
+        arg,
+        detail,
+    }
+}
 
-    // a patch (Codex apply_patch, or any tool whose input is one)
-    if let Some(p) = patch_text(input) {
+/// A call being summarised: its tool's name lowercased, its input, the file it names.
+struct Call<'a> {
+    lower: String,
+    input: &'a Value,
+    path: &'a str,
+}
+
+impl Call<'_> {
+    fn get(&self, k: &str) -> Option<&Value> {
+        self.input.get(k)
+    }
+
+    fn str_of(&self, k: &str) -> Option<&str> {
+        self.get(k).and_then(Value::as_str)
+    }
+
+    fn path_arg(&self) -> Option<String> {
+        (!self.path.is_empty()).then(|| self.path.to_string())
+    }
+
+    /// A patch (Codex apply_patch, or any tool whose input is one).
+    fn patch(&self) -> Option<(Option<String>, Detail)> {
+        let p = patch_text(self.input)?;
         let files = patch_files(p);
-        return CallSummary {
-            name: name.into(),
-            arg: (!files.is_empty()).then(|| files.join(", ")),
-            detail: Detail::Diff(p.to_string()),
-        };
+        Some((
+            (!files.is_empty()).then(|| files.join(", ")),
+            Detail::Diff(p.to_string()),
+        ))
     }
-    // edits: old → new (Claude Code Edit, pi edit, str_replace_editor's str_replace)
-    let old_new = [
-        ("old_string", "new_string"),
-        ("oldText", "newText"),
-        ("old_str", "new_str"),
-    ]
-    .iter()
-    .find_map(|(o, n)| Some((str_of(o)?, str_of(n).unwrap_or(""))));
-    if let Some((old, new)) = old_new {
-        return CallSummary {
-            name: name.into(),
-            arg: (!path.is_empty()).then(|| path.to_string()),
-            detail: Detail::Diff(diff(path, old, new)),
-        };
+
+    /// An edit: old → new (Claude Code Edit, pi edit, str_replace_editor's str_replace).
+    fn edit(&self) -> Option<(Option<String>, Detail)> {
+        let (old, new) = [
+            ("old_string", "new_string"),
+            ("oldText", "newText"),
+            ("old_str", "new_str"),
+        ]
+        .iter()
+        .find_map(|(o, n)| Some((self.str_of(o)?, self.str_of(n).unwrap_or(""))))?;
+        Some((self.path_arg(), Detail::Diff(diff(self.path, old, new))))
     }
-    // several edits in one call (Claude Code MultiEdit, pi's edits array)
-    if let Some(edits) = get("edits").and_then(Value::as_array) {
+
+    /// Several edits in one call (Claude Code MultiEdit, pi's edits array).
+    fn edits(&self) -> Option<(Option<String>, Detail)> {
+        let edits = self.get("edits").and_then(Value::as_array)?;
         let mut d = String::new();
         for e in edits {
             let old = e
@@ -205,54 +241,64 @@ pub fn summarize(name: &str, input: &Value) -> CallSummary {
                 .or_else(|| e.get("newText"))
                 .and_then(Value::as_str)
                 .unwrap_or("");
-            d.push_str(&diff(path, old, new));
+            d.push_str(&diff(self.path, old, new));
         }
-        return CallSummary {
-            name: name.into(),
-            arg: (!path.is_empty()).then(|| format!("{path} ({} edits)", edits.len())),
-            detail: Detail::Diff(d),
-        };
+        let path = self.path;
+        Some((
+            (!path.is_empty()).then(|| format!("{path} ({} edits)", edits.len())),
+            Detail::Diff(d),
+        ))
     }
-    // a file written whole: its content, highlighted by its extension
-    if let Some(content) = str_of("content").or_else(|| str_of("file_text"))
-        && !path.is_empty()
-    {
-        return CallSummary {
-            name: name.into(),
-            arg: Some(path.to_string()),
-            detail: Detail::Code {
-                lang: lang_of_path(path),
+
+    /// A file written whole: its content, highlighted by its extension.
+    fn written(&self) -> Option<(Option<String>, Detail)> {
+        let content = self
+            .str_of("content")
+            .or_else(|| self.str_of("file_text"))?;
+        if self.path.is_empty() {
+            return None;
+        }
+        Some((
+            Some(self.path.to_string()),
+            Detail::Code {
+                lang: lang_of_path(self.path),
                 text: content.to_string(),
             },
-        };
+        ))
     }
-    // a command: shown as shell
-    let command = get("command").or_else(|| get("cmd")).and_then(arg_text);
-    if let Some(cmd) = &command
-        && (lower.contains("bash")
+
+    /// A command: shown as shell.
+    fn command(&self) -> Option<(Option<String>, Detail)> {
+        let cmd = self
+            .get("command")
+            .or_else(|| self.get("cmd"))
+            .and_then(arg_text)?;
+        let lower = &self.lower;
+        let shell = lower.contains("bash")
             || lower.contains("shell")
             || lower.contains("exec")
             || lower.contains("terminal")
-            || lower == "run")
-    {
-        return CallSummary {
-            name: name.into(),
-            arg: Some(one_line(cmd)),
-            detail: if cmd.contains('\n') || cmd.chars().count() > 160 {
-                Detail::Code {
-                    lang: "sh".into(),
-                    text: cmd.clone(),
-                }
-            } else {
-                Detail::None
-            },
+            || lower == "run";
+        if !shell {
+            return None;
+        }
+        let detail = if cmd.contains('\n') || cmd.chars().count() > 160 {
+            Detail::Code {
+                lang: "sh".into(),
+                text: cmd.clone(),
+            }
+        } else {
+            Detail::None
         };
+        Some((Some(one_line(&cmd)), detail))
     }
-    // a plan: its items and their status
-    if let Some(items) = get("todos")
-        .or_else(|| get("plan"))
-        .and_then(Value::as_array)
-    {
+
+    /// A plan: its items and their status.
+    fn plan(&self) -> Option<(Option<String>, Detail)> {
+        let items = self
+            .get("todos")
+            .or_else(|| self.get("plan"))
+            .and_then(Value::as_array)?;
         let list: Vec<(String, String)> = items
             .iter()
             .filter_map(|t| {
@@ -264,42 +310,41 @@ pub fn summarize(name: &str, input: &Value) -> CallSummary {
                 Some((status.to_string(), text.to_string()))
             })
             .collect();
-        if !list.is_empty() {
-            let done = list.iter().filter(|(s, _)| s == "completed").count();
-            return CallSummary {
-                name: name.into(),
-                arg: Some(format!("{done} of {} done", list.len())),
-                detail: Detail::Checklist(list),
-            };
+        if list.is_empty() {
+            return None;
         }
+        let done = list.iter().filter(|(s, _)| s == "completed").count();
+        Some((
+            Some(format!("{done} of {} done", list.len())),
+            Detail::Checklist(list),
+        ))
     }
-    // a search: what it looked for, and where
-    if let Some(pattern) = str_of("pattern") {
-        let arg = if path.is_empty() {
+
+    /// A search: what it looked for, and where.
+    fn search(&self) -> Option<(Option<String>, Detail)> {
+        let pattern = self.str_of("pattern")?;
+        let arg = if self.path.is_empty() {
             pattern.to_string()
         } else {
-            format!("{pattern} in {path}")
+            format!("{pattern} in {}", self.path)
         };
-        return CallSummary {
-            name: name.into(),
-            arg: Some(one_line(&arg)),
-            detail: Detail::None,
-        };
+        Some((Some(one_line(&arg)), Detail::None))
     }
-    // anything else: its telling argument, the input as JSON beneath
-    let arg = TELLING
-        .iter()
-        .find_map(|k| get(k).and_then(arg_text))
-        .map(|s| one_line(&s));
-    let only_the_arg = input.as_object().is_some_and(|o| o.len() <= 1) && arg.is_some();
-    CallSummary {
-        name: name.into(),
-        arg,
-        detail: if only_the_arg || input.as_object().is_some_and(|o| o.is_empty()) {
+
+    /// Anything else: its telling argument, the input as JSON beneath.
+    fn other(&self) -> (Option<String>, Detail) {
+        let input = self.input;
+        let arg = TELLING
+            .iter()
+            .find_map(|k| self.get(k).and_then(arg_text))
+            .map(|s| one_line(&s));
+        let only_the_arg = input.as_object().is_some_and(|o| o.len() <= 1) && arg.is_some();
+        let detail = if only_the_arg || input.as_object().is_some_and(|o| o.is_empty()) {
             Detail::None
         } else {
             Detail::Json(serde_json::to_string_pretty(input).unwrap_or_default())
-        },
+        };
+        (arg, detail)
     }
 }
 
