@@ -133,6 +133,110 @@ fn result(
     ))
 }
 
+/// A text block: what the user typed, an injection beside it, or the summary a compaction left.
+fn text_block(m: &crate::model::Message, text: &str, out: &mut String) {
+    if m.role == crate::model::Role::User
+        && crate::formats::is_preamble(text)
+        && m.content.len() > 1
+    {
+        // injected beside what the user typed (an IDE's opened file, a system reminder)
+        out.push_str(&format!(
+            "<details class=\"inject\"><summary>{}</summary><div class=\"body\">{}</div></details>\n",
+            esc(&crate::formats::short_title(text)),
+            markup::to_html(text)
+        ));
+    } else if m.cairn_kind() == Some(crate::model::KIND_COMPACT_SUMMARY) {
+        out.push_str(&format!(
+            "<div class=\"card\"><h3>The summary the model saw from here on</h3><div class=\"body\">{}</div></div>\n",
+            markup::to_html(text)
+        ));
+    } else {
+        out.push_str(&format!(
+            "<div class=\"body\">{}</div>\n",
+            markup::to_html(text)
+        ));
+    }
+}
+
+/// A tool call: its summary line and detail, its result beneath, and the subagent it spawned.
+fn tool_call(
+    store: &dyn Blobs,
+    r: &Reading,
+    (id, name, input): (&String, &String, &serde_json::Value),
+    opts: Options,
+    out: &mut String,
+) -> Result<(), StoreError> {
+    let s = summarize(name, input);
+    out.push_str(&format!(
+        "<section class=\"tool-call\" data-tool=\"{}\"><div class=\"call\"><b>{}</b> {}</div>\n",
+        esc(name),
+        esc(name),
+        s.arg.as_deref().map(esc).unwrap_or_default()
+    ));
+    call_detail(r, id, &s.detail, out);
+    if opts.tool_results
+        && let Some(&(rm, rb)) = r.results.get(id)
+        && let Some(Block::ToolResult {
+            content, is_error, ..
+        }) = r.all[rm].content.get(rb)
+    {
+        out.push_str(&result(
+            store,
+            r,
+            content,
+            *is_error,
+            Some(id),
+            r.fates.get(&rm).copied(),
+        )?);
+    }
+    if let Some(sub) = r.subagents.get(id) {
+        out.push_str(&subagent(store, id, sub, opts)?);
+    }
+    out.push_str("</section>\n");
+    Ok(())
+}
+
+/// What a call's summary shows beneath its line: a patch, a plan, code, its input.
+fn call_detail(r: &Reading, id: &str, detail: &Detail, out: &mut String) {
+    match detail {
+        Detail::Diff(d) => {
+            // numbered where the harness recorded where the edit sits in the file
+            let recorded = r
+                .results
+                .get(id)
+                .and_then(|&(rm, rb)| super::patch::recorded(&r.all[rm], rb, id));
+            let p = recorded.unwrap_or_else(|| super::patch::from_unified(d));
+            out.push_str(&format!(
+                "<pre class=\"patch{}\">{}</pre>\n",
+                if p.numbered { " numbered" } else { "" },
+                super::patch::html(&p)
+            ))
+        }
+        Detail::Checklist(items) => {
+            out.push_str("<ul class=\"plan\">");
+            for (status, text) in items {
+                let mark = match status.as_str() {
+                    "completed" => "☑",
+                    "in_progress" => "▶",
+                    _ => "☐",
+                };
+                out.push_str(&format!(
+                    "<li class=\"{}\">{mark} {}</li>",
+                    esc(status),
+                    esc(text)
+                ));
+            }
+            out.push_str("</ul>\n");
+        }
+        Detail::Code { lang, text } => out.push_str(&output(text, lang)),
+        Detail::Json(j) => out.push_str(&format!(
+            "<details class=\"result\"><summary>input</summary>{}</details>\n",
+            output(j, "json")
+        )),
+        Detail::None => {}
+    }
+}
+
 fn blocks(
     store: &dyn Blobs,
     r: &Reading,
@@ -144,29 +248,7 @@ fn blocks(
     let fate = r.fates.get(&i).copied();
     for (k, b) in m.content.iter().enumerate() {
         match b {
-            Block::Text { text } => {
-                if m.role == crate::model::Role::User
-                    && crate::formats::is_preamble(text)
-                    && m.content.len() > 1
-                {
-                    // injected beside what the user typed (an IDE's opened file, a system reminder)
-                    out.push_str(&format!(
-                        "<details class=\"inject\"><summary>{}</summary><div class=\"body\">{}</div></details>\n",
-                        esc(&crate::formats::short_title(text)),
-                        markup::to_html(text)
-                    ));
-                } else if m.cairn_kind() == Some(crate::model::KIND_COMPACT_SUMMARY) {
-                    out.push_str(&format!(
-                        "<div class=\"card\"><h3>The summary the model saw from here on</h3><div class=\"body\">{}</div></div>\n",
-                        markup::to_html(text)
-                    ));
-                } else {
-                    out.push_str(&format!(
-                        "<div class=\"body\">{}</div>\n",
-                        markup::to_html(text)
-                    ));
-                }
-            }
+            Block::Text { text } => text_block(m, text, out),
             b if is_thinking(b) => {
                 if opts.thinking {
                     let t = match b {
@@ -179,69 +261,7 @@ fn blocks(
                 }
             }
             Block::ToolUse { id, name, input } => {
-                let s = summarize(name, input);
-                out.push_str(&format!(
-                    "<section class=\"tool-call\" data-tool=\"{}\"><div class=\"call\"><b>{}</b> {}</div>\n",
-                    esc(name),
-                    esc(name),
-                    s.arg.as_deref().map(esc).unwrap_or_default()
-                ));
-                match &s.detail {
-                    Detail::Diff(d) => {
-                        // numbered where the harness recorded where the edit sits in the file
-                        let recorded = r
-                            .results
-                            .get(id)
-                            .and_then(|&(rm, rb)| super::patch::recorded(&r.all[rm], rb, id));
-                        let p = recorded.unwrap_or_else(|| super::patch::from_unified(d));
-                        out.push_str(&format!(
-                            "<pre class=\"patch{}\">{}</pre>\n",
-                            if p.numbered { " numbered" } else { "" },
-                            super::patch::html(&p)
-                        ))
-                    }
-                    Detail::Checklist(items) => {
-                        out.push_str("<ul class=\"plan\">");
-                        for (status, text) in items {
-                            let mark = match status.as_str() {
-                                "completed" => "☑",
-                                "in_progress" => "▶",
-                                _ => "☐",
-                            };
-                            out.push_str(&format!(
-                                "<li class=\"{}\">{mark} {}</li>",
-                                esc(status),
-                                esc(text)
-                            ));
-                        }
-                        out.push_str("</ul>\n");
-                    }
-                    Detail::Code { lang, text } => out.push_str(&output(text, lang)),
-                    Detail::Json(j) => out.push_str(&format!(
-                        "<details class=\"result\"><summary>input</summary>{}</details>\n",
-                        output(j, "json")
-                    )),
-                    Detail::None => {}
-                }
-                if opts.tool_results
-                    && let Some(&(rm, rb)) = r.results.get(id)
-                    && let Some(Block::ToolResult {
-                        content, is_error, ..
-                    }) = r.all[rm].content.get(rb)
-                {
-                    out.push_str(&result(
-                        store,
-                        r,
-                        content,
-                        *is_error,
-                        Some(id),
-                        r.fates.get(&rm).copied(),
-                    )?);
-                }
-                if let Some(sub) = r.subagents.get(id) {
-                    out.push_str(&subagent(store, id, sub, opts)?);
-                }
-                out.push_str("</section>\n");
+                tool_call(store, r, (id, name, input), opts, out)?
             }
             Block::ToolResult {
                 tool_use_id,
