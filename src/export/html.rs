@@ -408,35 +408,10 @@ fn compaction_card(c: &Compaction) -> String {
     }
 }
 
-fn article(store: &dyn Blobs, r: &Reading, i: usize, opts: Options) -> Result<String, StoreError> {
+/// An article's head: who wrote it, the reply's model, time, tokens and cost, where it stopped, its cache miss,
+/// its fate in the context sent now, its checkpoints, the tip.
+fn head_of(r: &Reading, i: usize, role: &str) -> String {
     let m = &r.all[i];
-    let role = r.role_name(i);
-    let mut attrs = format!("id=\"msg-{}\" data-role=\"{role}\"", esc(&m.id));
-    if let Some(p) = &m.parent {
-        attrs.push_str(&format!(" data-parent=\"{}\"", esc(p)));
-    }
-    if r.on_path.contains(&i) {
-        attrs.push_str(" data-on=\"\"");
-    } else {
-        attrs.push_str(" hidden");
-    }
-    if r.checkpoints.contains_key(&i) {
-        attrs.push_str(" data-checkpoint=\"\"");
-    }
-    let short: String = m.id.chars().take(8).collect();
-    if r.is_preamble(i) {
-        let first = crate::formats::short_title(&crate::model::plain_text(&m.content));
-        let mut body = String::new();
-        blocks(store, r, i, opts, &mut body)?;
-        return Ok(format!(
-            "<article {attrs} class=\"preamble\"><details><summary>harness preamble: {}</summary>{body}</details></article>\n",
-            esc(&first)
-        ));
-    }
-    if r.only_absorbed(i) {
-        // its results are drawn under their calls: nothing of its own to show, only its anchor
-        return Ok(format!("<article {attrs} data-absorbed=\"\"></article>\n"));
-    }
     let info = reply_info(m);
     let mut head = format!("<b>{role}</b>");
     if let Some(model) = &info.model {
@@ -474,22 +449,7 @@ fn article(store: &dyn Blobs, r: &Reading, i: usize, opts: Options) -> Result<St
         ));
     }
     if let Some(c) = r.cache.get(&i) {
-        if let Some(cost) = c.cost {
-            head.push_str(&format!("<span title=\"at list prices\">${cost:.4}</span>"));
-        }
-        if let Some(cause) = c.cause {
-            let lost = c.cost.zip(c.cost_if_hit).map(|(a, b)| a - b);
-            head.push_str(&format!(
-                "<span class=\"miss\" title=\"the cache held {} of the {} tokens the previous request left (gap {}); \
-                 with the cache held this reply would have cost {}\">cache miss: {} · {} lost</span>",
-                thousands(c.cache_read),
-                thousands(c.expected_read),
-                c.gap_ms.map_or("-".to_string(), |g| format!("{:.0} s", g as f64 / 1000.0)),
-                crate::models::usd(c.cost_if_hit, 4),
-                cause.name(),
-                crate::models::usd(lost, 4)
-            ));
-        }
+        cache_spans(c, &mut head);
     }
     if let Some(f) = r.fates.get(&i)
         && !r.only_absorbed(i)
@@ -505,6 +465,59 @@ fn article(store: &dyn Blobs, r: &Reading, i: usize, opts: Options) -> Result<St
     if r.tip == Some(i) {
         head.push_str("<span class=\"tip\">◀ tip</span>");
     }
+    head
+}
+
+/// A reply's cost at list prices, and where it missed the prompt cache, what that lost.
+fn cache_spans(c: &crate::cache::ReplyCache, head: &mut String) {
+    if let Some(cost) = c.cost {
+        head.push_str(&format!("<span title=\"at list prices\">${cost:.4}</span>"));
+    }
+    if let Some(cause) = c.cause {
+        let lost = c.cost.zip(c.cost_if_hit).map(|(a, b)| a - b);
+        head.push_str(&format!(
+            "<span class=\"miss\" title=\"the cache held {} of the {} tokens the previous request left (gap {}); \
+             with the cache held this reply would have cost {}\">cache miss: {} · {} lost</span>",
+            thousands(c.cache_read),
+            thousands(c.expected_read),
+            c.gap_ms.map_or("-".to_string(), |g| format!("{:.0} s", g as f64 / 1000.0)),
+            crate::models::usd(c.cost_if_hit, 4),
+            cause.name(),
+            crate::models::usd(lost, 4)
+        ));
+    }
+}
+
+fn article(store: &dyn Blobs, r: &Reading, i: usize, opts: Options) -> Result<String, StoreError> {
+    let m = &r.all[i];
+    let role = r.role_name(i);
+    let mut attrs = format!("id=\"msg-{}\" data-role=\"{role}\"", esc(&m.id));
+    if let Some(p) = &m.parent {
+        attrs.push_str(&format!(" data-parent=\"{}\"", esc(p)));
+    }
+    if r.on_path.contains(&i) {
+        attrs.push_str(" data-on=\"\"");
+    } else {
+        attrs.push_str(" hidden");
+    }
+    if r.checkpoints.contains_key(&i) {
+        attrs.push_str(" data-checkpoint=\"\"");
+    }
+    let short: String = m.id.chars().take(8).collect();
+    if r.is_preamble(i) {
+        let first = crate::formats::short_title(&crate::model::plain_text(&m.content));
+        let mut body = String::new();
+        blocks(store, r, i, opts, &mut body)?;
+        return Ok(format!(
+            "<article {attrs} class=\"preamble\"><details><summary>harness preamble: {}</summary>{body}</details></article>\n",
+            esc(&first)
+        ));
+    }
+    if r.only_absorbed(i) {
+        // its results are drawn under their calls: nothing of its own to show, only its anchor
+        return Ok(format!("<article {attrs} data-absorbed=\"\"></article>\n"));
+    }
+    let mut head = head_of(r, i, role);
     head.push_str(&format!(
         "<a href=\"#msg-{}\" title=\"{}\">#{}</a>",
         esc(&m.id),
@@ -620,18 +633,9 @@ pub fn render(store: &Store, r: &Reading, opts: Options) -> Result<String, super
 /// threads as there are cores, then written in order. A page is never held whole.
 const CHUNK: usize = 1024;
 
-/// Writes the page to `out` as it is drawn; how many redaction marks it holds.
-pub fn write_page(
-    store: &Store,
-    r: &Reading,
-    opts: Options,
-    out: &mut dyn std::io::Write,
-) -> Result<usize, super::ExportError> {
-    let mut marks = 0;
-    let mut put = |s: &str| -> std::io::Result<()> {
-        marks += s.matches("[redacted").count();
-        out.write_all(s.as_bytes())
-    };
+/// The page's top: its head (title, style, the content security policy its one script is hashed into) and the
+/// sidebar with the whole tree.
+fn page_top(r: &Reading, opts: Options) -> String {
     let theme = match opts.theme {
         Theme::Auto => "auto",
         Theme::Light => "light",
@@ -670,7 +674,11 @@ pub fn write_page(
     h.push_str("</div><div class=\"count\" id=\"count\"></div>");
     h.push_str(&tree(r));
     h.push_str("</nav>\n<main>");
-    // the header: what this is, in figures
+    h
+}
+
+/// The header's facts: the tree's size, branches, models, tokens, cost, cache, start, secrets.
+fn facts_of(r: &Reading, opts: Options) -> Vec<String> {
     let (models, usage, cost) = r.totals();
     let branches = r.children.values().filter(|k| k.len() > 1).count();
     let mut facts = vec![
@@ -727,6 +735,24 @@ pub fn write_page(
     } else {
         "not redacted".into()
     });
+    facts
+}
+
+/// Writes the page to `out` as it is drawn; how many redaction marks it holds.
+pub fn write_page(
+    store: &Store,
+    r: &Reading,
+    opts: Options,
+    out: &mut dyn std::io::Write,
+) -> Result<usize, super::ExportError> {
+    let mut marks = 0;
+    let mut put = |s: &str| -> std::io::Result<()> {
+        marks += s.matches("[redacted").count();
+        out.write_all(s.as_bytes())
+    };
+    let mut h = page_top(r, opts);
+    // the header: what this is, in figures
+    let facts = facts_of(r, opts);
     h.push_str(&format!(
         "<header><h1>{}</h1><p class=\"facts\">{}</p></header>\n",
         esc(&r.title),
