@@ -171,28 +171,89 @@ fn result_md(
     out
 }
 
+/// A text block: what the user typed, an injection beside it, or the summary a compaction left.
+fn text_md(m: &crate::model::Message, text: &str, out: &mut String) {
+    if m.role == crate::model::Role::User
+        && crate::formats::is_preamble(text)
+        && m.content.len() > 1
+    {
+        // injected beside what the user typed (an IDE's opened file, a system reminder)
+        out.push_str(&details(&crate::formats::short_title(text), &md_text(text)));
+    } else if m.cairn_kind() == Some(crate::model::KIND_COMPACT_SUMMARY) {
+        out.push_str("> **The summary the model saw from here on**\n>\n");
+        for l in md_text(text).lines() {
+            out.push_str(&format!("> {l}\n"));
+        }
+        out.push('\n');
+    } else {
+        out.push_str(&md_text(text));
+        out.push_str("\n\n");
+    }
+}
+
+/// A tool call: its summary line and detail, its result beneath, and the subagent it spawned.
+fn tool_call_md(
+    r: &Reading,
+    (id, name, input): (&String, &String, &Value),
+    opts: Options,
+    out: &mut String,
+) {
+    let s = summarize(name, input);
+    out.push_str(&format!(
+        "**{}**{}\n\n",
+        md_text(name).replace('*', "\\*"),
+        s.arg
+            .as_deref()
+            .map(|a| format!(" {}", code_span(a)))
+            .unwrap_or_default()
+    ));
+    detail_md(&s.detail, out);
+    if opts.tool_results
+        && let Some(&(rm, rb)) = r.results.get(id)
+        && let Some(Block::ToolResult {
+            content, is_error, ..
+        }) = r.all[rm].content.get(rb)
+    {
+        out.push_str(&result_md(r, content, *is_error, Some(id)));
+    }
+    if let Some(sub) = r.subagents.get(id) {
+        out.push_str(&subagent_md(sub, opts));
+    }
+}
+
+/// What a call's summary shows beneath its line: a patch, a plan, code, its input.
+fn detail_md(detail: &Detail, out: &mut String) {
+    match detail {
+        Detail::Diff(d) => {
+            out.push_str(&fence(d.trim_end(), "diff"));
+            out.push('\n');
+        }
+        Detail::Checklist(items) => {
+            for (status, text) in items {
+                let mark = if status == "completed" { "x" } else { " " };
+                let now = if status == "in_progress" {
+                    " *(in progress)*"
+                } else {
+                    ""
+                };
+                out.push_str(&format!(
+                    "- [{mark}] {}{now}\n",
+                    md_text(&text.replace('\n', " "))
+                ));
+            }
+            out.push('\n');
+        }
+        Detail::Code { lang, text } => out.push_str(&output(text, lang, "")),
+        Detail::Json(j) => out.push_str(&details("input", &fence(j, "json"))),
+        Detail::None => {}
+    }
+}
+
 fn message_md(r: &Reading, i: usize, opts: Options, out: &mut String) {
     let m = &r.all[i];
     for (k, b) in m.content.iter().enumerate() {
         match b {
-            Block::Text { text } => {
-                if m.role == crate::model::Role::User
-                    && crate::formats::is_preamble(text)
-                    && m.content.len() > 1
-                {
-                    // injected beside what the user typed (an IDE's opened file, a system reminder)
-                    out.push_str(&details(&crate::formats::short_title(text), &md_text(text)));
-                } else if m.cairn_kind() == Some(crate::model::KIND_COMPACT_SUMMARY) {
-                    out.push_str("> **The summary the model saw from here on**\n>\n");
-                    for l in md_text(text).lines() {
-                        out.push_str(&format!("> {l}\n"));
-                    }
-                    out.push('\n');
-                } else {
-                    out.push_str(&md_text(text));
-                    out.push_str("\n\n");
-                }
-            }
+            Block::Text { text } => text_md(m, text, out),
             b if is_thinking(b) => {
                 if opts.thinking {
                     let t = match b {
@@ -202,52 +263,7 @@ fn message_md(r: &Reading, i: usize, opts: Options, out: &mut String) {
                     out.push_str(&details("Thinking", &md_text(&t)));
                 }
             }
-            Block::ToolUse { id, name, input } => {
-                let s = summarize(name, input);
-                out.push_str(&format!(
-                    "**{}**{}\n\n",
-                    md_text(name).replace('*', "\\*"),
-                    s.arg
-                        .as_deref()
-                        .map(|a| format!(" {}", code_span(a)))
-                        .unwrap_or_default()
-                ));
-                match &s.detail {
-                    Detail::Diff(d) => {
-                        out.push_str(&fence(d.trim_end(), "diff"));
-                        out.push('\n');
-                    }
-                    Detail::Checklist(items) => {
-                        for (status, text) in items {
-                            let mark = if status == "completed" { "x" } else { " " };
-                            let now = if status == "in_progress" {
-                                " *(in progress)*"
-                            } else {
-                                ""
-                            };
-                            out.push_str(&format!(
-                                "- [{mark}] {}{now}\n",
-                                md_text(&text.replace('\n', " "))
-                            ));
-                        }
-                        out.push('\n');
-                    }
-                    Detail::Code { lang, text } => out.push_str(&output(text, lang, "")),
-                    Detail::Json(j) => out.push_str(&details("input", &fence(j, "json"))),
-                    Detail::None => {}
-                }
-                if opts.tool_results
-                    && let Some(&(rm, rb)) = r.results.get(id)
-                    && let Some(Block::ToolResult {
-                        content, is_error, ..
-                    }) = r.all[rm].content.get(rb)
-                {
-                    out.push_str(&result_md(r, content, *is_error, Some(id)));
-                }
-                if let Some(sub) = r.subagents.get(id) {
-                    out.push_str(&subagent_md(sub, opts));
-                }
-            }
+            Block::ToolUse { id, name, input } => tool_call_md(r, (id, name, input), opts, out),
             Block::ToolResult {
                 tool_use_id,
                 content,
@@ -365,6 +381,58 @@ fn subagent_md(sub: &Reading, opts: Options) -> String {
     )
 }
 
+/// A message's heading: who wrote it, the reply's model, time, tokens and cost, its cache miss, its fate in the
+/// context sent now, its checkpoints, its id.
+fn head_md(r: &Reading, i: usize) -> String {
+    let m = &r.all[i];
+    let info = reply_info(m);
+    let mut head = format!("## {}", r.role_name(i));
+    let mut bits: Vec<String> = Vec::new();
+    if let Some(model) = &info.model {
+        bits.push(md_text(model));
+    }
+    if let Some(t) = &info.time {
+        bits.push(t.clone());
+    }
+    if let Some(why) = &info.stopped {
+        bits.push(md_text(why));
+    }
+    bits.extend(info.changes.iter().map(|c| md_text(c)));
+    if let Some(u) = &info.usage {
+        // Claude Code records output tokens as a reply starts streaming: the reply's own size says more
+        let out = match info.output_estimate {
+            Some(e) => format!("~{e}"),
+            None => u.output_tokens.to_string(),
+        };
+        bits.push(format!(
+            "in {} · cached {} · out {out}",
+            u.input_tokens + u.cache_creation_input_tokens,
+            u.cache_read_input_tokens,
+        ));
+    }
+    if let Some(c) = r.cache.get(&i) {
+        if let Some(cost) = c.cost {
+            bits.push(format!("${cost:.4}"));
+        }
+        if let Some(cause) = c.cause {
+            bits.push(format!(
+                "cache miss ({}): {} lost",
+                cause.name(),
+                crate::models::usd(c.cost.zip(c.cost_if_hit).map(|(a, b)| a - b), 4)
+            ));
+        }
+    }
+    if let Some(f) = r.fates.get(&i) {
+        bits.push(format!("*{f}*"));
+    }
+    for l in r.checkpoints.get(&i).into_iter().flatten() {
+        bits.push(format!("checkpoint {}", code_span(l)));
+    }
+    bits.push(format!("`{}`", m.id));
+    head.push_str(&format!(" · {}\n\n", bits.join(" · ")));
+    head
+}
+
 pub fn render(r: &Reading, opts: Options) -> String {
     let mut out = String::new();
     out.push_str(&format!("# {}\n\n", md_text(&r.title.replace('\n', " "))));
@@ -420,53 +488,7 @@ pub fn render(r: &Reading, opts: Options) -> String {
         if r.only_absorbed(i) {
             continue;
         }
-        let m = &r.all[i];
-        let info = reply_info(m);
-        let mut head = format!("## {}", r.role_name(i));
-        let mut bits: Vec<String> = Vec::new();
-        if let Some(model) = &info.model {
-            bits.push(md_text(model));
-        }
-        if let Some(t) = &info.time {
-            bits.push(t.clone());
-        }
-        if let Some(why) = &info.stopped {
-            bits.push(md_text(why));
-        }
-        bits.extend(info.changes.iter().map(|c| md_text(c)));
-        if let Some(u) = &info.usage {
-            // Claude Code records output tokens as a reply starts streaming: the reply's own size says more
-            let out = match info.output_estimate {
-                Some(e) => format!("~{e}"),
-                None => u.output_tokens.to_string(),
-            };
-            bits.push(format!(
-                "in {} · cached {} · out {out}",
-                u.input_tokens + u.cache_creation_input_tokens,
-                u.cache_read_input_tokens,
-            ));
-        }
-        if let Some(c) = r.cache.get(&i) {
-            if let Some(cost) = c.cost {
-                bits.push(format!("${cost:.4}"));
-            }
-            if let Some(cause) = c.cause {
-                bits.push(format!(
-                    "cache miss ({}): {} lost",
-                    cause.name(),
-                    crate::models::usd(c.cost.zip(c.cost_if_hit).map(|(a, b)| a - b), 4)
-                ));
-            }
-        }
-        if let Some(f) = r.fates.get(&i) {
-            bits.push(format!("*{f}*"));
-        }
-        for l in r.checkpoints.get(&i).into_iter().flatten() {
-            bits.push(format!("checkpoint {}", code_span(l)));
-        }
-        bits.push(format!("`{}`", m.id));
-        head.push_str(&format!(" · {}\n\n", bits.join(" · ")));
-        out.push_str(&head);
+        out.push_str(&head_md(r, i));
         if let Some(c) = r.compactions.get(&i) {
             out.push_str(&compaction_md(c));
         } else {
