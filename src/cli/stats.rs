@@ -64,22 +64,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         return out_raw(&crate::stats::csv(&s));
     }
     if by == By::Tool {
-        out(&format!(
-            "{:<28} {:>8} {:>8} {:>8} {:>7} {:>10}",
-            "tool", "sessions", "calls", "errors", "error%", "output tk"
-        ))?;
-        for r in &s.rows {
-            out(&format!(
-                "{:<28} {:>8} {:>8} {:>8} {:>6.1}% {:>10}",
-                r.key,
-                r.sessions,
-                r.tool_calls,
-                r.tool_errors,
-                100.0 * r.tool_errors as f64 / r.tool_calls.max(1) as f64,
-                crate::stats::human(r.result_tokens.unwrap_or(0))
-            ))?;
-        }
-        return Ok(());
+        return tools_table(&s);
     }
     out(&format!(
         "{:<34} {:>8} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>8} {:>6} {:>10}",
@@ -97,45 +82,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     ))?;
     let mut unpriced: Vec<String> = Vec::new();
     for r in &s.rows {
-        let key: String = match &r.label {
-            Some(l) => format!("{} {}", r.key, l),
-            None => r.key.clone(),
-        }
-        .chars()
-        .take(34)
-        .collect();
-        out(&format!(
-            "{:<34} {:>8} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>8} {:>6} {:>10}",
-            key,
-            r.sessions,
-            r.turns,
-            r.tool_calls,
-            r.tool_errors,
-            crate::stats::human(r.input_tokens),
-            crate::stats::human(r.output_tokens),
-            crate::stats::human(r.cache_read_tokens),
-            crate::stats::human(r.cache_write_tokens),
-            r.cache_hit_ratio
-                .map(|h| format!("{:.0}%", h * 100.0))
-                .unwrap_or_else(|| "-".into()),
-            r.cost_usd
-                .map(|c| format!("${c:.2}"))
-                .unwrap_or_else(|| "unknown".into())
-        ))?;
-        if let (Some(n), Some(causes)) = (r.cache_misses, &r.cache_lost_by_cause)
-            && n > 0
-        {
-            out(&format!(
-                "{:<34} {n} cache misses, lost {}: {}",
-                "",
-                crate::models::usd(r.cache_lost_usd, 2),
-                causes
-                    .iter()
-                    .map(|(c, v)| format!("{c} ${v:.2}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))?;
-        }
+        row_lines(r)?;
         for m in &r.unpriced {
             if !unpriced.contains(m) {
                 unpriced.push(m.clone());
@@ -147,6 +94,70 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             "cairn: no list price for {} (add them under \"prices\" in the settings file); their cost is unknown",
             unpriced.join(", ")
         );
+    }
+    Ok(())
+}
+
+/// By tool: each tool's sessions, calls, errors and output size.
+fn tools_table(s: &crate::stats::Stats) -> Result<()> {
+    out(&format!(
+        "{:<28} {:>8} {:>8} {:>8} {:>7} {:>10}",
+        "tool", "sessions", "calls", "errors", "error%", "output tk"
+    ))?;
+    for r in &s.rows {
+        out(&format!(
+            "{:<28} {:>8} {:>8} {:>8} {:>6.1}% {:>10}",
+            r.key,
+            r.sessions,
+            r.tool_calls,
+            r.tool_errors,
+            100.0 * r.tool_errors as f64 / r.tool_calls.max(1) as f64,
+            crate::stats::human(r.result_tokens.unwrap_or(0))
+        ))?;
+    }
+    Ok(())
+}
+
+/// One row of the table, and the line of its cache misses beneath.
+fn row_lines(r: &crate::stats::StatsRow) -> Result<()> {
+    let key: String = match &r.label {
+        Some(l) => format!("{} {}", r.key, l),
+        None => r.key.clone(),
+    }
+    .chars()
+    .take(34)
+    .collect();
+    out(&format!(
+        "{:<34} {:>8} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>8} {:>6} {:>10}",
+        key,
+        r.sessions,
+        r.turns,
+        r.tool_calls,
+        r.tool_errors,
+        crate::stats::human(r.input_tokens),
+        crate::stats::human(r.output_tokens),
+        crate::stats::human(r.cache_read_tokens),
+        crate::stats::human(r.cache_write_tokens),
+        r.cache_hit_ratio
+            .map(|h| format!("{:.0}%", h * 100.0))
+            .unwrap_or_else(|| "-".into()),
+        r.cost_usd
+            .map(|c| format!("${c:.2}"))
+            .unwrap_or_else(|| "unknown".into())
+    ))?;
+    if let (Some(n), Some(causes)) = (r.cache_misses, &r.cache_lost_by_cause)
+        && n > 0
+    {
+        out(&format!(
+            "{:<34} {n} cache misses, lost {}: {}",
+            "",
+            crate::models::usd(r.cache_lost_usd, 2),
+            causes
+                .iter()
+                .map(|(c, v)| format!("{c} ${v:.2}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))?;
     }
     Ok(())
 }
