@@ -87,27 +87,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         })
         .collect();
     readers.dedup();
-    let input = match (&a.text, &a.conv) {
-        (Some(f), _) => {
-            let text = std::fs::read_to_string(f).map_err(|e| anyhow!("{}: {e}", f.display()))?;
-            let text: String = match a.chars {
-                Some(n) => text.chars().take(n).collect(),
-                None => text,
-            };
-            RenderInput::Text {
-                name: f
-                    .file_name()
-                    .map_or("text".into(), |n| n.to_string_lossy().into_owned()),
-                text,
-            }
-        }
-        (None, Some(c)) => RenderInput::Path {
-            conversation: c.clone(),
-            from: None,
-            to: None,
-        },
-        (None, None) => return Err(anyhow!("name a conversation or --text FILE")),
-    };
+    let input = input_of(&a)?;
     let provider = if readers.contains(&Reader::Provider) {
         let settings = ctx.settings()?.clone();
         Some(crate::config::provider(&settings, None, None)?)
@@ -132,6 +112,36 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     if a.json {
         return to_json(&serde_json::json!({ "results": results }));
     }
+    table(&results, a.misreads)
+}
+
+/// What to read back: a text file (its first `--chars`), or a conversation's path.
+fn input_of(a: &Args) -> Result<RenderInput> {
+    Ok(match (&a.text, &a.conv) {
+        (Some(f), _) => {
+            let text = std::fs::read_to_string(f).map_err(|e| anyhow!("{}: {e}", f.display()))?;
+            let text: String = match a.chars {
+                Some(n) => text.chars().take(n).collect(),
+                None => text,
+            };
+            RenderInput::Text {
+                name: f
+                    .file_name()
+                    .map_or("text".into(), |n| n.to_string_lossy().into_owned()),
+                text,
+            }
+        }
+        (None, Some(c)) => RenderInput::Path {
+            conversation: c.clone(),
+            from: None,
+            to: None,
+        },
+        (None, None) => return Err(anyhow!("name a conversation or --text FILE")),
+    })
+}
+
+/// The readings as a table, and with `--misreads N` each reading's most missed characters and worst rows.
+fn table(results: &[crate::legibility::ShapeReading], misreads: Option<usize>) -> Result<()> {
     let pct = |x: Option<f64>| {
         x.map(|v| format!("{:.1}%", v * 100.0))
             .unwrap_or_else(|| "-".into())
@@ -140,7 +150,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         "{:<24} {:<10} {:>9} {:>7} {:>7} {:>7} {:>8} {:>7}",
         "shape", "reader", "chars/tok", "all", "prose", "code", "numbers", "recall"
     ))?;
-    for r in &results {
+    for r in results {
         out(&format!(
             "{:<24} {:<10} {:>9.2} {:>7} {:>7} {:>7} {:>8} {:>7}",
             r.shape,
@@ -156,8 +166,8 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     if let Some(r) = results.first() {
         out(&format!("method: {}", r.method))?;
     }
-    if let Some(n) = a.misreads {
-        for r in &results {
+    if let Some(n) = misreads {
+        for r in results {
             let missed: Vec<String> = r
                 .most_missed()
                 .iter()
