@@ -539,9 +539,25 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
             }
         }
     }
+    let models = per_model(&replies, &methods);
+    for r in &mut replies {
+        r.error = round4(r.error);
+        r.predicted_error = r.predicted_error.map(round4);
+    }
+    Ok(Replay {
+        models,
+        replies,
+        compactions,
+        skipped,
+    })
+}
+
+/// Each model's errors over its replies (estimated from scratch and predicted from the last measurement), its
+/// worst reply, and whether its estimator was calibrated on other sessions.
+fn per_model(replies: &[ReplyRow], methods: &BTreeMap<String, bool>) -> Vec<ModelRow> {
     let mut models = Vec::new();
     let mut grouped: BTreeMap<&str, Vec<&ReplyRow>> = BTreeMap::new();
-    for r in &replies {
+    for r in replies {
         grouped.entry(r.model.as_str()).or_default().push(r);
     }
     for (model, rows) in grouped {
@@ -574,16 +590,7 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
             },
         });
     }
-    for r in &mut replies {
-        r.error = round4(r.error);
-        r.predicted_error = r.predicted_error.map(round4);
-    }
-    Ok(Replay {
-        models,
-        replies,
-        compactions,
-        skipped,
-    })
+    models
 }
 
 fn rel_signed(estimated: u64, measured: u64) -> f64 {
