@@ -304,6 +304,63 @@ fn orphan_note(tool_use_id: &str, content: &ToolResultContent, is_error: bool) -
     ))
 }
 
+/// A reply's tool results (which answer nothing there) made notes.
+fn notes_for_results<M: Repairable>(m: &mut M, r: &mut Repairs) {
+    if !m
+        .blocks()
+        .iter()
+        .any(|b| matches!(b, Block::ToolResult { .. }))
+    {
+        return;
+    }
+    let blocks = std::mem::take(m.blocks_mut());
+    *m.blocks_mut() = blocks
+        .into_iter()
+        .map(|b| match b {
+            Block::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => {
+                r.orphan_results += 1;
+                orphan_note(&tool_use_id, &content, is_error)
+            }
+            other => other,
+        })
+        .collect();
+}
+
+/// A user or tool message's blocks taken apart: the results of pending calls (each call answered taken off
+/// `pending`), and the rest with orphan results made notes.
+fn answers_first<M: Repairable>(
+    m: &mut M,
+    pending: &mut Vec<String>,
+    r: &mut Repairs,
+) -> (Vec<Block>, Vec<Block>) {
+    let blocks = std::mem::take(m.blocks_mut());
+    let (mut results, mut rest): (Vec<Block>, Vec<Block>) = (Vec::new(), Vec::new());
+    for b in blocks {
+        match b {
+            Block::ToolResult {
+                ref tool_use_id, ..
+            } if pending.contains(tool_use_id) => {
+                pending.retain(|p| p != tool_use_id);
+                results.push(b);
+            }
+            Block::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => {
+                r.orphan_results += 1;
+                rest.push(orphan_note(&tool_use_id, &content, is_error));
+            }
+            other => rest.push(other),
+        }
+    }
+    (results, rest)
+}
+
 pub fn repair<M: Repairable>(msgs: &mut Vec<M>) -> Repairs {
     let mut r = Repairs::default();
     rename_duplicates(msgs, &mut r);
@@ -334,26 +391,7 @@ pub fn repair<M: Repairable>(msgs: &mut Vec<M>) -> Repairs {
                 out.push(M::added(Role::User, results));
             }
             // a result inside a reply answers nothing a provider accepts there: a note in its place
-            if m.blocks()
-                .iter()
-                .any(|b| matches!(b, Block::ToolResult { .. }))
-            {
-                let blocks = std::mem::take(m.blocks_mut());
-                *m.blocks_mut() = blocks
-                    .into_iter()
-                    .map(|b| match b {
-                        Block::ToolResult {
-                            tool_use_id,
-                            content,
-                            is_error,
-                        } => {
-                            r.orphan_results += 1;
-                            orphan_note(&tool_use_id, &content, is_error)
-                        }
-                        other => other,
-                    })
-                    .collect();
-            }
+            notes_for_results(&mut m, &mut r);
             pending = m
                 .blocks()
                 .iter()
@@ -366,27 +404,7 @@ pub fn repair<M: Repairable>(msgs: &mut Vec<M>) -> Repairs {
             continue;
         }
         // a user or tool message: results for the pending calls, orphans made notes, results first
-        let blocks = std::mem::take(m.blocks_mut());
-        let (mut results, mut rest): (Vec<Block>, Vec<Block>) = (Vec::new(), Vec::new());
-        for b in blocks {
-            match b {
-                Block::ToolResult {
-                    ref tool_use_id, ..
-                } if pending.contains(tool_use_id) => {
-                    pending.retain(|p| p != tool_use_id);
-                    results.push(b);
-                }
-                Block::ToolResult {
-                    tool_use_id,
-                    content,
-                    is_error,
-                } => {
-                    r.orphan_results += 1;
-                    rest.push(orphan_note(&tool_use_id, &content, is_error));
-                }
-                other => rest.push(other),
-            }
-        }
+        let (mut results, rest) = answers_first(&mut m, &mut pending, &mut r);
         // a run of tool messages answers one assistant message together; anything else closes it
         let run_continues = role == Role::Tool && roles.get(k + 1) == Some(&Role::Tool);
         if !run_continues && !pending.is_empty() {
