@@ -183,6 +183,62 @@ pub fn on_heads(
     Ok(analyse(conversation, heads, &replies, &branches, prices))
 }
 
+/// Why a request read less of the cache than the previous one (`p`) left: the cache expired, a compaction or a
+/// branch changed the prefix, the model changed, the overhead itself was not read, or nothing cairn can see.
+fn cause_of(
+    p: &PathUsage,
+    m: &PathUsage,
+    heads: &[Head],
+    branches: &[bool],
+    overhead: u64,
+) -> Cause {
+    let (u, pu) = (&m.usage, &p.usage);
+    let model = m.model.as_deref().unwrap_or("");
+    let ttl = if pu.cache_creation_1h_input_tokens > 0 {
+        TTL_1H
+    } else {
+        TTL_5M
+    };
+    let compacted = heads[p.index + 1..=m.index]
+        .iter()
+        .any(|h| h.is_compaction());
+    let branched = branches[p.index..m.index].iter().any(|&b| b);
+    let same_model = crate::models::key_or_raw(p.model.as_deref().unwrap_or(""))
+        == crate::models::key_or_raw(model);
+    if m.created_at - p.created_at > ttl {
+        Cause::Ttl
+    } else if compacted {
+        Cause::Compaction
+    } else if branched {
+        Cause::Branch
+    } else if !same_model {
+        Cause::Model
+    } else if u.cache_read_input_tokens + BLOCK < overhead {
+        Cause::Overhead
+    } else {
+        Cause::Unknown
+    }
+}
+
+impl Totals {
+    /// A reply's cost counted in, and what its cache miss lost.
+    fn add(&mut self, reply: &ReplyCache) {
+        match reply.cost {
+            Some(c) => {
+                *self.cost.get_or_insert(0.0) += c;
+                if let (Some(h), Some(cause)) = (reply.cost_if_hit, reply.cause) {
+                    let lost = (c - h).max(0.0);
+                    *self.lost.get_or_insert(0.0) += lost;
+                    *self.by_cause.entry(cause.name()).or_default() += lost;
+                } else {
+                    self.lost.get_or_insert(0.0);
+                }
+            }
+            None => self.unpriced += 1,
+        }
+    }
+}
+
 /// The analysis of a path: its heads, the replies that carry usage, and `branches[i]`: path message i has another
 /// child off the path.
 pub fn analyse(
@@ -251,47 +307,12 @@ pub fn analyse(
             let shortfall = expected.saturating_sub(u.cache_read_input_tokens);
             if shortfall > BLOCK {
                 reply.hit = false;
-                let ttl = if pu.cache_creation_1h_input_tokens > 0 {
-                    TTL_1H
-                } else {
-                    TTL_5M
-                };
-                let compacted = heads[p.index + 1..=m.index]
-                    .iter()
-                    .any(|h| h.is_compaction());
-                let branched = branches[p.index..m.index].iter().any(|&b| b);
-                let same_model = crate::models::key_or_raw(p.model.as_deref().unwrap_or(""))
-                    == crate::models::key_or_raw(model);
-                reply.cause = Some(if m.created_at - p.created_at > ttl {
-                    Cause::Ttl
-                } else if compacted {
-                    Cause::Compaction
-                } else if branched {
-                    Cause::Branch
-                } else if !same_model {
-                    Cause::Model
-                } else if u.cache_read_input_tokens + BLOCK < overhead {
-                    Cause::Overhead
-                } else {
-                    Cause::Unknown
-                });
+                reply.cause = Some(cause_of(p, m, heads, branches, overhead));
                 reply.cost_if_hit = pricer.cost(model, &as_if_hit(u, shortfall), m.created_at);
                 totals.misses += 1;
             }
         }
-        match cost {
-            Some(c) => {
-                *totals.cost.get_or_insert(0.0) += c;
-                if let (Some(h), Some(cause)) = (reply.cost_if_hit, reply.cause) {
-                    let lost = (c - h).max(0.0);
-                    *totals.lost.get_or_insert(0.0) += lost;
-                    *totals.by_cause.entry(cause.name()).or_default() += lost;
-                } else {
-                    totals.lost.get_or_insert(0.0);
-                }
-            }
-            None => totals.unpriced += 1,
-        }
+        totals.add(&reply);
         if one {
             prev = Some(m);
         }
