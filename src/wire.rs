@@ -141,75 +141,81 @@ fn block_from_value(v: Value) -> Result<Block, BlockError> {
             name: take_str(&mut o, "name", "")?,
             input: o.remove("input").unwrap_or(Value::Object(Map::new())),
         },
-        4 => {
-            let content = match o.remove("content") {
-                None | Some(Value::Null) => ToolResultContent::Text(String::new()),
-                Some(Value::String(s)) => ToolResultContent::Text(s),
-                Some(c @ Value::Array(_)) => ToolResultContent::Blocks(
-                    blocks_from_value(c, ".content").map_err(|e| (e.at, e.reason))?,
-                ),
-                Some(_) => {
-                    return Err((
-                        String::new(),
-                        "tool_result content must be a string or an array of blocks".into(),
-                    ));
-                }
-            };
-            Block::ToolResult {
-                tool_use_id: take_str(&mut o, "tool_use_id", "")?,
-                content,
-                is_error: o.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+        4 => tool_result_from(o)?,
+        5 => image_from(o)?,
+        _ => Block::Other(Value::Object(o)),
+    })
+}
+
+/// A `tool_result` block of the modelled fields: its content a string or blocks.
+fn tool_result_from(mut o: Map<String, Value>) -> Result<Block, BlockError> {
+    let content = match o.remove("content") {
+        None | Some(Value::Null) => ToolResultContent::Text(String::new()),
+        Some(Value::String(s)) => ToolResultContent::Text(s),
+        Some(c @ Value::Array(_)) => ToolResultContent::Blocks(
+            blocks_from_value(c, ".content").map_err(|e| (e.at, e.reason))?,
+        ),
+        Some(_) => {
+            return Err((
+                String::new(),
+                "tool_result content must be a string or an array of blocks".into(),
+            ));
+        }
+    };
+    Ok(Block::ToolResult {
+        tool_use_id: take_str(&mut o, "tool_use_id", "")?,
+        content,
+        is_error: o.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+    })
+}
+
+/// An `image` block: base64 data, or a blob of the store; a URL or file source is kept as it is.
+fn image_from(o: Map<String, Value>) -> Result<Block, BlockError> {
+    let Some(Value::Object(src)) = o.get("source") else {
+        return Err((String::new(), "image without a \"source\" object".into()));
+    };
+    let media_type = src
+        .get("media_type")
+        .and_then(Value::as_str)
+        .unwrap_or("application/octet-stream")
+        .to_string();
+    Ok(match src.get("type").and_then(Value::as_str) {
+        Some("base64") => {
+            let data = src.get("data").and_then(Value::as_str).ok_or_else(|| {
+                (
+                    ".source".to_string(),
+                    "missing string field \"data\"".to_string(),
+                )
+            })?;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(data.trim())
+                .map_err(|e| (".source.data".to_string(), format!("bad base64: {e}")))?;
+            Block::Image {
+                media_type,
+                data: ImageData::Bytes(bytes),
             }
         }
-        5 => {
-            let Some(Value::Object(src)) = o.get("source") else {
-                return Err((String::new(), "image without a \"source\" object".into()));
+        Some("blob") => {
+            let hash = src.get("hash").and_then(Value::as_str).ok_or_else(|| {
+                (
+                    ".source".to_string(),
+                    "missing string field \"hash\"".to_string(),
+                )
+            })?;
+            let dim = |k: &str| {
+                src.get(k)
+                    .and_then(Value::as_u64)
+                    .and_then(|v| u32::try_from(v).ok())
             };
-            let media_type = src
-                .get("media_type")
-                .and_then(Value::as_str)
-                .unwrap_or("application/octet-stream")
-                .to_string();
-            match src.get("type").and_then(Value::as_str) {
-                Some("base64") => {
-                    let data = src.get("data").and_then(Value::as_str).ok_or_else(|| {
-                        (
-                            ".source".to_string(),
-                            "missing string field \"data\"".to_string(),
-                        )
-                    })?;
-                    let bytes = base64::engine::general_purpose::STANDARD
-                        .decode(data.trim())
-                        .map_err(|e| (".source.data".to_string(), format!("bad base64: {e}")))?;
-                    Block::Image {
-                        media_type,
-                        data: ImageData::Bytes(bytes),
-                    }
-                }
-                Some("blob") => {
-                    let hash = src.get("hash").and_then(Value::as_str).ok_or_else(|| {
-                        (
-                            ".source".to_string(),
-                            "missing string field \"hash\"".to_string(),
-                        )
-                    })?;
-                    let dim = |k: &str| {
-                        src.get(k)
-                            .and_then(Value::as_u64)
-                            .and_then(|v| u32::try_from(v).ok())
-                    };
-                    Block::Image {
-                        media_type,
-                        data: ImageData::Blob {
-                            hash: hash.to_string(),
-                            size: dim("width").zip(dim("height")),
-                        },
-                    }
-                }
-                // URL and file sources are references cairn cannot store; keep them as they are.
-                _ => Block::Other(Value::Object(o)),
+            Block::Image {
+                media_type,
+                data: ImageData::Blob {
+                    hash: hash.to_string(),
+                    size: dim("width").zip(dim("height")),
+                },
             }
         }
+        // URL and file sources are references cairn cannot store; keep them as they are.
         _ => Block::Other(Value::Object(o)),
     })
 }
