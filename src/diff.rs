@@ -199,6 +199,37 @@ fn side(
     s
 }
 
+/// Two aligned messages (or one side's alone).
+fn pair(x: Option<&Message>, y: Option<&Message>, same: bool, diff: Option<String>) -> Pair {
+    Pair {
+        a: x.map(|m| m.id.clone()),
+        b: y.map(|m| m.id.clone()),
+        same,
+        diff,
+        a_line: x.map(first_line),
+        b_line: y.map(first_line),
+    }
+}
+
+/// The text diff of two aligned messages of the same role.
+fn text_diff(x: Option<&Message>, y: Option<&Message>) -> Option<String> {
+    let (x, y) = (x?, y?);
+    if x.role != y.role {
+        return None;
+    }
+    let (tx, ty) = (
+        format!("{}\n", plain_text(&x.content)),
+        format!("{}\n", plain_text(&y.content)),
+    );
+    Some(
+        similar::TextDiff::from_lines(&tx, &ty)
+            .unified_diff()
+            .context_radius(2)
+            .header("a", "b")
+            .to_string(),
+    )
+}
+
 /// Compares `a` and `b` (each a conversation id, or a message id naming the path's end).
 pub fn diff(
     store: &Store,
@@ -223,81 +254,38 @@ pub fn diff(
                 old_index,
                 new_index,
                 len,
-            } => {
-                for k in 0..len {
-                    pairs.push(Pair {
-                        a: Some(ra[old_index + k].id.clone()),
-                        b: Some(rb[new_index + k].id.clone()),
-                        same: true,
-                        diff: None,
-                        a_line: Some(first_line(&ra[old_index + k])),
-                        b_line: Some(first_line(&rb[new_index + k])),
-                    });
-                }
-            }
+            } => pairs.extend((0..len).map(|k| {
+                pair(
+                    Some(&ra[old_index + k]),
+                    Some(&rb[new_index + k]),
+                    true,
+                    None,
+                )
+            })),
             similar::DiffOp::Delete {
                 old_index, old_len, ..
-            } => {
-                for x in &ra[old_index..old_index + old_len] {
-                    pairs.push(Pair {
-                        a: Some(x.id.clone()),
-                        b: None,
-                        same: false,
-                        diff: None,
-                        a_line: Some(first_line(x)),
-                        b_line: None,
-                    });
-                }
-            }
+            } => pairs.extend(
+                ra[old_index..old_index + old_len]
+                    .iter()
+                    .map(|x| pair(Some(x), None, false, None)),
+            ),
             similar::DiffOp::Insert {
                 new_index, new_len, ..
-            } => {
-                for y in &rb[new_index..new_index + new_len] {
-                    pairs.push(Pair {
-                        a: None,
-                        b: Some(y.id.clone()),
-                        same: false,
-                        diff: None,
-                        a_line: None,
-                        b_line: Some(first_line(y)),
-                    });
-                }
-            }
+            } => pairs.extend(
+                rb[new_index..new_index + new_len]
+                    .iter()
+                    .map(|y| pair(None, Some(y), false, None)),
+            ),
             similar::DiffOp::Replace {
                 old_index,
                 old_len,
                 new_index,
                 new_len,
-            } => {
-                for k in 0..old_len.max(new_len) {
-                    let x = (k < old_len).then(|| &ra[old_index + k]);
-                    let y = (k < new_len).then(|| &rb[new_index + k]);
-                    let diff = match (x, y) {
-                        (Some(x), Some(y)) if x.role == y.role => {
-                            let (tx, ty) = (
-                                format!("{}\n", plain_text(&x.content)),
-                                format!("{}\n", plain_text(&y.content)),
-                            );
-                            Some(
-                                similar::TextDiff::from_lines(&tx, &ty)
-                                    .unified_diff()
-                                    .context_radius(2)
-                                    .header("a", "b")
-                                    .to_string(),
-                            )
-                        }
-                        _ => None,
-                    };
-                    pairs.push(Pair {
-                        a: x.map(|m| m.id.clone()),
-                        b: y.map(|m| m.id.clone()),
-                        same: false,
-                        diff,
-                        a_line: x.map(first_line),
-                        b_line: y.map(first_line),
-                    });
-                }
-            }
+            } => pairs.extend((0..old_len.max(new_len)).map(|k| {
+                let x = (k < old_len).then(|| &ra[old_index + k]);
+                let y = (k < new_len).then(|| &rb[new_index + k]);
+                pair(x, y, false, text_diff(x, y))
+            })),
         }
     }
     Ok(Diff {
