@@ -62,42 +62,7 @@ impl Store {
         if let Some(t) = &q.tool {
             matcher = format!("{matcher} AND tools : \"{}\"", t.replace('"', "\"\""));
         }
-        let mut filters = String::new();
-        let mut args: Vec<Sql> = vec![Sql::Text(matcher)];
-        let mut range = String::new();
-        if let Some(c) = &q.conversation {
-            let conv = conv_row(&self.conn, c)?;
-            args.push(Sql::Integer(conv.seq));
-            filters.push_str(&format!(" AND m.conversation = ?{}", args.len()));
-            // the index is read only over the rows that hold this conversation's bodies
-            let (lo, hi): (Option<i64>, Option<i64>) = self.conn.query_row(
-                "SELECT min(coalesce(body_of, seq)), max(coalesce(body_of, seq)) FROM messages WHERE conversation = ?1",
-                [conv.seq],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            args.push(Sql::Integer(lo.unwrap_or(0)));
-            args.push(Sql::Integer(hi.unwrap_or(-1)));
-            range = format!(" AND rowid BETWEEN ?{} AND ?{}", args.len() - 1, args.len());
-        }
-        match q.role.as_deref() {
-            None => {}
-            Some("user") => filters.push_str(" AND m.role = 'user' AND (m.flags & 2) = 0"),
-            Some("tool") => filters.push_str(" AND (m.flags & 2) != 0"),
-            Some("assistant") => filters.push_str(" AND m.role = 'assistant'"),
-            Some("system") => filters.push_str(" AND m.role = 'system'"),
-            Some(other) => {
-                return Err(StoreError::BadQuery(format!(
-                    "--role {other:?}: use user, assistant, tool or system"
-                )));
-            }
-        }
-        if q.errors {
-            filters.push_str(" AND EXISTS (SELECT 1 FROM measures me WHERE me.seq = m.seq AND me.tool_errors > 0)");
-        }
-        if let Some(since) = q.since {
-            args.push(Sql::Integer(since));
-            filters.push_str(&format!(" AND m.created_at >= ?{}", args.len()));
-        }
+        let (filters, mut args, range) = self.search_filters(q, matcher)?;
         // a hit on a body is a hit in the conversation that wrote it and in every fork that copied it
         let candidates = |with_rank: bool| {
             let rank = if with_rank {
@@ -114,13 +79,7 @@ impl Store {
                  FROM hits JOIN messages m ON m.body_of = hits.body WHERE 1 = 1 {filters}"
             )
         };
-        // a generic SQL error from these statements is the query's (FTS5 reports its syntax errors so)
-        let bad = |e: rusqlite::Error| match &e {
-            rusqlite::Error::SqliteFailure(f, Some(msg)) if f.extended_code == 1 => {
-                StoreError::BadQuery(msg.trim_start_matches("fts5: ").to_string())
-            }
-            _ => StoreError::Sqlite(e),
-        };
+        let bad = fts_error;
         if filters.is_empty() {
             return self
                 .search_unfiltered(&args[0], q.limit.max(1))
@@ -161,6 +120,52 @@ impl Store {
             hits,
             total: total.max(0) as u64,
         })
+    }
+
+    /// The SQL filters a query's options add (conversation, role, errors, since), their arguments after the
+    /// matcher's, and the index range of a conversation's bodies.
+    fn search_filters(
+        &self,
+        q: &SearchQuery,
+        matcher: String,
+    ) -> Result<(String, Vec<Sql>, String)> {
+        let mut filters = String::new();
+        let mut args: Vec<Sql> = vec![Sql::Text(matcher)];
+        let mut range = String::new();
+        if let Some(c) = &q.conversation {
+            let conv = conv_row(&self.conn, c)?;
+            args.push(Sql::Integer(conv.seq));
+            filters.push_str(&format!(" AND m.conversation = ?{}", args.len()));
+            // the index is read only over the rows that hold this conversation's bodies
+            let (lo, hi): (Option<i64>, Option<i64>) = self.conn.query_row(
+            "SELECT min(coalesce(body_of, seq)), max(coalesce(body_of, seq)) FROM messages WHERE conversation = ?1",
+            [conv.seq],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+            args.push(Sql::Integer(lo.unwrap_or(0)));
+            args.push(Sql::Integer(hi.unwrap_or(-1)));
+            range = format!(" AND rowid BETWEEN ?{} AND ?{}", args.len() - 1, args.len());
+        }
+        match q.role.as_deref() {
+            None => {}
+            Some("user") => filters.push_str(" AND m.role = 'user' AND (m.flags & 2) = 0"),
+            Some("tool") => filters.push_str(" AND (m.flags & 2) != 0"),
+            Some("assistant") => filters.push_str(" AND m.role = 'assistant'"),
+            Some("system") => filters.push_str(" AND m.role = 'system'"),
+            Some(other) => {
+                return Err(StoreError::BadQuery(format!(
+                    "--role {other:?}: use user, assistant, tool or system"
+                )));
+            }
+        }
+        if q.errors {
+            filters.push_str(" AND EXISTS (SELECT 1 FROM measures me WHERE me.seq = m.seq AND me.tool_errors > 0)");
+        }
+        if let Some(since) = q.since {
+            args.push(Sql::Integer(since));
+            filters.push_str(&format!(" AND m.created_at >= ?{}", args.len()));
+        }
+        Ok((filters, args, range))
     }
 
     /// A search with no filter outside the index: FTS5 ranks and cuts the bodies itself (`ORDER BY rank LIMIT`),
@@ -287,5 +292,15 @@ fn hit_role(role: String, flags: i64) -> String {
         "tool".into()
     } else {
         role
+    }
+}
+
+/// A generic SQL error from a search statement is the query's (FTS5 reports its syntax errors so).
+fn fts_error(e: rusqlite::Error) -> StoreError {
+    match &e {
+        rusqlite::Error::SqliteFailure(f, Some(msg)) if f.extended_code == 1 => {
+            StoreError::BadQuery(msg.trim_start_matches("fts5: ").to_string())
+        }
+        _ => StoreError::Sqlite(e),
     }
 }
