@@ -57,6 +57,58 @@ fn body(store: &Store, kind: Kind, msgs: &[SentMessage]) -> Result<Value, StoreE
     })
 }
 
+/// The next request as the one estimator predicts it (the last measured prompt plus what came since, and the
+/// prompt): the figure the timeline draws against the same threshold.
+fn next_request(
+    store: &Store,
+    conv: &str,
+    policy: &Policy,
+    prompt: &NewMessage,
+) -> Result<u64, SendError> {
+    let view = PathView::load(store, conv, None)?;
+    let view = view.counted_by(Some(store), crate::models::tokenizer(&policy.model))?;
+    let fits = crate::reclaim::replay::stored_fits(store)?;
+    let est =
+        crate::reclaim::replay::Estimator::for_path(&fits, Some(store), &view, &policy.model)?;
+    let reader = crate::reclaim::assemble::ModelReader::of(&policy.model);
+    Ok(est.predict(
+        crate::reclaim::replay::totals_after(&view, reader)
+            + crate::tokens::blocks(&prompt.content),
+    ))
+}
+
+/// Sends the context a layout makes, with the prompt, to the provider (OpenAI's own compaction as the newest
+/// cover through its Responses API, which alone reads the kept item).
+fn request(
+    store: &Store,
+    provider: &Provider,
+    (view, l): (&PathView, &crate::reclaim::ContextLayout),
+    prompt: &NewMessage,
+    on_text: &mut dyn FnMut(&str),
+    cancel: &AtomicBool,
+) -> Result<Result<crate::provider::Reply, ProviderError>, SendError> {
+    let mut msgs = materialize(view, l, Some(store))?;
+    msgs.push(SentMessage {
+        role: Role::User,
+        content: prompt.content.clone(),
+        sources: Vec::new(),
+    });
+    let request = body(store, provider.kind, &msgs)?;
+    // OpenAI's own compaction as the newest cover: only its Responses API reads the kept item
+    let kept = match provider.kind {
+        Kind::Openai => responses::kept_item(store, view)?,
+        Kind::Anthropic => None,
+    };
+    Ok(match kept {
+        Some((stands_for, item)) => responses::send(
+            provider,
+            responses::input(&request, &stands_for, &item),
+            on_text,
+        ),
+        None => provider.complete(&request, on_text, cancel),
+    })
+}
+
 /// Sends `text` as the next user prompt and persists the turn when the reply is complete.
 pub fn send(
     store: &mut Store,
@@ -76,18 +128,7 @@ pub fn send(
     let opts = policy.rung_options(target);
     // the next request as the one estimator predicts it (the last measured prompt plus what came since), the
     // figure the timeline draws against the same threshold
-    let estimate = {
-        let view = PathView::load(store, &conv, None)?;
-        let view = view.counted_by(Some(store), crate::models::tokenizer(&policy.model))?;
-        let fits = crate::reclaim::replay::stored_fits(store)?;
-        let est =
-            crate::reclaim::replay::Estimator::for_path(&fits, Some(store), &view, &policy.model)?;
-        let reader = crate::reclaim::assemble::ModelReader::of(&policy.model);
-        est.predict(
-            crate::reclaim::replay::totals_after(&view, reader)
-                + crate::tokens::blocks(&prompt.content),
-        )
-    };
+    let estimate = next_request(store, &conv, policy, &prompt)?;
     if estimate > policy.threshold_tokens() {
         let outcome = rungs::ladder(store, &conv, target, &opts)?;
         compacted.extend(
@@ -111,26 +152,7 @@ pub fn send(
         }
         let l = layout(&view, &[], view.len());
         let estimate = l.tally.total() + crate::tokens::blocks(&prompt.content);
-        let mut msgs = materialize(&view, &l, Some(store))?;
-        msgs.push(SentMessage {
-            role: Role::User,
-            content: prompt.content.clone(),
-            sources: Vec::new(),
-        });
-        let request = body(store, provider.kind, &msgs)?;
-        // OpenAI's own compaction as the newest cover: only its Responses API reads the kept item
-        let kept = match provider.kind {
-            Kind::Openai => responses::kept_item(store, &view)?,
-            Kind::Anthropic => None,
-        };
-        let answer = match kept {
-            Some((stands_for, item)) => responses::send(
-                provider,
-                responses::input(&request, &stands_for, &item),
-                on_text,
-            ),
-            None => provider.complete(&request, on_text, cancel),
-        };
+        let answer = request(store, provider, (&view, &l), &prompt, on_text, cancel)?;
         match answer {
             Ok(reply) => {
                 let mut answer =
