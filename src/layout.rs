@@ -68,13 +68,16 @@ pub struct TreeLayout {
     pub height: u32,
 }
 
-impl TreeLayout {
-    /// Lays out a tree given each node's parent index (parents before children, as the store returns heads).
-    /// `expanded(first_node, len)` says whether the segment starting at that node, `len` messages long, is shown
-    /// in full (runs of up to [`COLLAPSE_OVER`] always are).
-    pub fn compute(parents: &[Option<usize>], expanded: &dyn Fn(usize, u32) -> bool) -> TreeLayout {
+/// Each node's children in CSR form, in index (write) order: `kids[off[i]..off[i + 1]]`, `count[i]` of them.
+struct Children {
+    count: Vec<u32>,
+    off: Vec<usize>,
+    kids: Vec<u32>,
+}
+
+impl Children {
+    fn of(parents: &[Option<usize>]) -> Children {
         let n = parents.len();
-        // children in CSR form, in index (write) order
         let mut count = vec![0u32; n];
         for p in parents.iter().flatten() {
             if *p < n {
@@ -95,17 +98,71 @@ impl TreeLayout {
                 fill[p] += 1;
             }
         }
+        Children { count, off, kids }
+    }
+}
 
-        // messages under each message (itself included): parents come before children, so one reverse pass
-        let mut size = vec![1u64; n];
-        for i in (0..n).rev() {
-            if let Some(p) = parents[i]
-                && p < n
-                && p != i
-            {
-                size[p] += size[i];
-            }
+/// Messages under each message (itself included): parents come before children, so one reverse pass.
+fn subtree_sizes(parents: &[Option<usize>]) -> Vec<u64> {
+    let n = parents.len();
+    let mut size = vec![1u64; n];
+    for i in (0..n).rev() {
+        if let Some(p) = parents[i]
+            && p < n
+            && p != i
+        {
+            size[p] += size[i];
         }
+    }
+    size
+}
+
+/// Places the segments: rows one layer per level, as tall as its tallest segment; columns by the tidy tree, with
+/// the room each has before its right neighbour. Returns the height.
+fn place(segments: &mut [Segment]) -> u32 {
+    // rows: one layer per level, as tall as its tallest segment
+    let levels = segments.iter().map(|s| s.level + 1).max().unwrap_or(0) as usize;
+    let mut tallest = vec![0u32; levels];
+    for s in segments.iter() {
+        let t = &mut tallest[s.level as usize];
+        *t = (*t).max(s.rows);
+    }
+    let mut top = vec![0u32; levels];
+    let mut height = 0;
+    for l in 0..levels {
+        top[l] = height;
+        height += tallest[l] + LEVEL_GAP;
+    }
+    for s in segments.iter_mut() {
+        s.y = top[s.level as usize];
+    }
+
+    let xs = tidy(segments);
+    for (s, x) in segments.iter_mut().zip(xs) {
+        s.x = x;
+    }
+    let mut by_level: Vec<(u32, f32, usize)> = segments
+        .iter()
+        .enumerate()
+        .map(|(k, s)| (s.level, s.x, k))
+        .collect();
+    by_level.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    for w in by_level.windows(2) {
+        if w[0].0 == w[1].0 {
+            segments[w[0].2].room = w[1].1 - w[0].1;
+        }
+    }
+    height
+}
+
+impl TreeLayout {
+    /// Lays out a tree given each node's parent index (parents before children, as the store returns heads).
+    /// `expanded(first_node, len)` says whether the segment starting at that node, `len` messages long, is shown
+    /// in full (runs of up to [`COLLAPSE_OVER`] always are).
+    pub fn compute(parents: &[Option<usize>], expanded: &dyn Fn(usize, u32) -> bool) -> TreeLayout {
+        let n = parents.len();
+        let Children { count, off, kids } = Children::of(parents);
+        let size = subtree_sizes(parents);
 
         // segments: start at a root or a child of a node with other children; follow single children
         let mut segments: Vec<Segment> = Vec::new();
@@ -153,38 +210,7 @@ impl TreeLayout {
             });
         }
 
-        // rows: one layer per level, as tall as its tallest segment
-        let levels = segments.iter().map(|s| s.level + 1).max().unwrap_or(0) as usize;
-        let mut tallest = vec![0u32; levels];
-        for s in &segments {
-            let t = &mut tallest[s.level as usize];
-            *t = (*t).max(s.rows);
-        }
-        let mut top = vec![0u32; levels];
-        let mut height = 0;
-        for l in 0..levels {
-            top[l] = height;
-            height += tallest[l] + LEVEL_GAP;
-        }
-        for s in &mut segments {
-            s.y = top[s.level as usize];
-        }
-
-        let xs = tidy(&segments);
-        for (s, x) in segments.iter_mut().zip(xs) {
-            s.x = x;
-        }
-        let mut by_level: Vec<(u32, f32, usize)> = segments
-            .iter()
-            .enumerate()
-            .map(|(k, s)| (s.level, s.x, k))
-            .collect();
-        by_level.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-        for w in by_level.windows(2) {
-            if w[0].0 == w[1].0 {
-                segments[w[0].2].room = w[1].1 - w[0].1;
-            }
-        }
+        let height = place(&mut segments);
         let min_x = segments.iter().map(|s| s.x).fold(f32::INFINITY, f32::min);
         let max_x = segments
             .iter()
