@@ -21,6 +21,7 @@ mod follow;
 pub mod fonts;
 mod graph;
 mod operations;
+mod panel;
 mod remote;
 mod screenshot;
 mod search;
@@ -46,7 +47,6 @@ use crate::store::Store;
 
 use dialogs::{EXPORT_FORMATS, ExportDialog, RewindDialog};
 pub use graph::{GraphView, node_label};
-use remote::Remote;
 use screenshot::Screenshot;
 pub use session::Session;
 pub use snapshots::Link;
@@ -536,6 +536,19 @@ impl Explorer {
         });
     }
 
+    /// The panels that ask the core for something, in one list: each background result goes to them.
+    fn panels(&mut self) -> [&mut dyn panel::Panel; 7] {
+        [
+            &mut self.compare,
+            &mut self.context,
+            &mut self.timeline,
+            &mut self.diff,
+            &mut self.search_panel,
+            &mut self.stats,
+            &mut self.snapshots,
+        ]
+    }
+
     /// A background result, to whoever asked for it.
     fn apply(&mut self, ctx: &egui::Context, done: worker::Finished) {
         let open = self.conv_id();
@@ -558,21 +571,18 @@ impl Explorer {
             Err(e) => {
                 // the panel that asked shows it too, with a way to try again (instead of waiting forever)
                 match done.purpose {
-                    For::Snapshots => self.snapshots.remote = Remote::Failed(e.clone()),
-                    For::Compare => self.compare.table = Remote::Failed(e.clone()),
-                    For::Preview => self.compare.preview = Remote::Failed(e.clone()),
-                    For::Context => self.context.report = Remote::Failed(e.clone()),
-                    For::Search => self.search_panel.results = Remote::Failed(e.clone()),
-                    For::Stats => self.stats.failed(e.clone()),
-                    For::Timeline => self.timeline.data = Remote::Failed(e.clone()),
-                    For::Diff => self.diff.data = Remote::Failed(e.clone()),
-                    For::ReadBack => self.snapshots.readback = Remote::Failed(e.clone()),
                     For::Follow => {
                         if let Some(f) = &mut self.follow {
                             f.running = false;
                         }
                     }
-                    For::Find | For::Write => {}
+                    purpose => {
+                        for p in self.panels() {
+                            if p.failed(purpose, &e) {
+                                break;
+                            }
+                        }
+                    }
                 }
                 return self.fail(e);
             }
@@ -590,41 +600,18 @@ impl Explorer {
         if done.purpose == For::Follow {
             return self.followed(outcome);
         }
+        let at = panel::At {
+            open: open.as_deref(),
+            about: done.about.as_deref(),
+        };
+        let mut outcome = Some(outcome);
+        for p in self.panels() {
+            outcome = outcome.and_then(|o| p.answered(at, o));
+        }
+        let Some(outcome) = outcome else {
+            return;
+        };
         match outcome {
-            Outcome::Context(r) => {
-                if let Some(c) = done.about.or(open) {
-                    self.context.report = Remote::Ready((c, *r));
-                }
-            }
-            Outcome::Compared {
-                conversation,
-                budget,
-                policy,
-                rows,
-            } => {
-                if Some(&conversation) == open.as_ref() {
-                    self.compare.table = Remote::Ready(compare::Compared {
-                        conversation,
-                        budget,
-                        model: policy.model,
-                        window: policy.window,
-                        rows,
-                    });
-                }
-            }
-            Outcome::Preview {
-                conversation,
-                strategy,
-                sent,
-            } => {
-                if Some(&conversation) == open.as_ref() {
-                    self.compare.preview = Remote::Ready(compare::Previewed {
-                        conversation,
-                        strategy,
-                        lines: sent.iter().map(compare::preview_line).collect(),
-                    });
-                }
-            }
             Outcome::Found {
                 conversation,
                 query,
@@ -636,25 +623,6 @@ impl Explorer {
                     self.hit_at = 0;
                     self.next_hit(0);
                 }
-            }
-            Outcome::Searched(r) => {
-                self.search_panel.results = Remote::Ready(r);
-            }
-            Outcome::Stats(st) => self.stats.set(st),
-            Outcome::Legibility(mut v) => {
-                if let Some(r) = v.pop() {
-                    self.snapshots.readback = Remote::Ready(r);
-                }
-            }
-            Outcome::Timeline(t) => {
-                if let Some(c) = done.about.or(open) {
-                    self.timeline.data = Remote::Ready((c, t));
-                }
-            }
-            Outcome::Diffed(d) => {
-                let a = d.a.tip.clone().unwrap_or_default();
-                let b = self.diff.other.clone().unwrap_or_default();
-                self.diff.data = Remote::Ready((a, b, *d));
             }
             Outcome::Imported(files) => {
                 self.stats.reset();
@@ -1410,6 +1378,7 @@ pub fn run(store_path: PathBuf, options: Options) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::remote::Remote;
     use super::*;
 
     /// One frame of the whole window.

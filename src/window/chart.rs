@@ -5,8 +5,11 @@
 use eframe::egui::{self, Align2, Color32, FontId, Rect, Sense, Vec2};
 
 use super::Session;
+use super::panel::{At, Panel};
 use super::remote::Remote;
+use super::worker::For;
 use crate::commands::Action;
+use crate::commands::Outcome;
 use crate::reclaim::report::ContextReport;
 
 #[derive(Default)]
@@ -162,5 +165,27 @@ pub fn show(ui: &mut egui::Ui, r: &ContextReport) {
                 " (would not run yet)"
             }
         ));
+    }
+}
+
+impl Panel for ContextPanel {
+    fn failed(&mut self, purpose: For, error: &str) -> bool {
+        let mine = purpose == For::Context;
+        if mine {
+            self.report = Remote::Failed(error.to_string());
+        }
+        mine
+    }
+
+    fn answered(&mut self, at: At<'_>, outcome: Outcome) -> Option<Outcome> {
+        match outcome {
+            Outcome::Context(r) => {
+                if let Some(c) = at.conversation() {
+                    self.report = Remote::Ready((c, *r));
+                }
+                None
+            }
+            other => Some(other),
+        }
     }
 }

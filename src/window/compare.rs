@@ -6,8 +6,11 @@
 use eframe::egui::{self, RichText};
 
 use super::Session;
+use super::panel::{At, Panel};
 use super::remote::Remote;
+use super::worker::For;
 use crate::commands::Action;
+use crate::commands::Outcome;
 use crate::reclaim::assemble::SentMessage;
 use crate::reclaim::compare::StrategyRow;
 
@@ -269,5 +272,53 @@ impl ComparePanel {
             None => self.preview.show_missing(ui, "Assembling the preview…"),
         }
         act
+    }
+}
+
+impl Panel for ComparePanel {
+    fn failed(&mut self, purpose: For, error: &str) -> bool {
+        match purpose {
+            For::Compare => self.table = Remote::Failed(error.to_string()),
+            For::Preview => self.preview = Remote::Failed(error.to_string()),
+            _ => return false,
+        }
+        true
+    }
+
+    fn answered(&mut self, at: At<'_>, outcome: Outcome) -> Option<Outcome> {
+        match outcome {
+            Outcome::Compared {
+                conversation,
+                budget,
+                policy,
+                rows,
+            } => {
+                if at.is_open(&conversation) {
+                    self.table = Remote::Ready(Compared {
+                        conversation,
+                        budget,
+                        model: policy.model,
+                        window: policy.window,
+                        rows,
+                    });
+                }
+                None
+            }
+            Outcome::Preview {
+                conversation,
+                strategy,
+                sent,
+            } => {
+                if at.is_open(&conversation) {
+                    self.preview = Remote::Ready(Previewed {
+                        conversation,
+                        strategy,
+                        lines: sent.iter().map(preview_line).collect(),
+                    });
+                }
+                None
+            }
+            other => Some(other),
+        }
     }
 }

@@ -6,8 +6,11 @@
 use eframe::egui::{self, Color32, RichText};
 
 use super::Session;
+use super::panel::{At, Panel};
 use super::remote::Remote;
+use super::worker::For;
 use crate::commands::Action;
+use crate::commands::Outcome;
 use crate::diff::{Diff, Side};
 use crate::model::Conversation;
 
@@ -191,5 +194,27 @@ impl DiffPanel {
                 }
             });
         None
+    }
+}
+
+impl Panel for DiffPanel {
+    fn failed(&mut self, purpose: For, error: &str) -> bool {
+        let mine = purpose == For::Diff;
+        if mine {
+            self.data = Remote::Failed(error.to_string());
+        }
+        mine
+    }
+
+    fn answered(&mut self, _at: At<'_>, outcome: Outcome) -> Option<Outcome> {
+        match outcome {
+            Outcome::Diffed(d) => {
+                let a = d.a.tip.clone().unwrap_or_default();
+                let b = self.other.clone().unwrap_or_default();
+                self.data = Remote::Ready((a, b, *d));
+                None
+            }
+            other => Some(other),
+        }
     }
 }

@@ -5,8 +5,11 @@
 
 use eframe::egui::{self, Color32, RichText, text::LayoutJob};
 
+use super::panel::{At, Panel};
 use super::remote::Remote;
+use super::worker::For;
 use crate::commands::Action;
+use crate::commands::Outcome;
 use crate::search::{MARK_CLOSE, MARK_OPEN, Results};
 use crate::store::SearchQuery;
 
@@ -171,5 +174,25 @@ impl SearchPanel {
                 }
             });
         open
+    }
+}
+
+impl Panel for SearchPanel {
+    fn failed(&mut self, purpose: For, error: &str) -> bool {
+        let mine = purpose == For::Search;
+        if mine {
+            self.results = Remote::Failed(error.to_string());
+        }
+        mine
+    }
+
+    fn answered(&mut self, _at: At<'_>, outcome: Outcome) -> Option<Outcome> {
+        match outcome {
+            Outcome::Searched(r) => {
+                self.results = Remote::Ready(r);
+                None
+            }
+            other => Some(other),
+        }
     }
 }

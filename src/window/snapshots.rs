@@ -6,9 +6,12 @@
 use eframe::egui::{self, Color32, Pos2, Rect, RichText, Sense, Stroke, Vec2};
 
 use super::Session;
+use super::panel::{At, Panel};
 use super::remote::Remote;
+use super::worker::For;
 use super::worker::Snapshot;
 use crate::commands::Action;
+use crate::commands::Outcome;
 use crate::render::{PROFILES, RowMap, SourceText};
 
 /// A message and a character range of its source text: what is linked across the two panes.
@@ -629,4 +632,27 @@ fn read_back_ui(
         });
     }
     None
+}
+
+impl Panel for SnapshotView {
+    fn failed(&mut self, purpose: For, error: &str) -> bool {
+        match purpose {
+            For::Snapshots => self.remote = Remote::Failed(error.to_string()),
+            For::ReadBack => self.readback = Remote::Failed(error.to_string()),
+            _ => return false,
+        }
+        true
+    }
+
+    fn answered(&mut self, _at: At<'_>, outcome: Outcome) -> Option<Outcome> {
+        match outcome {
+            Outcome::Legibility(mut v) => {
+                if let Some(r) = v.pop() {
+                    self.readback = Remote::Ready(r);
+                }
+                None
+            }
+            other => Some(other),
+        }
+    }
 }

@@ -5,8 +5,11 @@
 use eframe::egui::{self, RichText};
 use egui_plot::{Bar, BarChart, Legend, Plot};
 
+use super::panel::{At, Panel};
 use super::remote::Remote;
+use super::worker::For;
 use crate::commands::Action;
+use crate::commands::Outcome;
 use crate::stats::Stats;
 use crate::store::By;
 
@@ -279,4 +282,24 @@ fn costliest(ui: &mut egui::Ui, s: &Stats) -> Option<String> {
             }
         });
     open
+}
+
+impl Panel for StatsPanel {
+    fn failed(&mut self, purpose: For, error: &str) -> bool {
+        let mine = purpose == For::Stats;
+        if mine {
+            StatsPanel::failed(self, error.to_string());
+        }
+        mine
+    }
+
+    fn answered(&mut self, _at: At<'_>, outcome: Outcome) -> Option<Outcome> {
+        match outcome {
+            Outcome::Stats(st) => {
+                self.set(st);
+                None
+            }
+            other => Some(other),
+        }
+    }
 }

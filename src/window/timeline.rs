@@ -9,8 +9,11 @@ use eframe::egui::{self, Color32};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points, VLine};
 
 use super::Session;
+use super::panel::{At, Panel};
 use super::remote::Remote;
+use super::worker::For;
 use crate::commands::Action;
+use crate::commands::Outcome;
 use crate::reclaim::timeline::Timeline;
 
 #[derive(Default)]
@@ -196,5 +199,27 @@ impl TimelinePanel {
             }
         }
         None
+    }
+}
+
+impl Panel for TimelinePanel {
+    fn failed(&mut self, purpose: For, error: &str) -> bool {
+        let mine = purpose == For::Timeline;
+        if mine {
+            self.data = Remote::Failed(error.to_string());
+        }
+        mine
+    }
+
+    fn answered(&mut self, at: At<'_>, outcome: Outcome) -> Option<Outcome> {
+        match outcome {
+            Outcome::Timeline(t) => {
+                if let Some(c) = at.conversation() {
+                    self.data = Remote::Ready((c, t));
+                }
+                None
+            }
+            other => Some(other),
+        }
     }
 }

@@ -1,0 +1,34 @@
+//! One interface for the window's panels that ask the core for something and show its answer (after egui's demo,
+//! where each panel is a struct with its own state). The explorer keeps them in one list ([`super::Explorer`]'s
+//! `panels`) and hands each background result to the list: a failure to the panel whose request failed, an
+//! outcome to the panel it answers. Adding a panel adds it to the list; the explorer's routing does not change.
+
+use super::worker::For;
+use crate::commands::Outcome;
+
+/// Where an answer arrives: the conversation open now, and the one the request was about.
+#[derive(Clone, Copy)]
+pub struct At<'a> {
+    pub open: Option<&'a str>,
+    pub about: Option<&'a str>,
+}
+
+impl At<'_> {
+    /// The conversation an answer is shown under: the one asked about, else the one open.
+    pub fn conversation(&self) -> Option<String> {
+        self.about.or(self.open).map(str::to_string)
+    }
+
+    /// Whether an answer naming `conversation` belongs to what is open.
+    pub fn is_open(&self, conversation: &str) -> bool {
+        self.open == Some(conversation)
+    }
+}
+
+pub trait Panel {
+    /// Takes the failure of a request it made (`purpose`), to show with a way to try again; false when the
+    /// request was not its own.
+    fn failed(&mut self, purpose: For, error: &str) -> bool;
+    /// Takes an outcome it asked for; gives back one that is not its own.
+    fn answered(&mut self, at: At<'_>, outcome: Outcome) -> Option<Outcome>;
+}
