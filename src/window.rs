@@ -624,32 +624,7 @@ impl Explorer {
                     self.next_hit(0);
                 }
             }
-            Outcome::Imported(files) => {
-                self.stats.reset();
-                self.search_panel.results.reset();
-                self.reload();
-                let added: Vec<String> = files
-                    .iter()
-                    .flat_map(|f| f.conversations.iter().cloned())
-                    .collect();
-                if let Some(first) = added.first() {
-                    self.select(first);
-                }
-                let refused: Vec<&String> = files
-                    .iter()
-                    .filter(|f| f.duplicate_of.is_none())
-                    .filter_map(|f| f.error.as_ref())
-                    .collect();
-                let skipped = files.iter().filter(|f| f.duplicate_of.is_some()).count();
-                let mut line = format!("imported {} conversation(s)", added.len());
-                if skipped > 0 {
-                    line.push_str(&format!("; {skipped} file(s) already imported, skipped"));
-                }
-                match refused.first() {
-                    Some(e) => self.fail(format!("{line}; {e}")),
-                    None => self.info(line),
-                }
-            }
+            Outcome::Imported(files) => self.imported(&files),
             Outcome::Continued(c) => {
                 self.info(format!(
                     "wrote a {} session: {}",
@@ -667,6 +642,35 @@ impl Explorer {
                 self.info(describe(&other));
                 self.refresh();
             }
+        }
+    }
+
+    /// Files imported: the store read again, the first new conversation opened, the status line says what came
+    /// in and what was refused.
+    fn imported(&mut self, files: &[crate::import::FileOutcome]) {
+        self.stats.reset();
+        self.search_panel.results.reset();
+        self.reload();
+        let added: Vec<String> = files
+            .iter()
+            .flat_map(|f| f.conversations.iter().cloned())
+            .collect();
+        if let Some(first) = added.first() {
+            self.select(first);
+        }
+        let refused: Vec<&String> = files
+            .iter()
+            .filter(|f| f.duplicate_of.is_none())
+            .filter_map(|f| f.error.as_ref())
+            .collect();
+        let skipped = files.iter().filter(|f| f.duplicate_of.is_some()).count();
+        let mut line = format!("imported {} conversation(s)", added.len());
+        if skipped > 0 {
+            line.push_str(&format!("; {skipped} file(s) already imported, skipped"));
+        }
+        match refused.first() {
+            Some(e) => self.fail(format!("{line}; {e}")),
+            None => self.info(line),
         }
     }
 
