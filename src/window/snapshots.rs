@@ -41,13 +41,17 @@ struct SourceLine {
     header: bool,
 }
 
-type Picker = (
-    &'static str,
-    &'static str,
-    &'static str,
-    Vec<crate::render::shape::Density>,
-    u64,
-);
+/// What the pickers show of the pages drawn (kept from the pages' arrival, not rebuilt each frame).
+struct Picker {
+    profile: &'static str,
+    shape: &'static str,
+    /// The model's default shape.
+    default_shape: &'static str,
+    /// Every shape's density on this middle.
+    densities: Vec<crate::render::shape::Density>,
+    /// The text tokens the pages cover.
+    text_tokens: u64,
+}
 
 pub struct SnapshotView {
     /// A page profile picked, or None for the conversation's model's.
@@ -64,8 +68,7 @@ pub struct SnapshotView {
     pub auto_read: bool,
     /// Open the shape picker once the pages are drawn (a screenshot of it).
     pub open_picker: bool,
-    /// What the pickers show of the pages drawn: profile, shape, the model's default shape, every shape's density,
-    /// the text tokens covered (kept from the pages' arrival, not rebuilt each frame).
+    /// What the pickers show of the pages drawn.
     picker: Option<Picker>,
     /// Each page's tiles: where the tile sits on the page (pixels) and its texture.
     textures: Vec<Vec<(Rect, egui::TextureHandle)>>,
@@ -195,33 +198,23 @@ impl SnapshotView {
         self.page_text_tokens = tokens;
         self.page = self.page.min(data.pages.len().saturating_sub(1));
         self.link = None;
-        self.picker = Some((
-            data.preview.options.profile.name,
-            data.preview.shape.name,
-            data.preview.default_shape.name,
-            data.preview.densities.clone(),
-            data.preview.rendered.stats.text_tokens,
-        ));
+        self.picker = Some(Picker {
+            profile: data.preview.options.profile.name,
+            shape: data.preview.shape.name,
+            default_shape: data.preview.default_shape.name,
+            densities: data.preview.densities.clone(),
+            text_tokens: data.preview.rendered.stats.text_tokens,
+        });
         self.remote = Remote::Ready(data);
     }
 
-    /// Draws the view; asks for the pages when they are missing (or the profile or shape changed).
-    pub fn ui(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Action> {
-        if self.remote.wanted() {
-            self.remote = Remote::Pending;
-            self.picker = None;
-            return Some(Action::SnapshotPreview {
-                conversation: s.conv.id.clone(),
-                profile: self.profile.and_then(|k| PROFILES.get(k)),
-                shape: self.shape.and_then(crate::render::shape::by_name),
-            });
-        }
-        let mut rerender = false;
-        let drawn = self.picker.take();
+    /// The profile and shape pickers (each shape with what it would cost on this middle, measured in the core
+    /// without drawing) and the zoom; whether the pick changed (the pages are drawn again).
+    fn pickers(&mut self, ui: &mut egui::Ui, drawn: Option<&Picker>) -> bool {
         ui.horizontal(|ui| {
             let before = (self.profile, self.shape);
             egui::ComboBox::new("profile-picker", "Profile")
-                .selected_text(drawn.as_ref().map_or("…", |d| d.0))
+                .selected_text(drawn.map_or("…", |d| d.profile))
                 .show_ui(ui, |ui| {
                     ui.selectable_value(&mut self.profile, None, "the model's");
                     for (k, p) in PROFILES.iter().enumerate() {
@@ -231,13 +224,15 @@ impl SnapshotView {
                 });
             ui.separator();
             // each shape with what it would cost on this middle (measured in the core without drawing)
-            let shape_text = drawn.as_ref().map_or_else(
+            let shape_text = drawn.map_or_else(
                 || "…".to_string(),
                 |d| {
-                    let density = d.3.iter().find(|x| x.shape == d.1);
+                    let density = d.densities.iter().find(|x| x.shape == d.shape);
                     match density {
-                        Some(x) => format!("{} · {:.1} chars/token", d.1, x.chars_per_image_token),
-                        None => d.1.to_string(),
+                        Some(x) => {
+                            format!("{} · {:.1} chars/token", d.shape, x.chars_per_image_token)
+                        }
+                        None => d.shape.to_string(),
                     }
                 },
             );
@@ -254,13 +249,13 @@ impl SnapshotView {
                 .width(260.0)
                 .height(480.0)
                 .show_ui(ui, |ui| {
-                    let Some(d) = &drawn else {
+                    let Some(d) = drawn else {
                         return;
                     };
                     ui.selectable_value(
                         &mut self.shape,
                         None,
-                        format!("the model's default ({})", d.2),
+                        format!("the model's default ({})", d.default_shape),
                     );
                     egui::Grid::new("shape-densities")
                         .num_columns(4)
@@ -271,10 +266,14 @@ impl SnapshotView {
                             ui.weak("chars / token");
                             ui.weak("text ÷ image");
                             ui.end_row();
-                            for x in &d.3 {
+                            for x in &d.densities {
                                 let about = crate::render::shape::by_name(x.shape)
                                     .map_or("", |sh| sh.about);
-                                let mark = if x.shape == d.2 { " ★" } else { "" };
+                                let mark = if x.shape == d.default_shape {
+                                    " ★"
+                                } else {
+                                    ""
+                                };
                                 ui.selectable_value(
                                     &mut self.shape,
                                     Some(x.shape),
@@ -284,7 +283,7 @@ impl SnapshotView {
                                 ui.label(format!("{} ({} p.)", x.image_tokens, x.pages));
                                 ui.label(format!("{:.1}", x.chars_per_image_token));
                                 ui.label(if x.image_tokens > 0 {
-                                    format!("{:.1}x", d.4 as f64 / x.image_tokens as f64)
+                                    format!("{:.1}x", d.text_tokens as f64 / x.image_tokens as f64)
                                 } else {
                                     "-".into()
                                 });
@@ -294,24 +293,14 @@ impl SnapshotView {
                 });
             ui.separator();
             ui.add(egui::Slider::new(&mut self.zoom, 0.25..=2.0).text("Zoom"));
-            rerender = before != (self.profile, self.shape);
-        });
-        self.picker = drawn;
-        if rerender {
-            self.remote.reset();
-            self.readback.reset();
-            return None;
-        }
-        let Some(data) = self.remote.ready() else {
-            self.remote.show_missing(ui, "Rendering the pages…");
-            return None;
-        };
-        if data.pages.is_empty() {
-            ui.label("Nothing to snapshot: the active path has no middle between its first turn and the protect window.");
-            return None;
-        }
+            before != (self.profile, self.shape)
+        })
+        .inner
+    }
+
+    /// A tab per page, or for a long middle previous, next and a slider.
+    fn page_tabs(&mut self, ui: &mut egui::Ui, n: usize) {
         ui.horizontal(|ui| {
-            let n = data.pages.len();
             if n <= 12 {
                 for k in 0..n {
                     if ui
@@ -339,44 +328,49 @@ impl SnapshotView {
                 }
             }
         });
-        let page = &data.pages[self.page];
+    }
+
+    /// Draws the view; asks for the pages when they are missing (or the profile or shape changed).
+    pub fn ui(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Action> {
+        if self.remote.wanted() {
+            self.remote = Remote::Pending;
+            self.picker = None;
+            return Some(Action::SnapshotPreview {
+                conversation: s.conv.id.clone(),
+                profile: self.profile.and_then(|k| PROFILES.get(k)),
+                shape: self.shape.and_then(crate::render::shape::by_name),
+            });
+        }
+        let drawn = self.picker.take();
+        let rerender = self.pickers(ui, drawn.as_ref());
+        self.picker = drawn;
+        if rerender {
+            self.remote.reset();
+            self.readback.reset();
+            return None;
+        }
+        let Some(data) = self.remote.ready() else {
+            self.remote.show_missing(ui, "Rendering the pages…");
+            return None;
+        };
+        if data.pages.is_empty() {
+            ui.label("Nothing to snapshot: the active path has no middle between its first turn and the protect window.");
+            return None;
+        }
+        let n = data.pages.len();
+        self.page_tabs(ui, n);
+        let data = self.remote.ready()?;
         let r = &data.preview.rendered;
         let map = &r.manifest.pages[self.page];
         let cell = data.preview.options.cell;
         // the grid glyphs sit on (a shape may add tracking and leading)
         let grid = data.preview.options.advance.unwrap_or(cell);
-        ui.label(format!(
-            "{} · {} ({}x{} glyphs on {}x{}) · page {}x{} px, {} image tokens, {} bytes · replaces about {} text tokens · all pages: {} image vs {} text tokens ({:.1}x)",
-            data.preview.options.profile.name,
-            data.preview.shape.name,
-            cell.0,
-            cell.1,
-            grid.0,
-            grid.1,
-            map.width,
-            map.height,
-            page.tokens,
-            page.bytes,
+        ui.label(page_facts(
+            data,
+            self.page,
             self.page_text_tokens.get(self.page).copied().unwrap_or(0),
-            r.stats.image_tokens,
-            r.stats.text_tokens,
-            r.stats.ratio
         ));
-        if !r.factsheet.trim().is_empty() {
-            egui::CollapsingHeader::new(format!(
-                "Factsheet: exact strings sent as text beside the pages ({} bytes)",
-                r.factsheet.len()
-            ))
-            .id_salt("factsheet")
-            .show(ui, |ui| {
-                egui::ScrollArea::vertical()
-                    .id_salt("factsheet-text")
-                    .max_height(160.0)
-                    .show(ui, |ui| {
-                        ui.add(egui::Label::new(RichText::new(&r.factsheet).monospace()).wrap());
-                    });
-            });
-        }
+        factsheet_ui(ui, &r.factsheet);
         if let Some(a) = read_back_ui(
             &mut self.readback,
             &mut self.reader,
@@ -396,7 +390,6 @@ impl SnapshotView {
             )),
             None => ui.weak("Hover a row of glyphs or a source line to link them."),
         };
-        let cell_h = grid.1 as f32;
         let mut new_link: Option<Link> = None;
         let dark = ui.visuals().dark_mode;
         let hl = if dark {
@@ -406,126 +399,215 @@ impl SnapshotView {
         };
         ui.columns(2, |cols| {
             // the page
-            egui::ScrollArea::both()
-                .id_salt("snapshot-page")
-                .auto_shrink([false, false])
-                .show(&mut cols[0], |ui| {
-                    let size = Vec2::new(map.width as f32, map.height as f32) * self.zoom;
-                    let (rect, resp) = ui.allocate_exact_size(size, Sense::hover());
-                    resp.widget_info(|| {
-                        egui::WidgetInfo::labeled(
-                            egui::Role::Image,
-                            true,
-                            format!("snapshot page {}", self.page + 1),
-                        )
-                    });
-                    self.page_rect = Some(rect);
-                    for (at, t) in self
+            let (rect, hovered) = page_column(
+                &mut cols[0],
+                &PageOnScreen {
+                    map,
+                    tiles: self
                         .textures
                         .get(self.page)
                         .map(Vec::as_slice)
-                        .unwrap_or(&[])
-                    {
-                        let r = Rect::from_min_size(
-                            rect.min + at.min.to_vec2() * self.zoom,
-                            at.size() * self.zoom,
-                        );
-                        ui.painter().image(
-                            t.id(),
-                            r,
-                            Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
-                            Color32::WHITE,
-                        );
-                    }
-                    let row_px = cell_h * self.zoom;
-                    if let Some(l) = &self.link {
-                        for r in &map.rows {
-                            if l.overlaps(&r.message, r.start, r.end)
-                                && (r.kind == "text" || l.start == l.end)
-                            {
-                                let y = rect.top() + r.row as f32 * row_px;
-                                let x = rect.left() + r.col as f32 * grid.0 as f32 * self.zoom;
-                                ui.painter().rect_filled(
-                                    Rect::from_min_max(
-                                        Pos2::new(x, y),
-                                        Pos2::new(rect.right(), y + row_px),
-                                    ),
-                                    0.0,
-                                    hl,
-                                );
-                            }
-                        }
-                    }
-                    // the page is wider than its column: only the part inside the column's clip counts
-                    let clip = ui.clip_rect();
-                    if let Some(p) = resp.hover_pos().filter(|p| clip.contains(*p)) {
-                        let row = ((p.y - rect.top()) / row_px) as u32;
-                        let col = ((p.x - rect.left()) / (grid.0 as f32 * self.zoom)) as u32;
-                        let hit = map
-                            .rows
-                            .iter()
-                            .rfind(|r| r.row == row && r.col <= col)
-                            .or_else(|| map.rows.iter().find(|r| r.row == row));
-                        if let Some(r) = hit {
-                            new_link = Some(Link {
-                                message: r.message.clone(),
-                                start: r.start,
-                                end: r.end,
-                                from_page: true,
-                            });
-                            ui.painter().rect_stroke(
-                                Rect::from_min_max(
-                                    Pos2::new(rect.left(), rect.top() + row as f32 * row_px),
-                                    Pos2::new(rect.right(), rect.top() + (row + 1) as f32 * row_px),
-                                ),
-                                0.0,
-                                Stroke::new(1.0, Color32::from_rgb(255, 120, 0)),
-                                egui::StrokeKind::Outside,
-                            );
-                        }
-                    }
-                });
+                        .unwrap_or(&[]),
+                    number: self.page,
+                    zoom: self.zoom,
+                    grid,
+                    link: self.link.as_ref(),
+                    hl,
+                },
+            );
+            self.page_rect = rect;
+            if hovered.is_some() {
+                new_link = hovered;
+            }
             // its source text
             let lines = self.lines.get(self.page).map(Vec::as_slice).unwrap_or(&[]);
-            let row_h = cols[1].text_style_height(&egui::TextStyle::Monospace);
-            egui::ScrollArea::both()
-                .id_salt("snapshot-source")
-                .auto_shrink([false, false])
-                .show_rows(&mut cols[1], row_h, lines.len(), |ui, range| {
-                    for line in &lines[range] {
-                        let linked = self
-                            .link
-                            .as_ref()
-                            .is_some_and(|l| l.overlaps(&line.message, line.start, line.end));
-                        let mut text = RichText::new(if line.text.is_empty() {
-                            " "
-                        } else {
-                            &line.text
-                        })
-                        .monospace();
-                        if line.header {
-                            text = text.strong();
-                        }
-                        if linked {
-                            text = text.background_color(hl);
-                        }
-                        let resp = ui.add(egui::Label::new(text).sense(Sense::hover()).extend());
-                        if resp.hovered() {
-                            new_link = Some(Link {
-                                message: line.message.clone(),
-                                start: line.start,
-                                end: if line.header { line.start } else { line.end },
-                                from_page: false,
-                            });
-                        }
-                    }
-                });
+            if let Some(l) = source_column(&mut cols[1], lines, self.link.as_ref(), hl) {
+                new_link = Some(l);
+            }
         });
         if new_link.is_some() {
             self.link = new_link;
         }
         None
     }
+}
+
+/// A page as it is drawn: its map, its tiles, which page, the zoom, the glyph grid, the link to light.
+struct PageOnScreen<'a> {
+    map: &'a crate::render::PageMap,
+    tiles: &'a [(Rect, egui::TextureHandle)],
+    number: usize,
+    zoom: f32,
+    grid: (u32, u32),
+    link: Option<&'a Link>,
+    hl: Color32,
+}
+
+/// The page in its scroll area, the rows of the link lit; where it was drawn, and the row hovered as a link to
+/// its source.
+fn page_column(ui: &mut egui::Ui, p: &PageOnScreen<'_>) -> (Option<Rect>, Option<Link>) {
+    let mut drawn = None;
+    let mut found = None;
+    egui::ScrollArea::both()
+        .id_salt("snapshot-page")
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            let size = Vec2::new(p.map.width as f32, p.map.height as f32) * p.zoom;
+            let (rect, resp) = ui.allocate_exact_size(size, Sense::hover());
+            resp.widget_info(|| {
+                egui::WidgetInfo::labeled(
+                    egui::Role::Image,
+                    true,
+                    format!("snapshot page {}", p.number + 1),
+                )
+            });
+            drawn = Some(rect);
+            for (at, t) in p.tiles {
+                let r =
+                    Rect::from_min_size(rect.min + at.min.to_vec2() * p.zoom, at.size() * p.zoom);
+                ui.painter().image(
+                    t.id(),
+                    r,
+                    Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
+                    Color32::WHITE,
+                );
+            }
+            let row_px = p.grid.1 as f32 * p.zoom;
+            if let Some(l) = p.link {
+                for r in &p.map.rows {
+                    if l.overlaps(&r.message, r.start, r.end)
+                        && (r.kind == "text" || l.start == l.end)
+                    {
+                        let y = rect.top() + r.row as f32 * row_px;
+                        let x = rect.left() + r.col as f32 * p.grid.0 as f32 * p.zoom;
+                        ui.painter().rect_filled(
+                            Rect::from_min_max(
+                                Pos2::new(x, y),
+                                Pos2::new(rect.right(), y + row_px),
+                            ),
+                            0.0,
+                            p.hl,
+                        );
+                    }
+                }
+            }
+            // the page is wider than its column: only the part inside the column's clip counts
+            let clip = ui.clip_rect();
+            if let Some(at) = resp.hover_pos().filter(|at| clip.contains(*at)) {
+                let row = ((at.y - rect.top()) / row_px) as u32;
+                let col = ((at.x - rect.left()) / (p.grid.0 as f32 * p.zoom)) as u32;
+                let hit = p
+                    .map
+                    .rows
+                    .iter()
+                    .rfind(|r| r.row == row && r.col <= col)
+                    .or_else(|| p.map.rows.iter().find(|r| r.row == row));
+                if let Some(r) = hit {
+                    found = Some(Link {
+                        message: r.message.clone(),
+                        start: r.start,
+                        end: r.end,
+                        from_page: true,
+                    });
+                    ui.painter().rect_stroke(
+                        Rect::from_min_max(
+                            Pos2::new(rect.left(), rect.top() + row as f32 * row_px),
+                            Pos2::new(rect.right(), rect.top() + (row + 1) as f32 * row_px),
+                        ),
+                        0.0,
+                        Stroke::new(1.0, Color32::from_rgb(255, 120, 0)),
+                        egui::StrokeKind::Outside,
+                    );
+                }
+            }
+        });
+    (drawn, found)
+}
+
+/// One line on the page shown: profile and shape, glyphs and grid, the page's size, tokens and bytes, the text it
+/// replaces, and all pages against their text.
+fn page_facts(data: &Snapshot, k: usize, text_tokens: u64) -> String {
+    let (page, r) = (&data.pages[k], &data.preview.rendered);
+    let map = &r.manifest.pages[k];
+    let cell = data.preview.options.cell;
+    let grid = data.preview.options.advance.unwrap_or(cell);
+    format!(
+        "{} · {} ({}x{} glyphs on {}x{}) · page {}x{} px, {} image tokens, {} bytes · replaces about {} text tokens · all pages: {} image vs {} text tokens ({:.1}x)",
+        data.preview.options.profile.name,
+        data.preview.shape.name,
+        cell.0,
+        cell.1,
+        grid.0,
+        grid.1,
+        map.width,
+        map.height,
+        page.tokens,
+        page.bytes,
+        text_tokens,
+        r.stats.image_tokens,
+        r.stats.text_tokens,
+        r.stats.ratio
+    )
+}
+
+/// The exact strings sent as text beside the pages.
+fn factsheet_ui(ui: &mut egui::Ui, factsheet: &str) {
+    if !factsheet.trim().is_empty() {
+        egui::CollapsingHeader::new(format!(
+            "Factsheet: exact strings sent as text beside the pages ({} bytes)",
+            factsheet.len()
+        ))
+        .id_salt("factsheet")
+        .show(ui, |ui| {
+            egui::ScrollArea::vertical()
+                .id_salt("factsheet-text")
+                .max_height(160.0)
+                .show(ui, |ui| {
+                    ui.add(egui::Label::new(RichText::new(factsheet).monospace()).wrap());
+                });
+        });
+    }
+}
+
+/// The page's source text, line by line; the line hovered, as a link to its glyphs.
+fn source_column(
+    ui: &mut egui::Ui,
+    lines: &[SourceLine],
+    link: Option<&Link>,
+    hl: Color32,
+) -> Option<Link> {
+    let mut found = None;
+    let row_h = ui.text_style_height(&egui::TextStyle::Monospace);
+    egui::ScrollArea::both()
+        .id_salt("snapshot-source")
+        .auto_shrink([false, false])
+        .show_rows(ui, row_h, lines.len(), |ui, range| {
+            for line in &lines[range] {
+                let linked = link.is_some_and(|l| l.overlaps(&line.message, line.start, line.end));
+                let mut text = RichText::new(if line.text.is_empty() {
+                    " "
+                } else {
+                    &line.text
+                })
+                .monospace();
+                if line.header {
+                    text = text.strong();
+                }
+                if linked {
+                    text = text.background_color(hl);
+                }
+                let resp = ui.add(egui::Label::new(text).sense(Sense::hover()).extend());
+                if resp.hovered() {
+                    found = Some(Link {
+                        message: line.message.clone(),
+                        start: line.start,
+                        end: if line.header { line.start } else { line.end },
+                        from_page: false,
+                    });
+                }
+            }
+        });
+    found
 }
 
 /// Read back: an OCR reader reads these pages, and each misread character is shown against its source.
