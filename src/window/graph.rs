@@ -101,17 +101,8 @@ impl GraphView {
         );
     }
 
-    pub fn show(&mut self, ui: &mut egui::Ui, s: &Session) -> Vec<GraphEvent> {
-        let mut events = Vec::new();
-        self.visible.clear();
-        let rect = ui.available_rect_before_wrap();
-        self.canvas = Some(rect);
-        let response = ui.interact(
-            rect,
-            ui.scope_id().with("graph-canvas"),
-            Sense::click_and_drag(),
-        );
-        let dark = ui.visuals().dark_mode;
+    /// Fits, focuses, pans and zooms the view as asked or as the pointer does.
+    fn navigate(&mut self, ui: &egui::Ui, s: &Session, rect: Rect, response: &egui::Response) {
         if self.fit {
             self.fit = false;
             self.fit_to(s, rect);
@@ -145,18 +136,56 @@ impl GraphView {
                 self.pan += scroll;
             }
         }
+    }
+
+    /// Far out, nodes have no labels: the checkpoints and the selection marked so they stay findable.
+    fn far_marks(&self, ui: &egui::Ui, painter: &egui::Painter, s: &Session, rect: Rect) {
+        // far out, nodes have no labels: keep the checkpoints and the selection findable
+        let red = Color32::from_rgb(230, 70, 70);
+        let sel = ui.visuals().selection.stroke.color;
+        let marks = s
+            .checkpoints
+            .iter()
+            .filter_map(|(_, n)| n.map(|n| (n, red)))
+            .chain(s.selected.map(|n| (n, sel)));
+        for (n, col) in marks {
+            let Some((x, row)) = self.approx_position(s, n) else {
+                continue;
+            };
+            let p = self.to_screen(rect, x, row);
+            if rect.expand(10.0).contains(p) {
+                if col == red {
+                    let top = p + Vec2::new(-3.0, -9.0);
+                    painter.add(egui::Shape::convex_polygon(
+                        vec![top, top + Vec2::new(-8.0, 3.0), top + Vec2::new(0.0, 6.0)],
+                        red,
+                        Stroke::NONE,
+                    ));
+                } else {
+                    painter.circle_stroke(p, 6.0, Stroke::new(2.0, col));
+                }
+            }
+        }
+    }
+
+    pub fn show(&mut self, ui: &mut egui::Ui, s: &Session) -> Vec<GraphEvent> {
+        let mut events = Vec::new();
+        self.visible.clear();
+        let rect = ui.available_rect_before_wrap();
+        self.canvas = Some(rect);
+        let response = ui.interact(
+            rect,
+            ui.scope_id().with("graph-canvas"),
+            Sense::click_and_drag(),
+        );
+        let dark = ui.visuals().dark_mode;
+        self.navigate(ui, s, rect, &response);
         let painter = ui.painter_at(rect);
         painter.rect_filled(rect, 0.0, ui.visuals().extreme_bg_color);
 
         let row_px = ROW_Y * self.zoom;
         let unit_px = UNIT_X * self.zoom;
-        let detail = if row_px < 6.0 {
-            0
-        } else if row_px < 16.0 {
-            1
-        } else {
-            2
-        };
+        let detail = detail_at(row_px);
         let origin = self.origin(rect);
         // visible layout window (one unit / row of slack)
         let x_lo = (rect.left() - origin.x) / unit_px - 1.0;
@@ -171,7 +200,7 @@ impl GraphView {
             Color32::from_rgb(200, 120, 0)
         };
         let text_col = ui.visuals().text_color();
-        let font = FontId::proportional(12.0);
+        let (path, weak) = (Stroke::new(2.5, path_col), Stroke::new(1.0, edge));
         let layout = &s.layout;
         for seg in &layout.segments {
             let top = seg.y as f32;
@@ -182,31 +211,17 @@ impl GraphView {
                 let from_row = (ps.y + ps.rows - 1) as f32;
                 let (lo, hi) = (ps.x.min(seg.x), ps.x.max(seg.x));
                 if hi >= x_lo && lo <= x_hi && top >= r_lo && from_row <= r_hi {
-                    let first = layout.chain[seg.start as usize] as usize;
-                    let on = s.on_path[first];
+                    let on = s.on_path[layout.chain[seg.start as usize] as usize];
                     let a = self.to_screen(rect, ps.x, from_row);
                     let b = self.to_screen(rect, seg.x, top);
-                    let mid = Pos2::new(b.x, a.y + (b.y - a.y) * 0.5);
-                    let stroke = if on {
-                        Stroke::new(2.5, path_col)
-                    } else {
-                        Stroke::new(1.0, edge)
-                    };
-                    painter.line_segment([a, Pos2::new(a.x, mid.y)], stroke);
-                    painter.line_segment([Pos2::new(a.x, mid.y), mid], stroke);
-                    painter.line_segment([mid, b], stroke);
+                    edge_to(&painter, a, b, if on { path } else { weak });
                 }
             }
             if seg.x < x_lo || seg.x > x_hi || bottom < r_lo || top > r_hi {
                 continue;
             }
             let first = layout.chain[seg.start as usize] as usize;
-            let on = s.on_path[first];
-            let stroke = if on {
-                Stroke::new(2.5, path_col)
-            } else {
-                Stroke::new(1.0, edge)
-            };
+            let stroke = if s.on_path[first] { path } else { weak };
             let a = self.to_screen(rect, seg.x, top);
             let b = self.to_screen(rect, seg.x, bottom);
             painter.line_segment([a, b], stroke);
@@ -226,29 +241,8 @@ impl GraphView {
                 let pos = self.to_screen(rect, seg.x, top + k as f32);
                 match layout.row(seg, k) {
                     DrawnRow::Hidden(n) => {
-                        let r =
-                            Rect::from_center_size(pos, Vec2::new(22.0, 14.0) * self.zoom.min(1.0));
-                        painter.rect_filled(r, 3.0, ui.visuals().widgets.inactive.bg_fill);
-                        if detail == 2 {
-                            column_clip(&painter, pos, unit_px * seg.room).text(
-                                pos + Vec2::new(14.0, 0.0),
-                                Align2::LEFT_CENTER,
-                                format!("… {n} messages (expand)"),
-                                font.clone(),
-                                ui.visuals().weak_text_color(),
-                            );
-                        }
-                        let id = ui.scope_id().with(("hidden", first));
-                        let hit = Rect::from_center_size(pos, Vec2::new(unit_px * 0.8, row_px));
-                        let r = ui.interact(hit, id, Sense::click());
-                        r.widget_info(|| {
-                            egui::WidgetInfo::labeled(
-                                egui::Role::Button,
-                                true,
-                                format!("expand {n} hidden messages"),
-                            )
-                        });
-                        if r.clicked() {
+                        let room = unit_px * seg.room;
+                        if hidden_row(ui, &painter, (pos, room, self.zoom), n, detail, first) {
                             events.push(GraphEvent::Toggle(first));
                         }
                     }
@@ -260,58 +254,16 @@ impl GraphView {
                             && !seg.collapsed
                             && seg.len as usize > crate::layout::COLLAPSE_OVER
                             && detail == 2
+                            && fold_button(ui, &painter, pos, first)
                         {
-                            let r = Rect::from_center_size(
-                                pos - Vec2::new(16.0, 0.0),
-                                Vec2::splat(12.0),
-                            );
-                            let resp =
-                                ui.interact(r, ui.scope_id().with(("fold", first)), Sense::click());
-                            painter.text(
-                                r.center(),
-                                Align2::CENTER_CENTER,
-                                "−",
-                                font.clone(),
-                                text_col,
-                            );
-                            resp.widget_info(|| {
-                                egui::WidgetInfo::labeled(egui::Role::Button, true, "collapse run")
-                            });
-                            if resp.clicked() {
-                                events.push(GraphEvent::Toggle(first));
-                            }
+                            events.push(GraphEvent::Toggle(first));
                         }
                     }
                 }
             }
         }
         if detail < 2 {
-            // far out, nodes have no labels: keep the checkpoints and the selection findable
-            let red = Color32::from_rgb(230, 70, 70);
-            let sel = ui.visuals().selection.stroke.color;
-            let marks = s
-                .checkpoints
-                .iter()
-                .filter_map(|(_, n)| n.map(|n| (n, red)))
-                .chain(s.selected.map(|n| (n, sel)));
-            for (n, col) in marks {
-                let Some((x, row)) = self.approx_position(s, n) else {
-                    continue;
-                };
-                let p = self.to_screen(rect, x, row);
-                if rect.expand(10.0).contains(p) {
-                    if col == red {
-                        let top = p + Vec2::new(-3.0, -9.0);
-                        painter.add(egui::Shape::convex_polygon(
-                            vec![top, top + Vec2::new(-8.0, 3.0), top + Vec2::new(0.0, 6.0)],
-                            red,
-                            Stroke::NONE,
-                        ));
-                    } else {
-                        painter.circle_stroke(p, 6.0, Stroke::new(2.0, col));
-                    }
-                }
-            }
+            self.far_marks(ui, &painter, s, rect);
         }
         if response.clicked()
             && let Some(p) = response.interact_pointer_pos()
@@ -388,27 +340,7 @@ impl GraphView {
             return;
         }
         self.visible.push(i);
-        let mut text = format!("{} {}", role.as_str(), &h.id[..h.id.len().min(8)]);
-        if h.has_tool_use() {
-            text.push_str(" · tool call");
-        }
-        if h.has_error() {
-            text.push_str(" · error");
-        }
-        if h.has_image() {
-            text.push_str(" · image");
-        }
-        if h.is_compaction() {
-            text.push_str(" · compaction");
-        }
-        if Some(i) == s.tip {
-            text.push_str("  ◀ tip");
-        } else if s.children(i).is_empty() {
-            text.push_str("  ◁ tip");
-        }
-        for l in &labels {
-            text.push_str(&format!("  ⚑ {l}"));
-        }
+        let text = node_text(s, i, role, &labels);
         let weak = !s.on_path[i];
         // labels stay in their column so neighbouring branches never overprint each other
         let clipped = column_clip(painter, pos, room);
@@ -441,44 +373,7 @@ impl GraphView {
         if resp.clicked() {
             events.push(GraphEvent::Select(i));
         }
-        resp.context_menu(|ui| {
-            if ui.button("Switch tip here").clicked() {
-                events.push(GraphEvent::Branch(i));
-                ui.close();
-            }
-            if ui.button("Fork from here").clicked() {
-                events.push(GraphEvent::Fork(i));
-                ui.close();
-            }
-            if s.on_path[i]
-                && ui
-                    .button("Compact from here")
-                    .on_hover_text(
-                        "a snapshot of this message through the tip (partial compaction; undoable)",
-                    )
-                    .clicked()
-            {
-                events.push(GraphEvent::CompactFrom(i));
-                ui.close();
-            }
-            ui.menu_button("Continue in…", |ui| {
-                for h in crate::export::agent::Harness::ALL {
-                    if ui
-                        .button(h.label())
-                        .on_hover_text(format!(
-                            "the path to this message as a new {} session, where {} finds it; shows the \
-                             command that resumes it",
-                            h.label(),
-                            h.label()
-                        ))
-                        .clicked()
-                    {
-                        events.push(GraphEvent::Continue(i, h));
-                        ui.close();
-                    }
-                }
-            });
-        });
+        resp.context_menu(|ui| node_menu(ui, s, i, events));
     }
 
     /// Where a message is, or where its collapsed run is drawn when it is hidden inside one.
@@ -553,4 +448,139 @@ pub fn step(s: &Session, from: usize, key: egui::Key) -> Option<usize> {
         }
         _ => None,
     }
+}
+
+/// A collapsed run's row: a pill, its count when near, and a button that expands it; whether it was clicked.
+fn hidden_row(
+    ui: &egui::Ui,
+    painter: &egui::Painter,
+    (pos, room, zoom): (Pos2, f32, f32),
+    n: u32,
+    detail: u8,
+    first: usize,
+) -> bool {
+    let (row_px, unit_px) = (ROW_Y * zoom, UNIT_X * zoom);
+    let r = Rect::from_center_size(pos, Vec2::new(22.0, 14.0) * zoom.min(1.0));
+    painter.rect_filled(r, 3.0, ui.visuals().widgets.inactive.bg_fill);
+    if detail == 2 {
+        column_clip(painter, pos, room).text(
+            pos + Vec2::new(14.0, 0.0),
+            Align2::LEFT_CENTER,
+            format!("… {n} messages (expand)"),
+            FontId::proportional(12.0),
+            ui.visuals().weak_text_color(),
+        );
+    }
+    let id = ui.scope_id().with(("hidden", first));
+    let hit = Rect::from_center_size(pos, Vec2::new(unit_px * 0.8, row_px));
+    let r = ui.interact(hit, id, Sense::click());
+    r.widget_info(|| {
+        egui::WidgetInfo::labeled(
+            egui::Role::Button,
+            true,
+            format!("expand {n} hidden messages"),
+        )
+    });
+    r.clicked()
+}
+
+/// The button that folds a fully shown long run again, beside its first message; whether it was clicked.
+fn fold_button(ui: &egui::Ui, painter: &egui::Painter, pos: Pos2, first: usize) -> bool {
+    let r = Rect::from_center_size(pos - Vec2::new(16.0, 0.0), Vec2::splat(12.0));
+    let resp = ui.interact(r, ui.scope_id().with(("fold", first)), Sense::click());
+    painter.text(
+        r.center(),
+        Align2::CENTER_CENTER,
+        "−",
+        FontId::proportional(12.0),
+        ui.visuals().text_color(),
+    );
+    resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, "collapse run"));
+    resp.clicked()
+}
+
+/// An edge from a parent segment's last row down to a child segment's first: across, then down.
+fn edge_to(painter: &egui::Painter, a: Pos2, b: Pos2, stroke: Stroke) {
+    let mid = Pos2::new(b.x, a.y + (b.y - a.y) * 0.5);
+    painter.line_segment([a, Pos2::new(a.x, mid.y)], stroke);
+    painter.line_segment([Pos2::new(a.x, mid.y), mid], stroke);
+    painter.line_segment([mid, b], stroke);
+}
+
+/// How much a row of `row_px` pixels shows: 0 the segments' lines, 1 the nodes, 2 their labels too.
+fn detail_at(row_px: f32) -> u8 {
+    if row_px < 6.0 {
+        0
+    } else if row_px < 16.0 {
+        1
+    } else {
+        2
+    }
+}
+
+/// A node's label: its role and short id, what it holds, whether it is a tip, its checkpoints.
+fn node_text(s: &Session, i: usize, role: Role, labels: &[&str]) -> String {
+    let h = &s.heads[i];
+    let mut text = format!("{} {}", role.as_str(), &h.id[..h.id.len().min(8)]);
+    if h.has_tool_use() {
+        text.push_str(" · tool call");
+    }
+    if h.has_error() {
+        text.push_str(" · error");
+    }
+    if h.has_image() {
+        text.push_str(" · image");
+    }
+    if h.is_compaction() {
+        text.push_str(" · compaction");
+    }
+    if Some(i) == s.tip {
+        text.push_str("  ◀ tip");
+    } else if s.children(i).is_empty() {
+        text.push_str("  ◁ tip");
+    }
+    for l in labels {
+        text.push_str(&format!("  ⚑ {l}"));
+    }
+    text
+}
+
+/// A node's context menu: switch the tip, fork, compact from it, continue in a harness.
+fn node_menu(ui: &mut egui::Ui, s: &Session, i: usize, events: &mut Vec<GraphEvent>) {
+    if ui.button("Switch tip here").clicked() {
+        events.push(GraphEvent::Branch(i));
+        ui.close();
+    }
+    if ui.button("Fork from here").clicked() {
+        events.push(GraphEvent::Fork(i));
+        ui.close();
+    }
+    if s.on_path[i]
+        && ui
+            .button("Compact from here")
+            .on_hover_text(
+                "a snapshot of this message through the tip (partial compaction; undoable)",
+            )
+            .clicked()
+    {
+        events.push(GraphEvent::CompactFrom(i));
+        ui.close();
+    }
+    ui.menu_button("Continue in…", |ui| {
+        for h in crate::export::agent::Harness::ALL {
+            if ui
+                .button(h.label())
+                .on_hover_text(format!(
+                    "the path to this message as a new {} session, where {} finds it; shows the \
+                     command that resumes it",
+                    h.label(),
+                    h.label()
+                ))
+                .clicked()
+            {
+                events.push(GraphEvent::Continue(i, h));
+                ui.close();
+            }
+        }
+    });
 }
