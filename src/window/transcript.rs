@@ -190,14 +190,7 @@ impl TranscriptView {
 
     pub fn show(&mut self, ui: &mut egui::Ui, s: &mut Session, store: &Store) -> Option<usize> {
         // rows are wrapped to the panel's width: re-wrap the opened blocks when it changes
-        let cols = {
-            let width = (ui.available_width() - 28.0).max(80.0);
-            let body = egui::TextStyle::Body.resolve(ui.style());
-            let mono = egui::TextStyle::Monospace.resolve(ui.style());
-            let (p, m) = ui.fonts_mut(|f| (f.glyph_width(&body, 'n'), f.glyph_width(&mono, 'n')));
-            let per = |w: f32| ((width / w.max(1.0)) as usize).max(20);
-            (per(p), per(m))
-        };
+        let cols = wrap_columns(ui);
         if cols != self.cols {
             self.cols = cols;
             self.lines.clear();
@@ -251,39 +244,7 @@ impl TranscriptView {
                 }
                 match r.kind {
                     Kind::Header => {
-                        let h = &s.heads[node];
-                        let role = if h.has_tool_result() {
-                            Role::Tool
-                        } else {
-                            h.role
-                        };
-                        let mut t = format!(
-                            "{} {} {}  {} tok",
-                            if self.open.contains(&node) {
-                                "▾"
-                            } else {
-                                "▸"
-                            },
-                            if h.has_tool_result() {
-                                "tool result"
-                            } else {
-                                h.role.as_str()
-                            },
-                            &h.id[..h.id.len().min(8)],
-                            h.tokens
-                        );
-                        if let Some(mark) = s.mark_of(node) {
-                            t.push_str(&format!("  [{mark}]"));
-                        }
-                        if h.has_error() {
-                            t.push_str("  [error]");
-                        }
-                        for l in s.checkpoint_labels(node) {
-                            t.push_str(&format!("  ⚑ {l}"));
-                        }
-                        if Some(node) == s.tip {
-                            t.push_str("  ◀ tip");
-                        }
+                        let (t, role) = header_line(s, node, self.open.contains(&node));
                         let mut text = RichText::new(t).strong().color(role_color(role, dark));
                         if Some(node) == s.selected {
                             text = text.background_color(ui.visuals().selection.bg_fill);
@@ -308,26 +269,7 @@ impl TranscriptView {
                         };
                         let block = &m.content[b as usize];
                         let unfolded = self.unfolded.contains(&(node, b));
-                        let n = block_text(block).lines().count();
-                        let t = match block {
-                            Block::Thinking { .. } => format!("thinking ({n} lines)"),
-                            Block::ToolUse { name, .. } => format!("tool call {name}"),
-                            Block::ToolResult { is_error, .. } => format!(
-                                "{} ({n} lines)",
-                                if *is_error {
-                                    "tool output, error"
-                                } else {
-                                    "tool output"
-                                }
-                            ),
-                            Block::Image { media_type, .. } => format!("image {media_type}"),
-                            _ => String::new(),
-                        };
-                        let arrow = if foldable(block) {
-                            if unfolded { "  ▾ " } else { "  ▸ " }
-                        } else {
-                            "    "
-                        };
+                        let (arrow, t) = block_head(block, unfolded);
                         let resp = ui.add(
                             egui::Label::new(RichText::new(format!("{arrow}{t}")).italics())
                                 .sense(Sense::click())
@@ -337,50 +279,73 @@ impl TranscriptView {
                             toggles.push((node, Some(b)));
                         }
                     }
-                    Kind::Line(b, l) => {
-                        let text = self
-                            .lines
-                            .get(&(node, b))
-                            .and_then(|v| v.get(l as usize))
-                            .map(String::as_str)
-                            .unwrap_or("");
-                        // prose as prose; thinking quieter; tool calls and output as code
-                        let rich = RichText::new(format!("    {text}"));
-                        let rich = match s.body(node).and_then(|m| m.content.get(b as usize)) {
-                            Some(Block::Text { .. }) => rich,
-                            Some(Block::Thinking { .. }) => rich.italics().weak(),
-                            _ => rich.monospace(),
-                        };
-                        ui.add(egui::Label::new(rich).extend());
-                    }
+                    Kind::Line(b, l) => self.line_row(ui, s, node, b, l),
                     Kind::Image(b, k, row) => {
-                        let first = ri - row as usize;
-                        let h = IMAGE_ROWS as f32 * (row_h + spacing) - spacing;
                         if row == 0 || ri == range.start {
-                            let tex = s
-                                .body(node)
-                                .and_then(|m| image_of(m, b, k))
-                                .and_then(|hash| self.texture(ui.ctx(), store, &hash));
-                            let rows_left = IMAGE_ROWS - row;
-                            let height = rows_left as f32 * (row_h + spacing) - spacing;
-                            match tex {
-                                Some(t) if row == 0 => {
-                                    ui.add(
-                                        egui::Image::new(&t)
-                                            .max_height(h)
-                                            .max_width(ui.available_width()),
-                                    );
-                                }
-                                _ => {
-                                    ui.allocate_space(egui::vec2(1.0, height));
-                                }
-                            }
-                            skip_until = first + IMAGE_ROWS as usize;
+                            self.image_rows(ui, s, store, (node, b, k), row, (row_h, spacing));
+                            skip_until = ri - row as usize + IMAGE_ROWS as usize;
                         }
                     }
                 }
             }
         });
+        self.apply_toggles(toggles);
+        select
+    }
+
+    /// One wrapped line of an opened block: prose as prose, thinking quieter, tool calls and output as code.
+    fn line_row(&self, ui: &mut egui::Ui, s: &Session, node: usize, b: u16, l: u32) {
+        let text = self
+            .lines
+            .get(&(node, b))
+            .and_then(|v| v.get(l as usize))
+            .map(String::as_str)
+            .unwrap_or("");
+        // prose as prose; thinking quieter; tool calls and output as code
+        let rich = RichText::new(format!("    {text}"));
+        let rich = match s.body(node).and_then(|m| m.content.get(b as usize)) {
+            Some(Block::Text { .. }) => rich,
+            Some(Block::Thinking { .. }) => rich.italics().weak(),
+            _ => rich.monospace(),
+        };
+        ui.add(egui::Label::new(rich).extend());
+    }
+
+    /// An image, drawn from its first row (or from the first row on screen: the rows left); the rows below are
+    /// its space.
+    fn image_rows(
+        &mut self,
+        ui: &mut egui::Ui,
+        s: &Session,
+        store: &Store,
+        (node, b, k): (usize, u16, u16),
+        row: u32,
+        (row_h, spacing): (f32, f32),
+    ) {
+        let pitch = row_h + spacing;
+        let h = IMAGE_ROWS as f32 * pitch - spacing;
+        let tex = s
+            .body(node)
+            .and_then(|m| image_of(m, b, k))
+            .and_then(|hash| self.texture(ui.ctx(), store, &hash));
+        let rows_left = IMAGE_ROWS - row;
+        let height = rows_left as f32 * pitch - spacing;
+        match tex {
+            Some(t) if row == 0 => {
+                ui.add(
+                    egui::Image::new(&t)
+                        .max_height(h)
+                        .max_width(ui.available_width()),
+                );
+            }
+            _ => {
+                ui.allocate_space(egui::vec2(1.0, height));
+            }
+        }
+    }
+
+    /// Opens or closes the messages and blocks clicked.
+    fn apply_toggles(&mut self, toggles: Vec<(usize, Option<u16>)>) {
         for (node, block) in toggles {
             match block {
                 None => self.toggle(node),
@@ -392,7 +357,6 @@ impl TranscriptView {
                 }
             }
         }
-        select
     }
 
     fn texture(
@@ -454,6 +418,75 @@ fn image_of(m: &Message, b: u16, k: u16) -> Option<String> {
         } => Some(hash.clone()),
         _ => None,
     }
+}
+
+/// How many characters of prose and of code a row holds at the panel's width.
+fn wrap_columns(ui: &egui::Ui) -> (usize, usize) {
+    let width = (ui.available_width() - 28.0).max(80.0);
+    let body = egui::TextStyle::Body.resolve(ui.style());
+    let mono = egui::TextStyle::Monospace.resolve(ui.style());
+    let (p, m) = ui.fonts_mut(|f| (f.glyph_width(&body, 'n'), f.glyph_width(&mono, 'n')));
+    let per = |w: f32| ((width / w.max(1.0)) as usize).max(20);
+    (per(p), per(m))
+}
+
+/// A message's header row: fold arrow, role, short id, tokens, its fate, error, checkpoints, tip; and its role.
+fn header_line(s: &Session, node: usize, open: bool) -> (String, Role) {
+    let h = &s.heads[node];
+    let role = if h.has_tool_result() {
+        Role::Tool
+    } else {
+        h.role
+    };
+    let mut t = format!(
+        "{} {} {}  {} tok",
+        if open { "▾" } else { "▸" },
+        if h.has_tool_result() {
+            "tool result"
+        } else {
+            h.role.as_str()
+        },
+        &h.id[..h.id.len().min(8)],
+        h.tokens
+    );
+    if let Some(mark) = s.mark_of(node) {
+        t.push_str(&format!("  [{mark}]"));
+    }
+    if h.has_error() {
+        t.push_str("  [error]");
+    }
+    for l in s.checkpoint_labels(node) {
+        t.push_str(&format!("  ⚑ {l}"));
+    }
+    if Some(node) == s.tip {
+        t.push_str("  ◀ tip");
+    }
+    (t, role)
+}
+
+/// A block's head row: its fold arrow (for a block that folds) and what it is.
+fn block_head(block: &Block, unfolded: bool) -> (&'static str, String) {
+    let n = block_text(block).lines().count();
+    let t = match block {
+        Block::Thinking { .. } => format!("thinking ({n} lines)"),
+        Block::ToolUse { name, .. } => format!("tool call {name}"),
+        Block::ToolResult { is_error, .. } => format!(
+            "{} ({n} lines)",
+            if *is_error {
+                "tool output, error"
+            } else {
+                "tool output"
+            }
+        ),
+        Block::Image { media_type, .. } => format!("image {media_type}"),
+        _ => String::new(),
+    };
+    let arrow = if foldable(block) {
+        if unfolded { "  ▾ " } else { "  ▸ " }
+    } else {
+        "    "
+    };
+    (arrow, t)
 }
 
 #[cfg(test)]
