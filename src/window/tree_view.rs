@@ -5,7 +5,29 @@ use super::*;
 
 impl Explorer {
     pub(super) fn tree_view(&mut self, ui: &mut egui::Ui) {
-        // the selection's actions
+        self.selection_bar(ui);
+        self.checkpoints_bar(ui);
+        ui.weak("drag to pan · Ctrl+wheel to zoom · arrows: parent/child/sibling · Home/End root/tip · C checkpoint · J next checkpoint · Ctrl+F find · N next match · Enter opens in transcript · right-click a node for actions");
+        let (Some(s), Some(store)) = (&mut self.session, &self.store) else {
+            return;
+        };
+        // the text of the nodes labelled last frame (a frame behind is invisible, and bodies stay cached)
+        let missing = self.graph.visible.iter().any(|&i| s.body(i).is_none());
+        let unread = if missing {
+            s.ensure_bodies(store, &self.graph.visible).err()
+        } else {
+            None
+        };
+        let events = self.graph.show(ui, s);
+        if let Some(e) = unread {
+            self.fail(e.to_string());
+            return;
+        }
+        self.graph_events(events);
+    }
+
+    /// The selection's actions (switch tip, fork), a checkpoint set, the view fitted, the tree searched.
+    fn selection_bar(&mut self, ui: &mut egui::Ui) {
         ui.horizontal_wrapped(|ui| {
             let Some(s) = &self.session else { return };
             let sel = s.selected;
@@ -72,6 +94,10 @@ impl Explorer {
                 ui.label(format!("{}/{}", self.hit_at + 1, self.hits.len()));
             }
         });
+    }
+
+    /// The checkpoints (rewind to one, jump to one) and the tips.
+    fn checkpoints_bar(&mut self, ui: &mut egui::Ui) {
         ui.horizontal_wrapped(|ui| {
             let Some(s) = &self.session else { return };
             let cps: Vec<(String, Option<usize>)> = s
@@ -118,22 +144,11 @@ impl Explorer {
                 self.select_node(n);
             }
         });
-        ui.weak("drag to pan · Ctrl+wheel to zoom · arrows: parent/child/sibling · Home/End root/tip · C checkpoint · J next checkpoint · Ctrl+F find · N next match · Enter opens in transcript · right-click a node for actions");
-        let (Some(s), Some(store)) = (&mut self.session, &self.store) else {
-            return;
-        };
-        // the text of the nodes labelled last frame (a frame behind is invisible, and bodies stay cached)
-        let missing = self.graph.visible.iter().any(|&i| s.body(i).is_none());
-        let unread = if missing {
-            s.ensure_bodies(store, &self.graph.visible).err()
-        } else {
-            None
-        };
-        let events = self.graph.show(ui, s);
-        if let Some(e) = unread {
-            self.fail(e.to_string());
-            return;
-        }
+    }
+
+    /// What the graph asked for: a node selected, a run folded, the tip switched, a fork, a session continued in
+    /// a harness, a compaction from a node.
+    fn graph_events(&mut self, events: Vec<graph::GraphEvent>) {
         let Some(s) = &mut self.session else { return };
         for e in events {
             match e {
