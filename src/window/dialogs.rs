@@ -67,6 +67,15 @@ impl Explorer {
     }
 
     pub(super) fn dialogs(&mut self, ctx: &egui::Context) {
+        self.rewind_dialog(ctx);
+        self.import_dialog(ctx);
+        self.export_dialog(ctx);
+        self.continued_dialog(ctx);
+        self.discovered_dialog(ctx);
+    }
+
+    /// The rewind dialog: the digest of what the abandoned path found.
+    fn rewind_dialog(&mut self, ctx: &egui::Context) {
         if let Some(d) = &mut self.rewind {
             let mut open = true;
             let mut go = false;
@@ -93,6 +102,10 @@ impl Explorer {
                 self.rewind = None;
             }
         }
+    }
+
+    /// The import path field, where no native dialog could be shown.
+    fn import_dialog(&mut self, ctx: &egui::Context) {
         if let Some(path) = &mut self.import_path {
             let mut open = true;
             let mut go = None;
@@ -115,6 +128,10 @@ impl Explorer {
                 self.import_path = None;
             }
         }
+    }
+
+    /// The export dialog: the format, the path (to the tip or the selection), the file.
+    fn export_dialog(&mut self, ctx: &egui::Context) {
         if let Some(d) = &mut self.export {
             let mut open = true;
             let mut go = None;
@@ -163,6 +180,10 @@ impl Explorer {
                 self.export = None;
             }
         }
+    }
+
+    /// A session just written for a harness: where, and the command that resumes it.
+    fn continued_dialog(&mut self, ctx: &egui::Context) {
         if let Some(c) = &self.continued {
             let mut open = true;
             let mut close = false;
@@ -206,6 +227,10 @@ impl Explorer {
                 self.continued = None;
             }
         }
+    }
+
+    /// The sessions found on this machine, each to import, or all.
+    fn discovered_dialog(&mut self, ctx: &egui::Context) {
         if let Some(found) = &self.discovered {
             let mut open = true;
             let mut pick = None;
