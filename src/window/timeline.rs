@@ -64,43 +64,13 @@ impl TimelinePanel {
             t.window,
             t.threshold
         ));
-        let measured_pts: Vec<[f64; 2]> = t
-            .points
-            .iter()
-            .enumerate()
-            .filter_map(|(k, p)| p.measured.map(|m| [k as f64, m as f64]))
-            .collect();
-        let estimated_pts: Vec<[f64; 2]> = t
-            .points
-            .iter()
-            .enumerate()
-            .map(|(k, p)| [k as f64, p.estimated as f64])
-            .collect();
-        let error_pts: Vec<[f64; 2]> = t
-            .points
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.tool_errors > 0)
-            .map(|(k, _)| [k as f64, 0.0])
-            .collect();
-        let compaction_at: Vec<f64> = t
-            .points
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.compaction)
-            .map(|(k, _)| k as f64 - 0.5)
-            .collect();
-        // cache misses at the prompt they re-sent, one series per cause (its colour and name on hover)
-        let mut misses: Vec<(crate::cache::Cause, Vec<[f64; 2]>)> = Vec::new();
-        for (k, p) in t.points.iter().enumerate() {
-            if let Some(c) = p.cache_miss {
-                let y = p.measured.unwrap_or(p.estimated) as f64;
-                match misses.iter_mut().find(|(x, _)| *x == c) {
-                    Some((_, v)) => v.push([k as f64, y]),
-                    None => misses.push((c, vec![[k as f64, y]])),
-                }
-            }
-        }
+        let Series {
+            measured_pts,
+            estimated_pts,
+            error_pts,
+            compaction_at,
+            misses,
+        } = Series::of(t);
         let lost: f64 = t.points.iter().filter_map(|p| p.cache_lost).sum();
         let n_misses: usize = misses.iter().map(|(_, v)| v.len()).sum();
         if n_misses > 0 {
@@ -112,42 +82,13 @@ impl TimelinePanel {
         let (window, threshold) = (t.window as f64, t.threshold as f64);
         // the hover label: a miss's figures, else the reply and the series' tokens
         let points = &t.points;
-        let hover = move |pos: &egui_plot::HoverPosition<'_>| -> Option<String> {
-            let egui_plot::HoverPosition::NearDataPoint {
-                plot_name,
-                position,
-                ..
-            } = pos
-            else {
-                return None;
-            };
-            let k = position.x.round().max(0.0) as usize;
-            let p = points.get(k)?;
-            Some(
-                match p.cache_miss.filter(|_| plot_name.starts_with("cache miss")) {
-                    Some(cause) => format!(
-                        "reply {k}: cache miss ({})\n{} prompt tokens, {} lost",
-                        cause.name(),
-                        p.measured.unwrap_or(p.estimated),
-                        crate::models::usd(p.cache_lost, 4)
-                    ),
-                    None => format!("reply {k}\n{plot_name}: {:.0} tokens", position.y),
-                },
-            )
-        };
+        let hover = move |pos: &egui_plot::HoverPosition<'_>| hover_label(points, pos);
         let resp = Plot::new("context-over-time")
             .legend(Legend::default())
             .label_formatter(hover)
             .height((ui.available_height() - 10.0).max(240.0))
             .x_axis_label("reply")
-            .y_axis_formatter(|y, _| {
-                let v = y.value;
-                if v.abs() >= 1000.0 {
-                    format!("{:.0}k", v / 1000.0)
-                } else {
-                    format!("{v:.0}")
-                }
-            })
+            .y_axis_formatter(|y, _| kilo(y.value))
             .y_axis_label("tokens")
             .include_y(0.0)
             .include_y(window * 1.02)
@@ -222,4 +163,100 @@ impl Panel for TimelinePanel {
             other => Some(other),
         }
     }
+}
+
+/// The timeline's series, one point per reply: measured and estimated prompts, tool errors, compactions, and the
+/// cache misses one series per cause.
+struct Series {
+    measured_pts: Vec<[f64; 2]>,
+    estimated_pts: Vec<[f64; 2]>,
+    error_pts: Vec<[f64; 2]>,
+    compaction_at: Vec<f64>,
+    misses: Vec<(crate::cache::Cause, Vec<[f64; 2]>)>,
+}
+
+impl Series {
+    fn of(t: &Timeline) -> Series {
+        let measured_pts: Vec<[f64; 2]> = t
+            .points
+            .iter()
+            .enumerate()
+            .filter_map(|(k, p)| p.measured.map(|m| [k as f64, m as f64]))
+            .collect();
+        let estimated_pts: Vec<[f64; 2]> = t
+            .points
+            .iter()
+            .enumerate()
+            .map(|(k, p)| [k as f64, p.estimated as f64])
+            .collect();
+        let error_pts: Vec<[f64; 2]> = t
+            .points
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.tool_errors > 0)
+            .map(|(k, _)| [k as f64, 0.0])
+            .collect();
+        let compaction_at: Vec<f64> = t
+            .points
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.compaction)
+            .map(|(k, _)| k as f64 - 0.5)
+            .collect();
+        // cache misses at the prompt they re-sent, one series per cause (its colour and name on hover)
+        let mut misses: Vec<(crate::cache::Cause, Vec<[f64; 2]>)> = Vec::new();
+        for (k, p) in t.points.iter().enumerate() {
+            if let Some(c) = p.cache_miss {
+                let y = p.measured.unwrap_or(p.estimated) as f64;
+                match misses.iter_mut().find(|(x, _)| *x == c) {
+                    Some((_, v)) => v.push([k as f64, y]),
+                    None => misses.push((c, vec![[k as f64, y]])),
+                }
+            }
+        }
+        Series {
+            measured_pts,
+            estimated_pts,
+            error_pts,
+            compaction_at,
+            misses,
+        }
+    }
+}
+
+/// A tick on the tokens axis: `12k`, or the count under a thousand.
+fn kilo(v: f64) -> String {
+    if v.abs() >= 1000.0 {
+        format!("{:.0}k", v / 1000.0)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// The hover label: a miss's figures, else the reply and the series' tokens.
+fn hover_label(
+    points: &[crate::reclaim::timeline::Point],
+    pos: &egui_plot::HoverPosition<'_>,
+) -> Option<String> {
+    let egui_plot::HoverPosition::NearDataPoint {
+        plot_name,
+        position,
+        ..
+    } = pos
+    else {
+        return None;
+    };
+    let k = position.x.round().max(0.0) as usize;
+    let p = points.get(k)?;
+    Some(
+        match p.cache_miss.filter(|_| plot_name.starts_with("cache miss")) {
+            Some(cause) => format!(
+                "reply {k}: cache miss ({})\n{} prompt tokens, {} lost",
+                cause.name(),
+                p.measured.unwrap_or(p.estimated),
+                crate::models::usd(p.cache_lost, 4)
+            ),
+            None => format!("reply {k}\n{plot_name}: {:.0} tokens", position.y),
+        },
+    )
 }
