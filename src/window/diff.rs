@@ -53,16 +53,15 @@ impl DiffPanel {
             .or_else(|| s.leaves.first().map(|&i| s.heads[i].id.clone()))
     }
 
-    pub fn ui(
+    /// A and B: this tip, and what it is compared with (another tip of the tree, another conversation, the
+    /// selected message); whether B changed.
+    fn picker(
         &mut self,
         ui: &mut egui::Ui,
         s: &Session,
         conversations: &[Conversation],
-    ) -> Option<Action> {
-        if self.other.is_none() {
-            self.other = Self::default_other(s, conversations);
-        }
-        let mine = s.conv.tip.clone().unwrap_or_else(|| s.conv.id.clone());
+        mine: &str,
+    ) -> bool {
         let mut ask = false;
         ui.horizontal_wrapped(|ui| {
             ui.label(format!(
@@ -110,6 +109,20 @@ impl DiffPanel {
                 ask = true;
             }
         });
+        ask
+    }
+
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        s: &Session,
+        conversations: &[Conversation],
+    ) -> Option<Action> {
+        if self.other.is_none() {
+            self.other = Self::default_other(s, conversations);
+        }
+        let mine = s.conv.tip.clone().unwrap_or_else(|| s.conv.id.clone());
+        let ask = self.picker(ui, s, conversations, &mine);
         ui.separator();
         let Some(other) = self.other.clone() else {
             ui.label("This conversation has no fork and no other tip: pick a conversation to compare with.");
@@ -149,50 +162,7 @@ impl DiffPanel {
         } else {
             Color32::from_rgb(255, 236, 214)
         };
-        egui::ScrollArea::vertical()
-            .id_salt("diff-rows")
-            .auto_shrink([false, false])
-            .show(ui, |ui| {
-                let w = (ui.available_width() - 30.0) / 2.0;
-                for (k, p) in d.pairs.iter().enumerate() {
-                    let frame = egui::Frame::new()
-                        .fill(if p.same { Color32::TRANSPARENT } else { differ })
-                        .inner_margin(4.0);
-                    frame.show(ui, |ui| {
-                        ui.horizontal_top(|ui| {
-                            ui.label(RichText::new(if p.same { "=" } else { "≠" }).monospace());
-                            for line in [&p.a_line, &p.b_line] {
-                                ui.allocate_ui_with_layout(
-                                    egui::vec2(w, 0.0),
-                                    egui::Layout::top_down(egui::Align::Min),
-                                    |ui| {
-                                        ui.set_width(w);
-                                        ui.add(
-                                            egui::Label::new(line.as_deref().unwrap_or("—")).wrap(),
-                                        );
-                                    },
-                                );
-                            }
-                        });
-                        if let Some(diff) = &p.diff {
-                            egui::CollapsingHeader::new("text diff")
-                                .id_salt(("pair-diff", k))
-                                .show(ui, |ui| {
-                                    for l in diff.lines().take(200) {
-                                        let color = if l.starts_with('+') && !l.starts_with("+++") {
-                                            Color32::from_rgb(60, 170, 90)
-                                        } else if l.starts_with('-') && !l.starts_with("---") {
-                                            Color32::from_rgb(220, 80, 80)
-                                        } else {
-                                            ui.visuals().weak_text_color()
-                                        };
-                                        ui.label(RichText::new(l).monospace().color(color));
-                                    }
-                                });
-                        }
-                    });
-                }
-            });
+        pairs_ui(ui, &d.pairs, differ);
         None
     }
 }
@@ -217,4 +187,50 @@ impl Panel for DiffPanel {
             other => Some(other),
         }
     }
+}
+
+/// The aligned messages, side by side, each pair that differs with its text diff.
+fn pairs_ui(ui: &mut egui::Ui, pairs: &[crate::diff::Pair], differ: Color32) {
+    egui::ScrollArea::vertical()
+        .id_salt("diff-rows")
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            let w = (ui.available_width() - 30.0) / 2.0;
+            for (k, p) in pairs.iter().enumerate() {
+                let frame = egui::Frame::new()
+                    .fill(if p.same { Color32::TRANSPARENT } else { differ })
+                    .inner_margin(4.0);
+                frame.show(ui, |ui| {
+                    ui.horizontal_top(|ui| {
+                        ui.label(RichText::new(if p.same { "=" } else { "≠" }).monospace());
+                        for line in [&p.a_line, &p.b_line] {
+                            ui.allocate_ui_with_layout(
+                                egui::vec2(w, 0.0),
+                                egui::Layout::top_down(egui::Align::Min),
+                                |ui| {
+                                    ui.set_width(w);
+                                    ui.add(egui::Label::new(line.as_deref().unwrap_or("—")).wrap());
+                                },
+                            );
+                        }
+                    });
+                    if let Some(diff) = &p.diff {
+                        egui::CollapsingHeader::new("text diff")
+                            .id_salt(("pair-diff", k))
+                            .show(ui, |ui| {
+                                for l in diff.lines().take(200) {
+                                    let color = if l.starts_with('+') && !l.starts_with("+++") {
+                                        Color32::from_rgb(60, 170, 90)
+                                    } else if l.starts_with('-') && !l.starts_with("---") {
+                                        Color32::from_rgb(220, 80, 80)
+                                    } else {
+                                        ui.visuals().weak_text_color()
+                                    };
+                                    ui.label(RichText::new(l).monospace().color(color));
+                                }
+                            });
+                    }
+                });
+            }
+        });
 }
