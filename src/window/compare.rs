@@ -132,75 +132,7 @@ impl ComparePanel {
             self.table.show_missing(ui, "Comparing…");
             return None;
         };
-        let mut picked = self.picked;
-        egui::ScrollArea::horizontal()
-            .id_salt("compare-scroll")
-            .show(ui, |ui| {
-                egui::Grid::new("compare-table")
-                    .striped(true)
-                    .num_columns(9)
-                    .spacing([14.0, 6.0])
-                    .show(ui, |ui| {
-                        for h in [
-                            "strategy",
-                            "text before",
-                            "text after",
-                            "images after",
-                            "model calls",
-                            "lost",
-                            "cache kept through",
-                            "next request",
-                            "fits",
-                        ] {
-                            ui.label(RichText::new(h).strong());
-                        }
-                        ui.end_row();
-                        for (k, r) in data.rows.iter().enumerate() {
-                            let label = format!("strategy {}", r.strategy);
-                            if ui
-                                .selectable_label(
-                                    picked == Some(k),
-                                    RichText::new(&r.strategy).strong(),
-                                )
-                                .on_hover_text(&label)
-                                .clicked()
-                            {
-                                picked = Some(k);
-                            }
-                            ui.label(r.text_tokens_before.to_string());
-                            ui.label(r.text_tokens_after.to_string());
-                            ui.label(format!(
-                                "{} ({} kB)",
-                                r.image_tokens_after,
-                                r.image_bytes / 1024
-                            ));
-                            ui.label(r.model_calls.to_string());
-                            ui.label(if r.ran {
-                                lost(&r.lost)
-                            } else {
-                                "(nothing to do)".into()
-                            });
-                            ui.label(
-                                r.cache_kept_through
-                                    .as_deref()
-                                    .map_or("-".to_string(), |s| s.chars().take(8).collect()),
-                            );
-                            ui.label(format!(
-                                "{} list / {} warm",
-                                crate::models::usd(r.cost_list, 3),
-                                crate::models::usd(r.cost_warm_cache, 3)
-                            ))
-                            .on_hover_text(format!(
-                                "each later request {}; pays for the cache it breaks after {}",
-                                crate::models::usd(r.cost_after, 3),
-                                r.break_even_replies
-                                    .map_or("never".to_string(), |n| format!("{n} replies"))
-                            ));
-                            ui.label(if r.reaches_budget { "yes" } else { "no" });
-                            ui.end_row();
-                        }
-                    });
-            });
+        let picked = table_ui(ui, &data.rows, self.picked);
         ui.separator();
         let Some(k) = picked.filter(|&k| k < data.rows.len()) else {
             ui.weak("Pick a strategy to preview the context it would leave.");
@@ -273,6 +205,85 @@ impl ComparePanel {
         }
         act
     }
+}
+
+/// The comparison's table, a row per strategy; the row picked (a click picks another).
+fn table_ui(ui: &mut egui::Ui, rows: &[StrategyRow], mut picked: Option<usize>) -> Option<usize> {
+    egui::ScrollArea::horizontal()
+        .id_salt("compare-scroll")
+        .show(ui, |ui| {
+            egui::Grid::new("compare-table")
+                .striped(true)
+                .num_columns(9)
+                .spacing([14.0, 6.0])
+                .show(ui, |ui| {
+                    for h in [
+                        "strategy",
+                        "text before",
+                        "text after",
+                        "images after",
+                        "model calls",
+                        "lost",
+                        "cache kept through",
+                        "next request",
+                        "fits",
+                    ] {
+                        ui.label(RichText::new(h).strong());
+                    }
+                    ui.end_row();
+                    for (k, r) in rows.iter().enumerate() {
+                        let label = format!("strategy {}", r.strategy);
+                        if ui
+                            .selectable_label(
+                                picked == Some(k),
+                                RichText::new(&r.strategy).strong(),
+                            )
+                            .on_hover_text(&label)
+                            .clicked()
+                        {
+                            picked = Some(k);
+                        }
+                        row_cells(ui, r);
+                        ui.end_row();
+                    }
+                });
+        });
+    picked
+}
+
+/// A strategy's figures: text before and after, images, model calls, what it loses, the cache it keeps, the next
+/// request's cost, whether it fits.
+fn row_cells(ui: &mut egui::Ui, r: &StrategyRow) {
+    ui.label(r.text_tokens_before.to_string());
+    ui.label(r.text_tokens_after.to_string());
+    ui.label(format!(
+        "{} ({} kB)",
+        r.image_tokens_after,
+        r.image_bytes / 1024
+    ));
+    ui.label(r.model_calls.to_string());
+    ui.label(if r.ran {
+        lost(&r.lost)
+    } else {
+        "(nothing to do)".into()
+    });
+    ui.label(
+        r.cache_kept_through
+            .as_deref()
+            .map_or("-".to_string(), |s| s.chars().take(8).collect()),
+    );
+    ui.label(format!(
+        "{} list / {} warm",
+        crate::models::usd(r.cost_list, 3),
+        crate::models::usd(r.cost_warm_cache, 3)
+    ))
+    .on_hover_text(format!(
+        "each later request {}; pays for the cache it breaks after {}",
+        crate::models::usd(r.cost_after, 3),
+        r.break_even_replies
+            .map_or("never".to_string(), |n| format!("{n} replies"))
+    ));
+    ui.label(if r.reaches_budget { "yes" } else { "no" });
 }
 
 impl Panel for ComparePanel {
