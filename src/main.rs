@@ -1,5 +1,7 @@
 //! The `cairn` binary: the CLI, and the window when no command is given.
 
+#![warn(clippy::too_many_lines)]
+
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -60,6 +60,66 @@ impl ContextPanel {
     }
 }
 
+/// The window as one stacked bar, the reply's reserve marked at its end.
+fn window_bar(ui: &mut egui::Ui, r: &ContextReport, parts: &[(&str, u64, Color32)]) {
+    let (rect, _) = ui.allocate_exact_size(Vec2::new(ui.available_width(), 28.0), Sense::hover());
+    let p = ui.painter();
+    p.rect_filled(rect, 3.0, ui.visuals().faint_bg_color);
+    let mut x = rect.left();
+    for &(_, v, c) in parts {
+        let w = rect.width() * v as f32 / r.window.max(1) as f32;
+        p.rect_filled(
+            Rect::from_min_size(egui::pos2(x, rect.top()), Vec2::new(w, rect.height())),
+            0.0,
+            c,
+        );
+        x += w;
+    }
+    let reserve_x = rect.right() - rect.width() * r.reply_reserve as f32 / r.window.max(1) as f32;
+    p.line_segment(
+        [
+            egui::pos2(reserve_x, rect.top()),
+            egui::pos2(reserve_x, rect.bottom()),
+        ],
+        egui::Stroke::new(2.0, ui.visuals().text_color()),
+    );
+    p.text(
+        egui::pos2(reserve_x - 4.0, rect.center().y),
+        Align2::RIGHT_CENTER,
+        "reply reserve",
+        FontId::proportional(11.0),
+        ui.visuals().text_color(),
+    );
+}
+
+/// What each rung would take back now, and whether it would run yet.
+fn rungs_ui(ui: &mut egui::Ui, r: &ContextReport) {
+    ui.label(egui::RichText::new("What each rung would take back now").strong());
+    let max = r.rungs.iter().map(|x| x.saves).max().unwrap_or(0).max(1);
+    for g in &r.rungs {
+        bar(
+            ui,
+            &format!("{} ({} calls)", g.name, g.model_calls),
+            g.saves,
+            max,
+            if g.would_run {
+                Color32::from_rgb(80, 180, 110)
+            } else {
+                Color32::from_rgb(140, 140, 140)
+            },
+        );
+        ui.weak(format!(
+            "    {}{}",
+            g.note,
+            if g.would_run {
+                ""
+            } else {
+                " (would not run yet)"
+            }
+        ));
+    }
+}
+
 pub fn show(ui: &mut egui::Ui, r: &ContextReport) {
     ui.heading(format!("Context: {} (window {} tokens)", r.model, r.window));
     if let Some(h) = &r.harness_compaction {
@@ -99,34 +159,7 @@ pub fn show(ui: &mut egui::Ui, r: &ContextReport) {
         ),
         ("other", r.messages.other, Color32::from_rgb(160, 160, 160)),
     ];
-    let (rect, _) = ui.allocate_exact_size(Vec2::new(ui.available_width(), 28.0), Sense::hover());
-    let p = ui.painter();
-    p.rect_filled(rect, 3.0, ui.visuals().faint_bg_color);
-    let mut x = rect.left();
-    for (_, v, c) in parts {
-        let w = rect.width() * v as f32 / r.window.max(1) as f32;
-        p.rect_filled(
-            Rect::from_min_size(egui::pos2(x, rect.top()), Vec2::new(w, rect.height())),
-            0.0,
-            c,
-        );
-        x += w;
-    }
-    let reserve_x = rect.right() - rect.width() * r.reply_reserve as f32 / r.window.max(1) as f32;
-    p.line_segment(
-        [
-            egui::pos2(reserve_x, rect.top()),
-            egui::pos2(reserve_x, rect.bottom()),
-        ],
-        egui::Stroke::new(2.0, ui.visuals().text_color()),
-    );
-    p.text(
-        egui::pos2(reserve_x - 4.0, rect.center().y),
-        Align2::RIGHT_CENTER,
-        "reply reserve",
-        FontId::proportional(11.0),
-        ui.visuals().text_color(),
-    );
+    window_bar(ui, r, &parts);
     ui.label(format!(
         "estimated {} tokens{} · cached prefix {} · free {}",
         r.estimated_total,
@@ -142,30 +175,7 @@ pub fn show(ui: &mut egui::Ui, r: &ContextReport) {
         bar(ui, name, v, max, c);
     }
     ui.separator();
-    ui.label(egui::RichText::new("What each rung would take back now").strong());
-    let max = r.rungs.iter().map(|x| x.saves).max().unwrap_or(0).max(1);
-    for g in &r.rungs {
-        bar(
-            ui,
-            &format!("{} ({} calls)", g.name, g.model_calls),
-            g.saves,
-            max,
-            if g.would_run {
-                Color32::from_rgb(80, 180, 110)
-            } else {
-                Color32::from_rgb(140, 140, 140)
-            },
-        );
-        ui.weak(format!(
-            "    {}{}",
-            g.note,
-            if g.would_run {
-                ""
-            } else {
-                " (would not run yet)"
-            }
-        ));
-    }
+    rungs_ui(ui, r);
 }
 
 impl Panel for ContextPanel {
