@@ -154,7 +154,7 @@ pub enum Action {
     /// The context one compared strategy would leave, as it would be sent.
     Preview {
         conversation: String,
-        strategy: String,
+        strategy: crate::reclaim::compare::Candidate,
         budget: Option<u64>,
     },
     /// Draws text or a path's messages as snapshot pages (secrets redacted unless `redact` is false).
@@ -361,7 +361,7 @@ pub enum Outcome {
     },
     Preview {
         conversation: String,
-        strategy: String,
+        strategy: crate::reclaim::compare::Candidate,
         sent: Vec<SentMessage>,
     },
     Rendered(Box<Rendered>, Vec<crate::render::SourceText>),

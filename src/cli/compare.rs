@@ -72,7 +72,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             } else {
                 "  (over budget)"
             },
-            if r.ran || r.strategy == "none" {
+            if r.ran || r.strategy == crate::reclaim::compare::Candidate::None {
                 ""
             } else {
                 "  (nothing to do)"

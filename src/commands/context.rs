@@ -34,7 +34,7 @@ pub(super) fn run(env: Env<'_>, action: Action) -> Result<Outcome, CommandError>
             conversation,
             strategy,
             budget,
-        } => preview(store, settings, &conversation, &strategy, budget),
+        } => preview(store, settings, &conversation, strategy, budget),
         A::Timeline {
             conversation,
             model,
@@ -160,7 +160,7 @@ pub(super) fn preview(
     store: &mut Store,
     settings: &Settings,
     conversation: &str,
-    strategy: &str,
+    strategy: crate::reclaim::compare::Candidate,
     budget: Option<u64>,
 ) -> Result<Outcome, CommandError> {
     let view = PathView::load(store, conversation, None)?;
@@ -170,7 +170,7 @@ pub(super) fn preview(
     let sent = materialize(&view, &after, Some(store))?;
     Ok(Outcome::Preview {
         conversation: view.conversation,
-        strategy: strategy.to_string(),
+        strategy,
         sent,
     })
 }

@@ -11,10 +11,86 @@ use super::view::{PathView, Placed};
 use crate::model::Usage;
 use crate::models::Price;
 
+/// What a row of the comparison does to the context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Candidate {
+    /// Nothing: the context as it is sent now.
+    None,
+    /// One rung, forced.
+    Rung(Strategy),
+    /// The ladder, cheapest first, until the budget is met.
+    Ladder,
+    /// The provider's own context editing, simulated: old tool uses cleared.
+    ClearToolUses,
+    /// The provider's own context editing, simulated: the thinking of earlier turns cleared.
+    ClearThinking,
+}
+
+impl Candidate {
+    /// Every row, in order: nothing, each rung, the ladder, then the provider's own context edits.
+    pub fn all() -> Vec<Candidate> {
+        std::iter::once(Candidate::None)
+            .chain(Strategy::LADDER.iter().map(|s| Candidate::Rung(*s)))
+            .chain([
+                Candidate::Ladder,
+                Candidate::ClearToolUses,
+                Candidate::ClearThinking,
+            ])
+            .collect()
+    }
+
+    /// Its name: `none`, a rung's name, `ladder`, `clear-tool-uses`, `clear-thinking` (scripts rely on them).
+    pub fn name(self) -> &'static str {
+        match self {
+            Candidate::None => "none",
+            Candidate::Rung(s) => s.name(),
+            Candidate::Ladder => "ladder",
+            Candidate::ClearToolUses => "clear-tool-uses",
+            Candidate::ClearThinking => "clear-thinking",
+        }
+    }
+
+    /// Its name (as [`Candidate::name`]).
+    pub fn as_str(&self) -> &'static str {
+        self.name()
+    }
+
+    pub fn from_name(name: &str) -> Option<Candidate> {
+        Candidate::all().into_iter().find(|c| c.name() == name)
+    }
+
+    /// The rung a compaction runs for it (None for the ladder), if it is one cairn writes as a marker.
+    pub fn applies(self) -> Option<Option<Strategy>> {
+        match self {
+            Candidate::Rung(s) => Some(Some(s)),
+            Candidate::Ladder => Some(None),
+            Candidate::None | Candidate::ClearToolUses | Candidate::ClearThinking => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Candidate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl Serialize for Candidate {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl PartialEq<&str> for Candidate {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
 /// One row of the comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct StrategyRow {
-    pub strategy: String,
+    pub strategy: Candidate,
     pub ran: bool,
     pub text_tokens_before: u64,
     pub image_tokens_before: u64,
@@ -55,10 +131,7 @@ fn break_even(first: Option<f64>, after: Option<f64>, stay: Option<f64>) -> Opti
 
 /// The rows' names, in order: nothing, each rung, the ladder, then the provider's own context edits (simulated).
 pub fn names() -> Vec<&'static str> {
-    std::iter::once("none")
-        .chain(Strategy::LADDER.iter().map(|s| s.name()))
-        .chain(["ladder", "clear-tool-uses", "clear-thinking"])
-        .collect()
+    Candidate::all().into_iter().map(Candidate::name).collect()
 }
 
 /// How the next request is priced: the model it goes to and the settings' prices over the catalog's.
@@ -116,10 +189,10 @@ pub fn compare_priced(
     pricing: &Pricing<'_>,
 ) -> Vec<StrategyRow> {
     let before = layout(view, &[], view.len());
-    names()
+    Candidate::all()
         .into_iter()
         .map(|name| match name {
-            "clear-tool-uses" => {
+            Candidate::ClearToolUses => {
                 let c = super::editing::clear_tool_uses(
                     view,
                     &before,
@@ -128,7 +201,7 @@ pub fn compare_priced(
                 );
                 edited_row(view, name, &before, &c, budget, pricing)
             }
-            "clear-thinking" => {
+            Candidate::ClearThinking => {
                 let c = super::editing::clear_thinking(view, &before, 1);
                 edited_row(view, name, &before, &c, budget, pricing)
             }
@@ -140,11 +213,11 @@ pub fn compare_priced(
         .collect()
 }
 
-/// The layout one row would leave ("none", a rung's name, or "ladder"), with the markers it would write, its model
-/// calls and whether it had anything to do.
+/// The layout one row would leave (nothing, a rung, the ladder; a provider's edit leaves the context as it is
+/// here), with the markers it would write, its model calls and whether it had anything to do.
 pub fn after_of(
     view: &PathView,
-    name: &str,
+    name: Candidate,
     budget: u64,
     opts: &RungOptions,
 ) -> (Vec<Placed>, ContextLayout, u32, bool) {
@@ -152,15 +225,13 @@ pub fn after_of(
     let mut now = layout(view, &planned, view.len());
     let mut calls = 0;
     let mut ran = false;
-    let rungs: Vec<(Strategy, bool)> = if name == "ladder" {
-        Strategy::LADDER.iter().map(|s| (*s, false)).collect()
-    } else {
-        Strategy::from_name(name)
-            .map(|s| vec![(s, true)])
-            .unwrap_or_default()
+    let rungs: Vec<(Strategy, bool)> = match name {
+        Candidate::Ladder => Strategy::LADDER.iter().map(|s| (*s, false)).collect(),
+        Candidate::Rung(s) => vec![(s, true)],
+        Candidate::None | Candidate::ClearToolUses | Candidate::ClearThinking => Vec::new(),
     };
     for (s, force) in rungs {
-        if name == "ladder" && now.tally.total() <= budget {
+        if name == Candidate::Ladder && now.tally.total() <= budget {
             break;
         }
         if let Some(p) = plan(
@@ -196,7 +267,7 @@ fn last_id(view: &PathView, p: &Piece) -> Option<String> {
 /// the first edited message.
 fn edited_row(
     view: &PathView,
-    name: &str,
+    name: Candidate,
     before: &ContextLayout,
     c: &super::editing::Cleared,
     budget: u64,
@@ -214,13 +285,13 @@ fn edited_row(
     let kept_tokens: u64 = before.tokens[..keep].iter().sum();
     let total = before.tally.total().saturating_sub(c.saved);
     let mut lost = before.tally.clone();
-    lost.tool_results_elided = if name == "clear-tool-uses" {
+    lost.tool_results_elided = if name == Candidate::ClearToolUses {
         c.items
     } else {
         0
     };
     StrategyRow {
-        strategy: name.to_string(),
+        strategy: name,
         ran: !c.messages.is_empty(),
         text_tokens_before: before.tally.text_tokens,
         image_tokens_before: before.tally.image_tokens,
@@ -246,7 +317,7 @@ fn edited_row(
 
 fn row(
     view: &PathView,
-    name: &str,
+    name: Candidate,
     before: &ContextLayout,
     after: &ContextLayout,
     (calls, ran): (u32, bool),
@@ -262,7 +333,7 @@ fn row(
     let kept_tokens: u64 = after.tokens[..keep].iter().sum();
     let total = after.tally.total();
     StrategyRow {
-        strategy: name.to_string(),
+        strategy: name,
         ran,
         text_tokens_before: before.tally.text_tokens,
         image_tokens_before: before.tally.image_tokens,

@@ -12,7 +12,7 @@ use super::worker::For;
 use crate::commands::Action;
 use crate::commands::Outcome;
 use crate::reclaim::assemble::SentMessage;
-use crate::reclaim::compare::StrategyRow;
+use crate::reclaim::compare::{Candidate, StrategyRow};
 
 /// A comparison, as the panel shows it.
 pub struct Compared {
@@ -26,7 +26,7 @@ pub struct Compared {
 /// The context one strategy would leave, one line per message sent.
 pub struct Previewed {
     pub conversation: String,
-    pub strategy: String,
+    pub strategy: Candidate,
     pub lines: Vec<String>,
 }
 
@@ -139,7 +139,7 @@ impl ComparePanel {
             return None;
         };
         let row = &data.rows[k];
-        let name = row.strategy.clone();
+        let name = row.strategy;
         if self.picked != picked
             || self
                 .preview
@@ -168,8 +168,7 @@ impl ComparePanel {
             );
             // the rung itself, for real: a marker at the tip (nothing stored is changed)
             // the provider's own edits are simulated here; they run on the provider's side, not as a marker
-            if name != "none"
-                && (name == "ladder" || crate::reclaim::Strategy::from_name(&name).is_some())
+            if let Some(strategy) = name.applies()
                 && row.ran
                 && ui
                     .button(format!("Apply {name}"))
@@ -178,7 +177,7 @@ impl ComparePanel {
             {
                 act = Some(Action::Compact {
                     conversation: conversation.clone(),
-                    strategy: crate::reclaim::Strategy::from_name(&name),
+                    strategy,
                     force: true,
                     target: Some(data.budget),
                     protect: None,
@@ -236,7 +235,7 @@ fn table_ui(ui: &mut egui::Ui, rows: &[StrategyRow], mut picked: Option<usize>) 
                         if ui
                             .selectable_label(
                                 picked == Some(k),
-                                RichText::new(&r.strategy).strong(),
+                                RichText::new(r.strategy.name()).strong(),
                             )
                             .on_hover_text(&label)
                             .clicked()
