@@ -164,7 +164,7 @@ pub fn cut_strips(r: &Rendered, sources: &[SourceText], dir: &Path) -> std::io::
         for rm in map
             .rows
             .iter()
-            .filter(|m| m.kind == "text" && m.end > m.start)
+            .filter(|m| m.kind == crate::render::RunKind::Text && m.end > m.start)
         {
             let Some((src, ks)) = by_id.get(rm.message.as_str()) else {
                 continue;

@@ -236,6 +236,25 @@ pub struct Page {
     pub tokens: u64,
 }
 
+/// What a run of cells holds (`header` or `text` in the manifest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunKind {
+    /// A message's start mark and header (its role and id).
+    Header,
+    /// A range of a message's source text.
+    Text,
+}
+
+impl PartialEq<&str> for RunKind {
+    fn eq(&self, other: &&str) -> bool {
+        matches!(
+            (self, *other),
+            (RunKind::Header, "header") | (RunKind::Text, "text")
+        )
+    }
+}
+
 /// A run of cells on one row of a page: a message's header, or a range of its source text. Every row is
 /// covered by one or more of these, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -243,8 +262,7 @@ pub struct RowMap {
     pub row: u32,
     /// First cell of the run on the row.
     pub col: u32,
-    /// "header" or "text"
-    pub kind: &'static str,
+    pub kind: RunKind,
     pub message: String,
     /// Character range of the message's source text in this run (empty for a header).
     pub start: usize,
@@ -255,7 +273,11 @@ fn segment(row: u32, col: u32, header: bool, message: &str, start: usize, end: u
     RowMap {
         row,
         col,
-        kind: if header { "header" } else { "text" },
+        kind: if header {
+            RunKind::Header
+        } else {
+            RunKind::Text
+        },
         message: message.to_string(),
         start,
         end: if header { start } else { end },

@@ -111,9 +111,14 @@ fn page_lines(rows: &[RowMap], texts: &[SourceText]) -> (Vec<SourceLine>, u64) {
             Some(last) if last.0 == r.message => {
                 last.1 = last.1.min(r.start);
                 last.2 = last.2.max(r.end);
-                last.3 |= r.kind == "header";
+                last.3 |= r.kind == crate::render::RunKind::Header;
             }
-            _ => order.push((&r.message, r.start, r.end, r.kind == "header")),
+            _ => order.push((
+                &r.message,
+                r.start,
+                r.end,
+                r.kind == crate::render::RunKind::Header,
+            )),
         }
     }
     let mut replaced = String::new();
@@ -476,7 +481,7 @@ fn page_column(ui: &mut egui::Ui, p: &PageOnScreen<'_>) -> (Option<Rect>, Option
             if let Some(l) = p.link {
                 for r in &p.map.rows {
                     if l.overlaps(&r.message, r.start, r.end)
-                        && (r.kind == "text" || l.start == l.end)
+                        && (r.kind == crate::render::RunKind::Text || l.start == l.end)
                     {
                         let y = rect.top() + r.row as f32 * row_px;
                         let x = rect.left() + r.col as f32 * p.grid.0 as f32 * p.zoom;
