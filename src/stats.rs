@@ -52,7 +52,7 @@ pub struct StatsRow {
 /// The table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Stats {
-    pub by: String,
+    pub by: By,
     pub rows: Vec<StatsRow>,
 }
 
@@ -149,10 +149,7 @@ pub fn stats(
             })
         })
         .collect::<Result<_, _>>()?;
-    Ok(Stats {
-        by: by.name().to_string(),
-        rows,
-    })
+    Ok(Stats { by, rows })
 }
 
 /// The table with the prompt cache's misses beside each row: every conversation's active path analysed

@@ -33,6 +33,18 @@ pub enum By {
     Tool,
 }
 
+impl serde::Serialize for By {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl std::fmt::Display for By {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
 impl By {
     pub fn name(self) -> &'static str {
         match self {

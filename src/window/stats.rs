@@ -51,9 +51,9 @@ impl StatsPanel {
 
     /// Where a result goes.
     pub fn set(&mut self, s: Stats) {
-        let slot = match s.by.as_str() {
-            "day" => &mut self.by_day,
-            "conversation" => &mut self.sessions,
+        let slot = match s.by {
+            By::Day => &mut self.by_day,
+            By::Conversation => &mut self.sessions,
             _ => &mut self.table,
         };
         *slot = Remote::Ready(s);
@@ -197,8 +197,8 @@ fn chart(ui: &mut egui::Ui, days: &Stats) {
 }
 
 fn table(ui: &mut egui::Ui, t: &Stats) {
-    let tools = t.by == "tool";
-    egui::Grid::new(("stats-table", t.by.as_str()))
+    let tools = t.by == By::Tool;
+    egui::Grid::new(("stats-table", t.by.name()))
         .striped(true)
         .num_columns(if tools { 5 } else { 9 })
         .show(ui, |ui| {
@@ -206,7 +206,7 @@ fn table(ui: &mut egui::Ui, t: &Stats) {
                 vec!["tool", "sessions", "calls", "error rate", "output tokens"]
             } else {
                 vec![
-                    t.by.as_str(),
+                    t.by.name(),
                     "sessions",
                     "turns",
                     "tool calls",
