@@ -279,12 +279,7 @@ pub(super) fn shape_densities(
     Ok(Outcome::ShapeDensities {
         conversation: view.conversation,
         profile: profile.name,
-        default_shape: policy
-            .shape
-            .as_deref()
-            .and_then(render::shape::by_name)
-            .unwrap_or(&render::shape::SHAPES[0])
-            .name,
+        default_shape: policy.page_shape().name,
         model: policy.model,
         densities: render::shape::densities(&sources, profile),
     })
@@ -298,11 +293,7 @@ pub(super) fn snapshot_preview(
     shape: Option<&'static render::shape::PageShape>,
 ) -> Result<Outcome, CommandError> {
     let (view, policy, sources) = snapshot_middle(store, settings, conversation)?;
-    let default_shape = policy
-        .shape
-        .as_deref()
-        .and_then(render::shape::by_name)
-        .unwrap_or(&render::shape::SHAPES[0]);
+    let default_shape = policy.page_shape();
     let mut options = render::Options::new(profile.unwrap_or(policy.profile));
     shape.unwrap_or(default_shape).apply(&mut options);
     let rendered = render::render(&sources, &options)?;

@@ -89,7 +89,7 @@ pub struct Policy {
     #[serde(skip)]
     pub profile: &'static Profile,
     /// The page shape: the settings' or `--shape`'s, else the model family's default.
-    pub shape: Option<String>,
+    pub shape: String,
 }
 
 impl Policy {
@@ -121,12 +121,10 @@ impl Policy {
                 .as_deref()
                 .and_then(render::profile::by_name)
                 .unwrap_or_else(|| render::shape::profile_for_model(&model_name)),
-            shape: Some(
-                settings
-                    .shape
-                    .clone()
-                    .unwrap_or_else(|| render::shape::for_model(&model_name).name.to_string()),
-            ),
+            shape: settings
+                .shape
+                .clone()
+                .unwrap_or_else(|| render::shape::for_model(&model_name).name.to_string()),
         }
     }
 
@@ -151,12 +149,17 @@ impl Policy {
         self.protect.min(budget / 2)
     }
 
+    /// The page shape drawn: the policy's, or the first shape when its name is none cairn has.
+    pub fn page_shape(&self) -> &'static render::shape::PageShape {
+        render::shape::by_name(&self.shape).unwrap_or(&render::shape::SHAPES[0])
+    }
+
     /// The snapshot's page shape.
     pub fn shape(&self) -> Shape {
         Shape {
             profile: self.profile.name.to_string(),
             cell: None,
-            name: self.shape.clone(),
+            name: Some(self.shape.clone()),
         }
     }
 
