@@ -9,6 +9,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod cairn_meta;
+pub use cairn_meta::CairnMeta;
+
 /// Who wrote a message. `Tool` is for harnesses (OpenAI, Codex) that give each tool result its own message;
 /// Anthropic puts tool results in `user` messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -385,7 +388,7 @@ impl Message {
 
     /// The kind cairn gave a message it wrote itself (a rewind digest, ...), if any.
     pub fn cairn_kind(&self) -> Option<&str> {
-        self.meta.get("cairn")?.get("kind")?.as_str()
+        CairnMeta::kind(&self.meta)
     }
 
     /// An assistant reply the provider or harness marked as failed (an API error recorded in place of a reply).
@@ -446,11 +449,7 @@ impl Message {
 fn is_failed(role: Role, meta: &Value) -> bool {
     role == Role::Assistant
         && (meta.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
-            || meta
-                .get("cairn")
-                .and_then(|c| c.get("failed"))
-                .and_then(Value::as_bool)
-                == Some(true))
+            || CairnMeta::failed(meta))
 }
 
 /// Whether a conversation may rest after this message: nothing is waiting for an answer. An assistant reply
@@ -458,10 +457,7 @@ fn is_failed(role: Role, meta: &Value) -> bool {
 /// prompt awaiting its reply, tool results awaiting the model, tool calls awaiting results and failed replies
 /// do not.
 pub fn ends_turn(role: Role, content: &[Block], meta: &Value) -> bool {
-    let kind = meta
-        .get("cairn")
-        .and_then(|c| c.get("kind"))
-        .and_then(Value::as_str);
+    let kind = CairnMeta::kind(meta);
     match role {
         Role::Assistant => {
             !content.iter().any(|b| matches!(b, Block::ToolUse { .. })) && !is_failed(role, meta)

@@ -158,8 +158,7 @@ pub fn send(
                 let mut answer =
                     NewMessage::new(Role::Assistant, vec![Block::text(reply.text.clone())]);
                 answer.usage = reply.usage;
-                answer.meta =
-                    serde_json::json!({"model": reply.model, "cairn": {"sent_by": "cairn send"}});
+                answer.meta = serde_json::json!({"model": reply.model, "cairn": crate::model::CairnMeta::SentBy("cairn send").to_value()});
                 let ids = store.append_turn(&conv, &[prompt.clone(), answer])?;
                 return Ok(SentTurn {
                     reply: reply.text,
@@ -328,7 +327,7 @@ pub fn server_compact(
             message,
         })
     };
-    let mut kept: Option<serde_json::Value> = None;
+    let mut kept: Option<crate::reclaim::marker::ProviderKept> = None;
     let summary = match how {
         ServerCompaction::Anthropic => {
             let mut body = crate::export::to_anthropic(store, &sent)?.body;
@@ -373,7 +372,10 @@ pub fn server_compact(
                 .cloned()
                 .ok_or_else(|| bad("no compaction item in the answer".into()))?;
             let size = item["encrypted_content"].as_str().map_or(0, str::len);
-            kept = Some(serde_json::json!({"provider": "openai", "item": item}));
+            kept = Some(crate::reclaim::marker::ProviderKept {
+                provider: "openai".into(),
+                item,
+            });
             format!(
                 "[OpenAI compaction: the provider returned this context as an opaque item of {size} bytes, which only \
                  its Responses API can read back]"

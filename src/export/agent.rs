@@ -563,7 +563,7 @@ fn cwd_of(conv_meta: &Value, path: &[Message]) -> String {
 
 /// Whether a message is a harness's compaction summary (Claude Code's `isCompactSummary` prompt).
 pub(crate) fn is_compact_summary(m: &Message) -> bool {
-    m.meta.pointer("/cairn/kind").and_then(Value::as_str) == Some(KIND_COMPACT_SUMMARY)
+    crate::model::CairnMeta::kind(&m.meta) == Some(KIND_COMPACT_SUMMARY)
 }
 
 /// The model of a reply: its own, else the path's.
@@ -576,7 +576,7 @@ pub(crate) fn model_of<'a>(m: &'a Message, plan: &'a Plan) -> &'a str {
 /// Whether a reply failed (an API error Claude Code recorded, a pi reply that stopped on an error).
 pub(crate) fn failed(m: &Message) -> bool {
     m.meta.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
-        || m.meta.pointer("/cairn/failed").and_then(Value::as_bool) == Some(true)
+        || crate::model::CairnMeta::failed(&m.meta)
 }
 
 /// An RFC 3339 time with milliseconds, as the harnesses write them.

@@ -13,7 +13,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use super::{FormatError, ImportReport, Parsed, note, timestamp_ms};
-use crate::model::{KIND_COMPACT_SUMMARY, NewMessage, Role, Usage};
+use crate::model::{NewMessage, Role, Usage};
 use crate::reclaim::marker::{Kept, Ref, harness_meta};
 use crate::store::ImportedMessage;
 use crate::wire;
@@ -961,7 +961,7 @@ fn build_message(
         meta["isApiErrorMessage"] = json!(true);
     }
     if compact_summary {
-        meta["cairn"] = json!({ "kind": KIND_COMPACT_SUMMARY });
+        meta["cairn"] = crate::model::CairnMeta::CompactSummary.to_value();
     }
     if !extras.is_empty() {
         meta["block_extras"] = Value::Object(extras);

@@ -14,7 +14,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::{FormatError, ImportReport, Parsed, timestamp_ms};
-use crate::model::{Block, ImageData, KIND_DIGEST, NewMessage, Role, ToolResultContent, Usage};
+use crate::model::{Block, ImageData, NewMessage, Role, ToolResultContent, Usage};
 use crate::reclaim::marker::{Kept, Ref, harness_meta};
 use crate::store::ImportedMessage;
 
@@ -187,7 +187,7 @@ fn custom_message(path: &Path, no: usize, v: &Value) -> Result<NewMessage, Forma
     let pages = entry.get("customType").and_then(Value::as_str) == Some(SNAPSHOT_TYPE);
     m.meta = json!({"source": "pi", "entry": entry});
     if pages {
-        m.meta["cairn"] = json!({"kind": crate::model::KIND_COMPACT_SUMMARY});
+        m.meta["cairn"] = crate::model::CairnMeta::CompactSummary.to_value();
     }
     Ok(m)
 }
@@ -211,7 +211,11 @@ fn build_entry(
                 Role::User,
                 format!("{BRANCH_PREFIX}{summary}{BRANCH_SUFFIX}"),
             );
-            m.meta = json!({"source": "pi", "entry": v, "cairn": {"kind": KIND_DIGEST, "pi": "branch_summary"}});
+            m.meta = json!({"source": "pi", "entry": v, "cairn": crate::model::CairnMeta::HarnessDigest {
+                harness: "pi",
+                entry: "branch_summary",
+            }
+            .to_value()});
             Some(m)
         }
         "custom_message" => Some(custom_message(path, no, v)?),
@@ -524,7 +528,7 @@ fn message(path: &Path, no: usize, entry: &Value) -> Result<Option<NewMessage>, 
                 m.get("stopReason").and_then(Value::as_str),
                 Some("error" | "aborted")
             ) {
-                meta["cairn"] = json!({"failed": true});
+                meta["cairn"] = crate::model::CairnMeta::Failed.to_value();
             }
             (Role::Assistant, pi_blocks(path, no, &content)?)
         }

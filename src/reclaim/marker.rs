@@ -214,6 +214,39 @@ fn refs(v: Option<&Value>, make: fn(&Value) -> Option<Ref>) -> Vec<Ref> {
         .unwrap_or_default()
 }
 
+/// What a provider returned with a compaction it made that cairn cannot show as text (OpenAI's opaque compaction
+/// item), kept in its marker (`meta.cairn.kept`) so nothing it gave is lost and its own API can read it back.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProviderKept {
+    pub provider: String,
+    pub item: Value,
+}
+
+/// The `meta` of a marker cairn writes: the marker, the rung's parameters (`params`: the protect window it ran
+/// with) and what a provider kept.
+pub fn marker_meta(
+    marker: &Marker,
+    id_at: &dyn Fn(usize) -> Option<String>,
+    protect_tokens: u64,
+    kept: Option<&ProviderKept>,
+) -> Value {
+    let mut c = marker.to_meta(id_at);
+    c["params"] = json!({ "protect_tokens": protect_tokens });
+    if let Some(k) = kept {
+        c["kept"] = json!(k);
+    }
+    json!({ "cairn": c })
+}
+
+/// What a provider kept of the compaction a marker message records (see [`ProviderKept`]), if it kept anything.
+pub fn provider_kept(m: &Message) -> Option<ProviderKept> {
+    let k = m.meta.get("cairn")?.get("kept")?;
+    Some(ProviderKept {
+        provider: k.get("provider")?.as_str()?.to_string(),
+        item: k.get("item").filter(|i| i.is_object())?.clone(),
+    })
+}
+
 fn depth_ref(v: &Value) -> Option<Ref> {
     v.as_u64().map(|d| Ref::Depth(d as usize))
 }

@@ -12,7 +12,7 @@
 use serde::Serialize;
 
 use super::assemble::{ContextLayout, Piece, layout};
-use super::marker::{Marker, Ref, Shape, Strategy};
+use super::marker::{Marker, ProviderKept, Ref, Shape, Strategy, marker_meta};
 use super::view::{PathView, Placed, VIRTUAL};
 use super::{ELIDE_WORTH_IT, ReclaimError, SUMMARY_TOKENS};
 use crate::model::{NewMessage, Role};
@@ -178,7 +178,7 @@ impl Plan {
 }
 
 /// The marker message of a plan on `view`.
-pub fn marker_message(view: &PathView, p: &Plan) -> NewMessage {
+pub fn marker_message(view: &PathView, p: &Plan, kept: Option<&ProviderKept>) -> NewMessage {
     let mut m = NewMessage::text(
         Role::System,
         format!(
@@ -189,9 +189,7 @@ pub fn marker_message(view: &PathView, p: &Plan) -> NewMessage {
         ),
     );
     let id_at = |d: usize| view.heads.get(d).map(|h| h.id.clone());
-    let mut c = p.marker.to_meta(&id_at);
-    c["params"] = serde_json::json!({"protect_tokens": p.protect});
-    m.meta = serde_json::json!({ "cairn": c });
+    m.meta = marker_meta(&p.marker, &id_at, p.protect, kept);
     m
 }
 
@@ -239,8 +237,7 @@ pub fn apply(
     apply_keeping(store, conversation, strategy, force, summary, opts, None)
 }
 
-/// [`apply`], keeping `kept` in the marker's metadata (`meta.cairn.kept`): what a provider returned that cairn
-/// cannot show as text (OpenAI's opaque compaction item), so nothing it gave is lost.
+/// [`apply`], keeping what a provider returned that cairn cannot show as text in the marker ([`ProviderKept`]).
 pub fn apply_keeping(
     store: &mut Store,
     conversation: &str,
@@ -248,7 +245,7 @@ pub fn apply_keeping(
     force: bool,
     summary: Option<&str>,
     opts: &RungOptions,
-    kept: Option<serde_json::Value>,
+    kept: Option<ProviderKept>,
 ) -> Result<Option<Applied>, ReclaimError> {
     let view = PathView::load(store, conversation, None)?;
     let l = layout(&view, &[], view.len());
@@ -265,10 +262,7 @@ pub fn apply_keeping(
     ) else {
         return Ok(None);
     };
-    let mut m = marker_message(&view, &p);
-    if let Some(k) = kept {
-        m.meta["cairn"]["kept"] = k;
-    }
+    let m = marker_message(&view, &p, kept.as_ref());
     let marker = store.append_marker(&view.conversation, m)?;
     Ok(Some(Applied {
         strategy,
@@ -317,7 +311,7 @@ pub fn ladder(
     }
     let markers: Vec<_> = plans
         .iter()
-        .map(|(p, _, _)| marker_message(&view, p))
+        .map(|(p, _, _)| marker_message(&view, p, None))
         .collect();
     let ids = if markers.is_empty() {
         Vec::new()

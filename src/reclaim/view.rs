@@ -94,7 +94,7 @@ impl PathView {
             harness: text("source").unwrap_or_else(|| "cairn".into()),
             harness_version: text("harness_version"),
             subagent: meta.get("subagent").and_then(Value::as_bool) == Some(true)
-                || meta.get("cairn").and_then(|c| c.get("linked_to")).is_some(),
+                || crate::model::CairnMeta::linked_to(&meta).is_some(),
             heads,
             facts,
             markers: Vec::new(),

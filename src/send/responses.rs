@@ -30,13 +30,13 @@ pub fn kept_item(store: &Store, view: &PathView) -> Result<Option<(String, Value
     let Some(m) = view.bodies(Some(store), &[p.at])?.into_iter().next() else {
         return Ok(None);
     };
-    let kept = &m.meta["cairn"]["kept"];
-    if kept["provider"] != "openai" || !kept["item"].is_object() {
+    let Some(kept) = crate::reclaim::marker::provider_kept(&m).filter(|k| k.provider == "openai")
+    else {
         return Ok(None);
-    }
+    };
     Ok(Some((
         crate::reclaim::assemble::summary_text(summary),
-        kept["item"].clone(),
+        kept.item,
     )))
 }
 

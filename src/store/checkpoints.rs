@@ -9,7 +9,7 @@ use super::{
     Result, Store, StoreError, conv_row, insert_message, message_id, move_tip, now_ms, oplog,
     resume::trimmed_window,
 };
-use crate::model::{Block, Checkpoint, KIND_DIGEST, NewMessage, Role};
+use crate::model::{Block, CairnMeta, Checkpoint, NewMessage, Role};
 
 impl Store {
     /// Labels the current tip, which must be a clean turn boundary. Labels are unique per conversation.
@@ -110,7 +110,11 @@ impl Store {
                 digest.trim()
             ))],
         );
-        note.meta = json!({"cairn": {"kind": KIND_DIGEST, "checkpoint": label, "abandoned_tip": abandoned}});
+        note.meta = json!({"cairn": CairnMeta::Rewound {
+            checkpoint: label,
+            abandoned_tip: abandoned.as_deref(),
+        }
+        .to_value()});
         let (digest_seq, digest_id) =
             insert_message(&tx, conv.seq, Some((target_seq, depth)), &note)?;
         move_tip(

@@ -52,8 +52,7 @@ pub(crate) fn insert(
     created_at: i64,
 ) -> Result<()> {
     let model = model_of(&m.meta);
-    let compaction = m.meta.pointer("/cairn/kind").and_then(Value::as_str)
-        == Some(crate::model::KIND_COMPACTION);
+    let compaction = crate::model::CairnMeta::kind(&m.meta) == Some(crate::model::KIND_COMPACTION);
     write(
         tx,
         MeasureRow {

@@ -131,12 +131,7 @@ fn flags(role: Role, content: &[crate::model::Block], meta: &Value) -> i64 {
             f |= HAS_IMAGE;
         }
     }
-    if meta
-        .get("cairn")
-        .and_then(|c| c.get("kind"))
-        .and_then(Value::as_str)
-        == Some(crate::model::KIND_COMPACTION)
-    {
+    if crate::model::CairnMeta::kind(meta) == Some(crate::model::KIND_COMPACTION) {
         f |= IS_COMPACTION;
     }
     f | role_code(role) << ROLE_SHIFT

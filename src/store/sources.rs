@@ -144,7 +144,7 @@ impl Store {
                 placed.push(Some(at));
                 continue;
             }
-            if m.meta.get("cairn").is_some() {
+            if crate::model::CairnMeta::any(&m.meta) {
                 return Ok(Tail::NotAContinuation(
                     "a compaction among the new lines (its positions count from the file's start)"
                         .into(),

@@ -39,10 +39,11 @@ impl Store {
         filter: &str,
         p: P,
     ) -> Result<Vec<Conversation>> {
+        let linked = crate::model::cairn_meta::LINKED_TO_SQL;
         let mut stmt = self.conn.prepare(&format!(
             "SELECT c.id, c.title, t.id, fc.id, fm.id, c.created_at, c.archived,
                 (SELECT count(*) FROM messages WHERE conversation = c.seq),
-                CASE WHEN json_valid(c.meta) THEN json_extract(c.meta, '$.cairn.linked_to') END,
+                CASE WHEN json_valid(c.meta) THEN json_extract(c.meta, '{linked}') END,
                 CASE WHEN json_valid(c.meta) THEN json_extract(c.meta, '$.spawned_by.call_id') END
              FROM conversations c
              LEFT JOIN messages t ON t.seq = c.tip

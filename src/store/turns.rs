@@ -183,7 +183,7 @@ pub(crate) fn write_imported(
         if !meta.is_object() {
             meta = json!({});
         }
-        meta["cairn"] = json!({"linked_to": l});
+        meta["cairn"] = crate::model::CairnMeta::LinkedTo(l).to_value();
     }
     if !meta.is_null() {
         tx.execute(

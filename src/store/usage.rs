@@ -203,11 +203,12 @@ impl Store {
     /// The conversations (a few thousand rows): id, title, project, subagent or not.
     fn usage_conversations(&self) -> Result<HashMap<i64, UsageConv>> {
         let mut convs = HashMap::new();
-        let mut stmt = self.conn.prepare(
+        let linked = crate::model::cairn_meta::LINKED_TO_SQL;
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT seq, id, title, project,
-                    CASE WHEN json_valid(meta) THEN json_extract(meta, '$.cairn.linked_to') IS NOT NULL ELSE 0 END
-             FROM conversations",
-        )?;
+                    CASE WHEN json_valid(meta) THEN json_extract(meta, '{linked}') IS NOT NULL ELSE 0 END
+             FROM conversations"
+        ))?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
             convs.insert(

@@ -1,0 +1,114 @@
+//! What cairn writes under `meta.cairn` of a message or a conversation, besides a compaction marker's own fields
+//! (those are [`crate::reclaim::marker`]'s to write and read): a rewind's digest, a harness's digest of a branch it
+//! left, a harness's compaction summary, a failed reply, a subagent's link to its parent, a reply `cairn send` got.
+//! Written and read here only, so a key is spelled once; the store's SQL reads the subagent link by
+//! [`LINKED_TO_SQL`].
+
+use serde_json::{Value, json};
+
+use super::{KIND_COMPACT_SUMMARY, KIND_DIGEST};
+
+/// The JSON path of a conversation's link to its parent, for the store's SQL.
+pub const LINKED_TO_SQL: &str = "$.cairn.linked_to";
+
+/// One record cairn writes under `meta.cairn`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CairnMeta<'a> {
+    /// A rewind's digest: what the abandoned path found, written after the checkpoint rewound to.
+    Rewound {
+        checkpoint: &'a str,
+        abandoned_tip: Option<&'a str>,
+    },
+    /// A harness's own digest of a branch it left (pi's `branch_summary`), under the harness's name.
+    HarnessDigest { harness: &'a str, entry: &'a str },
+    /// A harness's compaction summary, sent as the next user message (Claude Code's `isCompactSummary`).
+    CompactSummary,
+    /// A reply the harness recorded as failed (pi's `stopReason: error`).
+    Failed,
+    /// A subagent's conversation, linked to its parent's.
+    LinkedTo(&'a str),
+    /// A reply `cairn send` got.
+    SentBy(&'a str),
+}
+
+impl CairnMeta<'_> {
+    /// The record as the JSON that goes under `meta.cairn`.
+    pub fn to_value(self) -> Value {
+        match self {
+            CairnMeta::Rewound {
+                checkpoint,
+                abandoned_tip,
+            } => {
+                json!({"kind": KIND_DIGEST, "checkpoint": checkpoint, "abandoned_tip": abandoned_tip})
+            }
+            CairnMeta::HarnessDigest { harness, entry } => {
+                let mut v = json!({ "kind": KIND_DIGEST });
+                v[harness] = json!(entry);
+                v
+            }
+            CairnMeta::CompactSummary => json!({ "kind": KIND_COMPACT_SUMMARY }),
+            CairnMeta::Failed => json!({ "failed": true }),
+            CairnMeta::LinkedTo(conversation) => json!({ "linked_to": conversation }),
+            CairnMeta::SentBy(who) => json!({ "sent_by": who }),
+        }
+    }
+
+    /// Whether `meta` holds anything of cairn's (a marker or one of these records).
+    pub fn any(meta: &Value) -> bool {
+        meta.get("cairn").is_some()
+    }
+
+    /// The kind cairn recorded (`digest`, `compaction`, `compact_summary`), if any.
+    pub fn kind(meta: &Value) -> Option<&str> {
+        meta.get("cairn")?.get("kind")?.as_str()
+    }
+
+    /// Whether the reply was recorded as failed.
+    pub fn failed(meta: &Value) -> bool {
+        meta.get("cairn")
+            .and_then(|c| c.get("failed"))
+            .and_then(Value::as_bool)
+            == Some(true)
+    }
+
+    /// The parent conversation a subagent's conversation is linked to.
+    pub fn linked_to(meta: &Value) -> Option<&Value> {
+        meta.get("cairn")?.get("linked_to")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_record_reads_back_as_written() {
+        let meta = |c: CairnMeta<'_>| json!({ "cairn": c.to_value() });
+        let rewound = meta(CairnMeta::Rewound {
+            checkpoint: "cp-1",
+            abandoned_tip: Some("abc"),
+        });
+        assert_eq!(CairnMeta::kind(&rewound), Some(KIND_DIGEST));
+        assert_eq!(rewound["cairn"]["abandoned_tip"], "abc");
+        let pi = meta(CairnMeta::HarnessDigest {
+            harness: "pi",
+            entry: "branch_summary",
+        });
+        assert_eq!(
+            pi["cairn"].to_string(),
+            r#"{"kind":"digest","pi":"branch_summary"}"#
+        );
+        assert!(CairnMeta::failed(&meta(CairnMeta::Failed)));
+        assert!(!CairnMeta::failed(&pi));
+        assert_eq!(
+            CairnMeta::linked_to(&meta(CairnMeta::LinkedTo("c1"))),
+            Some(&json!("c1"))
+        );
+        assert_eq!(
+            CairnMeta::kind(&meta(CairnMeta::CompactSummary)),
+            Some(KIND_COMPACT_SUMMARY)
+        );
+        assert!(CairnMeta::any(&meta(CairnMeta::SentBy("cairn send"))));
+        assert!(!CairnMeta::any(&json!({"model": "m"})));
+    }
+}
