@@ -49,11 +49,55 @@ pub struct StatsRow {
     pub cache_misses: Option<u64>,
 }
 
+impl StatsRow {
+    /// The share of its tool calls that failed (0 without calls).
+    pub fn error_share(&self) -> f64 {
+        self.tool_errors as f64 / self.tool_calls.max(1) as f64
+    }
+
+    /// Every token of its replies: uncached input, cache reads and writes, output.
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens + self.cache_read_tokens + self.cache_write_tokens + self.output_tokens
+    }
+}
+
 /// The table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Stats {
     pub by: By,
     pub rows: Vec<StatsRow>,
+}
+
+/// A table's totals.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StatsTotals {
+    /// Every token of every row ([`StatsRow::tokens`]).
+    pub tokens: u64,
+    /// The cost of the rows that have one, at list prices.
+    pub cost_usd: f64,
+    /// Rows without a cost (a model of theirs has no price).
+    pub unpriced_rows: usize,
+}
+
+impl Stats {
+    pub fn totals(&self) -> StatsTotals {
+        StatsTotals {
+            tokens: self.rows.iter().map(StatsRow::tokens).sum(),
+            cost_usd: self.rows.iter().filter_map(|r| r.cost_usd).sum(),
+            unpriced_rows: self.rows.iter().filter(|r| r.cost_usd.is_none()).count(),
+        }
+    }
+
+    /// The models without a price, each once, in the order the rows name them.
+    pub fn unpriced(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for m in self.rows.iter().flat_map(|r| &r.unpriced) {
+            if !out.contains(m) {
+                out.push(m.clone());
+            }
+        }
+        out
+    }
 }
 
 /// Usage grouped by `by` from `since` on, priced with `prices` over the built-in table.

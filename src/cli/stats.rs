@@ -80,15 +80,10 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         "hit%",
         "cost"
     ))?;
-    let mut unpriced: Vec<String> = Vec::new();
     for r in &s.rows {
         row_lines(r)?;
-        for m in &r.unpriced {
-            if !unpriced.contains(m) {
-                unpriced.push(m.clone());
-            }
-        }
     }
+    let unpriced = s.unpriced();
     if !unpriced.is_empty() {
         eprintln!(
             "cairn: no list price for {} (add them under \"prices\" in the settings file); their cost is unknown",
@@ -111,7 +106,7 @@ fn tools_table(s: &crate::stats::Stats) -> Result<()> {
             r.sessions,
             r.tool_calls,
             r.tool_errors,
-            100.0 * r.tool_errors as f64 / r.tool_calls.max(1) as f64,
+            100.0 * r.error_share(),
             crate::stats::human(r.result_tokens.unwrap_or(0))
         ))?;
     }

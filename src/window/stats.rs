@@ -157,17 +157,12 @@ fn chart(ui: &mut egui::Ui, days: &Stats) {
         .color(egui::Color32::from_rgb(110, 140, 230))
         .stack_on(&[&read, &write, &input]);
     let labels: Vec<String> = days.rows.iter().map(|r| r.key.clone()).collect();
-    let total: f64 = days.rows.iter().filter_map(|r| r.cost_usd).sum();
-    let unknown = days.rows.iter().filter(|r| r.cost_usd.is_none()).count();
-    let tokens: u64 = days
-        .rows
-        .iter()
-        .map(|r| r.input_tokens + r.cache_read_tokens + r.cache_write_tokens + r.output_tokens)
-        .sum();
+    let totals = days.totals();
+    let (total, unknown) = (totals.cost_usd, totals.unpriced_rows);
     ui.label(format!(
         "{} days, {} tokens, ${total:.2} at list prices{}",
         days.rows.len(),
-        crate::stats::human(tokens),
+        crate::stats::human(totals.tokens),
         if unknown > 0 {
             format!(" ({unknown} of the days include models without a price: add them under \"prices\" in the settings)")
         } else {
@@ -200,7 +195,7 @@ fn table(ui: &mut egui::Ui, t: &Stats) {
     let tools = t.by == By::Tool;
     egui::Grid::new(("stats-table", t.by.name()))
         .striped(true)
-        .num_columns(if tools { 5 } else { 9 })
+        .num_columns(if tools { 5 } else { 10 })
         .show(ui, |ui| {
             let head = if tools {
                 vec!["tool", "sessions", "calls", "error rate", "output tokens"]
@@ -212,6 +207,7 @@ fn table(ui: &mut egui::Ui, t: &Stats) {
                     "tool calls",
                     "errors",
                     "input",
+                    "cache writes",
                     "output",
                     "cache hits",
                     "cost",
@@ -227,16 +223,15 @@ fn table(ui: &mut egui::Ui, t: &Stats) {
                 ui.label(r.sessions.to_string());
                 if tools {
                     ui.label(r.tool_calls.to_string());
-                    ui.label(format!(
-                        "{:.1}%",
-                        100.0 * r.tool_errors as f64 / r.tool_calls.max(1) as f64
-                    ));
+                    ui.label(format!("{:.1}%", 100.0 * r.error_share()));
                     ui.label(crate::stats::human(r.result_tokens.unwrap_or(0)));
                 } else {
                     ui.label(r.turns.to_string());
                     ui.label(r.tool_calls.to_string());
                     ui.label(r.tool_errors.to_string());
-                    ui.label(crate::stats::human(r.input_tokens + r.cache_write_tokens));
+                    // the CLI's columns: the provider's uncached input, and cache writes beside it
+                    ui.label(crate::stats::human(r.input_tokens));
+                    ui.label(crate::stats::human(r.cache_write_tokens));
                     ui.label(crate::stats::human(r.output_tokens));
                     ui.label(
                         r.cache_hit_ratio
