@@ -294,6 +294,56 @@ pub struct PageMap {
     pub rows: Vec<RowMap>,
 }
 
+/// One message's stretch on a page: the message, the first and last character drawn there, and whether its
+/// header is there too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageSpan<'a> {
+    pub message: &'a str,
+    pub start: usize,
+    pub end: usize,
+    pub header: bool,
+}
+
+impl PageMap {
+    /// The messages drawn on the page, in order, each run of rows of one message as one span.
+    pub fn spans(&self) -> Vec<PageSpan<'_>> {
+        let mut out: Vec<PageSpan<'_>> = Vec::new();
+        for r in &self.rows {
+            let header = r.kind == RunKind::Header;
+            match out.last_mut() {
+                Some(last) if last.message == r.message => {
+                    last.start = last.start.min(r.start);
+                    last.end = last.end.max(r.end);
+                    last.header |= header;
+                }
+                _ => out.push(PageSpan {
+                    message: &r.message,
+                    start: r.start,
+                    end: r.end,
+                    header,
+                }),
+            }
+        }
+        out
+    }
+
+    /// The text tokens the page replaces: its spans' source text, counted as text would be.
+    pub fn text_tokens(&self, sources: &[SourceText]) -> u64 {
+        let mut replaced = String::new();
+        for sp in self.spans() {
+            if let Some(src) = sources.iter().find(|s| s.id == sp.message) {
+                replaced.extend(
+                    src.text
+                        .chars()
+                        .skip(sp.start)
+                        .take(sp.end.saturating_sub(sp.start)),
+                );
+            }
+        }
+        crate::tokens::text(&replaced)
+    }
+}
+
 /// A character the font cannot draw: drawn as a box, its text kept here.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Unrendered {

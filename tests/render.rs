@@ -406,3 +406,40 @@ fn what_a_shape_measures_without_drawing_is_what_it_draws_on_every_profile() {
         }
     }
 }
+
+#[test]
+fn each_page_counts_the_text_it_replaces_and_the_pages_cover_it_all() {
+    // three messages over several pages: each page's spans are its messages in order, and the text they replace
+    // adds up to the whole text (a message split across pages counts on each for its part)
+    let sources: Vec<SourceText> = (0..3)
+        .map(|k| {
+            let text: String = (0..3000)
+                .map(|i| format!("message {k} line {i}: the queue drains in order\n"))
+                .collect();
+            render::text_source(&format!("m{k}"), text)
+        })
+        .collect();
+    let r = render::render(&sources, &Options::new(&PROFILES[0])).unwrap();
+    assert!(r.pages.len() > 1, "{} pages", r.pages.len());
+    let mut covered = 0usize;
+    for p in &r.manifest.pages {
+        let spans = p.spans();
+        assert!(!spans.is_empty());
+        for w in spans.windows(2) {
+            assert_ne!(w[0].message, w[1].message, "one span per run of a message");
+        }
+        covered += spans.iter().map(|s| s.end - s.start).sum::<usize>();
+        assert!(p.text_tokens(&sources) > 0);
+    }
+    let total: usize = sources.iter().map(|s| s.text.chars().count()).sum();
+    assert_eq!(covered, total);
+    let one_page_each: u64 = r
+        .manifest
+        .pages
+        .iter()
+        .map(|p| p.text_tokens(&sources))
+        .sum();
+    let whole: u64 = sources.iter().map(|s| cairn::tokens::text(&s.text)).sum();
+    let off = one_page_each.abs_diff(whole) as f64 / whole as f64;
+    assert!(off < 0.02, "pages {one_page_each} vs whole {whole}");
+}

@@ -240,6 +240,8 @@ pub struct SnapshotPreview {
     pub default_shape: &'static render::shape::PageShape,
     /// Every shape on the same text and profile, measured without drawing.
     pub densities: Vec<render::shape::Density>,
+    /// The text tokens each page replaces ([`render::PageMap::text_tokens`]).
+    pub page_text_tokens: Vec<u64>,
 }
 
 /// What a snapshot would cover now (the same protect as `compact --strategy snapshot`), as render sources, with
@@ -297,9 +299,16 @@ pub(super) fn snapshot_preview(
     let mut options = render::Options::new(profile.unwrap_or(policy.profile));
     shape.unwrap_or(default_shape).apply(&mut options);
     let rendered = render::render(&sources, &options)?;
+    let page_text_tokens = rendered
+        .manifest
+        .pages
+        .iter()
+        .map(|p| p.text_tokens(&sources))
+        .collect();
     Ok(Outcome::SnapshotPreview(Box::new(SnapshotPreview {
         conversation: view.conversation,
         densities: render::shape::densities(&sources, options.profile),
+        page_text_tokens,
         rendered,
         sources,
         options,

@@ -12,7 +12,7 @@ use super::worker::For;
 use super::worker::Snapshot;
 use crate::commands::Action;
 use crate::commands::Outcome;
-use crate::render::{PROFILES, RowMap, SourceText};
+use crate::render::{PROFILES, SourceText};
 
 /// A message and a character range of its source text: what is linked across the two panes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,30 +103,14 @@ impl Default for SnapshotView {
 }
 
 /// SourceText lines of a page: for each message drawn on it, its header and the lines its rows cover.
-fn page_lines(rows: &[RowMap], texts: &[SourceText]) -> (Vec<SourceLine>, u64) {
+fn page_lines(page: &crate::render::PageMap, texts: &[SourceText]) -> Vec<SourceLine> {
     let mut out: Vec<SourceLine> = Vec::new();
-    let mut order: Vec<(&str, usize, usize, bool)> = Vec::new();
-    for r in rows {
-        match order.last_mut() {
-            Some(last) if last.0 == r.message => {
-                last.1 = last.1.min(r.start);
-                last.2 = last.2.max(r.end);
-                last.3 |= r.kind == crate::render::RunKind::Header;
-            }
-            _ => order.push((
-                &r.message,
-                r.start,
-                r.end,
-                r.kind == crate::render::RunKind::Header,
-            )),
-        }
-    }
-    let mut replaced = String::new();
-    for (msg, start, end, header) in order {
+    for sp in page.spans() {
+        let (msg, start, end) = (sp.message, sp.start, sp.end);
         let Some(text) = texts.iter().find(|s| s.id == msg).map(|s| &s.text) else {
             continue;
         };
-        if header {
+        if sp.header {
             out.push(SourceLine {
                 message: msg.to_string(),
                 start,
@@ -150,9 +134,8 @@ fn page_lines(rows: &[RowMap], texts: &[SourceText]) -> (Vec<SourceLine>, u64) {
             }
             pos = b + 1;
         }
-        replaced.extend(text.chars().skip(start).take(end.saturating_sub(start)));
     }
-    (out, crate::tokens::text(&replaced))
+    out
 }
 
 impl SnapshotView {
@@ -191,16 +174,15 @@ impl SnapshotView {
                 tiles
             })
             .collect();
-        let (lines, tokens): (Vec<_>, Vec<_>) = data
+        self.lines = data
             .preview
             .rendered
             .manifest
             .pages
             .iter()
-            .map(|p| page_lines(&p.rows, &data.preview.sources))
-            .unzip();
-        self.lines = lines;
-        self.page_text_tokens = tokens;
+            .map(|p| page_lines(p, &data.preview.sources))
+            .collect();
+        self.page_text_tokens = data.preview.page_text_tokens.clone();
         self.page = self.page.min(data.pages.len().saturating_sub(1));
         self.link = None;
         self.picker = Some(Picker {
