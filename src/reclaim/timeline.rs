@@ -50,6 +50,30 @@ pub struct Timeline {
     pub threshold: u64,
 }
 
+/// A timeline's totals: replies the provider measured, compactions, failed tool results, prompt-cache misses and
+/// what they lost (US dollars, at list prices).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimelineTotals {
+    pub measured: usize,
+    pub compactions: usize,
+    pub tool_errors: u64,
+    pub cache_misses: usize,
+    pub cache_lost: f64,
+}
+
+impl Timeline {
+    pub fn totals(&self) -> TimelineTotals {
+        let p = &self.points;
+        TimelineTotals {
+            measured: p.iter().filter(|p| p.measured.is_some()).count(),
+            compactions: p.iter().filter(|p| p.compaction).count(),
+            tool_errors: p.iter().map(|p| p.tool_errors).sum(),
+            cache_misses: p.iter().filter(|p| p.cache_miss.is_some()).count(),
+            cache_lost: p.iter().filter_map(|p| p.cache_lost).sum(),
+        }
+    }
+}
+
 /// The timeline of `view` under `policy`; each reply is estimated the way its own model counts.
 pub fn timeline(
     store: Option<&Store>,

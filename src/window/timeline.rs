@@ -53,9 +53,13 @@ impl TimelinePanel {
                 .show_missing(ui, "Estimating the context at each reply…");
             return None;
         };
-        let measured = t.points.iter().filter(|p| p.measured.is_some()).count();
-        let compactions = t.points.iter().filter(|p| p.compaction).count();
-        let errors: u64 = t.points.iter().map(|p| p.tool_errors).sum();
+        let crate::reclaim::timeline::TimelineTotals {
+            measured,
+            compactions,
+            tool_errors: errors,
+            cache_misses: n_misses,
+            cache_lost: lost,
+        } = t.totals();
         ui.heading("Context over time");
         ui.label(format!(
             "{} replies on the active path ({measured} measured by the provider), {compactions} compaction(s), \
@@ -71,8 +75,6 @@ impl TimelinePanel {
             compaction_at,
             misses,
         } = Series::of(t);
-        let lost: f64 = t.points.iter().filter_map(|p| p.cache_lost).sum();
-        let n_misses: usize = misses.iter().map(|(_, v)| v.len()).sum();
         if n_misses > 0 {
             ui.label(format!(
                 "{n_misses} prompt-cache miss(es), {} lost (marked by cause; `cairn cache` has each reply)",
