@@ -190,11 +190,14 @@ pub struct Density {
     pub pages: usize,
     pub image_tokens: u64,
     pub chars_per_image_token: f64,
+    /// The text tokens the pages replace over their image tokens (None without image tokens).
+    pub text_per_image_token: Option<f64>,
 }
 
 /// Every shape's density on `sources` drawn on `profile`'s pages.
 pub fn densities(sources: &[super::SourceText], profile: &'static super::Profile) -> Vec<Density> {
     let chars: usize = sources.iter().map(|s| s.text.chars().count()).sum();
+    let text_tokens: u64 = sources.iter().map(|s| crate::tokens::text(&s.text)).sum();
     SHAPES
         .iter()
         .map(|sh| {
@@ -210,6 +213,8 @@ pub fn densities(sources: &[super::SourceText], profile: &'static super::Profile
                 } else {
                     0.0
                 },
+                text_per_image_token: (e.image_tokens > 0)
+                    .then(|| text_tokens as f64 / e.image_tokens as f64),
             }
         })
         .collect()

@@ -49,8 +49,6 @@ struct Picker {
     default_shape: &'static str,
     /// Every shape's density on this middle.
     densities: Vec<crate::render::shape::Density>,
-    /// The text tokens the pages cover.
-    text_tokens: u64,
 }
 
 pub struct SnapshotView {
@@ -190,7 +188,6 @@ impl SnapshotView {
             shape: data.preview.shape.name,
             default_shape: data.preview.default_shape.name,
             densities: data.preview.densities.clone(),
-            text_tokens: data.preview.rendered.stats.text_tokens,
         });
         self.remote = Remote::Ready(data);
     }
@@ -269,11 +266,10 @@ impl SnapshotView {
                                 .on_hover_text(about);
                                 ui.label(format!("{} ({} p.)", x.image_tokens, x.pages));
                                 ui.label(format!("{:.1}", x.chars_per_image_token));
-                                ui.label(if x.image_tokens > 0 {
-                                    format!("{:.1}x", d.text_tokens as f64 / x.image_tokens as f64)
-                                } else {
-                                    "-".into()
-                                });
+                                ui.label(
+                                    x.text_per_image_token
+                                        .map_or_else(|| "-".into(), |r| format!("{r:.1}x")),
+                                );
                                 ui.end_row();
                             }
                         });
