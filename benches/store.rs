@@ -297,7 +297,7 @@ fn bench_context(dir: &std::path::Path) {
             match o {
                 Outcome::Context(r) => assert!(r.estimated_total > 1_000_000),
                 Outcome::Compared { rows, .. } => {
-                    assert_eq!(rows.len(), cairn::reclaim::compare::names().len())
+                    assert_eq!(rows.len(), cairn::reclaim::compare::Candidate::all().len())
                 }
                 _ => panic!("unexpected outcome"),
             }

@@ -363,6 +363,7 @@ pub fn listing(
             let (window, window_source) =
                 window(&k, windows, (max_prompt > 0).then_some(max_prompt));
             let fit = fitted(&k);
+            let pages = pages::pages_or_default(&k);
             Listing {
                 recorded_as: all.iter().map(|s| s.model.clone()).collect(),
                 replies: all.iter().map(|s| s.replies).sum(),
@@ -384,8 +385,8 @@ pub fn listing(
                     Source::Default
                 },
                 keeps_past_thinking: m.keeps_past_thinking,
-                profile: pages::pages_or_default(&k).profile,
-                shape: pages::pages_or_default(&k).shape,
+                profile: pages.profile,
+                shape: pages.shape,
                 price_per_mtok: price::per_million(&k, prices).map(|p| PerMillion {
                     input: p[0],
                     output: p[1],

@@ -314,20 +314,22 @@ fn notes_for_results<M: Repairable>(m: &mut M, r: &mut Repairs) {
         return;
     }
     let blocks = std::mem::take(m.blocks_mut());
-    *m.blocks_mut() = blocks
-        .into_iter()
-        .map(|b| match b {
-            Block::ToolResult {
-                tool_use_id,
-                content,
-                is_error,
-            } => {
-                r.orphan_results += 1;
-                orphan_note(&tool_use_id, &content, is_error)
-            }
-            other => other,
-        })
-        .collect();
+    *m.blocks_mut() = blocks.into_iter().map(|b| orphaned(b, r)).collect();
+}
+
+/// A tool result that answers no call here made a note (counted); any other block as it is.
+fn orphaned(b: Block, r: &mut Repairs) -> Block {
+    match b {
+        Block::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } => {
+            r.orphan_results += 1;
+            orphan_note(&tool_use_id, &content, is_error)
+        }
+        other => other,
+    }
 }
 
 /// A user or tool message's blocks taken apart: the results of pending calls (each call answered taken off
@@ -347,15 +349,7 @@ fn answers_first<M: Repairable>(
                 pending.retain(|p| p != tool_use_id);
                 results.push(b);
             }
-            Block::ToolResult {
-                tool_use_id,
-                content,
-                is_error,
-            } => {
-                r.orphan_results += 1;
-                rest.push(orphan_note(&tool_use_id, &content, is_error));
-            }
-            other => rest.push(other),
+            other => rest.push(orphaned(other, r)),
         }
     }
     (results, rest)

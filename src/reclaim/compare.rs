@@ -55,10 +55,6 @@ impl Candidate {
         self.name()
     }
 
-    pub fn from_name(name: &str) -> Option<Candidate> {
-        Candidate::all().into_iter().find(|c| c.name() == name)
-    }
-
     /// The rung a compaction runs for it (None for the ladder), if it is one cairn writes as a marker.
     pub fn applies(self) -> Option<Option<Strategy>> {
         match self {
@@ -127,11 +123,6 @@ fn break_even(first: Option<f64>, after: Option<f64>, stay: Option<f64>) -> Opti
     let saved = stay - after;
     // (a hair off so that 0.30 / 0.10 is 3, not 4)
     (saved > 1e-12).then(|| (extra / saved - 1e-9).ceil() as u64)
-}
-
-/// The rows' names, in order: nothing, each rung, the ladder, then the provider's own context edits (simulated).
-pub fn names() -> Vec<&'static str> {
-    Candidate::all().into_iter().map(Candidate::name).collect()
 }
 
 /// How the next request is priced: the model it goes to and the settings' prices over the catalog's.

@@ -5,7 +5,7 @@
 use eframe::egui::{self, Align2, Color32, FontId, Rect, Sense, Vec2};
 
 use super::Session;
-use super::panel::{At, Panel};
+use super::panel::{At, Panel, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
@@ -180,11 +180,7 @@ pub fn show(ui: &mut egui::Ui, r: &ContextReport) {
 
 impl Panel for ContextPanel {
     fn failed(&mut self, purpose: For, error: &str) -> bool {
-        let mine = purpose == For::Context;
-        if mine {
-            self.report = Remote::Failed(error.to_string());
-        }
-        mine
+        fail_into(&mut self.report, purpose == For::Context, error)
     }
 
     fn answered(&mut self, at: At<'_>, outcome: Outcome) -> Option<Outcome> {

@@ -6,7 +6,7 @@
 use eframe::egui::{self, RichText};
 
 use super::Session;
-use super::panel::{At, Panel};
+use super::panel::{At, Panel, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
@@ -287,12 +287,8 @@ fn row_cells(ui: &mut egui::Ui, r: &StrategyRow) {
 
 impl Panel for ComparePanel {
     fn failed(&mut self, purpose: For, error: &str) -> bool {
-        match purpose {
-            For::Compare => self.table = Remote::Failed(error.to_string()),
-            For::Preview => self.preview = Remote::Failed(error.to_string()),
-            _ => return false,
-        }
-        true
+        fail_into(&mut self.table, purpose == For::Compare, error)
+            || fail_into(&mut self.preview, purpose == For::Preview, error)
     }
 
     fn answered(&mut self, at: At<'_>, outcome: Outcome) -> Option<Outcome> {

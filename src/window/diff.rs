@@ -6,7 +6,7 @@
 use eframe::egui::{self, Color32, RichText};
 
 use super::Session;
-use super::panel::{At, Panel};
+use super::panel::{At, Panel, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
@@ -169,11 +169,7 @@ impl DiffPanel {
 
 impl Panel for DiffPanel {
     fn failed(&mut self, purpose: For, error: &str) -> bool {
-        let mine = purpose == For::Diff;
-        if mine {
-            self.data = Remote::Failed(error.to_string());
-        }
-        mine
+        fail_into(&mut self.data, purpose == For::Diff, error)
     }
 
     fn answered(&mut self, _at: At<'_>, outcome: Outcome) -> Option<Outcome> {

@@ -3,6 +3,7 @@
 //! `panels`) and hands each background result to the list: a failure to the panel whose request failed, an
 //! outcome to the panel it answers. Adding a panel adds it to the list; the explorer's routing does not change.
 
+use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Outcome;
 
@@ -31,4 +32,12 @@ pub trait Panel {
     fn failed(&mut self, purpose: For, error: &str) -> bool;
     /// Takes an outcome it asked for; gives back one that is not its own.
     fn answered(&mut self, at: At<'_>, outcome: Outcome) -> Option<Outcome>;
+}
+
+/// Shows a failed request in the slot its answer would fill, when the request was `mine`; whether it was.
+pub fn fail_into<T>(slot: &mut Remote<T>, mine: bool, error: &str) -> bool {
+    if mine {
+        *slot = Remote::Failed(error.to_string());
+    }
+    mine
 }

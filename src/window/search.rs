@@ -5,7 +5,7 @@
 
 use eframe::egui::{self, Color32, RichText, text::LayoutJob};
 
-use super::panel::{At, Panel};
+use super::panel::{At, Panel, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
@@ -179,11 +179,7 @@ impl SearchPanel {
 
 impl Panel for SearchPanel {
     fn failed(&mut self, purpose: For, error: &str) -> bool {
-        let mine = purpose == For::Search;
-        if mine {
-            self.results = Remote::Failed(error.to_string());
-        }
-        mine
+        fail_into(&mut self.results, purpose == For::Search, error)
     }
 
     fn answered(&mut self, _at: At<'_>, outcome: Outcome) -> Option<Outcome> {

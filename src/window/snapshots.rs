@@ -6,7 +6,7 @@
 use eframe::egui::{self, Color32, Pos2, Rect, RichText, Sense, Stroke, Vec2};
 
 use super::Session;
-use super::panel::{At, Panel};
+use super::panel::{At, Panel, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use super::worker::Snapshot;
@@ -701,12 +701,8 @@ fn read_back_ui(
 
 impl Panel for SnapshotView {
     fn failed(&mut self, purpose: For, error: &str) -> bool {
-        match purpose {
-            For::Snapshots => self.remote = Remote::Failed(error.to_string()),
-            For::ReadBack => self.readback = Remote::Failed(error.to_string()),
-            _ => return false,
-        }
-        true
+        fail_into(&mut self.remote, purpose == For::Snapshots, error)
+            || fail_into(&mut self.readback, purpose == For::ReadBack, error)
     }
 
     fn answered(&mut self, _at: At<'_>, outcome: Outcome) -> Option<Outcome> {

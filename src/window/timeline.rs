@@ -9,7 +9,7 @@ use eframe::egui::{self, Color32};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points, VLine};
 
 use super::Session;
-use super::panel::{At, Panel};
+use super::panel::{At, Panel, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
@@ -147,11 +147,7 @@ impl TimelinePanel {
 
 impl Panel for TimelinePanel {
     fn failed(&mut self, purpose: For, error: &str) -> bool {
-        let mine = purpose == For::Timeline;
-        if mine {
-            self.data = Remote::Failed(error.to_string());
-        }
-        mine
+        fail_into(&mut self.data, purpose == For::Timeline, error)
     }
 
     fn answered(&mut self, at: At<'_>, outcome: Outcome) -> Option<Outcome> {
