@@ -5,13 +5,23 @@
 //! message, $0.01 session.` is its usage as Aider printed it (rounded to hundreds above a thousand; newer versions
 //! add `… cache write, … cache hit`). The model comes from the run's `> Model:` / `> Main model:` line.
 //! A file is one conversation, its runs one chain; each message takes its run's start time.
+//!
+//! The file is what was said, not what was sent: the reader places harness markers where Aider's own rules changed
+//! what the model saw. A run after the first, and `/clear` or `/reset`, keep nothing (a new Aider process starts
+//! with an empty chat); within a run, Aider summarises its chat once it passes the model's history budget
+//! ([`history`]), keeping the newest messages. What Aider also sends and the file never shows (its system prompt,
+//! the repository map, the files added to the chat) is the session's overhead.
 
 use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{FormatError, ImportReport, Parsed};
+use super::{FormatError, ImportReport, Parsed, note};
 use crate::model::{NewMessage, Role, Usage};
+use crate::reclaim::marker::{Kept, Ref, harness_meta};
+
+mod history;
+use history::{ChatHistory, Summarised};
 
 const RUN: &str = "# aider chat started at ";
 
@@ -77,8 +87,22 @@ struct Builder {
     reply: Vec<String>,
     output: Vec<String>,
     model: Option<String>,
+    /// The Aider version of the run (`> Aider v0.68.0`).
+    version: Option<(u32, u32)>,
     at: Option<i64>,
     run: usize,
+    /// The chat history Aider holds in this run (what it sends besides files and the repo map).
+    history: ChatHistory,
+}
+
+/// Whether a prompt is sent to the model: Aider's commands are not, except those that ask with a message.
+fn is_sent(prompt: &str) -> bool {
+    match prompt.strip_prefix('/') {
+        None => true,
+        Some(rest) => ["ask ", "code ", "architect ", "chat "]
+            .iter()
+            .any(|c| rest.starts_with(c)),
+    }
 }
 
 impl Builder {
@@ -86,12 +110,88 @@ impl Builder {
         if self.prompt.is_empty() {
             return;
         }
-        let mut m = NewMessage::text(Role::User, self.prompt.join("\n"));
+        let text = self.prompt.join("\n");
+        let sent = is_sent(text.trim());
+        if sent {
+            self.summarise();
+        }
+        let cleared = matches!(text.trim(), "/clear" | "/reset");
+        let tokens = crate::tokens::text(&text);
+        let mut m = NewMessage::text(Role::User, text);
         m.created_at = self.at;
         m.meta =
             json!({"source": "aider", "run": self.run, "output": std::mem::take(&mut self.output)});
         self.messages.push(m);
         self.prompt.clear();
+        if sent {
+            self.history
+                .push(self.messages.len() - 1, tokens, Role::User);
+        }
+        if cleared {
+            self.marker(
+                "Aider's chat history was cleared: the next request sends none of it".into(),
+                Kept::Nothing,
+                false,
+            );
+            self.history.clear();
+        }
+    }
+
+    /// Before a request: Aider summarises a history over the model's budget. The summary is not in the file, so
+    /// the marker's own text stands in for it.
+    fn summarise(&mut self) {
+        let window = self
+            .model
+            .as_deref()
+            .map_or(crate::models::DEFAULT_WINDOW, |m| {
+                crate::models::window(m, &Default::default(), None).0
+            });
+        let budget = history::budget(self.version, window);
+        let Some(how) = self.history.before_request(budget) else {
+            return;
+        };
+        let (text, kept) = match how {
+            Summarised::All => (
+                "Aider summarised the chat history before this point (the summary is not in its history file)",
+                Kept::Nothing,
+            ),
+            Summarised::KeptFrom(i) => (
+                "Aider summarised the older chat history before this point and kept the newest messages (the \
+                 summary is not in its history file)",
+                Kept::From(Ref::Depth(i)),
+            ),
+        };
+        let tokens = crate::tokens::text(text);
+        self.marker(text.to_string(), kept, true);
+        self.history
+            .summarised(&how, self.messages.len() - 1, tokens);
+    }
+
+    /// A harness marker: what Aider sent from here on.
+    fn marker(&mut self, text: String, kept: Kept, sends_text: bool) {
+        let mut m = note(
+            Role::System,
+            text,
+            json!({"source": "aider", "run": self.run,
+                   "cairn": harness_meta("aider", kept, sends_text)}),
+        );
+        m.created_at = self.at;
+        self.messages.push(m);
+    }
+
+    /// A new run after others: Aider starts with an empty chat history (it restores the old one only when asked
+    /// to, with `--restore-chat-history`, and then summarises it first), so the model saw nothing of the earlier runs.
+    fn restarted(&mut self, at: &str) {
+        self.history.clear();
+        self.version = None;
+        if self.messages.is_empty() {
+            return;
+        }
+        self.marker(
+            format!("Aider started again at {at}: the chat history it sends starts empty"),
+            Kept::Nothing,
+            false,
+        );
     }
 
     fn flush_reply(&mut self) {
@@ -100,10 +200,13 @@ impl Builder {
         if text.is_empty() {
             return;
         }
+        let tokens = crate::tokens::text(&text);
         let mut m = NewMessage::text(Role::Assistant, text);
         m.created_at = self.at;
         m.meta = json!({"source": "aider", "run": self.run, "model": self.model});
         self.messages.push(m);
+        self.history
+            .push(self.messages.len() - 1, tokens, Role::Assistant);
     }
 }
 
@@ -115,8 +218,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Parsed, FormatError> {
         reply: Vec::new(),
         output: Vec::new(),
         model: None,
+        version: None,
         at: None,
         run: 0,
+        history: ChatHistory::default(),
     };
     let mut runs: Vec<Value> = Vec::new();
     let mut in_fence = false;
@@ -127,6 +232,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Parsed, FormatError> {
             b.flush_reply();
             b.run += 1;
             b.at = started(t);
+            b.restarted(t);
             runs.push(json!({"started": t}));
             continue;
         }
@@ -149,6 +255,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Parsed, FormatError> {
                     _ => report.skip("token lines with no reply before them (kept as metadata)"),
                 }
                 continue;
+            }
+            if let Some(v) = history::version(o) {
+                b.version = Some(v);
             }
             for key in ["Model: ", "Main model: "] {
                 if let Some(m) = o.strip_prefix(key) {
@@ -213,5 +322,70 @@ mod tests {
             (2_000, 2_000, 8_000, 1_500)
         );
         assert_eq!(tokens_line("Tokens: lots"), None);
+    }
+
+    /// The harness markers of a parsed history: (index, what was kept, whether its text is sent).
+    fn markers(p: &Parsed) -> Vec<(usize, Value, bool)> {
+        p.messages
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| {
+                let c = m.message.meta.get("cairn")?;
+                Some((i, c["kept"].clone(), c["sends_text"].as_bool()?))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_new_run_and_a_clear_send_nothing_of_the_history_before() {
+        let text = "# aider chat started at 2026-03-02 10:00:00\n\n> Aider v0.84.0\n> Main model: \
+                    claude-sonnet-4-6 with diff edit format\n\n#### hello\n\nHi.\n\n> Tokens: 2.3k sent, 5 \
+                    received.\n\n#### /clear\n\n#### again\n\nYes.\n\n# aider chat started at 2026-03-03 \
+                    09:00:00\n\n> Aider v0.84.0\n\n#### next day\n\nOk.\n";
+        let p = parse(Path::new("h.md"), text).unwrap();
+        let roles: Vec<Role> = p.messages.iter().map(|m| m.message.role).collect();
+        use Role::{Assistant as A, System as S, User as U};
+        assert_eq!(roles, vec![U, A, U, S, U, A, S, U, A]);
+        assert_eq!(
+            markers(&p),
+            vec![(3, Value::Null, false), (6, Value::Null, false)]
+        );
+    }
+
+    #[test]
+    fn a_long_run_is_summarised_where_aider_would_and_keeps_the_newest_exchanges() {
+        // Aider 0.68 keeps 2,048 tokens of chat for a 200k window: twenty exchanges of ~200 tokens pass it
+        let mut text = String::from(
+            "# aider chat started at 2026-03-02 10:00:00\n\n> Aider v0.68.0\n> Main model: \
+             claude-3-5-sonnet-20241022 with diff edit format\n\n",
+        );
+        let words = "the quick brown fox jumps over the lazy dog ".repeat(10);
+        for i in 0..20 {
+            text.push_str(&format!(
+                "#### question {i}: {words}\n\nanswer {i}: {words}\n\n"
+            ));
+        }
+        let p = parse(Path::new("h.md"), &text).unwrap();
+        let m = markers(&p);
+        assert!(
+            m.iter().any(|(_, kept, _)| kept.get("from").is_some()),
+            "no summary that keeps a tail: {m:?}"
+        );
+        for (at, kept, sends) in &m {
+            assert!(sends, "a summary is sent");
+            // the next message is the prompt the summary was made for
+            assert_eq!(p.messages[at + 1].message.role, Role::User);
+            // a kept tail starts at a prompt after a reply, before the marker
+            let Some(from) = kept.get("from").and_then(Value::as_u64) else {
+                continue;
+            };
+            let from = from as usize;
+            assert!(from < *at);
+            assert_eq!(p.messages[from].message.role, Role::User);
+            assert_eq!(p.messages[from - 1].message.role, Role::Assistant);
+        }
+        // the same history under Aider 0.84 (8k of chat) is never summarised
+        let newer = text.replace("v0.68.0", "v0.84.0");
+        assert!(markers(&parse(Path::new("h.md"), &newer).unwrap()).is_empty());
     }
 }
