@@ -552,6 +552,10 @@ impl Explorer {
     /// A background result, to whoever asked for it.
     fn apply(&mut self, ctx: &egui::Context, done: worker::Finished) {
         let open = self.conv_id();
+        // an answer to a view's older request, which it has asked again since, is dropped: the newer one is coming
+        if done.superseded {
+            return;
+        }
         // a view's answer about a conversation that is no longer open is dropped: it must never be drawn under
         // another (its own view asks again when that conversation is opened)
         let scoped = matches!(
@@ -1409,6 +1413,8 @@ mod tests {
         app.apply(
             &ctx,
             worker::Finished {
+                job: 0,
+                superseded: false,
                 purpose: For::Snapshots,
                 about: app.conv_id(),
                 result: Err("page 1: out of memory".into()),

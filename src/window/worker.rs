@@ -16,7 +16,7 @@ use crate::reclaim::Settings;
 use crate::store::Store;
 
 /// Who asked for a background action: where its result (or its failure) goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum For {
     Snapshots,
     Compare,
@@ -32,6 +32,14 @@ pub enum For {
     Follow,
     /// Imports, exports, compactions, forks: the status line and a re-read of the store.
     Write,
+}
+
+impl For {
+    /// Whether a view asked: its newest request is the only one whose answer it shows (an older one arriving
+    /// late is superseded). Writes are each reported.
+    pub fn is_view(self) -> bool {
+        !matches!(self, For::Write | For::Follow)
+    }
 }
 
 /// A rendered page, decoded for display.
@@ -72,6 +80,8 @@ pub struct Worker {
     tx: Option<Sender<(u64, Action, Arc<AtomicBool>)>>,
     rx: Receiver<Event>,
     next: u64,
+    /// Each view's newest request (see [`For::is_view`]).
+    newest: std::collections::HashMap<For, u64>,
     pub running: Vec<Running>,
     handle: Option<std::thread::JoinHandle<()>>,
 }
@@ -129,6 +139,7 @@ impl Worker {
             tx: Some(tx),
             rx,
             next: 0,
+            newest: std::collections::HashMap::new(),
             running: Vec::new(),
             handle,
         }
@@ -137,6 +148,9 @@ impl Worker {
     pub fn submit(&mut self, purpose: For, action: Action) {
         self.next += 1;
         let cancel = Arc::new(AtomicBool::new(false));
+        if purpose.is_view() {
+            self.newest.insert(purpose, self.next);
+        }
         self.running.push(Running {
             id: self.next,
             purpose,
@@ -174,7 +188,10 @@ impl Worker {
                 let purpose = job.map_or(For::Write, |r| r.purpose);
                 let about = job.and_then(|r| r.about.clone());
                 self.running.retain(|r| r.id != id);
+                let superseded = purpose.is_view() && self.newest.get(&purpose) != Some(&id);
                 Some(Finished {
+                    job: id,
+                    superseded,
                     purpose,
                     about,
                     result: if cancelled {
@@ -209,8 +226,11 @@ impl Worker {
     }
 }
 
-/// An action's result, with who asked and the conversation it answers.
+/// An action's result, with the job it answers, who asked and the conversation it is about.
 pub struct Finished {
+    pub job: u64,
+    /// A view asked again since: this answer is older than the one the view waits for, and is not shown.
+    pub superseded: bool,
     pub purpose: For,
     pub about: Option<String>,
     pub result: Result<Done, String>,
@@ -327,6 +347,38 @@ mod tests {
                 _ => panic!("expected search results"),
             },
             _ => panic!("expected search results"),
+        }
+    }
+
+    #[test]
+    fn a_view_shows_only_its_newest_request_and_every_write_is_reported() {
+        let (_d, path, conv) = demo_store();
+        let mut w = Worker::new(path, Settings::default(), Arc::new(Mutex::new(None)));
+        let find = |q: &str| Action::Find {
+            conversation: conv.clone(),
+            query: q.into(),
+        };
+        w.submit(For::Find, find("segqueue"));
+        w.submit(For::Find, find("lock"));
+        w.submit(For::Write, Action::List);
+        w.submit(For::Write, Action::List);
+        let mut out = w.wait();
+        out.sort_by_key(|f| f.job);
+        let flags: Vec<(For, bool)> = out.iter().map(|f| (f.purpose, f.superseded)).collect();
+        assert_eq!(
+            flags,
+            vec![
+                (For::Find, true),
+                (For::Find, false),
+                (For::Write, false),
+                (For::Write, false)
+            ]
+        );
+        match &out[1].result {
+            Ok(Done::Outcome(o)) => {
+                assert!(matches!(o.as_ref(), Outcome::Found { query, .. } if query == "lock"))
+            }
+            _ => panic!("expected the newest search's results"),
         }
     }
 
