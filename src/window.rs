@@ -1413,7 +1413,6 @@ mod tests {
         app.apply(
             &ctx,
             worker::Finished {
-                job: 0,
                 superseded: false,
                 purpose: For::Snapshots,
                 about: app.conv_id(),

@@ -190,7 +190,6 @@ impl Worker {
                 self.running.retain(|r| r.id != id);
                 let superseded = purpose.is_view() && self.newest.get(&purpose) != Some(&id);
                 Some(Finished {
-                    job: id,
                     superseded,
                     purpose,
                     about,
@@ -226,9 +225,9 @@ impl Worker {
     }
 }
 
-/// An action's result, with the job it answers, who asked and the conversation it is about.
+/// An action's result, with who asked, the conversation it is about, and whether a newer request of its view
+/// replaced it (the one worker thread answers in the order asked).
 pub struct Finished {
-    pub job: u64,
     /// A view asked again since: this answer is older than the one the view waits for, and is not shown.
     pub superseded: bool,
     pub purpose: For,
@@ -362,8 +361,7 @@ mod tests {
         w.submit(For::Find, find("lock"));
         w.submit(For::Write, Action::List);
         w.submit(For::Write, Action::List);
-        let mut out = w.wait();
-        out.sort_by_key(|f| f.job);
+        let out = w.wait();
         let flags: Vec<(For, bool)> = out.iter().map(|f| (f.purpose, f.superseded)).collect();
         assert_eq!(
             flags,
