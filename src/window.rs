@@ -119,6 +119,22 @@ impl View {
 const WATCH_EVERY: f64 = 2.0;
 
 /// What the window shows and the state of its views.
+/// The panels ([`panel::Panel`]), in one list: borrowed field by field, so the explorer's other state (the open
+/// session they are drawn with) can be read beside them.
+macro_rules! panels {
+    ($e:expr) => {
+        [
+            &mut $e.compare as &mut dyn panel::Panel,
+            &mut $e.context,
+            &mut $e.timeline,
+            &mut $e.diff,
+            &mut $e.search_panel,
+            &mut $e.stats,
+            &mut $e.snapshots,
+        ]
+    };
+}
+
 pub struct Explorer {
     store_path: PathBuf,
     store: Option<Store>,
@@ -538,15 +554,7 @@ impl Explorer {
 
     /// The panels that ask the core for something, in one list: each background result goes to them.
     fn panels(&mut self) -> [&mut dyn panel::Panel; 7] {
-        [
-            &mut self.compare,
-            &mut self.context,
-            &mut self.timeline,
-            &mut self.diff,
-            &mut self.search_panel,
-            &mut self.stats,
-            &mut self.snapshots,
-        ]
+        panels!(self)
     }
 
     /// A background result, to whoever asked for it.
@@ -1164,55 +1172,49 @@ impl Explorer {
             }
         });
         ui.separator();
-        if self.session.is_none() && !matches!(self.view, View::Search | View::Stats) {
+        let about_open = panels!(self)
+            .into_iter()
+            .find(|p| p.view() == self.view)
+            .is_none_or(|p| p.needs_session());
+        if self.session.is_none() && about_open {
             ui.label("No conversations yet: import a session (Import…, Discover, or drop files on the window).");
             return;
         }
-        let action = match (self.view, &self.session) {
-            (View::Tree, _) => {
+        let ask = match self.view {
+            View::Tree => {
                 self.tree_view(ui);
                 None
             }
-            (View::Snapshots, Some(s)) => self.snapshots.ui(ui, s),
-            (View::Compare, Some(s)) => self.compare.ui(ui, s),
-            (View::Context, Some(s)) => self.context.ui(ui, s),
-            (View::Timeline, Some(s)) => match self.timeline.ui(ui, s) {
-                Some(timeline::TimelineEvent::Run(a)) => Some(*a),
-                Some(timeline::TimelineEvent::Select(id)) => {
-                    self.open_message(None, &id);
-                    None
-                }
-                None => None,
-            },
-            (View::Diff, Some(s)) => self.diff.ui(ui, s, &self.conversations),
-            (View::Search, _) => match self.search_panel.ui(ui) {
-                Some(search::SearchEvent::Run(a)) => Some(*a),
-                Some(search::SearchEvent::Open {
-                    conversation,
-                    message,
-                }) => {
-                    self.open_message(Some(&conversation), &message);
-                    None
-                }
-                None => None,
-            },
-            (View::Stats, _) => match self.stats.ui(ui) {
-                Some(stats::StatsEvent::Run(a)) => Some(*a),
-                Some(stats::StatsEvent::Open(conv)) => {
-                    self.select(&conv);
-                    self.view = View::Tree;
-                    None
-                }
-                None => None,
-            },
-            (View::Operations, _) => {
+            View::Operations => {
                 self.operations_view(ui);
                 None
             }
-            (_, None) => None,
+            view => {
+                let shared = panel::Shared {
+                    session: self.session.as_ref(),
+                    conversations: &self.conversations,
+                };
+                panels!(self)
+                    .into_iter()
+                    .find(|p| p.view() == view)
+                    .filter(|p| shared.session.is_some() || !p.needs_session())
+                    .and_then(|p| p.ui(ui, &shared))
+            }
         };
-        if let Some(a) = action {
-            self.act(a);
+        match ask {
+            Some(panel::Ask::Run(a)) => self.act(*a),
+            Some(panel::Ask::Open {
+                conversation,
+                message: Some(m),
+            }) => self.open_message(conversation.as_deref(), &m),
+            Some(panel::Ask::Open {
+                conversation: Some(c),
+                message: None,
+            }) => {
+                self.select(&c);
+                self.view = View::Tree;
+            }
+            Some(panel::Ask::Open { .. }) | None => {}
         }
     }
 }

@@ -5,7 +5,7 @@
 use eframe::egui::{self, Align2, Color32, FontId, Rect, Sense, Vec2};
 
 use super::Session;
-use super::panel::{At, Panel, fail_into};
+use super::panel::{Ask, At, Panel, Shared, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
@@ -40,7 +40,7 @@ fn bar(ui: &mut egui::Ui, label: &str, value: u64, max: u64, color: Color32) {
 
 impl ContextPanel {
     /// Draws the report; asks for it when missing.
-    pub fn ui(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Action> {
+    fn show(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Action> {
         if self.report.wanted() {
             self.report = Remote::Pending;
             return Some(Action::Context {
@@ -179,6 +179,14 @@ pub fn show(ui: &mut egui::Ui, r: &ContextReport) {
 }
 
 impl Panel for ContextPanel {
+    fn view(&self) -> super::View {
+        super::View::Context
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, shared: &Shared<'_>) -> Option<Ask> {
+        self.show(ui, shared.session?).and_then(Ask::run)
+    }
+
     fn failed(&mut self, purpose: For, error: &str) -> bool {
         fail_into(&mut self.report, purpose == For::Context, error)
     }

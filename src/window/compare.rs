@@ -6,7 +6,7 @@
 use eframe::egui::{self, RichText};
 
 use super::Session;
-use super::panel::{At, Panel, fail_into};
+use super::panel::{Ask, At, Panel, Shared, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
@@ -106,7 +106,7 @@ impl ComparePanel {
 
     /// Draws the table and the picked row's preview. Returns what to run: the comparison or a preview when
     /// missing, or a compaction when a row is applied.
-    pub fn ui(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Action> {
+    fn show(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Action> {
         let conversation = s.conv.id.clone();
         let mut act = None;
         if self.table.wanted() {
@@ -286,6 +286,14 @@ fn row_cells(ui: &mut egui::Ui, r: &StrategyRow) {
 }
 
 impl Panel for ComparePanel {
+    fn view(&self) -> super::View {
+        super::View::Compare
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, shared: &Shared<'_>) -> Option<Ask> {
+        self.show(ui, shared.session?).and_then(Ask::run)
+    }
+
     fn failed(&mut self, purpose: For, error: &str) -> bool {
         fail_into(&mut self.table, purpose == For::Compare, error)
             || fail_into(&mut self.preview, purpose == For::Preview, error)

@@ -6,7 +6,7 @@
 use eframe::egui::{self, Color32, RichText};
 
 use super::Session;
-use super::panel::{At, Panel, fail_into};
+use super::panel::{Ask, At, Panel, Shared, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
@@ -112,7 +112,7 @@ impl DiffPanel {
         ask
     }
 
-    pub fn ui(
+    fn show(
         &mut self,
         ui: &mut egui::Ui,
         s: &Session,
@@ -168,6 +168,15 @@ impl DiffPanel {
 }
 
 impl Panel for DiffPanel {
+    fn view(&self) -> super::View {
+        super::View::Diff
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, shared: &Shared<'_>) -> Option<Ask> {
+        self.show(ui, shared.session?, shared.conversations)
+            .and_then(Ask::run)
+    }
+
     fn failed(&mut self, purpose: For, error: &str) -> bool {
         fail_into(&mut self.data, purpose == For::Diff, error)
     }

@@ -5,7 +5,7 @@
 
 use eframe::egui::{self, Color32, RichText, text::LayoutJob};
 
-use super::panel::{At, Panel, fail_into};
+use super::panel::{Ask, At, Panel, Shared, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
@@ -31,15 +31,6 @@ pub struct SearchPanel {
     asked: Option<SearchQuery>,
     /// Focus the field on the next frame (Ctrl+Shift+F).
     pub focus: bool,
-}
-
-/// What the panel asks of the window.
-pub enum SearchEvent {
-    Run(Box<Action>),
-    Open {
-        conversation: String,
-        message: String,
-    },
 }
 
 /// A snippet with its «marks» drawn highlighted.
@@ -82,7 +73,7 @@ impl SearchPanel {
         }
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui) -> Option<SearchEvent> {
+    fn show(&mut self, ui: &mut egui::Ui) -> Option<Ask> {
         let mut run = false;
         ui.horizontal(|ui| {
             let field = ui.add(
@@ -111,7 +102,7 @@ impl SearchPanel {
         {
             self.asked = Some(q.clone());
             self.results = Remote::Pending;
-            return Some(SearchEvent::Run(Box::new(Action::Search(q))));
+            return Ask::run(Action::Search(q));
         }
         if q.text.is_empty() {
             ui.label(
@@ -165,9 +156,9 @@ impl SearchPanel {
                         .interact(egui::Sense::click());
                     let resp = resp.on_hover_cursor(egui::CursorIcon::PointingHand);
                     if resp.clicked() {
-                        open = Some(SearchEvent::Open {
-                            conversation: h.conversation.clone(),
-                            message: h.message.clone(),
+                        open = Some(Ask::Open {
+                            conversation: Some(h.conversation.clone()),
+                            message: Some(h.message.clone()),
                         });
                     }
                     ui.separator();
@@ -178,6 +169,18 @@ impl SearchPanel {
 }
 
 impl Panel for SearchPanel {
+    fn view(&self) -> super::View {
+        super::View::Search
+    }
+
+    fn needs_session(&self) -> bool {
+        false
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, _shared: &Shared<'_>) -> Option<Ask> {
+        self.show(ui)
+    }
+
     fn failed(&mut self, purpose: For, error: &str) -> bool {
         fail_into(&mut self.results, purpose == For::Search, error)
     }

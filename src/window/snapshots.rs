@@ -6,7 +6,7 @@
 use eframe::egui::{self, Color32, Pos2, Rect, RichText, Sense, Stroke, Vec2};
 
 use super::Session;
-use super::panel::{At, Panel, fail_into};
+use super::panel::{Ask, At, Panel, Shared, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use super::worker::Snapshot;
@@ -314,7 +314,7 @@ impl SnapshotView {
     }
 
     /// Draws the view; asks for the pages when they are missing (or the profile or shape changed).
-    pub fn ui(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Action> {
+    fn show(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Action> {
         if self.remote.wanted() {
             self.remote = Remote::Pending;
             self.picker = None;
@@ -700,6 +700,14 @@ fn read_back_ui(
 }
 
 impl Panel for SnapshotView {
+    fn view(&self) -> super::View {
+        super::View::Snapshots
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, shared: &Shared<'_>) -> Option<Ask> {
+        self.show(ui, shared.session?).and_then(Ask::run)
+    }
+
     fn failed(&mut self, purpose: For, error: &str) -> bool {
         fail_into(&mut self.remote, purpose == For::Snapshots, error)
             || fail_into(&mut self.readback, purpose == For::ReadBack, error)

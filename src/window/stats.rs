@@ -5,7 +5,7 @@
 use eframe::egui::{self, RichText};
 use egui_plot::{Bar, BarChart, Legend, Plot};
 
-use super::panel::{At, Panel};
+use super::panel::{Ask, At, Panel, Shared};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
@@ -28,12 +28,6 @@ pub struct StatsPanel {
     table_by: usize,
     /// Which result is asked next (one request in flight at a time).
     pub waiting: Option<By>,
-}
-
-/// What the panel asks of the window.
-pub enum StatsEvent {
-    Run(Box<Action>),
-    Open(String),
 }
 
 fn money(c: Option<f64>) -> String {
@@ -68,12 +62,12 @@ impl StatsPanel {
         }
     }
 
-    fn ask(&mut self, by: By) -> Option<StatsEvent> {
+    fn ask(&mut self, by: By) -> Option<Ask> {
         self.waiting = Some(by);
-        Some(StatsEvent::Run(Box::new(Action::Stats { by, since: None })))
+        Ask::run(Action::Stats { by, since: None })
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui) -> Option<StatsEvent> {
+    fn show(&mut self, ui: &mut egui::Ui) -> Option<Ask> {
         if self.waiting.is_none() {
             if self.by_day.wanted() {
                 self.by_day = Remote::Pending;
@@ -125,7 +119,10 @@ impl StatsPanel {
                 match self.sessions.ready() {
                     Some(s) => {
                         if let Some(id) = costliest(ui, s) {
-                            event = Some(StatsEvent::Open(id));
+                            event = Some(Ask::Open {
+                                conversation: Some(id),
+                                message: None,
+                            });
                         }
                     }
                     None => self.sessions.show_missing(ui, "Summing…"),
@@ -280,6 +277,18 @@ fn costliest(ui: &mut egui::Ui, s: &Stats) -> Option<String> {
 }
 
 impl Panel for StatsPanel {
+    fn view(&self) -> super::View {
+        super::View::Stats
+    }
+
+    fn needs_session(&self) -> bool {
+        false
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, _shared: &Shared<'_>) -> Option<Ask> {
+        self.show(ui)
+    }
+
     fn failed(&mut self, purpose: For, error: &str) -> bool {
         let mine = purpose == For::Stats;
         if mine {

@@ -9,7 +9,7 @@ use eframe::egui::{self, Color32};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points, VLine};
 
 use super::Session;
-use super::panel::{At, Panel, fail_into};
+use super::panel::{Ask, At, Panel, Shared, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
@@ -19,11 +19,6 @@ use crate::reclaim::timeline::Timeline;
 #[derive(Default)]
 pub struct TimelinePanel {
     pub data: Remote<(String, Timeline)>,
-}
-
-pub enum TimelineEvent {
-    Run(Box<Action>),
-    Select(String),
 }
 
 /// A cache miss's colour by cause.
@@ -40,34 +35,20 @@ fn miss_colour(c: crate::cache::Cause) -> Color32 {
 }
 
 impl TimelinePanel {
-    pub fn ui(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<TimelineEvent> {
+    fn show(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Ask> {
         if self.data.wanted() {
             self.data = Remote::Pending;
-            return Some(TimelineEvent::Run(Box::new(Action::Timeline {
+            return Ask::run(Action::Timeline {
                 conversation: s.conv.id.clone(),
                 model: None,
-            })));
+            });
         }
         let Some((_, t)) = self.data.ready() else {
             self.data
                 .show_missing(ui, "Estimating the context at each reply…");
             return None;
         };
-        let crate::reclaim::timeline::TimelineTotals {
-            measured,
-            compactions,
-            tool_errors: errors,
-            cache_misses: n_misses,
-            cache_lost: lost,
-        } = t.totals();
-        ui.heading("Context over time");
-        ui.label(format!(
-            "{} replies on the active path ({measured} measured by the provider), {compactions} compaction(s), \
-             {errors} failed tool result(s); window {}, compaction threshold {}",
-            t.points.len(),
-            t.window,
-            t.threshold
-        ));
+        header(ui, t);
         let Series {
             measured_pts,
             estimated_pts,
@@ -75,12 +56,6 @@ impl TimelinePanel {
             compaction_at,
             misses,
         } = Series::of(t);
-        if n_misses > 0 {
-            ui.label(format!(
-                "{n_misses} prompt-cache miss(es), {} lost (marked by cause; `cairn cache` has each reply)",
-                crate::models::usd(Some(lost), 2)
-            ));
-        }
         let (window, threshold) = (t.window as f64, t.threshold as f64);
         // the hover label: a miss's figures, else the reply and the series' tokens
         let points = &t.points;
@@ -138,14 +113,50 @@ impl TimelinePanel {
         {
             let k = at.x.round().max(0.0) as usize;
             if let Some(p) = t.points.get(k.min(t.points.len().saturating_sub(1))) {
-                return Some(TimelineEvent::Select(p.message.clone()));
+                return Some(Ask::Open {
+                    conversation: None,
+                    message: Some(p.message.clone()),
+                });
             }
         }
         None
     }
 }
 
+/// The timeline's heading and totals (the core's: [`crate::reclaim::timeline::Timeline::totals`]).
+fn header(ui: &mut egui::Ui, t: &crate::reclaim::timeline::Timeline) {
+    let crate::reclaim::timeline::TimelineTotals {
+        measured,
+        compactions,
+        tool_errors: errors,
+        cache_misses: n_misses,
+        cache_lost: lost,
+    } = t.totals();
+    ui.heading("Context over time");
+    ui.label(format!(
+        "{} replies on the active path ({measured} measured by the provider), {compactions} compaction(s), \
+         {errors} failed tool result(s); window {}, compaction threshold {}",
+        t.points.len(),
+        t.window,
+        t.threshold
+    ));
+    if n_misses > 0 {
+        ui.label(format!(
+            "{n_misses} prompt-cache miss(es), {} lost (marked by cause; `cairn cache` has each reply)",
+            crate::models::usd(Some(lost), 2)
+        ));
+    }
+}
+
 impl Panel for TimelinePanel {
+    fn view(&self) -> super::View {
+        super::View::Timeline
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, shared: &Shared<'_>) -> Option<Ask> {
+        self.show(ui, shared.session?)
+    }
+
     fn failed(&mut self, purpose: For, error: &str) -> bool {
         fail_into(&mut self.data, purpose == For::Timeline, error)
     }
