@@ -172,6 +172,9 @@ impl Block {
 /// `requests` is how many requests the figures sum, where a harness recorded only totals (GitHub Copilot CLI's
 /// per-run totals): 0 or 1 is one request, measured as such; more is a sum, which is counted and priced (as that
 /// many requests of the average size) but is no measure of any one prompt.
+///
+/// `precision` is the unit a harness rounded the counts to when it wrote them (Aider prints `13k sent`: 1,000):
+/// 0 or 1 is exact. A count so rounded measures a prompt to within half that unit either side.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "UsageRepr")]
 pub struct Usage {
@@ -183,6 +186,8 @@ pub struct Usage {
     pub cache_creation_1h_input_tokens: u64,
     #[serde(skip_serializing_if = "is_zero")]
     pub requests: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub precision: u64,
 }
 
 impl Usage {
@@ -229,6 +234,8 @@ struct UsageRepr {
     cache_creation: Option<CacheCreation>,
     #[serde(default)]
     requests: u64,
+    #[serde(default)]
+    precision: u64,
 }
 
 #[derive(Deserialize)]
@@ -250,6 +257,7 @@ impl From<UsageRepr> for Usage {
                 .max(nested)
                 .min(r.cache_creation_input_tokens),
             requests: r.requests,
+            precision: r.precision,
         }
     }
 }

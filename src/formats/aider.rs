@@ -2,8 +2,9 @@
 //! started at <time>` opens a run; `#### ` lines are what the user typed (consecutive ones one prompt); `> ` lines
 //! are Aider's own output (file prompts, warnings, the model in use), kept as metadata with the message they
 //! precede; everything else is the model's reply. After a reply, `> Tokens: 9.7k sent, 85 received. Cost: $0.01
-//! message, $0.01 session.` is its usage as Aider printed it (rounded to hundreds above a thousand; newer versions
-//! add `… cache write, … cache hit`). The model comes from the run's `> Model:` / `> Main model:` line.
+//! message, $0.01 session.` is its usage as Aider printed it (rounded to hundreds above a thousand and to
+//! thousands above ten thousand, which the usage records as its precision; newer versions add `… cache write, …
+//! cache hit`). The model comes from the run's `> Model:` / `> Main model:` line.
 //! A file is one conversation, its runs one chain; each message takes its run's start time.
 //!
 //! The file is what was said, not what was sent: the reader places harness markers where Aider's own rules changed
@@ -30,16 +31,20 @@ pub fn is_aider(text: &str) -> bool {
     text.trim_start().starts_with(RUN)
 }
 
-/// A count as Aider prints it: `85`, `9.7k`, `1.2M`.
-fn count(s: &str) -> Option<u64> {
+/// A count as Aider prints it (`85`, `9.7k`, `13k`, `1.2M`), and the unit it was rounded to (1 when exact; `9.7k`
+/// to 100, `13k` to 1,000).
+fn count(s: &str) -> Option<(u64, u64)> {
     let s = s.trim().trim_end_matches(',');
     let (num, mult) = match s.chars().last()? {
         'k' | 'K' => (&s[..s.len() - 1], 1_000.0),
         'm' | 'M' => (&s[..s.len() - 1], 1_000_000.0),
         _ => (s, 1.0),
     };
-    let v: f64 = num.replace(',', "").parse().ok()?;
-    Some((v * mult).round() as u64)
+    let num = num.replace(',', "");
+    let v: f64 = num.parse().ok()?;
+    let decimals = num.split_once('.').map_or(0, |(_, d)| d.len() as i32);
+    let unit = (mult / 10f64.powi(decimals)).max(1.0);
+    Some(((v * mult).round() as u64, unit as u64))
 }
 
 /// `Tokens: 9.7k sent, 1.2k cache write, 3.4k cache hit, 85 received.` as usage: `sent` is the whole prompt.
@@ -54,21 +59,23 @@ fn tokens_line(s: &str) -> Option<Usage> {
     for part in head.split(',') {
         let part = part.trim();
         let (n, what) = part.split_once(' ')?;
-        let n = count(n)?;
+        let (n, unit) = count(n)?;
         match what.trim() {
-            "sent" => sent = Some(n),
+            "sent" => sent = Some((n, unit)),
             "received" => received = Some(n),
             "cache write" => write = n,
             "cache hit" => hit = n,
             _ => {}
         }
     }
-    let sent = sent?;
+    let (sent, unit) = sent?;
     Some(Usage {
         input_tokens: sent.saturating_sub(write + hit),
         output_tokens: received.unwrap_or(0),
         cache_read_input_tokens: hit,
         cache_creation_input_tokens: write,
+        // the prompt is `sent`: as precise as Aider printed it
+        precision: unit,
         ..Usage::default()
     })
 }
@@ -310,6 +317,7 @@ mod tests {
         let u = tokens_line("Tokens: 9.7k sent, 85 received. Cost: $0.01 message, $0.01 session.")
             .unwrap();
         assert_eq!((u.input_tokens, u.output_tokens), (9_700, 85));
+        assert_eq!(u.precision, 100, "9.7k is 9,650 to 9,750");
         let u = tokens_line("Tokens: 12k sent, 2.0k cache write, 8.0k cache hit, 1.5k received. Cost: $0.02 message")
             .unwrap();
         assert_eq!(
@@ -321,6 +329,9 @@ mod tests {
             ),
             (2_000, 2_000, 8_000, 1_500)
         );
+        assert_eq!(u.precision, 1_000, "the prompt is `12k sent`");
+        let u = tokens_line("Tokens: 850 sent, 12 received.").unwrap();
+        assert_eq!((u.prompt(), u.precision), (850, 1));
         assert_eq!(tokens_line("Tokens: lots"), None);
     }
 

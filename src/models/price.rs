@@ -313,6 +313,7 @@ mod tests {
             cache_creation_input_tokens: write,
             cache_creation_1h_input_tokens: write_1h,
             requests: 0,
+            precision: 0,
         }
     }
 

@@ -32,6 +32,8 @@ pub struct Sample {
     pub harness: String,
     pub assembled: u64,
     pub measured: u64,
+    /// The unit the harness rounded `measured` to (0 or 1: exact).
+    pub precision: u64,
 }
 
 /// The assembled total of the whole path (what the next request sends before its prompt), as `reader` reads it:
@@ -99,6 +101,7 @@ pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, St
         let Some(measured) = f.measured_input() else {
             continue;
         };
+        let precision = f.usage.map_or(0, |u| u.precision);
         let model = model_key(f.model.as_deref().unwrap_or("unknown"));
         let reader = ModelReader::of(&model);
         let tk = crate::models::tokenizer(&model);
@@ -120,6 +123,7 @@ pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, St
             harness: view.harness.clone(),
             assembled: t[i],
             measured,
+            precision,
         });
     }
     Ok(out)
@@ -407,6 +411,10 @@ pub struct ReplyRow {
     /// From scratch: the session's overhead (from its first measured reply) plus the context scaled.
     pub estimated: u64,
     pub measured: u64,
+    /// `(estimated - measured) / measured`, from the nearest count a rounded measurement allows ([`Usage`]'s
+    /// `precision`).
+    ///
+    /// [`Usage`]: crate::model::Usage
     pub error: f64,
     /// The next request as `send` predicts it: the last measured prompt of the session plus what was added
     /// since, scaled. None for a session's first measured reply (there is no last measured prompt: its figure is
@@ -518,9 +526,9 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
                 model: model.to_string(),
                 estimated: est.estimated,
                 measured: s.measured,
-                error: rel_signed(est.estimated, s.measured),
+                error: off(est.estimated, s),
                 predicted,
-                predicted_error: predicted.map(|p| rel_signed(p, s.measured)),
+                predicted_error: predicted.map(|p| off(p, s)),
             });
             // the first measured prompt after a harness compaction
             if let Some(c) = conv
@@ -534,7 +542,7 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
                     reply: s.message.clone(),
                     predicted: est.estimated,
                     measured: s.measured,
-                    error: round4(rel_signed(est.estimated, s.measured)),
+                    error: round4(off(est.estimated, s)),
                 });
             }
         }
@@ -593,8 +601,19 @@ fn per_model(replies: &[ReplyRow], methods: &BTreeMap<String, bool>) -> Vec<Mode
     models
 }
 
-fn rel_signed(estimated: u64, measured: u64) -> f64 {
-    (estimated as f64 - measured as f64) / measured as f64
+/// How far an estimate is from what the provider measured, relative to it: from the nearest count the measurement
+/// allows (a count the harness rounded, Aider's `13k`, is any of 12,500 to 13,500; an estimate among them is no
+/// error).
+fn off(estimated: u64, s: &Sample) -> f64 {
+    let m = s.measured as f64;
+    let half = s.precision.max(1) as f64 / 2.0;
+    let e = estimated as f64;
+    let nearest = if s.precision <= 1 {
+        m
+    } else {
+        e.clamp(m - half, m + half)
+    };
+    (e - nearest) / m
 }
 
 /// A reply's estimate from what its session measured before it.
@@ -708,7 +727,22 @@ mod tests {
             harness: "pi".into(),
             assembled,
             measured,
+            precision: 0,
         }
+    }
+
+    #[test]
+    fn a_rounded_measurement_is_a_range_and_an_estimate_in_it_is_no_error() {
+        let exact = s(0, 13_000);
+        assert_eq!(off(13_400, &exact), 400.0 / 13_000.0);
+        let rounded = Sample {
+            precision: 1_000,
+            ..s(0, 13_000)
+        };
+        assert_eq!(off(13_400, &rounded), 0.0);
+        assert_eq!(off(12_500, &rounded), 0.0);
+        assert_eq!(off(14_000, &rounded), 500.0 / 13_000.0);
+        assert_eq!(off(12_000, &rounded), -500.0 / 13_000.0);
     }
 
     #[test]

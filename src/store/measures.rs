@@ -39,7 +39,8 @@ impl Facts {
 const COLUMNS: &str = "text, tool_use, tool_result, image, thinking, other, chars, images, image_bytes, \
     large_results, large_result_tokens, large_result_images, large_result_image_tokens, \
     large_result_image_bytes, tool_calls, tool_errors, tool_refs, model, input_tokens, output_tokens, \
-    cache_read_tokens, cache_write_tokens, created_at, large_result_chars, cache_write_1h_tokens, requests";
+    cache_read_tokens, cache_write_tokens, created_at, large_result_chars, cache_write_1h_tokens, requests, \
+    usage_precision";
 
 /// Writes the measures of a message just inserted as row `seq`.
 pub(crate) fn insert(
@@ -179,7 +180,7 @@ pub(crate) fn late_usage(tx: &Transaction<'_>, seq: i64, new: &Usage) -> Result<
     let d_out = n(new.output_tokens) - out.unwrap_or(0);
     tx.execute(
         "UPDATE measures SET input_tokens = ?2, output_tokens = ?3, cache_read_tokens = ?4,
-            cache_write_tokens = ?5, cache_write_1h_tokens = ?6, requests = ?7 WHERE seq = ?1",
+            cache_write_tokens = ?5, cache_write_1h_tokens = ?6, requests = ?7, usage_precision = ?8 WHERE seq = ?1",
         params![
             seq,
             n(new.input_tokens),
@@ -187,7 +188,8 @@ pub(crate) fn late_usage(tx: &Transaction<'_>, seq: i64, new: &Usage) -> Result<
             n(new.cache_read_input_tokens),
             n(new.cache_creation_input_tokens),
             n(new.cache_creation_1h_input_tokens),
-            Some(n(new.requests)).filter(|&r| r > 1)
+            Some(n(new.requests)).filter(|&r| r > 1),
+            Some(n(new.precision)).filter(|&p| p > 1)
         ],
     )?;
     let model = model.unwrap_or_default();
@@ -263,7 +265,7 @@ fn write(tx: &Transaction<'_>, row: MeasureRow<'_>) -> Result<()> {
         flagged,
     } = row;
     let (columns, values) = match flagged {
-        Some(_) => (", flags, compaction", ", ?29, ?30"),
+        Some(_) => (", flags, compaction", ", ?30, ?31"),
         None => ("", ""),
     };
     let (flags, compaction) = flagged.unwrap_or_default();
@@ -296,6 +298,7 @@ fn write(tx: &Transaction<'_>, row: MeasureRow<'_>) -> Result<()> {
         n(me.large_result_chars),
         usage.map(|u| n(u.cache_creation_1h_input_tokens)),
         usage.map(|u| n(u.requests)).filter(|&r| r > 1),
+        usage.map(|u| n(u.precision)).filter(|&p| p > 1),
         flags,
         compaction,
     ];
@@ -307,7 +310,7 @@ fn write(tx: &Transaction<'_>, row: MeasureRow<'_>) -> Result<()> {
     tx.prepare_cached(&format!(
         "INSERT INTO measures (seq, conversation, {COLUMNS}{columns})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                 ?22, ?23, ?24, ?25, ?26, ?27, ?28{values})"
+                 ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29{values})"
     ))?
     .execute(&row[..keep])?;
     Ok(())
@@ -340,6 +343,7 @@ fn row_facts(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Facts> {
             cache_creation_input_tokens: cw.unwrap_or(0),
             cache_creation_1h_input_tokens: opt(24)?.unwrap_or(0),
             requests: opt(25)?.unwrap_or(0),
+            precision: opt(26)?.unwrap_or(0),
         }),
     };
     Ok(Facts {
@@ -557,6 +561,20 @@ pub(crate) fn backfill_large_result_chars(tx: &Transaction<'_>) -> rusqlite::Res
             .and_then(|v| crate::wire::blocks_from_value(v, "content").ok())
             .unwrap_or_default();
         update.execute(params![measure(&blocks).large_result_chars as i64, seq])?;
+    }
+    Ok(())
+}
+
+/// v12: the column of the unit a harness rounded a reply's counts to, where the table was made before it (every
+/// reply stored before it is read as exact: a store imported again gets it).
+pub(crate) fn backfill_precision(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let has: bool = tx.query_row(
+        "SELECT count(*) > 0 FROM pragma_table_info('measures') WHERE name = 'usage_precision'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has {
+        tx.execute_batch("ALTER TABLE measures ADD COLUMN usage_precision INTEGER")?;
     }
     Ok(())
 }

@@ -54,6 +54,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: V11,
         backfill: None,
     },
+    Step {
+        sql: "",
+        backfill: Some(super::measures::backfill_precision),
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
@@ -223,7 +227,9 @@ CREATE TABLE measures (
     -- added in v8 (the same way): of the cache writes, those with the 1-hour lifetime
     cache_write_1h_tokens INTEGER,
     -- added in v9 (the same way): how many requests the usage sums where it is a harness's total (NULL: one)
-    requests INTEGER
+    requests INTEGER,
+    -- added in v12 (the same way): the unit a harness rounded the counts to (NULL: exact)
+    usage_precision INTEGER
 );
 CREATE INDEX measures_by_conversation ON measures(conversation, seq);
 

@@ -319,6 +319,7 @@ impl Store {
                     cache_creation_1h_input_tokens: n(7)?,
                     // a bucket is a sum, priced as one only below any tier (`max_prompt`)
                     requests: 0,
+                    precision: 0,
                 },
                 max_prompt: n(8)?,
                 replies: n(9)?,
@@ -379,6 +380,7 @@ impl Store {
                         cache_creation_input_tokens: n(3)?,
                         cache_creation_1h_input_tokens: n(4)?,
                         requests: n(6)?,
+                        precision: 0,
                     },
                     r.get(5)?,
                 ))
@@ -440,6 +442,7 @@ impl Store {
                     cache_creation_input_tokens: n(5)?,
                     cache_creation_1h_input_tokens: n(6)?,
                     requests: n(7)?,
+                    precision: 0,
                 },
                 created_at: r.get(8)?,
             });
