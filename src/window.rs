@@ -135,6 +135,29 @@ macro_rules! panels {
     };
 }
 
+/// The dialogs open over the window (each None when closed).
+#[derive(Default)]
+struct Dialogs {
+    rewind: Option<RewindDialog>,
+    export: Option<ExportDialog>,
+    /// A session just written for a harness: where, and the command that resumes it.
+    continued: Option<crate::commands::Continued>,
+    import_path: Option<String>,
+    discovered: Option<Vec<crate::discover::SessionFile>>,
+}
+
+/// What the window last saw of the store, and what its title says.
+#[derive(Default)]
+struct Seen {
+    /// When the store was last checked for writes by others (seconds of UI time).
+    watched_at: f64,
+    /// The store's data version at the last look ([`Store::data_version`]).
+    version: Option<i64>,
+    /// The conversation the window title names (`titled`: a title was set at all).
+    titled_for: Option<String>,
+    titled: bool,
+}
+
 pub struct Explorer {
     store_path: PathBuf,
     store: Option<Store>,
@@ -161,12 +184,8 @@ pub struct Explorer {
     pub search: String,
     pub hits: Vec<String>,
     hit_at: usize,
-    rewind: Option<RewindDialog>,
-    export: Option<ExportDialog>,
-    /// A session just written for a harness: where, and the command that resumes it.
-    continued: Option<crate::commands::Continued>,
-    import_path: Option<String>,
-    discovered: Option<Vec<crate::discover::SessionFile>>,
+    /// The dialogs open over the window.
+    dialogs: Dialogs,
     pub command: String,
     /// The last outcome, one line; errors are kept until the next action.
     pub status: Option<(String, bool)>,
@@ -178,15 +197,10 @@ pub struct Explorer {
     pub native_dialogs: bool,
     /// Where Discover looks (the user's home folder unless set).
     pub home: Option<crate::discover::Home>,
-    /// When the store was last checked for writes by others (seconds of UI time).
-    watched_at: f64,
     /// The open conversation's file, followed while an agent writes it.
     follow: Option<follow::Follow>,
-    /// The conversation the window title names (`frames_titled`: a title was set at all).
-    titled_for: Option<String>,
-    frames_titled: bool,
-    /// The store's data version at the last look ([`Store::data_version`]).
-    seen_version: Option<i64>,
+    /// What the window last saw of the store and said in its title.
+    seen: Seen,
     fonts_installed: bool,
     /// Look through the machine's fonts on the first frame instead of beside it (a test that draws other scripts at
     /// once).
@@ -232,22 +246,15 @@ impl Explorer {
             search: String::new(),
             hits: Vec::new(),
             hit_at: 0,
-            rewind: None,
-            export: None,
-            continued: None,
-            import_path: None,
-            discovered: None,
+            dialogs: Dialogs::default(),
             command: String::new(),
             status: None,
             screenshot: None,
             frames: 0,
             native_dialogs: true,
             home: crate::discover::Home::of_user(),
-            watched_at: 0.0,
             follow: None,
-            titled_for: None,
-            frames_titled: false,
-            seen_version: None,
+            seen: Seen::default(),
             fonts_installed: false,
             fonts_at_once: false,
             fonts_coming: None,
@@ -334,7 +341,7 @@ impl Explorer {
     fn refresh(&mut self) {
         self.reload();
         // what is re-read now includes every write so far: the watch need not read it again
-        self.seen_version = self.store.as_ref().and_then(|s| s.data_version().ok());
+        self.seen.version = self.store.as_ref().and_then(|s| s.data_version().ok());
         let Some(old) = self.session.take() else {
             return;
         };
@@ -643,7 +650,7 @@ impl Explorer {
                     c.harness.name(),
                     c.command
                 ));
-                self.continued = Some(c);
+                self.dialogs.continued = Some(c);
             }
             Outcome::Forked(id) => {
                 self.reload();
@@ -690,7 +697,7 @@ impl Explorer {
     fn retitle(&mut self, ctx: &egui::Context) {
         // the frame loop only compares an id; the title is built when the open conversation changes
         let open = self.session.as_ref().map(|s| s.conv.id.as_str());
-        if self.titled_for.as_deref() == open && self.frames_titled {
+        if self.seen.titled_for.as_deref() == open && self.seen.titled {
             return;
         }
         let title = match &self.session {
@@ -702,26 +709,26 @@ impl Explorer {
             None => "cairn".to_string(),
         };
         ctx.send_viewport_cmd(egui::ViewportCommand::Title(title));
-        self.titled_for = open.map(str::to_string);
-        self.frames_titled = true;
+        self.seen.titled_for = open.map(str::to_string);
+        self.seen.titled = true;
     }
 
     /// Follows writes made by others (an agent appending turns, the CLI): every couple of seconds the open
     /// conversation's tip and message count are compared with the store's, and the view re-read when they moved.
     fn watch(&mut self, ctx: &egui::Context) {
         let now = ctx.input(|i| i.time);
-        if now - self.watched_at < WATCH_EVERY {
+        if now - self.seen.watched_at < WATCH_EVERY {
             return;
         }
-        self.watched_at = now;
+        self.seen.watched_at = now;
         self.follow_file();
         let Some(store) = &self.store else { return };
         // nothing to read unless another connection committed since the last look (constant time)
         let version = store.data_version().ok();
-        if version == self.seen_version {
+        if version == self.seen.version {
             return;
         }
-        self.seen_version = version;
+        self.seen.version = version;
         let count = store.conversations().map(|c| c.len()).unwrap_or(0);
         let moved = self.session.as_ref().and_then(|s| {
             let c = store.conversation(&s.conv.id).ok()?;
@@ -1016,7 +1023,7 @@ impl Explorer {
                 self.open_import();
             }
             if ui.button("Discover").clicked() {
-                self.discovered = Some(
+                self.dialogs.discovered = Some(
                     self.home
                         .as_ref()
                         .map(crate::discover::discover_in)
@@ -1339,7 +1346,7 @@ pub fn run(store_path: PathBuf, options: Options) -> anyhow::Result<()> {
                 "{} sessions found on this machine: import any from the list",
                 found.len()
             ));
-            app.discovered = Some(found);
+            app.dialogs.discovered = Some(found);
         }
     }
     let done = Arc::new(Mutex::new(None));

@@ -45,7 +45,7 @@ impl Explorer {
             .as_ref()
             .map(|s| s.conv.id.clone())
             .unwrap_or_else(|| "conversation".into());
-        self.export = Some(ExportDialog {
+        self.dialogs.export = Some(ExportDialog {
             format,
             at_selected: false,
             path: format!("cairn-{name}.{}", EXPORT_FORMATS[format].1),
@@ -63,7 +63,7 @@ impl Explorer {
             return self.import(files);
         }
         // no dialog could be shown (or it was dismissed): a path field
-        self.import_path = Some(String::new());
+        self.dialogs.import_path = Some(String::new());
     }
 
     pub(super) fn dialogs(&mut self, ctx: &egui::Context) {
@@ -76,7 +76,7 @@ impl Explorer {
 
     /// The rewind dialog: the digest of what the abandoned path found.
     fn rewind_dialog(&mut self, ctx: &egui::Context) {
-        if let Some(d) = &mut self.rewind {
+        if let Some(d) = &mut self.dialogs.rewind {
             let mut open = true;
             let mut go = false;
             egui::Window::new(format!("Rewind: {}", d.label))
@@ -96,17 +96,17 @@ impl Explorer {
                 });
             if go {
                 let (label, digest) = (d.label.clone(), d.digest.clone());
-                self.rewind = None;
+                self.dialogs.rewind = None;
                 self.rewind_to(&label, &digest);
             } else if !open {
-                self.rewind = None;
+                self.dialogs.rewind = None;
             }
         }
     }
 
     /// The import path field, where no native dialog could be shown.
     fn import_dialog(&mut self, ctx: &egui::Context) {
-        if let Some(path) = &mut self.import_path {
+        if let Some(path) = &mut self.dialogs.import_path {
             let mut open = true;
             let mut go = None;
             egui::Window::new("Import sessions")
@@ -122,17 +122,17 @@ impl Explorer {
                     }
                 });
             if let Some(p) = go {
-                self.import_path = None;
+                self.dialogs.import_path = None;
                 self.import(vec![p]);
             } else if !open {
-                self.import_path = None;
+                self.dialogs.import_path = None;
             }
         }
     }
 
     /// The export dialog: the format, the path (to the tip or the selection), the file.
     fn export_dialog(&mut self, ctx: &egui::Context) {
-        if let Some(d) = &mut self.export {
+        if let Some(d) = &mut self.dialogs.export {
             let mut open = true;
             let mut go = None;
             let native = self.native_dialogs;
@@ -174,17 +174,17 @@ impl Explorer {
                 } else {
                     None
                 };
-                self.export = None;
+                self.dialogs.export = None;
                 self.export_to(format, at, out);
             } else if !open {
-                self.export = None;
+                self.dialogs.export = None;
             }
         }
     }
 
     /// A session just written for a harness: where, and the command that resumes it.
     fn continued_dialog(&mut self, ctx: &egui::Context) {
-        if let Some(c) = &self.continued {
+        if let Some(c) = &self.dialogs.continued {
             let mut open = true;
             let mut close = false;
             egui::Window::new(format!("Continue in {}", c.harness.label()))
@@ -224,14 +224,14 @@ impl Explorer {
                     });
                 });
             if close || !open {
-                self.continued = None;
+                self.dialogs.continued = None;
             }
         }
     }
 
     /// The sessions found on this machine, each to import, or all.
     fn discovered_dialog(&mut self, ctx: &egui::Context) {
-        if let Some(found) = &self.discovered {
+        if let Some(found) = &self.dialogs.discovered {
             let mut open = true;
             let mut pick = None;
             let mut pick_all = false;
@@ -275,7 +275,7 @@ impl Explorer {
                 self.import(vec![p]);
             }
             if !open {
-                self.discovered = None;
+                self.dialogs.discovered = None;
             }
         }
     }

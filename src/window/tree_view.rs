@@ -111,7 +111,7 @@ impl Explorer {
             let mut jump = None;
             for (label, node) in cps {
                 if ui.button(format!("Rewind to {label}")).clicked() {
-                    self.rewind = Some(RewindDialog {
+                    self.dialogs.rewind = Some(RewindDialog {
                         label: label.clone(),
                         digest: String::new(),
                     });
