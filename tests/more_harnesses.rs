@@ -1044,3 +1044,44 @@ fn opencode_sqlite_stores_read_as_their_export_and_are_never_written() {
             .all(|f| f.format.name() == "opencode" && f.messages > 0)
     );
 }
+
+#[test]
+fn aider_s_rounded_counts_are_stored_as_such_and_a_store_made_before_reads_them_as_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.db");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/small/aider-small.aider.chat.history.md");
+    let precisions = |path: &Path| -> Vec<Option<i64>> {
+        let c = rusqlite::Connection::open(path).unwrap();
+        let mut q = c
+            .prepare(
+                "SELECT usage_precision FROM measures WHERE input_tokens IS NOT NULL ORDER BY seq",
+            )
+            .unwrap();
+        q.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
+    {
+        let mut s = Store::open(&path).unwrap();
+        let o = cairn::import::import_file(&mut s, &fixture, None);
+        assert!(o.error.is_none(), "{:?}", o.error);
+    }
+    // `2.3k sent` and `2.6k sent`: to the hundred
+    assert_eq!(precisions(&path), vec![Some(100), Some(100)]);
+    // a store made before the column (v10): opened, it gets the column, every count read as exact
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "ALTER TABLE measures DROP COLUMN usage_precision; PRAGMA user_version = 10;",
+        )
+        .unwrap();
+    }
+    let mut s = Store::open(&path).unwrap();
+    assert_eq!(precisions(&path), vec![None, None]);
+    let Outcome::Replayed(r) = run(&mut s, Action::Replay { conversation: None }) else {
+        panic!()
+    };
+    assert_eq!(r.replies.len(), 2);
+}

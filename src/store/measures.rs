@@ -535,16 +535,11 @@ pub(crate) fn backfill(tx: &Transaction<'_>) -> rusqlite::Result<()> {
 /// not draw): the column, where v4 did not create it, and its figure for the rows that have such results, read from
 /// their bodies (a fork's copy from its body's row).
 pub(crate) fn backfill_large_result_chars(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    let has: bool = tx.query_row(
-        "SELECT count(*) > 0 FROM pragma_table_info('measures') WHERE name = 'large_result_chars'",
-        [],
-        |r| r.get(0),
+    add_column(
+        tx,
+        "measures",
+        "large_result_chars INTEGER NOT NULL DEFAULT 0",
     )?;
-    if !has {
-        tx.execute_batch(
-            "ALTER TABLE measures ADD COLUMN large_result_chars INTEGER NOT NULL DEFAULT 0",
-        )?;
-    }
     let rows: Vec<(i64, String)> = {
         let mut stmt = tx.prepare(
             "SELECT m.seq, coalesce(b.content, x.content) FROM measures m
@@ -565,32 +560,31 @@ pub(crate) fn backfill_large_result_chars(tx: &Transaction<'_>) -> rusqlite::Res
     Ok(())
 }
 
-/// v12: the column of the unit a harness rounded a reply's counts to, where the table was made before it (every
-/// reply stored before it is read as exact: a store imported again gets it).
-pub(crate) fn backfill_precision(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+/// Adds a column (`name TYPE ...`) to a table made before it; nothing when the table has it (a store created at a
+/// later version made it with the table).
+fn add_column(tx: &Transaction<'_>, table: &str, column: &str) -> rusqlite::Result<()> {
+    let name = column.split(' ').next().unwrap_or(column);
     let has: bool = tx.query_row(
-        "SELECT count(*) > 0 FROM pragma_table_info('measures') WHERE name = 'usage_precision'",
-        [],
+        &format!("SELECT count(*) > 0 FROM pragma_table_info('{table}') WHERE name = ?1"),
+        [name],
         |r| r.get(0),
     )?;
     if !has {
-        tx.execute_batch("ALTER TABLE measures ADD COLUMN usage_precision INTEGER")?;
+        tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column}"))?;
     }
     Ok(())
+}
+
+/// v11: the column of the unit a harness rounded a reply's counts to, where the table was made before it (every
+/// reply stored before it is read as exact: a store imported again gets it).
+pub(crate) fn backfill_precision(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    add_column(tx, "measures", "usage_precision INTEGER")
 }
 
 /// v9: the column of how many requests a reply's usage sums, where the table was made before it (every reply
 /// stored before it is one request's).
 pub(crate) fn backfill_requests(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    let has: bool = tx.query_row(
-        "SELECT count(*) > 0 FROM pragma_table_info('measures') WHERE name = 'requests'",
-        [],
-        |r| r.get(0),
-    )?;
-    if !has {
-        tx.execute_batch("ALTER TABLE measures ADD COLUMN requests INTEGER")?;
-    }
-    Ok(())
+    add_column(tx, "measures", "requests INTEGER")
 }
 
 /// v8: the columns of 1-hour cache writes where the tables were made before them, and their figures for the
@@ -598,20 +592,12 @@ pub(crate) fn backfill_requests(tx: &Transaction<'_>) -> rusqlite::Result<()> {
 /// `cache_creation.ephemeral_1h_input_tokens`, kept in each reply's lines); then the hourly roll-up of measured
 /// replies `stats` prices (`usage_hours`), filled from the measures.
 pub(crate) fn backfill_cache_lifetimes(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    for (table, column) in [
-        ("measures", "cache_write_1h_tokens INTEGER"),
-        ("usage_days", "cache_write_1h INTEGER NOT NULL DEFAULT 0"),
-    ] {
-        let name = column.split(' ').next().unwrap_or(column);
-        let has: bool = tx.query_row(
-            &format!("SELECT count(*) > 0 FROM pragma_table_info('{table}') WHERE name = ?1"),
-            [name],
-            |r| r.get(0),
-        )?;
-        if !has {
-            tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column}"))?;
-        }
-    }
+    add_column(tx, "measures", "cache_write_1h_tokens INTEGER")?;
+    add_column(
+        tx,
+        "usage_days",
+        "cache_write_1h INTEGER NOT NULL DEFAULT 0",
+    )?;
     tx.execute_batch(
         "UPDATE measures SET cache_write_1h_tokens = (
              SELECT max(coalesce(json_extract(l.value, '$.message.usage.cache_creation.ephemeral_1h_input_tokens'),

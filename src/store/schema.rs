@@ -51,7 +51,7 @@ pub const MIGRATIONS: &[Step] = &[
         backfill: Some(super::measures::backfill_requests),
     },
     Step {
-        sql: V11,
+        sql: V10,
         backfill: None,
     },
     Step {
@@ -228,7 +228,7 @@ CREATE TABLE measures (
     cache_write_1h_tokens INTEGER,
     -- added in v9 (the same way): how many requests the usage sums where it is a harness's total (NULL: one)
     requests INTEGER,
-    -- added in v12 (the same way): the unit a harness rounded the counts to (NULL: exact)
+    -- added in v11 (the same way): the unit a harness rounded the counts to (NULL: exact)
     usage_precision INTEGER
 );
 CREATE INDEX measures_by_conversation ON measures(conversation, seq);
@@ -337,9 +337,9 @@ SELECT model, count(*), count(input_tokens),
 FROM measures WHERE copy = 0 AND model IS NOT NULL GROUP BY model;
 "#;
 
-/// v11: how far each imported file was read (its length then, its line count, hashes of its first and last
+/// v10: how far each imported file was read (its length then, its line count, hashes of its first and last
 /// bytes read, the files read with it, the conversations it went into), so a session that grew is read from where the last import stopped.
-const V11: &str = r#"
+const V10: &str = r#"
 CREATE TABLE IF NOT EXISTS sources (
     path TEXT PRIMARY KEY,
     conversation INTEGER NOT NULL REFERENCES conversations(seq),
