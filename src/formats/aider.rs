@@ -102,8 +102,13 @@ struct Builder {
     history: ChatHistory,
 }
 
-/// Whether a prompt is sent to the model: Aider's commands are not, except those that ask with a message.
+/// Whether a prompt is sent to the model: Aider's commands are not, except those that ask with a message; nor are
+/// the answers to its questions (`Add file to the chat? (Y)es/(N)o/… [Yes]: all`, which some versions log as
+/// typed lines).
 fn is_sent(prompt: &str) -> bool {
+    if prompt.lines().all(|l| l.contains("(Y)es/(N)o")) {
+        return false;
+    }
     match prompt.strip_prefix('/') {
         None => true,
         Some(rest) => ["ask ", "code ", "architect ", "chat "]
@@ -345,6 +350,17 @@ mod tests {
                 Some((i, c["kept"].clone(), c["sends_text"].as_bool()?))
             })
             .collect()
+    }
+
+    #[test]
+    fn commands_and_answers_to_aider_s_questions_are_not_sent() {
+        assert!(is_sent("what does this do?"));
+        assert!(is_sent("/ask what does this do?"));
+        assert!(!is_sent("/add src/main.rs"));
+        assert!(!is_sent("/clear"));
+        assert!(!is_sent(
+            "Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: all"
+        ));
     }
 
     #[test]
