@@ -100,13 +100,20 @@ struct Builder {
     run: usize,
     /// The chat history Aider holds in this run (what it sends besides files and the repo map).
     history: ChatHistory,
+    /// The command just typed, whose output follows (kept with it, not a reply).
+    command: Option<String>,
+}
+
+/// An answer to one of Aider's questions (`Add file to the chat? (Y)es/(N)o/… [Yes]: all`), which some versions log
+/// as typed lines.
+fn is_answer(prompt: &str) -> bool {
+    !prompt.is_empty() && prompt.lines().all(|l| l.contains("(Y)es/(N)o"))
 }
 
 /// Whether a prompt is sent to the model: Aider's commands are not, except those that ask with a message; nor are
-/// the answers to its questions (`Add file to the chat? (Y)es/(N)o/… [Yes]: all`, which some versions log as
-/// typed lines).
+/// the answers to its questions.
 fn is_sent(prompt: &str) -> bool {
-    if prompt.lines().all(|l| l.contains("(Y)es/(N)o")) {
+    if is_answer(prompt) {
         return false;
     }
     match prompt.strip_prefix('/') {
@@ -123,7 +130,23 @@ impl Builder {
             return;
         }
         let text = self.prompt.join("\n");
+        self.prompt.clear();
         let sent = is_sent(text.trim());
+        // what follows a command (`/map`, `/run …`) is its output, not a reply
+        self.command =
+            (!sent && text.trim_start().starts_with('/')).then(|| text.trim().to_string());
+        if is_answer(text.trim())
+            && let Some(last) = self.messages.last_mut()
+        {
+            // an answer to Aider's question: kept with the message it was asked after
+            if let Some(a) = last.meta.as_object_mut() {
+                let answers = a.entry("answers").or_insert_with(|| json!([]));
+                if let Some(list) = answers.as_array_mut() {
+                    list.push(json!(text.trim()));
+                }
+            }
+            return;
+        }
         if sent {
             self.summarise();
         }
@@ -134,7 +157,6 @@ impl Builder {
         m.meta =
             json!({"source": "aider", "run": self.run, "output": std::mem::take(&mut self.output)});
         self.messages.push(m);
-        self.prompt.clear();
         if sent {
             self.history
                 .push(self.messages.len() - 1, tokens, Role::User);
@@ -196,6 +218,7 @@ impl Builder {
     fn restarted(&mut self, at: &str) {
         self.history.clear();
         self.version = None;
+        self.command = None;
         if self.messages.is_empty() {
             return;
         }
@@ -210,6 +233,14 @@ impl Builder {
         let text = self.reply.join("\n").trim().to_string();
         self.reply.clear();
         if text.is_empty() {
+            return;
+        }
+        if let Some(command) = &self.command
+            && let Some(last) = self.messages.last_mut()
+            && let Some(meta) = last.meta.as_object_mut()
+        {
+            meta.insert("command".into(), json!(command));
+            meta.insert("command_output".into(), json!(text));
             return;
         }
         let tokens = crate::tokens::text(&text);
@@ -234,6 +265,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Parsed, FormatError> {
         at: None,
         run: 0,
         history: ChatHistory::default(),
+        command: None,
     };
     let mut runs: Vec<Value> = Vec::new();
     let mut in_fence = false;
@@ -361,6 +393,39 @@ mod tests {
         assert!(!is_sent(
             "Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: all"
         ));
+    }
+
+    #[test]
+    fn a_command_s_output_and_an_answer_are_kept_with_their_message_not_as_replies() {
+        let text = "# aider chat started at 2026-03-02 10:00:00\n\n> Aider v0.84.0\n\n#### /map\n\nHere are \
+                    summaries of some files present in my git repository.\nsrc/main.rs\n\n#### add a flag\n\n\
+                    #### Add file to the chat? (Y)es/(N)o [Yes]: y\n\nDone.\n\n> Tokens: 2.3k sent, 5 \
+                    received.\n";
+        let p = parse(Path::new("h.md"), text).unwrap();
+        let shown: Vec<(Role, String)> = p
+            .messages
+            .iter()
+            .map(|m| (m.message.role, crate::model::plain_text(&m.message.content)))
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                (Role::User, "/map".to_string()),
+                (Role::User, "add a flag".to_string()),
+                (Role::Assistant, "Done.".to_string())
+            ]
+        );
+        let meta = &p.messages[0].message.meta;
+        assert!(
+            meta["command_output"]
+                .as_str()
+                .is_some_and(|o| o.starts_with("Here are summaries"))
+        );
+        assert_eq!(
+            p.messages[1].message.meta["answers"][0],
+            "Add file to the chat? (Y)es/(N)o [Yes]: y"
+        );
+        assert!(p.messages[2].message.usage.is_some());
     }
 
     #[test]
