@@ -147,6 +147,8 @@ pub const NEW_CLAUDE_SCALE: f64 = 1.3;
 /// Everything known of a model by its name (the key of [`key`] or a raw name): the catalog, then cairn's rules.
 /// `prices` are the settings file's.
 pub fn model(name: &str, prices: &std::collections::BTreeMap<String, Price>) -> Model {
+    // what a router's `provider/model` is priced and sized by; the family is the model's, by its key
+    let routed = catalog::routed(name);
     let name = key_or_raw(name);
     let listed = catalog::listed(&name);
     let provider = listed
@@ -179,11 +181,16 @@ pub fn model(name: &str, prices: &std::collections::BTreeMap<String, Price>) -> 
         _ => true,
     };
     let own_price = price::own(&name, prices).is_some();
-    let priced = own_price || listed.is_some();
+    // prices and window: the router's entry where it has one, else the model's
+    let sized = routed.as_ref().or(listed.as_ref());
+    let priced = own_price || sized.is_some();
     Model {
-        listed_window: listed.as_ref().and_then(|l| l.window),
-        provider,
-        catalog_id: listed.as_ref().map(|l| l.id.clone()),
+        // a router that does not say its window serves the model's
+        listed_window: sized
+            .and_then(|l| l.window)
+            .or_else(|| listed.as_ref().and_then(|l| l.window)),
+        provider: routed.as_ref().map(|l| l.provider.clone()).or(provider),
+        catalog_id: sized.map(|l| l.id.clone()),
         family,
         family_source,
         tokenizer,
@@ -199,7 +206,7 @@ pub fn model(name: &str, prices: &std::collections::BTreeMap<String, Price>) -> 
         priced,
         price_source: if own_price {
             Source::Settings
-        } else if listed.is_some() {
+        } else if sized.is_some() {
             Source::Catalog
         } else {
             Source::Default
@@ -281,7 +288,7 @@ pub fn window(
     if let Some(w) = own {
         return (w, Source::Settings);
     }
-    let m = model(&key, &Default::default());
+    let m = model(name, &Default::default());
     let (w, source) = match (m.listed_window, family_window(m.family)) {
         (Some(w), _) => (w, Source::Catalog),
         (None, Some(w)) => (w, Source::Cairn),
@@ -358,10 +365,16 @@ pub fn listing(
     by_key
         .into_iter()
         .map(|(k, all)| {
-            let m = model(&k, prices);
+            // a router's name prices and sizes the model as that provider's (`openrouter/qwen/…`)
+            let named = all
+                .iter()
+                .map(|s| s.model.as_str())
+                .find(|m| catalog::routed(m).is_some())
+                .unwrap_or(k.as_str());
+            let m = model(named, prices);
             let max_prompt = all.iter().map(|s| s.max_prompt).max().unwrap_or(0);
             let (window, window_source) =
-                window(&k, windows, (max_prompt > 0).then_some(max_prompt));
+                window(named, windows, (max_prompt > 0).then_some(max_prompt));
             let fit = fitted(&k);
             let pages = pages::pages_or_default(&k);
             Listing {
@@ -387,7 +400,7 @@ pub fn listing(
                 keeps_past_thinking: m.keeps_past_thinking,
                 profile: pages.profile,
                 shape: pages.shape,
-                price_per_mtok: price::per_million(&k, prices).map(|p| PerMillion {
+                price_per_mtok: price::per_million(named, prices).map(|p| PerMillion {
                     input: p[0],
                     output: p[1],
                     cache_read: p[2],
@@ -404,6 +417,33 @@ pub fn listing(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_router_s_name_is_priced_as_that_provider_s_model_and_keeps_its_family() {
+        let u = crate::model::Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 1_000_000,
+            ..Default::default()
+        };
+        let none = Default::default();
+        // OpenRouter's qwen3-235b-a22b: $0.13 in, $0.60 out (the catalog's), unknown by its key alone
+        let c = cost("openrouter/qwen/qwen3-235b-a22b", &u, 0, &none).unwrap();
+        assert!((c - 0.73).abs() < 1e-9, "{c}");
+        assert_eq!(cost("qwen3-235b-a22b", &u, 0, &none), None);
+        let m = model("openrouter/qwen/qwen3-235b-a22b", &none);
+        assert!(m.priced);
+        assert_eq!(m.provider.as_deref(), Some("openrouter"));
+        assert_eq!(m.name, "qwen3-235b-a22b");
+        // a Claude model through a router is still Claude (its tokenizer and thinking rules)
+        assert_eq!(
+            model("openrouter/anthropic/claude-sonnet-4.5", &none).family,
+            Family::Claude
+        );
+        // the Pricer prices it the same way
+        let p = price::Pricer::new(&none);
+        let fast = p.cost("openrouter/qwen/qwen3-235b-a22b", &u, 0).unwrap();
+        assert!((fast - c).abs() < 1e-9);
+    }
 
     #[test]
     fn keys_drop_routers_and_dates_and_refuse_placeholders() {

@@ -19,6 +19,8 @@ pub struct Listed {
 struct Answer {
     listed: Option<Listed>,
     provider: Option<String>,
+    /// The entry of the provider a router prefix names (`openrouter/qwen/qwen3-235b-a22b`), where it lists one.
+    routed: Option<Listed>,
 }
 
 static ANSWERS: LazyLock<Mutex<HashMap<String, Answer>>> = LazyLock::new(Default::default);
@@ -36,26 +38,49 @@ fn answer(name: &str) -> Answer {
     a
 }
 
+/// A name as a router or proxy writes it (LiteLLM's `provider/model`, which Aider records): the entry of the
+/// provider the prefix names, where the catalog has that provider and it lists the rest with a price.
+fn ask_routed(name: &str) -> Option<Listed> {
+    let (prefix, rest) = name.split_once('/')?;
+    let calc = Calculator::bundled();
+    calc.find_provider(Some(prefix), None).ok().flatten()?;
+    // a model the provider lists without a price (GitHub Copilot's included models) keeps its own list price
+    let mut usage = Usage::new();
+    usage.insert("input_tokens", 1_000_000.0);
+    usage.insert("output_tokens", 1_000_000.0);
+    let p = calc
+        .calculate(&PriceRequest::new(rest, &usage).with_provider_id(prefix))
+        .ok()
+        .filter(|p| p.total_price > 0.0)?;
+    Some(Listed {
+        window: window_of(calc, &p.provider_id, &p.model_id),
+        provider: p.provider_id,
+        id: p.model_id,
+    })
+}
+
+fn window_of(calc: &Calculator, provider: &str, model: &str) -> Option<u64> {
+    calc.find_provider(Some(provider), None)
+        .ok()
+        .flatten()
+        .and_then(|pr| pr.models().find(|m| m.id() == model))
+        .and_then(|m| m.context_window())
+}
+
 fn ask(name: &str) -> Answer {
     let calc = Calculator::bundled();
     let usage = Usage::new();
+    let routed = ask_routed(name);
     match calc.calculate(&PriceRequest::new(name, &usage)) {
-        Ok(p) => {
-            let window = calc
-                .find_provider(Some(&p.provider_id), None)
-                .ok()
-                .flatten()
-                .and_then(|pr| pr.models().find(|m| m.id() == p.model_id))
-                .and_then(|m| m.context_window());
-            Answer {
-                provider: Some(p.provider_id.clone()),
-                listed: Some(Listed {
-                    provider: p.provider_id,
-                    id: p.model_id,
-                    window,
-                }),
-            }
-        }
+        Ok(p) => Answer {
+            provider: Some(p.provider_id.clone()),
+            listed: Some(Listed {
+                window: window_of(calc, &p.provider_id, &p.model_id),
+                provider: p.provider_id,
+                id: p.model_id,
+            }),
+            routed,
+        },
         // the provider's pattern matched but it does not list this model (one released after the data): the
         // error names the provider ("... in anthropic")
         Err(e) if e.kind() == ErrorKind::ModelNotFound => Answer {
@@ -65,8 +90,12 @@ fn ask(name: &str) -> Answer {
                 .rsplit_once(" in ")
                 .map(|(_, p)| p.trim().to_string())
                 .filter(|p| !p.is_empty() && !p.contains(' ')),
+            routed,
         },
-        Err(_) => Answer::default(),
+        Err(_) => Answer {
+            routed,
+            ..Answer::default()
+        },
     }
 }
 
@@ -92,6 +121,13 @@ pub fn listed(name: &str) -> Option<Listed> {
     answer(name).listed
 }
 
+/// The entry a recorded name has under the provider its prefix names (a router's or proxy's `provider/model`, as
+/// LiteLLM and so Aider write it): what requests made through that provider are priced by. None for a name
+/// without such a prefix.
+pub fn routed(name: &str) -> Option<Listed> {
+    answer(name).routed
+}
+
 /// The provider whose models a name looks like, even when the catalog does not list the model itself.
 pub fn provider_of(name: &str) -> Option<String> {
     answer(name).provider
@@ -114,6 +150,26 @@ mod tests {
             Some("claude-sonnet-4-6".into())
         );
         assert_eq!(listed("mimo-v2.5-pro"), None);
+        // a router's name (LiteLLM's provider/model, as Aider records it): that provider's entry
+        let l = routed("openrouter/qwen/qwen3-235b-a22b").unwrap();
+        assert_eq!(
+            (l.provider.as_str(), l.id.as_str()),
+            ("openrouter", "qwen/qwen3-235b-a22b")
+        );
+        // Vertex AI's Claude (LiteLLM's `vertex_ai/`): Google's entry for it
+        assert_eq!(
+            routed("vertex_ai/claude-sonnet-4@20250514").map(|l| l.provider),
+            Some("google".into())
+        );
+        // a model the router lists with no price (GitHub Copilot's included gpt-4o): the model's own price
+        assert_eq!(routed("github-copilot/gpt-4o"), None);
+        assert_eq!(
+            routed("github-copilot/claude-sonnet-4.6").map(|l| l.provider),
+            Some("github-copilot".into())
+        );
+        // a prefix that names no provider the catalog has, and a name without one: none
+        assert_eq!(routed("my-proxy/claude-sonnet-4"), None);
+        assert_eq!(routed("claude-sonnet-4"), None);
         assert_eq!(provider_of("mimo-v2.5-pro"), None);
         assert_eq!(
             provider_of("claude-sonnet-9-1").as_deref(),

@@ -57,7 +57,8 @@ pub fn cost(
                 / 1_000_000.0,
         );
     }
-    let listed = super::catalog::listed(&name)?;
+    // a router's `provider/model` is priced as that provider's model (what was paid), else the model by its key
+    let listed = super::catalog::routed(model).or_else(|| super::catalog::listed(&name))?;
     // a sum of several requests is priced as that many requests of its average size (a tier applies per request)
     let n = usage.request_count() as f64;
     let write = usage.cache_creation_input_tokens;
@@ -130,7 +131,8 @@ pub struct Pricer<'a> {
     cache: std::cell::RefCell<
         std::collections::HashMap<String, std::collections::HashMap<i64, Option<Linear>>>,
     >,
-    /// A recorded model name's key and whether the settings price it (None: no model), read once per name.
+    /// A recorded model name's key (its own name where a router's prefix prices it) and whether the settings
+    /// price it (None: no model), read once per name.
     #[allow(clippy::type_complexity)]
     names: std::cell::RefCell<std::collections::HashMap<String, Option<(String, bool)>>>,
     /// The tier bound found for a model at given rates (model, rates, bound), reused by other hours.
@@ -274,7 +276,15 @@ impl<'a> Pricer<'a> {
         if let Some(r) = self.names.borrow().get(model) {
             return r.clone();
         }
-        let r = super::key(model).map(|k| (k, own(model, self.prices).is_some()));
+        // rates are kept per key, except for a router's name, priced as that provider's model
+        let r = super::key(model).map(|k| {
+            let name = if super::catalog::routed(model).is_some() {
+                model.to_string()
+            } else {
+                k
+            };
+            (name, own(model, self.prices).is_some())
+        });
         self.names.borrow_mut().insert(model.to_string(), r.clone());
         r
     }
