@@ -32,7 +32,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         return to_json(&serde_json::json!({ "models": rows }));
     }
     out(&format!(
-        "{:<26} {:>7} {:>10} {:<10} {:>9} {:<9} {:<15} {:>5} {:<8} {:<28} {}",
+        "{:<26} {:>7} {:>14} {:<12} {:>9} {:<9} {:<21} {:>5} {:<8} {:<28} {}",
         "model",
         "replies",
         "provider",
@@ -53,7 +53,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             )
         });
         out(&format!(
-            "{:<26} {:>7} {:>10} {:<10} {:>9} {:<9} {:<15} {:>5.2} {:<8} {:<28} {}",
+            "{:<26} {:>7} {:>14} {:<12} {:>9} {:<9} {:<21} {:>5.2} {:<8} {:<28} {}",
             r.model,
             r.replies,
             r.provider.as_deref().unwrap_or("-"),
