@@ -25,17 +25,19 @@ struct Answer {
 
 static ANSWERS: LazyLock<Mutex<HashMap<String, Answer>>> = LazyLock::new(Default::default);
 
-fn answer(name: &str) -> Answer {
+/// What the catalog answers for a name, read through `f` (asked once per name; a read copies only what `f` takes).
+fn answer<R>(name: &str, f: impl Fn(&Answer) -> R) -> R {
     if let Ok(cache) = ANSWERS.lock()
         && let Some(a) = cache.get(name)
     {
-        return a.clone();
+        return f(a);
     }
     let a = ask(name);
+    let r = f(&a);
     if let Ok(mut cache) = ANSWERS.lock() {
-        cache.insert(name.to_string(), a.clone());
+        cache.insert(name.to_string(), a);
     }
-    a
+    r
 }
 
 /// A name as a router or proxy writes it (LiteLLM's `provider/model`, which Aider records): the entry of the
@@ -118,19 +120,19 @@ pub fn largest_window() -> u64 {
 
 /// The catalog's entry for a model name, if it lists it.
 pub fn listed(name: &str) -> Option<Listed> {
-    answer(name).listed
+    answer(name, |a| a.listed.clone())
 }
 
 /// The entry a recorded name has under the provider its prefix names (a router's or proxy's `provider/model`, as
 /// LiteLLM and so Aider write it): what requests made through that provider are priced by. None for a name
 /// without such a prefix.
 pub fn routed(name: &str) -> Option<Listed> {
-    answer(name).routed
+    answer(name, |a| a.routed.clone())
 }
 
 /// The provider whose models a name looks like, even when the catalog does not list the model itself.
 pub fn provider_of(name: &str) -> Option<String> {
-    answer(name).provider
+    answer(name, |a| a.provider.clone())
 }
 
 #[cfg(test)]
