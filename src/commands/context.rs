@@ -59,28 +59,7 @@ pub(super) fn run(env: Env<'_>, action: Action) -> Result<Outcome, CommandError>
             profile,
             shape,
         } => snapshot_preview(store, settings, &conversation, profile, shape),
-        A::Legibility {
-            input,
-            profile,
-            shapes,
-            readers,
-            script,
-            provider,
-            confirmed,
-        } => legibility(
-            store,
-            settings,
-            LegibilityArgs {
-                input,
-                profile,
-                shapes,
-                readers,
-                script,
-                provider,
-                confirmed,
-            },
-            progress,
-        ),
+        a @ A::Legibility { .. } => legibility(store, settings, a, progress),
         _ => Err(misrouted()),
     }
 }
@@ -318,43 +297,46 @@ pub(super) fn snapshot_preview(
 }
 
 /// What `legibility` reads and with what.
-pub(super) struct LegibilityArgs {
-    pub input: RenderInput,
-    pub profile: &'static render::profile::Profile,
-    pub shapes: Vec<&'static render::shape::PageShape>,
-    pub readers: Vec<crate::legibility::Reader>,
-    pub script: std::path::PathBuf,
-    pub provider: Option<crate::provider::Provider>,
-    pub confirmed: bool,
-}
-
 /// Renders the input in each shape and has each reader read it back. The provider reader costs money: without
 /// `confirmed` it only says how much.
 pub(super) fn legibility(
     store: &mut Store,
     settings: &Settings,
-    a: LegibilityArgs,
+    action: Action,
     progress: &dyn super::Progress,
 ) -> Result<Outcome, CommandError> {
     use crate::legibility::Reader;
-    let sources = sources_of(store, a.input, true)?;
-    if a.readers.contains(&Reader::Provider) {
-        let p = a.provider.as_ref().ok_or_else(|| {
+    let Action::Legibility {
+        input,
+        profile,
+        shapes,
+        readers,
+        script,
+        provider,
+        confirmed,
+    } = action
+    else {
+        return Err(misrouted());
+    };
+    let sources = sources_of(store, input, true)?;
+    if readers.contains(&Reader::Provider) {
+        let p = provider.as_ref().ok_or_else(|| {
             CommandError::Invalid(
                 "the provider reader needs a model: set ANTHROPIC_API_KEY or OPENAI_API_KEY (or the settings \
                  file's \"provider\")"
                     .into(),
             )
         })?;
-        if !a.confirmed {
+        if !confirmed {
             let mut tokens = 0;
             let mut cost = Some(0.0);
-            for shape in &a.shapes {
-                let mut opts = render::Options::new(a.profile);
+            // the same questions go with every shape's pages
+            let prompt =
+                crate::legibility::question_prompt(&crate::legibility::questions(&sources, 20));
+            for shape in &shapes {
+                let mut opts = render::Options::new(profile);
                 shape.apply(&mut opts);
                 let r = render::render(&sources, &opts)?;
-                let prompt =
-                    crate::legibility::question_prompt(&crate::legibility::questions(&sources, 20));
                 let (t, c) =
                     crate::legibility::provider_cost(&r, &prompt, &p.model, &settings.prices);
                 tokens += t;
@@ -372,20 +354,20 @@ pub(super) fn legibility(
     }
     let work = tempfile_dir()?;
     let mut out = Vec::new();
-    let total = a.shapes.len() * a.readers.len();
-    for (i, shape) in a.shapes.iter().enumerate() {
-        for (j, reader) in a.readers.iter().enumerate() {
-            progress.step(i * a.readers.len() + j, total, shape.name);
-            let mut opts = render::Options::new(a.profile);
+    let total = shapes.len() * readers.len();
+    for (i, shape) in shapes.iter().enumerate() {
+        for (j, reader) in readers.iter().enumerate() {
+            progress.step(i * readers.len() + j, total, shape.name);
+            let mut opts = render::Options::new(profile);
             shape.apply(&mut opts);
             opts.factsheet = false;
-            let reading = match (reader, &a.provider) {
+            let reading = match (reader, &provider) {
                 (Reader::Provider, Some(p)) => {
                     crate::legibility::measure_recall(&sources, &opts, shape.name, p, store, 20)
                 }
-                _ => crate::legibility::measure(
-                    &sources, &opts, shape.name, *reader, &a.script, &work,
-                ),
+                _ => {
+                    crate::legibility::measure(&sources, &opts, shape.name, *reader, &script, &work)
+                }
             };
             out.push(reading.map_err(|e| CommandError::Invalid(e.to_string()))?);
         }

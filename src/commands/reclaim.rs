@@ -19,33 +19,7 @@ pub(super) fn run(env: Env<'_>, action: Action) -> Result<Outcome, CommandError>
         cancel,
     } = env;
     match action {
-        A::Compact {
-            conversation,
-            strategy,
-            force,
-            target,
-            protect,
-            instructions,
-            provider,
-            from,
-            to,
-        } => compact(
-            store,
-            settings,
-            CompactArgs {
-                conversation,
-                strategy,
-                force,
-                target,
-                protect,
-                instructions,
-                provider,
-                from,
-                to,
-            },
-            progress,
-            cancel,
-        ),
+        a @ A::Compact { .. } => compact(store, settings, a, progress, cancel),
         A::Shake {
             conversation,
             elide,
@@ -103,34 +77,36 @@ fn server_compact(
     )))
 }
 
-pub(super) struct CompactArgs {
-    pub conversation: String,
-    pub strategy: Option<Strategy>,
-    pub force: bool,
-    pub target: Option<u64>,
-    pub protect: Option<u64>,
-    pub instructions: Option<String>,
-    pub provider: Option<Provider>,
-    pub from: Option<String>,
-    pub to: Option<String>,
-}
-
 pub(super) fn compact(
     store: &mut Store,
     settings: &Settings,
-    a: CompactArgs,
+    action: Action,
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<Outcome, CommandError> {
-    let view = PathView::load(store, &a.conversation, None)?;
+    let Action::Compact {
+        conversation,
+        strategy,
+        force,
+        target,
+        protect,
+        instructions,
+        provider,
+        from,
+        to,
+    } = action
+    else {
+        return Err(misrouted());
+    };
+    let view = PathView::load(store, &conversation, None)?;
     let policy = policy_for(store, settings, &view, None, None)?;
-    let target = a.target.unwrap_or_else(|| policy.target_tokens());
+    let target = target.unwrap_or_else(|| policy.target_tokens());
     let mut opts = policy.rung_options(target);
-    if let Some(p) = a.protect {
+    if let Some(p) = protect {
         opts.protect = p;
     }
     // a partial compaction: the range on the path, widened so no call loses its result
-    if a.from.is_some() || a.to.is_some() {
+    if from.is_some() || to.is_some() {
         let at = |id: &Option<String>, default: usize| -> Result<usize, CommandError> {
             match id {
                 None => Ok(default),
@@ -143,7 +119,7 @@ pub(super) fn compact(
             }
         };
         let last = view.len().saturating_sub(1);
-        let (mut from, mut to) = (at(&a.from, 0)?, at(&a.to, last)?);
+        let (mut from, mut to) = (at(&from, 0)?, at(&to, last)?);
         if from > to {
             return Err(CommandError::Invalid(format!(
                 "--from is after --to on the path ({from} > {to})"
@@ -158,10 +134,10 @@ pub(super) fn compact(
         opts.range = Some((from, to));
     }
     let conv = view.conversation;
-    Ok(Outcome::Compacted(match a.strategy {
+    Ok(Outcome::Compacted(match strategy {
         None => Compacted::Ladder(ladder(store, &conv, target, &opts)?),
         Some(Strategy::Summary) => {
-            let provider = a.provider.ok_or_else(|| {
+            let provider = provider.ok_or_else(|| {
                 CommandError::Invalid(
                     "the summary rung needs a model: set ANTHROPIC_API_KEY or OPENAI_API_KEY (or the settings \
                      file's \"provider\"); the snapshot rung needs none"
@@ -169,7 +145,7 @@ pub(super) fn compact(
                 )
             })?;
             let sopts = crate::send::SummaryOptions {
-                instructions: a.instructions,
+                instructions,
                 window: settings.window_of(&provider.model),
                 rungs: opts,
             };
@@ -177,7 +153,7 @@ pub(super) fn compact(
             let applied = crate::send::summarize(store, &conv, &provider, &sopts, &mut on, cancel)?;
             Compacted::Rung(Strategy::Summary, applied)
         }
-        Some(s) => Compacted::Rung(s, apply(store, &conv, s, a.force, None, &opts)?),
+        Some(s) => Compacted::Rung(s, apply(store, &conv, s, force, None, &opts)?),
     }))
 }
 
