@@ -15,6 +15,7 @@
 //! - [`rungs`]: planning and applying each rung, and the ladder.
 //! - [`compare`], [`report`]: the comparison of strategies and the `/context` breakdown.
 //! - [`policy`]: window, threshold, target, protect and reply reserve for a model, from the settings.
+//! - [`parts`]: assembled tokens by block kind, and the per-kind scales learned from what providers measured.
 //! - [`replay`]: the estimate against what providers measured, and the calibration fitted on it.
 //!
 //! The store knows nothing of this module; this module reads and writes through the store's public calls.
@@ -23,6 +24,7 @@ pub mod assemble;
 pub mod compare;
 pub mod editing;
 pub mod marker;
+pub mod parts;
 pub mod policy;
 pub mod replay;
 pub mod report;

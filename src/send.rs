@@ -73,7 +73,7 @@ fn next_request(
     let reader = crate::reclaim::assemble::ModelReader::of(&policy.model);
     Ok(est.predict(
         crate::reclaim::replay::totals_after(&view, reader)
-            + crate::tokens::blocks(&prompt.content),
+            + crate::reclaim::parts::Parts::of_measure(&crate::tokens::measure(&prompt.content)),
     ))
 }
 

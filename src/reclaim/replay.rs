@@ -2,9 +2,10 @@
 //! counted, so the context cairn assembles for the messages before it (every compaction before it honoured) can be
 //! checked against that count.
 //!
-//! The estimate is `overhead + scale × assembled`, where `assembled` is [`super::assemble::layout`]'s total, the
-//! overhead is what a harness sends but does not record (its system prompt and tool definitions: one figure per
-//! session and model), and the scale corrects the estimator for a model's tokenizer. [`replay`] predicts: a
+//! The estimate is `overhead + Σ scale(kind) × assembled(kind)`, where `assembled` is [`super::assemble::layout`]'s
+//! total split by block kind ([`super::parts`]), the overhead is what a harness sends but does not record (its
+//! system prompt and tool definitions: one figure per session and model), and each kind's scale corrects the
+//! estimator for a model's tokenizer on that kind of content. [`replay`] predicts: a
 //! session's overhead is learned from its own first measured reply only, a model's scale from that model's other
 //! sessions; nothing measured at or after a reply informs its estimate. [`calibrate`] fits on the same samples and
 //! keeps the fit in the store, and [`Estimator::for_path`] is the one way every command turns an assembled total
@@ -16,6 +17,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::assemble::{ModelReader, is_prompt_head, layout_for};
+use super::parts::{
+    KINDS, PRIOR_WEIGHT, Parts, SCALE_RANGE, Scales, kind_scales, session_kind_scales,
+};
 use super::view::PathView;
 use crate::model::Role;
 use crate::models::default_scale;
@@ -31,6 +35,8 @@ pub struct Sample {
     /// The harness of its session (fits are per harness and model: a harness's hidden context grows its own way).
     pub harness: String,
     pub assembled: u64,
+    /// `assembled` by kind.
+    pub parts: Parts,
     pub measured: u64,
     /// The unit the harness rounded `measured` to (0 or 1: exact).
     pub precision: u64,
@@ -38,19 +44,19 @@ pub struct Sample {
 
 /// The assembled total of the whole path (what the next request sends before its prompt), as `reader` reads it:
 /// the figure [`Estimator::predict`] takes.
-pub fn totals_after(view: &PathView, reader: ModelReader) -> u64 {
-    layout_for(view, &[], view.len(), reader).tally.total()
+pub fn totals_after(view: &PathView, reader: ModelReader) -> Parts {
+    Parts::of_kinds(&layout_for(view, &[], view.len(), reader).tally.by_kind)
 }
 
 /// The assembled total before each message of the path (what a reply at that index was sent), as `reader` reads
 /// it, in one pass: a message adds its tokens, a prompt drops the past turn's thinking (for readers that drop it),
 /// a marker re-lays the prefix out.
-pub fn totals_before(view: &PathView, reader: ModelReader) -> Vec<u64> {
+pub fn totals_before(view: &PathView, reader: ModelReader) -> Vec<Parts> {
     let mut out = Vec::with_capacity(view.len());
     // the layout at the last marker, and what followed it
-    let mut base = 0u64;
+    let mut base = Parts::default();
     let mut base_turn_thinking = 0u64;
-    let mut tail = 0u64;
+    let mut tail = Parts::default();
     let mut tail_past_thinking = 0u64;
     let mut tail_turn_thinking = 0u64;
     for i in 0..view.len() {
@@ -59,24 +65,24 @@ pub fn totals_before(view: &PathView, reader: ModelReader) -> Vec<u64> {
         } else {
             tail_past_thinking
         };
-        out.push(base + tail - drop);
+        out.push((base + tail).without_thinking(drop));
         if view.heads[i].is_compaction() {
             let l = layout_for(view, &[], i + 1, reader);
-            base = l.tally.total();
+            base = Parts::of_kinds(&l.tally.by_kind);
             base_turn_thinking = l.turn_thinking;
-            tail = 0;
+            tail = Parts::default();
             tail_past_thinking = 0;
             tail_turn_thinking = 0;
             continue;
         }
         if is_prompt_head(view, i) && !reader.keeps_past_thinking {
-            base -= base_turn_thinking;
+            base = base.without_thinking(base_turn_thinking);
             base_turn_thinking = 0;
             tail_past_thinking += tail_turn_thinking;
             tail_turn_thinking = 0;
         }
         let m = &view.facts[i].measure;
-        tail += m.tokens();
+        tail += Parts::of_measure(m);
         tail_turn_thinking += m.thinking;
     }
     out
@@ -91,7 +97,7 @@ pub fn model_key(model: &str) -> String {
 /// The measured replies of a path, each against the context its own model would have been sent (counted with its
 /// public tokenizer where it has one: the bodies are read from `store` then).
 pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, StoreError> {
-    let mut totals: BTreeMap<(bool, Tokenizer), Vec<u64>> = BTreeMap::new();
+    let mut totals: BTreeMap<(bool, Tokenizer), Vec<Parts>> = BTreeMap::new();
     let mut out = Vec::new();
     for i in 0..view.len() {
         let f = &view.facts[i];
@@ -121,7 +127,8 @@ pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, St
             message: view.heads[i].id.clone(),
             model,
             harness: view.harness.clone(),
-            assembled: t[i],
+            assembled: t[i].total(),
+            parts: t[i],
             measured,
             precision,
         });
@@ -132,7 +139,11 @@ pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, St
 /// How a model's estimates are corrected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fit {
+    /// The one scale of the assembled total (what `cairn models` and `calibrate` show).
     pub scale: f64,
+    /// A scale per kind ([`super::parts`]); fits kept before kinds were learned have none and use `scale`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kinds: Option<Scales>,
     /// Mean overhead over the sessions it was fitted on (used for a session with no measured reply yet).
     pub overhead: f64,
     pub samples: usize,
@@ -164,14 +175,43 @@ pub fn fit(sessions: &[&[Sample]]) -> Option<Fit> {
     if sxx <= 0.0 {
         return None;
     }
-    let scale = (sxy / sxx).clamp(0.5, 2.0);
-    let overhead = means.iter().map(|(mx, my)| my - scale * mx).sum::<f64>() / means.len() as f64;
+    let scale = (sxy / sxx).clamp(SCALE_RANGE.0, SCALE_RANGE.1);
+    let kinds = kind_scales(
+        &sessions.iter().map(|s| pairs(s.iter())).collect::<Vec<_>>(),
+        &[scale; KINDS],
+        PRIOR_WEIGHT,
+    );
+    // the overhead at the kinds' scales: what each session measured over its scaled parts
+    let overheads: Vec<f64> = sessions
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.iter()
+                .map(|x| x.measured as f64 - x.parts.scaled(&kinds))
+                .sum::<f64>()
+                / s.len() as f64
+        })
+        .collect();
+    let overhead = overheads.iter().sum::<f64>() / means.len() as f64;
     Some(Fit {
         scale,
+        kinds: Some(kinds),
         overhead,
         samples: n,
         sessions: means.len(),
     })
+}
+
+impl Fit {
+    /// The scale of each kind.
+    pub fn scales(&self) -> Scales {
+        self.kinds.unwrap_or([self.scale; KINDS])
+    }
+}
+
+/// Samples as the (parts, measured) pairs [`kind_scales`] fits.
+fn pairs<'a>(s: impl Iterator<Item = &'a Sample>) -> Vec<(Parts, u64)> {
+    s.map(|x| (x.parts, x.measured)).collect()
 }
 
 /// The fits `cairn calibrate` kept in the store, by [`fit_key`].
@@ -196,10 +236,16 @@ pub fn stored_fits(store: &Store) -> Result<Fits, StoreError> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Estimator {
     pub model: String,
+    /// The one scale the kinds' scales amount to on this path's context now.
     pub scale: f64,
+    /// The scale of each kind ([`super::parts::NAMES`] order): what [`Estimator::estimate`] applies.
+    pub kind_scales: Scales,
     pub overhead: f64,
     /// The path's last measured reply of the model: (assembled before it, measured).
     pub last_measured: Option<(u64, u64)>,
+    /// What was assembled before that reply, by kind.
+    #[serde(skip)]
+    pub last_parts: Option<Parts>,
     /// Where the scale and overhead came from, in words.
     pub source: String,
 }
@@ -219,23 +265,24 @@ impl Estimator {
     ) -> Result<Estimator, StoreError> {
         let model = &model_key(model);
         let fit = fits.get(&fit_key(&view.harness, model));
-        let prior = fit.map_or_else(|| default_scale(model), |f| f.scale);
+        let prior = fit.map_or_else(|| [default_scale(model); KINDS], Fit::scales);
         let own: Vec<Sample> = samples(store, view)?
             .into_iter()
             .filter(|s| &s.model == model)
             .collect();
         let refs: Vec<&Sample> = own.iter().collect();
-        let scale = session_scale(&refs, refs.len(), prior);
+        let kinds = session_scales(&refs, refs.len(), &prior);
+        let scale = own.last().map_or(kinds[0], |s| s.parts.overall(&kinds));
         let (overhead, how) = match (own.first(), fit) {
             (Some(s), _) => (
-                s.measured as f64 - scale * s.assembled as f64,
+                s.measured as f64 - s.parts.scaled(&kinds),
                 format!("overhead from this session's reply {}", s.message),
             ),
             (None, Some(f)) => (f.overhead, "overhead: the model's mean".to_string()),
             (None, None) => (0.0, "no overhead measured".to_string()),
         };
         let scale_how = match fit {
-            _ if own.len() >= MIN_SESSION_SAMPLES && scale != prior => {
+            _ if own.len() >= MIN_SESSION_SAMPLES && kinds != prior => {
                 format!("scale {scale:.2} from this session's {} replies", own.len())
             }
             Some(f) => format!("scale {scale:.2} fitted on {} replies", f.samples),
@@ -244,30 +291,33 @@ impl Estimator {
         Ok(Estimator {
             model: model.to_string(),
             scale,
+            kind_scales: kinds,
             overhead,
             last_measured: own.last().map(|s| (s.assembled, s.measured)),
+            last_parts: own.last().map(|s| s.parts),
             source: format!(
-                "{}; {scale_how}; {how}",
-                crate::models::tokenizer(model).name()
+                "{}; {scale_how}{}; {how}",
+                crate::models::tokenizer(model).name(),
+                super::parts::describe(&kinds)
             ),
         })
     }
 
-    /// From scratch: the overhead plus the assembled context scaled.
-    pub fn estimate(&self, assembled: u64) -> u64 {
-        (self.overhead + self.scale * assembled as f64)
+    /// From scratch: the overhead plus the assembled context, each kind scaled.
+    pub fn estimate(&self, assembled: Parts) -> u64 {
+        (self.overhead + assembled.scaled(&self.kind_scales))
             .max(0.0)
             .round() as u64
     }
 
-    /// The next request: the last measured prompt plus what was assembled since, scaled (the estimate where
-    /// nothing was measured). What `send` compacts by.
-    pub fn predict(&self, assembled: u64) -> u64 {
-        match self.last_measured {
-            Some((a, m)) => (m as f64 + self.scale * (assembled as f64 - a as f64))
+    /// The next request: the last measured prompt plus what was assembled since, each kind scaled (the estimate
+    /// where nothing was measured). What `send` compacts by.
+    pub fn predict(&self, assembled: Parts) -> u64 {
+        match (self.last_measured, self.last_parts) {
+            (Some((_, m)), Some(a)) => (m as f64 + assembled.scaled_since(&a, &self.kind_scales))
                 .max(0.0)
                 .round() as u64,
-            None => self.estimate(assembled),
+            _ => self.estimate(assembled),
         }
     }
 }
@@ -358,13 +408,14 @@ pub fn calibrate(store: &mut Store) -> Result<(Vec<Calibration>, Vec<String>), S
         let after = match &f {
             Some(f) => median(sessions.iter().flat_map(|s| {
                 let k = s.len() as f64;
+                let scales = f.scales();
                 let off = s
                     .iter()
-                    .map(|x| x.measured as f64 - f.scale * x.assembled as f64)
+                    .map(|x| x.measured as f64 - x.parts.scaled(&scales))
                     .sum::<f64>()
                     / k;
                 s.iter()
-                    .map(move |x| rel(off + f.scale * x.assembled as f64, x.measured))
+                    .map(move |x| rel(off + x.parts.scaled(&scales), x.measured))
             })),
             None => before,
         };
@@ -510,13 +561,15 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
         if f.is_some() || !methods.contains_key(*model) {
             methods.insert(model.to_string(), f.is_some());
         }
-        let prior_scale = f.as_ref().map_or_else(|| default_scale(model), |f| f.scale);
+        let prior_scales = f
+            .as_ref()
+            .map_or_else(|| [default_scale(model); KINDS], Fit::scales);
         let prior = prior_overhead(&sessions, &own, conv);
         for (n, s) in samples.iter().enumerate() {
-            let est = session_estimate(samples, n, prior_scale, prior);
+            let est = session_estimate(samples, n, &prior_scales, prior);
             let predicted = (n > 0).then(|| {
                 let last = samples[n - 1];
-                (last.measured as f64 + est.scale * (s.assembled as f64 - last.assembled as f64))
+                (last.measured as f64 + s.parts.scaled_since(&last.parts, &est.scales))
                     .max(0.0)
                     .round() as u64
             });
@@ -618,19 +671,21 @@ fn off(estimated: u64, s: &Sample) -> f64 {
 
 /// A reply's estimate from what its session measured before it.
 struct SessionEstimate {
-    scale: f64,
+    scales: Scales,
     estimated: u64,
 }
 
 /// Fewer measured replies than this before a reply, and a session's own scale is not trusted yet.
 pub const MIN_SESSION_SAMPLES: usize = 3;
 
-/// The scale a session's own measurements tell, from the replies before `n`: the slope of measured against
-/// assembled (least squares), once there are [`MIN_SESSION_SAMPLES`] of them with any spread; else `prior`.
-fn session_scale(samples: &[&Sample], n: usize, prior: f64) -> f64 {
+/// The scales a session's own measurements tell, from the replies before `n`, once there are
+/// [`MIN_SESSION_SAMPLES`] of them (else `prior`): each kind's slope of measured against assembled
+/// ([`kind_scales`]), drawn toward the one slope of the measured total against the assembled total, so a kind the
+/// session holds little of takes the scale the session as a whole tells.
+fn session_scales(samples: &[&Sample], n: usize, prior: &Scales) -> Scales {
     let before = &samples[..n];
     if before.len() < MIN_SESSION_SAMPLES {
-        return prior;
+        return *prior;
     }
     let k = before.len() as f64;
     let mx = before.iter().map(|s| s.assembled as f64).sum::<f64>() / k;
@@ -641,9 +696,10 @@ fn session_scale(samples: &[&Sample], n: usize, prior: f64) -> f64 {
         sxy += (s.assembled as f64 - mx) * (s.measured as f64 - my);
     }
     if sxx <= 0.0 {
-        return prior;
+        return *prior;
     }
-    (sxy / sxx).clamp(0.5, 2.0)
+    let one = (sxy / sxx).clamp(SCALE_RANGE.0, SCALE_RANGE.1);
+    session_kind_scales(&pairs(before.iter().copied()), &[one; KINDS])
 }
 
 /// Reply `n` of a session estimated from scratch with only what was measured before it: the session's scale so
@@ -651,21 +707,21 @@ fn session_scale(samples: &[&Sample], n: usize, prior: f64) -> f64 {
 fn session_estimate(
     samples: &[&Sample],
     n: usize,
-    prior_scale: f64,
+    prior_scales: &Scales,
     prior_overhead: f64,
 ) -> SessionEstimate {
     // the session's own measurements beat other sessions' fit once there are enough of them: a model nobody
     // fitted (released yesterday, or a third party's through a harness) is learned within its first replies
-    let scale = session_scale(samples, n, prior_scale);
+    let scales = session_scales(samples, n, prior_scales);
     let overhead = if n == 0 {
         prior_overhead
     } else {
-        samples[0].measured as f64 - scale * samples[0].assembled as f64
+        samples[0].measured as f64 - samples[0].parts.scaled(&scales)
     };
-    let estimated = (overhead + scale * samples[n].assembled as f64)
+    let estimated = (overhead + samples[n].parts.scaled(&scales))
         .max(0.0)
         .round() as u64;
-    SessionEstimate { scale, estimated }
+    SessionEstimate { scales, estimated }
 }
 
 /// The overhead a session's first reply is estimated with: the mean own overhead of the other sessions of its
@@ -726,6 +782,7 @@ mod tests {
             model: "m".into(),
             harness: "pi".into(),
             assembled,
+            parts: Parts::text(assembled),
             measured,
             precision: 0,
         }

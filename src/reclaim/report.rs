@@ -84,9 +84,10 @@ pub fn report(view: &PathView, policy: &Policy, est: &Estimator) -> ContextRepor
     );
     let k: &ByKind = &l.tally.by_kind;
     let raw = l.tally.total();
-    let estimated_total = est.estimate(raw);
+    let parts = super::parts::Parts::of_kinds(k);
+    let estimated_total = est.estimate(parts);
     // the next request as `send` predicts it (the one estimator: the last measured prompt plus what came since)
-    let predicted_total = est.predict(raw);
+    let predicted_total = est.predict(parts);
     let measured_at = (0..view.len()).rfind(|&i| view.facts[i].measured_input().is_some());
     let last_measured = measured_at.and_then(|i| view.facts[i].measured_input());
     let (cached_through, cached_tokens) = cached_prefix(view, &l, measured_at);

@@ -82,7 +82,8 @@ pub fn timeline(
     fits: &Fits,
 ) -> Result<Timeline, StoreError> {
     // per (reader, tokenizer): the totals before each message; per model: the estimator
-    let mut totals: BTreeMap<(bool, Tokenizer), Vec<u64>> = BTreeMap::new();
+    let mut totals: BTreeMap<(bool, Tokenizer), Vec<crate::reclaim::parts::Parts>> =
+        BTreeMap::new();
     let mut estimators: BTreeMap<String, Estimator> = BTreeMap::new();
     let mut views: BTreeMap<Tokenizer, PathView> = BTreeMap::new();
     let mut points = Vec::new();
