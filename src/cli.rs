@@ -359,6 +359,19 @@ impl Ctx {
         self.run_with(action, &crate::commands::Quiet)
     }
 
+    /// Runs a command; its answer comes back as its own type.
+    fn exec<C: crate::commands::Command>(&mut self, command: C) -> Result<C::Output> {
+        let settings = self.settings()?.clone();
+        let cancel = AtomicBool::new(false);
+        Ok(crate::commands::exec(
+            self.store()?,
+            &settings,
+            command,
+            &crate::commands::Quiet,
+            &cancel,
+        )?)
+    }
+
     /// Runs an action, reporting its progress.
     fn run_with(&mut self, action: Action, progress: &dyn Progress) -> Result<Outcome> {
         let settings = self.settings()?.clone();

@@ -2,16 +2,37 @@
 //! [`Action`], calls [`run`], and formats the [`Outcome`]; it computes nothing itself. That is how the CLI and the
 //! window show the same figures: there is one place each is made.
 //!
-//! The actions live in files by what they touch, each file running its own ([`run`] only routes): [`tree`]
-//! (conversations, tips, forks, checkpoints, the path, search), [`files`] (import, export, continue in a
+//! A command is its own type in its own file ([`Command`]: its fields are its arguments, its `Output` what it
+//! answers): [`new`], [`retry`], [`checkpoints`], [`log`], [`models`], [`render`], [`densities`], [`replay`],
+//! [`calibrate`], [`diff`], [`stats`]. A shell runs one with [`exec`] and gets that
+//! type back. The [`Action`] envelope and its [`Outcome`] wrap the commands a shell hands across a thread or reads
+//! from text (the window's worker, the slash commands, the scripted tests): [`run`] routes an action to the file
+//! that runs it. The actions written before commands had their own types live in files by what they touch:
+//! [`tree`] (conversations, tips, forks, checkpoints, the path, search), [`files`] (import, export, continue in a
 //! harness), [`context`] (the context, the comparison and its previews, the timeline, the cache, the snapshot
-//! pages), [`reclaim`] (the compactions and `send`) and [`figures`] (replay and calibration, statistics, the
-//! models seen, diff).
+//! pages) and [`reclaim`] (the compactions and `send`).
+//!
+//! A shell that sends commands across a thread carries any of them in one variant, [`Action::Job`], and gets the
+//! answer back in [`Outcome::Answer`], taken back as the command's own `Output` ([`Answer::take`]): a new command
+//! needs no variant of either.
+//!
+//! Adding a command: its file here (the type, its `Output`, its `run`) and its `mod` line; its file in the CLI and
+//! the CLI's dispatch line; if the window shows it, one panel that sends it as a job.
 
+pub mod calibrate;
+pub mod checkpoints;
 mod context;
-mod figures;
+pub mod densities;
+pub mod diff;
 mod files;
+pub mod log;
+pub mod models;
+pub mod new;
 mod reclaim;
+pub mod render;
+pub mod replay;
+pub mod retry;
+pub mod stats;
 mod tree;
 
 use std::path::PathBuf;
@@ -27,18 +48,17 @@ use crate::reclaim::report::ContextReport;
 use crate::reclaim::{
     Applied, LadderOutcome, Policy, ReclaimError, SentMessage, Settings, Strategy,
 };
-use crate::render::{Profile, Rendered};
+use crate::render::Profile;
 use crate::send::SendError;
-use crate::store::{Budget, Operation, Resumed, Retry, Store, StoreError};
+use crate::store::{Budget, Operation, Resumed, Store, StoreError};
 
 pub use context::SnapshotPreview;
 
 /// A user action, with everything it needs.
 #[derive(Debug, Clone)]
 pub enum Action {
-    New {
-        title: Option<String>,
-    },
+    /// Any command ([`Command`]), its answer an [`Outcome::Answer`].
+    Job(Box<dyn Job>),
     /// One complete turn.
     Append {
         conversation: String,
@@ -73,21 +93,12 @@ pub enum Action {
         budget: Budget,
         redact: bool,
     },
-    Retry {
-        conversation: String,
-    },
     List,
     Show {
         conversation: String,
         redact: bool,
     },
     Tree {
-        conversation: String,
-    },
-    Checkpoints {
-        conversation: String,
-    },
-    Log {
         conversation: String,
     },
     Check,
@@ -158,11 +169,6 @@ pub enum Action {
         budget: Option<u64>,
     },
     /// Draws text or a path's messages as snapshot pages (secrets redacted unless `redact` is false).
-    Render {
-        input: RenderInput,
-        options: crate::render::Options,
-        redact: bool,
-    },
     /// The pages a snapshot compaction would send now (what it covers, on this profile in this shape, each
     /// else the conversation's model's), with every shape's density on the same text.
     SnapshotPreview {
@@ -172,10 +178,6 @@ pub enum Action {
     },
     /// Every page shape's density on what a snapshot would cover now (on this profile, else the model's),
     /// measured without drawing.
-    ShapeDensities {
-        conversation: String,
-        profile: Option<&'static crate::render::Profile>,
-    },
     Send {
         conversation: String,
         text: String,
@@ -234,6 +236,15 @@ pub enum Action {
 }
 
 impl Action {
+    /// A command as a job.
+    pub fn job<C>(command: C) -> Action
+    where
+        C: Command + Clone + std::fmt::Debug + Send + 'static,
+        C::Output: Send + Sync + 'static,
+    {
+        Action::Job(Box::new(command))
+    }
+
     /// The conversation an action is about, where it is about one: what a shell checks a late outcome against (an
     /// outcome answering a conversation no longer open is dropped, not shown under another).
     pub fn conversation(&self) -> Option<&str> {
@@ -245,11 +256,8 @@ impl Action {
             | Action::Rewind { conversation, .. }
             | Action::Undo { conversation, .. }
             | Action::Resume { conversation, .. }
-            | Action::Retry { conversation, .. }
             | Action::Show { conversation, .. }
             | Action::Tree { conversation, .. }
-            | Action::Checkpoints { conversation, .. }
-            | Action::Log { conversation, .. }
             | Action::Export { conversation, .. }
             | Action::Continue { conversation, .. }
             | Action::Compact { conversation, .. }
@@ -259,12 +267,12 @@ impl Action {
             | Action::Compare { conversation, .. }
             | Action::Preview { conversation, .. }
             | Action::SnapshotPreview { conversation, .. }
-            | Action::ShapeDensities { conversation, .. }
             | Action::Send { conversation, .. }
             | Action::Cache { conversation, .. }
             | Action::Find { conversation, .. }
             | Action::Timeline { conversation, .. } => Some(conversation),
             Action::Replay { conversation, .. } => conversation.as_deref(),
+            Action::Job(j) => j.conversation(),
             _ => None,
         }
     }
@@ -311,7 +319,8 @@ pub struct Continued {
 /// What an action did, typed per action.
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    Created(String),
+    /// What an [`Action::Job`] answered.
+    Answer(Answer),
     Appended(Vec<String>),
     Moved {
         conversation: String,
@@ -330,7 +339,6 @@ pub enum Outcome {
         repairs: crate::pairs::Repairs,
         redacted: usize,
     },
-    Retried(Retry),
     Conversations(Vec<Conversation>),
     Shown {
         path: Vec<Message>,
@@ -338,8 +346,6 @@ pub enum Outcome {
         redacted: usize,
     },
     Text(String),
-    Checkpoints(Vec<Checkpoint>),
-    Operations(Vec<Operation>),
     Checked {
         store: PathBuf,
         problems: Option<String>,
@@ -364,15 +370,7 @@ pub enum Outcome {
         strategy: crate::reclaim::compare::Candidate,
         sent: Vec<SentMessage>,
     },
-    Rendered(Box<Rendered>, Vec<crate::render::SourceText>),
     SnapshotPreview(Box<SnapshotPreview>),
-    ShapeDensities {
-        conversation: String,
-        profile: &'static str,
-        model: String,
-        default_shape: &'static str,
-        densities: Vec<crate::render::shape::Density>,
-    },
     Sent(crate::send::SentTurn),
     Replayed(Replay),
     Cache(crate::cache::CacheReport),
@@ -444,20 +442,17 @@ pub fn run(
         cancel,
     };
     match action {
-        a @ (A::New { .. }
-        | A::Append { .. }
+        A::Job(j) => j.run_job(env).map(Outcome::Answer),
+        a @ (A::Append { .. }
         | A::Branch { .. }
         | A::Fork { .. }
         | A::Checkpoint { .. }
         | A::Rewind { .. }
         | A::Undo { .. }
         | A::Resume { .. }
-        | A::Retry { .. }
         | A::List
         | A::Show { .. }
         | A::Tree { .. }
-        | A::Checkpoints { .. }
-        | A::Log { .. }
         | A::Check
         | A::Find { .. }
         | A::Search(_)) => tree::run(env, a),
@@ -470,21 +465,114 @@ pub fn run(
         | A::Preview { .. }
         | A::Timeline { .. }
         | A::Cache { .. }
-        | A::Render { .. }
-        | A::ShapeDensities { .. }
         | A::SnapshotPreview { .. }
         | A::Legibility { .. }) => context::run(env, a),
-        a @ (A::Replay { .. }
-        | A::Calibrate
-        | A::Diff { .. }
-        | A::Models
-        | A::CacheStats { .. }
-        | A::Stats { .. }) => figures::run(env, a),
+        A::Replay { conversation } => replay::ReplayMeasured { conversation }
+            .run(env)
+            .map(Outcome::Replayed),
+        A::Calibrate => calibrate::Calibrate.run(env).map(|c| Outcome::Calibrated {
+            models: c.models,
+            skipped: c.skipped,
+        }),
+        A::Diff { a, b } => diff::DiffPaths { a, b }.run(env).map(Outcome::Diffed),
+        A::Stats { by, since } => stats::UsageStats {
+            by,
+            since,
+            cache: false,
+        }
+        .run(env)
+        .map(Outcome::Stats),
+        A::CacheStats { by, since } => stats::UsageStats {
+            by,
+            since,
+            cache: true,
+        }
+        .run(env)
+        .map(Outcome::Stats),
+        A::Models => models::ListModels.run(env).map(Outcome::Models),
     }
 }
 
+/// One command: its arguments are its fields, [`Command::Output`] what it answers, [`Command::run`] how (with
+/// the store and settings of [`Env`]). A shell runs it with [`exec`]: the answer comes back as its own type, so a
+/// shell has no other command's outcome to rule out.
+pub trait Command {
+    type Output;
+    fn run(self, env: Env<'_>) -> Result<Self::Output, CommandError>;
+    /// The conversation it is about, where it is about one (a late answer about a conversation no longer open is
+    /// dropped, not shown under another).
+    fn conversation(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// A command with its output type erased, for a shell that sends commands across a thread (the window's worker):
+/// every command that is `Clone + Debug + Send` is one.
+pub trait Job: Send + std::fmt::Debug {
+    fn conversation(&self) -> Option<&str>;
+    fn run_job(self: Box<Self>, env: Env<'_>) -> Result<Answer, CommandError>;
+    fn clone_job(&self) -> Box<dyn Job>;
+}
+
+impl<C> Job for C
+where
+    C: Command + Clone + std::fmt::Debug + Send + 'static,
+    C::Output: Send + Sync + 'static,
+{
+    fn conversation(&self) -> Option<&str> {
+        Command::conversation(self)
+    }
+
+    fn run_job(self: Box<Self>, env: Env<'_>) -> Result<Answer, CommandError> {
+        Ok(Answer(std::sync::Arc::new((*self).run(env)?)))
+    }
+
+    fn clone_job(&self) -> Box<dyn Job> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn Job> {
+    fn clone(&self) -> Self {
+        self.clone_job()
+    }
+}
+
+/// A job's answer, its type erased; the shell that sent the job takes it back as the command's `Output`.
+#[derive(Clone)]
+pub struct Answer(std::sync::Arc<dyn std::any::Any + Send + Sync>);
+
+impl Answer {
+    /// The answer as `T`, or itself when it is another command's.
+    pub fn take<T: Send + Sync + 'static>(self) -> Result<std::sync::Arc<T>, Answer> {
+        self.0.downcast::<T>().map_err(Answer)
+    }
+}
+
+impl std::fmt::Debug for Answer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Answer(..)")
+    }
+}
+
+/// Runs a command against the store under the user's settings (`cancel` checked between steps).
+pub fn exec<C: Command>(
+    store: &mut Store,
+    settings: &Settings,
+    command: C,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<C::Output, CommandError> {
+    command.run(Env {
+        store,
+        settings,
+        progress,
+        cancel,
+    })
+}
+
 /// What every action runs with.
-pub(crate) struct Env<'a> {
+pub struct Env<'a> {
     pub store: &'a mut Store,
     pub settings: &'a Settings,
     pub progress: &'a dyn Progress,
@@ -514,4 +602,37 @@ pub fn policy_for(
         None => None,
     };
     Ok(Policy::new(settings, model, window, measured))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_runs_its_command_and_is_taken_back_as_its_output() {
+        let mut store = Store::open_in_memory().unwrap();
+        let conv = crate::demo::install(&mut store).unwrap().conversation;
+        let cancel = AtomicBool::new(false);
+        let settings = Settings::default();
+        let job = Action::job(log::OperationLog {
+            conversation: conv.clone(),
+        });
+        assert_eq!(job.conversation(), Some(conv.as_str()));
+        let Outcome::Answer(a) = run(&mut store, &settings, job, &Quiet, &cancel).unwrap() else {
+            panic!("a job answers with an Answer")
+        };
+        // another command's type is refused and the answer kept
+        let a = a.take::<Vec<crate::model::Checkpoint>>().unwrap_err();
+        let ops = a.take::<Vec<Operation>>().unwrap();
+        let direct = exec(
+            &mut store,
+            &settings,
+            log::OperationLog { conversation: conv },
+            &Quiet,
+            &cancel,
+        )
+        .unwrap();
+        assert!(!ops.is_empty());
+        assert_eq!(ops.len(), direct.len());
+    }
 }

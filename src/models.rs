@@ -38,6 +38,19 @@ pub enum Source {
     Default,
 }
 
+impl Source {
+    /// Its name, as `cairn models` prints it and its JSON spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Settings => "settings",
+            Source::Catalog => "catalog",
+            Source::Measured => "measured",
+            Source::Cairn => "cairn",
+            Source::Default => "default",
+        }
+    }
+}
+
 /// The family of a model: its maker, which decides its tokenizer, what it drops, and the pages it reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -318,6 +331,16 @@ pub struct PerMillion {
     pub cache_read: f64,
     pub cache_write_5m: f64,
     pub cache_write_1h: f64,
+}
+
+impl PerMillion {
+    /// `input/output/read/write 5m/write 1h`, as `cairn models` prints them.
+    pub fn line(&self) -> String {
+        format!(
+            "{}/{}/{}/{}/{}",
+            self.input, self.output, self.cache_read, self.cache_write_5m, self.cache_write_1h
+        )
+    }
 }
 
 /// One row of `cairn models`: everything cairn knows of a model the store has seen, and where each figure came

@@ -20,6 +20,7 @@ mod diff;
 mod follow;
 pub mod fonts;
 mod graph;
+mod models;
 mod operations;
 mod panel;
 mod remote;
@@ -53,7 +54,7 @@ pub use snapshots::Link;
 use worker::{Done, For, Worker};
 
 /// The centre views.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum View {
     Tree,
     Snapshots,
@@ -64,10 +65,11 @@ pub enum View {
     Operations,
     Search,
     Stats,
+    Models,
 }
 
 impl View {
-    pub const ALL: [View; 9] = [
+    pub const ALL: [View; 10] = [
         View::Tree,
         View::Snapshots,
         View::Compare,
@@ -77,6 +79,7 @@ impl View {
         View::Operations,
         View::Search,
         View::Stats,
+        View::Models,
     ];
 
     pub fn name(self) -> &'static str {
@@ -90,6 +93,7 @@ impl View {
             View::Operations => "Operations",
             View::Search => "Search all",
             View::Stats => "Stats",
+            View::Models => "Models",
         }
     }
 
@@ -105,6 +109,7 @@ impl View {
             View::Operations => "operations",
             View::Search => "search",
             View::Stats => "stats",
+            View::Models => "models",
         }
     }
 
@@ -131,6 +136,7 @@ macro_rules! panels {
             &mut $e.search_panel,
             &mut $e.stats,
             &mut $e.snapshots,
+            &mut $e.models,
         ]
     };
 }
@@ -176,6 +182,7 @@ pub struct Explorer {
     pub diff: diff::DiffPanel,
     pub search_panel: search::SearchPanel,
     pub stats: stats::StatsPanel,
+    pub models: models::ModelsPanel,
     /// The settings file (or the defaults when there is none or it is not valid: the status line says so).
     settings: Settings,
     operations: Vec<crate::store::Operation>,
@@ -241,6 +248,7 @@ impl Explorer {
             diff: Default::default(),
             search_panel: Default::default(),
             stats: Default::default(),
+            models: Default::default(),
             operations: Vec::new(),
             checkpoint_label: String::new(),
             search: String::new(),
@@ -414,6 +422,8 @@ impl Explorer {
             Action::Timeline { .. } => For::Timeline,
             Action::Diff { .. } => For::Diff,
             Action::Legibility { .. } => For::ReadBack,
+            // a job comes from the open tab's panel, and its answer goes back there
+            Action::Job(_) => For::Panel(self.view),
             _ => For::Write,
         };
         let action = match action {
@@ -560,7 +570,7 @@ impl Explorer {
     }
 
     /// The panels that ask the core for something, in one list: each background result goes to them.
-    fn panels(&mut self) -> [&mut dyn panel::Panel; 7] {
+    fn panels(&mut self) -> [&mut dyn panel::Panel; 8] {
         panels!(self)
     }
 
@@ -582,6 +592,7 @@ impl Explorer {
                 | For::Find
                 | For::Timeline
                 | For::ReadBack
+                | For::Panel(_)
         );
         if scoped && done.about.is_some() && done.about != open {
             return;
@@ -624,8 +635,15 @@ impl Explorer {
             about: done.about.as_deref(),
         };
         let mut outcome = Some(outcome);
+        // a panel's job answers that panel alone
+        let only = match done.purpose {
+            For::Panel(v) => Some(v),
+            _ => None,
+        };
         for p in self.panels() {
-            outcome = outcome.and_then(|o| p.answered(at, o));
+            if only.is_none_or(|v| v == p.view()) {
+                outcome = outcome.and_then(|o| p.answered(at, o));
+            }
         }
         let Some(outcome) = outcome else {
             return;
@@ -667,8 +685,9 @@ impl Explorer {
     /// Files imported: the store read again, the first new conversation opened, the status line says what came
     /// in and what was refused.
     fn imported(&mut self, files: &[crate::import::FileOutcome]) {
-        self.stats.reset();
-        self.search_panel.results.reset();
+        for p in self.panels() {
+            p.stale();
+        }
         self.reload();
         let added: Vec<String> = files
             .iter()
@@ -787,7 +806,9 @@ impl Explorer {
             return self.fail(format!("following the session's file: {e}"));
         }
         if added > 0 {
-            self.stats.reset();
+            for p in self.panels() {
+                p.stale();
+            }
             self.refresh();
             let file = files
                 .first()
@@ -1439,5 +1460,52 @@ mod tests {
         frame(&mut app, &ctx);
         assert_eq!(app.worker.running.len(), 1);
         app.wait_for_jobs(&ctx);
+    }
+
+    #[test]
+    fn a_panels_job_answers_that_panel_as_its_commands_own_type() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let mut store = Store::open(&path).unwrap();
+        crate::demo::install(&mut store).unwrap();
+        let mut app = Explorer::new(path);
+        let ctx = egui::Context::default();
+        app.view = View::Models;
+        frame(&mut app, &ctx);
+        assert_eq!(
+            app.worker.running.len(),
+            1,
+            "the panel asked for the models"
+        );
+        app.wait_for_jobs(&ctx);
+        let rows = app
+            .models
+            .rows
+            .ready()
+            .expect("the models panel got its answer");
+        assert!(
+            rows.iter().any(|r| r.model.starts_with("claude")),
+            "{:?}",
+            rows.iter().map(|r| &r.model).collect::<Vec<_>>()
+        );
+        // a failure of its job is shown by it alone
+        app.apply(
+            &ctx,
+            worker::Finished {
+                superseded: false,
+                purpose: For::Panel(View::Models),
+                about: None,
+                result: Err("store busy".into()),
+            },
+        );
+        assert!(matches!(&app.models.rows, Remote::Failed(e) if e == "store busy"));
+        assert!(
+            app.stats.by_day.ready().is_none() && !matches!(app.stats.by_day, Remote::Failed(_))
+        );
+        // an import makes it ask again
+        for p in app.panels() {
+            p.stale();
+        }
+        assert!(app.models.rows.wanted());
     }
 }

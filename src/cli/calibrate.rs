@@ -4,8 +4,8 @@
 use anyhow::Result;
 use serde_json::json;
 
-use super::{Ctx, out, print_json, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out, print_json};
+use crate::commands::calibrate::{Calibrate, Calibrated};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -14,10 +14,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    let (models, skipped) = match ctx.run(Action::Calibrate)? {
-        Outcome::Calibrated { models, skipped } => (models, skipped),
-        o => return Err(unexpected(&o)),
-    };
+    let Calibrated { models, skipped } = ctx.exec(Calibrate)?;
     for s in &skipped {
         eprintln!("cairn: skipped {s}");
     }

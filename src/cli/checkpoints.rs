@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out, to_json, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out, to_json};
+use crate::commands::checkpoints::ListCheckpoints;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -13,12 +13,9 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    let cps = match ctx.run(Action::Checkpoints {
+    let cps = ctx.exec(ListCheckpoints {
         conversation: a.conv,
-    })? {
-        Outcome::Checkpoints(c) => c,
-        o => return Err(unexpected(&o)),
-    };
+    })?;
     if a.json {
         return to_json(&cps);
     }

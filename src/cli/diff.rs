@@ -4,8 +4,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out, to_json, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out, to_json};
+use crate::commands::diff::DiffPaths;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -17,10 +17,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    let d = match ctx.run(Action::Diff { a: a.a, b: a.b })? {
-        Outcome::Diffed(d) => d,
-        o => return Err(unexpected(&o)),
-    };
+    let d = ctx.exec(DiffPaths { a: a.a, b: a.b })?;
     if a.json {
         return to_json(&d);
     }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Result, anyhow};
 
 use super::{Ctx, Profile, out, to_json, unexpected};
+use crate::commands::densities::MeasureDensities;
 use crate::commands::{Action, Outcome, Progress, RenderInput};
 use crate::legibility::Reader;
 use crate::render::shape::{SHAPES, by_name, names};
@@ -200,22 +201,10 @@ fn table(results: &[crate::legibility::ShapeReading], misreads: Option<usize>) -
 fn list_shapes(ctx: &mut Ctx, a: &Args) -> Result<()> {
     use crate::models::pages::PAGES;
     let measured = match &a.conv {
-        Some(c) => {
-            let profile = a.profile.map(Profile::profile);
-            match ctx.run(Action::ShapeDensities {
-                conversation: c.clone(),
-                profile,
-            })? {
-                Outcome::ShapeDensities {
-                    conversation,
-                    profile,
-                    model,
-                    default_shape,
-                    densities,
-                } => Some((conversation, profile, model, default_shape, densities)),
-                o => return Err(unexpected(&o)),
-            }
-        }
+        Some(c) => Some(ctx.exec(MeasureDensities {
+            conversation: c.clone(),
+            profile: a.profile.map(Profile::profile),
+        })?),
         None => None,
     };
     let families = |name: &str| -> Vec<&'static str> {
@@ -228,7 +217,7 @@ fn list_shapes(ctx: &mut Ctx, a: &Args) -> Result<()> {
     let density = |name: &str| {
         measured
             .as_ref()
-            .and_then(|m| m.4.iter().find(|d| d.shape == name))
+            .and_then(|m| m.densities.iter().find(|d| d.shape == name))
     };
     if a.json {
         let shapes: Vec<serde_json::Value> = SHAPES
@@ -248,17 +237,18 @@ fn list_shapes(ctx: &mut Ctx, a: &Args) -> Result<()> {
             })
             .collect();
         let mut doc = serde_json::json!({ "shapes": shapes, "families": PAGES });
-        if let Some((conversation, profile, model, default_shape, _)) = &measured {
-            doc["conversation"] = conversation.clone().into();
-            doc["profile"] = (*profile).into();
-            doc["model"] = model.clone().into();
-            doc["default_shape"] = (*default_shape).into();
+        if let Some(m) = &measured {
+            doc["conversation"] = m.conversation.clone().into();
+            doc["profile"] = m.profile.into();
+            doc["model"] = m.model.clone().into();
+            doc["default_shape"] = m.default_shape.into();
         }
         return to_json(&doc);
     }
-    if let Some((conversation, profile, model, default_shape, _)) = &measured {
+    if let Some(m) = &measured {
         out(&format!(
-            "{conversation}: model {model}, {profile} pages, default shape {default_shape} (*)"
+            "{}: model {}, {} pages, default shape {} (*)",
+            m.conversation, m.model, m.profile, m.default_shape
         ))?;
     }
     for s in SHAPES {
@@ -270,7 +260,7 @@ fn list_shapes(ctx: &mut Ctx, a: &Args) -> Result<()> {
         };
         let star = measured
             .as_ref()
-            .map_or("", |m| if m.3 == s.name { "*" } else { " " });
+            .map_or("", |m| if m.default_shape == s.name { "*" } else { " " });
         match density(s.name) {
             Some(d) => out(&format!(
                 "{star}{:<24} {:>7} image tokens {:>3} page(s) {:>6.2} chars/token  {}{default}",

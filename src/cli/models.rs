@@ -4,8 +4,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out, to_json, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out, to_json};
+use crate::commands::models::ListModels;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -13,21 +13,8 @@ pub struct Args {
     json: bool,
 }
 
-fn source(s: crate::models::Source) -> &'static str {
-    match s {
-        crate::models::Source::Settings => "settings",
-        crate::models::Source::Catalog => "catalog",
-        crate::models::Source::Measured => "measured",
-        crate::models::Source::Cairn => "cairn",
-        crate::models::Source::Default => "default",
-    }
-}
-
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    let rows = match ctx.run(Action::Models)? {
-        Outcome::Models(r) => r,
-        o => return Err(unexpected(&o)),
-    };
+    let rows = ctx.exec(ListModels)?;
     if a.json {
         return to_json(&serde_json::json!({ "models": rows }));
     }
@@ -46,12 +33,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         "(from)"
     ))?;
     for r in &rows {
-        let price = r.price_per_mtok.map_or("unknown".to_string(), |p| {
-            format!(
-                "{}/{}/{}/{}/{}",
-                p.input, p.output, p.cache_read, p.cache_write_5m, p.cache_write_1h
-            )
-        });
+        let price = r.price_per_mtok.map_or("unknown".to_string(), |p| p.line());
         out(&format!(
             "{:<26} {:>7} {:>14} {:<12} {:>9} {:<9} {:<21} {:>5.2} {:<8} {:<28} {}",
             r.model,
@@ -59,12 +41,12 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             r.provider.as_deref().unwrap_or("-"),
             r.family.name(),
             r.window,
-            source(r.window_source),
+            r.window_source.name(),
             r.tokenizer.name(),
             r.scale,
-            source(r.scale_source),
+            r.scale_source.name(),
             price,
-            source(r.price_source),
+            r.price_source.name(),
         ))?;
     }
     Ok(())

@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out};
+use crate::commands::new::NewConversation;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -12,8 +12,5 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    match ctx.run(Action::New { title: a.title })? {
-        Outcome::Created(id) => out(&id),
-        o => Err(unexpected(&o)),
-    }
+    out(&ctx.exec(NewConversation { title: a.title })?)
 }

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use anyhow::{Context as _, Result, anyhow, bail};
 use clap::ValueEnum;
 
-use super::{Ctx, Profile, out, to_json, unexpected};
-use crate::commands::{Action, Outcome, RenderInput};
+use super::{Ctx, Profile, out, to_json};
+use crate::commands::RenderInput;
+use crate::commands::render::RenderPages;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Font {
@@ -106,14 +107,13 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         },
         (None, None) => bail!("give a conversation or --text FILE"),
     };
-    let r = match ctx.run(Action::Render {
-        input,
-        options: opts.clone(),
-        redact: !a.no_redact,
-    })? {
-        Outcome::Rendered(r, _) => r,
-        o => return Err(unexpected(&o)),
-    };
+    let r = ctx
+        .exec(RenderPages {
+            input,
+            options: opts.clone(),
+            redact: !a.no_redact,
+        })?
+        .rendered;
     let dir = &a.out;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     for (p, m) in r.pages.iter().zip(&r.manifest.pages) {

@@ -3,8 +3,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out, to_json, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out, to_json};
+use crate::commands::replay::ReplayMeasured;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -15,12 +15,9 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    let r = match ctx.run(Action::Replay {
+    let r = ctx.exec(ReplayMeasured {
         conversation: a.conv,
-    })? {
-        Outcome::Replayed(r) => r,
-        o => return Err(unexpected(&o)),
-    };
+    })?;
     for s in &r.skipped {
         eprintln!("cairn: skipped {s}");
     }

@@ -3,8 +3,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out, to_json, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out, to_json};
+use crate::commands::retry::RetryTurn;
 use crate::store::Retry;
 
 #[derive(clap::Args)]
@@ -15,12 +15,9 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    let r = match ctx.run(Action::Retry {
+    let r = ctx.exec(RetryTurn {
         conversation: a.conv,
-    })? {
-        Outcome::Retried(r) => r,
-        o => return Err(unexpected(&o)),
-    };
+    })?;
     if a.json {
         return to_json(&r);
     }

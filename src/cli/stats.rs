@@ -3,8 +3,8 @@
 
 use anyhow::{Result, anyhow};
 
-use super::{Ctx, out, out_raw, to_json, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out, out_raw, to_json};
+use crate::commands::stats::UsageStats;
 use crate::store::By;
 
 #[derive(clap::Args)]
@@ -48,15 +48,11 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         Key::Project => By::Project,
         Key::Tool => By::Tool,
     };
-    let action = if a.cache {
-        Action::CacheStats { by, since }
-    } else {
-        Action::Stats { by, since }
-    };
-    let s = match ctx.run(action)? {
-        Outcome::Stats(s) => s,
-        o => return Err(unexpected(&o)),
-    };
+    let s = ctx.exec(UsageStats {
+        by,
+        since,
+        cache: a.cache,
+    })?;
     if a.json {
         return to_json(&s);
     }

@@ -45,15 +45,6 @@ pub(super) fn run(env: Env<'_>, action: Action) -> Result<Outcome, CommandError>
             at.as_deref(),
             &settings.prices,
         )?)),
-        A::Render {
-            input,
-            options,
-            redact,
-        } => render(store, input, &options, redact),
-        A::ShapeDensities {
-            conversation,
-            profile,
-        } => shape_densities(store, settings, &conversation, profile),
         A::SnapshotPreview {
             conversation,
             profile,
@@ -154,17 +145,6 @@ pub(super) fn preview(
     })
 }
 
-pub(super) fn render(
-    store: &mut Store,
-    input: RenderInput,
-    options: &render::Options,
-    redact: bool,
-) -> Result<Outcome, CommandError> {
-    let sources = sources_of(store, input, redact)?;
-    let r = render::render(&sources, options)?;
-    Ok(Outcome::Rendered(Box::new(r), sources))
-}
-
 /// What to render (or read back): a text, or a stretch of a path, secrets redacted unless asked not to.
 pub(super) fn sources_of(
     store: &mut Store,
@@ -225,7 +205,7 @@ pub struct SnapshotPreview {
 
 /// What a snapshot would cover now (the same protect as `compact --strategy snapshot`), as render sources, with
 /// the conversation's policy.
-fn snapshot_middle(
+pub(super) fn snapshot_middle(
     store: &mut Store,
     settings: &Settings,
     conversation: &str,
@@ -247,23 +227,6 @@ fn snapshot_middle(
         .map(|(m, i)| crate::reclaim::assemble::as_drawn(m, elided.contains(i)))
         .collect();
     Ok((view, policy, render::sources(&covered)))
-}
-
-pub(super) fn shape_densities(
-    store: &mut Store,
-    settings: &Settings,
-    conversation: &str,
-    profile: Option<&'static render::Profile>,
-) -> Result<Outcome, CommandError> {
-    let (view, policy, sources) = snapshot_middle(store, settings, conversation)?;
-    let profile = profile.unwrap_or(policy.profile);
-    Ok(Outcome::ShapeDensities {
-        conversation: view.conversation,
-        profile: profile.name,
-        default_shape: policy.page_shape().name,
-        model: policy.model,
-        densities: render::shape::densities(&sources, profile),
-    })
 }
 
 pub(super) fn snapshot_preview(

@@ -18,7 +18,6 @@ pub(super) fn run(env: Env<'_>, action: Action) -> Result<Outcome, CommandError>
         ..
     } = env;
     match action {
-        A::New { title } => new(store, title),
         A::Append {
             conversation,
             messages,
@@ -44,17 +43,12 @@ pub(super) fn run(env: Env<'_>, action: Action) -> Result<Outcome, CommandError>
             budget,
             redact,
         } => resume(store, &conversation, budget, redact),
-        A::Retry { conversation } => retry(store, &conversation),
         A::List => Ok(Outcome::Conversations(store.conversations()?)),
         A::Show {
             conversation,
             redact,
         } => show(store, &conversation, redact),
         A::Tree { conversation } => Ok(Outcome::Text(store.tree_text(&conversation)?)),
-        A::Checkpoints { conversation } => {
-            Ok(Outcome::Checkpoints(store.checkpoints(&conversation)?))
-        }
-        A::Log { conversation } => Ok(Outcome::Operations(store.operations(&conversation)?)),
         A::Check => check(store),
         A::Find {
             conversation,
@@ -63,12 +57,6 @@ pub(super) fn run(env: Env<'_>, action: Action) -> Result<Outcome, CommandError>
         A::Search(q) => Ok(Outcome::Searched(crate::search::search(store, &q)?)),
         _ => Err(misrouted()),
     }
-}
-
-pub(super) fn new(store: &mut Store, title: Option<String>) -> Result<Outcome, CommandError> {
-    Ok(Outcome::Created(
-        store.create_conversation(title.as_deref())?,
-    ))
 }
 
 pub(super) fn append(
@@ -179,10 +167,6 @@ fn wire_of(store: &Store, s: &SentMessage) -> Result<serde_json::Value, CommandE
             })
         },
     )
-}
-
-pub(super) fn retry(store: &mut Store, conversation: &str) -> Result<Outcome, CommandError> {
-    Ok(Outcome::Retried(store.retry(conversation)?))
 }
 
 pub(super) fn show(

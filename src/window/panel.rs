@@ -71,6 +71,8 @@ pub trait Panel {
     fn failed(&mut self, purpose: For, error: &str) -> bool;
     /// Takes an outcome it asked for; gives back one that is not its own.
     fn answered(&mut self, at: At<'_>, outcome: Outcome) -> Option<Outcome>;
+    /// The store changed (files imported, a followed file grown): forget answers drawn from it, to ask again.
+    fn stale(&mut self) {}
 }
 
 /// Shows a failed request in the slot its answer would fill, when the request was `mine`; whether it was.

@@ -194,4 +194,8 @@ impl Panel for SearchPanel {
             other => Some(other),
         }
     }
+
+    fn stale(&mut self) {
+        self.results.reset();
+    }
 }

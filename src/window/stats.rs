@@ -306,4 +306,8 @@ impl Panel for StatsPanel {
             other => Some(other),
         }
     }
+
+    fn stale(&mut self) {
+        self.reset();
+    }
 }

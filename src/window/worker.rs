@@ -32,6 +32,8 @@ pub enum For {
     Follow,
     /// Imports, exports, compactions, forks: the status line and a re-read of the store.
     Write,
+    /// A panel's job ([`crate::commands::Action::Job`]): its answer goes to the panel of that view alone.
+    Panel(super::View),
 }
 
 impl For {
