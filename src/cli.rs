@@ -361,13 +361,22 @@ impl Ctx {
 
     /// Runs a command; its answer comes back as its own type.
     fn exec<C: crate::commands::Command>(&mut self, command: C) -> Result<C::Output> {
+        self.exec_with(command, &crate::commands::Quiet)
+    }
+
+    /// Runs a command, reporting its progress.
+    fn exec_with<C: crate::commands::Command>(
+        &mut self,
+        command: C,
+        progress: &dyn Progress,
+    ) -> Result<C::Output> {
         let settings = self.settings()?.clone();
         let cancel = AtomicBool::new(false);
         Ok(crate::commands::exec(
             self.store()?,
             &settings,
             command,
-            &crate::commands::Quiet,
+            progress,
             &cancel,
         )?)
     }

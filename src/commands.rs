@@ -1,39 +1,64 @@
-//! Every user action, defined once. A shell (the CLI, the window's command bar, toolbar, menus and worker) builds an
-//! [`Action`], calls [`run`], and formats the [`Outcome`]; it computes nothing itself. That is how the CLI and the
-//! window show the same figures: there is one place each is made.
+//! Every user action, defined once. A shell (the CLI, the window's command bar, toolbar, menus and worker) builds a
+//! command, has the core run it, and formats what it answers; it computes nothing itself. That is how the CLI and
+//! the window show the same figures: there is one place each is made.
 //!
-//! A command is its own type in its own file ([`Command`]: its fields are its arguments, its `Output` what it
-//! answers): [`new`], [`retry`], [`checkpoints`], [`log`], [`models`], [`render`], [`densities`], [`replay`],
-//! [`calibrate`], [`diff`], [`stats`]. A shell runs one with [`exec`] and gets that
-//! type back. The [`Action`] envelope and its [`Outcome`] wrap the commands a shell hands across a thread or reads
-//! from text (the window's worker, the slash commands, the scripted tests): [`run`] routes an action to the file
-//! that runs it. The actions written before commands had their own types live in files by what they touch:
-//! [`tree`] (conversations, tips, forks, checkpoints, the path, search), [`files`] (import, export, continue in a
-//! harness), [`context`] (the context, the comparison and its previews, the timeline, the cache, the snapshot
-//! pages) and [`reclaim`] (the compactions and `send`).
+//! Each command is its own type in its own file under `commands/` ([`Command`]: its fields are its arguments, its
+//! `Output` what it answers, its `run` how), after jj's `cli/src/commands/`. The CLI runs one with [`exec`] and
+//! gets that type back: nothing to match, no other command's answer to rule out.
 //!
-//! A shell that sends commands across a thread carries any of them in one variant, [`Action::Job`], and gets the
-//! answer back in [`Outcome::Answer`], taken back as the command's own `Output` ([`Answer::take`]): a new command
-//! needs no variant of either.
+//! [`Action`] and [`Outcome`] are the envelope for the shells that hand a command across a thread or read it from
+//! text: the window's worker, the slash commands, the scripted tests. [`run`] routes an action to its command
+//! (through `tree`, `files`, `context` and `reclaim`, which only route) and wraps the answer. A new command needs
+//! no variant of either: any command travels as an [`Action::Job`] and comes back as an [`Outcome::Answer`], taken
+//! back as the command's own `Output` ([`Answer::take`]).
 //!
 //! Adding a command: its file here (the type, its `Output`, its `run`) and its `mod` line; its file in the CLI and
 //! the CLI's dispatch line; if the window shows it, one panel that sends it as a job.
 
+pub mod append;
+pub mod branch;
+pub mod cache;
 pub mod calibrate;
+pub mod check;
+pub mod checkpoint;
 pub mod checkpoints;
+pub mod compact;
+pub mod compare;
 mod context;
+pub mod context_report;
+pub mod continue_in;
 pub mod densities;
 pub mod diff;
+pub mod export;
 mod files;
+pub mod find;
+pub mod fork;
+pub mod import;
+pub mod legibility;
+pub mod list;
 pub mod log;
 pub mod models;
 pub mod new;
+pub mod preview;
 mod reclaim;
 pub mod render;
 pub mod replay;
+pub mod resume;
 pub mod retry;
+pub mod rewind;
+pub mod search;
+pub mod send;
+pub mod server_compact;
+pub mod shake;
+pub mod show;
+pub mod snapshot_preview;
+mod sources;
 pub mod stats;
+pub mod timeline;
 mod tree;
+pub mod tree_text;
+pub mod undo;
+mod write;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -52,7 +77,7 @@ use crate::render::Profile;
 use crate::send::SendError;
 use crate::store::{Budget, Operation, Resumed, Store, StoreError};
 
-pub use context::SnapshotPreview;
+pub use snapshot_preview::SnapshotPreview;
 
 /// A user action, with everything it needs.
 #[derive(Debug, Clone)]
@@ -168,7 +193,6 @@ pub enum Action {
         strategy: crate::reclaim::compare::Candidate,
         budget: Option<u64>,
     },
-    /// Draws text or a path's messages as snapshot pages (secrets redacted unless `redact` is false).
     /// The pages a snapshot compaction would send now (what it covers, on this profile in this shape, each
     /// else the conversation's model's), with every shape's density on the same text.
     SnapshotPreview {
@@ -176,8 +200,6 @@ pub enum Action {
         profile: Option<&'static crate::render::Profile>,
         shape: Option<&'static crate::render::shape::PageShape>,
     },
-    /// Every page shape's density on what a snapshot would cover now (on this profile, else the model's),
-    /// measured without drawing.
     Send {
         conversation: String,
         text: String,

@@ -7,8 +7,8 @@ use std::path::Path;
 use anyhow::{Context as _, Result, anyhow, bail};
 use serde_json::Value;
 
-use super::{Ctx, out, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out};
+use crate::commands::append::AppendTurn;
 use crate::model::NewMessage;
 
 #[derive(clap::Args)]
@@ -19,13 +19,11 @@ pub struct Args {
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     let messages = read_turn(&a.file)?;
-    match ctx.run(Action::Append {
+    let ids = ctx.exec(AppendTurn {
         conversation: a.conv,
         messages,
-    })? {
-        Outcome::Appended(ids) => out(ids.last().map(String::as_str).unwrap_or_default()),
-        o => Err(unexpected(&o)),
-    }
+    })?;
+    out(ids.last().map(String::as_str).unwrap_or_default())
 }
 
 /// Reads a turn: a JSON array of messages (or a request body with a `messages` array).

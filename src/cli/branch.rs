@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out};
+use crate::commands::branch::SwitchTip;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -15,12 +15,10 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    match ctx.run(Action::Branch {
+    let moved = ctx.exec(SwitchTip {
         conversation: a.conv,
         message: a.msg,
         expect: a.expect,
-    })? {
-        Outcome::Moved { tip, .. } => out(&tip),
-        o => Err(unexpected(&o)),
-    }
+    })?;
+    out(&moved.tip)
 }

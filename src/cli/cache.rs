@@ -4,8 +4,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out, to_json, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out, to_json};
+use crate::commands::cache::CacheOf;
 use crate::models::usd;
 
 #[derive(clap::Args)]
@@ -27,13 +27,10 @@ fn k(n: u64) -> String {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    let r = match ctx.run(Action::Cache {
+    let r = ctx.exec(CacheOf {
         conversation: a.conv,
         at: a.at,
-    })? {
-        Outcome::Cache(r) => r,
-        o => return Err(unexpected(&o)),
-    };
+    })?;
     if a.json {
         return to_json(&r);
     }

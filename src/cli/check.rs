@@ -2,16 +2,13 @@
 
 use anyhow::{Result, bail};
 
-use super::{Ctx, out, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out};
+use crate::commands::check::CheckStore;
 
 pub fn run(ctx: &mut Ctx) -> Result<()> {
-    match ctx.run(Action::Check)? {
-        Outcome::Checked { problems: None, .. } => out("ok"),
-        Outcome::Checked {
-            store,
-            problems: Some(p),
-        } => bail!("{}: integrity check failed: {p}", store.display()),
-        o => Err(unexpected(&o)),
+    let c = ctx.exec(CheckStore)?;
+    match c.problems {
+        None => out("ok"),
+        Some(p) => bail!("{}: integrity check failed: {p}", c.store.display()),
     }
 }

@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out};
+use crate::commands::checkpoint::SetCheckpoint;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -12,11 +12,9 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    match ctx.run(Action::Checkpoint {
+    let c = ctx.exec(SetCheckpoint {
         conversation: a.conv,
         label: Some(a.label),
-    })? {
-        Outcome::Checkpointed(c) => out(&c.message),
-        o => Err(unexpected(&o)),
-    }
+    })?;
+    out(&c.message)
 }

@@ -5,8 +5,10 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use super::{Ctx, ProviderKind, Strategy, out, to_json, unexpected};
-use crate::commands::{Action, Compacted, Outcome, Progress};
+use super::{Ctx, ProviderKind, Strategy, out, to_json};
+use crate::commands::compact::Compact;
+use crate::commands::server_compact::ServerCompact;
+use crate::commands::{Compacted, Progress};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -63,24 +65,23 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         };
         let settings = ctx.settings()?.clone();
         let provider = crate::config::provider(&settings, Some(kind), a.model.clone()).ok();
-        let done = ctx.run(Action::ServerCompact {
+        let done = ctx.exec(ServerCompact {
             conversation: a.conv,
             how,
             provider,
         })?;
         return match done {
-            Outcome::Compacted(Compacted::Rung(_, Some(applied))) if a.json => to_json(&applied),
-            Outcome::Compacted(Compacted::Rung(_, Some(applied))) => out(&format!(
+            Compacted::Rung(_, Some(applied)) if a.json => to_json(&applied),
+            Compacted::Rung(_, Some(applied)) => out(&format!(
                 "{}: {} -> {} tokens, marker {}",
                 how.name(),
                 applied.tokens_before,
                 applied.tokens_after,
                 applied.marker
             )),
-            Outcome::Compacted(Compacted::Rung(_, None)) => {
-                out(&format!("{}: nothing to do", how.name()))
-            }
-            o => Err(unexpected(&o)),
+            Compacted::Rung(_, None) => out(&format!("{}: nothing to do", how.name())),
+            Compacted::Ladder(o) if a.json => to_json(&o),
+            c => show(&c),
         };
     }
     let strategy = a.strategy.and_then(Strategy::strategy);
@@ -96,7 +97,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         .as_ref()
         .map(|p| format!("{} via {}", p.model, p.base_url));
     let t = Instant::now();
-    let action = Action::Compact {
+    let command = Compact {
         conversation: a.conv,
         strategy,
         force: true,
@@ -107,28 +108,25 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         from: a.from,
         to: a.to,
     };
-    let done = if a.json {
-        ctx.run(action)?
+    let c = if a.json {
+        ctx.exec(command)?
     } else {
-        ctx.run_with(action, &Calls)?
+        ctx.exec_with(command, &Calls)?
     };
-    match done {
-        Outcome::Compacted(c) if a.json => match c {
+    if a.json {
+        return match c {
             Compacted::Rung(_, applied) => to_json(&applied),
             Compacted::Ladder(o) => to_json(&o),
-        },
-        Outcome::Compacted(c) => {
-            show(&c)?;
-            if let (Some(m), Compacted::Rung(_, Some(_))) = (summary_model, &c) {
-                out(&format!(
-                    "  (summary by {m} in {:.1} s)",
-                    t.elapsed().as_secs_f64()
-                ))?;
-            }
-            Ok(())
-        }
-        o => Err(unexpected(&o)),
+        };
     }
+    show(&c)?;
+    if let (Some(m), Compacted::Rung(_, Some(_))) = (summary_model, &c) {
+        out(&format!(
+            "  (summary by {m} in {:.1} s)",
+            t.elapsed().as_secs_f64()
+        ))?;
+    }
+    Ok(())
 }
 
 /// What a compaction did, as text (also `/compact` from `cairn slash`).

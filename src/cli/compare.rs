@@ -3,8 +3,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, Profile, out, to_json, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, Profile, out, to_json};
+use crate::commands::compare::CompareStrategies;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -25,14 +25,12 @@ pub struct Args {
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     ctx.use_shape(a.shape.clone())?;
-    let (budget, rows) = match ctx.run(Action::Compare {
+    let c = ctx.exec(CompareStrategies {
         conversation: a.conv,
         budget: a.budget,
         profile: a.profile.map(Profile::profile),
-    })? {
-        Outcome::Compared { budget, rows, .. } => (budget, rows),
-        o => return Err(unexpected(&o)),
-    };
+    })?;
+    let (budget, rows) = (c.budget, c.rows);
     if a.json {
         return to_json(&rows);
     }

@@ -3,8 +3,9 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out, to_json, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out, to_json};
+use crate::commands::context_report::ContextOf;
+use crate::commands::timeline::TimelineOf;
 use crate::reclaim::report::ContextReport;
 
 #[derive(clap::Args)]
@@ -23,44 +24,39 @@ pub struct Args {
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     if a.over_time {
-        return match ctx.run(Action::Timeline {
+        let t = ctx.exec(TimelineOf {
             conversation: a.conv,
             model: a.model,
-        })? {
-            Outcome::Timeline(t) if a.json => to_json(&t),
-            Outcome::Timeline(t) => {
-                out(&format!(
-                    "{:<18} {:>9} {:>9}  window {}  threshold {}",
-                    "reply", "measured", "estimated", t.window, t.threshold
-                ))?;
-                for p in &t.points {
-                    out(&format!(
-                        "{:<18} {:>9} {:>9}{}",
-                        p.message,
-                        p.measured
-                            .map(|m| m.to_string())
-                            .unwrap_or_else(|| "-".into()),
-                        p.estimated,
-                        if p.compaction {
-                            "  after a compaction"
-                        } else {
-                            ""
-                        }
-                    ))?;
+        })?;
+        if a.json {
+            return to_json(&t);
+        }
+        out(&format!(
+            "{:<18} {:>9} {:>9}  window {}  threshold {}",
+            "reply", "measured", "estimated", t.window, t.threshold
+        ))?;
+        for p in &t.points {
+            out(&format!(
+                "{:<18} {:>9} {:>9}{}",
+                p.message,
+                p.measured
+                    .map(|m| m.to_string())
+                    .unwrap_or_else(|| "-".into()),
+                p.estimated,
+                if p.compaction {
+                    "  after a compaction"
+                } else {
+                    ""
                 }
-                Ok(())
-            }
-            o => Err(unexpected(&o)),
-        };
+            ))?;
+        }
+        return Ok(());
     }
-    match ctx.run(Action::Context {
+    let r = ctx.exec(ContextOf {
         conversation: a.conv,
         model: a.model,
-    })? {
-        Outcome::Context(r) if a.json => to_json(&r),
-        Outcome::Context(r) => show(&r),
-        o => Err(unexpected(&o)),
-    }
+    })?;
+    if a.json { to_json(&r) } else { show(&r) }
 }
 
 /// The breakdown as text (also `/context` from `cairn slash`).

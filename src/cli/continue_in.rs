@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 
-use super::{Ctx, out, to_json, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out, to_json};
+use crate::commands::continue_in::ContinueIn;
 use crate::export::agent::Harness;
 
 #[derive(clap::Args)]
@@ -55,30 +55,26 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         In::Pi => Harness::Pi,
         In::Codex => Harness::Codex,
     };
-    match ctx.run(Action::Continue {
+    let c = ctx.exec(ContinueIn {
         conversation: a.conv,
         at: a.at,
         harness,
         home,
         cwd: a.cwd,
         redact: !a.no_redact,
-    })? {
-        Outcome::Continued(c) => {
-            if a.json {
-                return to_json(&c);
-            }
-            if c.redacted > 0 {
-                eprintln!(
-                    "cairn: {} secret(s) redacted (--no-redact keeps them)",
-                    c.redacted
-                );
-            }
-            for n in &c.notes {
-                eprintln!("cairn: {n}");
-            }
-            eprintln!("cairn: wrote {}", c.file.display());
-            out(&c.command)
-        }
-        o => Err(unexpected(&o)),
+    })?;
+    if a.json {
+        return to_json(&c);
     }
+    if c.redacted > 0 {
+        eprintln!(
+            "cairn: {} secret(s) redacted (--no-redact keeps them)",
+            c.redacted
+        );
+    }
+    for n in &c.notes {
+        eprintln!("cairn: {n}");
+    }
+    eprintln!("cairn: wrote {}", c.file.display());
+    out(&c.command)
 }

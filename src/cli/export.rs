@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{Ctx, ExportFormat, out_raw, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, ExportFormat, out_raw};
+use crate::commands::export::ExportPath;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -45,31 +45,29 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         super::keep_secrets();
     }
     let to_stdout = a.out.is_none();
-    match ctx.run(Action::Export {
-        conversation: a.conv,
-        at: a.at,
-        format: a.format.format(),
-        options: crate::export::Options {
-            tool_results: !a.no_tool_results,
-            thinking: !a.no_thinking,
-            redact: !a.no_redact,
-            theme: match a.theme {
-                Theme::Auto => crate::export::Theme::Auto,
-                Theme::Light => crate::export::Theme::Light,
-                Theme::Dark => crate::export::Theme::Dark,
+    let exported = ctx
+        .exec(ExportPath {
+            conversation: a.conv,
+            at: a.at,
+            format: a.format.format(),
+            options: crate::export::Options {
+                tool_results: !a.no_tool_results,
+                thinking: !a.no_thinking,
+                redact: !a.no_redact,
+                theme: match a.theme {
+                    Theme::Auto => crate::export::Theme::Auto,
+                    Theme::Light => crate::export::Theme::Light,
+                    Theme::Dark => crate::export::Theme::Dark,
+                },
             },
-        },
-        out: a.out,
-    })? {
-        Outcome::Exported { exported, .. } => {
-            report(&exported, to_stdout);
-            if to_stdout {
-                out_raw(&exported.text)
-            } else {
-                Ok(())
-            }
-        }
-        o => Err(unexpected(&o)),
+            out: a.out,
+        })?
+        .exported;
+    report(&exported, to_stdout);
+    if to_stdout {
+        out_raw(&exported.text)
+    } else {
+        Ok(())
     }
 }
 

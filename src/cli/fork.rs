@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out};
+use crate::commands::fork::ForkPath;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -13,11 +13,8 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    match ctx.run(Action::Fork {
+    out(&ctx.exec(ForkPath {
         conversation: a.conv,
         at: a.at,
-    })? {
-        Outcome::Forked(id) => out(&id),
-        o => Err(unexpected(&o)),
-    }
+    })?)
 }

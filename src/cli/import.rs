@@ -4,8 +4,9 @@
 
 use anyhow::{Result, bail};
 
-use super::{Ctx, ImportFormat, out, to_json, unexpected};
-use crate::commands::{Action, Outcome, Progress};
+use super::{Ctx, ImportFormat, out, to_json};
+use crate::commands::Progress;
+use crate::commands::import::ImportFiles;
 use crate::import::FileOutcome;
 
 #[derive(clap::Args)]
@@ -40,14 +41,11 @@ pub(super) fn import_paths(
     format: Option<crate::formats::Format>,
     json: bool,
 ) -> Result<()> {
-    let action = Action::Import { paths, format };
-    let outcomes = match if json {
-        ctx.run(action)?
+    let command = ImportFiles { paths, format };
+    let outcomes = if json {
+        ctx.exec(command)?
     } else {
-        ctx.run_with(action, &Files)?
-    } {
-        Outcome::Imported(o) => o,
-        o => return Err(unexpected(&o)),
+        ctx.exec_with(command, &Files)?
     };
     if json {
         to_json(&outcomes)?;

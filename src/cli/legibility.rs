@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 use anyhow::{Result, anyhow};
 
-use super::{Ctx, Profile, out, to_json, unexpected};
+use super::{Ctx, Profile, out, to_json};
 use crate::commands::densities::MeasureDensities;
-use crate::commands::{Action, Outcome, Progress, RenderInput};
+use crate::commands::legibility::ReadBack;
+use crate::commands::{Progress, RenderInput};
 use crate::legibility::Reader;
 use crate::render::shape::{SHAPES, by_name, names};
 
@@ -95,8 +96,8 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     } else {
         None
     };
-    let results = match ctx.run_with(
-        Action::Legibility {
+    let results = ctx.exec_with(
+        ReadBack {
             input,
             profile: a.profile.unwrap_or(Profile::ClaudeHires).profile(),
             shapes,
@@ -106,10 +107,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             confirmed: a.yes,
         },
         &Shapes,
-    )? {
-        Outcome::Legibility(r) => r,
-        o => return Err(unexpected(&o)),
-    };
+    )?;
     if a.json {
         return to_json(&serde_json::json!({ "results": results }));
     }

@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out, to_json, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out, to_json};
+use crate::commands::list::ListConversations;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -12,10 +12,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    let convs = match ctx.run(Action::List)? {
-        Outcome::Conversations(c) => c,
-        o => return Err(unexpected(&o)),
-    };
+    let convs = ctx.exec(ListConversations)?;
     if a.json {
         return to_json(&convs);
     }

@@ -4,8 +4,8 @@
 use anyhow::Result;
 use serde_json::json;
 
-use super::{Ctx, print_json, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, print_json};
+use crate::commands::resume::{ResumeTrimmed, Resumption};
 use crate::store::Budget;
 
 #[derive(clap::Args)]
@@ -34,25 +34,23 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         (None, Some(t)) => Budget::Tokens(t),
         (None, None) => anyhow::bail!("give --max-messages N or --max-tokens N"),
     };
-    match ctx.run(Action::Resume {
+    let Resumption {
+        resumed: r,
+        wire,
+        repairs,
+        redacted,
+    } = ctx.exec(ResumeTrimmed {
         conversation: a.conv,
         budget,
         redact: !a.no_redact,
-    })? {
-        Outcome::Resumed {
-            resumed: r,
-            wire,
-            repairs,
-            redacted,
-        } => print_json(&json!({
-            "messages": wire,
-            "dropped_checkpoints": r.dropped_checkpoints,
-            "ids": r.messages.iter().map(|m| m.id.clone()).collect::<Vec<_>>(),
-            "trimmed": r.trimmed,
-            "incomplete_tail": r.incomplete_tail,
-            "repairs": repairs,
-            "redacted": redacted,
-        })),
-        o => Err(unexpected(&o)),
-    }
+    })?;
+    print_json(&json!({
+        "messages": wire,
+        "dropped_checkpoints": r.dropped_checkpoints,
+        "ids": r.messages.iter().map(|m| m.id.clone()).collect::<Vec<_>>(),
+        "trimmed": r.trimmed,
+        "incomplete_tail": r.incomplete_tail,
+        "repairs": repairs,
+        "redacted": redacted,
+    }))
 }

@@ -3,8 +3,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out};
+use crate::commands::rewind::RewindTo;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -15,12 +15,9 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    match ctx.run(Action::Rewind {
+    out(&ctx.exec(RewindTo {
         conversation: a.conv,
         label: a.label,
         digest: a.digest,
-    })? {
-        Outcome::Rewound { digest } => out(&digest),
-        o => Err(unexpected(&o)),
-    }
+    })?)
 }

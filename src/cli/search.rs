@@ -3,8 +3,8 @@
 
 use anyhow::{Result, anyhow};
 
-use super::{Ctx, out, to_json, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out, to_json};
+use crate::commands::search::SearchStore;
 use crate::store::SearchQuery;
 
 #[derive(clap::Args)]
@@ -56,7 +56,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         }
         .to_string()
     });
-    let r = match ctx.run(Action::Search(SearchQuery {
+    let r = ctx.exec(SearchStore(SearchQuery {
         text: a.query,
         conversation: a.conversation,
         role,
@@ -64,10 +64,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         errors: a.errors,
         since,
         limit: a.limit,
-    }))? {
-        Outcome::Searched(r) => r,
-        o => return Err(unexpected(&o)),
-    };
+    }))?;
     if a.json {
         return to_json(&r);
     }

@@ -5,8 +5,9 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::{Ctx, ProviderKind, out, to_json, unexpected};
-use crate::commands::{Action, Outcome, Progress};
+use super::{Ctx, ProviderKind, out, to_json};
+use crate::commands::Progress;
+use crate::commands::send::SendPrompt;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -40,19 +41,16 @@ impl Progress for Stream {
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     let provider = crate::config::provider(ctx.settings()?, a.provider.map(|p| p.name()), a.model)?;
-    let action = Action::Send {
+    let command = SendPrompt {
         conversation: a.conv,
         text: a.text,
         provider,
         window: a.window,
     };
-    let sent = match if a.json {
-        ctx.run(action)?
+    let sent = if a.json {
+        ctx.exec(command)?
     } else {
-        ctx.run_with(action, &Stream)?
-    } {
-        Outcome::Sent(s) => s,
-        o => return Err(unexpected(&o)),
+        ctx.exec_with(command, &Stream)?
     };
     if a.json {
         return to_json(&sent);

@@ -3,8 +3,8 @@
 use anyhow::Result;
 use clap::ValueEnum;
 
-use super::{Ctx, out, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out};
+use crate::commands::shake::Shake;
 use crate::reclaim::{Applied, Strategy};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -22,14 +22,11 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    match ctx.run(Action::Shake {
+    show(&ctx.exec(Shake {
         conversation: a.conv,
         elide: a.what != What::Images,
         images: a.what != What::Elide,
-    })? {
-        Outcome::Shaken(done) => show(&done),
-        o => Err(unexpected(&o)),
-    }
+    })?)
 }
 
 /// What `/shake` did, as text.

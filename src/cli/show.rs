@@ -3,8 +3,8 @@
 use anyhow::Result;
 use serde_json::Value;
 
-use super::{Ctx, out, print_json, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out, print_json};
+use crate::commands::show::ShowPath;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,13 +20,11 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     if a.no_redact {
         super::keep_secrets();
     }
-    let (path, wire) = match ctx.run(Action::Show {
+    let shown = ctx.exec(ShowPath {
         conversation: a.conv,
         redact: !a.no_redact,
-    })? {
-        Outcome::Shown { path, wire, .. } => (path, wire),
-        o => return Err(unexpected(&o)),
-    };
+    })?;
+    let (path, wire) = (shown.path, shown.wire);
     if a.json {
         return print_json(&Value::Array(wire));
     }

@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out_text, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out_text};
+use crate::commands::tree_text::TreeText;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -11,10 +11,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    match ctx.run(Action::Tree {
+    out_text(&ctx.exec(TreeText {
         conversation: a.conv,
-    })? {
-        Outcome::Text(t) => out_text(&t),
-        o => Err(unexpected(&o)),
-    }
+    })?)
 }

@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, out, unexpected};
-use crate::commands::{Action, Outcome};
+use super::{Ctx, out};
+use crate::commands::undo::UndoLast;
 use crate::store::Operation;
 
 #[derive(clap::Args)]
@@ -12,12 +12,9 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
-    match ctx.run(Action::Undo {
+    show(&ctx.exec(UndoLast {
         conversation: a.conv,
-    })? {
-        Outcome::Undone(op) => show(&op),
-        o => Err(unexpected(&o)),
-    }
+    })?)
 }
 
 /// What was undone, as text.

@@ -26,7 +26,7 @@ impl Command for MeasureDensities {
 
     fn run(self, env: Env<'_>) -> Result<Densities, CommandError> {
         let (view, policy, sources) =
-            super::context::snapshot_middle(env.store, env.settings, &self.conversation)?;
+            super::sources::snapshot_middle(env.store, env.settings, &self.conversation)?;
         let profile = self.profile.unwrap_or(policy.profile);
         Ok(Densities {
             conversation: view.conversation,

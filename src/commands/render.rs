@@ -22,7 +22,7 @@ impl Command for RenderPages {
     type Output = Pages;
 
     fn run(self, env: Env<'_>) -> Result<Pages, CommandError> {
-        let sources = super::context::sources_of(env.store, self.input, self.redact)?;
+        let sources = super::sources::sources_of(env.store, self.input, self.redact)?;
         let rendered = crate::render::render(&sources, &self.options)?;
         Ok(Pages { rendered, sources })
     }

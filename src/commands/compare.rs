@@ -1,0 +1,68 @@
+//! `compare`: every strategy side by side against a budget (default: the policy's target), each priced by the
+//! conversation's model.
+
+use super::{Command, CommandError, Env, policy_for};
+use crate::reclaim::compare::{Pricing, StrategyRow, compare_priced};
+use crate::reclaim::{PathView, Policy, Settings};
+use crate::render::Profile;
+use crate::store::Store;
+
+/// Compares the strategies on a conversation.
+#[derive(Debug, Clone)]
+pub struct CompareStrategies {
+    pub conversation: String,
+    pub budget: Option<u64>,
+    pub profile: Option<&'static Profile>,
+}
+
+/// The strategies compared, and what against.
+pub struct Comparison {
+    pub conversation: String,
+    pub budget: u64,
+    pub policy: Policy,
+    pub rows: Vec<StrategyRow>,
+}
+
+impl Command for CompareStrategies {
+    type Output = Comparison;
+
+    fn run(self, env: Env<'_>) -> Result<Comparison, CommandError> {
+        compare(
+            env.store,
+            env.settings,
+            &self.conversation,
+            self.budget,
+            self.profile,
+        )
+    }
+
+    fn conversation(&self) -> Option<&str> {
+        Some(&self.conversation)
+    }
+}
+
+fn compare(
+    store: &mut Store,
+    settings: &Settings,
+    conversation: &str,
+    budget: Option<u64>,
+    profile: Option<&'static Profile>,
+) -> Result<Comparison, CommandError> {
+    let view = PathView::load(store, conversation, None)?;
+    let mut policy = policy_for(store, settings, &view, None, None)?;
+    if let Some(p) = profile {
+        policy.profile = p;
+    }
+    let budget = budget.unwrap_or_else(|| policy.target_tokens());
+    let pricing = Pricing {
+        model: &policy.model,
+        prices: &settings.prices,
+    };
+    let rows = compare_priced(&view, budget, &policy.rung_options(budget), &pricing);
+    Ok(Comparison {
+        conversation: view.conversation,
+        budget,
+        policy,
+        rows,
+    })
+}

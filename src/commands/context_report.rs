@@ -1,0 +1,47 @@
+//! `context` (`/context`): what the model would be sent now, by kind, against its window, the one estimator's
+//! figure beside what the provider last measured, and what each rung would take back.
+
+use super::{Command, CommandError, Env, policy_for};
+use crate::reclaim::replay::{Estimator, stored_fits};
+use crate::reclaim::report::{self, ContextReport};
+use crate::reclaim::{PathView, Settings};
+use crate::store::Store;
+
+/// The context report of a conversation.
+#[derive(Debug, Clone)]
+pub struct ContextOf {
+    pub conversation: String,
+    /// The model it is read for (the path's own when None).
+    pub model: Option<String>,
+}
+
+impl Command for ContextOf {
+    type Output = Box<ContextReport>;
+
+    fn run(self, env: Env<'_>) -> Result<Box<ContextReport>, CommandError> {
+        context(
+            env.store,
+            env.settings,
+            &self.conversation,
+            self.model.as_deref(),
+        )
+    }
+
+    fn conversation(&self) -> Option<&str> {
+        Some(&self.conversation)
+    }
+}
+
+fn context(
+    store: &mut Store,
+    settings: &Settings,
+    conversation: &str,
+    model: Option<&str>,
+) -> Result<Box<ContextReport>, CommandError> {
+    let view = PathView::load(store, conversation, None)?;
+    let policy = policy_for(store, settings, &view, model, None)?;
+    // counted the way the model counts (OpenAI's models with their public tokenizer)
+    let view = view.counted_by(Some(store), crate::models::tokenizer(&policy.model))?;
+    let est = Estimator::for_path(&stored_fits(store)?, Some(store), &view, &policy.model)?;
+    Ok(Box::new(report::report(&view, &policy, &est)))
+}

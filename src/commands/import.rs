@@ -1,0 +1,54 @@
+//! `import`: transcripts (files and folders, recursively), one transaction per file: a file already imported is
+//! reported as a duplicate, a refused one with its FILE:LINE, and nothing of it is written. Stops between files
+//! when cancelled.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+use super::{Command, CommandError, Env};
+use crate::formats::Format;
+use crate::import::FileOutcome;
+
+/// Imports transcripts.
+#[derive(Debug, Clone)]
+pub struct ImportFiles {
+    pub paths: Vec<PathBuf>,
+    /// The format, when not detected.
+    pub format: Option<Format>,
+}
+
+impl Command for ImportFiles {
+    /// What became of each file.
+    type Output = Vec<FileOutcome>;
+
+    fn run(self, env: Env<'_>) -> Result<Vec<FileOutcome>, CommandError> {
+        let Env {
+            store,
+            progress,
+            cancel,
+            ..
+        } = env;
+        for p in &self.paths {
+            if !p.exists() {
+                return Err(CommandError::Io {
+                    path: p.clone(),
+                    reason: "no such file or folder".into(),
+                });
+            }
+        }
+        let files = crate::import::collect(&self.paths).map_err(|e| CommandError::Io {
+            path: self.paths.first().cloned().unwrap_or_default(),
+            reason: format!("listing files: {e}"),
+        })?;
+        let mut out = Vec::with_capacity(files.len());
+        for (k, f) in files.iter().enumerate() {
+            if cancel.load(Ordering::Relaxed) {
+                break;
+            }
+            progress.step(k, files.len(), &f.display().to_string());
+            out.push(crate::import::import_file(store, f, self.format));
+        }
+        progress.step(out.len(), files.len(), "");
+        Ok(out)
+    }
+}

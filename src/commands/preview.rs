@@ -1,0 +1,59 @@
+//! The context one compared strategy would leave, as it would be sent (the comparison's preview).
+
+use super::{Command, CommandError, Env, policy_for};
+use crate::reclaim::assemble::materialize;
+use crate::reclaim::compare::{Candidate, after_of};
+use crate::reclaim::{PathView, SentMessage, Settings};
+use crate::store::Store;
+
+/// Previews a strategy on a conversation.
+#[derive(Debug, Clone)]
+pub struct PreviewStrategy {
+    pub conversation: String,
+    pub strategy: Candidate,
+    pub budget: Option<u64>,
+}
+
+/// The messages the strategy would send.
+pub struct StrategyPreview {
+    pub conversation: String,
+    pub strategy: Candidate,
+    pub sent: Vec<SentMessage>,
+}
+
+impl Command for PreviewStrategy {
+    type Output = StrategyPreview;
+
+    fn run(self, env: Env<'_>) -> Result<StrategyPreview, CommandError> {
+        preview(
+            env.store,
+            env.settings,
+            &self.conversation,
+            self.strategy,
+            self.budget,
+        )
+    }
+
+    fn conversation(&self) -> Option<&str> {
+        Some(&self.conversation)
+    }
+}
+
+fn preview(
+    store: &mut Store,
+    settings: &Settings,
+    conversation: &str,
+    strategy: Candidate,
+    budget: Option<u64>,
+) -> Result<StrategyPreview, CommandError> {
+    let view = PathView::load(store, conversation, None)?;
+    let policy = policy_for(store, settings, &view, None, None)?;
+    let budget = budget.unwrap_or_else(|| policy.target_tokens());
+    let (_, after, _, _) = after_of(&view, strategy, budget, &policy.rung_options(budget));
+    let sent = materialize(&view, &after, Some(store))?;
+    Ok(StrategyPreview {
+        conversation: view.conversation,
+        strategy,
+        sent,
+    })
+}
