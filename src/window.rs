@@ -1426,14 +1426,18 @@ mod tests {
         output.textures_delta.clear();
     }
 
-    #[test]
-    fn a_failed_background_job_is_shown_by_its_view_and_not_resubmitted() {
+    /// A window on a store holding the demo session (the folder lives as long as the first value).
+    fn demo_app() -> (tempfile::TempDir, Explorer, egui::Context) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
         let mut store = Store::open(&path).unwrap();
         crate::demo::install(&mut store).unwrap();
-        let mut app = Explorer::new(path);
-        let ctx = egui::Context::default();
+        (dir, Explorer::new(path), egui::Context::default())
+    }
+
+    #[test]
+    fn a_failed_background_job_is_shown_by_its_view_and_not_resubmitted() {
+        let (_dir, mut app, ctx) = demo_app();
         app.view = View::Snapshots;
         frame(&mut app, &ctx);
         assert_eq!(app.worker.running.len(), 1, "the panel asked for its pages");
@@ -1464,12 +1468,7 @@ mod tests {
 
     #[test]
     fn a_panels_job_answers_that_panel_as_its_commands_own_type() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.db");
-        let mut store = Store::open(&path).unwrap();
-        crate::demo::install(&mut store).unwrap();
-        let mut app = Explorer::new(path);
-        let ctx = egui::Context::default();
+        let (_dir, mut app, ctx) = demo_app();
         app.view = View::Models;
         frame(&mut app, &ctx);
         assert_eq!(
