@@ -526,12 +526,17 @@ pub trait Command {
     fn conversation(&self) -> Option<&str> {
         None
     }
+    /// What it is doing, for a status line while it runs.
+    fn doing(&self) -> String {
+        "working".into()
+    }
 }
 
 /// A command with its output type erased, for a shell that sends commands across a thread (the window's worker):
 /// every command that is `Clone + Debug + Send` is one.
 pub trait Job: Send + std::fmt::Debug {
     fn conversation(&self) -> Option<&str>;
+    fn doing(&self) -> String;
     fn run_job(self: Box<Self>, env: Env<'_>) -> Result<Answer, CommandError>;
     fn clone_job(&self) -> Box<dyn Job>;
 }
@@ -543,6 +548,10 @@ where
 {
     fn conversation(&self) -> Option<&str> {
         Command::conversation(self)
+    }
+
+    fn doing(&self) -> String {
+        Command::doing(self)
     }
 
     fn run_job(self: Box<Self>, env: Env<'_>) -> Result<Answer, CommandError> {
@@ -568,6 +577,11 @@ impl Answer {
     /// The answer as `T`, or itself when it is another command's.
     pub fn take<T: Send + Sync + 'static>(self) -> Result<std::sync::Arc<T>, Answer> {
         self.0.downcast::<T>().map_err(Answer)
+    }
+
+    /// The answer as an owned `T` (moved out when this is its only holder, else copied), or itself.
+    pub fn take_owned<T: Clone + Send + Sync + 'static>(self) -> Result<T, Answer> {
+        self.take::<T>().map(std::sync::Arc::unwrap_or_clone)
     }
 }
 

@@ -412,15 +412,10 @@ impl Explorer {
             | Action::Checkpoint { .. }
             | Action::Rewind { .. }
             | Action::Undo { .. } => return self.run_now(action),
-            Action::Context { .. } => For::Context,
             Action::Compare { .. } => For::Compare,
             Action::Preview { .. } => For::Preview,
             Action::SnapshotPreview { .. } => For::Snapshots,
             Action::Find { .. } => For::Find,
-            Action::Search(_) => For::Search,
-            Action::Stats { .. } | Action::CacheStats { .. } => For::Stats,
-            Action::Timeline { .. } => For::Timeline,
-            Action::Diff { .. } => For::Diff,
             Action::Legibility { .. } => For::ReadBack,
             // a job comes from the open tab's panel, and its answer goes back there
             Action::Job(_) => For::Panel(self.view),
@@ -588,9 +583,7 @@ impl Explorer {
             For::Snapshots
                 | For::Compare
                 | For::Preview
-                | For::Context
                 | For::Find
-                | For::Timeline
                 | For::ReadBack
                 | For::Panel(_)
         );

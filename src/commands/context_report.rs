@@ -30,6 +30,10 @@ impl Command for ContextOf {
     fn conversation(&self) -> Option<&str> {
         Some(&self.conversation)
     }
+
+    fn doing(&self) -> String {
+        "estimating the context".into()
+    }
 }
 
 fn context(

@@ -21,4 +21,8 @@ impl Command for DiffPaths {
             &env.settings.prices,
         )?))
     }
+
+    fn doing(&self) -> String {
+        "comparing the two paths".into()
+    }
 }

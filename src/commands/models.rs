@@ -39,4 +39,8 @@ impl Command for ListModels {
             &fitted,
         ))
     }
+
+    fn doing(&self) -> String {
+        "reading the models".into()
+    }
 }

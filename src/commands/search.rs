@@ -15,4 +15,8 @@ impl Command for SearchStore {
     fn run(self, env: Env<'_>) -> Result<Results, CommandError> {
         Ok(crate::search::search(env.store, &self.0)?)
     }
+
+    fn doing(&self) -> String {
+        "searching every session".into()
+    }
 }

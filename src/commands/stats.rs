@@ -26,4 +26,8 @@ impl Command for UsageStats {
             crate::stats::stats(env.store, self.by, self.since, prices)?
         })
     }
+
+    fn doing(&self) -> String {
+        "adding up usage".into()
+    }
 }

@@ -29,6 +29,10 @@ impl Command for TimelineOf {
     fn conversation(&self) -> Option<&str> {
         Some(&self.conversation)
     }
+
+    fn doing(&self) -> String {
+        "estimating the context at each reply".into()
+    }
 }
 
 /// The context over time: each reply's prompt as measured and as estimated, the policy's lines, and where each

@@ -1,15 +1,16 @@
 //! The /context breakdown as drawn bars: what the model would see on the active path by kind, against the
 //! window, and what each rung of the reclaim ladder would take back now. The figures are the core's report
-//! ([`crate::commands::Action::Context`]), the same `cairn context` prints.
+//! ([`crate::commands::context_report::ContextOf`]), the same `cairn context` prints.
 
 use eframe::egui::{self, Align2, Color32, FontId, Rect, Sense, Vec2};
 
 use super::Session;
-use super::panel::{Ask, At, Panel, Shared, fail_into};
+use super::panel::{Ask, At, Panel, Shared, answer_of, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
 use crate::commands::Outcome;
+use crate::commands::context_report::ContextOf;
 use crate::reclaim::report::ContextReport;
 
 #[derive(Default)]
@@ -43,10 +44,10 @@ impl ContextPanel {
     fn show(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Action> {
         if self.report.wanted() {
             self.report = Remote::Pending;
-            return Some(Action::Context {
+            return Some(Action::job(ContextOf {
                 conversation: s.conv.id.clone(),
                 model: None,
-            });
+            }));
         }
         match self.report.ready() {
             Some((_, r)) => {
@@ -188,18 +189,22 @@ impl Panel for ContextPanel {
     }
 
     fn failed(&mut self, purpose: For, error: &str) -> bool {
-        fail_into(&mut self.report, purpose == For::Context, error)
+        fail_into(
+            &mut self.report,
+            purpose == For::Panel(super::View::Context),
+            error,
+        )
     }
 
     fn answered(&mut self, at: At<'_>, outcome: Outcome) -> Option<Outcome> {
-        match outcome {
-            Outcome::Context(r) => {
+        match answer_of::<Box<ContextReport>>(outcome) {
+            Ok(r) => {
                 if let Some(c) = at.conversation() {
                     self.report = Remote::Ready((c, *r));
                 }
                 None
             }
-            other => Some(other),
+            Err(other) => Some(*other),
         }
     }
 }

@@ -1,16 +1,17 @@
 //! Two attempts side by side: the open conversation's tip against another tip of its tree, a fork of it, or any
 //! other conversation. Both sides' totals on top, then the continuations after the divergence aligned row by row
 //! (one scroll for both), differing rows marked, and the text diff of a differing pair under it. The comparison
-//! is the core's ([`crate::commands::Action::Diff`]), the same `cairn diff` prints.
+//! is the core's ([`crate::commands::diff::DiffPaths`]), the same `cairn diff` prints.
 
 use eframe::egui::{self, Color32, RichText};
 
 use super::Session;
-use super::panel::{Ask, At, Panel, Shared, fail_into};
+use super::panel::{Ask, At, Panel, Shared, answer_of, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
 use crate::commands::Outcome;
+use crate::commands::diff::DiffPaths;
 use crate::diff::{Diff, Side};
 use crate::model::Conversation;
 
@@ -134,7 +135,7 @@ impl DiffPanel {
             .is_some_and(|(a, b, _)| *a != mine || *b != other);
         if ask || stale || self.data.wanted() {
             self.data = Remote::Pending;
-            return Some(Action::Diff { a: mine, b: other });
+            return Some(Action::job(DiffPaths { a: mine, b: other }));
         }
         let Some((_, _, d)) = self.data.ready() else {
             self.data.show_missing(ui, "Comparing…");
@@ -178,18 +179,22 @@ impl Panel for DiffPanel {
     }
 
     fn failed(&mut self, purpose: For, error: &str) -> bool {
-        fail_into(&mut self.data, purpose == For::Diff, error)
+        fail_into(
+            &mut self.data,
+            purpose == For::Panel(super::View::Diff),
+            error,
+        )
     }
 
     fn answered(&mut self, _at: At<'_>, outcome: Outcome) -> Option<Outcome> {
-        match outcome {
-            Outcome::Diffed(d) => {
+        match answer_of::<Box<Diff>>(outcome) {
+            Ok(d) => {
                 let a = d.a.tip.clone().unwrap_or_default();
                 let b = self.other.clone().unwrap_or_default();
                 self.data = Remote::Ready((a, b, *d));
                 None
             }
-            other => Some(other),
+            Err(other) => Some(*other),
         }
     }
 }

@@ -75,6 +75,16 @@ pub trait Panel {
     fn stale(&mut self) {}
 }
 
+/// The answer to a panel's job as its command's `T`, or the outcome given back (another's).
+pub fn answer_of<T: Clone + Send + Sync + 'static>(outcome: Outcome) -> Result<T, Box<Outcome>> {
+    match outcome {
+        Outcome::Answer(a) => a
+            .take_owned::<T>()
+            .map_err(|a| Box::new(Outcome::Answer(a))),
+        other => Err(Box::new(other)),
+    }
+}
+
 /// Shows a failed request in the slot its answer would fill, when the request was `mine`; whether it was.
 pub fn fail_into<T>(slot: &mut Remote<T>, mine: bool, error: &str) -> bool {
     if mine {

@@ -1,15 +1,16 @@
 //! Search over the whole store (Ctrl+Shift+F): a query in FTS5's language, filters, and the hits as a virtualised
 //! list (each with its conversation, role, branch, time and a snippet with the match marked). Choosing a hit opens
 //! its conversation with the message selected in the tree and shown in the transcript. The results are the core's
-//! ([`crate::commands::Action::Search`]), the same `cairn search` prints.
+//! ([`crate::commands::search::SearchStore`]), the same `cairn search` prints.
 
 use eframe::egui::{self, Color32, RichText, text::LayoutJob};
 
-use super::panel::{Ask, At, Panel, Shared, fail_into};
+use super::panel::{Ask, At, Panel, Shared, answer_of, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
 use crate::commands::Outcome;
+use crate::commands::search::SearchStore;
 use crate::search::{MARK_CLOSE, MARK_OPEN, Results};
 use crate::store::SearchQuery;
 
@@ -102,7 +103,7 @@ impl SearchPanel {
         {
             self.asked = Some(q.clone());
             self.results = Remote::Pending;
-            return Ask::run(Action::Search(q));
+            return Ask::run(Action::job(SearchStore(q)));
         }
         if q.text.is_empty() {
             ui.label(
@@ -182,16 +183,20 @@ impl Panel for SearchPanel {
     }
 
     fn failed(&mut self, purpose: For, error: &str) -> bool {
-        fail_into(&mut self.results, purpose == For::Search, error)
+        fail_into(
+            &mut self.results,
+            purpose == For::Panel(super::View::Search),
+            error,
+        )
     }
 
     fn answered(&mut self, _at: At<'_>, outcome: Outcome) -> Option<Outcome> {
-        match outcome {
-            Outcome::Searched(r) => {
+        match answer_of::<Results>(outcome) {
+            Ok(r) => {
                 self.results = Remote::Ready(r);
                 None
             }
-            other => Some(other),
+            Err(other) => Some(*other),
         }
     }
 

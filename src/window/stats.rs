@@ -1,15 +1,16 @@
 //! Usage across the whole store: tokens and cost per day as a chart, the table by model or project, the tools
 //! (calls, error rate, output), and the costliest sessions (click one to open it). The figures are the core's
-//! ([`crate::commands::Action::Stats`]), the same `cairn stats` prints; the table can be copied as CSV.
+//! ([`crate::commands::stats::UsageStats`]), the same `cairn stats` prints; the table can be copied as CSV.
 
 use eframe::egui::{self, RichText};
 use egui_plot::{Bar, BarChart, Legend, Plot};
 
-use super::panel::{Ask, At, Panel, Shared};
+use super::panel::{Ask, At, Panel, Shared, answer_of};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
 use crate::commands::Outcome;
+use crate::commands::stats::UsageStats;
 use crate::stats::Stats;
 use crate::store::By;
 
@@ -64,7 +65,11 @@ impl StatsPanel {
 
     fn ask(&mut self, by: By) -> Option<Ask> {
         self.waiting = Some(by);
-        Ask::run(Action::Stats { by, since: None })
+        Ask::run(Action::job(UsageStats {
+            by,
+            since: None,
+            cache: false,
+        }))
     }
 
     fn show(&mut self, ui: &mut egui::Ui) -> Option<Ask> {
@@ -290,7 +295,7 @@ impl Panel for StatsPanel {
     }
 
     fn failed(&mut self, purpose: For, error: &str) -> bool {
-        let mine = purpose == For::Stats;
+        let mine = purpose == For::Panel(super::View::Stats);
         if mine {
             StatsPanel::failed(self, error.to_string());
         }
@@ -298,12 +303,12 @@ impl Panel for StatsPanel {
     }
 
     fn answered(&mut self, _at: At<'_>, outcome: Outcome) -> Option<Outcome> {
-        match outcome {
-            Outcome::Stats(st) => {
+        match answer_of::<Stats>(outcome) {
+            Ok(st) => {
                 self.set(st);
                 None
             }
-            other => Some(other),
+            Err(other) => Some(*other),
         }
     }
 

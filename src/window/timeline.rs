@@ -3,17 +3,18 @@
 //! compaction threshold as lines, every compaction marked, each prompt-cache miss a diamond coloured by its cause,
 //! tool errors as red ticks. Clicking a point selects that
 //! reply in the tree and the transcript. The data is the core's
-//! ([`crate::commands::Action::Timeline`]), the same `cairn context --over-time` prints.
+//! ([`crate::commands::timeline::TimelineOf`]), the same `cairn context --over-time` prints.
 
 use eframe::egui::{self, Color32};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points, VLine};
 
 use super::Session;
-use super::panel::{Ask, At, Panel, Shared, fail_into};
+use super::panel::{Ask, At, Panel, Shared, answer_of, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::Action;
 use crate::commands::Outcome;
+use crate::commands::timeline::TimelineOf;
 use crate::reclaim::timeline::Timeline;
 
 #[derive(Default)]
@@ -38,10 +39,10 @@ impl TimelinePanel {
     fn show(&mut self, ui: &mut egui::Ui, s: &Session) -> Option<Ask> {
         if self.data.wanted() {
             self.data = Remote::Pending;
-            return Ask::run(Action::Timeline {
+            return Ask::run(Action::job(TimelineOf {
                 conversation: s.conv.id.clone(),
                 model: None,
-            });
+            }));
         }
         let Some((_, t)) = self.data.ready() else {
             self.data
@@ -158,18 +159,22 @@ impl Panel for TimelinePanel {
     }
 
     fn failed(&mut self, purpose: For, error: &str) -> bool {
-        fail_into(&mut self.data, purpose == For::Timeline, error)
+        fail_into(
+            &mut self.data,
+            purpose == For::Panel(super::View::Timeline),
+            error,
+        )
     }
 
     fn answered(&mut self, at: At<'_>, outcome: Outcome) -> Option<Outcome> {
-        match outcome {
-            Outcome::Timeline(t) => {
+        match answer_of::<Timeline>(outcome) {
+            Ok(t) => {
                 if let Some(c) = at.conversation() {
                     self.data = Remote::Ready((c, t));
                 }
                 None
             }
-            other => Some(other),
+            Err(other) => Some(*other),
         }
     }
 }
