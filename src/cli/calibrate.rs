@@ -24,7 +24,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     for c in models {
         match &c.fit {
             Some(f) => out(&format!(
-                "{:<12} {:<28} {:>5} replies in {:>3} sessions  median abs error {:>6.1}% -> {:>5.1}%  (scale {:.3}, mean overhead {:.0})",
+                "{:<12} {:<28} {:>5} replies in {:>3} sessions  median abs error {:>6.1}% -> {:>5.1}%  (scale {:.3}{}, mean overhead {:.0})",
                 c.harness,
                 c.model,
                 c.samples,
@@ -32,6 +32,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
                 c.error_before,
                 c.error_after,
                 f.scale,
+                crate::reclaim::parts::describe(&f.scales()),
                 f.overhead
             ))?,
             None => out(&format!(

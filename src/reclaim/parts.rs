@@ -136,27 +136,56 @@ const MIN_VALIDATED: usize = 6;
 
 /// One session's scales per kind ([`kind_scales`]), the prior's weight chosen on the session itself: fitted on
 /// its first two thirds with each of [`PRIOR_WEIGHTS`], the weight whose from-scratch estimates of the last third
-/// err least (relative, summed) is used to fit the whole.
+/// (the overhead from the session's first reply) err least is used to fit the whole.
 pub fn session_kind_scales(s: &[(Parts, u64)], prior: &Scales) -> Scales {
-    let weight = if s.len() < MIN_VALIDATED {
-        PRIOR_WEIGHTS[PRIOR_WEIGHTS.len() - 1]
-    } else {
-        let (train, test) = s.split_at(s.len() * 2 / 3);
-        let err = |w: f64| -> f64 {
-            let k = kind_scales(&[train], prior, w);
-            let (p0, y0) = train[0];
-            let overhead = y0 as f64 - p0.scaled(&k);
-            test.iter()
-                .map(|(p, y)| ((overhead + p.scaled(&k)) - *y as f64).abs() / (*y).max(1) as f64)
-                .sum()
-        };
-        PRIOR_WEIGHTS
-            .into_iter()
-            .map(|w| (w, err(w)))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map_or(PRIOR_WEIGHT, |(w, _)| w)
-    };
+    if s.len() < MIN_VALIDATED {
+        return kind_scales(&[s], prior, PRIOR_WEIGHTS[PRIOR_WEIGHTS.len() - 1]);
+    }
+    let (train, test) = s.split_at(s.len() * 2 / 3);
+    let weight = best_weight(s[0], test, |w| kind_scales(&[train], prior, w));
     kind_scales(&[s], prior, weight)
+}
+
+/// Scales per kind across sessions, the prior's weight chosen the same way: with one session, on that session
+/// ([`session_kind_scales`]); with more, fitted on all but the one with the most replies, the weight whose
+/// from-scratch estimates of that one (the overhead from its own first reply) err least.
+pub fn sessions_kind_scales(sessions: &[Vec<(Parts, u64)>], prior: &Scales) -> Scales {
+    let filled: Vec<&Vec<(Parts, u64)>> = sessions.iter().filter(|s| !s.is_empty()).collect();
+    let Some((held, _)) = filled.iter().enumerate().max_by_key(|(_, s)| s.len()) else {
+        return *prior;
+    };
+    if filled.len() == 1 {
+        return session_kind_scales(filled[held], prior);
+    }
+    let test = filled[held];
+    if test.len() < 2 {
+        return kind_scales(&filled, prior, PRIOR_WEIGHTS[PRIOR_WEIGHTS.len() - 1]);
+    }
+    let train: Vec<&Vec<(Parts, u64)>> = filled
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| *k != held)
+        .map(|(_, s)| *s)
+        .collect();
+    let weight = best_weight(test[0], &test[1..], |w| kind_scales(&train, prior, w));
+    kind_scales(&filled, prior, weight)
+}
+
+/// Of [`PRIOR_WEIGHTS`], the one whose fit (`fit(weight)`) estimates `test` with least relative error summed, the
+/// overhead taken from `first` (a session's first measured reply) at that fit's scales.
+fn best_weight(first: (Parts, u64), test: &[(Parts, u64)], fit: impl Fn(f64) -> Scales) -> f64 {
+    let err = |w: f64| -> f64 {
+        let k = fit(w);
+        let overhead = first.1 as f64 - first.0.scaled(&k);
+        test.iter()
+            .map(|(p, y)| ((overhead + p.scaled(&k)) - *y as f64).abs() / (*y).max(1) as f64)
+            .sum()
+    };
+    PRIOR_WEIGHTS
+        .into_iter()
+        .map(|w| (w, err(w)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or(PRIOR_WEIGHT, |(w, _)| w)
 }
 
 /// One scale per kind from sessions of `(parts, measured)` pairs: least squares of measured against parts within
@@ -322,6 +351,28 @@ mod tests {
         // too few replies to choose: the heaviest prior
         let few = session(12_000, truth, &steps[..4]);
         assert_eq!(session_kind_scales(&few, &[0.9; KINDS]), [0.9; KINDS]);
+    }
+
+    #[test]
+    fn across_sessions_the_weight_is_chosen_on_the_session_held_out() {
+        let steps: Vec<[u64; KINDS]> = (0..45)
+            .map(|i| match (i / 5) % 3 {
+                0 => [2_000 + 10 * i, 100, 0, 0, 0],
+                1 => [50, 1_500 + 20 * i, 200, 0, 0],
+                _ => [20, 100, 2_500 + 30 * i, 0, 0],
+            })
+            .collect();
+        let truth = [1.0, 1.0, 0.7, 1.0, 1.0];
+        let a = session(12_000, truth, &steps);
+        let b = session(30_000, truth, &steps[..30]);
+        let s = sessions_kind_scales(&[a.clone(), b], &[0.9; KINDS]);
+        assert!((s[2] - 0.7).abs() < 0.05, "{s:?}");
+        // one session: chosen within it, as a session's own scales are
+        assert_eq!(
+            sessions_kind_scales(std::slice::from_ref(&a), &[0.9; KINDS]),
+            session_kind_scales(&a, &[0.9; KINDS])
+        );
+        assert_eq!(sessions_kind_scales(&[], &[0.9; KINDS]), [0.9; KINDS]);
     }
 
     #[test]

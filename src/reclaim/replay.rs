@@ -17,9 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::assemble::{ModelReader, is_prompt_head, layout_for};
-use super::parts::{
-    KINDS, PRIOR_WEIGHT, Parts, SCALE_RANGE, Scales, kind_scales, session_kind_scales,
-};
+use super::parts::{KINDS, Parts, SCALE_RANGE, Scales, session_kind_scales, sessions_kind_scales};
 use super::view::PathView;
 use crate::model::Role;
 use crate::models::default_scale;
@@ -176,10 +174,9 @@ pub fn fit(sessions: &[&[Sample]]) -> Option<Fit> {
         return None;
     }
     let scale = (sxy / sxx).clamp(SCALE_RANGE.0, SCALE_RANGE.1);
-    let kinds = kind_scales(
+    let kinds = sessions_kind_scales(
         &sessions.iter().map(|s| pairs(s.iter())).collect::<Vec<_>>(),
         &[scale; KINDS],
-        PRIOR_WEIGHT,
     );
     // the overhead at the kinds' scales: what each session measured over its scaled parts
     let overheads: Vec<f64> = sessions
