@@ -15,6 +15,20 @@
 //! Adding a command: its file here (the type, its `Output`, its `run`) and its `mod` line; its file in the CLI and
 //! the CLI's dispatch line; if the window shows it, one panel that sends it as a job.
 
+/// Routes the envelope's struct variants to their commands, one line each: `Variant { fields } => command type =>
+/// how its output becomes an [`Outcome`]`, the fields named once (moved from the action into the command); every
+/// other action goes to the last arm.
+macro_rules! route {
+    ($env:ident, $action:expr, {
+        $( $variant:ident { $($f:ident),* $(,)? } => $m:ident::$cmd:ident => $wrap:expr ),* $(,)?
+    }, $rest:ident => $other:expr) => {
+        match $action {
+            $( Action::$variant { $($f),* } => $m::$cmd { $($f),* }.run($env).map($wrap), )*
+            $rest => $other,
+        }
+    };
+}
+
 pub mod append;
 pub mod branch;
 pub mod cache;

@@ -6,90 +6,19 @@ use super::{cache, compare, context_report, legibility, preview, snapshot_previe
 
 /// Runs this file's actions.
 pub(super) fn run(env: Env<'_>, action: Action) -> Result<Outcome, CommandError> {
-    use Action as A;
-    match action {
-        A::Context {
-            conversation,
-            model,
-        } => context_report::ContextOf {
-            conversation,
-            model,
-        }
-        .run(env)
-        .map(Outcome::Context),
-        A::Compare {
-            conversation,
-            budget,
-            profile,
-        } => compare::CompareStrategies {
-            conversation,
-            budget,
-            profile,
-        }
-        .run(env)
-        .map(|c| Outcome::Compared {
-            conversation: c.conversation,
-            budget: c.budget,
-            policy: c.policy,
-            rows: c.rows,
-        }),
-        A::Preview {
-            conversation,
-            strategy,
-            budget,
-        } => preview::PreviewStrategy {
-            conversation,
-            strategy,
-            budget,
-        }
-        .run(env)
-        .map(|p| Outcome::Preview {
-            conversation: p.conversation,
-            strategy: p.strategy,
-            sent: p.sent,
-        }),
-        A::Timeline {
-            conversation,
-            model,
-        } => timeline::TimelineOf {
-            conversation,
-            model,
-        }
-        .run(env)
-        .map(Outcome::Timeline),
-        A::Cache { conversation, at } => cache::CacheOf { conversation, at }
-            .run(env)
-            .map(Outcome::Cache),
-        A::SnapshotPreview {
-            conversation,
-            profile,
-            shape,
-        } => snapshot_preview::PreviewSnapshot {
-            conversation,
-            profile,
-            shape,
-        }
-        .run(env)
-        .map(Outcome::SnapshotPreview),
-        A::Legibility {
-            input,
-            profile,
-            shapes,
-            readers,
-            script,
-            provider,
-            confirmed,
-        } => legibility::ReadBack {
-            input,
-            profile,
-            shapes,
-            readers,
-            script,
-            provider,
-            confirmed,
-        }
-        .run(env)
-        .map(Outcome::Legibility),
-        _ => Err(misrouted()),
-    }
+    route!(env, action, {
+        Context { conversation, model } => context_report::ContextOf => Outcome::Context,
+        Compare { conversation, budget, profile } => compare::CompareStrategies => |c: compare::Comparison| {
+            Outcome::Compared { conversation: c.conversation, budget: c.budget, policy: c.policy, rows: c.rows }
+        },
+        Preview { conversation, strategy, budget } => preview::PreviewStrategy => |p: preview::StrategyPreview| {
+            Outcome::Preview { conversation: p.conversation, strategy: p.strategy, sent: p.sent }
+        },
+        Timeline { conversation, model } => timeline::TimelineOf => Outcome::Timeline,
+        Cache { conversation, at } => cache::CacheOf => Outcome::Cache,
+        SnapshotPreview { conversation, profile, shape } => snapshot_preview::PreviewSnapshot
+            => Outcome::SnapshotPreview,
+        Legibility { input, profile, shapes, readers, script, provider, confirmed } => legibility::ReadBack
+            => Outcome::Legibility,
+    }, _other => Err(misrouted()))
 }

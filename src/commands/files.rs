@@ -6,46 +6,11 @@ use super::{continue_in, export, import};
 
 /// Runs this file's actions.
 pub(super) fn run(env: Env<'_>, action: Action) -> Result<Outcome, CommandError> {
-    use Action as A;
-    match action {
-        A::Import { paths, format } => import::ImportFiles { paths, format }
-            .run(env)
-            .map(Outcome::Imported),
-        A::Export {
-            conversation,
-            at,
-            format,
-            options,
-            out,
-        } => export::ExportPath {
-            conversation,
-            at,
-            format,
-            options,
-            out,
-        }
-        .run(env)
-        .map(|e| Outcome::Exported {
-            out: e.out,
-            exported: e.exported,
-        }),
-        A::Continue {
-            conversation,
-            at,
-            harness,
-            home,
-            cwd,
-            redact,
-        } => continue_in::ContinueIn {
-            conversation,
-            at,
-            harness,
-            home,
-            cwd,
-            redact,
-        }
-        .run(env)
-        .map(Outcome::Continued),
-        _ => Err(misrouted()),
-    }
+    route!(env, action, {
+        Import { paths, format } => import::ImportFiles => Outcome::Imported,
+        Export { conversation, at, format, options, out } => export::ExportPath => |e: export::ExportedTo| {
+            Outcome::Exported { out: e.out, exported: e.exported }
+        },
+        Continue { conversation, at, harness, home, cwd, redact } => continue_in::ContinueIn => Outcome::Continued,
+    }, _other => Err(misrouted()))
 }

@@ -6,66 +6,11 @@ use super::{compact, send, server_compact, shake};
 
 /// Runs this file's actions.
 pub(super) fn run(env: Env<'_>, action: Action) -> Result<Outcome, CommandError> {
-    use Action as A;
-    match action {
-        A::Compact {
-            conversation,
-            strategy,
-            force,
-            target,
-            protect,
-            instructions,
-            provider,
-            from,
-            to,
-        } => compact::Compact {
-            conversation,
-            strategy,
-            force,
-            target,
-            protect,
-            instructions,
-            provider,
-            from,
-            to,
-        }
-        .run(env)
-        .map(Outcome::Compacted),
-        A::Shake {
-            conversation,
-            elide,
-            images,
-        } => shake::Shake {
-            conversation,
-            elide,
-            images,
-        }
-        .run(env)
-        .map(Outcome::Shaken),
-        A::Send {
-            conversation,
-            text,
-            provider,
-            window,
-        } => send::SendPrompt {
-            conversation,
-            text,
-            provider,
-            window,
-        }
-        .run(env)
-        .map(Outcome::Sent),
-        A::ServerCompact {
-            conversation,
-            how,
-            provider,
-        } => server_compact::ServerCompact {
-            conversation,
-            how,
-            provider,
-        }
-        .run(env)
-        .map(Outcome::Compacted),
-        _ => Err(misrouted()),
-    }
+    route!(env, action, {
+        Compact { conversation, strategy, force, target, protect, instructions, provider, from, to } => compact::Compact
+            => Outcome::Compacted,
+        Shake { conversation, elide, images } => shake::Shake => Outcome::Shaken,
+        Send { conversation, text, provider, window } => send::SendPrompt => Outcome::Sent,
+        ServerCompact { conversation, how, provider } => server_compact::ServerCompact => Outcome::Compacted,
+    }, _other => Err(misrouted()))
 }

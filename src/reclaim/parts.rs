@@ -280,18 +280,23 @@ mod tests {
             .collect()
     }
 
+    /// 45 steps of a session that talks, calls tools and reads their results, `run` steps of each in turn.
+    fn turns(run: u64) -> Vec<[u64; KINDS]> {
+        (0..45)
+            .map(|i| match (i / run) % 3 {
+                0 => [2_000 + 10 * i, 100, 0, 0, 0],
+                1 => [50, 1_500 + 20 * i, 200, 0, 0],
+                _ => [20, 100, 2_500 + 30 * i, 0, 0],
+            })
+            .collect()
+    }
+
     #[test]
     fn each_kind_is_learned_from_how_the_measurements_grow() {
         // prose tokenises as estimated, tool results at 0.8 of the estimate, tool calls at 1.3
         let truth = [1.0, 1.3, 0.8, 1.0, 1.0];
         // a session that talks, then calls tools, then reads their results
-        let steps: Vec<[u64; KINDS]> = (0..45)
-            .map(|i| match i / 15 {
-                0 => [2_000 + 10 * i, 100, 0, 0, 0],
-                1 => [50, 1_500 + 20 * i, 200, 0, 0],
-                _ => [20, 100, 2_500 + 30 * i, 0, 0],
-            })
-            .collect();
+        let steps = turns(15);
         let a = session(20_000, truth, &steps);
         let b = session(9_000, truth, &steps[10..]);
         let s = kind_scales(&[&a, &b], &[1.0; KINDS], PRIOR_WEIGHTS[0]);
@@ -334,13 +339,7 @@ mod tests {
 
     #[test]
     fn a_session_learns_its_kinds_only_where_its_own_later_replies_say_they_help() {
-        let steps: Vec<[u64; KINDS]> = (0..45)
-            .map(|i| match (i / 5) % 3 {
-                0 => [2_000 + 10 * i, 100, 0, 0, 0],
-                1 => [50, 1_500 + 20 * i, 200, 0, 0],
-                _ => [20, 100, 2_500 + 30 * i, 0, 0],
-            })
-            .collect();
+        let steps = turns(5);
         // kinds that differ: learned (one overall scale would miss the tool results)
         let truth = [1.0, 1.0, 0.7, 1.0, 1.0];
         let s = session_kind_scales(&session(12_000, truth, &steps), &[0.9; KINDS]);
@@ -355,13 +354,7 @@ mod tests {
 
     #[test]
     fn across_sessions_the_weight_is_chosen_on_the_session_held_out() {
-        let steps: Vec<[u64; KINDS]> = (0..45)
-            .map(|i| match (i / 5) % 3 {
-                0 => [2_000 + 10 * i, 100, 0, 0, 0],
-                1 => [50, 1_500 + 20 * i, 200, 0, 0],
-                _ => [20, 100, 2_500 + 30 * i, 0, 0],
-            })
-            .collect();
+        let steps = turns(5);
         let truth = [1.0, 1.0, 0.7, 1.0, 1.0];
         let a = session(12_000, truth, &steps);
         let b = session(30_000, truth, &steps[..30]);
