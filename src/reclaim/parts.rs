@@ -142,7 +142,8 @@ pub fn session_kind_scales(s: &[(Parts, u64)], prior: &Scales) -> Scales {
         return kind_scales(&[s], prior, PRIOR_WEIGHTS[PRIOR_WEIGHTS.len() - 1]);
     }
     let (train, test) = s.split_at(s.len() * 2 / 3);
-    let weight = best_weight(s[0], test, |w| kind_scales(&[train], prior, w));
+    let fitted = Normal::of(&[train]);
+    let weight = best_weight(s[0], test, |w| fitted.solve(prior, w));
     kind_scales(&[s], prior, weight)
 }
 
@@ -167,7 +168,8 @@ pub fn sessions_kind_scales(sessions: &[Vec<(Parts, u64)>], prior: &Scales) -> S
         .filter(|(k, _)| *k != held)
         .map(|(_, s)| *s)
         .collect();
-    let weight = best_weight(test[0], &test[1..], |w| kind_scales(&train, prior, w));
+    let fitted = Normal::of(&train);
+    let weight = best_weight(test[0], &test[1..], |w| fitted.solve(prior, w));
     kind_scales(&filled, prior, weight)
 }
 
@@ -192,49 +194,74 @@ fn best_weight(first: (Parts, u64), test: &[(Parts, u64)], fit: impl Fn(f64) -> 
 /// each session (each has its own overhead, so only the spread inside a session counts), drawn toward `prior`
 /// (ridge, the prior weighing `weight` of the best-measured kind's spread), each clamped to [`SCALE_RANGE`].
 /// `prior` when the sessions show no spread.
-pub fn kind_scales<'a, S>(sessions: &[S], prior: &Scales, weight: f64) -> Scales
-where
-    S: AsRef<[(Parts, u64)]> + 'a,
-{
-    let mut xtx = [[0.0f64; KINDS]; KINDS];
-    let mut xty = [0.0f64; KINDS];
-    for s in sessions {
-        let s = s.as_ref();
-        if s.len() < 2 {
-            continue;
-        }
-        let k = s.len() as f64;
-        let mut mx = [0.0f64; KINDS];
-        let mut my = 0.0;
-        for (p, y) in s {
-            for (m, &v) in mx.iter_mut().zip(&p.0) {
-                *m += v as f64 / k;
+pub fn kind_scales<S: AsRef<[(Parts, u64)]>>(
+    sessions: &[S],
+    prior: &Scales,
+    weight: f64,
+) -> Scales {
+    Normal::of(sessions).solve(prior, weight)
+}
+
+/// The normal equations of measured against parts, each session centred on its own means (one pass over the
+/// samples; each weight's fit is then a 5×5 solve).
+struct Normal {
+    xtx: [[f64; KINDS]; KINDS],
+    xty: [f64; KINDS],
+}
+
+impl Normal {
+    fn of<S: AsRef<[(Parts, u64)]>>(sessions: &[S]) -> Normal {
+        let mut n = Normal {
+            xtx: [[0.0; KINDS]; KINDS],
+            xty: [0.0; KINDS],
+        };
+        for s in sessions {
+            let s = s.as_ref();
+            if s.len() < 2 {
+                continue;
             }
-            my += *y as f64 / k;
-        }
-        for (p, y) in s {
-            let dx: Vec<f64> = p.0.iter().zip(&mx).map(|(&v, m)| v as f64 - m).collect();
-            let dy = *y as f64 - my;
-            for j in 0..KINDS {
-                xty[j] += dx[j] * dy;
-                for l in 0..KINDS {
-                    xtx[j][l] += dx[j] * dx[l];
+            let k = s.len() as f64;
+            let mut mx = [0.0f64; KINDS];
+            let mut my = 0.0;
+            for (p, y) in s {
+                for (m, &v) in mx.iter_mut().zip(&p.0) {
+                    *m += v as f64 / k;
+                }
+                my += *y as f64 / k;
+            }
+            for (p, y) in s {
+                let mut dx = [0.0f64; KINDS];
+                for ((d, &v), m) in dx.iter_mut().zip(&p.0).zip(&mx) {
+                    *d = v as f64 - m;
+                }
+                let dy = *y as f64 - my;
+                for (j, &xj) in dx.iter().enumerate() {
+                    n.xty[j] += xj * dy;
+                    for (l, &xl) in dx.iter().enumerate() {
+                        n.xtx[j][l] += xj * xl;
+                    }
                 }
             }
         }
+        n
     }
-    let spread = (0..KINDS).map(|j| xtx[j][j]).fold(0.0, f64::max);
-    if spread <= 0.0 || weight.is_infinite() {
-        return *prior;
-    }
-    let lambda = weight * spread;
-    for j in 0..KINDS {
-        xtx[j][j] += lambda;
-        xty[j] += lambda * prior[j];
-    }
-    match solve(xtx, xty) {
-        Some(s) => s.map(|v| v.clamp(SCALE_RANGE.0, SCALE_RANGE.1)),
-        None => *prior,
+
+    /// The ridge solution toward `prior` at `weight` (see [`kind_scales`]).
+    fn solve(&self, prior: &Scales, weight: f64) -> Scales {
+        let spread = (0..KINDS).map(|j| self.xtx[j][j]).fold(0.0, f64::max);
+        if spread <= 0.0 || weight.is_infinite() {
+            return *prior;
+        }
+        let lambda = weight * spread;
+        let (mut a, mut b) = (self.xtx, self.xty);
+        for j in 0..KINDS {
+            a[j][j] += lambda;
+            b[j] += lambda * prior[j];
+        }
+        match solve(a, b) {
+            Some(s) => s.map(|v| v.clamp(SCALE_RANGE.0, SCALE_RANGE.1)),
+            None => *prior,
+        }
     }
 }
 
