@@ -1,7 +1,7 @@
 //! Importing files: walks the given paths, reads each transcript with [`crate::formats`], and writes each file's
 //! conversations in one transaction (all or nothing per file). A file already imported (same content hash) is
 //! reported, not duplicated; a session the store holds gets only what it lacks; a file that only grew since it was
-//! read is read from where that read stopped ([`tail`]).
+//! read is read from where that read stopped (`import/tail.rs`).
 
 mod tail;
 

@@ -2,7 +2,7 @@
 //! [`crate::commands::Action`] run by [`crate::commands::run`], the call the CLI makes: quick pointer moves
 //! (branch, checkpoint, rewind, undo: one short transaction each) on the UI thread, long work (import, export,
 //! fork, compaction, rendering, comparison, the context report, search) on a worker thread. Each panel is a
-//! struct that draws itself and returns the action it needs; its background result is a [`remote::Remote`] it
+//! struct that draws itself and returns the action it needs; its background result is a `Remote` it
 //! owns; the [`Explorer`] routes actions and results. The window reads heads and bodies through the store to
 //! draw the tree and the transcript; it never writes SQL.
 //!

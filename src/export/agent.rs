@@ -9,7 +9,7 @@
 //! Claude Code, images pruned, pages where only text is accepted), the file says what falls back, in
 //! [`AgentFile::notes`].
 //!
-//! One plan ([`plan`]) for the three writers (`agent/claude_code.rs`, `agent/pi.rs`, `agent/codex.rs`): each maps
+//! One plan (`plan`) for the three writers (`agent/claude_code.rs`, `agent/pi.rs`, `agent/codex.rs`): each maps
 //! the same items to its harness's records, and reading the file back gives the same messages, usage and
 //! compactions (the round-trip tests).
 

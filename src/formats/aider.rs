@@ -10,7 +10,7 @@
 //! The file is what was said, not what was sent: the reader places harness markers where Aider's own rules changed
 //! what the model saw. A run after the first, and `/clear` or `/reset`, keep nothing (a new Aider process starts
 //! with an empty chat); within a run, Aider summarises its chat once it passes the model's history budget
-//! ([`history`]), keeping the newest messages. What Aider also sends and the file never shows (its system prompt,
+//! (`aider/history.rs`), keeping the newest messages. What Aider also sends and the file never shows (its system prompt,
 //! the repository map, the files added to the chat) is the session's overhead.
 
 use std::path::Path;

@@ -1,5 +1,5 @@
 //! pi coding agent session JSONL, versions 1 (linear, no ids), 2 and 3 (an id/parentId tree), and format 4 (the
-//! same entries committed as transactions, read through [`format4`]); oh-my-pi's files too (a padded `title` line
+//! same entries committed as transactions, read through `format4`); oh-my-pi's files too (a padded `title` line
 //! before the header).
 //!
 //! Entries that are not messages (model and thinking-level changes, labels, session info, custom data) sit in the

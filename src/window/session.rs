@@ -27,7 +27,7 @@ pub struct Session {
     pub checkpoints: Vec<(Checkpoint, Option<usize>)>,
     pub layout: TreeLayout,
     /// Segments the user opened or folded, by the message that starts them (ids survive a reload). Others
-    /// follow [`Session::shown_in_full`].
+    /// follow `shown_in_full`.
     pub expanded: HashSet<String>,
     pub folded: HashSet<String>,
     pub selected: Option<usize>,
