@@ -3,9 +3,8 @@
 
 use super::{Command, CommandError, Env, policy_for};
 use crate::reclaim::compare::{Pricing, StrategyRow, compare_priced};
-use crate::reclaim::{PathView, Policy, Settings};
+use crate::reclaim::{PathView, Policy};
 use crate::render::Profile;
-use crate::store::Store;
 
 /// Compares the strategies on a conversation.
 #[derive(Debug, Clone)]
@@ -27,42 +26,31 @@ impl Command for CompareStrategies {
     type Output = Comparison;
 
     fn run(self, env: Env<'_>) -> Result<Comparison, CommandError> {
-        compare(
-            env.store,
-            env.settings,
-            &self.conversation,
-            self.budget,
-            self.profile,
-        )
+        let Env {
+            store, settings, ..
+        } = env;
+        let conversation = self.conversation.as_str();
+        let (budget, profile) = (self.budget, self.profile);
+        let view = PathView::load(store, conversation, None)?;
+        let mut policy = policy_for(store, settings, &view, None, None)?;
+        if let Some(p) = profile {
+            policy.profile = p;
+        }
+        let budget = budget.unwrap_or_else(|| policy.target_tokens());
+        let pricing = Pricing {
+            model: &policy.model,
+            prices: &settings.prices,
+        };
+        let rows = compare_priced(&view, budget, &policy.rung_options(budget), &pricing);
+        Ok(Comparison {
+            conversation: view.conversation,
+            budget,
+            policy,
+            rows,
+        })
     }
 
     fn conversation(&self) -> Option<&str> {
         Some(&self.conversation)
     }
-}
-
-fn compare(
-    store: &mut Store,
-    settings: &Settings,
-    conversation: &str,
-    budget: Option<u64>,
-    profile: Option<&'static Profile>,
-) -> Result<Comparison, CommandError> {
-    let view = PathView::load(store, conversation, None)?;
-    let mut policy = policy_for(store, settings, &view, None, None)?;
-    if let Some(p) = profile {
-        policy.profile = p;
-    }
-    let budget = budget.unwrap_or_else(|| policy.target_tokens());
-    let pricing = Pricing {
-        model: &policy.model,
-        prices: &settings.prices,
-    };
-    let rows = compare_priced(&view, budget, &policy.rung_options(budget), &pricing);
-    Ok(Comparison {
-        conversation: view.conversation,
-        budget,
-        policy,
-        rows,
-    })
 }

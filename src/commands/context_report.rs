@@ -2,10 +2,9 @@
 //! figure beside what the provider last measured, and what each rung would take back.
 
 use super::{Command, CommandError, Env, policy_for};
+use crate::reclaim::PathView;
 use crate::reclaim::replay::{Estimator, stored_fits};
 use crate::reclaim::report::{self, ContextReport};
-use crate::reclaim::{PathView, Settings};
-use crate::store::Store;
 
 /// The context report of a conversation.
 #[derive(Debug, Clone)]
@@ -19,12 +18,17 @@ impl Command for ContextOf {
     type Output = Box<ContextReport>;
 
     fn run(self, env: Env<'_>) -> Result<Box<ContextReport>, CommandError> {
-        context(
-            env.store,
-            env.settings,
-            &self.conversation,
-            self.model.as_deref(),
-        )
+        let Env {
+            store, settings, ..
+        } = env;
+        let conversation = self.conversation.as_str();
+        let model = self.model.as_deref();
+        let view = PathView::load(store, conversation, None)?;
+        let policy = policy_for(store, settings, &view, model, None)?;
+        // counted the way the model counts (OpenAI's models with their public tokenizer)
+        let view = view.counted_by(Some(store), crate::models::tokenizer(&policy.model))?;
+        let est = Estimator::for_path(&stored_fits(store)?, Some(store), &view, &policy.model)?;
+        Ok(Box::new(report::report(&view, &policy, &est)))
     }
 
     fn conversation(&self) -> Option<&str> {
@@ -34,18 +38,4 @@ impl Command for ContextOf {
     fn doing(&self) -> String {
         "estimating the context".into()
     }
-}
-
-fn context(
-    store: &mut Store,
-    settings: &Settings,
-    conversation: &str,
-    model: Option<&str>,
-) -> Result<Box<ContextReport>, CommandError> {
-    let view = PathView::load(store, conversation, None)?;
-    let policy = policy_for(store, settings, &view, model, None)?;
-    // counted the way the model counts (OpenAI's models with their public tokenizer)
-    let view = view.counted_by(Some(store), crate::models::tokenizer(&policy.model))?;
-    let est = Estimator::for_path(&stored_fits(store)?, Some(store), &view, &policy.model)?;
-    Ok(Box::new(report::report(&view, &policy, &est)))
 }

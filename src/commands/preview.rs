@@ -3,8 +3,7 @@
 use super::{Command, CommandError, Env, policy_for};
 use crate::reclaim::assemble::materialize;
 use crate::reclaim::compare::{Candidate, after_of};
-use crate::reclaim::{PathView, SentMessage, Settings};
-use crate::store::Store;
+use crate::reclaim::{PathView, SentMessage};
 
 /// Previews a strategy on a conversation.
 #[derive(Debug, Clone)]
@@ -25,35 +24,24 @@ impl Command for PreviewStrategy {
     type Output = StrategyPreview;
 
     fn run(self, env: Env<'_>) -> Result<StrategyPreview, CommandError> {
-        preview(
-            env.store,
-            env.settings,
-            &self.conversation,
-            self.strategy,
-            self.budget,
-        )
+        let Env {
+            store, settings, ..
+        } = env;
+        let conversation = self.conversation.as_str();
+        let (strategy, budget) = (self.strategy, self.budget);
+        let view = PathView::load(store, conversation, None)?;
+        let policy = policy_for(store, settings, &view, None, None)?;
+        let budget = budget.unwrap_or_else(|| policy.target_tokens());
+        let (_, after, _, _) = after_of(&view, strategy, budget, &policy.rung_options(budget));
+        let sent = materialize(&view, &after, Some(store))?;
+        Ok(StrategyPreview {
+            conversation: view.conversation,
+            strategy,
+            sent,
+        })
     }
 
     fn conversation(&self) -> Option<&str> {
         Some(&self.conversation)
     }
-}
-
-fn preview(
-    store: &mut Store,
-    settings: &Settings,
-    conversation: &str,
-    strategy: Candidate,
-    budget: Option<u64>,
-) -> Result<StrategyPreview, CommandError> {
-    let view = PathView::load(store, conversation, None)?;
-    let policy = policy_for(store, settings, &view, None, None)?;
-    let budget = budget.unwrap_or_else(|| policy.target_tokens());
-    let (_, after, _, _) = after_of(&view, strategy, budget, &policy.rung_options(budget));
-    let sent = materialize(&view, &after, Some(store))?;
-    Ok(StrategyPreview {
-        conversation: view.conversation,
-        strategy,
-        sent,
-    })
 }

@@ -3,9 +3,7 @@
 //! page replaces.
 
 use super::{Command, CommandError, Env};
-use crate::reclaim::Settings;
 use crate::render::{self, Rendered, SourceText};
-use crate::store::Store;
 
 /// Previews a conversation's snapshot pages.
 #[derive(Debug, Clone)]
@@ -19,13 +17,33 @@ impl Command for PreviewSnapshot {
     type Output = Box<SnapshotPreview>;
 
     fn run(self, env: Env<'_>) -> Result<Box<SnapshotPreview>, CommandError> {
-        snapshot_preview(
-            env.store,
-            env.settings,
-            &self.conversation,
-            self.profile,
-            self.shape,
-        )
+        let Env {
+            store, settings, ..
+        } = env;
+        let conversation = self.conversation.as_str();
+        let (profile, shape) = (self.profile, self.shape);
+        let (view, policy, sources) =
+            super::sources::snapshot_middle(store, settings, conversation)?;
+        let default_shape = policy.page_shape();
+        let mut options = render::Options::new(profile.unwrap_or(policy.profile));
+        shape.unwrap_or(default_shape).apply(&mut options);
+        let rendered = render::render(&sources, &options)?;
+        let page_text_tokens = rendered
+            .manifest
+            .pages
+            .iter()
+            .map(|p| p.text_tokens(&sources))
+            .collect();
+        Ok(Box::new(SnapshotPreview {
+            conversation: view.conversation,
+            densities: render::shape::densities(&sources, options.profile),
+            page_text_tokens,
+            rendered,
+            sources,
+            options,
+            shape: shape.unwrap_or(default_shape),
+            default_shape,
+        }))
     }
 
     fn conversation(&self) -> Option<&str> {
@@ -48,34 +66,4 @@ pub struct SnapshotPreview {
     pub densities: Vec<render::shape::Density>,
     /// The text tokens each page replaces ([`render::PageMap::text_tokens`]).
     pub page_text_tokens: Vec<u64>,
-}
-
-fn snapshot_preview(
-    store: &mut Store,
-    settings: &Settings,
-    conversation: &str,
-    profile: Option<&'static render::Profile>,
-    shape: Option<&'static render::shape::PageShape>,
-) -> Result<Box<SnapshotPreview>, CommandError> {
-    let (view, policy, sources) = super::sources::snapshot_middle(store, settings, conversation)?;
-    let default_shape = policy.page_shape();
-    let mut options = render::Options::new(profile.unwrap_or(policy.profile));
-    shape.unwrap_or(default_shape).apply(&mut options);
-    let rendered = render::render(&sources, &options)?;
-    let page_text_tokens = rendered
-        .manifest
-        .pages
-        .iter()
-        .map(|p| p.text_tokens(&sources))
-        .collect();
-    Ok(Box::new(SnapshotPreview {
-        conversation: view.conversation,
-        densities: render::shape::densities(&sources, options.profile),
-        page_text_tokens,
-        rendered,
-        sources,
-        options,
-        shape: shape.unwrap_or(default_shape),
-        default_shape,
-    }))
 }

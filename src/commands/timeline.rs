@@ -2,9 +2,7 @@
 //! the policy's lines, the compactions, and where each request missed the prompt cache.
 
 use super::{Command, CommandError, Env, policy_for};
-use crate::reclaim::Settings;
 use crate::reclaim::timeline::Timeline;
-use crate::store::Store;
 
 /// The context of a conversation over time.
 #[derive(Debug, Clone)]
@@ -17,13 +15,34 @@ pub struct TimelineOf {
 impl Command for TimelineOf {
     type Output = Timeline;
 
+    /// The context over time: each reply's prompt as measured and as estimated, the policy's lines, and where each
+    /// request missed the prompt cache.
     fn run(self, env: Env<'_>) -> Result<Timeline, CommandError> {
-        timeline(
-            env.store,
-            env.settings,
-            &self.conversation,
-            self.model.as_deref(),
-        )
+        let Env {
+            store, settings, ..
+        } = env;
+        let conversation = self.conversation.as_str();
+        let model = self.model.as_deref();
+        let view = crate::reclaim::PathView::load(store, conversation, None)?;
+        let policy = policy_for(store, settings, &view, model, None)?;
+        let fits = crate::reclaim::replay::stored_fits(store)?;
+        let mut t = crate::reclaim::timeline::timeline(Some(store), &view, &policy, &fits)?;
+        // each reply's cache miss, on the point it hit
+        let cache =
+            crate::cache::on_heads(store, &view.conversation, &view.heads, &settings.prices)?;
+        let misses: std::collections::HashMap<&str, &crate::cache::ReplyCache> = cache
+            .replies
+            .iter()
+            .filter(|r| r.cause.is_some())
+            .map(|r| (r.message.as_str(), r))
+            .collect();
+        for p in &mut t.points {
+            if let Some(r) = misses.get(p.message.as_str()) {
+                p.cache_miss = r.cause;
+                p.cache_lost = r.cost.zip(r.cost_if_hit).map(|(a, b)| a - b);
+            }
+        }
+        Ok(t)
     }
 
     fn conversation(&self) -> Option<&str> {
@@ -33,33 +52,4 @@ impl Command for TimelineOf {
     fn doing(&self) -> String {
         "estimating the context at each reply".into()
     }
-}
-
-/// The context over time: each reply's prompt as measured and as estimated, the policy's lines, and where each
-/// request missed the prompt cache.
-fn timeline(
-    store: &mut Store,
-    settings: &Settings,
-    conversation: &str,
-    model: Option<&str>,
-) -> Result<Timeline, CommandError> {
-    let view = crate::reclaim::PathView::load(store, conversation, None)?;
-    let policy = policy_for(store, settings, &view, model, None)?;
-    let fits = crate::reclaim::replay::stored_fits(store)?;
-    let mut t = crate::reclaim::timeline::timeline(Some(store), &view, &policy, &fits)?;
-    // each reply's cache miss, on the point it hit
-    let cache = crate::cache::on_heads(store, &view.conversation, &view.heads, &settings.prices)?;
-    let misses: std::collections::HashMap<&str, &crate::cache::ReplyCache> = cache
-        .replies
-        .iter()
-        .filter(|r| r.cause.is_some())
-        .map(|r| (r.message.as_str(), r))
-        .collect();
-    for p in &mut t.points {
-        if let Some(r) = misses.get(p.message.as_str()) {
-            p.cache_miss = r.cause;
-            p.cache_lost = r.cost.zip(r.cost_if_hit).map(|(a, b)| a - b);
-        }
-    }
-    Ok(t)
 }

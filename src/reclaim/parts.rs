@@ -38,10 +38,6 @@ impl Parts {
         self.0.iter().sum()
     }
 
-    pub fn thinking(&self) -> u64 {
-        self.0[THINKING]
-    }
-
     /// Without `n` thinking tokens (a past turn's thinking a reader drops).
     pub fn without_thinking(mut self, n: u64) -> Parts {
         self.0[THINKING] = self.0[THINKING].saturating_sub(n);
@@ -188,6 +184,23 @@ fn best_weight(first: (Parts, u64), test: &[(Parts, u64)], fit: impl Fn(f64) -> 
         .map(|w| (w, err(w)))
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .map_or(PRIOR_WEIGHT, |(w, _)| w)
+}
+
+/// The one scale of the totals: the least-squares slope of measured against the parts' total within each session
+/// (each centred on its own means), clamped to [`SCALE_RANGE`]; None when the sessions show no spread.
+pub fn overall_slope<S: AsRef<[(Parts, u64)]>>(sessions: &[S]) -> Option<f64> {
+    let (mut sxx, mut sxy) = (0.0, 0.0);
+    for s in sessions.iter().map(AsRef::as_ref).filter(|s| !s.is_empty()) {
+        let k = s.len() as f64;
+        let mx = s.iter().map(|(p, _)| p.total() as f64).sum::<f64>() / k;
+        let my = s.iter().map(|(_, y)| *y as f64).sum::<f64>() / k;
+        for (p, y) in s {
+            let dx = p.total() as f64 - mx;
+            sxx += dx * dx;
+            sxy += dx * (*y as f64 - my);
+        }
+    }
+    (sxx > 0.0).then(|| (sxy / sxx).clamp(SCALE_RANGE.0, SCALE_RANGE.1))
 }
 
 /// One scale per kind from sessions of `(parts, measured)` pairs: least squares of measured against parts within
@@ -410,7 +423,7 @@ mod tests {
         let p = Parts::of_measure(&m);
         assert_eq!(p.total(), m.tokens());
         assert_eq!(p.0[1..], [20, 30, 40, 50]);
-        assert_eq!(p.without_thinking(60).thinking(), 0);
+        assert_eq!(p.without_thinking(60).0[THINKING], 0);
         assert_eq!(p.overall(&[1.0; KINDS]), 1.0);
     }
 }

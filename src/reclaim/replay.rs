@@ -17,7 +17,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::assemble::{ModelReader, is_prompt_head, layout_for};
-use super::parts::{KINDS, Parts, SCALE_RANGE, Scales, session_kind_scales, sessions_kind_scales};
+use super::parts::{
+    KINDS, Parts, Scales, overall_slope, session_kind_scales, sessions_kind_scales,
+};
 use super::view::PathView;
 use crate::model::Role;
 use crate::models::default_scale;
@@ -158,44 +160,30 @@ pub fn fit(sessions: &[&[Sample]]) -> Option<Fit> {
     if n < MIN_SAMPLES {
         return None;
     }
-    let (mut sxx, mut sxy) = (0.0, 0.0);
-    let mut means = Vec::new();
-    for s in sessions.iter().filter(|s| !s.is_empty()) {
-        let k = s.len() as f64;
-        let mx = s.iter().map(|x| x.assembled as f64).sum::<f64>() / k;
-        let my = s.iter().map(|x| x.measured as f64).sum::<f64>() / k;
-        for x in s.iter() {
-            sxx += (x.assembled as f64 - mx).powi(2);
-            sxy += (x.assembled as f64 - mx) * (x.measured as f64 - my);
-        }
-        means.push((mx, my));
-    }
-    if sxx <= 0.0 {
-        return None;
-    }
-    let scale = (sxy / sxx).clamp(SCALE_RANGE.0, SCALE_RANGE.1);
-    let kinds = sessions_kind_scales(
-        &sessions.iter().map(|s| pairs(s.iter())).collect::<Vec<_>>(),
-        &[scale; KINDS],
-    );
-    // the overhead at the kinds' scales: what each session measured over its scaled parts
-    let overheads: Vec<f64> = sessions
+    let ps: Vec<Vec<(Parts, u64)>> = sessions
         .iter()
         .filter(|s| !s.is_empty())
+        .map(|s| pairs(s.iter()))
+        .collect();
+    let scale = overall_slope(&ps)?;
+    let kinds = sessions_kind_scales(&ps, &[scale; KINDS]);
+    // the overhead at the kinds' scales: what each session measured over its scaled parts, averaged
+    let overhead = ps
+        .iter()
         .map(|s| {
             s.iter()
-                .map(|x| x.measured as f64 - x.parts.scaled(&kinds))
+                .map(|(p, y)| *y as f64 - p.scaled(&kinds))
                 .sum::<f64>()
                 / s.len() as f64
         })
-        .collect();
-    let overhead = overheads.iter().sum::<f64>() / means.len() as f64;
+        .sum::<f64>()
+        / ps.len() as f64;
     Some(Fit {
         scale,
         kinds: Some(kinds),
         overhead,
         samples: n,
-        sessions: means.len(),
+        sessions: ps.len(),
     })
 }
 
@@ -684,19 +672,11 @@ fn session_scales(samples: &[&Sample], n: usize, prior: &Scales) -> Scales {
     if before.len() < MIN_SESSION_SAMPLES {
         return *prior;
     }
-    let k = before.len() as f64;
-    let mx = before.iter().map(|s| s.assembled as f64).sum::<f64>() / k;
-    let my = before.iter().map(|s| s.measured as f64).sum::<f64>() / k;
-    let (mut sxx, mut sxy) = (0.0, 0.0);
-    for s in before {
-        sxx += (s.assembled as f64 - mx).powi(2);
-        sxy += (s.assembled as f64 - mx) * (s.measured as f64 - my);
+    let ps = pairs(before.iter().copied());
+    match overall_slope(&[&ps]) {
+        Some(one) => session_kind_scales(&ps, &[one; KINDS]),
+        None => *prior,
     }
-    if sxx <= 0.0 {
-        return *prior;
-    }
-    let one = (sxy / sxx).clamp(SCALE_RANGE.0, SCALE_RANGE.1);
-    session_kind_scales(&pairs(before.iter().copied()), &[one; KINDS])
 }
 
 /// Reply `n` of a session estimated from scratch with only what was measured before it: the session's scale so

@@ -5,12 +5,10 @@
 //! The panel sends the core's command ([`ListModels`]) as a job and takes its answer back as that command's own
 //! type: it needed no variant of the window's or the core's enums.
 
-use std::sync::Arc;
-
 use eframe::egui::{self, RichText};
 
 use super::View;
-use super::panel::{Ask, At, Panel, Shared, fail_into};
+use super::panel::{Ask, At, Panel, Shared, answer_of, fail_into};
 use super::remote::Remote;
 use super::worker::For;
 use crate::commands::models::ListModels;
@@ -19,7 +17,7 @@ use crate::models::Listing;
 
 #[derive(Default)]
 pub struct ModelsPanel {
-    pub rows: Remote<Arc<Vec<Listing>>>,
+    pub rows: Remote<Vec<Listing>>,
 }
 
 const COLUMNS: [&str; 11] = [
@@ -46,16 +44,15 @@ impl ModelsPanel {
             self.rows.show_missing(ui, "Reading the models…");
             return None;
         };
-        let rows = Arc::clone(rows);
-        ui.horizontal(|ui| {
-            ui.label(RichText::new(format!("{} model(s) seen", rows.len())).strong());
-            ui.weak(
-                "each figure's source in brackets: settings, catalog, measured, cairn, default",
-            );
-            if ui.button("Refresh").clicked() {
-                self.rows.reset();
-            }
-        });
+        let refresh = ui
+            .horizontal(|ui| {
+                ui.label(RichText::new(format!("{} model(s) seen", rows.len())).strong());
+                ui.weak(
+                    "each figure's source in brackets: settings, catalog, measured, cairn, default",
+                );
+                ui.button("Refresh").clicked()
+            })
+            .inner;
         egui::ScrollArea::both()
             .id_salt("models-scroll")
             .show(ui, |ui| {
@@ -68,12 +65,15 @@ impl ModelsPanel {
                             ui.label(RichText::new(h).strong());
                         }
                         ui.end_row();
-                        for r in rows.iter() {
+                        for r in rows {
                             row(ui, r);
                             ui.end_row();
                         }
                     });
             });
+        if refresh {
+            self.rows.reset();
+        }
         None
     }
 }
@@ -125,15 +125,12 @@ impl Panel for ModelsPanel {
     }
 
     fn answered(&mut self, _at: At<'_>, outcome: Outcome) -> Option<Outcome> {
-        match outcome {
-            Outcome::Answer(a) => match a.take::<Vec<Listing>>() {
-                Ok(rows) => {
-                    self.rows = Remote::Ready(rows);
-                    None
-                }
-                Err(a) => Some(Outcome::Answer(a)),
-            },
-            other => Some(other),
+        match answer_of::<Vec<Listing>>(outcome) {
+            Ok(rows) => {
+                self.rows = Remote::Ready(rows);
+                None
+            }
+            Err(other) => Some(*other),
         }
     }
 

@@ -264,7 +264,6 @@ fn label(a: &Action) -> String {
         ),
         Action::Compare { .. } => "comparing strategies".into(),
         Action::Preview { strategy, .. } => format!("previewing {strategy}"),
-        Action::Context { .. } => "estimating the context".into(),
         Action::Job(j) => j.doing(),
         Action::Find { query, .. } => format!("searching for {query:?}"),
         Action::Send { .. } => "sending".into(),
