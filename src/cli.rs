@@ -356,7 +356,7 @@ impl Ctx {
 
     /// Runs an action quietly.
     fn run(&mut self, action: Action) -> Result<Outcome> {
-        self.run_with(action, &crate::commands::Quiet)
+        self.exec(action)
     }
 
     /// Runs a command; its answer comes back as its own type.
@@ -376,19 +376,6 @@ impl Ctx {
             self.store()?,
             &settings,
             command,
-            progress,
-            &cancel,
-        )?)
-    }
-
-    /// Runs an action, reporting its progress.
-    fn run_with(&mut self, action: Action, progress: &dyn Progress) -> Result<Outcome> {
-        let settings = self.settings()?.clone();
-        let cancel = AtomicBool::new(false);
-        Ok(crate::commands::run(
-            self.store()?,
-            &settings,
-            action,
             progress,
             &cancel,
         )?)

@@ -461,8 +461,8 @@ pub struct Quiet;
 
 impl Progress for Quiet {}
 
-/// Runs an action against the store under the user's settings. `cancel` is checked between steps. Each file of
-/// this module runs its own actions; this only routes.
+/// Runs an action against the store under the user's settings. `cancel` is checked between steps. The envelope is
+/// itself a command ([`exec`]): it routes each action to its command's file.
 pub fn run(
     store: &mut Store,
     settings: &Settings,
@@ -470,62 +470,69 @@ pub fn run(
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<Outcome, CommandError> {
-    use Action as A;
-    let env = Env {
-        store,
-        settings,
-        progress,
-        cancel,
-    };
-    match action {
-        A::Job(j) => j.run_job(env).map(Outcome::Answer),
-        a @ (A::Append { .. }
-        | A::Branch { .. }
-        | A::Fork { .. }
-        | A::Checkpoint { .. }
-        | A::Rewind { .. }
-        | A::Undo { .. }
-        | A::Resume { .. }
-        | A::List
-        | A::Show { .. }
-        | A::Tree { .. }
-        | A::Check
-        | A::Find { .. }
-        | A::Search(_)) => tree::run(env, a),
-        a @ (A::Import { .. } | A::Export { .. } | A::Continue { .. }) => files::run(env, a),
-        a @ (A::Compact { .. } | A::Shake { .. } | A::Send { .. } | A::ServerCompact { .. }) => {
-            reclaim::run(env, a)
-        }
-        a @ (A::Context { .. }
-        | A::Compare { .. }
-        | A::Preview { .. }
-        | A::Timeline { .. }
-        | A::Cache { .. }
-        | A::SnapshotPreview { .. }
-        | A::Legibility { .. }) => context::run(env, a),
-        A::Replay { conversation } => replay::ReplayMeasured { conversation }
+    exec(store, settings, action, progress, cancel)
+}
+
+impl Command for Action {
+    type Output = Outcome;
+
+    fn run(self, env: Env<'_>) -> Result<Outcome, CommandError> {
+        use Action as A;
+        match self {
+            A::Job(j) => j.run_job(env).map(Outcome::Answer),
+            a @ (A::Append { .. }
+            | A::Branch { .. }
+            | A::Fork { .. }
+            | A::Checkpoint { .. }
+            | A::Rewind { .. }
+            | A::Undo { .. }
+            | A::Resume { .. }
+            | A::List
+            | A::Show { .. }
+            | A::Tree { .. }
+            | A::Check
+            | A::Find { .. }
+            | A::Search(_)) => tree::run(env, a),
+            a @ (A::Import { .. } | A::Export { .. } | A::Continue { .. }) => files::run(env, a),
+            a
+            @ (A::Compact { .. } | A::Shake { .. } | A::Send { .. } | A::ServerCompact { .. }) => {
+                reclaim::run(env, a)
+            }
+            a @ (A::Context { .. }
+            | A::Compare { .. }
+            | A::Preview { .. }
+            | A::Timeline { .. }
+            | A::Cache { .. }
+            | A::SnapshotPreview { .. }
+            | A::Legibility { .. }) => context::run(env, a),
+            A::Replay { conversation } => replay::ReplayMeasured { conversation }
+                .run(env)
+                .map(Outcome::Replayed),
+            A::Calibrate => calibrate::Calibrate.run(env).map(|c| Outcome::Calibrated {
+                models: c.models,
+                skipped: c.skipped,
+            }),
+            A::Diff { a, b } => diff::DiffPaths { a, b }.run(env).map(Outcome::Diffed),
+            A::Stats { by, since } => stats::UsageStats {
+                by,
+                since,
+                cache: false,
+            }
             .run(env)
-            .map(Outcome::Replayed),
-        A::Calibrate => calibrate::Calibrate.run(env).map(|c| Outcome::Calibrated {
-            models: c.models,
-            skipped: c.skipped,
-        }),
-        A::Diff { a, b } => diff::DiffPaths { a, b }.run(env).map(Outcome::Diffed),
-        A::Stats { by, since } => stats::UsageStats {
-            by,
-            since,
-            cache: false,
+            .map(Outcome::Stats),
+            A::CacheStats { by, since } => stats::UsageStats {
+                by,
+                since,
+                cache: true,
+            }
+            .run(env)
+            .map(Outcome::Stats),
+            A::Models => models::ListModels.run(env).map(Outcome::Models),
         }
-        .run(env)
-        .map(Outcome::Stats),
-        A::CacheStats { by, since } => stats::UsageStats {
-            by,
-            since,
-            cache: true,
-        }
-        .run(env)
-        .map(Outcome::Stats),
-        A::Models => models::ListModels.run(env).map(Outcome::Models),
+    }
+
+    fn conversation(&self) -> Option<&str> {
+        Action::conversation(self)
     }
 }
 
