@@ -186,8 +186,8 @@ pub fn discover_in(home: &Home) -> Vec<SessionFile> {
                     stack.push(p);
                 } else if md.is_file()
                     && is_session(*format, &p)
-                    // a spawned agent's rollout is imported with its parent's
-                    && !(*format == Format::Codex && crate::formats::codex::is_child_of_present_rollout(&p))
+                    // a spawned agent's rollout is imported with its parent's, a subagent with its session
+                    && crate::import::read_with(&p).is_none()
                 {
                     let modified = md
                         .modified()

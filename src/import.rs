@@ -42,9 +42,9 @@ fn lossy_path<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&p.to_string_lossy())
 }
 
-/// Files to import under `paths`: files as given; folders recursively (`.jsonl`, `.json` and SWE-agent `.traj` files, skipping
-/// subagent files whose session file is present, since they are imported with it: Claude Code's agent files and
-/// Codex rollouts of spawned agents beside their parent's, and `.meta.json` sidecars).
+/// Files to import under `paths`: files as given, except that a file another present file reads with it (a
+/// subagent, a sidecar: [`read_with`]) is replaced by that file; folders recursively (`.jsonl`, `.json` and
+/// SWE-agent `.traj` files, skipping the files read with another). Each file once, however often it was named.
 ///
 /// A folder is walked once per real folder: a symbolic link to a folder is followed only when it stays inside the
 /// folder being imported and leads somewhere not yet walked (so `..` links and loops end), and only regular files
@@ -83,9 +83,7 @@ pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
                         );
                     } else if meta.is_file()
                         && is_transcript_name(&e)
-                        && !is_subagent_of_present_session(&e)
-                        && !formats::codex::is_child_of_present_rollout(&e)
-                        && !is_sidecar_of_present_history(&e)
+                        && read_with(&e).is_none()
                         && !formats::opencode::storage::is_stored_piece(&e)
                     {
                         out.push(e);
@@ -95,17 +93,20 @@ pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
         } else if formats::opencode::db::is_db(p) {
             out.extend(formats::opencode::db::sessions(p).map_err(std::io::Error::other)?);
         } else {
-            out.push(p.clone());
+            // a file given by name is read whole: a subagent's or a sidecar's with the file that reads it
+            let mut file = p.clone();
+            let mut hops = 0;
+            while let Some(main) = read_with(&file).filter(|_| hops < 4) {
+                file = main;
+                hops += 1;
+            }
+            out.push(file);
         }
     }
+    // a file named twice (given, and found in a folder also given; or read with another given) is read once
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
     Ok(out)
-}
-
-/// A Cline task's `ui_messages.json` or `task_metadata.json`: read with the history beside it.
-fn is_sidecar_of_present_history(p: &Path) -> bool {
-    p.file_name()
-        .is_some_and(|n| formats::cline::SIDECARS.iter().any(|s| n == *s))
-        && p.with_file_name("api_conversation_history.json").is_file()
 }
 
 fn is_transcript_name(p: &Path) -> bool {
@@ -120,31 +121,45 @@ fn is_transcript_name(p: &Path) -> bool {
         && !name.ends_with(".meta.json")
 }
 
-/// A subagent file imported with its session: `<session>/subagents/agent-x.jsonl` with `<session>.jsonl` beside
-/// `<session>/` (Claude Code 2.1), or `agent-<8hex>.jsonl` beside `<sessionId>.jsonl` (2.0).
-fn is_subagent_of_present_session(p: &Path) -> bool {
+/// The file `p` is read with, when that file is present: a Claude Code subagent's session
+/// (`<session>/subagents/agent-x.jsonl` with `<session>.jsonl` beside `<session>/`, Claude Code 2.1; or
+/// `agent-<8hex>.jsonl` beside `<sessionId>.jsonl`, 2.0), a subagent's `.meta.json`'s transcript, a Cline task's
+/// `ui_messages.json` or `task_metadata.json`'s history, a spawned Codex agent's parent rollout. Importing `p`
+/// means importing that file, which reads `p` with it: so a session is never imported twice, once whole and once
+/// as its subagent on its own (a shell glob that names both).
+pub fn read_with(p: &Path) -> Option<PathBuf> {
+    let name = p.file_name()?.to_string_lossy().into_owned();
+    if let Some(stem) = name.strip_suffix(".meta.json") {
+        let transcript = p.with_file_name(format!("{stem}.jsonl"));
+        return transcript.is_file().then_some(transcript);
+    }
+    if formats::cline::SIDECARS.contains(&name.as_str()) {
+        let history = p.with_file_name("api_conversation_history.json");
+        return history.is_file().then_some(history);
+    }
+    if let Some(parent) = formats::codex::parent_rollout(p) {
+        return Some(parent);
+    }
+    if !name.starts_with("agent-") || !name.ends_with(".jsonl") {
+        return None;
+    }
     // the 2.0 layout: `agent-<8hex>.jsonl` beside `<sessionId>.jsonl`
-    if p.file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with("agent-"))
-        && let (Some(dir), Some(session)) =
-            (p.parent(), crate::formats::claude_code::session_of_file(p))
-        && dir.join(format!("{session}.jsonl")).is_file()
-    {
-        return true;
+    if let (Some(dir), Some(session)) = (p.parent(), formats::claude_code::session_of_file(p)) {
+        let file = dir.join(format!("{session}.jsonl"));
+        if file.is_file() && file != p {
+            return Some(file);
+        }
     }
-    let Some(sub) = p.parent() else { return false };
+    let sub = p.parent()?;
     if sub.file_name().is_none_or(|n| n != "subagents") {
-        return false;
+        return None;
     }
-    let Some(session_dir) = sub.parent() else {
-        return false;
-    };
-    let Some(name) = session_dir.file_name() else {
-        return false;
-    };
-    session_dir
-        .with_file_name(format!("{}.jsonl", name.to_string_lossy()))
-        .is_file()
+    let session_dir = sub.parent()?;
+    let file = session_dir.with_file_name(format!(
+        "{}.jsonl",
+        session_dir.file_name()?.to_string_lossy()
+    ));
+    file.is_file().then_some(file)
 }
 
 /// Imports one file. Never panics; a refused file leaves the store unchanged.

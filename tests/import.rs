@@ -541,6 +541,41 @@ fn agent_files_beside_a_session_are_its_subagents() {
 }
 
 #[test]
+fn files_named_one_by_one_import_each_session_once() {
+    // a shell glob names the session, its subagents and their sidecars one by one: each is read with the file
+    // that reads it, so no subagent is imported a second time on its own (its tokens counted twice)
+    let named = [
+        "claude-code/coderabbit-review-helper/agent-ea02459f.jsonl",
+        "claude-code/coderabbit-review-helper/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl",
+        "claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1/subagents/agent-ab1e6e141221a29ab.jsonl",
+        "claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1/subagents/agent-ab1e6e141221a29ab.meta.json",
+        "claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
+    ];
+    let files = import::collect(&named.map(fixture)).unwrap();
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "cb2e607c-c758-415a-8b45-c49e4631906a.jsonl",
+            "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"
+        ]
+    );
+    // a subagent named alone brings its session (which reads it)
+    let alone = import::collect(&[fixture(named[2])]).unwrap();
+    assert_eq!(alone, [fixture(named[4])]);
+    let (_d, mut s) = store();
+    let ids: Vec<String> = files
+        .iter()
+        .flat_map(|f| import::import_file(&mut s, f, None).conversations)
+        .collect();
+    assert_eq!(ids.len(), 4, "two sessions, each with its one subagent");
+    assert_eq!(s.conversations().unwrap().len(), 4);
+}
+
+#[test]
 fn codex_compacted_records_of_every_shape_are_markers_with_what_the_model_saw() {
     // 0.136: {message: "", replacement_history}; 0.140: + window_id as an integer; 0.142: window_id a uuid and
     // window_number; 0.142.2 / 0.145: + first_window_id, previous_window_id, and an encrypted compaction item last

@@ -557,23 +557,26 @@ fn day_folders(dir: &Path, from: i64, to: i64) -> Vec<std::path::PathBuf> {
 /// How many days after its parent's a spawned agent's rollout may be filed.
 const SPAWN_DAYS: i64 = 2;
 
-/// Whether a rollout is a spawned agent's whose parent's rollout is present (in its folder, or a day or two before
-/// it): it is read with its parent.
-pub fn is_child_of_present_rollout(p: &Path) -> bool {
+/// The rollout of the thread that spawned the agent whose rollout is `p`, when it is present (in `p`'s folder or a
+/// day or two before): the file `p` is read with.
+pub fn parent_rollout(p: &Path) -> Option<std::path::PathBuf> {
     if !is_rollout(p) {
-        return false;
+        return None;
     }
-    let (Some(dir), Some(parent)) = (p.parent(), parent_of_file(p)) else {
-        return false;
-    };
-    day_folders(dir, -SPAWN_DAYS, 0).iter().any(|d| {
-        std::fs::read_dir(d).is_ok_and(|rd| {
-            rd.flatten().any(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .ends_with(&format!("-{parent}.jsonl"))
+    let (dir, parent) = (p.parent()?, parent_of_file(p)?);
+    let tail = format!("-{parent}.jsonl");
+    day_folders(dir, -SPAWN_DAYS, 0).iter().find_map(|d| {
+        let mut found: Vec<std::path::PathBuf> = std::fs::read_dir(d)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|f| {
+                f.file_name()
+                    .is_some_and(|n| n.to_string_lossy().ends_with(&tail))
             })
-        })
+            .collect();
+        found.sort();
+        found.into_iter().next()
     })
 }
 
