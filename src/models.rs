@@ -268,6 +268,20 @@ pub fn keeps_past_thinking(name: &str) -> bool {
     known(name).2
 }
 
+/// What a message measures as the store keeps it: its blocks counted by `tk`, and for a reply the thinking it holds
+/// but does not show, from what its provider measured ([`crate::tokens::measure_reply`], brought to the estimate's
+/// unit by the model's default scale). The one measure of a message: the store, a path held in memory and a path
+/// recounted by a model's tokenizer all take it.
+pub fn measure(
+    content: &[crate::model::Block],
+    model: Option<&str>,
+    usage: Option<&crate::model::Usage>,
+    tk: Tokenizer,
+) -> crate::tokens::Measure {
+    let scale = model.map_or(1.0, default_scale);
+    crate::tokens::measure_reply(content, usage, tk, scale)
+}
+
 /// The estimator's scale for a model nothing has been fitted on yet.
 pub fn default_scale(name: &str) -> f64 {
     known(name).3

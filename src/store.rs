@@ -618,7 +618,12 @@ pub(crate) fn prepare(m: &NewMessage) -> Result<Prepared> {
         None => None,
     };
     let (text, result_tokens) = index::parts(&m.content);
-    let measure = crate::tokens::measure(&m.content);
+    let measure = crate::models::measure(
+        &m.content,
+        crate::model::model_of(&m.meta),
+        m.usage.as_ref(),
+        crate::tokens::Tokenizer::Estimate,
+    );
     Ok(Prepared {
         content,
         meta: (!m.meta.is_null()).then(|| m.meta.to_string()),

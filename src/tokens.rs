@@ -227,7 +227,8 @@ pub fn block_with(b: &Block, tk: Tokenizer) -> u64 {
     }
 }
 
-/// Estimated input tokens of one message.
+/// Estimated input tokens of one message's blocks (what a stored reply measures also counts the thinking it hides:
+/// [`crate::models::measure`]).
 pub fn message(m: &Message) -> u64 {
     blocks(&m.content)
 }
@@ -361,6 +362,45 @@ pub fn measure_with(content: &[Block], tk: Tokenizer) -> Measure {
     m
 }
 
+/// Measures a reply's blocks, its hidden thinking included: a thinking block kept only as its signature (Claude
+/// Code writes `"thinking": ""` where the model's thinking is not shown, as with Opus 4.7) is still sent back to
+/// the provider with later requests and counted there. Its size is what the provider measured the reply to write
+/// (its output tokens) less what the reply shows, counted as thinking; nothing when every thinking block shows its
+/// text, when the usage sums several requests, or when nothing was measured. `scale` is the model's provider
+/// tokens per estimated token (its default scale): the measured output is brought to the estimate's unit, as
+/// everything else measured is.
+pub fn measure_reply(
+    content: &[Block],
+    usage: Option<&crate::model::Usage>,
+    tk: Tokenizer,
+    scale: f64,
+) -> Measure {
+    let mut m = measure_with(content, tk);
+    m.thinking += hidden_thinking(content, usage, &m, scale);
+    m
+}
+
+/// The thinking tokens a reply holds but does not show ([`measure_reply`]), in the estimate's unit; `shown` is its
+/// measure without them.
+pub fn hidden_thinking(
+    content: &[Block],
+    usage: Option<&crate::model::Usage>,
+    shown: &Measure,
+    scale: f64,
+) -> u64 {
+    let hidden = content.iter().any(|b| {
+        matches!(b, Block::Thinking { thinking, signature: Some(sig) }
+            if thinking.trim().is_empty() && !sig.is_empty())
+    });
+    match usage {
+        Some(u) if hidden && u.is_one_request() && u.output_tokens > 0 => {
+            let written = (u.output_tokens as f64 / scale.max(0.1)).round() as u64;
+            written.saturating_sub(shown.text + shown.tool_use + shown.thinking + shown.other)
+        }
+        _ => 0,
+    }
+}
+
 /// The bytes of an image block held inline (a stored image's bytes are measured before it is stored).
 fn image_bytes(b: &Block) -> u64 {
     match b {
@@ -373,8 +413,11 @@ fn image_bytes(b: &Block) -> u64 {
 }
 
 /// What a tool definition loaded by reference adds to a request, on average (a name, a description and a JSON
-/// schema): Claude Code's deferred tools measured 1.4k tokens each in replayed sessions.
-pub const TOOL_DEFINITION_TOKENS: u64 = 1_400;
+/// schema), before the model's scale: the prior until a session's measurements say more. Claude Code's tool search
+/// documents a definition at 200–800 tokens and ~90k tokens for 147 deferred tool schemas (~610 each); the
+/// replayed sessions agree once a reply's hidden thinking is counted (nine definitions loaded, ~7.1k tokens
+/// together). The earlier 1.4k was measured with that thinking taken for definitions.
+pub const TOOL_DEFINITION_TOKENS: u64 = 600;
 
 /// Framing of a tool call or a tool result block (ids, names, markers).
 const RESULT_OVERHEAD: u64 = 8;

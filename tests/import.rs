@@ -541,6 +541,41 @@ fn agent_files_beside_a_session_are_its_subagents() {
 }
 
 #[test]
+fn a_reply_whose_thinking_is_hidden_counts_it_from_what_it_wrote() {
+    // Claude Code writes Opus 4.7's thinking as `"thinking": ""` and its signature: the provider still counts it in
+    // every later request, so the reply's measure takes it from the output tokens the provider measured (1,500)
+    // less what the reply shows, in the unit of the model's default scale
+    let (_d, mut s) = store();
+    let (ids, _) = import_ok(&mut s, "claude-code/hidden-thinking-2.1.jsonl");
+    let heads = s.heads(&ids[0]).unwrap();
+    let facts = s.facts(&ids[0], &heads).unwrap();
+    let replies: Vec<usize> = (0..heads.len())
+        .filter(|&i| heads[i].role == Role::Assistant)
+        .collect();
+    assert_eq!(replies.len(), 2, "the reply's three lines are one message");
+    let (first, last) = (&facts[replies[0]].measure, &facts[replies[1]].measure);
+    let scale = cairn::models::default_scale("claude-opus-4-7");
+    let written = (1500.0 / scale).round() as u64;
+    assert_eq!(
+        first.thinking,
+        written - first.text - first.tool_use,
+        "{first:?}"
+    );
+    assert!(first.thinking > 1000);
+    assert_eq!(last.thinking, 0, "a reply without thinking has none");
+    // the message's estimate carries it (what resume and the budgets add up)
+    assert_eq!(heads[replies[0]].tokens, first.tokens());
+    // what the next request is predicted from counts it: the hidden thinking is most of what was added
+    let view = cairn::reclaim::PathView::load(&s, &ids[0], None).unwrap();
+    let before = cairn::reclaim::replay::totals_before(
+        &view,
+        cairn::reclaim::assemble::ModelReader::of("claude-opus-4-7"),
+    );
+    let added = before[replies[1]].total() - before[replies[0]].total();
+    assert!(added > first.thinking, "{added}");
+}
+
+#[test]
 fn files_named_one_by_one_import_each_session_once() {
     // a shell glob names the session, its subagents and their sidecars one by one: each is read with the file
     // that reads it, so no subagent is imported a second time on its own (its tokens counted twice)

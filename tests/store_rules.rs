@@ -934,6 +934,38 @@ fn the_v9_migration_adds_the_count_of_requests_a_usage_sums() {
 }
 
 #[test]
+fn the_v12_migration_counts_the_hidden_thinking_of_replies_already_stored() {
+    // a store at v11 measured a reply whose thinking Claude Code hides (`"thinking": ""`) as holding none: the
+    // migration takes it from the reply's output tokens, the figure an import writes now, and its estimate with it
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code/hidden-thinking-2.1.jsonl");
+    let id = {
+        let mut s = Store::open(&path).unwrap();
+        let o = cairn::import::import_file(&mut s, &file, None);
+        assert!(o.error.is_none(), "{:?}", o.error);
+        o.conversations[0].clone()
+    };
+    let read = |s: &Store| {
+        let heads = s.heads(&id).unwrap();
+        let facts = s.facts(&id, &heads).unwrap();
+        (heads.iter().map(|h| h.tokens).collect::<Vec<_>>(), facts)
+    };
+    let want = read(&Store::open(&path).unwrap());
+    assert!(want.1.iter().any(|f| f.measure.thinking > 1000));
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "UPDATE messages SET tokens = tokens - (SELECT thinking FROM measures m WHERE m.seq = messages.seq);
+             UPDATE measures SET thinking = 0; PRAGMA user_version = 11;",
+        )
+        .unwrap();
+    let s = Store::open(&path).unwrap();
+    assert_eq!(read(&s), want);
+}
+
+#[test]
 fn data_version_moves_for_other_connections_commits_only() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v.db");

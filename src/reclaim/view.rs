@@ -114,7 +114,12 @@ impl PathView {
         let facts = messages
             .iter()
             .map(|m| Facts {
-                measure: crate::tokens::measure(&m.content),
+                measure: crate::models::measure(
+                    &m.content,
+                    model_of(&m.meta),
+                    m.usage.as_ref(),
+                    crate::tokens::Tokenizer::Estimate,
+                ),
                 model: model_of(&m.meta).map(str::to_string),
                 usage: m.usage,
                 created_at: m.created_at,
@@ -164,7 +169,9 @@ impl PathView {
         for lo in (0..self.len()).step_by(1024) {
             let idx: Vec<usize> = (lo..(lo + 1024).min(self.len())).collect();
             for (i, m) in idx.iter().zip(self.bodies(store, &idx)?) {
-                let mut me = crate::tokens::measure_with(&m.content, tk);
+                let f = &self.facts[*i];
+                let mut me =
+                    crate::models::measure(&m.content, f.model.as_deref(), f.usage.as_ref(), tk);
                 // what the store measured that text does not say (stored images' bytes)
                 me.image_bytes = self.facts[*i].measure.image_bytes;
                 me.large_result_image_bytes = self.facts[*i].measure.large_result_image_bytes;

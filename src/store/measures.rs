@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::paths::Head;
 use super::{Result, Store, conv_row};
 use crate::model::{NewMessage, Usage, model_of};
-use crate::tokens::{Measure, measure};
+use crate::tokens::{Measure, Tokenizer, measure};
 
 /// A message's stored measures.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -468,7 +468,12 @@ pub(crate) fn backfill(tx: &Transaction<'_>) -> rusqlite::Result<()> {
             .and_then(|m| serde_json::from_str(&m).ok())
             .unwrap_or(Value::Null);
         let usage: Option<Usage> = usage.and_then(|u| serde_json::from_str(&u).ok());
-        let mut me = measure(&blocks);
+        let mut me = crate::models::measure(
+            &blocks,
+            model_of(&meta),
+            usage.as_ref(),
+            Tokenizer::Estimate,
+        );
         // stored images: their bytes are the blob's size
         for b in &blocks {
             for img in b.images() {
@@ -571,6 +576,39 @@ fn add_column(tx: &Transaction<'_>, table: &str, column: &str) -> rusqlite::Resu
     )?;
     if !has {
         tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column}"))?;
+    }
+    Ok(())
+}
+
+/// v12: the thinking a reply holds but does not show ([`crate::tokens::hidden_thinking`]: a thinking block kept
+/// only as its signature), measured from the reply's output tokens, for the replies stored before it was counted;
+/// the message's estimate with it.
+pub(crate) fn backfill_hidden_thinking(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let rows: Vec<(i64, String, Option<String>, Option<String>)> = {
+        let mut stmt = tx.prepare(
+            r#"SELECT m.seq, coalesce(b.content, x.content), coalesce(x.usage, b.usage), m.model FROM measures m
+               JOIN messages x ON x.seq = m.seq LEFT JOIN messages b ON b.seq = x.body_of
+               WHERE coalesce(x.usage, b.usage) IS NOT NULL
+                 AND coalesce(b.content, x.content) LIKE '%"thinking":""%'"#,
+        )?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    let mut measures = tx.prepare("UPDATE measures SET thinking = thinking + ?1 WHERE seq = ?2")?;
+    let mut messages = tx.prepare("UPDATE messages SET tokens = tokens + ?1 WHERE seq = ?2")?;
+    for (seq, content, usage, model) in rows {
+        let blocks = serde_json::from_str::<Value>(&content)
+            .ok()
+            .and_then(|v| crate::wire::blocks_from_value(v, "content").ok())
+            .unwrap_or_default();
+        let usage: Option<Usage> = usage.and_then(|u| serde_json::from_str(&u).ok());
+        let scale = model.as_deref().map_or(1.0, crate::models::default_scale);
+        let hidden =
+            crate::tokens::hidden_thinking(&blocks, usage.as_ref(), &measure(&blocks), scale);
+        if hidden > 0 {
+            measures.execute(params![hidden as i64, seq])?;
+            messages.execute(params![hidden as i64, seq])?;
+        }
     }
     Ok(())
 }

@@ -50,7 +50,7 @@ pub struct Head {
     pub id: String,
     pub role: Role,
     pub depth: i64,
-    /// Estimated input tokens ([`crate::tokens::message`]) at write time.
+    /// Estimated input tokens at write time (its measure's total: [`crate::models::measure`]).
     pub tokens: u64,
     pub(crate) flags: i64,
 }
@@ -96,7 +96,13 @@ impl Head {
             id: m.id.clone(),
             role: m.role,
             depth: m.depth,
-            tokens: crate::tokens::message(m),
+            tokens: crate::models::measure(
+                &m.content,
+                crate::model::model_of(&m.meta),
+                m.usage.as_ref(),
+                crate::tokens::Tokenizer::Estimate,
+            )
+            .tokens(),
             flags: flags(m.role, &m.content, &m.meta),
         }
     }

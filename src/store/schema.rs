@@ -58,6 +58,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: "",
         backfill: Some(super::measures::backfill_precision),
     },
+    Step {
+        sql: "",
+        backfill: Some(super::measures::backfill_hidden_thinking),
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
