@@ -702,7 +702,9 @@ fn session_estimate(
 }
 
 /// The overhead a session's first reply is estimated with: the mean own overhead of the other sessions of its
-/// harness most like it (same subagent-ness first, then the nearest version), none when there are none.
+/// harness most like it (same subagent-ness first, then the nearest version); for a harness no other session
+/// was written by, the median own overhead of every other session (an agent's system prompt and tools are of
+/// the same order whichever harness sends them; nothing is a worse guess than that); none when there are none.
 fn prior_overhead(
     sessions: &[(&ReplayedConversation, &str, Vec<&Sample>)],
     own: &[f64],
@@ -734,7 +736,13 @@ fn prior_overhead(
         .map(|(j, (c, _, _))| (j, distance(c)))
         .collect();
     let Some(best) = candidates.iter().map(|(_, d)| d).min() else {
-        return 0.0;
+        let others: Vec<f64> = sessions
+            .iter()
+            .zip(own)
+            .filter(|((c, _, _), _)| c.id != conv.id)
+            .map(|(_, &o)| o.max(0.0))
+            .collect();
+        return quantile(others, 0.5);
     };
     let near: Vec<f64> = candidates
         .iter()
@@ -777,6 +785,37 @@ mod tests {
         assert_eq!(off(12_500, &rounded), 0.0);
         assert_eq!(off(14_000, &rounded), 500.0 / 13_000.0);
         assert_eq!(off(12_000, &rounded), -500.0 / 13_000.0);
+    }
+
+    #[test]
+    fn a_first_reply_borrows_the_overhead_of_its_harness_else_of_every_session() {
+        let conv = |id: &str, harness: &str, version: &str| ReplayedConversation {
+            id: id.into(),
+            harness: harness.into(),
+            version: Some(version.into()),
+            subagent: false,
+            samples: Vec::new(),
+            compactions: Vec::new(),
+            compaction_ids: BTreeMap::new(),
+        };
+        let cs = [
+            conv("a", "claude-code", "2.1.100"),
+            conv("b", "claude-code", "2.0.5"),
+            conv("c", "pi", "0.40"),
+            conv("d", "codex", "0.140"),
+        ];
+        let sessions: Vec<(&ReplayedConversation, &str, Vec<&Sample>)> =
+            cs.iter().map(|c| (c, "m", Vec::new())).collect();
+        let own = [20_000.0, 14_000.0, 3_000.0, 16_000.0];
+        let new_cc = conv("e", "claude-code", "2.1.120");
+        assert_eq!(
+            prior_overhead(&sessions, &own, &new_cc),
+            20_000.0,
+            "the nearest version of its harness"
+        );
+        // a harness nobody else wrote: the median of every other session, not nothing
+        assert_eq!(prior_overhead(&sessions, &own, &cs[3]), 14_000.0);
+        assert_eq!(prior_overhead(&sessions[3..], &own[3..], &cs[3]), 0.0);
     }
 
     #[test]
