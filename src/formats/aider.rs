@@ -11,7 +11,9 @@
 //! what the model saw. A run after the first, and `/clear` or `/reset`, keep nothing (a new Aider process starts
 //! with an empty chat); within a run, Aider summarises its chat once it passes the model's history budget
 //! (`aider/history.rs`), keeping the newest messages. What Aider also sends and the file never shows (its system prompt,
-//! the repository map, the files added to the chat) is the session's overhead.
+//! the repository map, the files added to the chat) is the session's overhead; the message after each file added to
+//! or dropped from the chat, and a new run's first, is marked as a change of it
+//! ([`crate::model::CairnMeta::ContextChanged`]), so the overhead is measured again by the reply after it.
 
 use std::path::Path;
 
@@ -102,6 +104,16 @@ struct Builder {
     history: ChatHistory,
     /// The command just typed, whose output follows (kept with it, not a reply).
     command: Option<String>,
+    /// What Aider sends beside the history changed since the last message (a new run).
+    changed: bool,
+}
+
+/// Whether a line of Aider's output says what it sends beside the chat history changed: a file added to the chat
+/// (read-only or not), dropped from it, a command's output added to it.
+fn changes_context(output: &str) -> bool {
+    (output.starts_with("Added ") && output.contains(" to the chat"))
+        || ((output.starts_with("Removed ") || output.starts_with("Dropping "))
+            && output.contains(" from the chat"))
 }
 
 /// An answer to one of Aider's questions (`Add file to the chat? (Y)es/(N)o/… [Yes]: all`), which some versions log
@@ -156,6 +168,7 @@ impl Builder {
         m.created_at = self.at;
         m.meta =
             json!({"source": "aider", "run": self.run, "output": std::mem::take(&mut self.output)});
+        self.mark_changed(&mut m);
         self.messages.push(m);
         if sent {
             self.history
@@ -168,6 +181,14 @@ impl Builder {
                 false,
             );
             self.history.clear();
+        }
+    }
+
+    /// The next message written after Aider changed what it sends beside the history says so: the files it sends
+    /// (or a new run's repository map) are no longer what was measured before it.
+    fn mark_changed(&mut self, m: &mut NewMessage) {
+        if std::mem::take(&mut self.changed) {
+            m.meta["cairn"] = crate::model::CairnMeta::ContextChanged.to_value();
         }
     }
 
@@ -219,6 +240,7 @@ impl Builder {
         self.history.clear();
         self.version = None;
         self.command = None;
+        self.changed = true;
         if self.messages.is_empty() {
             return;
         }
@@ -247,6 +269,8 @@ impl Builder {
         let mut m = NewMessage::text(Role::Assistant, text);
         m.created_at = self.at;
         m.meta = json!({"source": "aider", "run": self.run, "model": self.model});
+        // architect mode: the editor's reply follows the architect's with Aider's output between them
+        self.mark_changed(&mut m);
         self.messages.push(m);
         self.history
             .push(self.messages.len() - 1, tokens, Role::Assistant);
@@ -266,6 +290,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Parsed, FormatError> {
         run: 0,
         history: ChatHistory::default(),
         command: None,
+        changed: false,
     };
     let mut runs: Vec<Value> = Vec::new();
     let mut in_fence = false;
@@ -307,6 +332,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Parsed, FormatError> {
                 if let Some(m) = o.strip_prefix(key) {
                     b.model = m.split(" with ").next().map(str::to_string);
                 }
+            }
+            if changes_context(o) {
+                b.changed = true;
             }
             if !o.is_empty() {
                 b.output.push(o.to_string());
@@ -392,6 +420,42 @@ mod tests {
         assert!(!is_sent("/clear"));
         assert!(!is_sent(
             "Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: all"
+        ));
+    }
+
+    #[test]
+    fn a_file_added_or_dropped_marks_the_next_message_even_between_two_replies() {
+        // architect mode: the editor's reply follows the architect's with Aider's output between them
+        let text = "# aider chat started at 2026-03-02 10:00:00\n\n> Aider v0.84.0\n\n#### explain it\n\nIt \
+                    reads.\n\n> Tokens: 2.3k sent, 5 received.\n> Added src/lib.rs to the chat  \n\nThe editor's \
+                    reply.\n\n> Tokens: 6.1k sent, 9 received.\n\n#### and now?\n\nNow.\n\n> Tokens: 6.2k \
+                    sent, 3 received.\n> Dropping src/lib.rs from the chat.  \n\n#### again\n\nAgain.\n";
+        let p = parse(Path::new("h.md"), text).unwrap();
+        let changed: Vec<(String, bool)> = p
+            .messages
+            .iter()
+            .map(|m| {
+                (
+                    crate::model::plain_text(&m.message.content),
+                    crate::model::CairnMeta::context_changed(&m.message.meta),
+                )
+            })
+            .collect();
+        assert_eq!(
+            changed,
+            [
+                ("explain it".to_string(), true), // the run's start
+                ("It reads.".to_string(), false),
+                ("The editor's reply.".to_string(), true),
+                ("and now?".to_string(), false),
+                ("Now.".to_string(), false),
+                ("again".to_string(), true),
+                ("Again.".to_string(), false),
+            ]
+        );
+        assert!(!changes_context("Added .aider* to .gitignore"));
+        assert!(changes_context(
+            "Added CONVENTIONS.md to the chat (read-only)."
         ));
     }
 

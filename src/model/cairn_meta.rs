@@ -1,6 +1,7 @@
 //! What cairn writes under `meta.cairn` of a message or a conversation, besides a compaction marker's own fields
 //! (those are [`crate::reclaim::marker`]'s to write and read): a rewind's digest, a harness's digest of a branch it
-//! left, a harness's compaction summary, a failed reply, a subagent's link to its parent, a reply `cairn send` got.
+//! left, a harness's compaction summary, a failed reply, a subagent's link to its parent, a reply `cairn send` got, a change of what a harness sends
+//! beside the messages.
 //! Written and read here only, so a key is spelled once; the store's SQL reads the subagent link by
 //! [`LINKED_TO_SQL`].
 
@@ -29,6 +30,9 @@ pub enum CairnMeta<'a> {
     LinkedTo(&'a str),
     /// A reply `cairn send` got.
     SentBy(&'a str),
+    /// Before this message the harness changed what it sends beside the messages (Aider's files added to or
+    /// dropped from the chat, a new run): the overhead measured before it no longer holds.
+    ContextChanged,
 }
 
 impl CairnMeta<'_> {
@@ -50,6 +54,7 @@ impl CairnMeta<'_> {
             CairnMeta::Failed => json!({ "failed": true }),
             CairnMeta::LinkedTo(conversation) => json!({ "linked_to": conversation }),
             CairnMeta::SentBy(who) => json!({ "sent_by": who }),
+            CairnMeta::ContextChanged => json!({ "context_changed": true }),
         }
     }
 
@@ -67,6 +72,15 @@ impl CairnMeta<'_> {
     pub fn failed(meta: &Value) -> bool {
         meta.get("cairn")
             .and_then(|c| c.get("failed"))
+            .and_then(Value::as_bool)
+            == Some(true)
+    }
+
+    /// Whether the harness changed what it sends beside the messages before this message
+    /// ([`CairnMeta::ContextChanged`]).
+    pub fn context_changed(meta: &Value) -> bool {
+        meta.get("cairn")
+            .and_then(|c| c.get("context_changed"))
             .and_then(Value::as_bool)
             == Some(true)
     }
@@ -110,5 +124,7 @@ mod tests {
         );
         assert!(CairnMeta::any(&meta(CairnMeta::SentBy("cairn send"))));
         assert!(!CairnMeta::any(&json!({"model": "m"})));
+        assert!(CairnMeta::context_changed(&meta(CairnMeta::ContextChanged)));
+        assert!(!CairnMeta::context_changed(&pi));
     }
 }

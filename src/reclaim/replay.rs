@@ -17,9 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::assemble::{ModelReader, is_prompt_head, layout_for};
-use super::parts::{
-    KINDS, Parts, Scales, overall_slope, session_kind_scales, sessions_kind_scales,
-};
+use super::parts::{KINDS, Parts, Scales, overall_slope, sessions_kind_scales};
 use super::view::PathView;
 use crate::model::Role;
 use crate::models::default_scale;
@@ -40,6 +38,9 @@ pub struct Sample {
     pub measured: u64,
     /// The unit the harness rounded `measured` to (0 or 1: exact).
     pub precision: u64,
+    /// How often the harness had changed what it sends beside the messages before this reply
+    /// ([`crate::store::Head::changes_context`]): replies of one segment share one overhead.
+    pub segment: usize,
 }
 
 /// The assembled total of the whole path (what the next request sends before its prompt), as `reader` reads it:
@@ -99,7 +100,11 @@ pub fn model_key(model: &str) -> String {
 pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, StoreError> {
     let mut totals: BTreeMap<(bool, Tokenizer), Vec<Parts>> = BTreeMap::new();
     let mut out = Vec::new();
+    let mut segment = 0;
     for i in 0..view.len() {
+        if view.heads[i].changes_context() {
+            segment += 1;
+        }
         let f = &view.facts[i];
         if view.heads[i].role != Role::Assistant {
             continue;
@@ -131,6 +136,7 @@ pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, St
             parts: t[i],
             measured,
             precision,
+            segment,
         });
     }
     Ok(out)
@@ -160,11 +166,8 @@ pub fn fit(sessions: &[&[Sample]]) -> Option<Fit> {
     if n < MIN_SAMPLES {
         return None;
     }
-    let ps: Vec<Vec<(Parts, u64)>> = sessions
-        .iter()
-        .filter(|s| !s.is_empty())
-        .map(|s| pairs(s.iter()))
-        .collect();
+    // each stretch of a session with one overhead fits as its own
+    let ps: Vec<Vec<(Parts, u64)>> = sessions.iter().flat_map(|s| segments(s.iter())).collect();
     let scale = overall_slope(&ps)?;
     let kinds = sessions_kind_scales(&ps, &[scale; KINDS]);
     // the overhead at the kinds' scales: what each session measured over its scaled parts, averaged
@@ -194,9 +197,29 @@ impl Fit {
     }
 }
 
-/// Samples as the (parts, measured) pairs [`kind_scales`] fits.
-fn pairs<'a>(s: impl Iterator<Item = &'a Sample>) -> Vec<(Parts, u64)> {
-    s.map(|x| (x.parts, x.measured)).collect()
+/// Samples as the (parts, measured) pairs [`kind_scales`] fits, one list per segment (the replies that share an
+/// overhead: [`Sample::segment`]).
+fn segments<'a>(s: impl Iterator<Item = &'a Sample>) -> Vec<Vec<(Parts, u64)>> {
+    let mut out: Vec<Vec<(Parts, u64)>> = Vec::new();
+    let mut at = None;
+    for x in s {
+        if at != Some(x.segment) {
+            out.push(Vec::new());
+            at = Some(x.segment);
+        }
+        if let Some(last) = out.last_mut() {
+            last.push((x.parts, x.measured));
+        }
+    }
+    out
+}
+
+/// The reply whose measurement gives the overhead of an estimate made after `samples` (in path order): the first
+/// of the last segment measured. A reply after a change the harness made unseen takes the overhead measured
+/// before it until a reply after the change is measured.
+fn anchor(samples: &[&Sample]) -> Option<usize> {
+    let last = samples.last()?.segment;
+    samples.iter().position(|s| s.segment == last)
 }
 
 /// The fits `cairn calibrate` kept in the store, by [`fit_key`].
@@ -258,7 +281,7 @@ impl Estimator {
         let refs: Vec<&Sample> = own.iter().collect();
         let kinds = session_scales(&refs, refs.len(), &prior);
         let scale = own.last().map_or(kinds[0], |s| s.parts.overall(&kinds));
-        let (overhead, how) = match (own.first(), fit) {
+        let (overhead, how) = match (anchor(&refs).map(|a| refs[a]), fit) {
             (Some(s), _) => (
                 s.measured as f64 - s.parts.scaled(&kinds),
                 format!("overhead from this session's reply {}", s.message),
@@ -672,15 +695,17 @@ fn session_scales(samples: &[&Sample], n: usize, prior: &Scales) -> Scales {
     if before.len() < MIN_SESSION_SAMPLES {
         return *prior;
     }
-    let ps = pairs(before.iter().copied());
-    match overall_slope(&[&ps]) {
-        Some(one) => session_kind_scales(&ps, &[one; KINDS]),
+    // each stretch with one overhead (between the changes the harness made unseen) fits as its own
+    let ps = segments(before.iter().copied());
+    match overall_slope(&ps) {
+        Some(one) => sessions_kind_scales(&ps, &[one; KINDS]),
         None => *prior,
     }
 }
 
 /// Reply `n` of a session estimated from scratch with only what was measured before it: the session's scale so
-/// far, its overhead from its first measured reply at that scale (the first reply: `prior_overhead`).
+/// far, its overhead from its first measured reply at that scale (after a change the harness made unseen, from the
+/// first reply measured after it: [`anchor`]; the first reply: `prior_overhead`).
 fn session_estimate(
     samples: &[&Sample],
     n: usize,
@@ -690,10 +715,9 @@ fn session_estimate(
     // the session's own measurements beat other sessions' fit once there are enough of them: a model nobody
     // fitted (released yesterday, or a third party's through a harness) is learned within its first replies
     let scales = session_scales(samples, n, prior_scales);
-    let overhead = if n == 0 {
-        prior_overhead
-    } else {
-        samples[0].measured as f64 - samples[0].parts.scaled(&scales)
+    let overhead = match anchor(&samples[..n]) {
+        None => prior_overhead,
+        Some(a) => samples[a].measured as f64 - samples[a].parts.scaled(&scales),
     };
     let estimated = (overhead + samples[n].parts.scaled(&scales))
         .max(0.0)
@@ -770,6 +794,7 @@ mod tests {
             parts: Parts::text(assembled),
             measured,
             precision: 0,
+            segment: 0,
         }
     }
 
@@ -785,6 +810,27 @@ mod tests {
         assert_eq!(off(12_500, &rounded), 0.0);
         assert_eq!(off(14_000, &rounded), 500.0 / 13_000.0);
         assert_eq!(off(12_000, &rounded), -500.0 / 13_000.0);
+    }
+
+    #[test]
+    fn after_a_change_the_harness_made_unseen_the_overhead_is_measured_again() {
+        // 5k of overhead, then a file of 8k added to what the harness sends beside the messages
+        let mut v: Vec<Sample> = (0..4).map(|i| s(1000 * i, 5_000 + 1000 * i)).collect();
+        v.extend((4..8).map(|i| Sample {
+            segment: 1,
+            ..s(1000 * i, 13_000 + 1000 * i)
+        }));
+        let refs: Vec<&Sample> = v.iter().collect();
+        let prior = [1.0; KINDS];
+        // the reply right after the change: only what was measured before it, the old overhead
+        assert_eq!(session_estimate(&refs, 4, &prior, 0.0).estimated, 9_000);
+        // the ones after it: the overhead of the first reply measured after the change, the scale not bent by it
+        assert_eq!(session_estimate(&refs, 6, &prior, 0.0).estimated, 19_000);
+        assert_eq!(anchor(&refs[..6]), Some(4));
+        assert_eq!(anchor(&refs[..4]), Some(0));
+        assert_eq!(segments(v.iter()).len(), 2);
+        let f = fit(&[&v]).unwrap();
+        assert!((f.scale - 1.0).abs() < 1e-9, "{f:?}");
     }
 
     #[test]

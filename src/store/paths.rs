@@ -23,6 +23,9 @@ pub(crate) const HAS_ERROR: i64 = 32;
 pub(crate) const HAS_IMAGE: i64 = 64;
 pub(crate) const IS_COMPACTION: i64 = 128;
 pub(crate) const HAS_THINKING: i64 = 256;
+/// Bit 9: before this message the harness changed what it sends beside the messages
+/// ([`crate::model::CairnMeta::ContextChanged`]).
+pub(crate) const CHANGES_CONTEXT: i64 = 512;
 
 fn role_code(r: Role) -> i64 {
     match r {
@@ -79,6 +82,11 @@ impl Head {
     }
     pub fn has_thinking(&self) -> bool {
         self.flags & HAS_THINKING != 0
+    }
+    /// Whether the harness changed what it sends beside the messages before this message (Aider's files added
+    /// or dropped): the overhead measured before it no longer holds.
+    pub fn changes_context(&self) -> bool {
+        self.flags & CHANGES_CONTEXT != 0
     }
     /// Index of this head's parent in `heads` (which holds it: a conversation's heads in write order).
     pub fn parent_in(&self, heads: &[Head]) -> Option<usize> {
@@ -139,6 +147,9 @@ fn flags(role: Role, content: &[crate::model::Block], meta: &Value) -> i64 {
     }
     if crate::model::CairnMeta::kind(meta) == Some(crate::model::KIND_COMPACTION) {
         f |= IS_COMPACTION;
+    }
+    if crate::model::CairnMeta::context_changed(meta) {
+        f |= CHANGES_CONTEXT;
     }
     f | role_code(role) << ROLE_SHIFT
 }
