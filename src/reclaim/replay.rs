@@ -167,26 +167,33 @@ pub fn fit(sessions: &[&[Sample]]) -> Option<Fit> {
         return None;
     }
     // each stretch of a session with one overhead fits as its own
-    let ps: Vec<Vec<(Parts, u64)>> = sessions.iter().flat_map(|s| segments(s.iter())).collect();
+    let per: Vec<Vec<Vec<(Parts, u64)>>> = sessions
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| segments(s.iter()))
+        .collect();
+    let ps: Vec<Vec<(Parts, u64)>> = per.iter().flatten().cloned().collect();
     let scale = overall_slope(&ps)?;
     let kinds = sessions_kind_scales(&ps, &[scale; KINDS]);
-    // the overhead at the kinds' scales: what each session measured over its scaled parts, averaged
-    let overhead = ps
+    // the overhead a session starts with, at the kinds' scales: what its first stretch measured over its scaled
+    // parts, averaged over the sessions
+    let starts: Vec<f64> = per
         .iter()
+        .filter_map(|segs| segs.first())
         .map(|s| {
             s.iter()
                 .map(|(p, y)| *y as f64 - p.scaled(&kinds))
                 .sum::<f64>()
                 / s.len() as f64
         })
-        .sum::<f64>()
-        / ps.len() as f64;
+        .collect();
+    let overhead = starts.iter().sum::<f64>() / starts.len().max(1) as f64;
     Some(Fit {
         scale,
         kinds: Some(kinds),
         overhead,
         samples: n,
-        sessions: ps.len(),
+        sessions: per.len(),
     })
 }
 
@@ -413,18 +420,25 @@ pub fn calibrate(store: &mut Store) -> Result<(Vec<Calibration>, Vec<String>), S
         let f = fit(&refs);
         let all: Vec<&Sample> = sessions.iter().flatten().collect();
         let before = median(all.iter().map(|s| rel(s.assembled as f64, s.measured)));
+        // each stretch of one overhead at its own mean overhead, as the fit took it
         let after = match &f {
-            Some(f) => median(sessions.iter().flat_map(|s| {
-                let k = s.len() as f64;
+            Some(f) => {
                 let scales = f.scales();
-                let off = s
-                    .iter()
-                    .map(|x| x.measured as f64 - x.parts.scaled(&scales))
-                    .sum::<f64>()
-                    / k;
-                s.iter()
-                    .map(move |x| rel(off + x.parts.scaled(&scales), x.measured))
-            })),
+                median(
+                    sessions
+                        .iter()
+                        .flat_map(|s| segments(s.iter()))
+                        .flat_map(|seg| {
+                            let off = seg
+                                .iter()
+                                .map(|(p, y)| *y as f64 - p.scaled(&scales))
+                                .sum::<f64>()
+                                / seg.len() as f64;
+                            seg.into_iter()
+                                .map(move |(p, y)| rel(off + p.scaled(&scales), y))
+                        }),
+                )
+            }
             None => before,
         };
         if let Some(f) = &f {
@@ -831,6 +845,9 @@ mod tests {
         assert_eq!(segments(v.iter()).len(), 2);
         let f = fit(&[&v]).unwrap();
         assert!((f.scale - 1.0).abs() < 1e-9, "{f:?}");
+        // one session, which starts with its first stretch's overhead
+        assert_eq!(f.sessions, 1);
+        assert!((f.overhead - 5_000.0).abs() < 1e-6, "{f:?}");
     }
 
     #[test]
