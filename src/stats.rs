@@ -125,6 +125,7 @@ pub fn stats(
             m.sessions += g.sessions;
             m.subagents += g.subagents;
             m.turns += g.turns;
+            m.replies += g.replies;
             m.tool_calls += g.tool_calls;
             m.tool_errors += g.tool_errors;
             m.compactions += g.compactions;
@@ -166,8 +167,13 @@ pub fn stats(
                 }
             }
             let unpriced: Vec<String> = unpriced.into_iter().collect();
-            // a session that recorded no usage at all has no cost to show (not $0)
-            let unmeasured = g.buckets.is_empty() && g.turns > 0;
+            // what recorded no usage at all (a session, a model's replies; counts of zero, as an aborted step
+            // records them, are none) has no cost to show (not $0)
+            let measured = g
+                .buckets
+                .iter()
+                .any(|b| b.usage != crate::model::Usage::default());
+            let unmeasured = !measured && (g.turns > 0 || g.replies > 0);
             let prompt = t[0] + t[2] + t[3];
             Ok(StatsRow {
                 key: g.key,

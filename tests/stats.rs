@@ -187,6 +187,39 @@ fn a_model_without_a_price_says_so() {
 }
 
 #[test]
+fn replies_that_recorded_no_usage_cost_unknown_not_nothing() {
+    // a model's replies with no usage, or with counts of zero (an aborted step), have no cost to show: not $0.00
+    let mut s = Store::open_in_memory().unwrap();
+    let c = s.create_conversation(Some("unmeasured")).unwrap();
+    let reply = |model: &str, usage: Option<cairn::model::Usage>| {
+        let mut m = cairn::model::NewMessage::text(cairn::model::Role::Assistant, "done");
+        m.meta = serde_json::json!({ "model": model });
+        m.usage = usage;
+        m
+    };
+    let user = cairn::model::NewMessage::text(cairn::model::Role::User, "go");
+    s.append_turn(&c, &[user.clone(), reply("gpt-5.1-codex", None)])
+        .unwrap();
+    s.append_turn(
+        &c,
+        &[
+            user,
+            reply("gpt-5.3-codex", Some(cairn::model::Usage::default())),
+        ],
+    )
+    .unwrap();
+    let st = stats(&mut s, By::Model);
+    for model in ["gpt-5.1-codex", "gpt-5.3-codex"] {
+        let r = st
+            .rows
+            .iter()
+            .find(|r| r.key == model)
+            .unwrap_or_else(|| panic!("{model}: {st:?}"));
+        assert_eq!(r.cost_usd, None, "{model}: {r:?}");
+    }
+}
+
+#[test]
 fn the_day_roll_up_of_a_migrated_store_sums_what_a_fresh_one_does() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.db");

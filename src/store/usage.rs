@@ -81,6 +81,8 @@ pub struct UsageGroup {
     /// Of the sessions, how many are subagents of another.
     pub subagents: u64,
     pub turns: u64,
+    /// Messages a model wrote (replies), measured or not.
+    pub replies: u64,
     pub tool_calls: u64,
     pub tool_errors: u64,
     /// Tokens of tool output (rows by tool).
@@ -229,7 +231,7 @@ impl Store {
     ) -> Result<Spans> {
         let by = grouping.by;
         let sql = "SELECT day, conversation, nullif(model, ''), turns, compactions, first, last, input, output,
-                          cache_read, cache_write, measured, tool_calls, tool_errors
+                          cache_read, cache_write, measured, tool_calls, tool_errors, messages
                    FROM usage_days WHERE day >= ?1";
         // per key: the conversations seen (sessions), and their spans
         let mut seen: HashMap<String, HashMap<i64, (i64, i64)>> = HashMap::new();
@@ -256,6 +258,9 @@ impl Store {
             }
             g.turns += n(3)?;
             g.compactions += n(4)?;
+            if model.is_some() {
+                g.replies += n(14)?;
+            }
             if by != By::Model {
                 g.tool_calls += n(12)?;
                 g.tool_errors += n(13)?;
