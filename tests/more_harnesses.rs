@@ -1094,16 +1094,8 @@ fn aider_s_files_added_to_the_chat_are_learned_from_the_reply_measured_after_the
         .join("aider")
         .join("aider-0.62-0.68-claude-3.5-sonnet-opus-infinite-output.aider.chat.history.md");
     let mut s = Store::open_in_memory().unwrap();
-    let Outcome::Imported(out) = run(
-        &mut s,
-        Action::Import {
-            paths: vec![f],
-            format: None,
-        },
-    ) else {
-        panic!()
-    };
-    assert!(out[0].error.is_none(), "{:?}", out[0].error);
+    let o = cairn::import::import_file(&mut s, &f, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
     let Outcome::Replayed(r) = run(&mut s, Action::Replay { conversation: None }) else {
         panic!()
     };
