@@ -104,7 +104,8 @@ struct Builder {
     history: ChatHistory,
     /// The command just typed, whose output follows (kept with it, not a reply).
     command: Option<String>,
-    /// What Aider sends beside the history changed since the last message (a new run).
+    /// What Aider sends beside the history changed since the last message written (a file added or dropped, a new
+    /// run): the next message says so.
     changed: bool,
 }
 

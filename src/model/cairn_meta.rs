@@ -1,7 +1,7 @@
 //! What cairn writes under `meta.cairn` of a message or a conversation, besides a compaction marker's own fields
 //! (those are [`crate::reclaim::marker`]'s to write and read): a rewind's digest, a harness's digest of a branch it
-//! left, a harness's compaction summary, a failed reply, a subagent's link to its parent, a reply `cairn send` got, a change of what a harness sends
-//! beside the messages.
+//! left, a harness's compaction summary, a failed reply, a subagent's link to its parent, a reply `cairn send` got,
+//! a change of what a harness sends beside the messages.
 //! Written and read here only, so a key is spelled once; the store's SQL reads the subagent link by
 //! [`LINKED_TO_SQL`].
 
