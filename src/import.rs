@@ -93,20 +93,26 @@ pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
         } else if formats::opencode::db::is_db(p) {
             out.extend(formats::opencode::db::sessions(p).map_err(std::io::Error::other)?);
         } else {
-            // a file given by name is read whole: a subagent's or a sidecar's with the file that reads it
-            let mut file = p.clone();
-            let mut hops = 0;
-            while let Some(main) = read_with(&file).filter(|_| hops < 4) {
-                file = main;
-                hops += 1;
-            }
-            out.push(file);
+            out.push(main_file(p));
         }
     }
     // a file named twice (given, and found in a folder also given; or read with another given) is read once
     let mut seen = std::collections::HashSet::new();
     out.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
     Ok(out)
+}
+
+/// The file a file given by name is imported as: itself, or the file that reads it ([`read_with`], followed: a
+/// subagent's `.meta.json` to its transcript to its session).
+pub fn main_file(p: &Path) -> PathBuf {
+    let mut file = p.to_path_buf();
+    for _ in 0..4 {
+        match read_with(&file) {
+            Some(main) => file = main,
+            None => break,
+        }
+    }
+    file
 }
 
 fn is_transcript_name(p: &Path) -> bool {

@@ -598,9 +598,29 @@ fn files_named_one_by_one_import_each_session_once() {
             "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"
         ]
     );
-    // a subagent named alone brings its session (which reads it)
+    // a subagent named alone brings its session (which reads it), and a sidecar its transcript's session
     let alone = import::collect(&[fixture(named[2])]).unwrap();
     assert_eq!(alone, [fixture(named[4])]);
+    assert_eq!(import::main_file(&fixture(named[3])), fixture(named[4]));
+    // and the import says so
+    let (_d2, mut s2) = store();
+    let cairn::commands::Outcome::Imported(out) = cairn::commands::run(
+        &mut s2,
+        &cairn::reclaim::Settings::default(),
+        cairn::commands::Action::Import {
+            paths: vec![fixture(named[2])],
+            format: None,
+        },
+        &cairn::commands::Quiet,
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+    .unwrap() else {
+        panic!()
+    };
+    assert_eq!(out.len(), 1);
+    let said = |n: &String| n.contains("agent-ab1e6e141221a29ab.jsonl is read with this file");
+    let notes = &out[0].report.notes;
+    assert!(notes.iter().any(said), "{notes:?}");
     let (_d, mut s) = store();
     let ids: Vec<String> = files
         .iter()

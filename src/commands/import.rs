@@ -40,13 +40,28 @@ impl Command for ImportFiles {
             path: self.paths.first().cloned().unwrap_or_default(),
             reason: format!("listing files: {e}"),
         })?;
+        // the files named that are imported as another (a subagent as its session): each outcome says so
+        let mut named: Vec<(PathBuf, PathBuf)> = Vec::new();
+        for p in self.paths.iter().filter(|p| p.is_file()) {
+            let main = crate::import::main_file(p);
+            if main != *p {
+                named.push((main, p.clone()));
+            }
+        }
         let mut out = Vec::with_capacity(files.len());
         for (k, f) in files.iter().enumerate() {
             if cancel.load(Ordering::Relaxed) {
                 break;
             }
             progress.step(k, files.len(), &f.display().to_string());
-            out.push(crate::import::import_file(store, f, self.format));
+            let mut o = crate::import::import_file(store, f, self.format);
+            for (_, p) in named.iter().filter(|(main, _)| main == f) {
+                o.report.notes.push(format!(
+                    "{} is read with this file (imported as it, so nothing is read twice)",
+                    p.display()
+                ));
+            }
+            out.push(o);
         }
         progress.step(out.len(), files.len(), "");
         Ok(out)
