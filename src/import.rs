@@ -50,7 +50,16 @@ fn lossy_path<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
 /// folder being imported and leads somewhere not yet walked (so `..` links and loops end), and only regular files
 /// are taken (a FIFO named `*.jsonl` would block the import).
 pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
+    Ok(collect_named(paths)?.0)
+}
+
+/// The files to import, and each file named that is imported as another: (the file imported, the file named).
+pub type Collected = (Vec<PathBuf>, Vec<(PathBuf, PathBuf)>);
+
+/// [`collect`], with each file named that is imported as another.
+pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
     let mut out = Vec::new();
+    let mut named = Vec::new();
     for p in paths {
         if p.is_dir() {
             let root = std::fs::canonicalize(p)?;
@@ -93,13 +102,17 @@ pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
         } else if formats::opencode::db::is_db(p) {
             out.extend(formats::opencode::db::sessions(p).map_err(std::io::Error::other)?);
         } else {
-            out.push(main_file(p));
+            let main = main_file(p);
+            if main != *p {
+                named.push((main.clone(), p.clone()));
+            }
+            out.push(main);
         }
     }
     // a file named twice (given, and found in a folder also given; or read with another given) is read once
     let mut seen = std::collections::HashSet::new();
     out.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
-    Ok(out)
+    Ok((out, named))
 }
 
 /// The file a file given by name is imported as: itself, or the file that reads it ([`read_with`], followed: a

@@ -36,18 +36,12 @@ impl Command for ImportFiles {
                 });
             }
         }
-        let files = crate::import::collect(&self.paths).map_err(|e| CommandError::Io {
-            path: self.paths.first().cloned().unwrap_or_default(),
-            reason: format!("listing files: {e}"),
-        })?;
         // the files named that are imported as another (a subagent as its session): each outcome says so
-        let mut named: Vec<(PathBuf, PathBuf)> = Vec::new();
-        for p in self.paths.iter().filter(|p| p.is_file()) {
-            let main = crate::import::main_file(p);
-            if main != *p {
-                named.push((main, p.clone()));
-            }
-        }
+        let (files, named) =
+            crate::import::collect_named(&self.paths).map_err(|e| CommandError::Io {
+                path: self.paths.first().cloned().unwrap_or_default(),
+                reason: format!("listing files: {e}"),
+            })?;
         let mut out = Vec::with_capacity(files.len());
         for (k, f) in files.iter().enumerate() {
             if cancel.load(Ordering::Relaxed) {

@@ -106,12 +106,7 @@ impl PathView {
 
     /// A path held in memory (tests, a path not stored): heads and measures computed from the messages.
     pub fn from_messages(conversation: &str, messages: Vec<Message>) -> PathView {
-        let heads = messages
-            .iter()
-            .enumerate()
-            .map(|(i, m)| Head::of_message(m, i as i64))
-            .collect();
-        let facts = messages
+        let facts: Vec<Facts> = messages
             .iter()
             .map(|m| Facts {
                 measure: crate::models::measure(
@@ -124,6 +119,13 @@ impl PathView {
                 usage: m.usage,
                 created_at: m.created_at,
             })
+            .collect();
+        // each message measured once: its head's estimate is its measure's total
+        let heads = messages
+            .iter()
+            .zip(&facts)
+            .enumerate()
+            .map(|(i, (m, f))| Head::of_message(m, i as i64, f.measure.tokens()))
             .collect();
         let mut view = PathView {
             conversation: conversation.to_string(),

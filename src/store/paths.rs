@@ -96,21 +96,16 @@ impl Head {
 }
 
 impl Head {
-    /// The head of a message held in memory (a path built without a store), `seq` its place among them.
-    pub fn of_message(m: &Message, seq: i64) -> Head {
+    /// The head of a message held in memory (a path built without a store), `seq` its place among them, `tokens`
+    /// its measure's total ([`crate::models::measure`], made once by the caller beside the path's facts).
+    pub fn of_message(m: &Message, seq: i64, tokens: u64) -> Head {
         Head {
             seq,
             parent_seq: (seq > 0).then(|| seq - 1),
             id: m.id.clone(),
             role: m.role,
             depth: m.depth,
-            tokens: crate::models::measure(
-                &m.content,
-                crate::model::model_of(&m.meta),
-                m.usage.as_ref(),
-                crate::tokens::Tokenizer::Estimate,
-            )
-            .tokens(),
+            tokens,
             flags: flags(m.role, &m.content, &m.meta),
         }
     }
