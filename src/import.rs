@@ -143,7 +143,8 @@ fn is_transcript_name(p: &Path) -> bool {
 /// The file `p` is read with, when that file is present: a Claude Code subagent's session
 /// (`<session>/subagents/agent-x.jsonl` with `<session>.jsonl` beside `<session>/`, Claude Code 2.1; or
 /// `agent-<8hex>.jsonl` beside `<sessionId>.jsonl`, 2.0), a subagent's `.meta.json`'s transcript, a Cline task's
-/// `ui_messages.json` or `task_metadata.json`'s history, a spawned Codex agent's parent rollout. Importing `p`
+/// `ui_messages.json` or `task_metadata.json`'s history, Aider's input and LLM logs' chat history, a spawned Codex
+/// agent's parent rollout. Importing `p`
 /// means importing that file, which reads `p` with it: so a session is never imported twice, once whole and once
 /// as its subagent on its own (a shell glob that names both).
 pub fn read_with(p: &Path) -> Option<PathBuf> {
@@ -151,6 +152,14 @@ pub fn read_with(p: &Path) -> Option<PathBuf> {
     if let Some(stem) = name.strip_suffix(".meta.json") {
         let transcript = p.with_file_name(format!("{stem}.jsonl"));
         return transcript.is_file().then_some(transcript);
+    }
+    // Aider's input and LLM logs beside its chat history (what was typed, what was sent raw)
+    if let Some(stem) = [".aider.input.history", ".aider.llm.history"]
+        .iter()
+        .find_map(|s| name.strip_suffix(s))
+    {
+        let history = p.with_file_name(format!("{stem}.aider.chat.history.md"));
+        return history.is_file().then_some(history);
     }
     if formats::cline::SIDECARS.contains(&name.as_str()) {
         let history = p.with_file_name("api_conversation_history.json");

@@ -602,6 +602,11 @@ fn files_named_one_by_one_import_each_session_once() {
     let alone = import::collect(&[fixture(named[2])]).unwrap();
     assert_eq!(alone, [fixture(named[4])]);
     assert_eq!(import::main_file(&fixture(named[3])), fixture(named[4]));
+    // Aider's input log is read as its chat history (it is no transcript of its own)
+    assert_eq!(
+        import::collect(&[fixture("small/aider-small.aider.input.history")]).unwrap(),
+        [fixture("small/aider-small.aider.chat.history.md")]
+    );
     // and the import says so
     let (_d2, mut s2) = store();
     let cairn::commands::Outcome::Imported(out) = cairn::commands::run(
