@@ -1074,7 +1074,7 @@ fn aider_s_rounded_counts_are_stored_as_such_and_a_store_made_before_reads_them_
     {
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(
-            "ALTER TABLE measures DROP COLUMN usage_precision; PRAGMA user_version = 10;",
+            "ALTER TABLE measures DROP COLUMN packed; ALTER TABLE measures DROP COLUMN usage_precision; PRAGMA user_version = 10;",
         )
         .unwrap();
     }

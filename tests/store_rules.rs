@@ -911,11 +911,77 @@ fn the_v4_migration_measures_every_row_already_stored_as_a_write_would() {
 }
 
 #[test]
+fn stored_measures_read_back_field_for_field() {
+    // a path's measures are read from one packed column (v13) in a fixed order: each field must come back in its
+    // own place, the usage a reply recorded whole (a NULL apart from a zero), what the demo's messages measure
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(dir.path().join("m.db")).unwrap();
+    let demo = cairn::demo::install(&mut s).unwrap();
+    let c = s.create_conversation(None).unwrap();
+    let mut reply = assistant("measured");
+    reply.meta = json!({"model": "claude-sonnet-4-5"});
+    reply.usage = Some(cairn::model::Usage {
+        input_tokens: 11,
+        output_tokens: 22,
+        cache_read_input_tokens: 33,
+        cache_creation_input_tokens: 44,
+        cache_creation_1h_input_tokens: 5,
+        requests: 6,
+        precision: 7,
+    });
+    s.append_turn(&c, &[user("asked"), reply.clone()]).unwrap();
+    let facts = s.facts(&c, &s.heads(&c).unwrap()).unwrap();
+    assert_eq!(facts[0].usage, None);
+    assert_eq!(facts[0].model, None);
+    assert_eq!(facts[1].usage, reply.usage);
+    assert_eq!(facts[1].model.as_deref(), Some("claude-sonnet-4-5"));
+    let messages = s.messages(&demo.conversation).unwrap();
+    let heads = s.heads(&demo.conversation).unwrap();
+    let facts = s.facts(&demo.conversation, &heads).unwrap();
+    for (h, f) in heads.iter().zip(&facts) {
+        let m = messages.iter().find(|m| m.id == h.id).unwrap();
+        let model = cairn::model::model_of(&m.meta);
+        let mut want = cairn::models::measure(
+            &m.content,
+            model,
+            m.usage.as_ref(),
+            cairn::tokens::Tokenizer::Estimate,
+        );
+        // what a stored image's bytes weigh is the store's, not the text's
+        want.image_bytes = f.measure.image_bytes;
+        want.large_result_image_bytes = f.measure.large_result_image_bytes;
+        assert_eq!(f.measure, want, "{}", h.id);
+        assert_eq!(
+            (f.model.as_deref(), f.usage, f.created_at),
+            (model, m.usage, m.created_at)
+        );
+    }
+    // every field the demo can fill is filled somewhere, so a field read from another's place shows
+    type Field = fn(&cairn::tokens::Measure) -> u64;
+    let filled: [(&str, Field); 11] = [
+        ("text", |m| m.text),
+        ("tool_use", |m| m.tool_use),
+        ("tool_result", |m| m.tool_result),
+        ("image", |m| m.image),
+        ("chars", |m| m.chars),
+        ("images", |m| m.images),
+        ("image_bytes", |m| m.image_bytes),
+        ("large_results", |m| m.large_results),
+        ("large_result_tokens", |m| m.large_result_tokens),
+        ("large_result_chars", |m| m.large_result_chars),
+        ("tool_calls", |m| m.tool_calls),
+    ];
+    for (name, field) in filled {
+        assert!(facts.iter().any(|f| field(&f.measure) > 0), "{name}");
+    }
+}
+
+#[test]
 fn the_v7_migration_counts_the_characters_of_large_results_already_stored() {
     // a store at v6 has no large_result_chars: the migration reads them from the bodies (a fork's copy from its
     // body), the figure an insert writes
     let [want, want_fork, got, got_fork] = measures_written_and_migrated(
-        "ALTER TABLE measures DROP COLUMN large_result_chars; PRAGMA user_version = 6;",
+        "ALTER TABLE measures DROP COLUMN packed; ALTER TABLE measures DROP COLUMN large_result_chars; PRAGMA user_version = 6;",
     );
     assert!(want.iter().any(|f| f.measure.large_result_chars > 1000));
     assert_eq!(got, want);
@@ -926,7 +992,7 @@ fn the_v7_migration_counts_the_characters_of_large_results_already_stored() {
 fn the_v9_migration_adds_the_count_of_requests_a_usage_sums() {
     // a store at v8 has no requests column: every reply stored before it is one request's, measured as before
     let [want, want_fork, got, got_fork] = measures_written_and_migrated(
-        "ALTER TABLE measures DROP COLUMN requests; PRAGMA user_version = 8;",
+        "ALTER TABLE measures DROP COLUMN packed; ALTER TABLE measures DROP COLUMN requests; PRAGMA user_version = 8;",
     );
     assert!(want.iter().any(|f| f.measured_input().is_some()));
     assert_eq!(got, want);

@@ -329,48 +329,83 @@ pub(crate) fn copy(tx: &Transaction<'_>, conversation: i64, pairs_json: &str) ->
     Ok(())
 }
 
-fn row_facts(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Facts> {
-    let g = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(at + i)?.max(0) as u64) };
-    let opt = |i: usize| -> rusqlite::Result<Option<u64>> {
-        Ok(r.get::<_, Option<i64>>(at + i)?.map(|v| v.max(0) as u64))
-    };
-    let usage = match (opt(18)?, opt(19)?, opt(20)?, opt(21)?) {
+/// A message's facts from its `model` and `packed` cells (schema v13: the 26 numbers in [`COLUMNS`]' order, model
+/// aside, comma-separated, an empty field for a NULL). A cell that does not parse reads as zero (the store writes
+/// only integers there).
+fn packed_facts(model: Option<String>, packed: &str) -> Facts {
+    let v = unpack::<26>(packed);
+    let g = |i: usize| v[i].unwrap_or(0).max(0) as u64;
+    let opt = |i: usize| v[i].map(|x| x.max(0) as u64);
+    let usage = match (opt(17), opt(18), opt(19), opt(20)) {
         (None, None, None, None) => None,
         (i, o, cr, cw) => Some(Usage {
             input_tokens: i.unwrap_or(0),
             output_tokens: o.unwrap_or(0),
             cache_read_input_tokens: cr.unwrap_or(0),
             cache_creation_input_tokens: cw.unwrap_or(0),
-            cache_creation_1h_input_tokens: opt(24)?.unwrap_or(0),
-            requests: opt(25)?.unwrap_or(0),
-            precision: opt(26)?.unwrap_or(0),
+            cache_creation_1h_input_tokens: g(23),
+            requests: g(24),
+            precision: g(25),
         }),
     };
-    Ok(Facts {
+    Facts {
         measure: Measure {
-            text: g(0)?,
-            tool_use: g(1)?,
-            tool_result: g(2)?,
-            image: g(3)?,
-            thinking: g(4)?,
-            other: g(5)?,
-            chars: g(6)?,
-            images: g(7)?,
-            image_bytes: g(8)?,
-            large_results: g(9)?,
-            large_result_tokens: g(10)?,
-            large_result_images: g(11)?,
-            large_result_image_tokens: g(12)?,
-            large_result_image_bytes: g(13)?,
-            tool_calls: g(14)?,
-            tool_errors: g(15)?,
-            tool_refs: g(16)?,
-            large_result_chars: g(23)?,
+            text: g(0),
+            tool_use: g(1),
+            tool_result: g(2),
+            image: g(3),
+            thinking: g(4),
+            other: g(5),
+            chars: g(6),
+            images: g(7),
+            image_bytes: g(8),
+            large_results: g(9),
+            large_result_tokens: g(10),
+            large_result_images: g(11),
+            large_result_image_tokens: g(12),
+            large_result_image_bytes: g(13),
+            tool_calls: g(14),
+            tool_errors: g(15),
+            tool_refs: g(16),
+            large_result_chars: g(22),
         },
-        model: r.get(at + 17)?,
+        model,
         usage,
-        created_at: r.get(at + 22)?,
-    })
+        created_at: v[21].unwrap_or(0),
+    }
+}
+
+/// The comma-separated integers of a packed cell, an empty field as `None`: read a byte at a time (this is the
+/// inner loop of every figure over a long path; `str::parse` per field costs twice the whole row's read).
+fn unpack<const N: usize>(packed: &str) -> [Option<i64>; N] {
+    let mut v = [None; N];
+    let (mut at, mut cur, mut negative) = (0usize, None::<i64>, false);
+    let mut close = |at: usize, cur: Option<i64>, negative: bool| {
+        if let Some(slot) = v.get_mut(at) {
+            *slot = cur.map(|x| if negative { -x } else { x });
+        }
+    };
+    for &b in packed.as_bytes() {
+        match b {
+            b',' => {
+                close(at, cur, negative);
+                (at, cur, negative) = (at + 1, None, false);
+            }
+            b'-' => negative = true,
+            b'0'..=b'9' => {
+                let digit = i64::from(b - b'0');
+                cur = Some(cur.unwrap_or(0).saturating_mul(10).saturating_add(digit));
+            }
+            _ => {}
+        }
+    }
+    close(at, cur, negative);
+    v
+}
+
+fn row_facts(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Facts> {
+    let packed = r.get_ref(at + 1)?.as_str().unwrap_or_default();
+    Ok(packed_facts(r.get(at)?, packed))
 }
 
 impl Store {
@@ -381,9 +416,9 @@ impl Store {
         let mut out = Vec::with_capacity(heads.len());
         let ascending = heads.windows(2).all(|w| w[0].seq < w[1].seq);
         if let (true, Some(first), Some(last)) = (ascending, heads.first(), heads.last()) {
-            let mut stmt = self.conn.prepare_cached(&format!(
-                "SELECT seq, {COLUMNS} FROM measures WHERE seq BETWEEN ?1 AND ?2 AND conversation = ?3 ORDER BY seq"
-            ))?;
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT seq, model, packed FROM measures WHERE seq BETWEEN ?1 AND ?2 AND conversation = ?3 ORDER BY seq",
+            )?;
             let mut rows = stmt.query(params![first.seq, last.seq, conv.seq])?;
             let mut want = heads.iter().peekable();
             while let Some(r) = rows.next()? {
@@ -401,9 +436,9 @@ impl Store {
             out.extend(want.map(|_| Facts::default()));
             return Ok(out);
         }
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT seq, {COLUMNS} FROM measures WHERE seq = ?1"
-        ))?;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT seq, model, packed FROM measures WHERE seq = ?1")?;
         for h in heads {
             out.push(
                 stmt.query_row([h.seq], |r| row_facts(r, 1))
@@ -801,4 +836,20 @@ pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unpack;
+
+    #[test]
+    fn a_packed_cell_reads_each_field_in_its_place() {
+        assert_eq!(
+            unpack::<5>("1,,-3,42"),
+            [Some(1), None, Some(-3), Some(42), None]
+        );
+        assert_eq!(unpack::<2>("7,8,9"), [Some(7), Some(8)]);
+        assert_eq!(unpack::<1>(""), [None]);
+        assert_eq!(unpack::<1>("1700000000000"), [Some(1_700_000_000_000)]);
+    }
 }

@@ -62,6 +62,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: "",
         backfill: Some(super::measures::backfill_hidden_thinking),
     },
+    Step {
+        sql: V13,
+        backfill: None,
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
@@ -357,6 +361,74 @@ CREATE TABLE IF NOT EXISTS sources (
     conversations TEXT NOT NULL,
     updated_at INTEGER NOT NULL
 ) WITHOUT ROWID;
+"#;
+
+/// v13: a path's measures read as one column. Reading the 27 numbers of 100k rows cell by cell is most of what
+/// `/context` of a long conversation costs (SQLite decodes each cell in its VM); `packed` is the same numbers
+/// as one comma-separated text, kept by SQLite itself (a stored generated column, so no writer can let it drift;
+/// an update to any measure rewrites it). A generated column cannot be added to a table: the table is rebuilt.
+/// `Store::facts` reads it in this order; a later column added to measures that a path reads
+/// must rebuild it again.
+const V13: &str = r#"
+CREATE TABLE measures_v13 (
+    seq INTEGER PRIMARY KEY REFERENCES messages(seq),
+    conversation INTEGER NOT NULL REFERENCES conversations(seq),
+    text INTEGER NOT NULL,
+    tool_use INTEGER NOT NULL,
+    tool_result INTEGER NOT NULL,
+    image INTEGER NOT NULL,
+    thinking INTEGER NOT NULL,
+    other INTEGER NOT NULL,
+    chars INTEGER NOT NULL,
+    images INTEGER NOT NULL,
+    image_bytes INTEGER NOT NULL,
+    large_results INTEGER NOT NULL,
+    large_result_tokens INTEGER NOT NULL,
+    large_result_images INTEGER NOT NULL,
+    large_result_image_tokens INTEGER NOT NULL,
+    large_result_image_bytes INTEGER NOT NULL,
+    tool_calls INTEGER NOT NULL,
+    tool_errors INTEGER NOT NULL,
+    tool_refs INTEGER NOT NULL,
+    model TEXT,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    cache_read_tokens INTEGER,
+    cache_write_tokens INTEGER,
+    created_at INTEGER NOT NULL,
+    large_result_chars INTEGER NOT NULL DEFAULT 0,
+    cache_write_1h_tokens INTEGER,
+    requests INTEGER,
+    usage_precision INTEGER,
+    flags INTEGER NOT NULL DEFAULT 0,
+    compaction INTEGER NOT NULL DEFAULT 0,
+    copy INTEGER NOT NULL DEFAULT 0,
+    packed TEXT GENERATED ALWAYS AS (
+        text || ',' || tool_use || ',' || tool_result || ',' || image || ',' || thinking || ',' ||
+        other || ',' || chars || ',' || images || ',' || image_bytes || ',' || large_results || ',' ||
+        large_result_tokens || ',' || large_result_images || ',' || large_result_image_tokens || ',' ||
+        large_result_image_bytes || ',' || tool_calls || ',' || tool_errors || ',' || tool_refs || ',' ||
+        ifnull(input_tokens, '') || ',' || ifnull(output_tokens, '') || ',' ||
+        ifnull(cache_read_tokens, '') || ',' || ifnull(cache_write_tokens, '') || ',' || created_at || ',' ||
+        large_result_chars || ',' || ifnull(cache_write_1h_tokens, '') || ',' || ifnull(requests, '') || ',' ||
+        ifnull(usage_precision, '')
+    ) STORED
+);
+INSERT INTO measures_v13 (seq, conversation, text, tool_use, tool_result, image, thinking, other, chars,
+    images, image_bytes, large_results, large_result_tokens, large_result_images, large_result_image_tokens,
+    large_result_image_bytes, tool_calls, tool_errors, tool_refs, model, input_tokens, output_tokens,
+    cache_read_tokens, cache_write_tokens, created_at, large_result_chars, cache_write_1h_tokens, requests,
+    usage_precision, flags, compaction, copy)
+SELECT seq, conversation, text, tool_use, tool_result, image, thinking, other, chars, images, image_bytes,
+    large_results, large_result_tokens, large_result_images, large_result_image_tokens,
+    large_result_image_bytes, tool_calls, tool_errors, tool_refs, model, input_tokens, output_tokens,
+    cache_read_tokens, cache_write_tokens, created_at, large_result_chars, cache_write_1h_tokens, requests,
+    usage_precision, flags, compaction, copy
+FROM measures;
+DROP TABLE measures;
+ALTER TABLE measures_v13 RENAME TO measures;
+CREATE INDEX measures_by_conversation ON measures(conversation, seq);
+CREATE INDEX measures_by_time ON measures(created_at);
 "#;
 
 /// Brings a store at `from` up to [`VERSION`], all steps in one transaction.
