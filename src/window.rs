@@ -137,6 +137,7 @@ macro_rules! panels {
             &mut $e.stats,
             &mut $e.snapshots,
             &mut $e.models,
+            &mut $e.operations,
         ]
     };
 }
@@ -185,7 +186,7 @@ pub struct Explorer {
     pub models: models::ModelsPanel,
     /// The settings file (or the defaults when there is none or it is not valid: the status line says so).
     settings: Settings,
-    operations: Vec<crate::store::Operation>,
+    pub operations: operations::OperationsPanel,
     pub checkpoint_label: String,
     /// The tree's search: query, matches (message ids), which match is selected.
     pub search: String,
@@ -249,7 +250,7 @@ impl Explorer {
             search_panel: Default::default(),
             stats: Default::default(),
             models: Default::default(),
-            operations: Vec::new(),
+            operations: Default::default(),
             checkpoint_label: String::new(),
             search: String::new(),
             hits: Vec::new(),
@@ -387,10 +388,7 @@ impl Explorer {
         if new_conversation {
             self.diff.other = None;
         }
-        self.operations = match (&self.store, &self.session) {
-            (Some(st), Some(s)) => st.operations(&s.conv.id).unwrap_or_default(),
-            _ => Vec::new(),
-        };
+        self.operations.log.reset();
     }
 
     fn conv_id(&self) -> Option<String> {
@@ -565,7 +563,7 @@ impl Explorer {
     }
 
     /// The panels that ask the core for something, in one list: each background result goes to them.
-    fn panels(&mut self) -> [&mut dyn panel::Panel; 8] {
+    fn panels(&mut self) -> [&mut dyn panel::Panel; 9] {
         panels!(self)
     }
 
@@ -1204,10 +1202,6 @@ impl Explorer {
         let ask = match self.view {
             View::Tree => {
                 self.tree_view(ui);
-                None
-            }
-            View::Operations => {
-                self.operations_view(ui);
                 None
             }
             view => {

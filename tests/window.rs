@@ -82,6 +82,37 @@ fn clicking_another_tip_in_the_graph_and_switching_moves_the_tip_and_ctrl_z_undo
 }
 
 #[test]
+fn the_operations_view_lists_the_moves_and_undoes_the_last() {
+    let f = fixture();
+    let mut h = harness(&f);
+    let before = tip_of(&f, &f.demo.conversation);
+    let leaf = {
+        let s = h.state().session.as_ref().unwrap();
+        s.heads[s.leaves[0]].id.clone()
+    };
+    let n = Store::open(&f.path)
+        .unwrap()
+        .operations(&f.demo.conversation)
+        .unwrap()
+        .len();
+    Store::open(&f.path)
+        .unwrap()
+        .branch(&f.demo.conversation, &leaf, Some(&before))
+        .unwrap();
+    h.get_by_label("Operations").click();
+    settle(&mut h);
+    // the log the core read for it, the branch made outside the window included
+    h.get_by_label(&format!("{} operations", n + 1));
+    h.get_by_label("branch");
+    h.get_by_label("Undo last (Ctrl+Z)").click();
+    settle(&mut h);
+    assert_eq!(tip_of(&f, &f.demo.conversation), before);
+    // asked again after the move: the undo is in the log, the branch marked undone
+    h.get_by_label(&format!("{} operations", n + 2));
+    h.get_by_label("undone");
+}
+
+#[test]
 fn fork_from_here_makes_a_new_conversation_with_its_lineage() {
     let f = fixture();
     let mut h = harness(&f);
