@@ -75,7 +75,7 @@ enum Command {
     /// Create a conversation; prints its id.
     New(new::Args),
     /// Import transcripts (files or folders): Claude Code, pi, Codex, Gemini CLI, Copilot CLI, opencode, Cline, Aider,
-    /// Cursor, SWE-agent and OpenHands trajectories, Anthropic or OpenAI messages JSON, cairn exports.
+    /// Cursor, Factory Droid, SWE-agent and OpenHands trajectories, Anthropic or OpenAI messages JSON, cairn exports.
     Import(import::Args),
     /// Export a conversation: html, markdown, jsonl (the whole tree, lossless), anthropic or openai (a request
     /// body for the active path), claude-code, pi or codex (a session the harness resumes).

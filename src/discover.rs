@@ -36,6 +36,7 @@ pub const LOCATIONS: &[(Format, &str)] = &[
     (Format::Cursor, ".cursor/projects"),
     (Format::CopilotCli, ".copilot/session-state"),
     (Format::Opencode, ".local/share/opencode/storage/session"),
+    (Format::Droid, ".factory/sessions"),
 ];
 
 /// Editors whose extension storage may hold Cline-family task folders, and the extensions' ids.
@@ -256,7 +257,7 @@ fn count_messages(p: &Path, format: Format) -> usize {
     };
     let needles: &[&str] = match format {
         Format::ClaudeCode => &["\"type\":\"user\"", "\"type\":\"assistant\""],
-        Format::Pi => &["\"type\":\"message\""],
+        Format::Pi | Format::Droid => &["\"type\":\"message\""],
         Format::Codex => &["\"type\":\"response_item\""],
         // one pretty-printed document: a message a line that names its type
         Format::GeminiCli => &["\"type\": \"user\"", "\"type\": \"gemini\""],

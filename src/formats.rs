@@ -10,6 +10,7 @@ pub mod cline;
 pub mod codex;
 pub mod copilot_cli;
 pub mod cursor;
+pub mod droid;
 pub mod gemini_cli;
 pub mod messages_json;
 pub mod opencode;
@@ -72,10 +73,12 @@ pub enum Format {
     Cline,
     /// A GitHub Copilot CLI session log (`events.jsonl`).
     CopilotCli,
+    /// A Factory Droid session (`~/.factory/sessions/<project>/<id>.jsonl`).
+    Droid,
 }
 
 impl Format {
-    pub const ALL: [Format; 14] = [
+    pub const ALL: [Format; 15] = [
         Format::Cairn,
         Format::ClaudeCode,
         Format::Pi,
@@ -90,6 +93,7 @@ impl Format {
         Format::Aider,
         Format::Cline,
         Format::CopilotCli,
+        Format::Droid,
     ];
 
     /// Parses a format name as the CLI spells it.
@@ -113,6 +117,7 @@ impl Format {
             Format::Aider => "aider",
             Format::Cline => "cline",
             Format::CopilotCli => "copilot-cli",
+            Format::Droid => "droid",
         }
     }
 }
@@ -475,6 +480,10 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
         return Some(Format::Cairn);
     }
     for (_, v) in lines.iter().take(50) {
+        // before pi's rule: Droid's message lines have pi's shape
+        if droid::is_droid(v) {
+            return Some(Format::Droid);
+        }
         if pi::is_format4_header(v) {
             return Some(Format::Pi);
         }
@@ -539,6 +548,7 @@ fn parse_as(
         Format::Codex => codex::parse(path, &lines)?,
         Format::Cursor => cursor::parse(path, &lines)?,
         Format::CopilotCli => copilot_cli::parse(path, &lines)?,
+        Format::Droid => droid::parse(path, &lines)?,
         Format::Cline => {
             let (l, d) = one_document(path, &lines, "a Cline history is one JSON array")?;
             cline::parse(path, l, d)?

@@ -161,6 +161,10 @@ pub fn read_with(p: &Path) -> Option<PathBuf> {
         let history = p.with_file_name(format!("{stem}.aider.chat.history.md"));
         return history.is_file().then_some(history);
     }
+    // Droid's settings (the session's model and usage) beside its session
+    if let Some(session) = formats::droid::session_of_settings(p) {
+        return Some(session);
+    }
     if formats::cline::SIDECARS.contains(&name.as_str()) {
         let history = p.with_file_name("api_conversation_history.json");
         return history.is_file().then_some(history);

@@ -142,42 +142,52 @@ pub(crate) fn insert(
 }
 
 /// A reply the store holds, read again with the prompt figures its harness wrote only later (GitHub Copilot CLI
-/// writes a run's prompt totals when the run ends): its measures, and the roll-ups `stats` sums, take the new
-/// usage in place of the old (which counted no prompt). The body keeps what it was written with: bodies are never
-/// rewritten; every figure reads the measures. Returns whether anything changed.
+/// writes a run's prompt totals when the run ends), or with a running total that has grown since (Droid keeps a
+/// session's totals in one place, rewritten as it goes on; the reader sets them on the session's first reply, a
+/// sum of more requests each time): its measures, and the roll-ups `stats` sums, take the new usage in place of
+/// the old. The body keeps what it was written with: bodies are never rewritten; every figure reads the measures.
+/// Returns whether anything changed.
 pub(crate) fn late_usage(tx: &Transaction<'_>, seq: i64, new: &Usage) -> Result<bool> {
-    #[allow(clippy::type_complexity)]
-    let row: Option<(i64, Option<String>, i64, Option<i64>, i64, i64, i64, i64)> = tx
+    let row = tx
         .query_row(
             "SELECT conversation, model, created_at, output_tokens, coalesce(input_tokens, 0),
                     coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0),
-                    coalesce(cache_write_1h_tokens, 0)
+                    coalesce(cache_write_1h_tokens, 0), coalesce(requests, 1)
              FROM measures WHERE seq = ?1 AND copy = 0",
             [seq],
             |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                ))
+                Ok(Stored {
+                    conversation: r.get(0)?,
+                    model: r.get(1)?,
+                    created: r.get(2)?,
+                    output: r.get(3)?,
+                    input: r.get(4)?,
+                    cache_read: r.get(5)?,
+                    cache_write: r.get(6)?,
+                    cache_write_1h: r.get(7)?,
+                    requests: r.get(8)?,
+                })
             },
         )
         .optional()?;
-    let Some((conv, model, created, out, i, cr, cw, cw1)) = row else {
+    let Some(old) = row else {
         return Ok(false);
     };
-    // only a reply whose stored usage counted no prompt takes figures read later
-    if i + cr + cw > 0 || new.prompt() == 0 {
+    let n = |v: u64| v as i64;
+    let prompt = old.input + old.cache_read + old.cache_write;
+    // a reply whose stored usage counted no prompt takes figures read later; a running total, a larger one
+    let grown_total = old.requests > 1 && n(new.requests) > old.requests;
+    if new.prompt() == 0 || (prompt > 0 && !grown_total) {
         return Ok(false);
     }
-    let had = out.is_some();
-    let n = |v: u64| v as i64;
-    let d_out = n(new.output_tokens) - out.unwrap_or(0);
+    let had = old.output.is_some();
+    let d = [
+        n(new.input_tokens) - old.input,
+        n(new.output_tokens) - old.output.unwrap_or(0),
+        n(new.cache_read_input_tokens) - old.cache_read,
+        n(new.cache_creation_input_tokens) - old.cache_write,
+        n(new.cache_creation_1h_input_tokens) - old.cache_write_1h,
+    ];
     tx.execute(
         "UPDATE measures SET input_tokens = ?2, output_tokens = ?3, cache_read_tokens = ?4,
             cache_write_tokens = ?5, cache_write_1h_tokens = ?6, requests = ?7, usage_precision = ?8 WHERE seq = ?1",
@@ -192,20 +202,20 @@ pub(crate) fn late_usage(tx: &Transaction<'_>, seq: i64, new: &Usage) -> Result<
             Some(n(new.precision)).filter(|&p| p > 1)
         ],
     )?;
-    let model = model.unwrap_or_default();
+    let model = old.model.unwrap_or_default();
     tx.execute(
         "UPDATE usage_days SET input = input + ?1, output = output + ?2, cache_read = cache_read + ?3,
             cache_write = cache_write + ?4, cache_write_1h = cache_write_1h + ?5, measured = measured + ?6
          WHERE day = ?7 AND conversation = ?8 AND model = ?9",
         params![
-            n(new.input_tokens),
-            d_out,
-            n(new.cache_read_input_tokens),
-            n(new.cache_creation_input_tokens),
-            n(new.cache_creation_1h_input_tokens) - cw1,
+            d[0],
+            d[1],
+            d[2],
+            d[3],
+            d[4],
             !had,
-            created.div_euclid(86_400_000),
-            conv,
+            old.created.div_euclid(86_400_000),
+            old.conversation,
             model
         ],
     )?;
@@ -219,15 +229,15 @@ pub(crate) fn late_usage(tx: &Transaction<'_>, seq: i64, new: &Usage) -> Result<
             cache_write_1h = cache_write_1h + excluded.cache_write_1h,
             max_prompt = max(max_prompt, excluded.max_prompt)",
         params![
-            created.div_euclid(3_600_000),
-            conv,
+            old.created.div_euclid(3_600_000),
+            old.conversation,
             model,
             !had,
-            n(new.input_tokens),
-            d_out,
-            n(new.cache_read_input_tokens),
-            n(new.cache_creation_input_tokens),
-            n(new.cache_creation_1h_input_tokens) - cw1,
+            d[0],
+            d[1],
+            d[2],
+            d[3],
+            d[4],
             n(new.prompt_per_request())
         ],
     )?;
@@ -238,6 +248,19 @@ pub(crate) fn late_usage(tx: &Transaction<'_>, seq: i64, new: &Usage) -> Result<
         )?;
     }
     Ok(true)
+}
+
+/// What [`late_usage`] reads of a stored reply.
+struct Stored {
+    conversation: i64,
+    model: Option<String>,
+    created: i64,
+    output: Option<i64>,
+    input: i64,
+    cache_read: i64,
+    cache_write: i64,
+    cache_write_1h: i64,
+    requests: i64,
 }
 
 /// One message's row of measures.
