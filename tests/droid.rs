@@ -158,7 +158,7 @@ fn a_droid_session_that_grew_takes_its_new_totals_in_place_of_the_old() {
     v["tokenUsage"] = json!({"inputTokens": 2100, "outputTokens": 700, "cacheCreationTokens": 15000,
                              "cacheReadTokens": 80000, "thinkingTokens": 96});
     std::fs::write(&settings, v.to_string()).unwrap();
-    let out = import(&mut s, vec![file]);
+    let out = import(&mut s, vec![file.clone()]);
     assert!(out[0].error.is_none(), "{:?}", out[0].error);
     assert_eq!(out[0].added, 2);
     let after = totals(&mut s).0;
@@ -168,4 +168,14 @@ fn a_droid_session_that_grew_takes_its_new_totals_in_place_of_the_old() {
         (2100, 700, 80000, 15000),
         "the new totals, not old + new"
     );
+    // Droid writes the settings after the reply: read again with only them changed, the totals are taken too
+    v["tokenUsage"] = json!({"inputTokens": 2300, "outputTokens": 760, "cacheCreationTokens": 15400,
+                             "cacheReadTokens": 81000, "thinkingTokens": 96});
+    std::fs::write(&settings, v.to_string()).unwrap();
+    let out = import(&mut s, vec![file.clone()]);
+    assert_eq!(out[0].added, 0);
+    assert_eq!(totals(&mut s).0, (2300, 760, 81000, 15400));
+    // and the same totals read once more change nothing
+    import(&mut s, vec![file]);
+    assert_eq!(totals(&mut s).0, (2300, 760, 81000, 15400));
 }

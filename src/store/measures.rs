@@ -143,43 +143,18 @@ pub(crate) fn insert(
 
 /// A reply the store holds, read again with the prompt figures its harness wrote only later (GitHub Copilot CLI
 /// writes a run's prompt totals when the run ends), or with a running total that has grown since (Droid keeps a
-/// session's totals in one place, rewritten as it goes on; the reader sets them on the session's first reply, a
-/// sum of more requests each time): its measures, and the roll-ups `stats` sums, take the new usage in place of
+/// session's totals in one place, rewritten as it goes on; the reader sets them on the session's first reply as
+/// a sum of requests): its measures, and the roll-ups `stats` sums, take the new usage in place of
 /// the old. The body keeps what it was written with: bodies are never rewritten; every figure reads the measures.
 /// Returns whether anything changed.
 pub(crate) fn late_usage(tx: &Transaction<'_>, seq: i64, new: &Usage) -> Result<bool> {
-    let row = tx
-        .query_row(
-            "SELECT conversation, model, created_at, output_tokens, coalesce(input_tokens, 0),
-                    coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0),
-                    coalesce(cache_write_1h_tokens, 0), coalesce(requests, 1)
-             FROM measures WHERE seq = ?1 AND copy = 0",
-            [seq],
-            |r| {
-                Ok(Stored {
-                    conversation: r.get(0)?,
-                    model: r.get(1)?,
-                    created: r.get(2)?,
-                    output: r.get(3)?,
-                    input: r.get(4)?,
-                    cache_read: r.get(5)?,
-                    cache_write: r.get(6)?,
-                    cache_write_1h: r.get(7)?,
-                    requests: r.get(8)?,
-                })
-            },
-        )
-        .optional()?;
-    let Some(old) = row else {
+    let Some(old) = Stored::read(tx, seq)? else {
         return Ok(false);
     };
-    let n = |v: u64| v as i64;
-    let prompt = old.input + old.cache_read + old.cache_write;
-    // a reply whose stored usage counted no prompt takes figures read later; a running total, a larger one
-    let grown_total = old.requests > 1 && n(new.requests) > old.requests;
-    if new.prompt() == 0 || (prompt > 0 && !grown_total) {
+    if !old.takes(new) {
         return Ok(false);
     }
+    let n = |v: u64| v as i64;
     let had = old.output.is_some();
     let d = [
         n(new.input_tokens) - old.input,
@@ -261,6 +236,46 @@ struct Stored {
     cache_write: i64,
     cache_write_1h: i64,
     requests: i64,
+}
+
+impl Stored {
+    fn read(tx: &Transaction<'_>, seq: i64) -> Result<Option<Stored>> {
+        Ok(tx
+            .query_row(
+                "SELECT conversation, model, created_at, output_tokens, coalesce(input_tokens, 0),
+                        coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0),
+                        coalesce(cache_write_1h_tokens, 0), coalesce(requests, 1)
+                 FROM measures WHERE seq = ?1 AND copy = 0",
+                [seq],
+                |r| {
+                    Ok(Stored {
+                        conversation: r.get(0)?,
+                        model: r.get(1)?,
+                        created: r.get(2)?,
+                        output: r.get(3)?,
+                        input: r.get(4)?,
+                        cache_read: r.get(5)?,
+                        cache_write: r.get(6)?,
+                        cache_write_1h: r.get(7)?,
+                        requests: r.get(8)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    /// Whether usage read later replaces this: a reply whose stored usage counted no prompt takes figures read
+    /// later; a running total (a sum of requests, which only grows), a larger one: over more requests, or the
+    /// same ones' totals written after their lines.
+    fn takes(&self, new: &Usage) -> bool {
+        let n = |v: u64| v as i64;
+        let prompt = self.input + self.cache_read + self.cache_write;
+        let grown_total = self.requests > 1
+            && n(new.requests) >= self.requests
+            && n(new.prompt()) + n(new.output_tokens) > prompt + self.output.unwrap_or(0)
+            && n(new.prompt()) >= prompt;
+        new.prompt() > 0 && (prompt == 0 || grown_total)
+    }
 }
 
 /// One message's row of measures.
