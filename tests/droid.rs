@@ -5,15 +5,19 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use cairn::commands::{self, Action, Outcome, Quiet};
+use cairn::commands::import::ImportFiles;
+use cairn::commands::replay::ReplayMeasured;
+use cairn::commands::stats::UsageStats;
+use cairn::commands::{self, Command, Quiet};
 use cairn::reclaim::Settings;
 use cairn::store::{By, Store};
 use serde_json::{Value, json};
 
 const SESSION: &str = "3b9e6f2a-71c4-4d0e-9a55-2f6c1d8e4b70";
 
-fn run(s: &mut Store, a: Action) -> Outcome {
-    commands::run(s, &Settings::default(), a, &Quiet, &AtomicBool::new(false)).unwrap()
+/// A command run as the CLI runs it, its own output back.
+fn exec<C: Command>(s: &mut Store, c: C) -> C::Output {
+    commands::exec(s, &Settings::default(), c, &Quiet, &AtomicBool::new(false)).unwrap()
 }
 
 /// The fixture copied under a home folder where Droid keeps it; the session file.
@@ -29,41 +33,35 @@ fn installed(home: &Path) -> PathBuf {
 }
 
 fn import(s: &mut Store, paths: Vec<PathBuf>) -> Vec<cairn::import::FileOutcome> {
-    let Outcome::Imported(out) = run(
+    exec(
         s,
-        Action::Import {
+        ImportFiles {
             paths,
             format: None,
         },
-    ) else {
-        panic!()
-    };
-    out
+    )
 }
 
 /// (input, output, cache reads, cache writes) as `stats` sums them, and the cost.
 fn totals(s: &mut Store) -> ((u64, u64, u64, u64), Option<f64>) {
-    let Outcome::Stats(st) = run(
+    let st = exec(
         s,
-        Action::Stats {
+        UsageStats {
             by: By::Model,
             since: None,
+            cache: false,
         },
-    ) else {
-        panic!()
-    };
+    );
     assert_eq!(st.rows.len(), 1, "one model");
     let r = &st.rows[0];
     assert_eq!(r.key, "claude-sonnet-4-5");
-    (
-        (
-            r.input_tokens,
-            r.output_tokens,
-            r.cache_read_tokens,
-            r.cache_write_tokens,
-        ),
-        r.cost_usd,
-    )
+    let t = (
+        r.input_tokens,
+        r.output_tokens,
+        r.cache_read_tokens,
+        r.cache_write_tokens,
+    );
+    (t, r.cost_usd)
 }
 
 fn usage_of(settings: &Path) -> (u64, u64, u64, u64) {
@@ -130,9 +128,7 @@ fn droid_sessions_are_found_and_import_as_a_tree_with_their_settings_totals() {
     let list = (i as f64 * 3.0 + o_ as f64 * 15.0 + r as f64 * 0.3 + w as f64 * 3.75) / 1e6;
     assert!((cost.unwrap() - list).abs() < 0.005, "{cost:?} vs {list}");
     // a sum of requests is no prompt's measure: nothing to replay
-    let Outcome::Replayed(rep) = run(&mut s, Action::Replay { conversation: None }) else {
-        panic!()
-    };
+    let rep = exec(&mut s, ReplayMeasured { conversation: None });
     assert!(rep.replies.is_empty(), "{:?}", rep.replies);
 }
 
