@@ -362,11 +362,13 @@ pub fn measure_with(content: &[Block], tk: Tokenizer) -> Measure {
     m
 }
 
-/// Measures a reply's blocks, its hidden thinking included: a thinking block kept only as its signature (Claude
-/// Code writes `"thinking": ""` where the model's thinking is not shown, as with Opus 4.7) is still sent back to
-/// the provider with later requests and counted there. Its size is what the provider measured the reply to write
-/// (its output tokens) less what the reply shows, counted as thinking; nothing when every thinking block shows its
-/// text, when the usage sums several requests, or when nothing was measured. `scale` is the model's provider
+/// Measures a reply's blocks, its hidden thinking included: signed thinking is sent back to the provider with later
+/// requests and counted there whole, whatever the transcript shows of it: nothing (Claude Code writes
+/// `"thinking": ""` where the model's thinking is not shown, as with Opus 4.7), or a summary (GitHub Copilot's
+/// `reasoningOpaque` carries the whole reasoning while opencode shows its summary; replayed, that session's
+/// prompts follow the whole reasoning, not the summary). Its size is what the provider measured the reply to write
+/// (its output tokens) less what the reply shows, counted as thinking; nothing more when no thinking block is
+/// signed, when what it shows is as large, when the usage sums several requests, or when nothing was measured. `scale` is the model's provider
 /// tokens per estimated token (its default scale): the measured output is brought to the estimate's unit, as
 /// everything else measured is.
 pub fn measure_reply(
@@ -388,10 +390,9 @@ pub fn hidden_thinking(
     shown: &Measure,
     scale: f64,
 ) -> u64 {
-    let hidden = content.iter().any(|b| {
-        matches!(b, Block::Thinking { thinking, signature: Some(sig) }
-            if thinking.trim().is_empty() && !sig.is_empty())
-    });
+    let hidden = content
+        .iter()
+        .any(|b| matches!(b, Block::Thinking { signature: Some(sig), .. } if !sig.is_empty()));
     match usage {
         Some(u) if hidden && u.is_one_request() && u.output_tokens > 0 => {
             let written = (u.output_tokens as f64 / scale.max(0.1)).round() as u64;
@@ -425,6 +426,56 @@ const RESULT_OVERHEAD: u64 = 8;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signed_thinking_counts_what_the_reply_wrote_not_what_it_shows() {
+        let usage = crate::model::Usage {
+            input_tokens: 900,
+            output_tokens: 2_000,
+            ..Default::default()
+        };
+        let summary = "Checked the queue; the notify comes before the lock.";
+        let reply = |signature: Option<&str>| {
+            vec![
+                Block::Thinking {
+                    thinking: summary.into(),
+                    signature: signature.map(str::to_string),
+                },
+                Block::text("Take the lock first."),
+            ]
+        };
+        // a summary with the provider's whole reasoning beside it (Copilot's reasoningOpaque, a signature)
+        let signed = measure_reply(
+            &reply(Some("opaque")),
+            Some(&usage),
+            Tokenizer::Estimate,
+            1.0,
+        );
+        assert_eq!(signed.thinking + signed.text, 2_000, "{signed:?}");
+        // scaled to the estimate's unit
+        let scaled = measure_reply(
+            &reply(Some("opaque")),
+            Some(&usage),
+            Tokenizer::Estimate,
+            2.0,
+        );
+        assert_eq!(scaled.thinking + scaled.text, 1_000, "{scaled:?}");
+        // unsigned, nothing else was sent back: what it shows
+        let shown = measure_reply(&reply(None), Some(&usage), Tokenizer::Estimate, 1.0);
+        assert_eq!(shown, measure(&reply(None)));
+        // a sum of requests is no reply's measure
+        let summed = crate::model::Usage {
+            requests: 3,
+            ..usage
+        };
+        let sum = measure_reply(
+            &reply(Some("opaque")),
+            Some(&summed),
+            Tokenizer::Estimate,
+            1.0,
+        );
+        assert_eq!(sum, measure(&reply(Some("opaque"))));
+    }
 
     #[test]
     fn a_measure_totals_what_the_blocks_estimate() {

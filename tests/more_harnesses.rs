@@ -178,6 +178,47 @@ fn opencode_exports_import_with_their_usage_and_compaction() {
 }
 
 #[test]
+fn copilot_s_whole_reasoning_counts_in_an_opencode_reply_not_its_summary() {
+    // opencode shows a summary of each step's reasoning; Copilot's `reasoningOpaque` beside it is the whole
+    // reasoning, sent back with every later request: a reply's thinking is what it wrote less what it shows
+    let f =
+        samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json");
+    let mut s = Store::open_in_memory().unwrap();
+    let o = cairn::import::import_file(&mut s, &f, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    let conv = &o.conversations[0];
+    let heads = s.heads(conv).unwrap();
+    let facts = s.facts(conv, &heads).unwrap();
+    let bodies = s.messages(conv).unwrap();
+    let scale = cairn::models::default_scale("claude-sonnet-4-6");
+    let mut whole = 0;
+    for (h, fct) in heads.iter().zip(&facts) {
+        let m = bodies.iter().find(|m| m.id == h.id).unwrap();
+        let signed = m.content.iter().any(|b| {
+            matches!(b, cairn::model::Block::Thinking { signature: Some(s), .. } if !s.is_empty())
+        });
+        let shown = cairn::tokens::measure(&m.content);
+        let Some(u) = fct.usage.filter(|_| signed) else {
+            assert_eq!(fct.measure.thinking, shown.thinking, "{}", h.id);
+            continue;
+        };
+        let written = (u.output_tokens as f64 / scale).round() as u64;
+        let me = &fct.measure;
+        assert!(me.thinking >= shown.thinking);
+        if me.thinking > shown.thinking {
+            assert_eq!(
+                me.text + me.tool_use + me.thinking + me.other,
+                written,
+                "{}",
+                h.id
+            );
+            whole += 1;
+        }
+    }
+    assert!(whole >= 10, "{whole} replies counted their whole reasoning");
+}
+
+#[test]
 fn cursor_agent_transcripts_import_as_a_chain_and_are_discovered() {
     let home = tempfile::tempdir().unwrap();
     let dir = home

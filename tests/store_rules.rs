@@ -1032,6 +1032,59 @@ fn the_v12_migration_counts_the_hidden_thinking_of_replies_already_stored() {
 }
 
 #[test]
+fn the_v14_migration_counts_signed_thinking_whole_where_a_summary_shows() {
+    // a reply showing a summary of its thinking with the provider's whole reasoning beside it (Copilot's
+    // reasoningOpaque, a signature) was measured at the summary before v14: the migration takes the thinking from
+    // the reply's output tokens, the figure a write makes now, and the message's estimate with it
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let content = vec![
+        Block::Thinking {
+            thinking: "Checked the queue: the notify comes before the lock.".into(),
+            signature: Some("opaque".into()),
+        },
+        Block::text("Take the lock first."),
+    ];
+    let (c, want) = {
+        let mut s = Store::open(&path).unwrap();
+        let c = s.create_conversation(None).unwrap();
+        let mut reply = NewMessage::new(Role::Assistant, content.clone());
+        reply.meta = json!({"model": "claude-sonnet-4-6"});
+        reply.usage = Some(cairn::model::Usage {
+            input_tokens: 900,
+            output_tokens: 3_000,
+            ..Default::default()
+        });
+        s.append_turn(&c, &[user("why does drain_order fail?"), reply])
+            .unwrap();
+        let heads = s.heads(&c).unwrap();
+        let facts = s.facts(&c, &heads).unwrap();
+        (
+            c,
+            (heads.iter().map(|h| h.tokens).collect::<Vec<_>>(), facts),
+        )
+    };
+    let shown = cairn::tokens::measure(&content).thinking;
+    let hidden = want.1[1].measure.thinking - shown;
+    assert!(hidden > 1000, "{:?}", want.1[1]);
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(&format!(
+            "UPDATE measures SET thinking = {shown} WHERE thinking > {shown};
+             UPDATE messages SET tokens = tokens - {hidden} WHERE role = 'assistant';
+             PRAGMA user_version = 13;"
+        ))
+        .unwrap();
+    let s = Store::open(&path).unwrap();
+    let heads = s.heads(&c).unwrap();
+    let facts = s.facts(&c, &heads).unwrap();
+    assert_eq!(
+        (heads.iter().map(|h| h.tokens).collect::<Vec<_>>(), facts),
+        want
+    );
+}
+
+#[test]
 fn data_version_moves_for_other_connections_commits_only() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v.db");

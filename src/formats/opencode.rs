@@ -158,7 +158,13 @@ fn assistant_message(info: &Value, parts: &[Value]) -> Option<(NewMessage, Vec<B
         match p["type"].as_str() {
             Some("reasoning") => content.push(Block::Thinking {
                 thinking: p["text"].as_str().unwrap_or("").to_string(),
-                signature: None,
+                // the provider's own form of the whole reasoning, sent back with later requests
+                signature: p
+                    .pointer("/metadata/anthropic/signature")
+                    .or_else(|| p.pointer("/metadata/copilot/reasoningOpaque"))
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string),
             }),
             Some("text") => {
                 let t = p["text"].as_str().unwrap_or("");

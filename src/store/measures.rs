@@ -657,13 +657,28 @@ fn add_column(tx: &Transaction<'_>, table: &str, column: &str) -> rusqlite::Resu
 /// only as its signature), measured from the reply's output tokens, for the replies stored before it was counted;
 /// the message's estimate with it.
 pub(crate) fn backfill_hidden_thinking(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    add_hidden_thinking(tx, r#"LIKE '%"thinking":""%'"#)
+}
+
+/// v14: signed thinking that shows a summary counts whole too ([`crate::tokens::hidden_thinking`]): the replies
+/// v12 did not measure again (those with a thinking block kept only as its signature were).
+pub(crate) fn backfill_signed_thinking(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    add_hidden_thinking(
+        tx,
+        r#"LIKE '%"signature":"%' AND coalesce(b.content, x.content) NOT LIKE '%"thinking":""%'"#,
+    )
+}
+
+/// Adds the hidden thinking of the replies whose body matches `content` (SQL after the body's expression) to their
+/// measures and their heads' estimates.
+fn add_hidden_thinking(tx: &Transaction<'_>, content: &str) -> rusqlite::Result<()> {
     let rows: Vec<(i64, String, Option<String>, Option<String>)> = {
-        let mut stmt = tx.prepare(
+        let mut stmt = tx.prepare(&format!(
             r#"SELECT m.seq, coalesce(b.content, x.content), coalesce(x.usage, b.usage), m.model FROM measures m
                JOIN messages x ON x.seq = m.seq LEFT JOIN messages b ON b.seq = x.body_of
                WHERE coalesce(x.usage, b.usage) IS NOT NULL
-                 AND coalesce(b.content, x.content) LIKE '%"thinking":""%'"#,
-        )?;
+                 AND coalesce(b.content, x.content) {content}"#
+        ))?;
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
             .collect::<rusqlite::Result<_>>()?
     };

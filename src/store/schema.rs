@@ -66,6 +66,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: V13,
         backfill: None,
     },
+    Step {
+        sql: "",
+        backfill: Some(super::measures::backfill_signed_thinking),
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
