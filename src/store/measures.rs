@@ -660,42 +660,45 @@ pub(crate) fn backfill_hidden_thinking(tx: &Transaction<'_>) -> rusqlite::Result
     add_hidden_thinking(tx, r#"LIKE '%"thinking":""%'"#)
 }
 
-/// v14: signed thinking that shows a summary counts whole too ([`crate::tokens::hidden_thinking`]): the replies
-/// v12 did not measure again (those with a thinking block kept only as its signature were).
+/// v14: signed thinking counts whole where a summary shows too ([`crate::tokens::hidden_thinking`]), for the
+/// replies stored before.
 pub(crate) fn backfill_signed_thinking(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    add_hidden_thinking(
-        tx,
-        r#"LIKE '%"signature":"%' AND coalesce(b.content, x.content) NOT LIKE '%"thinking":""%'"#,
-    )
+    add_hidden_thinking(tx, r#"LIKE '%"signature":"%'"#)
 }
 
-/// Adds the hidden thinking of the replies whose body matches `content` (SQL after the body's expression) to their
-/// measures and their heads' estimates.
+/// Sets the thinking of the replies whose body matches `content` (SQL after the body's expression) to what a write
+/// measures now, hidden thinking included, and moves their heads' estimates by as much: the figure a write makes,
+/// however often it runs (a row measured so already is left as it is).
 fn add_hidden_thinking(tx: &Transaction<'_>, content: &str) -> rusqlite::Result<()> {
-    let rows: Vec<(i64, String, Option<String>, Option<String>)> = {
+    type Row = (i64, String, Option<String>, Option<String>, i64);
+    let rows: Vec<Row> = {
         let mut stmt = tx.prepare(&format!(
-            r#"SELECT m.seq, coalesce(b.content, x.content), coalesce(x.usage, b.usage), m.model FROM measures m
-               JOIN messages x ON x.seq = m.seq LEFT JOIN messages b ON b.seq = x.body_of
+            r#"SELECT m.seq, coalesce(b.content, x.content), coalesce(x.usage, b.usage), m.model, m.thinking
+               FROM measures m JOIN messages x ON x.seq = m.seq LEFT JOIN messages b ON b.seq = x.body_of
                WHERE coalesce(x.usage, b.usage) IS NOT NULL
                  AND coalesce(b.content, x.content) {content}"#
         ))?;
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-            .collect::<rusqlite::Result<_>>()?
+        stmt.query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?
     };
-    let mut measures = tx.prepare("UPDATE measures SET thinking = thinking + ?1 WHERE seq = ?2")?;
+    let mut measures = tx.prepare("UPDATE measures SET thinking = ?1 WHERE seq = ?2")?;
     let mut messages = tx.prepare("UPDATE messages SET tokens = tokens + ?1 WHERE seq = ?2")?;
-    for (seq, content, usage, model) in rows {
+    for (seq, content, usage, model, stored) in rows {
         let blocks = serde_json::from_str::<Value>(&content)
             .ok()
             .and_then(|v| crate::wire::blocks_from_value(v, "content").ok())
             .unwrap_or_default();
         let usage: Option<Usage> = usage.and_then(|u| serde_json::from_str(&u).ok());
         let scale = model.as_deref().map_or(1.0, crate::models::default_scale);
-        let hidden =
-            crate::tokens::hidden_thinking(&blocks, usage.as_ref(), &measure(&blocks), scale);
-        if hidden > 0 {
-            measures.execute(params![hidden as i64, seq])?;
-            messages.execute(params![hidden as i64, seq])?;
+        let shown = measure(&blocks);
+        let want = (shown.thinking
+            + crate::tokens::hidden_thinking(&blocks, usage.as_ref(), &shown, scale))
+            as i64;
+        if want != stored {
+            measures.execute(params![want, seq])?;
+            messages.execute(params![want - stored, seq])?;
         }
     }
     Ok(())
