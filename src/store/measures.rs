@@ -148,7 +148,7 @@ pub(crate) fn insert(
 /// the old. The body keeps what it was written with: bodies are never rewritten; every figure reads the measures.
 /// Returns whether anything changed.
 pub(crate) fn late_usage(tx: &Transaction<'_>, seq: i64, new: &Usage) -> Result<bool> {
-    let Some(old) = Stored::read(tx, seq)? else {
+    let Some(old) = StoredUsage::read(tx, seq)? else {
         return Ok(false);
     };
     if !old.takes(new) {
@@ -226,7 +226,7 @@ pub(crate) fn late_usage(tx: &Transaction<'_>, seq: i64, new: &Usage) -> Result<
 }
 
 /// What [`late_usage`] reads of a stored reply.
-struct Stored {
+struct StoredUsage {
     conversation: i64,
     model: Option<String>,
     created: i64,
@@ -238,8 +238,8 @@ struct Stored {
     requests: i64,
 }
 
-impl Stored {
-    fn read(tx: &Transaction<'_>, seq: i64) -> Result<Option<Stored>> {
+impl StoredUsage {
+    fn read(tx: &Transaction<'_>, seq: i64) -> Result<Option<StoredUsage>> {
         Ok(tx
             .query_row(
                 "SELECT conversation, model, created_at, output_tokens, coalesce(input_tokens, 0),
@@ -248,7 +248,7 @@ impl Stored {
                  FROM measures WHERE seq = ?1 AND copy = 0",
                 [seq],
                 |r| {
-                    Ok(Stored {
+                    Ok(StoredUsage {
                         conversation: r.get(0)?,
                         model: r.get(1)?,
                         created: r.get(2)?,
