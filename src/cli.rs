@@ -478,46 +478,37 @@ fn unexpected(o: &Outcome) -> anyhow::Error {
     )
 }
 
-/// Transcript formats on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ImportFormat {
-    Auto,
-    Cairn,
-    ClaudeCode,
-    Pi,
-    Codex,
-    Anthropic,
-    Openai,
-    SweAgent,
-    Openhands,
-    GeminiCli,
-    Opencode,
-    Cursor,
-    Aider,
-    Cline,
-    CopilotCli,
-}
+/// A transcript format on the command line: `auto` (detected), or any format cairn reads, named as
+/// [`crate::formats::Format::name`] names it (one list: a format added there is accepted here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ImportFormat(Option<crate::formats::Format>);
 
 impl ImportFormat {
+    const VARIANTS: [ImportFormat; crate::formats::Format::ALL.len() + 1] = {
+        let all = crate::formats::Format::ALL;
+        let mut v = [ImportFormat(None); crate::formats::Format::ALL.len() + 1];
+        let mut i = 0;
+        while i < all.len() {
+            v[i + 1] = ImportFormat(Some(all[i]));
+            i += 1;
+        }
+        v
+    };
+
     fn format(self) -> Option<crate::formats::Format> {
-        use crate::formats::Format as F;
-        Some(match self {
-            ImportFormat::Auto => return None,
-            ImportFormat::Cairn => F::Cairn,
-            ImportFormat::ClaudeCode => F::ClaudeCode,
-            ImportFormat::Pi => F::Pi,
-            ImportFormat::Codex => F::Codex,
-            ImportFormat::Anthropic => F::Anthropic,
-            ImportFormat::Openai => F::Openai,
-            ImportFormat::SweAgent => F::SweAgent,
-            ImportFormat::Openhands => F::OpenHands,
-            ImportFormat::GeminiCli => F::GeminiCli,
-            ImportFormat::Opencode => F::Opencode,
-            ImportFormat::Cursor => F::Cursor,
-            ImportFormat::Aider => F::Aider,
-            ImportFormat::Cline => F::Cline,
-            ImportFormat::CopilotCli => F::CopilotCli,
-        })
+        self.0
+    }
+}
+
+impl ValueEnum for ImportFormat {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Self::VARIANTS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(
+            self.0.map_or("auto", crate::formats::Format::name),
+        ))
     }
 }
 

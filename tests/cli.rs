@@ -428,6 +428,26 @@ fn import_and_export_commands() {
 
 #[cfg(feature = "gui")]
 #[test]
+fn import_takes_every_format_cairn_reads_by_its_name() {
+    // the command line's list is the formats' own: each name is taken (the missing file is what fails)
+    let e = Env::new();
+    let missing = e.db.with_file_name("missing.jsonl");
+    for f in cairn::formats::Format::ALL
+        .iter()
+        .map(|f| f.name())
+        .chain(["auto"])
+    {
+        let err = e.fails(&["import", "--format", f, missing.to_str().unwrap()]);
+        assert!(err.contains("missing.jsonl"), "--format {f}: {err}");
+    }
+    let err = e.fails(&["import", "--format", "nope", missing.to_str().unwrap()]);
+    assert!(
+        err.contains("droid") && err.contains("copilot-cli"),
+        "{err}"
+    );
+}
+
+#[test]
 fn screenshot_flags_are_checked_before_a_window_opens() {
     // no display is needed: bad values are refused first, one line, exit 2
     let e = Env::new();
