@@ -512,36 +512,49 @@ impl ValueEnum for ImportFormat {
     }
 }
 
-/// Export formats on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ExportFormat {
-    Html,
-    #[value(alias = "md")]
-    Markdown,
-    Jsonl,
-    Anthropic,
-    Openai,
-    /// A Claude Code session (JSONL), which `claude --resume` continues.
-    ClaudeCode,
-    /// A pi session (v3 JSONL), which `pi --session` continues.
-    Pi,
-    /// A Codex rollout (JSONL), which `codex resume` continues.
-    Codex,
-}
+/// An export format on the command line, named as [`crate::export::ExportFormat::name`] names it (one list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ExportFormat(crate::export::ExportFormat);
 
 impl ExportFormat {
-    fn format(self) -> crate::export::ExportFormat {
-        use crate::export::ExportFormat as F;
-        match self {
-            ExportFormat::Html => F::Html,
-            ExportFormat::Markdown => F::Markdown,
-            ExportFormat::Jsonl => F::Jsonl,
-            ExportFormat::Anthropic => F::Anthropic,
-            ExportFormat::Openai => F::Openai,
-            ExportFormat::ClaudeCode => F::Agent(crate::export::agent::Harness::ClaudeCode),
-            ExportFormat::Pi => F::Agent(crate::export::agent::Harness::Pi),
-            ExportFormat::Codex => F::Agent(crate::export::agent::Harness::Codex),
+    const VARIANTS: [ExportFormat; crate::export::ExportFormat::ALL.len()] = {
+        let all = crate::export::ExportFormat::ALL;
+        let mut v = [ExportFormat(crate::export::ExportFormat::Html);
+            crate::export::ExportFormat::ALL.len()];
+        let mut i = 0;
+        while i < all.len() {
+            v[i] = ExportFormat(all[i]);
+            i += 1;
         }
+        v
+    };
+
+    fn format(self) -> crate::export::ExportFormat {
+        self.0
+    }
+}
+
+impl ValueEnum for ExportFormat {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Self::VARIANTS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        use crate::export::agent::Harness;
+        let v = clap::builder::PossibleValue::new(self.0.name());
+        Some(match self.0 {
+            crate::export::ExportFormat::Markdown => v.alias("md"),
+            crate::export::ExportFormat::Agent(Harness::ClaudeCode) => {
+                v.help("A Claude Code session (JSONL), which `claude --resume` continues")
+            }
+            crate::export::ExportFormat::Agent(Harness::Pi) => {
+                v.help("A pi session (v3 JSONL), which `pi --session` continues")
+            }
+            crate::export::ExportFormat::Agent(Harness::Codex) => {
+                v.help("A Codex rollout (JSONL), which `codex resume` continues")
+            }
+            _ => v,
+        })
     }
 }
 

@@ -37,15 +37,63 @@ pub enum ExportFormat {
 }
 
 impl ExportFormat {
+    /// Every export format, in the order menus list them: the one list the CLI, the slash commands and the
+    /// window's export dialog take names, labels and file extensions from.
+    pub const ALL: [ExportFormat; 5 + agent::Harness::ALL.len()] = {
+        let mut all = [ExportFormat::Html; 5 + agent::Harness::ALL.len()];
+        all[1] = ExportFormat::Markdown;
+        all[2] = ExportFormat::Jsonl;
+        all[3] = ExportFormat::Anthropic;
+        all[4] = ExportFormat::Openai;
+        let mut i = 0;
+        while i < agent::Harness::ALL.len() {
+            all[5 + i] = ExportFormat::Agent(agent::Harness::ALL[i]);
+            i += 1;
+        }
+        all
+    };
+
+    /// The name the CLI and `/export` take (`md` is also taken for Markdown).
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportFormat::Html => "html",
+            ExportFormat::Markdown => "markdown",
+            ExportFormat::Jsonl => "jsonl",
+            ExportFormat::Anthropic => "anthropic",
+            ExportFormat::Openai => "openai",
+            ExportFormat::Agent(h) => h.name(),
+        }
+    }
+
+    /// How a menu names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            ExportFormat::Html => "HTML",
+            ExportFormat::Markdown => "Markdown",
+            ExportFormat::Jsonl => "JSONL (cairn)",
+            ExportFormat::Anthropic => "Anthropic request JSON",
+            ExportFormat::Openai => "OpenAI request JSON",
+            ExportFormat::Agent(agent::Harness::ClaudeCode) => "Claude Code session",
+            ExportFormat::Agent(agent::Harness::Pi) => "pi session",
+            ExportFormat::Agent(agent::Harness::Codex) => "Codex rollout",
+        }
+    }
+
+    /// The extension of the file it is written to.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ExportFormat::Html => "html",
+            ExportFormat::Markdown => "md",
+            ExportFormat::Jsonl | ExportFormat::Agent(_) => "jsonl",
+            ExportFormat::Anthropic | ExportFormat::Openai => "json",
+        }
+    }
+
     pub fn from_name(s: &str) -> Option<ExportFormat> {
-        Some(match s {
-            "html" => ExportFormat::Html,
-            "markdown" | "md" => ExportFormat::Markdown,
-            "jsonl" => ExportFormat::Jsonl,
-            "anthropic" => ExportFormat::Anthropic,
-            "openai" => ExportFormat::Openai,
-            other => ExportFormat::Agent(agent::Harness::from_name(other)?),
-        })
+        if s == "md" {
+            return Some(ExportFormat::Markdown);
+        }
+        ExportFormat::ALL.into_iter().find(|f| f.name() == s)
     }
 }
 

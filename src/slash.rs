@@ -191,9 +191,9 @@ pub fn parse(input: &str) -> Result<Slash, SlashError> {
             let f = words.first().ok_or_else(|| err("/export FORMAT [FILE]"))?;
             Slash::Export {
                 format: ExportFormat::from_name(f).ok_or_else(|| {
-                    err(format!(
-                        "/export {f}: html, markdown, jsonl, anthropic, openai, claude-code, pi or codex"
-                    ))
+                    let names: Vec<&str> = ExportFormat::ALL.iter().map(|x| x.name()).collect();
+                    let (last, rest) = names.split_last().unwrap_or((&"html", &[]));
+                    err(format!("/export {f}: {} or {last}", rest.join(", ")))
                 })?,
                 file: words.get(1).map(|s| s.to_string()),
             }

@@ -46,7 +46,7 @@ use crate::reclaim::{Settings, Strategy};
 use crate::slash::{self, Slash};
 use crate::store::Store;
 
-use dialogs::{EXPORT_FORMATS, ExportDialog, RewindDialog};
+use dialogs::{ExportDialog, RewindDialog};
 pub use graph::{GraphView, node_label};
 use screenshot::Screenshot;
 pub use session::Session;

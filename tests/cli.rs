@@ -428,7 +428,7 @@ fn import_and_export_commands() {
 
 #[cfg(feature = "gui")]
 #[test]
-fn import_takes_every_format_cairn_reads_by_its_name() {
+fn import_and_export_take_every_format_by_its_name() {
     // the command line's list is the formats' own: each name is taken (the missing file is what fails)
     let e = Env::new();
     let missing = e.db.with_file_name("missing.jsonl");
@@ -445,6 +445,15 @@ fn import_takes_every_format_cairn_reads_by_its_name() {
         err.contains("droid") && err.contains("copilot-cli"),
         "{err}"
     );
+    // and export every format it writes (the conversation named is what fails)
+    for f in cairn::export::ExportFormat::ALL
+        .iter()
+        .map(|f| f.name())
+        .chain(["md"])
+    {
+        let err = e.fails(&["export", "nowhere", "--format", f]);
+        assert!(err.contains("nowhere"), "--format {f}: {err}");
+    }
 }
 
 #[test]

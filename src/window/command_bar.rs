@@ -21,9 +21,9 @@ impl Explorer {
                 self.graph.fit = true;
             }
             Slash::Export { format, file: None } => {
-                let k = EXPORT_FORMATS
+                let k = ExportFormat::ALL
                     .iter()
-                    .position(|x| x.2 == format)
+                    .position(|x| *x == format)
                     .unwrap_or(0);
                 self.open_export(k);
             }

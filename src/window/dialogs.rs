@@ -15,29 +15,6 @@ pub(super) struct ExportDialog {
     pub(super) path: String,
 }
 
-pub(super) const EXPORT_FORMATS: [(&str, &str, ExportFormat); 8] = [
-    ("HTML", "html", ExportFormat::Html),
-    ("Markdown", "md", ExportFormat::Markdown),
-    ("JSONL (cairn)", "jsonl", ExportFormat::Jsonl),
-    ("Anthropic request JSON", "json", ExportFormat::Anthropic),
-    ("OpenAI request JSON", "json", ExportFormat::Openai),
-    (
-        "Claude Code session",
-        "jsonl",
-        ExportFormat::Agent(crate::export::agent::Harness::ClaudeCode),
-    ),
-    (
-        "pi session",
-        "jsonl",
-        ExportFormat::Agent(crate::export::agent::Harness::Pi),
-    ),
-    (
-        "Codex rollout",
-        "jsonl",
-        ExportFormat::Agent(crate::export::agent::Harness::Codex),
-    ),
-];
-
 impl Explorer {
     pub(super) fn open_export(&mut self, format: usize) {
         let name = self
@@ -48,7 +25,7 @@ impl Explorer {
         self.dialogs.export = Some(ExportDialog {
             format,
             at_selected: false,
-            path: format!("cairn-{name}.{}", EXPORT_FORMATS[format].1),
+            path: format!("cairn-{name}.{}", ExportFormat::ALL[format].extension()),
         });
     }
 
@@ -141,10 +118,10 @@ impl Explorer {
                 .collapsible(false)
                 .show(ctx, |ui| {
                     egui::ComboBox::from_label("Format")
-                        .selected_text(EXPORT_FORMATS[d.format].0)
+                        .selected_text(ExportFormat::ALL[d.format].label())
                         .show_ui(ui, |ui| {
-                            for (k, f) in EXPORT_FORMATS.iter().enumerate() {
-                                ui.selectable_value(&mut d.format, k, f.0);
+                            for (k, f) in ExportFormat::ALL.iter().enumerate() {
+                                ui.selectable_value(&mut d.format, k, f.label());
                             }
                         });
                     ui.checkbox(
@@ -168,7 +145,7 @@ impl Explorer {
                     });
                 });
             if let Some(out) = go {
-                let format = EXPORT_FORMATS[d.format].2;
+                let format = ExportFormat::ALL[d.format];
                 let at = if d.at_selected {
                     self.selected_id()
                 } else {
