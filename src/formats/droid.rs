@@ -80,10 +80,8 @@ fn message(no: usize, v: &Value, path: &Path) -> Result<Option<NewMessage>, Form
         Some("assistant") => Role::Assistant,
         _ => return Ok(None),
     };
+    // a string is one text block (wire reads it so)
     let mut raw = m.get("content").cloned().unwrap_or(Value::Null);
-    if let Value::String(s) = &raw {
-        raw = json!([{"type": "text", "text": s}]);
-    }
     let mut extras = serde_json::Map::new();
     super::claude_code::split_block_extras(&mut raw, 0, &mut extras);
     let blocks = wire::blocks_from_value(raw, "message.content")
@@ -160,7 +158,9 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
         .collect();
     if let (Some(&first), Some(usage)) = (replies.first(), totals(&settings, replies.len())) {
         messages[first].message.usage = Some(usage);
-        messages[first].message.meta["session_totals"] = json!({"file": settings_of(path).file_name().map(|n| n.to_string_lossy().into_owned()), "requests": replies.len()});
+        messages[first].message.meta["session_totals"] = json!({
+            "file": settings_of(path).file_name().map(|n| n.to_string_lossy().into_owned()),
+        });
         report.notes.push(format!(
             "usage: the session's totals from its settings file, on its first reply as the sum of {} requests (Droid records no prompt per reply)",
             replies.len()
