@@ -317,6 +317,13 @@ fn merge(
             "a session this store holds, grown: +{added} message(s) added to {first}"
         ));
     }
+    let retired: usize = merged.iter().map(|m| m.retired).sum();
+    if retired > 0 {
+        outcome.report.notes.push(format!(
+            "read otherwise than when it was imported (a newer reader): the new reading is the tip, and the \
+             {retired} repl(ies) of the former one it repeats no longer count"
+        ));
+    }
     Ok(merged.into_iter().map(|m| m.conversation).collect())
 }
 

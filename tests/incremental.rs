@@ -585,3 +585,81 @@ fn every_harness_read_half_written_and_then_whole_gives_the_figures_of_one_impor
         ]
     );
 }
+
+/// An Aider history with one edit that failed: `sent_back` writes the failure as Aider does (an output the model is
+/// sent), else as an older reader read it (part of the next reply); `usage` is the token line of the last two
+/// replies.
+fn aider_history(sent_back: bool, usage: [&str; 2]) -> String {
+    let failure =
+        "# 1 SEARCH/REPLACE block failed to match!\n\nThe SEARCH section must exactly match  \n";
+    let failure = if sent_back {
+        format!("> {failure}")
+    } else {
+        failure.to_string()
+    };
+    format!(
+        "# aider chat started at 2026-03-02 10:00:00  \n\n> Aider v0.84.0  \n> Model: claude-sonnet-4-5 with diff \
+         edit format  \n\n#### fix the bug  \n\nHere is the edit.\n\n> Tokens: 2.3k sent, 50 received.  \n\
+         {failure}\nThe fixed edit.\n\n> Tokens: {}  \n\n#### thanks  \n\nDone.\n\n> Tokens: {}  \n",
+        usage[0], usage[1]
+    )
+}
+
+#[test]
+fn a_session_read_otherwise_by_a_newer_reader_counts_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(".aider.chat.history.md");
+    let fixed = ["2.6k sent, 40 received.", "2.9k sent, 9 received."];
+    // what the store holds from an older reader, then the file as this reader reads it
+    std::fs::write(&file, aider_history(false, fixed)).unwrap();
+    let mut s = Store::open_in_memory().unwrap();
+    assert_eq!(import(&mut s, &file).status, "new");
+    std::fs::write(&file, aider_history(true, fixed)).unwrap();
+    let again = import(&mut s, &file);
+    assert_eq!(again.status, "grown");
+    assert!(
+        again
+            .report
+            .notes
+            .iter()
+            .any(|n| n.contains("no longer count")),
+        "{:?}",
+        again.report.notes
+    );
+    let mut once = Store::open_in_memory().unwrap();
+    assert_eq!(import(&mut once, &file).status, "new");
+    let (a, b) = (stats(&mut s), stats(&mut once));
+    assert_eq!(
+        (
+            a.rows[0].turns,
+            a.rows[0].input_tokens,
+            a.rows[0].output_tokens
+        ),
+        (
+            b.rows[0].turns,
+            b.rows[0].input_tokens,
+            b.rows[0].output_tokens
+        )
+    );
+    assert_eq!(b.rows[0].turns, 3);
+    // the tip is the new reading: the failure is the user's message, not the model's
+    let conv = &s.conversations().unwrap()[0].id;
+    let once_conv = &once.conversations().unwrap()[0].id;
+    assert_eq!(path_texts(&s, conv), path_texts(&once, once_conv));
+
+    // replies the file now has in place of others (requests made again: their own usage) count beside them
+    let mut r = Store::open_in_memory().unwrap();
+    std::fs::write(&file, aider_history(false, fixed)).unwrap();
+    import(&mut r, &file);
+    std::fs::write(
+        &file,
+        aider_history(true, ["2.7k sent, 45 received.", "3.0k sent, 8 received."]),
+    )
+    .unwrap();
+    import(&mut r, &file);
+    let st = stats(&mut r);
+    assert_eq!(
+        st.rows[0].turns, 5,
+        "the first reply is held; both fixed replies and both answers to thanks count"
+    );
+}

@@ -1148,3 +1148,50 @@ fn aider_s_files_added_to_the_chat_are_learned_from_the_reply_measured_after_the
     assert!(m.replies >= 60, "{}", m.replies);
     assert!(m.median_abs_error <= 0.08, "{}", m.median_abs_error);
 }
+
+#[test]
+fn aider_s_failed_edits_are_sent_back_as_user_messages_not_said_by_the_model() {
+    // Aider writes a many-line output with `> ` before its first line only; an edit that failed to apply is such an
+    // output, and Aider sends it to the model as the next request (its reply follows with no prompt between)
+    let f = samples()
+        .join("aider")
+        .join("aider-0.84-architect-editor-gemini-qwen3.aider.chat.history.md");
+    let text = std::fs::read_to_string(&f).unwrap();
+    let failed = text
+        .lines()
+        .filter(|l| l.starts_with("> # 1 SEARCH/REPLACE block failed to match!"))
+        .count();
+    assert!(failed >= 5, "{failed}");
+    let mut s = Store::open_in_memory().unwrap();
+    let o = cairn::import::import_file(&mut s, &f, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    let c = &s.conversations().unwrap()[0];
+    let path = s.active_path(&c.id).unwrap();
+    let sent_back: Vec<usize> = path
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.meta["reflected"] == true)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(sent_back.len(), failed);
+    for &i in &sent_back {
+        let (m, next) = (&path[i], &path[i + 1]);
+        assert_eq!(m.role, cairn::model::Role::User);
+        let said = cairn::model::plain_text(&m.content);
+        assert!(
+            said.starts_with("# 1 SEARCH/REPLACE block failed to match!"),
+            "{said}"
+        );
+        assert!(said.contains("SearchReplaceNoExactMatch"), "{said}");
+        // the model's answer to it is its own message, with the usage Aider printed after it
+        assert_eq!(next.role, cairn::model::Role::Assistant);
+        assert!(next.usage.is_some());
+    }
+    for m in path
+        .iter()
+        .filter(|m| m.role == cairn::model::Role::Assistant)
+    {
+        let said = cairn::model::plain_text(&m.content);
+        assert!(!said.contains("## SearchReplaceNoExactMatch"), "{said}");
+    }
+}

@@ -90,6 +90,7 @@ fn started(s: &str) -> Option<i64> {
         .map(|z| z.timestamp().as_millisecond())
 }
 
+#[derive(Default)]
 struct Builder {
     messages: Vec<NewMessage>,
     prompt: Vec<String>,
@@ -107,6 +108,9 @@ struct Builder {
     /// What Aider sends beside the history changed since the last message written (a file added or dropped, a new
     /// run): the next message says so.
     changed: bool,
+    /// A many-line output of Aider's own (an edit that failed to apply): sent to the model as the next request when
+    /// a reply follows it with no prompt between.
+    pending: Option<String>,
 }
 
 /// Whether a line of Aider's output says what it sends beside the chat history changed: a file added to the chat
@@ -115,6 +119,26 @@ fn changes_context(output: &str) -> bool {
     (output.starts_with("Added ") && output.contains(" to the chat"))
         || ((output.starts_with("Removed ") || output.starts_with("Dropping "))
             && output.contains(" from the chat"))
+}
+
+/// Where a many-line output of Aider's that starts at `lines[first]` ends. Aider writes an output with `> ` before
+/// its first line only and two spaces after its last (`InputOutput.append_chat_history`), so an output line without
+/// them goes on to the first line that has them. None when the line ends there, or when what ends with two spaces
+/// next is Aider's own line (a prompt, an output, a run's start): then the file is not written that way.
+fn continued_to(lines: &[&str], first: usize) -> Option<usize> {
+    let ends = |l: &str| l.trim_end_matches('\r').ends_with("  ");
+    if ends(lines.get(first)?) {
+        return None;
+    }
+    for (j, l) in lines.iter().enumerate().skip(first + 1) {
+        if l.starts_with(RUN) || l.starts_with("####") {
+            return None;
+        }
+        if ends(l) {
+            return (!l.starts_with('>')).then_some(j);
+        }
+    }
+    None
 }
 
 /// An answer to one of Aider's questions (`Add file to the chat? (Y)es/(N)o/… [Yes]: all`), which some versions log
@@ -252,6 +276,73 @@ impl Builder {
         );
     }
 
+    /// What Aider sent in place of a prompt: its own output (`Coder.reflected_message`: the edits that failed to
+    /// apply, lint or test errors), added to the chat as a user message. Aider summarises between exchanges
+    /// (`Coder.move_back_cur_messages`), never within one: nothing is summarised here.
+    fn reflected(&mut self, text: String) {
+        let tokens = crate::tokens::text(&text);
+        let mut m = NewMessage::text(Role::User, text);
+        m.created_at = self.at;
+        m.meta = json!({"source": "aider", "run": self.run, "reflected": true,
+                        "output": std::mem::take(&mut self.output)});
+        self.mark_changed(&mut m);
+        self.messages.push(m);
+        self.history
+            .push(self.messages.len() - 1, tokens, Role::User);
+    }
+
+    /// A many-line output no reply followed: kept with the next message like Aider's other output.
+    fn unsent(&mut self) {
+        if let Some(text) = self.pending.take() {
+            self.output.push(text);
+        }
+    }
+
+    /// A line of Aider's own output (`> …`) at `lines[i]`: a reply's usage, the run's version and model, a file
+    /// added or dropped, or a many-line output (kept to see whether a reply follows it). Returns the next line's
+    /// index.
+    fn output_line(&mut self, lines: &[&str], i: usize, report: &mut ImportReport) -> usize {
+        let o = lines[i].trim_end().trim_start_matches('>').trim();
+        self.flush_prompt();
+        if let Some(u) = tokens_line(o) {
+            self.flush_reply();
+            match self.messages.last_mut() {
+                Some(m) if m.role == Role::Assistant && m.usage.is_none() => m.usage = Some(u),
+                _ => report.skip("token lines with no reply before them (kept as metadata)"),
+            }
+            return i + 1;
+        }
+        if let Some(v) = history::version(o) {
+            self.version = Some(v);
+        }
+        for key in ["Model: ", "Main model: "] {
+            if let Some(m) = o.strip_prefix(key) {
+                self.model = m.split(" with ").next().map(str::to_string);
+            }
+        }
+        if changes_context(o) {
+            self.changed = true;
+        }
+        if self.command.is_none()
+            && !o.is_empty()
+            && let Some(end) = continued_to(lines, i)
+        {
+            let rest = lines[i + 1..=end].iter().map(|l| l.trim_end());
+            self.unsent();
+            self.pending = Some(
+                std::iter::once(o)
+                    .chain(rest)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+            return end + 1;
+        }
+        if !o.is_empty() {
+            self.output.push(o.to_string());
+        }
+        i + 1
+    }
+
     fn flush_reply(&mut self) {
         let text = self.reply.join("\n").trim().to_string();
         self.reply.clear();
@@ -280,24 +371,16 @@ impl Builder {
 
 pub fn parse(path: &Path, text: &str) -> Result<Parsed, FormatError> {
     let mut report = ImportReport::default();
-    let mut b = Builder {
-        messages: Vec::new(),
-        prompt: Vec::new(),
-        reply: Vec::new(),
-        output: Vec::new(),
-        model: None,
-        version: None,
-        at: None,
-        run: 0,
-        history: ChatHistory::default(),
-        command: None,
-        changed: false,
-    };
+    let mut b = Builder::default();
     let mut runs: Vec<Value> = Vec::new();
     let mut in_fence = false;
-    for line in text.lines() {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut at = 0;
+    while let Some(&line) = lines.get(at) {
+        at += 1;
         let trimmed = line.trim_end();
         if !in_fence && let Some(t) = trimmed.strip_prefix(RUN) {
+            b.unsent();
             b.flush_prompt();
             b.flush_reply();
             b.run += 1;
@@ -307,6 +390,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Parsed, FormatError> {
             continue;
         }
         if !in_fence && let Some(p) = trimmed.strip_prefix("#### ") {
+            b.unsent();
             b.flush_reply();
             b.prompt.push(p.to_string());
             continue;
@@ -316,39 +400,22 @@ pub fn parse(path: &Path, text: &str) -> Result<Parsed, FormatError> {
             continue;
         }
         if !in_fence && (trimmed.starts_with("> ") || trimmed == ">") {
-            let o = trimmed.trim_start_matches('>').trim();
-            b.flush_prompt();
-            if let Some(u) = tokens_line(o) {
-                b.flush_reply();
-                match b.messages.last_mut() {
-                    Some(m) if m.role == Role::Assistant && m.usage.is_none() => m.usage = Some(u),
-                    _ => report.skip("token lines with no reply before them (kept as metadata)"),
-                }
-                continue;
-            }
-            if let Some(v) = history::version(o) {
-                b.version = Some(v);
-            }
-            for key in ["Model: ", "Main model: "] {
-                if let Some(m) = o.strip_prefix(key) {
-                    b.model = m.split(" with ").next().map(str::to_string);
-                }
-            }
-            if changes_context(o) {
-                b.changed = true;
-            }
-            if !o.is_empty() {
-                b.output.push(o.to_string());
-            }
+            at = b.output_line(&lines, at - 1, &mut report);
             continue;
         }
         // the model's reply (a code fence may hold lines that look like Aider's own)
+        if !trimmed.is_empty()
+            && let Some(sent) = b.pending.take()
+        {
+            b.reflected(sent);
+        }
         b.flush_prompt();
         if trimmed.trim_start().starts_with("```") {
             in_fence = !in_fence;
         }
         b.reply.push(line.to_string());
     }
+    b.unsent();
     b.flush_prompt();
     b.flush_reply();
     if b.messages.is_empty() {
@@ -458,6 +525,53 @@ mod tests {
         assert!(changes_context(
             "Added CONVENTIONS.md to the chat (read-only)."
         ));
+    }
+
+    #[test]
+    fn an_edit_that_failed_is_sent_back_as_the_user_s_not_said_by_the_model() {
+        // as Aider writes it: `> ` before an output's first line, two spaces after its last
+        let text = "# aider chat started at 2026-03-02 10:00:00  \n\n> Aider v0.84.0  \n\n#### fix it  \n\n\
+                    Here is the edit.\n\n> Tokens: 2.3k sent, 50 received.  \n> Applied edit to a.rs  \n\
+                    > # 1 SEARCH/REPLACE block failed to match!\n\n## SearchReplaceNoExactMatch: This SEARCH \
+                    block failed to exactly match lines in a.rs\n<<<<<<< SEARCH\n> quoted\n=======\n\
+                    >>>>>>> REPLACE\n\nThe SEARCH section must exactly match an existing block of lines  \n\n\
+                    The fixed edit.\n\n> Tokens: 2.6k sent, 40 received.  \n> # 1 SEARCH/REPLACE block \
+                    failed to match!\n\nagain  \n\n#### stop  \n\nStopped.\n";
+        let p = parse(Path::new("h.md"), text).unwrap();
+        let shown: Vec<(Role, String)> = p
+            .messages
+            .iter()
+            .map(|m| (m.message.role, crate::model::plain_text(&m.message.content)))
+            .collect();
+        let error = "# 1 SEARCH/REPLACE block failed to match!\n\n## SearchReplaceNoExactMatch: This SEARCH \
+                     block failed to exactly match lines in a.rs\n<<<<<<< SEARCH\n> quoted\n=======\n>>>>>>> \
+                     REPLACE\n\nThe SEARCH section must exactly match an existing block of lines";
+        assert_eq!(
+            shown,
+            [
+                (Role::User, "fix it".to_string()),
+                (Role::Assistant, "Here is the edit.".to_string()),
+                (Role::User, error.to_string()),
+                (Role::Assistant, "The fixed edit.".to_string()),
+                (Role::User, "stop".to_string()),
+                (Role::Assistant, "Stopped.".to_string()),
+            ]
+        );
+        assert_eq!(p.messages[2].message.meta["reflected"], true);
+        assert_eq!(
+            p.messages[3].message.usage.as_ref().map(|u| u.prompt()),
+            Some(2_600)
+        );
+        // an output no reply followed is kept with the next message, as Aider's other output is
+        assert_eq!(
+            p.messages[4].message.meta["output"],
+            json!(["# 1 SEARCH/REPLACE block failed to match!\n\nagain"])
+        );
+        // a line without the two spaces whose output does not end that way is a line of its own
+        let lines = ["> one", "> two  ", "reply"];
+        assert_eq!(continued_to(&lines, 0), None);
+        assert_eq!(continued_to(&["> one", "", "two  "], 0), Some(2));
+        assert_eq!(continued_to(&["> one", "#### hi  "], 0), None);
     }
 
     #[test]

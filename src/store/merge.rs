@@ -14,6 +14,13 @@
 //! Or its usage may have arrived late: a harness that writes prompt figures only as totals when a run ends (GitHub
 //! Copilot CLI) gives a reply stored earlier its run's totals on the next read; the reply's measures take them
 //! ([`super::measures::late_usage`]), once.
+//!
+//! Or the file may be read otherwise than before: a newer cairn reads a harness's file better (Aider's failed
+//! edits, once part of a reply, are the user's message before it now). The new reading differs from the stored
+//! one from some point on and is added beside it as a branch, the tip moved to it; the stored branch it no longer
+//! holds is a former reading when a reply the new reading added repeats one of its replies (same role, time and
+//! usage: the same request), and its replies are retired from the figures (`retire_read_again`). A branch the
+//! harness itself abandoned (a rewind) repeats none, and stays counted.
 
 use std::collections::HashMap;
 
@@ -35,6 +42,8 @@ pub struct Merged {
     pub added: usize,
     /// Whether the conversation is new (a subagent the earlier import did not have).
     pub new: bool,
+    /// Replies of a former reading of the file retired from the figures (see `retire_read_again`).
+    pub retired: usize,
 }
 
 impl Store {
@@ -79,11 +88,12 @@ impl Store {
             match existing {
                 Some(id) => {
                     let conv = conv_row(&tx, &id)?;
-                    let added = append_missing(&tx, &conv, c)?;
+                    let (added, retired) = append_missing(&tx, &conv, c)?;
                     out.push(Merged {
                         conversation: id,
                         added,
                         new: false,
+                        retired,
                     });
                 }
                 None => {
@@ -96,6 +106,7 @@ impl Store {
                         conversation: id,
                         added: ids.len(),
                         new: true,
+                        retired: 0,
                     });
                 }
             }
@@ -120,16 +131,98 @@ impl Store {
     }
 }
 
+/// A former reading of the file is retired from the figures. A newer reader may read a harness's file otherwise
+/// (Aider's failed edits, once part of a reply, are now the user's message before it): the new reading's messages
+/// then differ from the stored ones from some point on, and are added as a branch beside them. The stored branch
+/// the new reading no longer holds is the former reading when a reply the new reading added repeats one of its
+/// replies (same role, time and usage: the same request): its replies up to the last repeated one are retired, so
+/// the session counts once. A branch the harness abandoned (a rewind) repeats no reply of the new reading, and
+/// stays counted; so do replies written after the file's (cairn's own turns on the old branch).
+fn retire_read_again(
+    tx: &rusqlite::Transaction<'_>,
+    stored: &[crate::model::Message],
+    heads: &[super::paths::Head],
+    placed: &[(i64, i64)],
+    retired: &[i64],
+    c: &ImportedConversation,
+) -> Result<usize> {
+    // what the new reading holds (with its ancestors), and the partial replies a grown one already retired
+    let kept: std::collections::HashSet<i64> = placed.iter().map(|p| p.0).collect();
+    let parent: HashMap<i64, Option<i64>> = heads.iter().map(|h| (h.seq, h.parent_seq)).collect();
+    // the stored branch a message belongs to: its highest ancestor the new reading does not hold
+    let branch = |mut seq: i64| {
+        while let Some(&Some(p)) = parent.get(&seq) {
+            if kept.contains(&p) {
+                break;
+            }
+            seq = p;
+        }
+        seq
+    };
+    type Key = (Role, i64, u64, u64);
+    let key =
+        |role: Role, at: i64, u: &crate::model::Usage| (role, at, u.prompt(), u.output_tokens);
+    let mut left: HashMap<Key, Vec<(i64, crate::model::Usage)>> = HashMap::new();
+    for (m, h) in stored.iter().zip(heads) {
+        if let Some(u) = &m.usage
+            && !kept.contains(&h.seq)
+            && !retired.contains(&h.seq)
+        {
+            left.entry(key(m.role, m.created_at, u))
+                .or_default()
+                .push((h.seq, *u));
+        }
+    }
+    if left.is_empty() {
+        return Ok(0);
+    }
+    // each former branch, and the time of the last of its replies the new reading repeats
+    let mut repeated: HashMap<i64, i64> = HashMap::new();
+    for im in c
+        .messages
+        .iter()
+        .zip(placed)
+        .filter(|(_, at)| !parent.contains_key(&at.0))
+    {
+        let (im, _) = im;
+        let (Some(u), Some(t)) = (&im.message.usage, im.message.created_at) else {
+            continue;
+        };
+        if let Some(list) = left.get_mut(&key(im.message.role, t, u))
+            && let Some(k) = list.iter().position(|(_, was)| was == u)
+        {
+            let (seq, _) = list.remove(k);
+            let last = repeated.entry(branch(seq)).or_insert(t);
+            *last = (*last).max(t);
+        }
+    }
+    let mut n = 0;
+    for (m, h) in stored.iter().zip(heads) {
+        if m.role == Role::Assistant
+            && !kept.contains(&h.seq)
+            && !retired.contains(&h.seq)
+            && repeated
+                .get(&branch(h.seq))
+                .is_some_and(|&last| m.created_at <= last)
+        {
+            retire(tx, h.seq)?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 /// A stored leaf a grown reply may replace: its seq, role, harness entry id and plain text.
 type Leaf = (i64, Role, Option<String>, String);
 
 /// Appends to `conv` the messages of `c` it does not hold (by fingerprint), each under the message it follows, and
-/// moves the tip to `c`'s tip when anything was added. Returns how many were.
+/// moves the tip to `c`'s tip when anything was added. Returns how many were, and how many replies of a former
+/// reading were retired.
 fn append_missing(
     tx: &rusqlite::Transaction<'_>,
     conv: &ConvRow,
     c: &ImportedConversation,
-) -> Result<usize> {
+) -> Result<(usize, usize)> {
     let heads = conversation_heads(tx, conv.seq)?;
     let stored = load_messages(tx, conv, &heads)?;
     // fingerprint -> (seq, depth) of what the store holds
@@ -161,6 +254,7 @@ fn append_missing(
     let mut placed: Vec<(i64, i64)> = Vec::with_capacity(c.messages.len());
     let mut fps: Vec<String> = Vec::with_capacity(c.messages.len());
     let mut added = 0;
+    let mut retired: Vec<i64> = Vec::new();
     for (i, im) in c.messages.iter().enumerate() {
         let parent = match im.parent {
             None => None,
@@ -196,6 +290,7 @@ fn append_missing(
                 {
                     let (old, ..) = list.remove(k);
                     retire(tx, old)?;
+                    retired.push(old);
                 }
                 let (seq, _) = insert_message(tx, conv.seq, under, &im.message)?;
                 added += 1;
@@ -207,6 +302,7 @@ fn append_missing(
         placed.push(at);
         fps.push(fp);
     }
+    let former = retire_read_again(tx, &stored, &heads, &placed, &retired, c)?;
     if added > 0 {
         let tip = match c.tip {
             Some(t) => placed.get(t).map(|p| p.0),
@@ -223,5 +319,5 @@ fn append_missing(
             )?;
         }
     }
-    Ok(added)
+    Ok((added, former))
 }
