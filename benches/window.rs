@@ -95,8 +95,8 @@ fn frames(ctx: &egui::Context, app: &mut Explorer, label: &str) {
         ms(median(v.clone())),
         ms(p95(v)),
         runs.last().map_or(0, |r| r.1),
-        app.graph.visible.len(),
-        app.graph.zoom
+        app.tree.graph.visible.len(),
+        app.tree.graph.zoom
     );
 }
 
@@ -245,12 +245,12 @@ fn main() {
     app.native_dialogs = false;
     app.select(&conv);
     // the first look would open at the tip up close (the whole tree is not readable); fit it all instead
-    app.graph.initial = false;
-    app.graph.fit = true;
+    app.tree.graph.initial = false;
+    app.tree.graph.fit = true;
     frames(&ctx, &mut app, "zoomed out (whole tree)");
-    app.graph.zoom = 1.0;
+    app.tree.graph.zoom = 1.0;
     let tip = app.session.as_ref().and_then(|s| s.tip);
-    app.graph.focus = tip;
+    app.tree.graph.focus = tip;
     frames(&ctx, &mut app, "zoomed in at the tip");
     if let Some(sess) = &mut app.session {
         for seg in &sess.layout.segments {
@@ -267,12 +267,12 @@ fn main() {
             .unwrap_or(0);
         println!("expanded every run (longest {longest} messages)");
     }
-    app.graph.focus = tip;
+    app.tree.graph.focus = tip;
     frames(&ctx, &mut app, "zoomed in at the tip, every run expanded");
     let middle = app.session.as_ref().map(|s| s.path[s.path.len() / 2]);
-    app.graph.focus = middle;
+    app.tree.graph.focus = middle;
     frames(&ctx, &mut app, "zoomed in mid-path, every run expanded");
-    app.graph.fit = true;
+    app.tree.graph.fit = true;
     frames(&ctx, &mut app, "zoomed out, every run expanded");
     many_conversations(tmp.path());
 }

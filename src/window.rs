@@ -174,7 +174,8 @@ pub struct Explorer {
     filter: String,
     pub session: Option<Session>,
     pub view: View,
-    pub graph: GraphView,
+    /// The tree view's own state (canvas, checkpoint label, the tree's search).
+    pub tree: tree_view::TreePanel,
     transcript: transcript::TranscriptView,
     pub snapshots: snapshots::SnapshotView,
     pub compare: compare::ComparePanel,
@@ -187,11 +188,6 @@ pub struct Explorer {
     /// The settings file (or the defaults when there is none or it is not valid: the status line says so).
     settings: Settings,
     pub operations: operations::OperationsPanel,
-    pub checkpoint_label: String,
-    /// The tree's search: query, matches (message ids), which match is selected.
-    pub search: String,
-    pub hits: Vec<String>,
-    hit_at: usize,
     /// The dialogs open over the window.
     dialogs: Dialogs,
     pub command: String,
@@ -240,7 +236,7 @@ impl Explorer {
             filter: String::new(),
             session: None,
             view: View::Tree,
-            graph: GraphView::default(),
+            tree: Default::default(),
             transcript: Default::default(),
             snapshots: Default::default(),
             compare: Default::default(),
@@ -251,10 +247,6 @@ impl Explorer {
             stats: Default::default(),
             models: Default::default(),
             operations: Default::default(),
-            checkpoint_label: String::new(),
-            search: String::new(),
-            hits: Vec::new(),
-            hit_at: 0,
             dialogs: Dialogs::default(),
             command: String::new(),
             status: None,
@@ -321,10 +313,7 @@ impl Explorer {
         match opened {
             Ok(s) => {
                 self.session = Some(s);
-                self.graph = GraphView {
-                    initial: true,
-                    ..GraphView::default()
-                };
+                self.tree.opened();
                 self.after_change(true);
                 self.font_notice();
             }
@@ -380,7 +369,6 @@ impl Explorer {
         self.compare.reset();
         if new_conversation {
             self.compare.picked = None;
-            self.hits.clear();
         }
         self.context.report.reset();
         self.timeline.data.reset();
@@ -468,40 +456,6 @@ impl Explorer {
             }
             Err(e) => self.fail(e.to_string()),
         }
-    }
-
-    /// Moves the tip to the selected message.
-    pub fn switch_tip(&mut self) {
-        let (Some(conversation), Some(message)) = (self.conv_id(), self.selected_id()) else {
-            return self.fail("select a message first");
-        };
-        let expect = self.session.as_ref().and_then(|s| s.conv.tip.clone());
-        self.act(Action::Branch {
-            conversation,
-            message,
-            expect,
-        });
-    }
-
-    /// Forks the root→selected path into a new conversation and opens it.
-    pub fn fork(&mut self, at: Option<String>) {
-        let Some(conversation) = self.conv_id() else {
-            return;
-        };
-        let at = at.or_else(|| self.selected_id());
-        self.act(Action::Fork { conversation, at });
-    }
-
-    /// Labels the tip (the next free `cp-N` when the label is empty).
-    pub fn set_checkpoint(&mut self, label: &str) {
-        let Some(conversation) = self.conv_id() else {
-            return;
-        };
-        self.checkpoint_label.clear();
-        self.act(Action::Checkpoint {
-            conversation,
-            label: Some(label.to_string()),
-        });
     }
 
     pub fn rewind_to(&mut self, label: &str, digest: &str) {
@@ -646,10 +600,7 @@ impl Explorer {
                 hits,
             } => {
                 if Some(&conversation) == open.as_ref() {
-                    self.info(format!("{} message(s) match {query:?}", hits.len()));
-                    self.hits = hits;
-                    self.hit_at = 0;
-                    self.next_hit(0);
+                    self.found(&query, hits);
                 }
             }
             Outcome::Imported(files) => self.imported(&files),
@@ -921,64 +872,12 @@ impl Explorer {
         if ctx.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::Z)) {
             self.undo();
         }
-        let keys = [
-            egui::Key::ArrowUp,
-            egui::Key::ArrowDown,
-            egui::Key::ArrowLeft,
-            egui::Key::ArrowRight,
-        ];
-        let mut moved = None;
-        if let Some(s) = &self.session
-            && let Some(from) = s.selected.or(s.tip)
-        {
-            for k in keys {
-                if ctx.input(|i| i.key_pressed(k)) {
-                    moved = graph::step(s, from, k);
-                }
-            }
-        }
-        if let Some(to) = moved {
-            self.select_node(to);
-        }
-        if ctx.input(|i| i.key_pressed(egui::Key::C)) {
-            let label = self.checkpoint_label.clone();
-            self.set_checkpoint(&label);
-        }
-        if ctx.input(|i| i.key_pressed(egui::Key::J)) {
-            // jump to the next checkpoint (cycling)
-            if let Some(s) = &self.session {
-                let targets: Vec<usize> = s.checkpoints.iter().filter_map(|(_, i)| *i).collect();
-                let next = s
-                    .selected
-                    .and_then(|sel| targets.iter().position(|&t| t == sel))
-                    .map_or(0, |k| (k + 1) % targets.len().max(1));
-                if let Some(&t) = targets.get(next) {
-                    self.select_node(t);
-                }
-            }
-        }
-        if ctx.input(|i| i.key_pressed(egui::Key::N)) {
-            self.next_hit(1);
-        }
-        // Home: the root of the selected message's path; End: the current tip
-        let ends = self.session.as_ref().map(|s| {
-            let mut root = s.selected.or(s.tip);
-            while let Some(p) = root.and_then(|r| s.parents[r]) {
-                root = Some(p);
-            }
-            (root, s.tip)
-        });
-        if let Some((root, tip)) = ends {
-            if ctx.input(|i| i.key_pressed(egui::Key::Home))
-                && let Some(r) = root
-            {
-                self.select_node(r);
-            }
-            if ctx.input(|i| i.key_pressed(egui::Key::End))
-                && let Some(t) = tip
-            {
-                self.select_node(t);
-            }
+        let asks = match &self.session {
+            Some(s) => self.tree.keys(ctx, s),
+            None => Vec::new(),
+        };
+        for ask in asks {
+            self.tree_ask(ask);
         }
         if ctx.input(|i| i.key_pressed(egui::Key::Enter))
             && let Some(s) = &self.session
@@ -988,18 +887,36 @@ impl Explorer {
         }
     }
 
-    /// Selects the next search match (`step` 1) or the current one (`step` 0).
-    fn next_hit(&mut self, step: usize) {
-        if self.hits.is_empty() {
-            return;
+    /// The tree's search answered: the status line counts the matches, the first is selected.
+    fn found(&mut self, query: &str, hits: Vec<String>) {
+        self.info(format!("{} message(s) match {query:?}", hits.len()));
+        let first = match &self.session {
+            Some(s) => self.tree.found(hits, s),
+            None => None,
+        };
+        if let Some(ask) = first {
+            self.tree_ask(ask);
         }
-        self.hit_at = (self.hit_at + step) % self.hits.len();
-        let node = self
-            .session
-            .as_ref()
-            .and_then(|s| s.find(&self.hits[self.hit_at]));
-        if let Some(n) = node {
-            self.select_node(n);
+    }
+
+    /// Does what the tree view asked.
+    fn tree_ask(&mut self, ask: tree_view::TreeAsk) {
+        match ask {
+            tree_view::TreeAsk::Run(action) => self.act(*action),
+            tree_view::TreeAsk::Select(node) => self.select_node(node),
+            tree_view::TreeAsk::Picked(node) => {
+                if let Some(s) = &mut self.session {
+                    s.selected = Some(node);
+                    self.transcript.reveal(s, node);
+                }
+            }
+            tree_view::TreeAsk::Rewind(label) => {
+                self.dialogs.rewind = Some(RewindDialog {
+                    label,
+                    digest: String::new(),
+                });
+            }
+            tree_view::TreeAsk::Fail(e) => self.fail(e),
         }
     }
 
@@ -1022,7 +939,7 @@ impl Explorer {
         if let Some(s) = &mut self.session {
             s.reveal(node);
             s.selected = Some(node);
-            self.graph.focus = Some(node);
+            self.tree.graph.focus = Some(node);
             self.transcript.reveal(s, node);
         }
     }
@@ -1163,7 +1080,7 @@ impl Explorer {
                             {
                                 s.reveal(node);
                                 s.selected = Some(node);
-                                self.graph.focus = Some(node);
+                                self.tree.graph.focus = Some(node);
                             }
                         });
                     }
@@ -1172,7 +1089,7 @@ impl Explorer {
         if let Some(node) = self.transcript.show(ui, s, store) {
             s.reveal(node);
             s.selected = Some(node);
-            self.graph.focus = Some(node);
+            self.tree.graph.focus = Some(node);
         }
         if let Some((conv, at)) = open {
             match at {
@@ -1201,7 +1118,13 @@ impl Explorer {
         }
         let ask = match self.view {
             View::Tree => {
-                self.tree_view(ui);
+                let asks = match (&mut self.session, &self.store) {
+                    (Some(s), Some(store)) => self.tree.ui(ui, s, store),
+                    _ => Vec::new(),
+                };
+                for ask in asks {
+                    self.tree_ask(ask);
+                }
                 None
             }
             view => {
@@ -1362,8 +1285,8 @@ pub fn run(store_path: PathBuf, options: Options) -> anyhow::Result<()> {
         app.native_dialogs = false;
         app.stage(view, staging);
         if options.fit {
-            app.graph.initial = false;
-            app.graph.fit = true;
+            app.tree.graph.initial = false;
+            app.tree.graph.fit = true;
         }
         app.screenshot = Some(Screenshot {
             out,

@@ -409,7 +409,7 @@ fn search_finds_text_on_any_branch_and_selects_it() {
     settle(&mut h);
     let store = Store::open(&f.path).unwrap();
     let s = h.state().session.as_ref().unwrap();
-    assert!(!h.state().hits.is_empty());
+    assert!(!h.state().tree.hits.is_empty());
     let sel = s.selected.unwrap();
     // the first match is on the abandoned (rewound) branch, not on the active path
     let m = &store
@@ -524,10 +524,10 @@ fn dragging_pans_and_zooming_keeps_the_point_under_the_pointer() {
     use eframe::egui::{Event, pos2, vec2};
     let f = fixture();
     let mut h = harness(&f);
-    let canvas = h.state().graph.canvas.expect("the tree is drawn");
+    let canvas = h.state().tree.graph.canvas.expect("the tree is drawn");
     // an empty spot of the canvas (bottom left)
     let at = pos2(canvas.left() + 20.0, canvas.bottom() - 20.0);
-    let pan = h.state().graph.pan;
+    let pan = h.state().tree.graph.pan;
     h.hover_at(at);
     h.run_steps(1);
     h.drag_at(at);
@@ -536,18 +536,18 @@ fn dragging_pans_and_zooming_keeps_the_point_under_the_pointer() {
     h.run_steps(1);
     h.drop_at(at + vec2(60.0, -40.0));
     h.run_steps(2);
-    let moved = h.state().graph.pan - pan;
+    let moved = h.state().tree.graph.pan - pan;
     assert!((moved - vec2(60.0, -40.0)).length() < 1.0, "{moved:?}");
 
     // zoom around a point: the layout point under the pointer stays there
     let p = canvas.center();
-    let (pan, zoom) = (h.state().graph.pan, h.state().graph.zoom);
+    let (pan, zoom) = (h.state().tree.graph.pan, h.state().tree.graph.zoom);
     let layout_point = (p - canvas.min - pan) / zoom;
     h.hover_at(p);
     h.run_steps(1);
     h.event(Event::Zoom(2.0));
     h.run_steps(2);
-    let g = &h.state().graph;
+    let g = &h.state().tree.graph;
     assert!((g.zoom - zoom * 2.0).abs() < 1e-3, "{} {}", g.zoom, zoom);
     let after = (p - canvas.min - g.pan) / g.zoom;
     assert!(

@@ -18,7 +18,7 @@ impl Explorer {
             Slash::Context => self.view = View::Context,
             Slash::Tree => {
                 self.view = View::Tree;
-                self.graph.fit = true;
+                self.tree.graph.fit = true;
             }
             Slash::Export { format, file: None } => {
                 let k = ExportFormat::ALL

@@ -70,7 +70,7 @@ impl Explorer {
         let transcript = staging == "transcript";
         self.view = view;
         if view == View::Tree {
-            self.graph.initial = true;
+            self.tree.graph.initial = true;
         }
         if view == View::Compare {
             // the snapshot row, previewed
