@@ -46,7 +46,7 @@ use crate::reclaim::{Settings, Strategy};
 use crate::slash::{self, Slash};
 use crate::store::Store;
 
-use dialogs::{ExportDialog, RewindDialog};
+use dialogs::{DialogAsk, Dialogs, RewindDialog};
 pub use graph::{GraphView, node_label};
 use screenshot::Screenshot;
 pub use session::Session;
@@ -142,17 +142,6 @@ macro_rules! panels {
     };
 }
 
-/// The dialogs open over the window (each None when closed).
-#[derive(Default)]
-struct Dialogs {
-    rewind: Option<RewindDialog>,
-    export: Option<ExportDialog>,
-    /// A session just written for a harness: where, and the command that resumes it.
-    continued: Option<crate::commands::Continued>,
-    import_path: Option<String>,
-    discovered: Option<Vec<crate::discover::SessionFile>>,
-}
-
 /// What the window last saw of the store, and what its title says.
 #[derive(Default)]
 struct Seen {
@@ -169,9 +158,8 @@ pub struct Explorer {
     store_path: PathBuf,
     store: Option<Store>,
     pub conversations: Vec<Conversation>,
-    /// The list's order and indentation ([`conversations::lineage`]).
-    lineage: Vec<(usize, usize)>,
-    filter: String,
+    /// The conversations panel's own state (its filter and order).
+    list: conversations::ConversationList,
     pub session: Option<Session>,
     pub view: View,
     /// The tree view's own state (canvas, checkpoint label, the tree's search).
@@ -190,7 +178,8 @@ pub struct Explorer {
     pub operations: operations::OperationsPanel,
     /// The dialogs open over the window.
     dialogs: Dialogs,
-    pub command: String,
+    /// The command bar's own state (what is typed).
+    pub bar: command_bar::CommandBar,
     /// The last outcome, one line; errors are kept until the next action.
     pub status: Option<(String, bool)>,
     worker: Worker,
@@ -232,8 +221,7 @@ impl Explorer {
             store: None,
             store_path,
             conversations: Vec::new(),
-            lineage: Vec::new(),
-            filter: String::new(),
+            list: Default::default(),
             session: None,
             view: View::Tree,
             tree: Default::default(),
@@ -248,7 +236,7 @@ impl Explorer {
             models: Default::default(),
             operations: Default::default(),
             dialogs: Dialogs::default(),
-            command: String::new(),
+            bar: Default::default(),
             status: None,
             screenshot: None,
             frames: 0,
@@ -299,7 +287,7 @@ impl Explorer {
         let Some(store) = &self.store else { return };
         match store.conversations() {
             Ok(c) => {
-                self.lineage = conversations::lineage(&c);
+                self.list.read(&c);
                 self.conversations = c;
             }
             Err(e) => self.fail(e.to_string()),
@@ -383,11 +371,6 @@ impl Explorer {
         self.session.as_ref().map(|s| s.conv.id.clone())
     }
 
-    fn selected_id(&self) -> Option<String> {
-        let s = self.session.as_ref()?;
-        s.selected.map(|i| s.heads[i].id.clone())
-    }
-
     // ---- actions: built here, run by the core ----
 
     /// Runs an action: a pointer move at once (one short transaction), anything longer on the worker, its
@@ -458,17 +441,6 @@ impl Explorer {
         }
     }
 
-    pub fn rewind_to(&mut self, label: &str, digest: &str) {
-        let Some(conversation) = self.conv_id() else {
-            return;
-        };
-        self.act(Action::Rewind {
-            conversation,
-            label: label.to_string(),
-            digest: digest.to_string(),
-        });
-    }
-
     pub fn undo(&mut self) {
         let Some(conversation) = self.conv_id() else {
             return;
@@ -500,19 +472,6 @@ impl Explorer {
             provider: None,
             from: None,
             to: None,
-        });
-    }
-
-    fn export_to(&mut self, format: ExportFormat, at: Option<String>, out: PathBuf) {
-        let Some(conversation) = self.conv_id() else {
-            return;
-        };
-        self.act(Action::Export {
-            conversation,
-            at,
-            format,
-            options: crate::export::Options::default(),
-            out: Some(out),
         });
     }
 
@@ -786,6 +745,42 @@ impl Explorer {
         self.font_notice();
     }
 
+    /// Runs a slash command: parsed by the same code as `cairn slash` into the same action. `/context` and
+    /// `/tree` show their views, `/export` without a file opens the export dialog; everything else is the action.
+    pub fn run_command(&mut self, input: &str) {
+        let cmd = match slash::parse(input) {
+            Ok(c) => c,
+            Err(e) => return self.fail(e.0),
+        };
+        let Some(conversation) = self.conv_id() else {
+            return self.fail("no conversation open");
+        };
+        match cmd {
+            Slash::Context => self.view = View::Context,
+            Slash::Tree => {
+                self.view = View::Tree;
+                self.tree.graph.fit = true;
+            }
+            Slash::Export { format, file: None } => {
+                let k = ExportFormat::ALL
+                    .iter()
+                    .position(|x| *x == format)
+                    .unwrap_or(0);
+                self.dialogs.open_export(k, self.session.as_ref());
+            }
+            Slash::Branch { message } => {
+                // select it too, so the views follow the move
+                if let Some(s) = &mut self.session
+                    && let Some(i) = s.find_prefix(&message)
+                {
+                    s.selected = Some(i);
+                }
+                self.act(Slash::Branch { message }.action(&conversation));
+            }
+            other => self.act(other.action(&conversation)),
+        }
+    }
+
     pub fn jobs_running(&self) -> bool {
         !self.worker.running.is_empty()
     }
@@ -826,12 +821,23 @@ impl Explorer {
         self.handle_input(&ctx);
 
         egui::Panel::top("toolbar").show(ui, |ui| self.toolbar(ui));
-        egui::Panel::bottom("command-bar").show(ui, |ui| self.command_bar(ui));
+        egui::Panel::bottom("command-bar").show(ui, |ui| {
+            match self.bar.ui(ui, &self.worker.running, self.status.as_ref()) {
+                Some(command_bar::BarAsk::Run(c)) => self.run_command(&c),
+                Some(command_bar::BarAsk::Cancel(id)) => self.worker.cancel(id),
+                None => {}
+            }
+        });
         egui::Panel::left("conversations")
             .default_size(230.0)
             .size_range(160.0..=420.0)
             .resizable(true)
-            .show(ui, |ui| self.conversations_panel(ui));
+            .show(ui, |ui| {
+                let current = self.session.as_ref().map(|s| s.conv.id.as_str());
+                if let Some(id) = self.list.ui(ui, &self.conversations, current) {
+                    self.select(&id);
+                }
+            });
         // the transcript reads beside the tree; the wide views (pages beside text, tables, charts) take its room
         if matches!(self.view, View::Tree | View::Operations) {
             egui::Panel::right("transcript")
@@ -840,7 +846,14 @@ impl Explorer {
                 .show(ui, |ui| self.transcript_panel(ui));
         }
         egui::CentralPanel::default().show(ui, |ui| self.centre(ui));
-        self.dialogs(&ctx);
+        match self
+            .dialogs
+            .ui(&ctx, self.native_dialogs, self.session.as_ref())
+        {
+            Some(DialogAsk::Run(action)) => self.act(*action),
+            Some(DialogAsk::Import(paths)) => self.import(paths),
+            None => {}
+        }
         redact_clipboard(&ctx);
     }
 
@@ -948,8 +961,10 @@ impl Explorer {
         ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new("cairn").strong().size(16.0));
             ui.separator();
-            if ui.button("Import…").clicked() {
-                self.open_import();
+            if ui.button("Import…").clicked()
+                && let Some(files) = self.dialogs.open_import(self.native_dialogs)
+            {
+                self.import(files);
             }
             if ui.button("Discover").clicked() {
                 self.dialogs.discovered = Some(
@@ -960,7 +975,7 @@ impl Explorer {
                 );
             }
             if ui.button("Export…").clicked() {
-                self.open_export(0);
+                self.dialogs.open_export(0, self.session.as_ref());
             }
             ui.separator();
             ui.menu_button("Compact", |ui| {

@@ -1,78 +1,64 @@
 //! The command bar: slash commands typed at the bottom of the window, completed from the same list and parsed
-//! by the same code as `cairn slash` into the same action.
+//! by the same code as `cairn slash` into the same action (the explorer runs what is typed:
+//! [`super::Explorer::run_command`]); below it the jobs running, each with a way to cancel it, and the status line.
 
-use super::*;
+use eframe::egui;
 
-impl Explorer {
-    /// Runs a slash command: parsed by the same code as `cairn slash` into the same action. `/context` and
-    /// `/tree` show their views, `/export` without a file opens the export dialog; everything else is the action.
-    pub fn run_command(&mut self, input: &str) {
-        let cmd = match slash::parse(input) {
-            Ok(c) => c,
-            Err(e) => return self.fail(e.0),
-        };
-        let Some(conversation) = self.conv_id() else {
-            return self.fail("no conversation open");
-        };
-        match cmd {
-            Slash::Context => self.view = View::Context,
-            Slash::Tree => {
-                self.view = View::Tree;
-                self.tree.graph.fit = true;
-            }
-            Slash::Export { format, file: None } => {
-                let k = ExportFormat::ALL
-                    .iter()
-                    .position(|x| *x == format)
-                    .unwrap_or(0);
-                self.open_export(k);
-            }
-            Slash::Branch { message } => {
-                // select it too, so the views follow the move
-                if let Some(s) = &mut self.session
-                    && let Some(i) = s.find_prefix(&message)
-                {
-                    s.selected = Some(i);
-                }
-                self.act(Slash::Branch { message }.action(&conversation));
-            }
-            other => self.act(other.action(&conversation)),
-        }
-    }
+use super::worker::Running;
+use crate::slash;
 
-    pub(super) fn command_bar(&mut self, ui: &mut egui::Ui) {
+/// The bar's own state: what is being typed.
+#[derive(Default)]
+pub struct CommandBar {
+    pub text: String,
+}
+
+/// What the bar asks of the explorer.
+pub enum BarAsk {
+    /// Run this slash command.
+    Run(String),
+    /// Cancel this job.
+    Cancel(u64),
+}
+
+impl CommandBar {
+    /// Draws the bar, the jobs running and the status line (an error in the error colour).
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        running: &[Running],
+        status: Option<&(String, bool)>,
+    ) -> Option<BarAsk> {
+        let mut ask = None;
         ui.horizontal(|ui| {
             let label = ui.label("Command");
             let edit = ui.add(
-                egui::TextEdit::singleline(&mut self.command)
+                egui::TextEdit::singleline(&mut self.text)
                     .hint_text("/compact, /shake, /context, /tree, /fork, /checkpoint, /rewind, /branch, /export, /undo")
                     .desired_width(420.0),
             )
             .labelled_by(label.id);
-            let word = self.command.split_whitespace().next().unwrap_or("").to_string();
-            if self.command.starts_with('/') && !self.command.contains(' ') {
+            let word = self.text.split_whitespace().next().unwrap_or("").to_string();
+            if self.text.starts_with('/') && !self.text.contains(' ') {
                 let options = slash::complete(&word);
                 if edit.has_focus() && ui.input(|i| i.key_pressed(egui::Key::Tab)) && options.len() == 1 {
-                    self.command = format!("{} ", options[0]);
+                    self.text = format!("{} ", options[0]);
                 }
                 for o in options {
                     if ui.small_button(o).clicked() {
-                        self.command = format!("{o} ");
+                        self.text = format!("{o} ");
                     }
                 }
             }
-            if edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) && !self.command.trim().is_empty() {
-                let c = std::mem::take(&mut self.command);
-                self.run_command(&c);
+            if edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) && !self.text.trim().is_empty() {
+                ask = Some(BarAsk::Run(std::mem::take(&mut self.text)));
             }
-            if ui.button("Run").clicked() && !self.command.trim().is_empty() {
-                let c = std::mem::take(&mut self.command);
-                self.run_command(&c);
+            if ui.button("Run").clicked() && !self.text.trim().is_empty() {
+                ask = Some(BarAsk::Run(std::mem::take(&mut self.text)));
             }
         });
         ui.horizontal(|ui| {
-            let mut cancel = None;
-            for r in &self.worker.running {
+            for r in running {
                 ui.spinner();
                 ui.label(&r.label);
                 ui.add(
@@ -81,13 +67,10 @@ impl Explorer {
                         .show_percentage(),
                 );
                 if ui.button("Cancel").clicked() {
-                    cancel = Some(r.id);
+                    ask = Some(BarAsk::Cancel(r.id));
                 }
             }
-            if let Some(id) = cancel {
-                self.worker.cancel(id);
-            }
-            if let Some((s, err)) = &self.status {
+            if let Some((s, err)) = status {
                 if *err {
                     ui.colored_label(ui.visuals().error_fg_color, s);
                 } else {
@@ -95,9 +78,10 @@ impl Explorer {
                 }
             }
         });
-        if self.jobs_running() {
+        if !running.is_empty() {
             ui.ctx()
                 .request_repaint_after(std::time::Duration::from_millis(100));
         }
+        ask
     }
 }

@@ -1,12 +1,23 @@
 //! The conversations panel: a filter, message counts, and forks and subagents drawn under the conversation they
-//! came from (an iterative walk, so a long chain of forks of forks is no problem).
+//! came from (an iterative walk, so a long chain of forks of forks is no problem). A panel with its own state (the
+//! filter typed, the list's order); the explorer opens what it says was clicked.
 
-use super::*;
+use eframe::egui;
+
+use crate::model::Conversation;
+
+/// The list's own state.
+#[derive(Default)]
+pub struct ConversationList {
+    filter: String,
+    /// The list's order and indentation ([`lineage`]), made when the store's list is read.
+    lineage: Vec<(usize, usize)>,
+}
 
 /// The list's order: each conversation followed by its forks and subagents (and theirs), with its depth in that
 /// tree.
 /// Computed when the list is read, not per frame.
-pub(super) fn lineage(conversations: &[Conversation]) -> Vec<(usize, usize)> {
+fn lineage(conversations: &[Conversation]) -> Vec<(usize, usize)> {
     let ids: std::collections::HashMap<&str, usize> = conversations
         .iter()
         .enumerate()
@@ -38,8 +49,19 @@ pub(super) fn lineage(conversations: &[Conversation]) -> Vec<(usize, usize)> {
     order
 }
 
-impl Explorer {
-    pub(super) fn conversations_panel(&mut self, ui: &mut egui::Ui) {
+impl ConversationList {
+    /// The store's conversations were read (again): the list's order is made for them.
+    pub fn read(&mut self, conversations: &[Conversation]) {
+        self.lineage = lineage(conversations);
+    }
+
+    /// Draws the list (`current` highlighted); the conversation clicked.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        conversations: &[Conversation],
+        current: Option<&str>,
+    ) -> Option<String> {
         ui.heading("Conversations");
         let label = ui.label("Filter");
         ui.add(egui::TextEdit::singleline(&mut self.filter).hint_text("title or id"))
@@ -55,14 +77,13 @@ impl Explorer {
                     .to_lowercase()
                     .contains(&needle)
         };
-        let current = self.conv_id();
         let mut clicked = None;
         // the rows the filter keeps; only those on screen become widgets (thousands of sessions scroll smoothly)
         let rows: Vec<(usize, usize)> = self
             .lineage
             .iter()
             .copied()
-            .filter(|&(i, _)| matches(&self.conversations[i]))
+            .filter(|&(i, _)| conversations.get(i).is_some_and(matches))
             .collect();
         let row_h = ui.text_style_height(&egui::TextStyle::Button)
             + ui.text_style_height(&egui::TextStyle::Body)
@@ -73,7 +94,7 @@ impl Explorer {
             .auto_shrink([false, false])
             .show_rows(ui, row_h, rows.len(), |ui, range| {
                 for &(i, depth) in &rows[range] {
-                    let c = &self.conversations[i];
+                    let c = &conversations[i];
                     let title = c.title.clone().unwrap_or_else(|| "(untitled)".into());
                     ui.horizontal(|ui| {
                         ui.set_height(row_h - ui.spacing().item_spacing.y);
@@ -92,11 +113,8 @@ impl Explorer {
                         ui.vertical(|ui| {
                             if ui
                                 .add(
-                                    egui::Button::selectable(
-                                        current.as_deref() == Some(c.id.as_str()),
-                                        short,
-                                    )
-                                    .truncate(),
+                                    egui::Button::selectable(current == Some(c.id.as_str()), short)
+                                        .truncate(),
                                 )
                                 .on_hover_text(&title)
                                 .clicked()
@@ -112,8 +130,6 @@ impl Explorer {
                     });
                 }
             });
-        if let Some(id) = clicked {
-            self.select(&id);
-        }
+        clicked
     }
 }

@@ -1,8 +1,15 @@
 //! The window's small dialogs: rewind (asks for the digest), import (a native dialog through rfd, or a path
 //! field where none can be shown), export (format, path, save dialog), the Discover list, and the session written
-//! for a harness (where it is, the command that resumes it).
+//! for a harness (where it is, the command that resumes it). Their state is [`Dialogs`]; what they ask of the
+//! explorer is a [`DialogAsk`].
 
-use super::*;
+use std::path::PathBuf;
+
+use eframe::egui;
+
+use super::session::Session;
+use crate::commands::Action;
+use crate::export::ExportFormat;
 
 pub(super) struct RewindDialog {
     pub(super) label: String,
@@ -15,45 +22,88 @@ pub(super) struct ExportDialog {
     pub(super) path: String,
 }
 
-impl Explorer {
-    pub(super) fn open_export(&mut self, format: usize) {
-        let name = self
-            .session
-            .as_ref()
-            .map(|s| s.conv.id.clone())
-            .unwrap_or_else(|| "conversation".into());
-        self.dialogs.export = Some(ExportDialog {
+/// The dialogs open over the window (each None when closed).
+#[derive(Default)]
+pub(super) struct Dialogs {
+    pub(super) rewind: Option<RewindDialog>,
+    pub(super) export: Option<ExportDialog>,
+    /// A session just written for a harness: where, and the command that resumes it.
+    pub(super) continued: Option<crate::commands::Continued>,
+    pub(super) import_path: Option<String>,
+    pub(super) discovered: Option<Vec<crate::discover::SessionFile>>,
+}
+
+/// What a dialog asks of the explorer.
+pub(super) enum DialogAsk {
+    /// An action for the core (a rewind, an export).
+    Run(Box<Action>),
+    /// Import these files.
+    Import(Vec<PathBuf>),
+}
+
+impl Dialogs {
+    /// Opens the export dialog on this format, for the open conversation.
+    pub(super) fn open_export(&mut self, format: usize, session: Option<&Session>) {
+        let name = session.map_or_else(|| "conversation".into(), |s| s.conv.id.clone());
+        self.export = Some(ExportDialog {
             format,
             at_selected: false,
             path: format!("cairn-{name}.{}", ExportFormat::ALL[format].extension()),
         });
     }
 
-    // ---- drawing ----
-
-    pub(super) fn open_import(&mut self) {
-        if self.native_dialogs
+    /// The files to import: picked in a native dialog (`native`), else None and the path field opens.
+    pub(super) fn open_import(&mut self, native: bool) -> Option<Vec<PathBuf>> {
+        if native
             && let Some(files) = rfd::FileDialog::new()
                 .add_filter("sessions", &["jsonl", "json"])
                 .pick_files()
         {
-            return self.import(files);
+            return Some(files);
         }
         // no dialog could be shown (or it was dismissed): a path field
-        self.dialogs.import_path = Some(String::new());
+        self.import_path = Some(String::new());
+        None
     }
 
-    pub(super) fn dialogs(&mut self, ctx: &egui::Context) {
-        self.rewind_dialog(ctx);
-        self.import_dialog(ctx);
-        self.export_dialog(ctx);
+    /// Draws the dialogs open, about the open conversation (`session`); what one of them asks.
+    pub(super) fn ui(
+        &mut self,
+        ctx: &egui::Context,
+        native: bool,
+        session: Option<&Session>,
+    ) -> Option<DialogAsk> {
+        let conversation = session.map(|s| s.conv.id.clone());
+        let rewound = self.rewind_dialog(ctx).and_then(|(label, digest)| {
+            Some(DialogAsk::Run(Box::new(Action::Rewind {
+                conversation: conversation.clone()?,
+                label,
+                digest,
+            })))
+        });
+        let imported = self.import_dialog(ctx).map(DialogAsk::Import);
+        let exported = self
+            .export_dialog(ctx, native)
+            .and_then(|(format, at_selected, out)| {
+                let at = at_selected
+                    .then(|| session.and_then(|s| s.selected.map(|i| s.heads[i].id.clone())))
+                    .flatten();
+                Some(DialogAsk::Run(Box::new(Action::Export {
+                    conversation: conversation.clone()?,
+                    at,
+                    format,
+                    options: crate::export::Options::default(),
+                    out: Some(out),
+                })))
+            });
         self.continued_dialog(ctx);
-        self.discovered_dialog(ctx);
+        let discovered = self.discovered_dialog(ctx).map(DialogAsk::Import);
+        rewound.or(imported).or(exported).or(discovered)
     }
 
     /// The rewind dialog: the digest of what the abandoned path found.
-    fn rewind_dialog(&mut self, ctx: &egui::Context) {
-        if let Some(d) = &mut self.dialogs.rewind {
+    fn rewind_dialog(&mut self, ctx: &egui::Context) -> Option<(String, String)> {
+        if let Some(d) = &mut self.rewind {
             let mut open = true;
             let mut go = false;
             egui::Window::new(format!("Rewind: {}", d.label))
@@ -73,17 +123,18 @@ impl Explorer {
                 });
             if go {
                 let (label, digest) = (d.label.clone(), d.digest.clone());
-                self.dialogs.rewind = None;
-                self.rewind_to(&label, &digest);
+                self.rewind = None;
+                return Some((label, digest));
             } else if !open {
-                self.dialogs.rewind = None;
+                self.rewind = None;
             }
         }
+        None
     }
 
     /// The import path field, where no native dialog could be shown.
-    fn import_dialog(&mut self, ctx: &egui::Context) {
-        if let Some(path) = &mut self.dialogs.import_path {
+    fn import_dialog(&mut self, ctx: &egui::Context) -> Option<Vec<PathBuf>> {
+        if let Some(path) = &mut self.import_path {
             let mut open = true;
             let mut go = None;
             egui::Window::new("Import sessions")
@@ -99,20 +150,24 @@ impl Explorer {
                     }
                 });
             if let Some(p) = go {
-                self.dialogs.import_path = None;
-                self.import(vec![p]);
+                self.import_path = None;
+                return Some(vec![p]);
             } else if !open {
-                self.dialogs.import_path = None;
+                self.import_path = None;
             }
         }
+        None
     }
 
     /// The export dialog: the format, the path (to the tip or the selection), the file.
-    fn export_dialog(&mut self, ctx: &egui::Context) {
-        if let Some(d) = &mut self.dialogs.export {
+    fn export_dialog(
+        &mut self,
+        ctx: &egui::Context,
+        native: bool,
+    ) -> Option<(ExportFormat, bool, PathBuf)> {
+        if let Some(d) = &mut self.export {
             let mut open = true;
             let mut go = None;
-            let native = self.native_dialogs;
             egui::Window::new("Export")
                 .open(&mut open)
                 .collapsible(false)
@@ -145,23 +200,19 @@ impl Explorer {
                     });
                 });
             if let Some(out) = go {
-                let format = ExportFormat::ALL[d.format];
-                let at = if d.at_selected {
-                    self.selected_id()
-                } else {
-                    None
-                };
-                self.dialogs.export = None;
-                self.export_to(format, at, out);
+                let chosen = (ExportFormat::ALL[d.format], d.at_selected, out);
+                self.export = None;
+                return Some(chosen);
             } else if !open {
-                self.dialogs.export = None;
+                self.export = None;
             }
         }
+        None
     }
 
     /// A session just written for a harness: where, and the command that resumes it.
     fn continued_dialog(&mut self, ctx: &egui::Context) {
-        if let Some(c) = &self.dialogs.continued {
+        if let Some(c) = &self.continued {
             let mut open = true;
             let mut close = false;
             egui::Window::new(format!("Continue in {}", c.harness.label()))
@@ -201,14 +252,15 @@ impl Explorer {
                     });
                 });
             if close || !open {
-                self.dialogs.continued = None;
+                self.continued = None;
             }
         }
     }
 
     /// The sessions found on this machine, each to import, or all.
-    fn discovered_dialog(&mut self, ctx: &egui::Context) {
-        if let Some(found) = &self.dialogs.discovered {
+    fn discovered_dialog(&mut self, ctx: &egui::Context) -> Option<Vec<PathBuf>> {
+        let mut chosen = None;
+        if let Some(found) = &self.discovered {
             let mut open = true;
             let mut pick = None;
             let mut pick_all = false;
@@ -247,13 +299,14 @@ impl Explorer {
                         });
                 });
             if pick_all {
-                self.import(found.iter().map(|f| f.path.clone()).collect());
+                chosen = Some(found.iter().map(|f| f.path.clone()).collect());
             } else if let Some(p) = pick {
-                self.import(vec![p]);
+                chosen = Some(vec![p]);
             }
             if !open {
-                self.dialogs.discovered = None;
+                self.discovered = None;
             }
         }
+        chosen
     }
 }
