@@ -13,6 +13,7 @@ mod markdown;
 mod markup;
 mod patch;
 mod provider;
+pub use provider::anthropic_signature;
 pub mod reading;
 pub mod tools;
 

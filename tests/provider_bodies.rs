@@ -53,3 +53,71 @@ fn no_empty_or_whitespace_text_block_reaches_a_provider() {
         assert!(texts > 0, "{f}");
     }
 }
+
+/// The thinking blocks of an Anthropic body, and how many of them carry Anthropic's signature.
+fn thinking_in(body: &Value) -> (usize, usize) {
+    let blocks: Vec<&Value> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().unwrap())
+        .filter(|b| b["type"] == "thinking")
+        .collect();
+    let signed = blocks
+        .iter()
+        .filter(|b| cairn::export::anthropic_signature(b["signature"].as_str().unwrap()))
+        .count();
+    (blocks.len(), signed)
+}
+
+#[test]
+fn only_thinking_anthropic_signed_reaches_anthropic() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    // Claude Code's thinking, signed by Anthropic: sent back as it came
+    let cc = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code/cc-rewind-fork-2.1.42.jsonl");
+    let out = run(&db, &["import", cc.to_str().unwrap()]);
+    let conv = out.split_whitespace().next().unwrap().to_string();
+    let body: Value =
+        serde_json::from_str(&run(&db, &["export", &conv, "--format", "anthropic"])).unwrap();
+    let (all, signed) = thinking_in(&body);
+    assert!(
+        all > 0 && signed == all,
+        "{all} thinking block(s), {signed} signed"
+    );
+    // opencode through GitHub Copilot: Claude's reasoning, but signed by Copilot (its `reasoningOpaque`), which the
+    // Messages API refuses: left out of the body, the request stands
+    let oc = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../shared/samples/opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json",
+    );
+    if !oc.exists() {
+        eprintln!("skipped: {} is not beside the repository", oc.display());
+        return;
+    }
+    let out = run(&db, &["import", oc.to_str().unwrap()]);
+    let conv = out.split_whitespace().next().unwrap().to_string();
+    let shown: Value = serde_json::from_str(&run(&db, &["show", &conv, "--json"])).unwrap();
+    let opaque = shown
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().unwrap())
+        .filter(|b| {
+            b["type"] == "thinking" && b["signature"].as_str().is_some_and(|s| !s.is_empty())
+        })
+        .count();
+    assert!(
+        opaque >= 10,
+        "{opaque} thinking block(s) with Copilot's reasoning"
+    );
+    let body: Value =
+        serde_json::from_str(&run(&db, &["export", &conv, "--format", "anthropic"])).unwrap();
+    assert_eq!(thinking_in(&body), (0, 0));
+    assert!(!cairn::export::anthropic_signature(
+        "gAAAAABpZ2FfZm9yX29wZW5haQ=="
+    ));
+    assert!(!cairn::export::anthropic_signature(
+        r#"{"type":"reasoning","id":"rs_1"}"#
+    ));
+}

@@ -2,7 +2,8 @@
 //! path sends now (the harness's and cairn's compactions applied, [`crate::reclaim::assemble`]), repaired to be
 //! pair-valid under the provider's rules ([`crate::pairs::repair`]: nothing is dropped after a repair), images
 //! inline as base64, system text where the provider wants it. Blocks a provider would reject are left out and
-//! counted: unsigned thinking, empty or whitespace-only text and unknown blocks (Anthropic), thinking of any kind
+//! counted: thinking without Anthropic's signature (unsigned, or signed by another service:
+//! [`anthropic_signature`]), empty or whitespace-only text and unknown blocks (Anthropic), thinking of any kind
 //! and unknown blocks (OpenAI).
 
 use serde_json::{Value, json};
@@ -22,12 +23,26 @@ pub struct ProviderBody {
     pub blocks_left_out: usize,
 }
 
+/// Whether a thinking block's signature is one the Messages API verifies: Anthropic's (the API's, Bedrock's or
+/// Vertex's: one format), base64 of a record whose first field is its second (byte `0x12`: the text starts with
+/// `E`). The reasoning other services return in the same place is not, and sent to Anthropic it fails the whole
+/// request: GitHub Copilot's `reasoningOpaque` (Anthropic's signature inside an envelope of Copilot's, `C…`),
+/// OpenAI's encrypted reasoning (a Fernet token, `gAAAA…`), the reasoning item pi keeps as JSON (`{…`), Gemini's
+/// thought signatures. Left out, the request stands (earlier turns' thinking is optional).
+pub fn anthropic_signature(sig: &str) -> bool {
+    sig.len() >= 16
+        && sig.starts_with('E')
+        && sig
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+}
+
 pub(super) fn anthropic_keeps(b: &Value) -> bool {
     match b.get("type").and_then(Value::as_str) {
         Some("thinking") => b
             .get("signature")
             .and_then(Value::as_str)
-            .is_some_and(|s| !s.is_empty()),
+            .is_some_and(anthropic_signature),
         // the API refuses a text block that is empty or only whitespace
         Some("text") => b
             .get("text")
