@@ -318,3 +318,57 @@ fn compare_takes_the_profile_it_is_given() {
     assert!(snap(&hires) > 0 && snap(&gemini) > 0);
     assert_ne!(snap(&hires), snap(&gemini));
 }
+
+#[test]
+fn the_first_request_after_a_compaction_is_predicted_from_scratch() {
+    // a prompt measured before a compaction was of a context that is gone: the next request is predicted the way
+    // the compaction's own row predicts it (overhead plus what is sent now), not from that prompt plus a difference
+    let (_d, mut s, convs) = imported(&["pi/pi-v1-before-compaction-two-compactions.jsonl"]);
+    let r = replay(&mut s, Some(&convs[0][0]));
+    assert_eq!(r.compactions.len(), 2);
+    for c in &r.compactions {
+        let reply = r.replies.iter().find(|x| x.message == c.reply).unwrap();
+        assert_eq!(reply.predicted, Some(c.predicted), "{}", c.reply);
+    }
+    // and `context`, which `send` compacts by, once cairn has compacted a session
+    let (_d, mut s, convs) = imported(&["claude-code/cc-2.0.5-image-paste.jsonl"]);
+    let conv = convs[0][0].clone();
+    let before = match run(
+        &mut s,
+        Action::Context {
+            conversation: conv.clone(),
+            model: None,
+        },
+    ) {
+        Outcome::Context(c) => c,
+        _ => panic!(),
+    };
+    assert_ne!(
+        before.predicted_total, before.estimated_total,
+        "measured before"
+    );
+    run(
+        &mut s,
+        Action::Compact {
+            conversation: conv.clone(),
+            strategy: Some(cairn::reclaim::Strategy::Snapshot),
+            force: true,
+            target: None,
+            protect: None,
+            instructions: None,
+            provider: None,
+            from: None,
+            to: None,
+        },
+    );
+    let Outcome::Context(c) = run(
+        &mut s,
+        Action::Context {
+            conversation: conv,
+            model: None,
+        },
+    ) else {
+        panic!()
+    };
+    assert_eq!(c.predicted_total, c.estimated_total);
+}
