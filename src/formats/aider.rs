@@ -468,6 +468,14 @@ mod tests {
         assert_eq!(tokens_line("Tokens: lots"), None);
     }
 
+    /// Who said what, message by message.
+    fn said(p: &Parsed) -> Vec<(Role, String)> {
+        p.messages
+            .iter()
+            .map(|m| (m.message.role, crate::model::plain_text(&m.message.content)))
+            .collect()
+    }
+
     /// The harness markers of a parsed history: (index, what was kept, whether its text is sent).
     fn markers(p: &Parsed) -> Vec<(usize, Value, bool)> {
         p.messages
@@ -538,11 +546,7 @@ mod tests {
                     The fixed edit.\n\n> Tokens: 2.6k sent, 40 received.  \n> # 1 SEARCH/REPLACE block \
                     failed to match!\n\nagain  \n\n#### stop  \n\nStopped.\n";
         let p = parse(Path::new("h.md"), text).unwrap();
-        let shown: Vec<(Role, String)> = p
-            .messages
-            .iter()
-            .map(|m| (m.message.role, crate::model::plain_text(&m.message.content)))
-            .collect();
+        let shown = said(&p);
         let error = "# 1 SEARCH/REPLACE block failed to match!\n\n## SearchReplaceNoExactMatch: This SEARCH \
                      block failed to exactly match lines in a.rs\n<<<<<<< SEARCH\n> quoted\n=======\n>>>>>>> \
                      REPLACE\n\nThe SEARCH section must exactly match an existing block of lines";
@@ -581,11 +585,7 @@ mod tests {
                     #### Add file to the chat? (Y)es/(N)o [Yes]: y\n\nDone.\n\n> Tokens: 2.3k sent, 5 \
                     received.\n";
         let p = parse(Path::new("h.md"), text).unwrap();
-        let shown: Vec<(Role, String)> = p
-            .messages
-            .iter()
-            .map(|m| (m.message.role, crate::model::plain_text(&m.message.content)))
-            .collect();
+        let shown = said(&p);
         assert_eq!(
             shown,
             vec![
