@@ -1195,3 +1195,62 @@ fn aider_s_failed_edits_are_sent_back_as_user_messages_not_said_by_the_model() {
         assert!(!said.contains("## SearchReplaceNoExactMatch"), "{said}");
     }
 }
+
+#[test]
+fn replay_says_which_replies_had_an_overhead_measured_before_an_unrecorded_change() {
+    // Aider sends files and a repository map it does not write down; after each change of them (a file added, a
+    // new run) the next reply's overhead is the old one, and replay says so
+    let f = samples()
+        .join("aider")
+        .join("aider-0.84-architect-editor-gemini-qwen3.aider.chat.history.md");
+    let mut s = Store::open_in_memory().unwrap();
+    let o = cairn::import::import_file(&mut s, &f, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    let conv = s.conversations().unwrap()[0].id.clone();
+    let Outcome::Replayed(r) = run(
+        &mut s,
+        Action::Replay {
+            conversation: Some(conv.clone()),
+        },
+    ) else {
+        panic!()
+    };
+    let from: std::collections::HashMap<&str, String> = r
+        .replies
+        .iter()
+        .map(|x| (x.message.as_str(), format!("{:?}", x.overhead)))
+        .collect();
+    // by hand, from the file's own markers: the first measured reply borrows, the first after a change is stale
+    let (mut first, mut changed, mut expected) = (true, false, Vec::new());
+    for m in s.active_path(&conv).unwrap() {
+        changed |= cairn::model::CairnMeta::context_changed(&m.meta);
+        if m.role == cairn::model::Role::Assistant && m.usage.is_some() {
+            let want = match (first, changed) {
+                (true, _) => "Borrowed",
+                (false, true) => "Stale",
+                (false, false) => "Measured",
+            };
+            expected.push((m.id.clone(), want.to_string()));
+            (first, changed) = (false, false);
+        }
+    }
+    let got: Vec<(String, String)> = expected
+        .iter()
+        .map(|(id, _)| {
+            (
+                id.clone(),
+                from.get(id.as_str()).cloned().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    assert!(expected.iter().filter(|(_, w)| w == "Stale").count() >= 5);
+    let m = r
+        .models
+        .iter()
+        .find(|m| m.model.starts_with("gemini-2.5"))
+        .unwrap();
+    let measured = expected.iter().filter(|(_, w)| w == "Measured").count();
+    assert_eq!(m.measured_overhead.replies, measured);
+    assert!(m.measured_overhead.p90_abs_error < m.p90_abs_error);
+}

@@ -525,6 +525,48 @@ pub struct ReplyRow {
     /// the estimate).
     pub predicted: Option<u64>,
     pub predicted_error: Option<f64>,
+    /// Where the estimate's overhead came from.
+    pub overhead: OverheadFrom,
+}
+
+/// Where a reply's estimate took the overhead (what the harness sends and does not record) from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OverheadFrom {
+    /// Measured in its own stretch of the session: an earlier reply with the same hidden context.
+    Measured,
+    /// The session's first measured reply: other sessions' overhead.
+    Borrowed,
+    /// The first reply after the harness changed what it sends unrecorded (Aider's files, a new run): the
+    /// overhead measured before the change, which no longer holds. The file cannot tell by how much.
+    Stale,
+}
+
+/// A model's errors over some of its replies.
+#[derive(Debug, Clone, Serialize)]
+pub struct Errors {
+    pub replies: usize,
+    pub median_abs_error: f64,
+    pub p90_abs_error: f64,
+    pub predicted_median_abs_error: f64,
+    pub predicted_p90_abs_error: f64,
+}
+
+impl Errors {
+    fn of(rows: &[&ReplyRow]) -> Errors {
+        let errs: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
+        let perrs: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| r.predicted_error.map(f64::abs))
+            .collect();
+        Errors {
+            replies: rows.len(),
+            median_abs_error: round4(quantile(errs.clone(), 0.5)),
+            p90_abs_error: round4(quantile(errs, 0.9)),
+            predicted_median_abs_error: round4(quantile(perrs.clone(), 0.5)),
+            predicted_p90_abs_error: round4(quantile(perrs, 0.9)),
+        }
+    }
 }
 
 /// The first measured prompt after a harness's compaction, as cairn predicts it (summary, kept messages,
@@ -558,6 +600,10 @@ pub struct ModelRow {
     pub p90_abs_error: f64,
     pub predicted_median_abs_error: f64,
     pub predicted_p90_abs_error: f64,
+    /// The same errors over the replies whose overhead was measured in their own stretch of the session
+    /// ([`OverheadFrom::Measured`]): what cairn's estimate is worth where the file records everything sent
+    /// but the harness's fixed overhead.
+    pub measured_overhead: Errors,
     pub worst: Worst,
     /// How the estimate was made for this model: "calibrated" (scale from its other sessions) or "default".
     pub estimator: String,
@@ -635,6 +681,11 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
                 error: off(est.estimated, s),
                 predicted,
                 predicted_error: predicted.map(|p| off(p, s)),
+                overhead: match n {
+                    0 => OverheadFrom::Borrowed,
+                    _ if samples[n - 1].segment != s.segment => OverheadFrom::Stale,
+                    _ => OverheadFrom::Measured,
+                },
             });
             // the first measured prompt after a harness compaction
             if let Some(c) = conv
@@ -675,10 +726,11 @@ fn per_model(replies: &[ReplyRow], methods: &BTreeMap<String, bool>) -> Vec<Mode
         grouped.entry(r.model.as_str()).or_default().push(r);
     }
     for (model, rows) in grouped {
-        let errs: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
-        let perrs: Vec<f64> = rows
+        let all = Errors::of(&rows);
+        let own: Vec<&ReplyRow> = rows
             .iter()
-            .filter_map(|r| r.predicted_error.map(f64::abs))
+            .copied()
+            .filter(|r| r.overhead == OverheadFrom::Measured)
             .collect();
         let worst = rows
             .iter()
@@ -691,11 +743,12 @@ fn per_model(replies: &[ReplyRow], methods: &BTreeMap<String, bool>) -> Vec<Mode
         let Some(worst) = worst else { continue };
         models.push(ModelRow {
             model: model.to_string(),
-            replies: rows.len(),
-            median_abs_error: round4(quantile(errs.clone(), 0.5)),
-            p90_abs_error: round4(quantile(errs, 0.9)),
-            predicted_median_abs_error: round4(quantile(perrs.clone(), 0.5)),
-            predicted_p90_abs_error: round4(quantile(perrs, 0.9)),
+            replies: all.replies,
+            median_abs_error: all.median_abs_error,
+            p90_abs_error: all.p90_abs_error,
+            predicted_median_abs_error: all.predicted_median_abs_error,
+            predicted_p90_abs_error: all.predicted_p90_abs_error,
+            measured_overhead: Errors::of(&own),
             worst,
             estimator: if methods.get(model).copied().unwrap_or(false) {
                 "calibrated".into()
