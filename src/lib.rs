@@ -52,5 +52,6 @@ pub mod slash;
 
 // layer: the shells. They build an action, run it and format its outcome; they compute nothing.
 pub mod cli;
+pub mod views;
 #[cfg(feature = "gui")]
 pub mod window;

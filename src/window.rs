@@ -53,72 +53,7 @@ pub use session::Session;
 pub use snapshots::Link;
 use worker::{Done, For, Worker};
 
-/// The centre views.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum View {
-    Tree,
-    Snapshots,
-    Compare,
-    Context,
-    Timeline,
-    Diff,
-    Operations,
-    Search,
-    Stats,
-    Models,
-}
-
-impl View {
-    pub const ALL: [View; 10] = [
-        View::Tree,
-        View::Snapshots,
-        View::Compare,
-        View::Context,
-        View::Timeline,
-        View::Diff,
-        View::Operations,
-        View::Search,
-        View::Stats,
-        View::Models,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            View::Tree => "Tree",
-            View::Snapshots => "Snapshots",
-            View::Compare => "Compare",
-            View::Context => "Context",
-            View::Timeline => "Timeline",
-            View::Diff => "Diff",
-            View::Operations => "Operations",
-            View::Search => "Search all",
-            View::Stats => "Stats",
-            View::Models => "Models",
-        }
-    }
-
-    /// The name `cairn screenshot --view` takes.
-    pub fn key(self) -> &'static str {
-        match self {
-            View::Tree => "tree",
-            View::Snapshots => "snapshots",
-            View::Compare => "compare",
-            View::Context => "context",
-            View::Timeline => "timeline",
-            View::Diff => "diff",
-            View::Operations => "operations",
-            View::Search => "search",
-            View::Stats => "stats",
-            View::Models => "models",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<View> {
-        View::ALL
-            .into_iter()
-            .find(|v| v.name().eq_ignore_ascii_case(s) || v.key() == s)
-    }
-}
+pub use crate::views::View;
 
 /// Seconds between checks for writes made outside the window.
 const WATCH_EVERY: f64 = 2.0;

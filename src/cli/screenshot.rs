@@ -7,46 +7,37 @@ use anyhow::Result;
 use clap::ValueEnum;
 
 use super::Ctx;
-use super::window::{Shot, open, open_for_window};
+use super::window::{Screenshot, open, open_for_window};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum View {
-    Tree,
-    Transcript,
-    Snapshots,
-    Compare,
-    Context,
-    Operations,
-    Search,
-    Stats,
-    Models,
-    Diff,
-    Timeline,
-    Readback,
-    Shapes,
-    /// The tree view with the dialog of a session just written for Claude Code (into a folder under the
-    /// temporary directory, not the home folder).
-    Continue,
+/// A screenshot's view on the command line, named as [`crate::views::SHOTS`] names them (one list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shot(&'static str);
+
+impl Shot {
+    const VARIANTS: [Shot; crate::views::SHOTS.len()] = {
+        let mut v = [Shot(""); crate::views::SHOTS.len()];
+        let mut i = 0;
+        while i < v.len() {
+            v[i] = Shot(crate::views::SHOTS[i]);
+            i += 1;
+        }
+        v
+    };
 }
 
-impl View {
-    fn name(self) -> &'static str {
-        match self {
-            View::Tree => "tree",
-            View::Transcript => "transcript",
-            View::Snapshots => "snapshots",
-            View::Compare => "compare",
-            View::Context => "context",
-            View::Operations => "operations",
-            View::Search => "search",
-            View::Stats => "stats",
-            View::Models => "models",
-            View::Diff => "diff",
-            View::Timeline => "timeline",
-            View::Readback => "readback",
-            View::Shapes => "shapes",
-            View::Continue => "continue",
-        }
+impl ValueEnum for Shot {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Self::VARIANTS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let v = clap::builder::PossibleValue::new(self.0);
+        Some(
+            match crate::views::STAGINGS.iter().find(|s| s.0 == self.0) {
+                Some((_, _, about)) => v.help(*about),
+                None => v,
+            },
+        )
     }
 }
 
@@ -61,7 +52,7 @@ pub struct Args {
     #[arg(long)]
     out: PathBuf,
     #[arg(long, value_enum, default_value = "tree")]
-    view: View,
+    view: Shot,
     /// The conversation to show (default: the newest that is not a fork).
     #[arg(long)]
     conversation: Option<String>,
@@ -82,9 +73,9 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     open(
         path,
         false,
-        Some(Shot {
+        Some(Screenshot {
             out: a.out,
-            view: a.view.name(),
+            view: a.view.0,
             conversation,
             dark: a.theme.map(|t| t == Theme::Dark),
             fit: a.fit,

@@ -26,7 +26,7 @@ pub fn open_for_window(ctx: &mut Ctx) -> Result<(PathBuf, bool)> {
 
 /// A screenshot request from the command line.
 #[cfg_attr(not(feature = "gui"), allow(dead_code))]
-pub struct Shot {
+pub struct Screenshot {
     pub out: PathBuf,
     pub view: &'static str,
     pub conversation: Option<String>,
@@ -35,7 +35,7 @@ pub struct Shot {
 }
 
 #[cfg(feature = "gui")]
-pub fn open(store: PathBuf, first_run: bool, screenshot: Option<Shot>) -> Result<()> {
+pub fn open(store: PathBuf, first_run: bool, screenshot: Option<Screenshot>) -> Result<()> {
     use crate::window::{Options, View};
     let options = match screenshot {
         None => Options {
@@ -43,15 +43,8 @@ pub fn open(store: PathBuf, first_run: bool, screenshot: Option<Shot>) -> Result
             ..Options::default()
         },
         Some(s) => {
-            // "transcript" is the tree view with a message opened in the transcript beside it
-            // "readback" is the snapshots view with a reader's reading of its pages, "shapes" with its shape picker
-            // open (every shape's density on the middle)
-            let view = View::from_name(if s.view == "readback" || s.view == "shapes" {
-                "snapshots"
-            } else {
-                s.view
-            })
-            .unwrap_or(View::Tree);
+            // a view's key, or a staging of one (the transcript beside the tree, the pages read back, ...)
+            let view = crate::views::of_shot(s.view).unwrap_or(View::Tree);
             Options {
                 conversation: s.conversation,
                 screenshot: Some((s.out, view, s.view)),
@@ -65,7 +58,7 @@ pub fn open(store: PathBuf, first_run: bool, screenshot: Option<Shot>) -> Result
 }
 
 #[cfg(not(feature = "gui"))]
-pub fn open(_store: PathBuf, _first_run: bool, _screenshot: Option<Shot>) -> Result<()> {
+pub fn open(_store: PathBuf, _first_run: bool, _screenshot: Option<Screenshot>) -> Result<()> {
     anyhow::bail!(
         "this cairn was built without the window (feature \"gui\"); use a command, see --help"
     )
