@@ -7,25 +7,25 @@ use anyhow::Result;
 use clap::ValueEnum;
 
 use super::Ctx;
-use super::window::{Screenshot, open, open_for_window};
+use super::window::{Shot, open, open_for_window};
 
 /// A screenshot's view on the command line, named as [`crate::views::SHOTS`] names them (one list).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Shot(&'static str);
+struct ShotName(&'static str);
 
-impl Shot {
-    const VARIANTS: [Shot; crate::views::SHOTS.len()] = {
-        let mut v = [Shot(""); crate::views::SHOTS.len()];
+impl ShotName {
+    const VARIANTS: [ShotName; crate::views::SHOTS.len()] = {
+        let mut v = [ShotName(""); crate::views::SHOTS.len()];
         let mut i = 0;
         while i < v.len() {
-            v[i] = Shot(crate::views::SHOTS[i]);
+            v[i] = ShotName(crate::views::SHOTS[i]);
             i += 1;
         }
         v
     };
 }
 
-impl ValueEnum for Shot {
+impl ValueEnum for ShotName {
     fn value_variants<'a>() -> &'a [Self] {
         &Self::VARIANTS
     }
@@ -52,7 +52,7 @@ pub struct Args {
     #[arg(long)]
     out: PathBuf,
     #[arg(long, value_enum, default_value = "tree")]
-    view: Shot,
+    view: ShotName,
     /// The conversation to show (default: the newest that is not a fork).
     #[arg(long)]
     conversation: Option<String>,
@@ -73,7 +73,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     open(
         path,
         false,
-        Some(Screenshot {
+        Some(Shot {
             out: a.out,
             view: a.view.0,
             conversation,

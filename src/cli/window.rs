@@ -26,7 +26,7 @@ pub fn open_for_window(ctx: &mut Ctx) -> Result<(PathBuf, bool)> {
 
 /// A screenshot request from the command line.
 #[cfg_attr(not(feature = "gui"), allow(dead_code))]
-pub struct Screenshot {
+pub struct Shot {
     pub out: PathBuf,
     pub view: &'static str,
     pub conversation: Option<String>,
@@ -35,7 +35,7 @@ pub struct Screenshot {
 }
 
 #[cfg(feature = "gui")]
-pub fn open(store: PathBuf, first_run: bool, screenshot: Option<Screenshot>) -> Result<()> {
+pub fn open(store: PathBuf, first_run: bool, screenshot: Option<Shot>) -> Result<()> {
     use crate::window::{Options, View};
     let options = match screenshot {
         None => Options {
@@ -58,7 +58,7 @@ pub fn open(store: PathBuf, first_run: bool, screenshot: Option<Screenshot>) -> 
 }
 
 #[cfg(not(feature = "gui"))]
-pub fn open(_store: PathBuf, _first_run: bool, _screenshot: Option<Screenshot>) -> Result<()> {
+pub fn open(_store: PathBuf, _first_run: bool, _screenshot: Option<Shot>) -> Result<()> {
     anyhow::bail!(
         "this cairn was built without the window (feature \"gui\"); use a command, see --help"
     )
