@@ -258,7 +258,8 @@ fn wire_blocks(blocks: &[Block]) -> Vec<Value> {
         .collect()
 }
 
-/// Blocks Claude Code sends back: what the Messages API accepts (unsigned thinking and unknown blocks are not).
+/// Blocks Claude Code sends back: what the Messages API accepts (thinking without Anthropic's signature and unknown
+/// blocks are not).
 fn keeps(b: &Value) -> bool {
     super::super::provider::anthropic_keeps(b)
 }
@@ -278,8 +279,9 @@ pub(super) fn write(
     let (text, left_out) = lines(plan, &session, None);
     if left_out > 0 {
         plan.note(format!(
-            "{left_out} block(s) or message(s) left out: Claude Code sends back neither unsigned thinking, \
-             blocks it does not know, nor system messages (it writes its own)"
+            "{left_out} block(s) or message(s) left out: Claude Code sends back neither thinking without \
+             Anthropic's signature (unsigned, or signed by another service), blocks it does not know, nor system \
+             messages (it writes its own)"
         ));
     }
     let mut beside = Vec::new();
