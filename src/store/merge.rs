@@ -146,8 +146,10 @@ fn retire_read_again(
     retired: &[i64],
     c: &ImportedConversation,
 ) -> Result<usize> {
-    // what the new reading holds (with its ancestors), and the partial replies a grown one already retired
+    // what the new reading holds (with its ancestors)
     let kept: std::collections::HashSet<i64> = placed.iter().map(|p| p.0).collect();
+    // stored replies to leave alone: those the new reading holds, and the partial ones a grown reply retired
+    let settled = |seq: &i64| kept.contains(seq) || retired.contains(seq);
     let parent: HashMap<i64, Option<i64>> = heads.iter().map(|h| (h.seq, h.parent_seq)).collect();
     // the stored branch a message belongs to: its highest ancestor the new reading does not hold
     let branch = |mut seq: i64| {
@@ -165,8 +167,7 @@ fn retire_read_again(
     let mut left: HashMap<Key, Vec<(i64, crate::model::Usage)>> = HashMap::new();
     for (m, h) in stored.iter().zip(heads) {
         if let Some(u) = &m.usage
-            && !kept.contains(&h.seq)
-            && !retired.contains(&h.seq)
+            && !settled(&h.seq)
         {
             left.entry(key(m.role, m.created_at, u))
                 .or_default()
@@ -178,14 +179,13 @@ fn retire_read_again(
     }
     // each former branch, and the time of the last of its replies the new reading repeats
     let mut repeated: HashMap<i64, i64> = HashMap::new();
-    for im in c
-        .messages
-        .iter()
-        .zip(placed)
-        .filter(|(_, at)| !parent.contains_key(&at.0))
-    {
-        let (im, _) = im;
-        let (Some(u), Some(t)) = (&im.message.usage, im.message.created_at) else {
+    for (im, at) in c.messages.iter().zip(placed) {
+        // only what this reading added can repeat a former one
+        let (false, Some(u), Some(t)) = (
+            parent.contains_key(&at.0),
+            &im.message.usage,
+            im.message.created_at,
+        ) else {
             continue;
         };
         if let Some(list) = left.get_mut(&key(im.message.role, t, u))
@@ -199,8 +199,7 @@ fn retire_read_again(
     let mut n = 0;
     for (m, h) in stored.iter().zip(heads) {
         if m.role == Role::Assistant
-            && !kept.contains(&h.seq)
-            && !retired.contains(&h.seq)
+            && !settled(&h.seq)
             && repeated
                 .get(&branch(h.seq))
                 .is_some_and(|&last| m.created_at <= last)
@@ -302,7 +301,12 @@ fn append_missing(
         placed.push(at);
         fps.push(fp);
     }
-    let former = retire_read_again(tx, &stored, &heads, &placed, &retired, c)?;
+    // nothing added, nothing that can repeat a former reading
+    let former = if added > 0 {
+        retire_read_again(tx, &stored, &heads, &placed, &retired, c)?
+    } else {
+        0
+    };
     if added > 0 {
         let tip = match c.tip {
             Some(t) => placed.get(t).map(|p| p.0),

@@ -73,10 +73,10 @@ impl Dialogs {
         native: bool,
         session: Option<&Session>,
     ) -> Option<DialogAsk> {
-        let conversation = session.map(|s| s.conv.id.clone());
+        let conversation = || session.map(|s| s.conv.id.clone());
         let rewound = self.rewind_dialog(ctx).and_then(|(label, digest)| {
             Some(DialogAsk::Run(Box::new(Action::Rewind {
-                conversation: conversation.clone()?,
+                conversation: conversation()?,
                 label,
                 digest,
             })))
@@ -89,7 +89,7 @@ impl Dialogs {
                     .then(|| session.and_then(|s| s.selected.map(|i| s.heads[i].id.clone())))
                     .flatten();
                 Some(DialogAsk::Run(Box::new(Action::Export {
-                    conversation: conversation.clone()?,
+                    conversation: conversation()?,
                     at,
                     format,
                     options: crate::export::Options::default(),
