@@ -219,6 +219,66 @@ fn copilot_s_whole_reasoning_counts_in_an_opencode_reply_not_its_summary() {
 }
 
 #[test]
+fn opencode_s_own_user_text_is_sent_and_openai_reasoning_ends_with_its_turn() {
+    // opencode sends the text it adds to a prompt (a file read for it, "continue" after a subtask) and a line for a
+    // subtask the user ran; the step after a subtask is a new turn, and OpenAI drops the last turn's reasoning,
+    // which opencode sends back encrypted within a turn
+    let dir = samples().join("opencode");
+    let mut s = Store::open_in_memory().unwrap();
+    let mut users = Vec::new();
+    for name in [
+        "opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json",
+        "opencode-1.2.26-export-parent-with-4-subtasks.json",
+    ] {
+        let o = cairn::import::import_file(&mut s, &dir.join(name), None);
+        assert!(o.error.is_none(), "{name}: {:?}", o.error);
+        let conv = &o.conversations[0];
+        users.push(
+            s.messages(conv)
+                .unwrap()
+                .into_iter()
+                .filter(|m| m.role == cairn::model::Role::User && !m.has_tool_result())
+                .map(|m| (cairn::model::plain_text(&m.content), m.meta))
+                .collect::<Vec<_>>(),
+        );
+    }
+    // the file the user named: its content as opencode read it, not a placeholder
+    let named = users[0]
+        .iter()
+        .find(|(t, _)| t.starts_with("Move them to commands"))
+        .unwrap();
+    assert!(
+        named.0.contains("<path>") && named.0.contains("</content>"),
+        "{}",
+        named.0.len()
+    );
+    assert!(!named.0.contains("[file: src/extension.ts]"));
+    let subtasks = users[1]
+        .iter()
+        .filter(|(t, _)| t == "The following tool was executed by the user")
+        .count();
+    let continues: Vec<_> = users[1]
+        .iter()
+        .filter(|(t, _)| t.starts_with("Summarize the task tool output above"))
+        .collect();
+    assert_eq!((subtasks, continues.len()), (4, 4));
+    assert!(continues.iter().all(|(_, m)| m["synthetic"] == true));
+    let Outcome::Replayed(rp) = run(&mut s, Action::Replay { conversation: None }) else {
+        panic!()
+    };
+    // the first step after the first subtask: measured 59,634 after 64,786 before it (the first turn's ~7.5k
+    // reasoning tokens gone); estimated +14% when the reasoning was neither counted nor dropped
+    let after = rp.replies.iter().find(|r| r.measured == 59_634).unwrap();
+    assert!(after.error.abs() <= 0.06, "{after:?}");
+    let codex = rp
+        .models
+        .iter()
+        .find(|m| m.model == "gpt-5.3-codex")
+        .unwrap();
+    assert!(codex.p90_abs_error <= 0.05, "{codex:?}");
+}
+
+#[test]
 fn cursor_agent_transcripts_import_as_a_chain_and_are_discovered() {
     let home = tempfile::tempdir().unwrap();
     let dir = home

@@ -1,8 +1,9 @@
 //! opencode sessions as `opencode export <id>` writes them (one JSON document `{info, messages: [{info, parts}]}`,
-//! the same objects its `storage/` folders hold one per file). A user message's `text` and `file` parts are the
-//! prompt; an assistant message is one model step: `reasoning` parts thinking, `text` parts text, `tool` parts tool
-//! calls (`callID`, `tool`, `state.input`) whose `state.output` / `state.error` become the results the next step
-//! read. Usage is the step's `tokens` (`input` uncached, `cache.read`, `cache.write`, `output` plus `reasoning`),
+//! the same objects its `storage/` folders hold one per file). A user message is what opencode sends of it: its text
+//! (the harness's own synthetic text too: a file read for the prompt, "continue" after a subtask), its files that
+//! are not text, the line it sends for a subtask; an assistant message is one model step: `reasoning` parts
+//! thinking, `text` parts text, `tool` parts tool calls (`callID`, `tool`, `state.input`) whose `state.output` /
+//! `state.error` become the results the next step read. Usage is the step's `tokens` (`input` uncached, `cache.read`, `cache.write`, `output` plus `reasoning`),
 //! the model `providerID/modelID`. A user message with a `compaction` part is opencode's compaction: the summary
 //! opencode then asked for (an assistant message with `summary: true`, measured on the whole history) is kept as
 //! the reply it was, and a harness compaction marker after it carries that summary, which is what the model saw
@@ -122,19 +123,38 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
     })
 }
 
-/// A user message: its text and files (None when it has neither; synthetic text is the harness's own).
+/// A user message as opencode sends it (`MessageV2.toModelMessages`): its text parts, the harness's own
+/// (`synthetic`: a file read for the prompt, "continue" after a task) included, but not those marked `ignored`; a
+/// file that is not text (text files and folders are sent as the synthetic text beside them); a subtask the user
+/// ran as the line opencode sends for it. None when nothing of it is sent.
 fn user_message(info: &Value, parts: &[Value]) -> Option<NewMessage> {
     let mut content = Vec::new();
     let mut bookkeeping = Vec::new();
+    let mut typed = false;
+    let flag = |p: &Value, k: &str| p.get(k).and_then(Value::as_bool) == Some(true);
     for p in parts {
         match p["type"].as_str() {
-            Some("text") if p.get("synthetic").and_then(Value::as_bool) != Some(true) => {
+            Some("text") if !flag(p, "ignored") => {
+                typed |= !flag(p, "synthetic");
                 content.push(Block::text(p["text"].as_str().unwrap_or("").to_string()));
             }
-            Some("file") => content.push(Block::text(format!(
-                "[file: {}]",
-                p["filename"].as_str().or(p["url"].as_str()).unwrap_or("?")
-            ))),
+            Some("file")
+                if !matches!(
+                    p["mime"].as_str(),
+                    Some("text/plain" | "application/x-directory")
+                ) =>
+            {
+                typed = true;
+                content.push(Block::text(format!(
+                    "[file: {}]",
+                    p["filename"].as_str().or(p["url"].as_str()).unwrap_or("?")
+                )));
+            }
+            Some("subtask") => {
+                typed = true;
+                content.push(Block::text(SUBTASK_LINE.to_string()));
+                bookkeeping.push(p.clone());
+            }
             _ => bookkeeping.push(p.clone()),
         }
     }
@@ -145,8 +165,16 @@ fn user_message(info: &Value, parts: &[Value]) -> Option<NewMessage> {
     nm.created_at = ms(info.pointer("/time/created"));
     nm.meta = json!({"source": "opencode", "entry": {"id": info.get("id")}, "info": info,
                      "parts": bookkeeping});
+    if !typed {
+        // only the harness's words: "Summarize the task tool output above and continue with your task."
+        nm.meta["synthetic"] = json!(true);
+    }
     Some(nm)
 }
+
+/// What opencode sends the model for a subtask the user ran (a command that runs in a subagent): the task call
+/// and its result follow as the next step.
+const SUBTASK_LINE: &str = "The following tool was executed by the user";
 
 /// An assistant step: its reasoning, text and calls with their usage, and the calls' results (None when it has no
 /// content).
@@ -158,10 +186,14 @@ fn assistant_message(info: &Value, parts: &[Value]) -> Option<(NewMessage, Vec<B
         match p["type"].as_str() {
             Some("reasoning") => content.push(Block::Thinking {
                 thinking: p["text"].as_str().unwrap_or("").to_string(),
-                // the provider's own form of the whole reasoning, sent back with later requests
+                // the provider's own form of the whole reasoning, sent back with later requests (OpenAI's
+                // encrypted reasoning under the provider opencode routed it through: `openai`, or `opencode` for
+                // its own gateway)
                 signature: p
                     .pointer("/metadata/anthropic/signature")
                     .or_else(|| p.pointer("/metadata/copilot/reasoningOpaque"))
+                    .or_else(|| p.pointer("/metadata/openai/reasoningEncryptedContent"))
+                    .or_else(|| p.pointer("/metadata/opencode/reasoningEncryptedContent"))
                     .and_then(Value::as_str)
                     .filter(|s| !s.is_empty())
                     .map(str::to_string),
