@@ -677,7 +677,7 @@ pub fn title_of(messages: &[ImportedMessage]) -> Option<String> {
     let first_text = |role: Role, skip_preambles: bool| {
         let usable = |t: &str| !(t.trim().is_empty() || skip_preambles && is_preamble(t));
         messages.iter().find_map(|m| {
-            if m.message.role != role || is_meta(&m.message.meta) {
+            if m.message.role != role || said_by_harness(&m.message.meta) {
                 return None;
             }
             m.message.content.iter().find_map(|b| match b {
@@ -691,14 +691,22 @@ pub fn title_of(messages: &[ImportedMessage]) -> Option<String> {
         .or_else(|| first_text(Role::User, false))
 }
 
-/// A message a harness marked as not typed by anyone (Claude Code's `isMeta`).
-fn is_meta(meta: &Value) -> bool {
-    meta.get("lines")
-        .and_then(Value::as_array)
-        .is_some_and(|ls| {
-            ls.iter()
-                .all(|l| l.get("isMeta").and_then(Value::as_bool) == Some(true))
-        })
+/// A message the harness wrote and sent as the user's, typed by nobody: Claude Code's `isMeta` lines, opencode's
+/// synthetic text ("Summarize the task tool output above and continue with your task."), an Aider output sent
+/// back to the model (a failed edit, lint or test errors). Exports fold it with the harness's preamble.
+pub fn said_by_harness(meta: &Value) -> bool {
+    let flag = |k: &str| meta.get(k).and_then(Value::as_bool) == Some(true);
+    flag("synthetic")
+        || flag("reflected")
+        || meta
+            .get("lines")
+            .and_then(Value::as_array)
+            .is_some_and(|ls| {
+                !ls.is_empty()
+                    && ls
+                        .iter()
+                        .all(|l| l.get("isMeta").and_then(Value::as_bool) == Some(true))
+            })
 }
 
 /// The first line of a text, at most 80 characters.

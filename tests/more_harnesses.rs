@@ -225,7 +225,7 @@ fn opencode_s_own_user_text_is_sent_and_openai_reasoning_ends_with_its_turn() {
     // which opencode sends back encrypted within a turn
     let dir = samples().join("opencode");
     let mut s = Store::open_in_memory().unwrap();
-    let mut users = Vec::new();
+    let (mut users, mut convs) = (Vec::new(), Vec::new());
     for name in [
         "opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json",
         "opencode-1.2.26-export-parent-with-4-subtasks.json",
@@ -233,6 +233,7 @@ fn opencode_s_own_user_text_is_sent_and_openai_reasoning_ends_with_its_turn() {
         let o = cairn::import::import_file(&mut s, &dir.join(name), None);
         assert!(o.error.is_none(), "{name}: {:?}", o.error);
         let conv = &o.conversations[0];
+        convs.push(conv.clone());
         users.push(
             s.messages(conv)
                 .unwrap()
@@ -263,6 +264,24 @@ fn opencode_s_own_user_text_is_sent_and_openai_reasoning_ends_with_its_turn() {
         .collect();
     assert_eq!((subtasks, continues.len()), (4, 4));
     assert!(continues.iter().all(|(_, m)| m["synthetic"] == true));
+    // a reader sees them as the harness's words: folded with its preamble, the user's own prompts not
+    let md = cairn::export::export(
+        &s,
+        &convs[1],
+        None,
+        cairn::export::ExportFormat::Markdown,
+        cairn::export::Options::default(),
+    )
+    .unwrap()
+    .text;
+    let folded = md.matches("<details><summary>Harness preamble").count();
+    assert!(folded >= 4, "{folded} folds");
+    let at = md.find("Summarize the task tool output above").unwrap();
+    let fold = md[..at]
+        .rfind("<details><summary>Harness preamble")
+        .unwrap();
+    assert!(!md[fold..at].contains("</details>"));
+    assert!(md.contains("what do you mean there were no change?"));
     let Outcome::Replayed(rp) = run(&mut s, Action::Replay { conversation: None }) else {
         panic!()
     };

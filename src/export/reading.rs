@@ -116,7 +116,8 @@ impl Reading {
         let only_text = m.content.iter().all(|b| matches!(b, Block::Text { .. }));
         only_text
             && !texts.is_empty()
-            && (is_meta(&m.meta) || texts.iter().all(|t| crate::formats::is_preamble(t)))
+            && (crate::formats::said_by_harness(&m.meta)
+                || texts.iter().all(|t| crate::formats::is_preamble(t)))
     }
 
     /// Whether every block of this message is a tool result shown under its call.
@@ -230,17 +231,6 @@ impl Reading {
         }
         (models, u, cost)
     }
-}
-
-fn is_meta(meta: &Value) -> bool {
-    meta.get("lines")
-        .and_then(Value::as_array)
-        .is_some_and(|ls| {
-            !ls.is_empty()
-                && ls
-                    .iter()
-                    .all(|l| l.get("isMeta").and_then(Value::as_bool) == Some(true))
-        })
 }
 
 /// `2026-02-16 18:47 UTC` for epoch milliseconds (None for 0 or out of range).
