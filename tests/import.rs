@@ -441,6 +441,25 @@ fn openhands_trajectories_import_responses_with_their_calls_results_and_usage() 
         cairn::model::plain_text(&last.content)
             .starts_with("I've created a complete Vue.js todo application")
     );
+    // a file the editor created reads as the editor's line the model was sent, not the diff OpenHands shows its
+    // user (kept beside it): the model's next prompt grew by 1.2k, not by the 2.6k of the diff
+    let created: Vec<_> = path
+        .iter()
+        .flat_map(|m| m.content.iter().map(move |b| (m, b)))
+        .filter_map(|(m, b)| match b {
+            Block::ToolResult {
+                tool_use_id,
+                content: cairn::model::ToolResultContent::Text(t),
+                ..
+            } if t.starts_with("File created successfully at: ") => Some((m, tool_use_id, t)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(created.len(), 2, "{created:?}");
+    for (m, id, _) in created {
+        let shown = m.meta["shown"][id.as_str()].as_str().unwrap();
+        assert!(shown.starts_with("--- /workspace/todo-app/"), "{shown}");
+    }
 }
 
 #[test]

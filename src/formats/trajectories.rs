@@ -232,6 +232,30 @@ struct OpenHands {
     responses: HashMap<String, usize>,
     /// results waiting for the next message to be gathered into one
     pending: Vec<Block>,
+    /// what OpenHands showed its user for a pending result where the model read another text, by call id
+    shown: serde_json::Map<String, Value>,
+}
+
+/// What OpenHands sent the model for a file edit (`FileEditObservation.__str__`): the editor's own output for its
+/// tool (`impl_source` `oh_aci`: "File created successfully at: …"), a line for a file an LLM edit created; the
+/// observation's `content` is the diff it shows its user. None for any other observation (its content is sent).
+fn sent_for_edit(obs: &str, e: &Value) -> Option<String> {
+    if obs != "edit" {
+        return None;
+    }
+    let extras = e.get("extras")?;
+    if extras.get("impl_source").and_then(Value::as_str) == Some("oh_aci") {
+        return extras
+            .get("formatted_output_and_error")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+    }
+    (extras.get("prev_exist").and_then(Value::as_bool) == Some(false)).then(|| {
+        format!(
+            "[New file {} is created with the provided content.]",
+            extras.get("path").and_then(Value::as_str).unwrap_or("")
+        )
+    })
 }
 
 impl OpenHands {
@@ -239,6 +263,9 @@ impl OpenHands {
         if !self.pending.is_empty() {
             let mut m = NewMessage::new(Role::User, std::mem::take(&mut self.pending));
             m.meta = json!({"source": "openhands", "kind": "observations"});
+            if !self.shown.is_empty() {
+                m.meta["shown"] = Value::Object(std::mem::take(&mut self.shown));
+            }
             self.out.push(m);
         }
     }
@@ -384,13 +411,22 @@ impl OpenHands {
             self.report.skip(format!("{obs} observations"));
             return;
         };
-        let text = e
+        let content = e
             .get("content")
             .and_then(Value::as_str)
             .filter(|c| !c.is_empty())
             .or_else(|| e.get("message").and_then(Value::as_str))
-            .unwrap_or("")
-            .to_string();
+            .unwrap_or("");
+        let text = match sent_for_edit(obs, e) {
+            Some(sent) => {
+                // the diff OpenHands shows its user, kept beside what the model read
+                if !content.is_empty() && content != sent {
+                    self.shown.insert(id.to_string(), Value::from(content));
+                }
+                sent
+            }
+            None => content.to_string(),
+        };
         let exit = e
             .pointer("/extras/metadata/exit_code")
             .and_then(Value::as_i64);
