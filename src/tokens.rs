@@ -199,7 +199,18 @@ pub fn block_with(b: &Block, tk: Tokenizer) -> u64 {
     let text = |s: &str| tk.count(s);
     match b {
         Block::Text { text: t } => text(t),
-        Block::Thinking { thinking, .. } => text(thinking),
+        // thinking goes back to the model only in the provider's own signed form: what no provider signed
+        // (Gemini CLI's thoughts, which it keeps out of the history it sends) is never sent again
+        Block::Thinking {
+            thinking,
+            signature,
+        } => {
+            if signature.as_deref().is_some_and(|s| !s.is_empty()) {
+                text(thinking)
+            } else {
+                0
+            }
+        }
         // the call's id is sent with the call and again with its result
         Block::ToolUse { id, name, input } => {
             text(id) + text(name) + text(&input.to_string()) + RESULT_OVERHEAD
@@ -323,7 +334,7 @@ pub fn measure_with(content: &[Block], tk: Tokenizer) -> Measure {
     for b in content {
         match b {
             Block::Text { text: t } => m.text += text(t),
-            Block::Thinking { thinking, .. } => m.thinking += text(thinking),
+            Block::Thinking { .. } => m.thinking += block(b),
             Block::ToolUse { .. } => {
                 m.tool_use += block(b);
                 m.tool_calls += 1;

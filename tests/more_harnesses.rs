@@ -84,6 +84,53 @@ fn gemini_cli_chat_files_import_with_their_usage_and_tool_results() {
 }
 
 #[test]
+fn gemini_cli_s_thoughts_are_shown_and_never_sent_again() {
+    // Gemini CLI keeps a reply's thoughts out of the history it sends (unsigned: no provider takes them back): a
+    // later request holds none of them, and the estimate counts none
+    let f = samples()
+        .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json");
+    let mut s = Store::open_in_memory().unwrap();
+    let o = cairn::import::import_file(&mut s, &f, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    let conv = &o.conversations[0];
+    let bodies = s.messages(conv).unwrap();
+    let thoughts = bodies
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter(|b| {
+            matches!(
+                b,
+                cairn::model::Block::Thinking {
+                    signature: None,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert!(thoughts >= 20, "{thoughts} thoughts kept to read");
+    let heads = s.heads(conv).unwrap();
+    assert!(
+        s.facts(conv, &heads)
+            .unwrap()
+            .iter()
+            .all(|f| f.measure.thinking == 0)
+    );
+    let Outcome::Replayed(rp) = run(&mut s, Action::Replay { conversation: None }) else {
+        panic!()
+    };
+    let pro = rp
+        .models
+        .iter()
+        .find(|m| m.model == "gemini-3.1-pro-preview")
+        .unwrap();
+    // 2.3% / 4.4% while the thoughts were counted
+    assert!(
+        pro.median_abs_error <= 0.015 && pro.p90_abs_error <= 0.03,
+        "{pro:?}"
+    );
+}
+
+#[test]
 fn discover_finds_gemini_cli_chats_and_not_their_checkpoints() {
     let home = tempfile::tempdir().unwrap();
     let chats = home.path().join(".gemini/tmp/3552c396/chats");

@@ -1085,6 +1085,60 @@ fn the_v14_migration_counts_signed_thinking_whole_where_a_summary_shows() {
 }
 
 #[test]
+fn the_v15_migration_takes_unsigned_thinking_out_of_what_is_sent() {
+    // a reply's thinking no provider signed (Gemini CLI's thoughts) was counted in every later request before
+    // v15: the migration measures it as a write does now (nothing), and the message's estimate with it
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let content = vec![
+        Block::Thinking {
+            thinking: "**Locating the queue** The notify comes before the lock in drain_order."
+                .into(),
+            signature: None,
+        },
+        Block::text("Take the lock first."),
+    ];
+    let shown = cairn::tokens::text(
+        "**Locating the queue** The notify comes before the lock in drain_order.",
+    );
+    let (c, want) = {
+        let mut s = Store::open(&path).unwrap();
+        let c = s.create_conversation(None).unwrap();
+        let mut reply = NewMessage::new(Role::Assistant, content);
+        reply.meta = json!({"model": "gemini-3.1-pro-preview"});
+        reply.usage = Some(cairn::model::Usage {
+            input_tokens: 900,
+            output_tokens: 300,
+            ..Default::default()
+        });
+        s.append_turn(&c, &[user("why does drain_order fail?"), reply])
+            .unwrap();
+        let heads = s.heads(&c).unwrap();
+        let facts = s.facts(&c, &heads).unwrap();
+        (
+            c,
+            (heads.iter().map(|h| h.tokens).collect::<Vec<_>>(), facts),
+        )
+    };
+    assert_eq!(want.1[1].measure.thinking, 0);
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(&format!(
+            "UPDATE measures SET thinking = {shown} WHERE seq = (SELECT max(seq) FROM messages);
+             UPDATE messages SET tokens = tokens + {shown} WHERE role = 'assistant';
+             PRAGMA user_version = 14;"
+        ))
+        .unwrap();
+    let s = Store::open(&path).unwrap();
+    let heads = s.heads(&c).unwrap();
+    let facts = s.facts(&c, &heads).unwrap();
+    assert_eq!(
+        (heads.iter().map(|h| h.tokens).collect::<Vec<_>>(), facts),
+        want
+    );
+}
+
+#[test]
 fn data_version_moves_for_other_connections_commits_only() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v.db");

@@ -657,26 +657,40 @@ fn add_column(tx: &Transaction<'_>, table: &str, column: &str) -> rusqlite::Resu
 /// only as its signature), measured from the reply's output tokens, for the replies stored before it was counted;
 /// the message's estimate with it.
 pub(crate) fn backfill_hidden_thinking(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    add_hidden_thinking(tx, r#"LIKE '%"thinking":""%'"#)
+    add_hidden_thinking(
+        tx,
+        r#"coalesce(x.usage, b.usage) IS NOT NULL AND coalesce(b.content, x.content) LIKE '%"thinking":""%'"#,
+    )
 }
 
 /// v14: signed thinking counts whole where a summary shows too ([`crate::tokens::hidden_thinking`]), for the
 /// replies stored before.
 pub(crate) fn backfill_signed_thinking(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    add_hidden_thinking(tx, r#"LIKE '%"signature":"%'"#)
+    add_hidden_thinking(
+        tx,
+        r#"coalesce(x.usage, b.usage) IS NOT NULL AND coalesce(b.content, x.content) LIKE '%"signature":"%'"#,
+    )
 }
 
-/// Sets the thinking of the replies whose body matches `content` (SQL after the body's expression) to what a write
-/// measures now, hidden thinking included, and moves their heads' estimates by as much: the figure a write makes,
-/// however often it runs (a row measured so already is left as it is).
-fn add_hidden_thinking(tx: &Transaction<'_>, content: &str) -> rusqlite::Result<()> {
+/// v15: thinking no provider signed is never sent again ([`crate::tokens::measure_with`]: Gemini CLI keeps its
+/// thoughts out of the history it sends), for the messages stored before.
+pub(crate) fn backfill_unsigned_thinking(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    add_hidden_thinking(
+        tx,
+        r#"m.thinking > 0 AND coalesce(b.content, x.content) LIKE '%"type":"thinking"%'"#,
+    )
+}
+
+/// Sets the thinking of the messages matching `rows` (SQL over measures `m`, the message `x` and its body `b`) to
+/// what a write measures now, hidden thinking included, and moves their heads' estimates by as much: the figure a
+/// write makes, however often it runs (a row measured so already is left as it is).
+fn add_hidden_thinking(tx: &Transaction<'_>, rows: &str) -> rusqlite::Result<()> {
     type Row = (i64, String, Option<String>, Option<String>, i64);
     let rows: Vec<Row> = {
         let mut stmt = tx.prepare(&format!(
             r#"SELECT m.seq, coalesce(b.content, x.content), coalesce(x.usage, b.usage), m.model, m.thinking
                FROM measures m JOIN messages x ON x.seq = m.seq LEFT JOIN messages b ON b.seq = x.body_of
-               WHERE coalesce(x.usage, b.usage) IS NOT NULL
-                 AND coalesce(b.content, x.content) {content}"#
+               WHERE {rows}"#
         ))?;
         stmt.query_map([], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))

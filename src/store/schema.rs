@@ -70,6 +70,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: "",
         backfill: Some(super::measures::backfill_signed_thinking),
     },
+    Step {
+        sql: "",
+        backfill: Some(super::measures::backfill_unsigned_thinking),
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
