@@ -345,6 +345,83 @@ fn opencode_s_own_user_text_is_sent_and_openai_reasoning_ends_with_its_turn() {
 }
 
 #[test]
+fn a_signature_a_newer_reader_finds_makes_the_file_read_again() {
+    // a store made by a reader that left opencode's encrypted OpenAI reasoning out: importing the file again with
+    // this reader adds its reading (the whole reasoning is sent back, so its figures differ) and retires the old
+    // one, and the store then gives the figures of a fresh import
+    let f = samples().join("opencode/opencode-1.2.26-export-parent-with-4-subtasks.json");
+    let real = std::fs::read_to_string(&f).unwrap();
+    let mut old: Value = serde_json::from_str(&real).unwrap();
+    let mut stripped = 0;
+    for m in old["messages"].as_array_mut().unwrap() {
+        for p in m["parts"].as_array_mut().unwrap() {
+            if let Some(o) = p
+                .pointer_mut("/metadata/opencode")
+                .and_then(Value::as_object_mut)
+            {
+                stripped += usize::from(o.remove("reasoningEncryptedContent").is_some());
+            }
+        }
+    }
+    assert!(stripped > 30, "{stripped}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("export.json");
+    let figures = |s: &mut Store| {
+        let Outcome::Stats(st) = run(
+            s,
+            Action::Stats {
+                by: By::Conversation,
+                since: None,
+            },
+        ) else {
+            panic!()
+        };
+        let Outcome::Replayed(rp) = run(s, Action::Replay { conversation: None }) else {
+            panic!()
+        };
+        let r = &st.rows[0];
+        let errors: Vec<(u64, u64)> = rp
+            .replies
+            .iter()
+            .map(|r| (r.estimated, r.measured))
+            .collect();
+        (
+            r.turns,
+            r.input_tokens,
+            r.output_tokens,
+            r.cache_read_tokens,
+            errors,
+        )
+    };
+    let mut s = Store::open_in_memory().unwrap();
+    std::fs::write(&file, serde_json::to_string(&old).unwrap()).unwrap();
+    assert!(
+        cairn::import::import_file(&mut s, &file, None)
+            .error
+            .is_none()
+    );
+    std::fs::write(&file, &real).unwrap();
+    let again = cairn::import::import_file(&mut s, &file, None);
+    assert!(again.error.is_none(), "{:?}", again.error);
+    assert!(
+        again
+            .report
+            .notes
+            .iter()
+            .any(|n| n.contains("no longer count")),
+        "{:?}",
+        again.report.notes
+    );
+    let mut fresh = Store::open_in_memory().unwrap();
+    assert!(
+        cairn::import::import_file(&mut fresh, &file, None)
+            .error
+            .is_none()
+    );
+    assert_eq!(figures(&mut s), figures(&mut fresh));
+}
+
+#[test]
 fn cursor_agent_transcripts_import_as_a_chain_and_are_discovered() {
     let home = tempfile::tempdir().unwrap();
     let dir = home

@@ -8,29 +8,45 @@ use crate::model::{Block, ImageData, Role, ToolResultContent};
 
 /// A message's fingerprint: its parent's, its role, its plain text and its images' hashes.
 pub fn fingerprint(parent: &str, role: Role, content: &[Block]) -> String {
+    digest(parent, role, content, false)
+}
+
+/// A message's fingerprint as a merge tells readings apart: [`fingerprint`], and which of its thinking blocks came
+/// with the provider's signature. A newer reader that finds the signature an older one left out (opencode's
+/// encrypted OpenAI reasoning) reads another message, whose figures differ (the whole reasoning is sent back):
+/// it is added as the file's new reading, and the former one retired.
+pub fn reading_fingerprint(parent: &str, role: Role, content: &[Block]) -> String {
+    digest(parent, role, content, true)
+}
+
+fn digest(parent: &str, role: Role, content: &[Block], signatures: bool) -> String {
     let mut h = Sha256::new();
     h.update(parent.as_bytes());
     h.update([0]);
     h.update(role.as_str().as_bytes());
     h.update([0]);
     h.update(crate::model::plain_text(content).as_bytes());
-    let mut images = |d: &ImageData| match d {
+    let images = |h: &mut Sha256, d: &ImageData| match d {
         ImageData::Bytes(b) => h.update(format!("{:x}", Sha256::digest(b)).as_bytes()),
         ImageData::Blob { hash, .. } => h.update(hash.as_bytes()),
     };
     for b in content {
         match b {
-            Block::Image { data, .. } => images(data),
+            Block::Image { data, .. } => images(&mut h, data),
             Block::ToolResult {
                 content: ToolResultContent::Blocks(bs),
                 ..
             } => {
                 for x in bs {
                     if let Block::Image { data, .. } = x {
-                        images(data);
+                        images(&mut h, data);
                     }
                 }
             }
+            Block::Thinking {
+                signature: Some(sig),
+                ..
+            } if signatures && !sig.is_empty() => h.update(b"\0signed"),
             _ => {}
         }
     }

@@ -26,7 +26,7 @@ use std::collections::HashMap;
 
 use rusqlite::OptionalExtension;
 
-use super::identity::{entry_id, fingerprint};
+use super::identity::{entry_id, reading_fingerprint};
 use super::imported::ImportedConversation;
 use super::measures::retire;
 use super::paths::{conversation_heads, load_messages};
@@ -246,7 +246,7 @@ fn append_missing(
             .and_then(|p| fp_of_id.get(p))
             .cloned()
             .unwrap_or_default();
-        let fp = fingerprint(&parent, m.role, &m.content);
+        let fp = reading_fingerprint(&parent, m.role, &m.content);
         held.entry(fp.clone()).or_insert((h.seq, h.depth));
         fp_of_id.insert(m.id.as_str(), fp);
     }
@@ -265,7 +265,7 @@ fn append_missing(
             }
         };
         let parent_fp = parent.map(|p| fps[p].clone()).unwrap_or_default();
-        let fp = fingerprint(&parent_fp, im.message.role, &im.message.content);
+        let fp = reading_fingerprint(&parent_fp, im.message.role, &im.message.content);
         let at = match held.get(&fp) {
             Some(&at) => {
                 if let Some(u) = &im.message.usage {
