@@ -126,20 +126,26 @@ fn codex_sample_pairs_calls_and_skips_duplicate_events() {
     assert_eq!(r.messages, 18);
     assert_active_path_pair_valid(&s, &ids[0]);
     let path = s.active_path(&ids[0]).unwrap();
-    // reasoning read as thinking (its summary; the encrypted content stays in the line kept as metadata)
-    assert!(path.iter().flat_map(|m| &m.content).any(|b| matches!(
-        b,
-        Block::Thinking {
-            signature: None,
-            ..
-        }
-    )));
-    assert!(
-        path.iter()
-            .any(|m| m.meta["lines"].as_array().is_some_and(|ls| ls
-                .iter()
-                .any(|l| l["payload"]["encrypted_content"].is_string())))
-    );
+    // reasoning read as thinking: its summary, with its encrypted content (the whole reasoning, which Codex sends
+    // back) as the signature; the line stays as metadata too
+    let signed: Vec<&str> = path
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            Block::Thinking {
+                signature: Some(s), ..
+            } => Some(s.as_str()),
+            _ => None,
+        })
+        .collect();
+    let encrypted: Vec<&str> = path
+        .iter()
+        .filter_map(|m| m.meta["lines"].as_array())
+        .flatten()
+        .filter_map(|l| l["payload"]["encrypted_content"].as_str())
+        .collect();
+    assert_eq!(signed.len(), 7);
+    assert!(signed.iter().all(|s| encrypted.contains(s)));
     // the model its turn_context named, on every reply
     assert!(
         path.iter()

@@ -422,6 +422,27 @@ fn a_signature_a_newer_reader_finds_makes_the_file_read_again() {
 }
 
 #[test]
+fn codex_s_reasoning_counts_within_its_turn_and_ends_with_it() {
+    // Codex sends each reasoning item back encrypted within its turn (the reply's output tokens less what it shows)
+    // and OpenAI drops it at the next user message (a subagent's notification here): the step after it is measured
+    // 657 under the step before
+    let f = samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl");
+    let mut s = Store::open_in_memory().unwrap();
+    assert!(cairn::import::import_file(&mut s, &f, None).error.is_none());
+    let Outcome::Replayed(rp) = run(&mut s, Action::Replay { conversation: None }) else {
+        panic!()
+    };
+    let after = rp.replies.iter().find(|r| r.measured == 30_228).unwrap();
+    // +4.1% when the reasoning was neither counted nor dropped
+    assert!(after.predicted_error.unwrap().abs() <= 0.01, "{after:?}");
+    let m = rp.models.iter().find(|m| m.model == "gpt-5.5").unwrap();
+    assert!(
+        m.predicted_median_abs_error <= 0.01 && m.predicted_p90_abs_error <= 0.04,
+        "{m:?}"
+    );
+}
+
+#[test]
 fn cursor_agent_transcripts_import_as_a_chain_and_are_discovered() {
     let home = tempfile::tempdir().unwrap();
     let dir = home

@@ -228,7 +228,8 @@ impl Rollout {
         Ok(())
     }
 
-    /// Its summary is the readable part; the encrypted content stays in the line kept as metadata.
+    /// Its summary is the readable part; its encrypted content is the whole reasoning in OpenAI's own form, which
+    /// Codex sends back with the turn's later requests (the thinking's signature: it counts whole there).
     fn reasoning(&mut self, item: &Item) {
         let summary = item
             .payload
@@ -245,7 +246,12 @@ impl Rollout {
         let a = self.assistant(item.at);
         self.built[a].blocks.push(Block::Thinking {
             thinking: summary,
-            signature: None,
+            signature: item
+                .payload
+                .get("encrypted_content")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
         });
         self.built[a].lines.push(item.line.clone());
     }
