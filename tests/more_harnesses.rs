@@ -768,12 +768,39 @@ fn copilot_cli_sessions_import_with_their_run_totals_subagents_and_compaction() 
         let (whole, convs) = stats_totals(&mut s);
         assert_eq!(whole, copilot_usage_by_hand(f), "{name}");
 
-        // every call answered, every result under its call
+        // every call answered, every result under its call; the reasoning Copilot sends back (its opaque form)
+        // is the thinking's signature, as the file has it
+        let opaque = std::fs::read_to_string(f)
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| {
+                e["type"] == "assistant.message"
+                    && e["data"]["reasoningOpaque"]
+                        .as_str()
+                        .is_some_and(|o| !o.is_empty())
+            })
+            .count();
+        let mut signed = 0;
         for c in &out[0].conversations {
             let path = s.active_path(c).unwrap();
             let ok = cairn::pairs::check(&path, true);
             assert!(ok.is_ok(), "{name}: {ok:?}");
+            signed += path
+                .iter()
+                .flat_map(|m| &m.content)
+                .filter(|b| {
+                    matches!(
+                        b,
+                        cairn::model::Block::Thinking {
+                            signature: Some(_),
+                            ..
+                        }
+                    )
+                })
+                .count();
         }
+        assert_eq!(signed, opaque, "{name}");
 
         // a run's totals are no one prompt's measure: replay measures only single requests
         let Outcome::Replayed(r) = run(

@@ -347,12 +347,20 @@ impl Events {
         let t = self.threads.open(e.agent.as_deref());
         t.flush(&mut self.report);
         let mut content = Vec::new();
-        if let Some(text) = d.get("reasoningText").and_then(Value::as_str)
-            && !text.trim().is_empty()
-        {
+        // the shown reasoning, and the whole of it in the provider's form, which Copilot sends back
+        // (`reasoningOpaque`: the thinking's signature)
+        let shown = d
+            .get("reasoningText")
+            .and_then(Value::as_str)
+            .filter(|t| !t.trim().is_empty());
+        let opaque = d
+            .get("reasoningOpaque")
+            .and_then(Value::as_str)
+            .filter(|o| !o.is_empty());
+        if shown.is_some() || opaque.is_some() {
             content.push(Block::Thinking {
-                thinking: text.to_string(),
-                signature: None,
+                thinking: shown.unwrap_or_default().to_string(),
+                signature: opaque.map(str::to_string),
             });
         }
         let text = text_of(d.get("content"));
