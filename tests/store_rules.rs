@@ -1031,13 +1031,50 @@ fn the_v12_migration_counts_the_hidden_thinking_of_replies_already_stored() {
     assert_eq!(read(&s), want);
 }
 
+/// A store holding one turn whose reply is `content` (of `model`, 900 tokens in and `output` out), as a write
+/// makes it now, then aged by `age` (SQL making the figures an older version wrote, and its `user_version`):
+/// opened again, the migrations give the figures of the write.
+fn a_migration_restores_the_written_figures(
+    content: Vec<Block>,
+    model: &str,
+    output: u64,
+    age: impl Fn(&[u64]) -> String,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let read = |s: &Store, c: &str| {
+        let heads = s.heads(c).unwrap();
+        let facts = s.facts(c, &heads).unwrap();
+        (heads.iter().map(|h| h.tokens).collect::<Vec<_>>(), facts)
+    };
+    let (c, want) = {
+        let mut s = Store::open(&path).unwrap();
+        let c = s.create_conversation(None).unwrap();
+        let mut reply = NewMessage::new(Role::Assistant, content);
+        reply.meta = json!({"model": model});
+        reply.usage = Some(cairn::model::Usage {
+            input_tokens: 900,
+            output_tokens: output,
+            ..Default::default()
+        });
+        s.append_turn(&c, &[user("why does drain_order fail?"), reply])
+            .unwrap();
+        let want = read(&s, &c);
+        (c, want)
+    };
+    let thinking: Vec<u64> = want.1.iter().map(|f| f.measure.thinking).collect();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(&age(&thinking))
+        .unwrap();
+    assert_eq!(read(&Store::open(&path).unwrap(), &c), want);
+}
+
 #[test]
 fn the_v14_migration_counts_signed_thinking_whole_where_a_summary_shows() {
     // a reply showing a summary of its thinking with the provider's whole reasoning beside it (Copilot's
     // reasoningOpaque, a signature) was measured at the summary before v14: the migration takes the thinking from
     // the reply's output tokens, the figure a write makes now, and the message's estimate with it
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("old.db");
     let content = vec![
         Block::Thinking {
             thinking: "Checked the queue: the notify comes before the lock.".into(),
@@ -1045,97 +1082,39 @@ fn the_v14_migration_counts_signed_thinking_whole_where_a_summary_shows() {
         },
         Block::text("Take the lock first."),
     ];
-    let (c, want) = {
-        let mut s = Store::open(&path).unwrap();
-        let c = s.create_conversation(None).unwrap();
-        let mut reply = NewMessage::new(Role::Assistant, content.clone());
-        reply.meta = json!({"model": "claude-sonnet-4-6"});
-        reply.usage = Some(cairn::model::Usage {
-            input_tokens: 900,
-            output_tokens: 3_000,
-            ..Default::default()
-        });
-        s.append_turn(&c, &[user("why does drain_order fail?"), reply])
-            .unwrap();
-        let heads = s.heads(&c).unwrap();
-        let facts = s.facts(&c, &heads).unwrap();
-        (
-            c,
-            (heads.iter().map(|h| h.tokens).collect::<Vec<_>>(), facts),
-        )
-    };
     let shown = cairn::tokens::measure(&content).thinking;
-    let hidden = want.1[1].measure.thinking - shown;
-    assert!(hidden > 1000, "{:?}", want.1[1]);
-    rusqlite::Connection::open(&path)
-        .unwrap()
-        .execute_batch(&format!(
+    a_migration_restores_the_written_figures(content, "claude-sonnet-4-6", 3_000, |thinking| {
+        let hidden = thinking[1] - shown;
+        assert!(hidden > 1000, "{thinking:?}");
+        format!(
             "UPDATE measures SET thinking = {shown} WHERE thinking > {shown};
              UPDATE messages SET tokens = tokens - {hidden} WHERE role = 'assistant';
              PRAGMA user_version = 13;"
-        ))
-        .unwrap();
-    let s = Store::open(&path).unwrap();
-    let heads = s.heads(&c).unwrap();
-    let facts = s.facts(&c, &heads).unwrap();
-    assert_eq!(
-        (heads.iter().map(|h| h.tokens).collect::<Vec<_>>(), facts),
-        want
-    );
+        )
+    });
 }
 
 #[test]
 fn the_v15_migration_takes_unsigned_thinking_out_of_what_is_sent() {
     // a reply's thinking no provider signed (Gemini CLI's thoughts) was counted in every later request before
     // v15: the migration measures it as a write does now (nothing), and the message's estimate with it
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("old.db");
+    let thought = "**Locating the queue** The notify comes before the lock in drain_order.";
     let content = vec![
         Block::Thinking {
-            thinking: "**Locating the queue** The notify comes before the lock in drain_order."
-                .into(),
+            thinking: thought.into(),
             signature: None,
         },
         Block::text("Take the lock first."),
     ];
-    let shown = cairn::tokens::text(
-        "**Locating the queue** The notify comes before the lock in drain_order.",
-    );
-    let (c, want) = {
-        let mut s = Store::open(&path).unwrap();
-        let c = s.create_conversation(None).unwrap();
-        let mut reply = NewMessage::new(Role::Assistant, content);
-        reply.meta = json!({"model": "gemini-3.1-pro-preview"});
-        reply.usage = Some(cairn::model::Usage {
-            input_tokens: 900,
-            output_tokens: 300,
-            ..Default::default()
-        });
-        s.append_turn(&c, &[user("why does drain_order fail?"), reply])
-            .unwrap();
-        let heads = s.heads(&c).unwrap();
-        let facts = s.facts(&c, &heads).unwrap();
-        (
-            c,
-            (heads.iter().map(|h| h.tokens).collect::<Vec<_>>(), facts),
-        )
-    };
-    assert_eq!(want.1[1].measure.thinking, 0);
-    rusqlite::Connection::open(&path)
-        .unwrap()
-        .execute_batch(&format!(
+    let shown = cairn::tokens::text(thought);
+    a_migration_restores_the_written_figures(content, "gemini-3.1-pro-preview", 300, |thinking| {
+        assert_eq!(thinking[1], 0);
+        format!(
             "UPDATE measures SET thinking = {shown} WHERE seq = (SELECT max(seq) FROM messages);
              UPDATE messages SET tokens = tokens + {shown} WHERE role = 'assistant';
              PRAGMA user_version = 14;"
-        ))
-        .unwrap();
-    let s = Store::open(&path).unwrap();
-    let heads = s.heads(&c).unwrap();
-    let facts = s.facts(&c, &heads).unwrap();
-    assert_eq!(
-        (heads.iter().map(|h| h.tokens).collect::<Vec<_>>(), facts),
-        want
-    );
+        )
+    });
 }
 
 #[test]
