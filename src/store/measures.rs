@@ -672,7 +672,7 @@ pub(crate) fn backfill_signed_thinking(tx: &Transaction<'_>) -> rusqlite::Result
     )
 }
 
-/// v15: thinking no provider signed is never sent again ([`crate::tokens::measure_with`]: Gemini CLI keeps its
+/// v15: thinking no provider signed is never sent again ([`crate::tokens::block_with`]: Gemini CLI keeps its
 /// thoughts out of the history it sends), for the messages stored before.
 pub(crate) fn backfill_unsigned_thinking(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     add_hidden_thinking(
