@@ -121,6 +121,12 @@ impl Block {
         Block::Text { text: t.into() }
     }
 
+    /// Thinking with the provider's own signed form of it (Anthropic's signature, OpenAI's encrypted reasoning,
+    /// Copilot's opaque): the only thinking a harness sends back, whole, whatever the transcript shows of it.
+    pub fn is_signed_thinking(&self) -> bool {
+        matches!(self, Block::Thinking { signature: Some(s), .. } if !s.is_empty())
+    }
+
     /// The images this block carries: itself, or those inside a tool result (where screenshots usually are).
     pub fn images(&self) -> Vec<&Block> {
         match self {

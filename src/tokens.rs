@@ -201,16 +201,8 @@ pub fn block_with(b: &Block, tk: Tokenizer) -> u64 {
         Block::Text { text: t } => text(t),
         // thinking goes back to the model only in the provider's own signed form: what no provider signed
         // (Gemini CLI's thoughts, which it keeps out of the history it sends) is never sent again
-        Block::Thinking {
-            thinking,
-            signature,
-        } => {
-            if signature.as_deref().is_some_and(|s| !s.is_empty()) {
-                text(thinking)
-            } else {
-                0
-            }
-        }
+        Block::Thinking { thinking, .. } if b.is_signed_thinking() => text(thinking),
+        Block::Thinking { .. } => 0,
         // the call's id is sent with the call and again with its result
         Block::ToolUse { id, name, input } => {
             text(id) + text(name) + text(&input.to_string()) + RESULT_OVERHEAD
@@ -401,9 +393,7 @@ pub fn hidden_thinking(
     shown: &Measure,
     scale: f64,
 ) -> u64 {
-    let hidden = content
-        .iter()
-        .any(|b| matches!(b, Block::Thinking { signature: Some(sig), .. } if !sig.is_empty()));
+    let hidden = content.iter().any(Block::is_signed_thinking);
     match usage {
         Some(u) if hidden && u.is_one_request() && u.output_tokens > 0 => {
             let written = (u.output_tokens as f64 / scale.max(0.1)).round() as u64;

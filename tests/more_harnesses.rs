@@ -18,6 +18,28 @@ fn run(s: &mut Store, a: Action) -> Outcome {
     commands::run(s, &Settings::default(), a, &Quiet, &AtomicBool::new(false)).unwrap()
 }
 
+/// Usage per conversation (`cairn stats --by conversation`).
+fn stats_by_conversation(s: &mut Store) -> cairn::stats::Stats {
+    let Outcome::Stats(st) = run(
+        s,
+        Action::Stats {
+            by: By::Conversation,
+            since: None,
+        },
+    ) else {
+        panic!()
+    };
+    st
+}
+
+/// Every measured reply of the store against its estimate (`cairn replay`).
+fn replayed(s: &mut Store) -> cairn::reclaim::replay::Replay {
+    let Outcome::Replayed(rp) = run(s, Action::Replay { conversation: None }) else {
+        panic!()
+    };
+    rp
+}
+
 #[test]
 fn gemini_cli_chat_files_import_with_their_usage_and_tool_results() {
     let dir = samples().join("gemini-cli");
@@ -61,15 +83,7 @@ fn gemini_cli_chat_files_import_with_their_usage_and_tool_results() {
         assert!(out[0].error.is_none(), "{:?}", out[0].error);
         assert_eq!(out[0].format.map(|x| x.name()), Some("gemini-cli"));
         assert_eq!(out[0].report.tool_pairs, calls, "{}", f.display());
-        let Outcome::Stats(st) = run(
-            &mut s,
-            Action::Stats {
-                by: By::Conversation,
-                since: None,
-            },
-        ) else {
-            panic!()
-        };
+        let st = stats_by_conversation(&mut s);
         let r = &st.rows[0];
         assert_eq!(
             (r.input_tokens, r.output_tokens, r.cache_read_tokens),
@@ -115,9 +129,7 @@ fn gemini_cli_s_thoughts_are_shown_and_never_sent_again() {
             .iter()
             .all(|f| f.measure.thinking == 0)
     );
-    let Outcome::Replayed(rp) = run(&mut s, Action::Replay { conversation: None }) else {
-        panic!()
-    };
+    let rp = replayed(&mut s);
     let pro = rp
         .models
         .iter()
@@ -193,15 +205,7 @@ fn opencode_exports_import_with_their_usage_and_compaction() {
         };
         assert!(out[0].error.is_none(), "{name}: {:?}", out[0].error);
         assert_eq!(out[0].format.map(|x| x.name()), Some("opencode"));
-        let Outcome::Stats(st) = run(
-            &mut s,
-            Action::Stats {
-                by: By::Conversation,
-                since: None,
-            },
-        ) else {
-            panic!()
-        };
+        let st = stats_by_conversation(&mut s);
         let r = &st.rows[0];
         assert_eq!(
             (r.input_tokens, r.output_tokens, r.cache_read_tokens),
@@ -211,9 +215,7 @@ fn opencode_exports_import_with_their_usage_and_compaction() {
         assert_eq!(r.tool_calls as usize, calls, "{name}");
         if name.contains("compaction") {
             assert_eq!(r.compactions, 1, "{name}");
-            let Outcome::Replayed(rp) = run(&mut s, Action::Replay { conversation: None }) else {
-                panic!()
-            };
+            let rp = replayed(&mut s);
             assert_eq!(rp.compactions.len(), 1);
             assert!(
                 rp.compactions[0].error.abs() <= 0.08,
@@ -329,9 +331,7 @@ fn opencode_s_own_user_text_is_sent_and_openai_reasoning_ends_with_its_turn() {
         .unwrap();
     assert!(!md[fold..at].contains("</details>"));
     assert!(md.contains("what do you mean there were no change?"));
-    let Outcome::Replayed(rp) = run(&mut s, Action::Replay { conversation: None }) else {
-        panic!()
-    };
+    let rp = replayed(&mut s);
     // the first step after the first subtask: measured 59,634 after 64,786 before it (the first turn's ~7.5k
     // reasoning tokens gone); estimated +14% when the reasoning was neither counted nor dropped
     let after = rp.replies.iter().find(|r| r.measured == 59_634).unwrap();
@@ -367,18 +367,8 @@ fn a_signature_a_newer_reader_finds_makes_the_file_read_again() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("export.json");
     let figures = |s: &mut Store| {
-        let Outcome::Stats(st) = run(
-            s,
-            Action::Stats {
-                by: By::Conversation,
-                since: None,
-            },
-        ) else {
-            panic!()
-        };
-        let Outcome::Replayed(rp) = run(s, Action::Replay { conversation: None }) else {
-            panic!()
-        };
+        let st = stats_by_conversation(s);
+        let rp = replayed(s);
         let r = &st.rows[0];
         let errors: Vec<(u64, u64)> = rp
             .replies
@@ -429,9 +419,7 @@ fn codex_s_reasoning_counts_within_its_turn_and_ends_with_it() {
     let f = samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl");
     let mut s = Store::open_in_memory().unwrap();
     assert!(cairn::import::import_file(&mut s, &f, None).error.is_none());
-    let Outcome::Replayed(rp) = run(&mut s, Action::Replay { conversation: None }) else {
-        panic!()
-    };
+    let rp = replayed(&mut s);
     let after = rp.replies.iter().find(|r| r.measured == 30_228).unwrap();
     // +4.1% when the reasoning was neither counted nor dropped
     assert!(after.predicted_error.unwrap().abs() <= 0.01, "{after:?}");
@@ -548,15 +536,7 @@ fn aider_histories_import_with_the_token_lines_aider_printed() {
         };
         assert!(out[0].error.is_none(), "{name}: {:?}", out[0].error);
         assert_eq!(out[0].format.map(|x| x.name()), Some("aider"));
-        let Outcome::Stats(st) = run(
-            &mut s,
-            Action::Stats {
-                by: By::Conversation,
-                since: None,
-            },
-        ) else {
-            panic!()
-        };
+        let st = stats_by_conversation(&mut s);
         let r = &st.rows[0];
         assert_eq!(
             (r.input_tokens, r.output_tokens),
@@ -609,15 +589,7 @@ fn cline_task_folders_import_with_their_requests_usage_and_results_paired() {
             w += n("cacheWrites");
             cost += req["cost"].as_f64().unwrap_or(0.0);
         }
-        let Outcome::Stats(st) = run(
-            &mut s,
-            Action::Stats {
-                by: By::Conversation,
-                since: None,
-            },
-        ) else {
-            panic!()
-        };
+        let st = stats_by_conversation(&mut s);
         let row = st
             .rows
             .iter()
@@ -1372,9 +1344,7 @@ fn aider_s_rounded_counts_are_stored_as_such_and_a_store_made_before_reads_them_
     }
     let mut s = Store::open(&path).unwrap();
     assert_eq!(precisions(&path), vec![None, None]);
-    let Outcome::Replayed(r) = run(&mut s, Action::Replay { conversation: None }) else {
-        panic!()
-    };
+    let r = replayed(&mut s);
     assert_eq!(r.replies.len(), 2);
 }
 
@@ -1388,9 +1358,7 @@ fn aider_s_files_added_to_the_chat_are_learned_from_the_reply_measured_after_the
     let mut s = Store::open_in_memory().unwrap();
     let o = cairn::import::import_file(&mut s, &f, None);
     assert!(o.error.is_none(), "{:?}", o.error);
-    let Outcome::Replayed(r) = run(&mut s, Action::Replay { conversation: None }) else {
-        panic!()
-    };
+    let r = replayed(&mut s);
     let m = r
         .models
         .iter()

@@ -43,10 +43,7 @@ fn digest(parent: &str, role: Role, content: &[Block], signatures: bool) -> Stri
                     }
                 }
             }
-            Block::Thinking {
-                signature: Some(sig),
-                ..
-            } if signatures && !sig.is_empty() => h.update(b"\0signed"),
+            Block::Thinking { .. } if signatures && b.is_signed_thinking() => h.update(b"\0signed"),
             _ => {}
         }
     }
