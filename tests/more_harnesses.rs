@@ -1369,6 +1369,76 @@ fn aider_s_files_added_to_the_chat_are_learned_from_the_reply_measured_after_the
 }
 
 #[test]
+fn an_aider_run_that_sends_what_an_earlier_one_sent_takes_its_overhead() {
+    // Aider 0.84, twelve runs of several models, edit formats and files: each run and each file added or dropped
+    // names what Aider sends beside the history (the model line and the files in the chat), and a run whose first
+    // reply sends what an earlier run's did (14:29, `CONVENTIONS.md` read-only, as 13:32) is estimated with that
+    // run's overhead, not the one measured just before it with three more files (+53% before)
+    let f = samples()
+        .join("aider")
+        .join("aider-0.84-architect-editor-gemini-qwen3.aider.chat.history.md");
+    let mut s = Store::open_in_memory().unwrap();
+    let o = cairn::import::import_file(&mut s, &f, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    let r = replayed(&mut s);
+    let same: Vec<&cairn::reclaim::replay::ReplyRow> = r
+        .replies
+        .iter()
+        .filter(|x| x.overhead == cairn::reclaim::replay::OverheadFrom::SameSends)
+        .collect();
+    assert!(!same.is_empty(), "no run took an earlier one's overhead");
+    for x in &same {
+        assert!(x.error.abs() <= 0.03, "{x:?}");
+        // its prediction is that estimate: the prompt measured before it sent other files
+        assert_eq!(x.predicted, Some(x.estimated), "{x:?}");
+    }
+    let m = r
+        .models
+        .iter()
+        .find(|m| m.model.starts_with("gemini-2.5-pro"))
+        .expect("the runs' model");
+    assert!(m.median_abs_error <= 0.04, "{}", m.median_abs_error);
+}
+
+#[test]
+fn aider_s_summaries_and_the_command_outputs_it_added_count_what_the_replies_after_them_measured() {
+    // Aider 0.62 summarises its chat every few requests and never writes the summary; it added three commands'
+    // output to the chat, which the file does not keep either. The outputs are in the history as Aider sent them
+    // (the command, and a line for the output), and what a summary costs is learned from the replies measured
+    // after earlier ones (median 3.6% before, the summaries' size counted in whatever overhead was measured last)
+    let f = samples()
+        .join("aider")
+        .join("aider-0.62-0.68-claude-3.5-sonnet-opus-infinite-output.aider.chat.history.md");
+    let mut s = Store::open_in_memory().unwrap();
+    let o = cairn::import::import_file(&mut s, &f, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    let Outcome::Searched(found) = run(
+        &mut s,
+        Action::Search(cairn::store::SearchQuery {
+            text: "\"Output from npm install dotenv\"".into(),
+            role: Some("user".into()),
+            limit: 5,
+            ..Default::default()
+        }),
+    ) else {
+        panic!()
+    };
+    assert_eq!(found.hits.len(), 1, "{:?}", found.hits);
+    let r = replayed(&mut s);
+    let m = r
+        .models
+        .iter()
+        .find(|m| m.model == "claude-3-5-sonnet")
+        .expect("the runs' model");
+    assert!(m.median_abs_error <= 0.025, "{}", m.median_abs_error);
+    assert!(
+        m.predicted_median_abs_error <= 0.018,
+        "{}",
+        m.predicted_median_abs_error
+    );
+}
+
+#[test]
 fn aider_s_failed_edits_are_sent_back_as_user_messages_not_said_by_the_model() {
     // Aider writes a many-line output with `> ` before its first line only; an edit that failed to apply is such an
     // output, and Aider sends it to the model as the next request (its reply follows with no prompt between)

@@ -21,10 +21,12 @@ use serde_json::{Value, json};
 
 use super::{FormatError, ImportReport, Parsed, note};
 use crate::model::{NewMessage, Role, Usage};
-use crate::reclaim::marker::{Kept, Ref, harness_meta};
+use crate::reclaim::marker::{Kept, Ref, harness_meta, unrecorded_harness_meta};
 
 mod history;
+mod sends;
 use history::{ChatHistory, Summarised};
+use sends::Sends;
 
 const RUN: &str = "# aider chat started at ";
 
@@ -108,17 +110,13 @@ struct Builder {
     /// What Aider sends beside the history changed since the last message written (a file added or dropped, a new
     /// run): the next message says so.
     changed: bool,
+    /// What Aider sends beside the history, as its output told.
+    sends: Sends,
+    /// The shell commands Aider ran (`> Running npm test`) since their output was last added to the chat.
+    ran: Vec<String>,
     /// A many-line output of Aider's own (an edit that failed to apply): sent to the model as the next request when
     /// a reply follows it with no prompt between.
     pending: Option<String>,
-}
-
-/// Whether a line of Aider's output says what it sends beside the chat history changed: a file added to the chat
-/// (read-only or not), dropped from it, a command's output added to it.
-fn changes_context(output: &str) -> bool {
-    (output.starts_with("Added ") && output.contains(" to the chat"))
-        || ((output.starts_with("Removed ") || output.starts_with("Dropping "))
-            && output.contains(" from the chat"))
 }
 
 /// Where a many-line output of Aider's that starts at `lines[first]` ends. Aider writes an output with `> ` before
@@ -202,8 +200,7 @@ impl Builder {
         if cleared {
             self.marker(
                 "Aider's chat history was cleared: the next request sends none of it".into(),
-                Kept::Nothing,
-                false,
+                harness_meta("aider", Kept::Nothing, false),
             );
             self.history.clear();
         }
@@ -213,7 +210,11 @@ impl Builder {
     /// (or a new run's repository map) are no longer what was measured before it.
     fn mark_changed(&mut self, m: &mut NewMessage) {
         if std::mem::take(&mut self.changed) {
-            m.meta["cairn"] = crate::model::CairnMeta::ContextChanged.to_value();
+            let sends = self.sends.key();
+            m.meta["cairn"] = crate::model::CairnMeta::ContextChanged {
+                sends: Some(&sends),
+            }
+            .to_value();
         }
     }
 
@@ -242,18 +243,17 @@ impl Builder {
             ),
         };
         let tokens = crate::tokens::text(text);
-        self.marker(text.to_string(), kept, true);
+        self.marker(text.to_string(), unrecorded_harness_meta("aider", kept));
         self.history
             .summarised(&how, self.messages.len() - 1, tokens);
     }
 
     /// A harness marker: what Aider sent from here on.
-    fn marker(&mut self, text: String, kept: Kept, sends_text: bool) {
+    fn marker(&mut self, text: String, cairn: Value) {
         let mut m = note(
             Role::System,
             text,
-            json!({"source": "aider", "run": self.run,
-                   "cairn": harness_meta("aider", kept, sends_text)}),
+            json!({"source": "aider", "run": self.run, "cairn": cairn}),
         );
         m.created_at = self.at;
         self.messages.push(m);
@@ -266,13 +266,48 @@ impl Builder {
         self.version = None;
         self.command = None;
         self.changed = true;
+        self.sends.run();
+        self.ran.clear();
         if self.messages.is_empty() {
             return;
         }
         self.marker(
             format!("Aider started again at {at}: the chat history it sends starts empty"),
-            Kept::Nothing,
-            false,
+            harness_meta("aider", Kept::Nothing, false),
+        );
+    }
+
+    /// A command's output Aider added to the chat (`Commands.cmd_run`, `Coder.run_shell_commands`): a user message
+    /// with the output, and Aider's own `Ok.` after it, in the history from here on. The file has only the command
+    /// and how many lines its output had, so the message says that much.
+    fn command_output(&mut self, lines: u64) {
+        self.unsent();
+        self.flush_reply();
+        let mut text: Vec<String> = std::mem::take(&mut self.ran)
+            .iter()
+            .map(|c| format!("Output from {c}"))
+            .collect();
+        text.push(format!(
+            "[{lines} line(s) of output, which Aider's history file does not keep]"
+        ));
+        let text = text.join("\n");
+        let tokens = crate::tokens::text(&text);
+        let mut m = NewMessage::text(Role::User, text);
+        m.created_at = self.at;
+        m.meta = json!({"source": "aider", "run": self.run, "synthetic": true,
+                        "output": std::mem::take(&mut self.output)});
+        self.mark_changed(&mut m);
+        self.messages.push(m);
+        self.history
+            .push(self.messages.len() - 1, tokens, Role::User);
+        let mut ok = NewMessage::text(Role::Assistant, "Ok.".to_string());
+        ok.created_at = self.at;
+        ok.meta = json!({"source": "aider", "run": self.run, "synthetic": true});
+        self.messages.push(ok);
+        self.history.push(
+            self.messages.len() - 1,
+            crate::tokens::text("Ok."),
+            Role::Assistant,
         );
     }
 
@@ -318,9 +353,18 @@ impl Builder {
         for key in ["Model: ", "Main model: "] {
             if let Some(m) = o.strip_prefix(key) {
                 self.model = m.split(" with ").next().map(str::to_string);
+                self.sends.model(m);
             }
         }
-        if changes_context(o) {
+        if let Some(cmd) = o.strip_prefix("Running ") {
+            self.ran.push(cmd.to_string());
+        }
+        if let Some(lines) = sends::command_output(o) {
+            self.output.push(o.to_string());
+            self.command_output(lines);
+            return i + 1;
+        }
+        if self.sends.output(o) {
             self.changed = true;
         }
         if self.command.is_none()
@@ -529,10 +573,46 @@ mod tests {
                 ("Again.".to_string(), false),
             ]
         );
-        assert!(!changes_context("Added .aider* to .gitignore"));
-        assert!(changes_context(
-            "Added CONVENTIONS.md to the chat (read-only)."
+        // each change names what is sent after it: the file dropped sends what the run started with
+        let sends: Vec<Option<&str>> = p
+            .messages
+            .iter()
+            .filter(|m| crate::model::CairnMeta::context_changed(&m.message.meta))
+            .map(|m| crate::model::CairnMeta::sends(&m.message.meta))
+            .collect();
+        assert_eq!(sends, [Some(""), Some("\nsrc/lib.rs"), Some("")]);
+    }
+
+    #[test]
+    fn a_command_s_output_aider_added_is_in_the_history_it_sends() {
+        // `Coder.run_shell_commands`: the output as a user message and Aider's `Ok.`, which the file does not show
+        let text = "# aider chat started at 2026-03-02 10:00:00  \n\n> Aider v0.84.0  \n\n#### set it up  \n\n\
+                    Run this:\n\n```bash\nnpm install\n```\n\n> Tokens: 2.3k sent, 50 received.  \n> npm install  \n\
+                    > Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: y  \n> Running npm install  \n\
+                    > Add command output to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: y  \n\
+                    > Added 17 lines of output to the chat.  \n\n#### and now?  \n\nNow.\n\n> Tokens: 3.1k sent, 3 \
+                    received.  \n";
+        let p = parse(Path::new("h.md"), text).unwrap();
+        let shown = said(&p);
+        assert_eq!(
+            shown[2..],
+            [
+                (
+                    Role::User,
+                    "Output from npm install\n[17 line(s) of output, which Aider's history file does not keep]"
+                        .to_string()
+                ),
+                (Role::Assistant, "Ok.".to_string()),
+                (Role::User, "and now?".to_string()),
+                (Role::Assistant, "Now.".to_string()),
+            ]
+        );
+        // said by the harness, not by the user or the model; and no change of what is sent beside the history
+        assert!(super::super::said_by_harness(&p.messages[2].message.meta));
+        assert!(!crate::model::CairnMeta::context_changed(
+            &p.messages[2].message.meta
         ));
+        assert!(p.messages[3].message.usage.is_none());
     }
 
     #[test]

@@ -31,8 +31,10 @@ pub enum CairnMeta<'a> {
     /// A reply `cairn send` got.
     SentBy(&'a str),
     /// Before this message the harness changed what it sends beside the messages (Aider's files added to or
-    /// dropped from the chat, a new run): the overhead measured before it no longer holds.
-    ContextChanged,
+    /// dropped from the chat, a new run): the overhead measured before it no longer holds. `sends` names what the
+    /// harness sends beside the messages from here on, where it can tell: a stretch that sends the same as an
+    /// earlier one has its overhead.
+    ContextChanged { sends: Option<&'a str> },
 }
 
 impl CairnMeta<'_> {
@@ -54,7 +56,10 @@ impl CairnMeta<'_> {
             CairnMeta::Failed => json!({ "failed": true }),
             CairnMeta::LinkedTo(conversation) => json!({ "linked_to": conversation }),
             CairnMeta::SentBy(who) => json!({ "sent_by": who }),
-            CairnMeta::ContextChanged => json!({ "context_changed": true }),
+            CairnMeta::ContextChanged { sends } => match sends {
+                Some(s) => json!({ "context_changed": true, "sends": s }),
+                None => json!({ "context_changed": true }),
+            },
         }
     }
 
@@ -83,6 +88,12 @@ impl CairnMeta<'_> {
             .and_then(|c| c.get("context_changed"))
             .and_then(Value::as_bool)
             == Some(true)
+    }
+
+    /// What the harness sends beside the messages after a change of it, where it named it
+    /// ([`CairnMeta::ContextChanged`]).
+    pub fn sends(meta: &Value) -> Option<&str> {
+        meta.get("cairn")?.get("sends")?.as_str()
     }
 
     /// The parent conversation a subagent's conversation is linked to.
@@ -124,7 +135,14 @@ mod tests {
         );
         assert!(CairnMeta::any(&meta(CairnMeta::SentBy("cairn send"))));
         assert!(!CairnMeta::any(&json!({"model": "m"})));
-        assert!(CairnMeta::context_changed(&meta(CairnMeta::ContextChanged)));
+        let changed = meta(CairnMeta::ContextChanged {
+            sends: Some("m\na.rs"),
+        });
+        assert!(CairnMeta::context_changed(&changed));
+        assert_eq!(CairnMeta::sends(&changed), Some("m\na.rs"));
+        let unnamed = meta(CairnMeta::ContextChanged { sends: None });
+        assert!(CairnMeta::context_changed(&unnamed));
+        assert_eq!(CairnMeta::sends(&unnamed), None);
         assert!(!CairnMeta::context_changed(&pi));
     }
 }

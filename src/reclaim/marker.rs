@@ -208,6 +208,23 @@ pub fn harness_meta(harness: &str, kept: Kept, sends_text: bool) -> Value {
     .to_meta(&|_| None)
 }
 
+/// A harness marker's `meta.cairn` for a compaction whose text the harness sent but never recorded (Aider's
+/// summary): the marker's own text stands in for it, and what it cost is learned from what the provider measured
+/// after such compactions ([`crate::reclaim::replay`]).
+pub fn unrecorded_harness_meta(harness: &str, kept: Kept) -> Value {
+    let mut v = harness_meta(harness, kept, true);
+    v["unrecorded"] = json!(true);
+    v
+}
+
+/// Whether a marker message's meta says the harness never recorded the text it sent ([`unrecorded_harness_meta`]).
+pub fn is_unrecorded(meta: &Value) -> bool {
+    meta.get("cairn")
+        .and_then(|c| c.get("unrecorded"))
+        .and_then(Value::as_bool)
+        == Some(true)
+}
+
 fn refs(v: Option<&Value>, make: fn(&Value) -> Option<Ref>) -> Vec<Ref> {
     v.and_then(Value::as_array)
         .map(|a| a.iter().filter_map(make).collect())

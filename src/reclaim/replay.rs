@@ -4,8 +4,10 @@
 //!
 //! The estimate is `overhead + Σ scale(kind) × assembled(kind)`, where `assembled` is [`super::assemble::layout`]'s
 //! total split by block kind ([`super::parts`]), the overhead is what a harness sends but does not record (its
-//! system prompt and tool definitions: one figure per session and model), and each kind's scale corrects the
-//! estimator for a model's tokenizer on that kind of content. [`replay`] predicts: a
+//! system prompt and tool definitions: one figure per session and model, measured again after each change the
+//! harness made to it, or taken from an earlier stretch that sent the same), and each kind's scale corrects the
+//! estimator for a model's tokenizer on that kind of content. A compaction text the harness sent and never
+//! recorded (Aider's summary) adds what such texts measured before in the session. [`replay`] predicts: a
 //! session's overhead is learned from its own first measured reply only, a model's scale from that model's other
 //! sessions; nothing measured at or after a reply informs its estimate. [`calibrate`] fits on the same samples and
 //! keeps the fit in the store, and [`Estimator::for_path`] is the one way every command turns an assembled total
@@ -19,7 +21,7 @@ use serde_json::json;
 use super::assemble::{ModelReader, is_prompt_head, layout_for};
 use super::parts::{KINDS, Parts, Scales, overall_slope, sessions_kind_scales};
 use super::view::PathView;
-use crate::model::Role;
+use crate::model::{CairnMeta, Role};
 use crate::models::default_scale;
 use crate::store::{Store, StoreError};
 use crate::tokens::Tokenizer;
@@ -41,6 +43,57 @@ pub struct Sample {
     /// How often the harness had changed what it sends beside the messages before this reply
     /// ([`crate::store::Head::changes_context`]): replies of one segment share one overhead.
     pub segment: usize,
+    /// What the harness sends beside the messages in this segment, where the change into it named it
+    /// ([`crate::model::CairnMeta::sends`]): segments that send the same share an overhead.
+    pub sends: Option<String>,
+    /// Its context holds a compaction's text the harness sent but never recorded (Aider's summary): what that
+    /// cost is learned from the replies measured after earlier ones ([`unrecorded_size`]). The compaction's
+    /// index on the path: replies after one compaction and after another hold texts of different sizes.
+    pub unrecorded: Option<usize>,
+}
+
+/// Whether each message of a path, and the next request after it (the last entry), comes after a compaction
+/// whose text the harness never recorded (the last compaction before it is one:
+/// [`super::marker::is_unrecorded`]).
+fn after_unrecorded(
+    store: Option<&Store>,
+    view: &PathView,
+) -> Result<Vec<Option<usize>>, StoreError> {
+    let idx: Vec<usize> = (0..view.len())
+        .filter(|&i| view.heads[i].is_compaction())
+        .collect();
+    let mut out = vec![None; view.len() + 1];
+    if idx.is_empty() {
+        return Ok(out);
+    }
+    let bodies = view.bodies(store, &idx)?;
+    for (k, (&at, m)) in idx.iter().zip(&bodies).enumerate() {
+        let end = idx.get(k + 1).map_or(out.len(), |&n| n);
+        if super::marker::is_unrecorded(&m.meta) {
+            out[at + 1..end].fill(Some(at));
+        }
+    }
+    Ok(out)
+}
+
+/// Where the harness changed what it sends beside the messages on a path: each change's index, and what it sends
+/// after it where the change named it.
+fn changes(
+    store: Option<&Store>,
+    view: &PathView,
+) -> Result<Vec<(usize, Option<String>)>, StoreError> {
+    let idx: Vec<usize> = (0..view.len())
+        .filter(|&i| view.heads[i].changes_context())
+        .collect();
+    if idx.is_empty() {
+        return Ok(Vec::new());
+    }
+    let bodies = view.bodies(store, &idx)?;
+    Ok(idx
+        .into_iter()
+        .zip(bodies)
+        .map(|(i, m)| (i, CairnMeta::sends(&m.meta).map(str::to_string)))
+        .collect())
 }
 
 /// The assembled total of the whole path (what the next request sends before its prompt), as `reader` reads it:
@@ -100,10 +153,14 @@ pub fn model_key(model: &str) -> String {
 pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, StoreError> {
     let mut totals: BTreeMap<(bool, Tokenizer), Vec<Parts>> = BTreeMap::new();
     let mut out = Vec::new();
+    let changes = changes(store, view)?;
+    let unrecorded = after_unrecorded(store, view)?;
     let mut segment = 0;
+    let mut sends: Option<&str> = None;
     for i in 0..view.len() {
-        if view.heads[i].changes_context() {
+        if let Some((_, s)) = changes.get(segment).filter(|(at, _)| *at == i) {
             segment += 1;
+            sends = s.as_deref();
         }
         let f = &view.facts[i];
         if view.heads[i].role != Role::Assistant {
@@ -137,6 +194,8 @@ pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, St
             measured,
             precision,
             segment,
+            sends: sends.map(str::to_string),
+            unrecorded: unrecorded[i],
         });
     }
     Ok(out)
@@ -204,15 +263,16 @@ impl Fit {
     }
 }
 
-/// Samples as the (parts, measured) pairs [`kind_scales`] fits, one list per segment (the replies that share an
-/// overhead: [`Sample::segment`]).
+/// Samples as the (parts, measured) pairs [`kind_scales`] fits, one list per stretch that shares an overhead: a
+/// segment ([`Sample::segment`]), and within it the replies after one unrecorded compaction text
+/// ([`Sample::unrecorded`]: a step the scale must not bend to).
 fn segments<'a>(s: impl Iterator<Item = &'a Sample>) -> Vec<Vec<(Parts, u64)>> {
     let mut out: Vec<Vec<(Parts, u64)>> = Vec::new();
     let mut at = None;
     for x in s {
-        if at != Some(x.segment) {
+        if at != Some((x.segment, x.unrecorded)) {
             out.push(Vec::new());
-            at = Some(x.segment);
+            at = Some((x.segment, x.unrecorded));
         }
         if let Some(last) = out.last_mut() {
             last.push((x.parts, x.measured));
@@ -221,12 +281,27 @@ fn segments<'a>(s: impl Iterator<Item = &'a Sample>) -> Vec<Vec<(Parts, u64)>> {
     out
 }
 
-/// The reply whose measurement gives the overhead of an estimate made after `samples` (in path order): the first
-/// of the last segment measured. A reply after a change the harness made unseen takes the overhead measured
-/// before it until a reply after the change is measured.
-fn anchor(samples: &[&Sample]) -> Option<usize> {
-    let last = samples.last()?.segment;
-    samples.iter().position(|s| s.segment == last)
+/// The reply whose measurement gives the overhead of an estimate made after `samples` (in path order) in
+/// `segment`, which sends `sends` beside the messages: the first of that segment measured; else, when the change
+/// into it named what is sent, the first of the latest segment measured that sent the same (a new run with the
+/// files of an earlier one, a file dropped and added again); else the first of the last segment measured: a reply
+/// after a change the harness made unseen takes the overhead measured before it until a reply after the change is
+/// measured. None when nothing was measured.
+fn anchor(
+    samples: &[&Sample],
+    segment: usize,
+    sends: Option<&str>,
+) -> Option<(usize, OverheadFrom)> {
+    let first_of = |seg: usize| samples.iter().position(|s| s.segment == seg);
+    if let Some(i) = first_of(segment) {
+        return Some((i, OverheadFrom::Measured));
+    }
+    if let Some(same) =
+        sends.and_then(|k| samples.iter().rev().find(|s| s.sends.as_deref() == Some(k)))
+    {
+        return first_of(same.segment).map(|i| (i, OverheadFrom::SameSends));
+    }
+    first_of(samples.last()?.segment).map(|i| (i, OverheadFrom::Stale))
 }
 
 /// The fits `cairn calibrate` kept in the store, by [`fit_key`].
@@ -288,9 +363,20 @@ impl Estimator {
         let refs: Vec<&Sample> = own.iter().collect();
         let kinds = session_scales(&refs, refs.len(), &prior);
         let scale = own.last().map_or(kinds[0], |s| s.parts.overall(&kinds));
-        let (overhead, how) = match (anchor(&refs).map(|a| refs[a]), fit) {
+        // the segment the next request is in: after the path's last change
+        let changes = changes(store, view)?;
+        let end = changes.last().and_then(|(_, s)| s.as_deref());
+        let anchored = anchor(&refs, changes.len(), end);
+        let unrecorded = unrecorded_size(&refs, refs.len(), &kinds);
+        let ends_unrecorded = after_unrecorded(store, view)?[view.len()];
+        let (overhead, how) = match (anchored.map(|(a, _)| refs[a]), fit) {
             (Some(s), _) => (
-                s.measured as f64 - s.parts.scaled(&kinds),
+                segment_overhead(&refs, anchored.map_or(0, |(a, _)| a), &kinds, unrecorded)
+                    + if ends_unrecorded.is_some() {
+                        unrecorded
+                    } else {
+                        0.0
+                    },
                 format!("overhead from this session's reply {}", s.message),
             ),
             (None, Some(f)) => (f.overhead, "overhead: the model's mean".to_string()),
@@ -303,10 +389,12 @@ impl Estimator {
             Some(f) => format!("scale {scale:.2} fitted on {} replies", f.samples),
             None => format!("default scale {scale:.2}"),
         };
-        // a prompt measured before a compaction was of a context that is gone: the next is predicted from scratch
-        let last = own
-            .last()
-            .filter(|s| !(s.index + 1..view.len()).any(|i| view.heads[i].is_compaction()));
+        // a prompt measured before a compaction was of a context that is gone, and one measured before the harness
+        // changed to what an earlier segment sent had that segment's overhead: the next is predicted from scratch
+        let last = own.last().filter(|s| {
+            !(s.index + 1..view.len()).any(|i| view.heads[i].is_compaction())
+                && anchored.map(|(_, from)| from) != Some(OverheadFrom::SameSends)
+        });
         Ok(Estimator {
             model: model.to_string(),
             scale,
@@ -540,6 +628,9 @@ pub enum OverheadFrom {
     /// The first reply after the harness changed what it sends unrecorded (Aider's files, a new run): the
     /// overhead measured before the change, which no longer holds. The file cannot tell by how much.
     Stale,
+    /// The first reply after the harness changed what it sends to what an earlier stretch of the session sent (a
+    /// new Aider run with the files of an earlier one): that stretch's overhead.
+    SameSends,
 }
 
 /// A model's errors over some of its replies.
@@ -669,7 +760,8 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
             let predicted = (n > 0).then(|| {
                 let last = samples[n - 1];
                 let relaid = conv.markers.iter().any(|&c| last.index < c && c < s.index);
-                let from = (!relaid).then_some((last.measured, last.parts));
+                let from = (!relaid && est.overhead != OverheadFrom::SameSends)
+                    .then_some((last.measured, last.parts));
                 predicted_from(from, s.parts, &est.scales, est.estimated)
             });
             replies.push(ReplyRow {
@@ -681,11 +773,7 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
                 error: off(est.estimated, s),
                 predicted,
                 predicted_error: predicted.map(|p| off(p, s)),
-                overhead: match n {
-                    0 => OverheadFrom::Borrowed,
-                    _ if samples[n - 1].segment != s.segment => OverheadFrom::Stale,
-                    _ => OverheadFrom::Measured,
-                },
+                overhead: est.overhead,
             });
             // the first measured prompt after a harness compaction
             if let Some(c) = conv
@@ -779,6 +867,7 @@ fn off(estimated: u64, s: &Sample) -> f64 {
 struct SessionEstimate {
     scales: Scales,
     estimated: u64,
+    overhead: OverheadFrom,
 }
 
 /// Fewer measured replies than this before a reply, and a session's own scale is not trusted yet.
@@ -813,14 +902,90 @@ fn session_estimate(
     // the session's own measurements beat other sessions' fit once there are enough of them: a model nobody
     // fitted (released yesterday, or a third party's through a harness) is learned within its first replies
     let scales = session_scales(samples, n, prior_scales);
-    let overhead = match anchor(&samples[..n]) {
-        None => prior_overhead,
-        Some(a) => samples[a].measured as f64 - samples[a].parts.scaled(&scales),
+    let s = samples[n];
+    let unrecorded = unrecorded_size(samples, n, &scales);
+    let (overhead, from) = match anchor(&samples[..n], s.segment, s.sends.as_deref()) {
+        None => (prior_overhead, OverheadFrom::Borrowed),
+        Some((a, from)) => (
+            segment_overhead(&samples[..n], a, &scales, unrecorded),
+            from,
+        ),
     };
-    let estimated = (overhead + samples[n].parts.scaled(&scales))
-        .max(0.0)
-        .round() as u64;
-    SessionEstimate { scales, estimated }
+    let held = if s.unrecorded.is_some() {
+        unrecorded
+    } else {
+        0.0
+    };
+    let estimated = (overhead + s.parts.scaled(&scales) + held).max(0.0).round() as u64;
+    SessionEstimate {
+        scales,
+        estimated,
+        overhead: from,
+    }
+}
+
+/// The overhead a reply measured: what it measured beyond its context, each kind scaled, and beyond the
+/// unrecorded compaction text it held (`unrecorded` tokens, when it held one).
+fn overhead_at(s: &Sample, scales: &Scales, unrecorded: f64) -> f64 {
+    let held = if s.unrecorded.is_some() {
+        unrecorded
+    } else {
+        0.0
+    };
+    s.measured as f64 - s.parts.scaled(scales) - held
+}
+
+/// The overhead a segment measured, from its first reply `a` among `samples` on: an exact measurement gives it;
+/// a rounded one (Aider's `13k`) gives a range, which each later reply of the segment narrows where the two
+/// overlap. The middle of what is left.
+fn segment_overhead(samples: &[&Sample], a: usize, scales: &Scales, unrecorded: f64) -> f64 {
+    let range = |s: &Sample| {
+        let o = overhead_at(s, scales, unrecorded);
+        let half = if s.precision <= 1 {
+            0.0
+        } else {
+            s.precision as f64 / 2.0
+        };
+        (o - half, o + half)
+    };
+    let segment = samples[a].segment;
+    let (mut lo, mut hi) = range(samples[a]);
+    for s in samples[a + 1..].iter().filter(|s| s.segment == segment) {
+        let (l, h) = range(s);
+        if lo.max(l) <= hi.min(h) {
+            (lo, hi) = (lo.max(l), hi.min(h));
+        }
+    }
+    (lo + hi) / 2.0
+}
+
+/// What a compaction's text the harness sent but never recorded (Aider's summary) costs in this session, from the
+/// replies before `n` that held one while the reply their overhead was measured at did not: the mean of what each
+/// measured beyond its estimate without it (none below zero). Zero when no such reply was measured: the marker's
+/// own text stands in for it.
+fn unrecorded_size(samples: &[&Sample], n: usize, scales: &Scales) -> f64 {
+    let mut sum = 0.0;
+    let mut k = 0usize;
+    for (j, s) in samples[..n].iter().enumerate() {
+        if s.unrecorded.is_none() {
+            continue;
+        }
+        let Some((a, from)) = anchor(&samples[..j], s.segment, s.sends.as_deref()) else {
+            continue;
+        };
+        if from == OverheadFrom::Stale || samples[a].unrecorded.is_some() {
+            continue;
+        }
+        sum += s.measured as f64
+            - segment_overhead(&samples[..j], a, scales, 0.0)
+            - s.parts.scaled(scales);
+        k += 1;
+    }
+    if k == 0 {
+        0.0
+    } else {
+        (sum / k as f64).max(0.0)
+    }
 }
 
 /// The overhead a session's first reply is estimated with: the mean own overhead of the other sessions of its
@@ -893,6 +1058,8 @@ mod tests {
             measured,
             precision: 0,
             segment: 0,
+            sends: None,
+            unrecorded: None,
         }
     }
 
@@ -924,14 +1091,112 @@ mod tests {
         assert_eq!(session_estimate(&refs, 4, &prior, 0.0).estimated, 9_000);
         // the ones after it: the overhead of the first reply measured after the change, the scale not bent by it
         assert_eq!(session_estimate(&refs, 6, &prior, 0.0).estimated, 19_000);
-        assert_eq!(anchor(&refs[..6]), Some(4));
-        assert_eq!(anchor(&refs[..4]), Some(0));
+        assert_eq!(
+            anchor(&refs[..6], 1, None),
+            Some((4, OverheadFrom::Measured))
+        );
+        assert_eq!(anchor(&refs[..4], 1, None), Some((0, OverheadFrom::Stale)));
         assert_eq!(segments(v.iter()).len(), 2);
         let f = fit(&[&v]).unwrap();
         assert!((f.scale - 1.0).abs() < 1e-9, "{f:?}");
         // one session, which starts with its first stretch's overhead
         assert_eq!(f.sessions, 1);
         assert!((f.overhead - 5_000.0).abs() < 1e-6, "{f:?}");
+    }
+
+    #[test]
+    fn a_change_back_to_what_an_earlier_stretch_sent_takes_its_overhead() {
+        // a run with a file (5k of overhead), one without it (3k), then the file again: a new run, or dropped and
+        // added back
+        let with = Some("m\na.rs".to_string());
+        let mut v: Vec<Sample> = (0..3)
+            .map(|i| Sample {
+                sends: with.clone(),
+                ..s(1000 * i, 5_000 + 1000 * i)
+            })
+            .collect();
+        v.extend((3..6).map(|i| Sample {
+            segment: 1,
+            sends: Some("m".into()),
+            ..s(1000 * i, 3_000 + 1000 * i)
+        }));
+        v.extend((6..8).map(|i| Sample {
+            segment: 2,
+            sends: with.clone(),
+            ..s(1000 * i, 5_000 + 1000 * i)
+        }));
+        let refs: Vec<&Sample> = v.iter().collect();
+        let prior = [1.0; KINDS];
+        let e = session_estimate(&refs, 6, &prior, 0.0);
+        assert_eq!((e.estimated, e.overhead), (11_000, OverheadFrom::SameSends));
+        // what it sends not named: the overhead before the change, stale
+        let unnamed: Vec<Sample> = v
+            .iter()
+            .cloned()
+            .map(|x| Sample { sends: None, ..x })
+            .collect();
+        let refs: Vec<&Sample> = unnamed.iter().collect();
+        let e = session_estimate(&refs, 6, &prior, 0.0);
+        assert_eq!((e.estimated, e.overhead), (9_000, OverheadFrom::Stale));
+    }
+
+    #[test]
+    fn rounded_measurements_of_one_stretch_narrow_its_overhead() {
+        // 5,300 of overhead; each reply's prompt printed to the thousand (`13k`): each alone allows ±500
+        let v: Vec<Sample> = [(1_000, 6_000), (2_700, 8_000), (4_400, 10_000)]
+            .iter()
+            .map(|&(a, m)| Sample {
+                precision: 1_000,
+                ..s(a, m)
+            })
+            .collect();
+        let refs: Vec<&Sample> = v.iter().collect();
+        let one = [1.0; KINDS];
+        // the first alone: 4,500..5,500
+        assert_eq!(segment_overhead(&refs[..1], 0, &one, 0.0), 5_000.0);
+        // with the second (4,800..5,800): 4,800..5,500; with the third (5,100..6,100): 5,100..5,500
+        assert_eq!(segment_overhead(&refs[..2], 0, &one, 0.0), 5_150.0);
+        assert_eq!(segment_overhead(&refs, 0, &one, 0.0), 5_300.0);
+        // exact measurements: the first reply's, whatever follows
+        let exact: Vec<Sample> = [(1_000, 6_000), (2_000, 7_100)]
+            .iter()
+            .map(|&(a, m)| s(a, m))
+            .collect();
+        let refs: Vec<&Sample> = exact.iter().collect();
+        assert_eq!(segment_overhead(&refs, 0, &one, 0.0), 5_000.0);
+    }
+
+    #[test]
+    fn a_summary_the_harness_never_recorded_costs_what_the_replies_after_earlier_ones_measured() {
+        // 5k of overhead; after each summary (its stand-in counted as nothing) the provider measured 1,200 more
+        let mut v: Vec<Sample> = (0..3).map(|i| s(1000 * i, 5_000 + 1000 * i)).collect();
+        v.extend((3..6).map(|i| Sample {
+            unrecorded: Some(2),
+            ..s(1000 * i, 6_200 + 1000 * i)
+        }));
+        let refs: Vec<&Sample> = v.iter().collect();
+        let one = [1.0; KINDS];
+        assert_eq!(unrecorded_size(&refs, 3, &one), 0.0);
+        assert_eq!(unrecorded_size(&refs, 4, &one), 1_200.0);
+        // the first reply after a summary is estimated without it (nothing measured one yet), the next with it
+        assert_eq!(session_estimate(&refs, 3, &one, 0.0).estimated, 8_000);
+        assert_eq!(session_estimate(&refs, 4, &one, 0.0).estimated, 10_200);
+        // a stretch whose overhead was measured after a summary takes the summary out of it
+        let after: Vec<Sample> = v
+            .iter()
+            .cloned()
+            .chain(std::iter::once(Sample {
+                segment: 1,
+                unrecorded: Some(2),
+                ..s(7000, 14_200)
+            }))
+            .chain(std::iter::once(Sample {
+                segment: 1,
+                ..s(8000, 14_000)
+            }))
+            .collect();
+        let refs: Vec<&Sample> = after.iter().collect();
+        assert_eq!(session_estimate(&refs, 7, &one, 0.0).estimated, 14_000);
     }
 
     #[test]
