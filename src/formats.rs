@@ -693,7 +693,8 @@ pub fn title_of(messages: &[ImportedMessage]) -> Option<String> {
 
 /// A message the harness wrote and sent as the user's, typed by nobody: Claude Code's `isMeta` lines, opencode's
 /// synthetic text ("Summarize the task tool output above and continue with your task."), an Aider output sent
-/// back to the model (a failed edit, lint or test errors). Exports fold it with the harness's preamble.
+/// back to the model (a failed edit, lint or test errors) or added to its chat (a command's output). Exports fold
+/// it with the harness's preamble.
 pub fn said_by_harness(meta: &Value) -> bool {
     let flag = |k: &str| meta.get(k).and_then(Value::as_bool) == Some(true);
     flag("synthetic")
@@ -707,6 +708,28 @@ pub fn said_by_harness(meta: &Value) -> bool {
                         .iter()
                         .all(|l| l.get("isMeta").and_then(Value::as_bool) == Some(true))
             })
+}
+
+/// What a harness recorded of what it sends beside the messages (its system prompt, tool definitions), from a
+/// conversation's meta: Codex keeps its base instructions and the app's dynamic tools in `session_meta`, both sent
+/// with every request. Empty where the harness records none of it: the overhead its replies measured is all there
+/// is.
+pub fn recorded_beside(meta: &Value) -> String {
+    let Some(sm) = meta.get("session_meta") else {
+        return String::new();
+    };
+    let mut out = String::new();
+    if let Some(t) = sm
+        .pointer("/base_instructions/text")
+        .and_then(Value::as_str)
+    {
+        out.push_str(t);
+    }
+    if let Some(tools) = sm.get("dynamic_tools").filter(|t| !t.is_null()) {
+        out.push('\n');
+        out.push_str(&tools.to_string());
+    }
+    out
 }
 
 /// The first line of a text, at most 80 characters.

@@ -428,6 +428,17 @@ fn codex_s_reasoning_counts_within_its_turn_and_ends_with_it() {
         m.predicted_median_abs_error <= 0.01 && m.predicted_p90_abs_error <= 0.04,
         "{m:?}"
     );
+    // the rollout records the base instructions and the app's dynamic tools Codex sends with every request: the
+    // first reply, before any overhead is measured (and with no other session to borrow one from), counts them
+    let first = &rp.replies[0];
+    assert_eq!(
+        first.overhead,
+        cairn::reclaim::replay::OverheadFrom::Borrowed
+    );
+    let meta = s.conversation_meta(&first.conversation).unwrap();
+    let recorded = cairn::tokens::text(&cairn::formats::recorded_beside(&meta));
+    assert!(recorded > 3_000, "instructions and 14 tools: {recorded}");
+    assert!(first.estimated > recorded, "{first:?}");
 }
 
 #[test]

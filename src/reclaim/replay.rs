@@ -461,6 +461,9 @@ pub struct ReplayedConversation {
     /// predict the next.
     pub markers: Vec<usize>,
     pub compaction_ids: BTreeMap<usize, String>,
+    /// The tokens of what the harness recorded it sends beside the messages ([`crate::formats::recorded_beside`]):
+    /// the part of a session's overhead known before any reply is measured.
+    pub beside: u64,
 }
 
 /// Samples of every conversation of the store (conversations whose path cannot be read are left out and named in
@@ -485,6 +488,9 @@ pub fn store_samples(
                     .iter()
                     .map(|&i| (i, v.heads[i].id.clone()))
                     .collect();
+                let beside = crate::tokens::text(&crate::formats::recorded_beside(
+                    &store.conversation_meta(&c.id)?,
+                ));
                 out.push(ReplayedConversation {
                     id: c.id,
                     harness: v.harness,
@@ -494,6 +500,7 @@ pub fn store_samples(
                     compactions,
                     markers,
                     compaction_ids,
+                    beside,
                 })
             }
             Err(e) => skipped.push(format!("{}: {e}", c.id)),
@@ -729,10 +736,13 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
             sessions.push((c, m, v));
         }
     }
-    // each session's own overhead at the model's default scale, for the first-reply prior
+    // each session's own overhead at the model's default scale, beyond what its harness recorded sending, for the
+    // first-reply prior
     let own: Vec<f64> = sessions
         .iter()
-        .map(|(_, m, v)| v[0].measured as f64 - default_scale(m) * v[0].assembled as f64)
+        .map(|(c, m, v)| {
+            v[0].measured as f64 - default_scale(m) * (v[0].assembled + c.beside) as f64
+        })
         .collect();
     let mut replies = Vec::new();
     let mut compactions = Vec::new();
@@ -754,7 +764,8 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
         let prior_scales = f
             .as_ref()
             .map_or_else(|| [default_scale(model); KINDS], Fit::scales);
-        let prior = prior_overhead(&sessions, &own, conv);
+        let prior =
+            prior_overhead(&sessions, &own, conv) + default_scale(model) * conv.beside as f64;
         for (n, s) in samples.iter().enumerate() {
             let est = session_estimate(samples, n, &prior_scales, prior);
             let predicted = (n > 0).then(|| {
@@ -1210,6 +1221,7 @@ mod tests {
             compactions: Vec::new(),
             markers: Vec::new(),
             compaction_ids: BTreeMap::new(),
+            beside: 0,
         };
         let cs = [
             conv("a", "claude-code", "2.1.100"),
