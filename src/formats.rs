@@ -710,28 +710,6 @@ pub fn said_by_harness(meta: &Value) -> bool {
             })
 }
 
-/// What a harness recorded of what it sends beside the messages (its system prompt, tool definitions), from a
-/// conversation's meta: Codex keeps its base instructions and the app's dynamic tools in `session_meta`, both sent
-/// with every request. Empty where the harness records none of it: the overhead its replies measured is all there
-/// is.
-pub fn recorded_beside(meta: &Value) -> String {
-    let Some(sm) = meta.get("session_meta") else {
-        return String::new();
-    };
-    let mut out = String::new();
-    if let Some(t) = sm
-        .pointer("/base_instructions/text")
-        .and_then(Value::as_str)
-    {
-        out.push_str(t);
-    }
-    if let Some(tools) = sm.get("dynamic_tools").filter(|t| !t.is_null()) {
-        out.push('\n');
-        out.push_str(&tools.to_string());
-    }
-    out
-}
-
 /// The first line of a text, at most 80 characters.
 pub fn short_title(text: &str) -> String {
     let line = text.trim().lines().next().unwrap_or_default().trim();

@@ -436,7 +436,7 @@ fn codex_s_reasoning_counts_within_its_turn_and_ends_with_it() {
         cairn::reclaim::replay::OverheadFrom::Borrowed
     );
     let meta = s.conversation_meta(&first.conversation).unwrap();
-    let recorded = cairn::tokens::text(&cairn::formats::recorded_beside(&meta));
+    let recorded = cairn::tokens::text(&cairn::reclaim::replay::recorded_beside(&meta));
     assert!(recorded > 3_000, "instructions and 14 tools: {recorded}");
     assert!(first.estimated > recorded, "{first:?}");
 }
@@ -1520,17 +1520,26 @@ fn replay_says_which_replies_had_an_overhead_measured_before_an_unrecorded_chang
         .iter()
         .map(|x| (x.message.as_str(), format!("{:?}", x.overhead)))
         .collect();
-    // by hand, from the file's own markers: the first measured reply borrows, the first after a change is stale
+    // by hand, from the file's own markers: the first measured reply borrows, the first after a change takes the
+    // overhead of an earlier measured stretch that sent the same, else is stale
     let (mut first, mut changed, mut expected) = (true, false, Vec::new());
+    let (mut sends, mut measured_sends) = (None, std::collections::HashSet::new());
     for m in s.active_path(&conv).unwrap() {
-        changed |= cairn::model::CairnMeta::context_changed(&m.meta);
+        if cairn::model::CairnMeta::context_changed(&m.meta) {
+            changed = true;
+            sends = cairn::model::CairnMeta::sends(&m.meta).map(str::to_string);
+        }
         if m.role == cairn::model::Role::Assistant && m.usage.is_some() {
             let want = match (first, changed) {
                 (true, _) => "Borrowed",
+                (false, true) if sends.as_ref().is_some_and(|k| measured_sends.contains(k)) => {
+                    "SameSends"
+                }
                 (false, true) => "Stale",
                 (false, false) => "Measured",
             };
             expected.push((m.id.clone(), want.to_string()));
+            measured_sends.extend(sends.clone());
             (first, changed) = (false, false);
         }
     }

@@ -418,6 +418,19 @@ impl Rollout {
             if let Some(v) = sm.get("cli_version") {
                 meta["harness_version"] = v.clone();
             }
+            // what Codex sends with every request beside the messages, as the rollout recorded it
+            let beside: Vec<&str> = ["/base_instructions/text", "/dynamic_tools"]
+                .into_iter()
+                .filter(|p| sm.pointer(p).is_some_and(|v| !v.is_null()))
+                .collect();
+            if !beside.is_empty() {
+                meta["sends_beside"] = json!(
+                    beside
+                        .iter()
+                        .map(|p| format!("/session_meta{p}"))
+                        .collect::<Vec<_>>()
+                );
+            }
             meta["session_meta"] = sm;
         }
         Parsed {

@@ -461,9 +461,29 @@ pub struct ReplayedConversation {
     /// predict the next.
     pub markers: Vec<usize>,
     pub compaction_ids: BTreeMap<usize, String>,
-    /// The tokens of what the harness recorded it sends beside the messages ([`crate::formats::recorded_beside`]):
+    /// The tokens of what the harness recorded it sends beside the messages ([`recorded_beside`]):
     /// the part of a session's overhead known before any reply is measured.
     pub beside: u64,
+}
+
+/// What a harness recorded of what it sends beside the messages (its system prompt, tool definitions), from a
+/// conversation's meta: its reader lists where under `sends_beside` (JSON pointers into the meta: Codex's base
+/// instructions and the app's dynamic tools, sent with every request). Empty where the harness records none of
+/// it: the overhead its replies measured is all there is.
+pub fn recorded_beside(meta: &serde_json::Value) -> String {
+    let pointers = meta
+        .get("sends_beside")
+        .and_then(serde_json::Value::as_array);
+    pointers
+        .into_iter()
+        .flatten()
+        .filter_map(|p| meta.pointer(p.as_str()?))
+        .map(|v| match v.as_str() {
+            Some(t) => t.to_string(),
+            None => v.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Samples of every conversation of the store (conversations whose path cannot be read are left out and named in
@@ -488,9 +508,8 @@ pub fn store_samples(
                     .iter()
                     .map(|&i| (i, v.heads[i].id.clone()))
                     .collect();
-                let beside = crate::tokens::text(&crate::formats::recorded_beside(
-                    &store.conversation_meta(&c.id)?,
-                ));
+                let beside =
+                    crate::tokens::text(&recorded_beside(&store.conversation_meta(&c.id)?));
                 out.push(ReplayedConversation {
                     id: c.id,
                     harness: v.harness,

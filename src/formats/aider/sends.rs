@@ -44,8 +44,10 @@ impl Sends {
                 "Add file to the chat"
                 | "Allow edits to file that has not been added to the chat"
                 | "Create new file" => subject.is_some_and(|s| self.files.insert(s)),
-                // a web page goes into the prompt, a command's output into the history: not beside it
-                "Add URL to the chat" | "Add command output to the chat" => false,
+                // a web page goes into the prompt, a command's output into the history: not beside it (newer
+                // versions ask `Add 5.2k tokens of command output to the chat?`)
+                "Add URL to the chat" => false,
+                other if other.ends_with("command output to the chat") => false,
                 other => match other
                     .strip_prefix("Add ")
                     .and_then(|r| r.strip_suffix(" to the chat"))
@@ -179,11 +181,12 @@ mod tests {
         let (changed, key) = read(&[
             "Add command output to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: y",
             "Added 17 lines of output to the chat.",
+            "Add 5.2k tokens of command output to the chat? (Y)es/(N)o [Yes]: y",
             "Add URL to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: y",
             "Added a.rs to the chat",
             "Dropping all files from the chat session except originally read-only files.",
         ]);
-        assert_eq!(changed, [false, false, false, true, true]);
+        assert_eq!(changed, [false, false, false, false, true, true]);
         assert_eq!(key, "m with diff edit format");
         assert_eq!(
             command_output("Added 17 lines of output to the chat."),
