@@ -671,11 +671,23 @@ pub fn is_preamble(text: &str) -> bool {
     })
 }
 
+/// Whether a prompt is a harness command the user typed (`/map`, `/add src/a.rs`): a first word of a slash and a
+/// name, no path (`/usr/bin/env is missing` is a prompt).
+fn is_command(text: &str) -> bool {
+    let first = text.split_whitespace().next().unwrap_or("");
+    first.len() > 1
+        && first.starts_with('/')
+        && first[1..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
 /// A title from a conversation's messages: the first line of the first prompt the user typed (injected preambles
-/// skipped), else of the first reply's words. None only when there is no text at all.
+/// and the harness's commands skipped), else of the first reply's words. None only when there is no text at all.
 pub fn title_of(messages: &[ImportedMessage]) -> Option<String> {
     let first_text = |role: Role, skip_preambles: bool| {
-        let usable = |t: &str| !(t.trim().is_empty() || skip_preambles && is_preamble(t));
+        let usable =
+            |t: &str| !(t.trim().is_empty() || skip_preambles && (is_preamble(t) || is_command(t)));
         messages.iter().find_map(|m| {
             if m.message.role != role || said_by_harness(&m.message.meta) {
                 return None;

@@ -584,6 +584,13 @@ mod tests {
     }
 
     #[test]
+    fn a_history_s_title_is_its_first_prompt_not_a_command() {
+        let text = "# aider chat started at 2026-03-02 10:00:00\n\n#### /map  \n\nsrc/a.rs\n\n#### /add src/a.rs  \n                    > Added src/a.rs to the chat  \n\n#### /usr/bin/env is missing here  \n\nIt is.\n";
+        let p = parse(Path::new("h.md"), text).unwrap();
+        assert_eq!(p.title.as_deref(), Some("/usr/bin/env is missing here"));
+    }
+
+    #[test]
     fn a_command_s_output_aider_added_is_in_the_history_it_sends() {
         // `Coder.run_shell_commands`: the output as a user message and Aider's `Ok.`, which the file does not show
         let text = "# aider chat started at 2026-03-02 10:00:00  \n\n> Aider v0.84.0  \n\n#### set it up  \n\n\

@@ -368,16 +368,22 @@ impl Estimator {
         let end = changes.last().and_then(|(_, s)| s.as_deref());
         let anchored = anchor(&refs, changes.len(), end);
         let unrecorded = unrecorded_size(&refs, refs.len(), &kinds);
-        let ends_unrecorded = after_unrecorded(store, view)?[view.len()];
+        let held = match after_unrecorded(store, view)?[view.len()] {
+            Some(_) => unrecorded,
+            None => 0.0,
+        };
         let (overhead, how) = match (anchored.map(|(a, _)| refs[a]), fit) {
             (Some(s), _) => (
-                segment_overhead(&refs, anchored.map_or(0, |(a, _)| a), &kinds, unrecorded)
-                    + if ends_unrecorded.is_some() {
-                        unrecorded
-                    } else {
-                        0.0
-                    },
-                format!("overhead from this session's reply {}", s.message),
+                segment_overhead(&refs, anchored.map_or(0, |(a, _)| a), &kinds, unrecorded) + held,
+                if held > 0.0 {
+                    format!(
+                        "overhead from this session's reply {}, with {held:.0} for the compaction text the \
+                         harness never recorded (what the replies after earlier ones measured)",
+                        s.message
+                    )
+                } else {
+                    format!("overhead from this session's reply {}", s.message)
+                },
             ),
             (None, Some(f)) => (f.overhead, "overhead: the model's mean".to_string()),
             (None, None) => (0.0, "no overhead measured".to_string()),
