@@ -614,3 +614,51 @@ fn research_and_legibility_json_contracts() {
         "{err}"
     );
 }
+
+#[test]
+fn replay_prints_the_estimate_the_prediction_and_each_harness_s_compactions() {
+    let e = Env::new();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    e.ok(&[
+        "import",
+        fixtures
+            .join("pi/pi-v1-before-compaction-two-compactions.jsonl")
+            .to_str()
+            .unwrap(),
+    ]);
+    let text = e.ok(&["replay"]);
+    let mut lines = text.lines();
+    let head = lines.next().unwrap();
+    assert!(
+        head.contains("estimated med/p90") && head.contains("predicted med/p90"),
+        "{text}"
+    );
+    // one model row, both errors in percent, then the compactions of pi, summed up as the JSON sums them
+    let v = e.json(&["replay", "--json"]);
+    let model = &v["models"][0];
+    let row = lines.next().unwrap();
+    let pct = |k: &str| format!("{:.1}%", model[k].as_f64().unwrap() * 100.0);
+    for k in [
+        "median_abs_error",
+        "p90_abs_error",
+        "predicted_median_abs_error",
+        "predicted_p90_abs_error",
+    ] {
+        assert!(row.contains(&pct(k)), "{k} in {row}");
+    }
+    let h = &v["compactions_by_harness"][0];
+    assert_eq!(h["harness"], json!("pi"));
+    assert_eq!(h["compactions"], json!(2));
+    let pi = text
+        .lines()
+        .find(|l| l.starts_with("pi "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        pi.contains(h["worst"].as_str().unwrap())
+            && pi.contains(&format!(
+                "{:.1}%",
+                h["max_abs_error"].as_f64().unwrap() * 100.0
+            )),
+        "{pi}"
+    );
+}

@@ -411,7 +411,19 @@ fn replay_predicts_the_next_request_and_the_prompt_after_each_compaction() {
     assert_eq!(r.compactions.len(), 2, "{:?}", r.compactions);
     for c in &r.compactions {
         assert!(c.error.abs() <= 0.08, "{c:?}");
+        assert_eq!(c.harness, "pi");
     }
+    // and summed up per harness
+    assert_eq!(r.compactions_by_harness.len(), 1);
+    let h = &r.compactions_by_harness[0];
+    assert_eq!((h.harness.as_str(), h.compactions), ("pi", 2));
+    let worst = r
+        .compactions
+        .iter()
+        .map(|c| c.error.abs())
+        .fold(0.0, f64::max);
+    assert_eq!(h.max_abs_error, worst);
+    assert!(h.median_abs_error <= h.max_abs_error);
     // the JSON keeps its contract and adds the prediction beside it
     let v = serde_json::to_value(&r).unwrap();
     let reply = &v["replies"][1];

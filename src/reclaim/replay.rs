@@ -669,6 +669,8 @@ pub enum OverheadFrom {
 #[derive(Debug, Clone, Serialize)]
 pub struct Errors {
     pub replies: usize,
+    /// Of them, those predicted from an earlier measured prompt (the predicted errors are over these; 0 when none).
+    pub predicted_replies: usize,
     pub median_abs_error: f64,
     pub p90_abs_error: f64,
     pub predicted_median_abs_error: f64,
@@ -684,6 +686,7 @@ impl Errors {
             .collect();
         Errors {
             replies: rows.len(),
+            predicted_replies: perrs.len(),
             median_abs_error: round4(quantile(errs.clone(), 0.5)),
             p90_abs_error: round4(quantile(errs, 0.9)),
             predicted_median_abs_error: round4(quantile(perrs.clone(), 0.5)),
@@ -699,11 +702,52 @@ pub struct CompactionRow {
     /// The compaction.
     pub message: String,
     pub conversation: String,
+    /// The harness that compacted (its reader's name: `aider`, `pi`, `opencode`, …).
+    pub harness: String,
     /// The first measured reply after it.
     pub reply: String,
     pub predicted: u64,
     pub measured: u64,
     pub error: f64,
+}
+
+/// One harness's compactions: how far the first prompt after each was predicted from what was measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct HarnessCompactions {
+    pub harness: String,
+    pub compactions: usize,
+    pub median_abs_error: f64,
+    pub max_abs_error: f64,
+    /// The one furthest off.
+    pub worst: String,
+}
+
+impl HarnessCompactions {
+    /// Per harness, in name order.
+    fn of(rows: &[CompactionRow]) -> Vec<HarnessCompactions> {
+        let mut grouped: BTreeMap<&str, Vec<&CompactionRow>> = BTreeMap::new();
+        for r in rows {
+            grouped.entry(r.harness.as_str()).or_default().push(r);
+        }
+        grouped
+            .into_iter()
+            .filter_map(|(harness, rows)| {
+                let worst = rows
+                    .iter()
+                    .max_by(|a, b| a.error.abs().total_cmp(&b.error.abs()))?;
+                Some(HarnessCompactions {
+                    harness: harness.to_string(),
+                    compactions: rows.len(),
+                    median_abs_error: round4(quantile(
+                        rows.iter().map(|r| r.error.abs()).collect(),
+                        0.5,
+                    )),
+                    max_abs_error: round4(worst.error.abs()),
+                    worst: worst.message.clone(),
+                })
+            })
+            .collect()
+    }
 }
 
 /// The worst reply of a model.
@@ -723,6 +767,8 @@ pub struct ModelRow {
     pub p90_abs_error: f64,
     pub predicted_median_abs_error: f64,
     pub predicted_p90_abs_error: f64,
+    /// How many replies were predicted from an earlier measured prompt (none: the predicted errors mean nothing).
+    pub predicted_replies: usize,
     /// The same errors over the replies whose overhead was measured in their own stretch of the session
     /// ([`OverheadFrom::Measured`]): what cairn's estimate is worth where the file records everything sent
     /// but the harness's fixed overhead.
@@ -738,6 +784,8 @@ pub struct Replay {
     pub models: Vec<ModelRow>,
     pub replies: Vec<ReplyRow>,
     pub compactions: Vec<CompactionRow>,
+    /// The compactions summed up per harness.
+    pub compactions_by_harness: Vec<HarnessCompactions>,
     /// Conversations that could not be read (named, then left out).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
@@ -820,6 +868,7 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
                 compactions.push(CompactionRow {
                     message: conv.compaction_ids.get(c).cloned().unwrap_or_default(),
                     conversation: conv.id.clone(),
+                    harness: conv.harness.clone(),
                     reply: s.message.clone(),
                     predicted: est.estimated,
                     measured: s.measured,
@@ -836,6 +885,7 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
     Ok(Replay {
         models,
         replies,
+        compactions_by_harness: HarnessCompactions::of(&compactions),
         compactions,
         skipped,
     })
@@ -872,6 +922,7 @@ fn per_model(replies: &[ReplyRow], methods: &BTreeMap<String, bool>) -> Vec<Mode
             p90_abs_error: all.p90_abs_error,
             predicted_median_abs_error: all.predicted_median_abs_error,
             predicted_p90_abs_error: all.predicted_p90_abs_error,
+            predicted_replies: all.predicted_replies,
             measured_overhead: Errors::of(&own),
             worst,
             estimator: if methods.get(model).copied().unwrap_or(false) {
