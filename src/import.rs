@@ -306,13 +306,23 @@ fn merge(
         .unwrap_or_default();
     outcome.added = added;
     outcome.status = if added > 0 { "grown" } else { "unchanged" };
-    if added == 0 {
+    let recorded: Vec<&str> = merged
+        .iter()
+        .flat_map(|m| m.recorded.iter().map(String::as_str))
+        .collect();
+    if !recorded.is_empty() {
+        outcome.report.notes.push(format!(
+            "read by a newer reader, which records more of the session: {}",
+            recorded.join(", ")
+        ));
+    }
+    if added == 0 && recorded.is_empty() {
         outcome.error = Some(format!(
             "{}: already imported as conversation {first} (the same session, nothing new)",
             file.display(),
         ));
         outcome.duplicate_of = Some(first);
-    } else {
+    } else if added > 0 {
         outcome.report.notes.push(format!(
             "a session this store holds, grown: +{added} message(s) added to {first}"
         ));

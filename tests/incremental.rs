@@ -663,3 +663,49 @@ fn a_session_read_otherwise_by_a_newer_reader_counts_once() {
         "the first reply is held; both fixed replies and both answers to thanks count"
     );
 }
+
+#[test]
+fn what_a_newer_reader_records_of_a_session_is_added_to_the_one_the_store_holds() {
+    // Codex's reader now names where the rollout recorded what Codex sends beside the messages (`sends_beside`): a
+    // session stored by an older reader gets it when read again; what the store recorded stays as it was
+    use cairn::model::{NewMessage, Role};
+    use cairn::store::{ImportedConversation, ImportedMessage};
+    use serde_json::json;
+    let conv = |meta: serde_json::Value| ImportedConversation {
+        title: None,
+        messages: vec![ImportedMessage {
+            parent: None,
+            message: NewMessage::text(Role::User, "hi"),
+        }],
+        tip: Some(0),
+        checkpoints: Vec::new(),
+        meta,
+        linked_to: None,
+    };
+    let mut s = Store::open_in_memory().unwrap();
+    let ids = s
+        .import_file(
+            "h1",
+            "rollout.jsonl",
+            &[conv(json!({"source_key": "k", "records": 1}))],
+            None,
+        )
+        .unwrap();
+    let merged = s
+        .merge_file(
+            "h2",
+            "rollout.jsonl",
+            &[conv(
+                json!({"source_key": "k", "records": 2, "sends_beside": ["/session_meta/x"]}),
+            )],
+            None,
+        )
+        .unwrap();
+    assert_eq!(merged[0].conversation, ids[0]);
+    assert_eq!(merged[0].added, 0);
+    assert_eq!(merged[0].recorded, vec!["sends_beside".to_string()]);
+    let meta = s.conversation_meta(&ids[0]).unwrap();
+    assert_eq!(meta["sends_beside"], json!(["/session_meta/x"]));
+    assert_eq!(meta["records"], json!(1), "{meta}");
+    assert_eq!(meta["source_key"], json!("k"));
+}

@@ -412,6 +412,70 @@ fn a_signature_a_newer_reader_finds_makes_the_file_read_again() {
 }
 
 #[test]
+fn an_aider_history_read_by_a_reader_that_named_no_files_is_read_again_with_them() {
+    // a store made by a reader that did not tell which files were in Aider's chat (here: the same history without
+    // its "Added … to the chat" lines): the messages read alike, only what cairn recorded of each change differs.
+    // Importing the real file adds its reading beside the stored one and retires the former replies, and the
+    // store then gives the figures of a fresh import
+    let f = samples().join("aider/aider-0.84-architect-editor-gemini-qwen3.aider.chat.history.md");
+    let real = std::fs::read_to_string(&f).unwrap();
+    let old: String = real
+        .lines()
+        .filter(|l| {
+            !(l.starts_with("> Added ") && l.contains(" to the chat") && !l.contains(" of output "))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(old.len() < real.len());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(".aider.chat.history.md");
+    let figures = |s: &mut Store| {
+        let st = stats_by_conversation(s);
+        let rp = replayed(s);
+        let r = &st.rows[0];
+        let errors: Vec<(u64, u64, Option<u64>)> = rp
+            .replies
+            .iter()
+            .map(|r| (r.estimated, r.measured, r.predicted))
+            .collect();
+        (r.turns, r.input_tokens, r.output_tokens, errors)
+    };
+    let mut s = Store::open_in_memory().unwrap();
+    std::fs::write(&file, &old).unwrap();
+    assert!(
+        cairn::import::import_file(&mut s, &file, None)
+            .error
+            .is_none()
+    );
+    let before = figures(&mut s);
+    std::fs::write(&file, &real).unwrap();
+    let again = cairn::import::import_file(&mut s, &file, None);
+    assert!(again.error.is_none(), "{:?}", again.error);
+    assert_eq!(again.status, "grown");
+    assert!(
+        again
+            .report
+            .notes
+            .iter()
+            .any(|n| n.contains("no longer count")),
+        "{:?}",
+        again.report.notes
+    );
+    let mut fresh = Store::open_in_memory().unwrap();
+    assert!(
+        cairn::import::import_file(&mut fresh, &file, None)
+            .error
+            .is_none()
+    );
+    let want = figures(&mut fresh);
+    assert_ne!(before, want, "the two readings tell the same figures");
+    assert_eq!(figures(&mut s), want);
+    // read once more, nothing is new
+    let third = cairn::import::import_file(&mut s, &file, None);
+    assert_eq!(third.status, "unchanged");
+}
+
+#[test]
 fn codex_s_reasoning_counts_within_its_turn_and_ends_with_it() {
     // Codex sends each reasoning item back encrypted within its turn (the reply's output tokens less what it shows)
     // and OpenAI drops it at the next user message (a subagent's notification here): the step after it is measured

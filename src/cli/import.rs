@@ -77,6 +77,7 @@ fn show(o: &FileOutcome) -> Result<()> {
             let r = &o.report;
             let status = match o.status {
                 "grown" => format!("grown (+{})  ", o.added),
+                "unchanged" => "unchanged  ".to_string(),
                 _ => String::new(),
             };
             out(&format!(

@@ -12,6 +12,10 @@ use super::{KIND_COMPACT_SUMMARY, KIND_DIGEST};
 /// The JSON path of a conversation's link to its parent, for the store's SQL.
 pub const LINKED_TO_SQL: &str = "$.cairn.linked_to";
 
+/// The key of a harness compaction marker's flag that the harness never recorded the text it sent (Aider's
+/// summaries): the marker module writes and reads it; a merge tells readings apart by it ([`CairnMeta::reading`]).
+pub const UNRECORDED: &str = "unrecorded";
+
 /// One record cairn writes under `meta.cairn`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CairnMeta<'a> {
@@ -96,6 +100,27 @@ impl CairnMeta<'_> {
         meta.get("cairn")?.get("sends")?.as_str()
     }
 
+    /// What of cairn's record a harness's reader decided and the figures follow, as text: a change of what the
+    /// harness sends beside the messages and what it sends after it ([`CairnMeta::ContextChanged`]), a compaction
+    /// whose text was never recorded ([`UNRECORDED`]). Empty when there is none. A newer reader that tells more
+    /// (Aider's files in the chat, named) reads another message, which a merge adds as the file's new reading
+    /// (`crate::store`'s reading fingerprint); nothing here holds an id, so one reading reads alike every time.
+    pub fn reading(meta: &Value) -> String {
+        let Some(c) = meta.get("cairn") else {
+            return String::new();
+        };
+        let mut out = String::new();
+        if CairnMeta::context_changed(meta) {
+            out.push_str("context_changed\0");
+            out.push_str(CairnMeta::sends(meta).unwrap_or(""));
+            out.push('\0');
+        }
+        if c.get(UNRECORDED).and_then(Value::as_bool) == Some(true) {
+            out.push_str(UNRECORDED);
+        }
+        out
+    }
+
     /// The parent conversation a subagent's conversation is linked to.
     pub fn linked_to(meta: &Value) -> Option<&Value> {
         meta.get("cairn")?.get("linked_to")
@@ -144,5 +169,14 @@ mod tests {
         assert!(CairnMeta::context_changed(&unnamed));
         assert_eq!(CairnMeta::sends(&unnamed), None);
         assert!(!CairnMeta::context_changed(&pi));
+        // what a reading decided: the change and what is sent after it, an unrecorded text; nothing else
+        assert_eq!(CairnMeta::reading(&changed), "context_changed\0m\na.rs\0");
+        assert_ne!(CairnMeta::reading(&changed), CairnMeta::reading(&unnamed));
+        assert_eq!(CairnMeta::reading(&pi), "");
+        assert_eq!(CairnMeta::reading(&json!({"model": "m"})), "");
+        assert_eq!(
+            CairnMeta::reading(&json!({"cairn": {"kind": "compaction", UNRECORDED: true}})),
+            UNRECORDED
+        );
     }
 }

@@ -213,14 +213,14 @@ pub fn harness_meta(harness: &str, kept: Kept, sends_text: bool) -> Value {
 /// after such compactions ([`crate::reclaim::replay`]).
 pub fn unrecorded_harness_meta(harness: &str, kept: Kept) -> Value {
     let mut v = harness_meta(harness, kept, true);
-    v["unrecorded"] = json!(true);
+    v[crate::model::cairn_meta::UNRECORDED] = json!(true);
     v
 }
 
 /// Whether a marker message's meta says the harness never recorded the text it sent ([`unrecorded_harness_meta`]).
 pub fn is_unrecorded(meta: &Value) -> bool {
     meta.get("cairn")
-        .and_then(|c| c.get("unrecorded"))
+        .and_then(|c| c.get(crate::model::cairn_meta::UNRECORDED))
         .and_then(Value::as_bool)
         == Some(true)
 }

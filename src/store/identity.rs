@@ -8,18 +8,34 @@ use crate::model::{Block, ImageData, Role, ToolResultContent};
 
 /// A message's fingerprint: its parent's, its role, its plain text and its images' hashes.
 pub fn fingerprint(parent: &str, role: Role, content: &[Block]) -> String {
-    digest(parent, role, content, false)
+    digest(parent, role, content, None)
 }
 
-/// A message's fingerprint as a merge tells readings apart: [`fingerprint`], and which of its thinking blocks came
-/// with the provider's signature. A newer reader that finds the signature an older one left out (opencode's
-/// encrypted OpenAI reasoning) reads another message, whose figures differ (the whole reasoning is sent back):
-/// it is added as the file's new reading, and the former one retired.
-pub fn reading_fingerprint(parent: &str, role: Role, content: &[Block]) -> String {
-    digest(parent, role, content, true)
+/// A message's fingerprint as a merge tells readings apart: [`fingerprint`], which of its thinking blocks came
+/// with the provider's signature, and what of cairn's record the reader decided ([`CairnMeta::reading`]). A newer
+/// reader that finds the signature an older one left out (opencode's encrypted OpenAI reasoning), or tells what
+/// the harness sent where an older one could not (the files in Aider's chat after each change), reads another
+/// message, whose figures differ: it is added as the file's new reading, and the former one retired. A message
+/// with no such record has the fingerprint it always had.
+///
+/// [`CairnMeta::reading`]: crate::model::CairnMeta::reading
+pub fn reading_fingerprint(
+    parent: &str,
+    role: Role,
+    content: &[Block],
+    meta: &serde_json::Value,
+) -> String {
+    digest(parent, role, content, Some(meta))
 }
 
-fn digest(parent: &str, role: Role, content: &[Block], signatures: bool) -> String {
+/// `reading`: the message's meta, when what a reading decided counts (signed thinking, cairn's record).
+fn digest(
+    parent: &str,
+    role: Role,
+    content: &[Block],
+    reading: Option<&serde_json::Value>,
+) -> String {
+    let signatures = reading.is_some();
     let mut h = Sha256::new();
     h.update(parent.as_bytes());
     h.update([0]);
@@ -46,6 +62,13 @@ fn digest(parent: &str, role: Role, content: &[Block], signatures: bool) -> Stri
             Block::Thinking { .. } if signatures && b.is_signed_thinking() => h.update(b"\0signed"),
             _ => {}
         }
+    }
+    let decided = reading
+        .map(crate::model::CairnMeta::reading)
+        .unwrap_or_default();
+    if !decided.is_empty() {
+        h.update(b"\0cairn\0");
+        h.update(decided.as_bytes());
     }
     format!("{:x}", h.finalize())
 }

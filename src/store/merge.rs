@@ -44,6 +44,9 @@ pub struct Merged {
     pub new: bool,
     /// Replies of a former reading of the file retired from the figures (see `retire_read_again`).
     pub retired: usize,
+    /// What a newer reader recorded of the session that the stored conversation lacked, added to its meta (the
+    /// keys; see `record_more`).
+    pub recorded: Vec<String>,
 }
 
 impl Store {
@@ -88,12 +91,14 @@ impl Store {
             match existing {
                 Some(id) => {
                     let conv = conv_row(&tx, &id)?;
+                    let recorded = record_more(&tx, &conv, &c.meta)?;
                     let (added, retired) = append_missing(&tx, &conv, c)?;
                     out.push(Merged {
                         conversation: id,
                         added,
                         new: false,
                         retired,
+                        recorded,
                     });
                 }
                 None => {
@@ -107,6 +112,7 @@ impl Store {
                         added: ids.len(),
                         new: true,
                         retired: 0,
+                        recorded: Vec::new(),
                     });
                 }
             }
@@ -129,6 +135,46 @@ impl Store {
         tx.commit()?;
         Ok(out)
     }
+}
+
+/// What a newer reader records of the session that the stored conversation lacks (Codex's `sends_beside`: where its
+/// base instructions and tools are) is added to its meta: only keys it does not have, so nothing recorded before,
+/// by a reader or by cairn, changes.
+fn record_more(
+    tx: &rusqlite::Transaction<'_>,
+    conv: &ConvRow,
+    read: &serde_json::Value,
+) -> Result<Vec<String>> {
+    let Some(read) = read.as_object() else {
+        return Ok(Vec::new());
+    };
+    let stored: Option<String> = tx.query_row(
+        "SELECT meta FROM conversations WHERE seq = ?1",
+        [conv.seq],
+        |r| r.get(0),
+    )?;
+    let mut meta = stored
+        .as_deref()
+        .and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok())
+        .filter(serde_json::Value::is_object)
+        .unwrap_or_else(|| serde_json::json!({}));
+    let Some(have) = meta.as_object_mut() else {
+        return Ok(Vec::new());
+    };
+    let mut more = Vec::new();
+    for (k, v) in read {
+        if !have.contains_key(k) {
+            have.insert(k.clone(), v.clone());
+            more.push(k.clone());
+        }
+    }
+    if !more.is_empty() {
+        tx.execute(
+            "UPDATE conversations SET meta = ?1 WHERE seq = ?2",
+            rusqlite::params![meta.to_string(), conv.seq],
+        )?;
+    }
+    Ok(more)
 }
 
 /// A former reading of the file is retired from the figures. A newer reader may read a harness's file otherwise
@@ -246,7 +292,7 @@ fn append_missing(
             .and_then(|p| fp_of_id.get(p))
             .cloned()
             .unwrap_or_default();
-        let fp = reading_fingerprint(&parent, m.role, &m.content);
+        let fp = reading_fingerprint(&parent, m.role, &m.content, &m.meta);
         held.entry(fp.clone()).or_insert((h.seq, h.depth));
         fp_of_id.insert(m.id.as_str(), fp);
     }
@@ -265,7 +311,8 @@ fn append_missing(
             }
         };
         let parent_fp = parent.map(|p| fps[p].clone()).unwrap_or_default();
-        let fp = reading_fingerprint(&parent_fp, im.message.role, &im.message.content);
+        let m = &im.message;
+        let fp = reading_fingerprint(&parent_fp, m.role, &m.content, &m.meta);
         let at = match held.get(&fp) {
             Some(&at) => {
                 if let Some(u) = &im.message.usage {
