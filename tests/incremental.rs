@@ -10,6 +10,9 @@ use cairn::reclaim::Settings;
 use cairn::stats::Stats;
 use cairn::store::{By, Store};
 
+#[path = "support/helpers.rs"]
+mod helpers;
+
 fn fixture(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
@@ -611,41 +614,26 @@ fn a_session_read_otherwise_by_a_newer_reader_counts_once() {
     let file = dir.path().join(".aider.chat.history.md");
     let fixed = ["2.6k sent, 40 received.", "2.9k sent, 9 received."];
     // what the store holds from an older reader, then the file as this reader reads it
-    std::fs::write(&file, aider_history(false, fixed)).unwrap();
-    let mut s = Store::open_in_memory().unwrap();
-    assert_eq!(import(&mut s, &file).status, "new");
-    std::fs::write(&file, aider_history(true, fixed)).unwrap();
-    let again = import(&mut s, &file);
-    assert_eq!(again.status, "grown");
-    assert!(
-        again
-            .report
-            .notes
-            .iter()
-            .any(|n| n.contains("no longer count")),
-        "{:?}",
-        again.report.notes
-    );
-    let mut once = Store::open_in_memory().unwrap();
-    assert_eq!(import(&mut once, &file).status, "new");
-    let (a, b) = (stats(&mut s), stats(&mut once));
-    assert_eq!(
+    let figures = |s: &mut Store| {
+        let conv = s.conversations().unwrap()[0].id.clone();
+        let st = stats(s);
+        let r = &st.rows[0];
         (
-            a.rows[0].turns,
-            a.rows[0].input_tokens,
-            a.rows[0].output_tokens
-        ),
-        (
-            b.rows[0].turns,
-            b.rows[0].input_tokens,
-            b.rows[0].output_tokens
+            r.turns,
+            r.input_tokens,
+            r.output_tokens,
+            path_texts(s, &conv),
         )
+    };
+    let (_, after, once, _) = helpers::read_again(
+        &file,
+        aider_history(false, fixed).as_bytes(),
+        aider_history(true, fixed).as_bytes(),
+        figures,
     );
-    assert_eq!(b.rows[0].turns, 3);
     // the tip is the new reading: the failure is the user's message, not the model's
-    let conv = &s.conversations().unwrap()[0].id;
-    let once_conv = &once.conversations().unwrap()[0].id;
-    assert_eq!(path_texts(&s, conv), path_texts(&once, once_conv));
+    assert_eq!(after, once);
+    assert_eq!(once.0, 3);
 
     // replies the file now has in place of others (requests made again: their own usage) count beside them
     let mut r = Store::open_in_memory().unwrap();

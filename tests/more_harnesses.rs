@@ -10,12 +10,23 @@ use cairn::reclaim::Settings;
 use cairn::store::{By, Store};
 use serde_json::Value;
 
+#[path = "support/helpers.rs"]
+mod helpers;
+
 fn samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples")
 }
 
 fn run(s: &mut Store, a: Action) -> Outcome {
     commands::run(s, &Settings::default(), a, &Quiet, &AtomicBool::new(false)).unwrap()
+}
+
+/// A store with `f` imported, and what the import did.
+fn imported(f: &Path) -> (Store, cairn::import::FileOutcome) {
+    let mut s = Store::open_in_memory().unwrap();
+    let o = cairn::import::import_file(&mut s, f, None);
+    assert!(o.error.is_none(), "{}: {:?}", f.display(), o.error);
+    (s, o)
 }
 
 /// Usage per conversation (`cairn stats --by conversation`).
@@ -103,9 +114,7 @@ fn gemini_cli_s_thoughts_are_shown_and_never_sent_again() {
     // later request holds none of them, and the estimate counts none
     let f = samples()
         .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json");
-    let mut s = Store::open_in_memory().unwrap();
-    let o = cairn::import::import_file(&mut s, &f, None);
-    assert!(o.error.is_none(), "{:?}", o.error);
+    let (mut s, o) = imported(&f);
     let conv = &o.conversations[0];
     let bodies = s.messages(conv).unwrap();
     let thoughts = bodies
@@ -232,9 +241,7 @@ fn copilot_s_whole_reasoning_counts_in_an_opencode_reply_not_its_summary() {
     // reasoning, sent back with every later request: a reply's thinking is what it wrote less what it shows
     let f =
         samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json");
-    let mut s = Store::open_in_memory().unwrap();
-    let o = cairn::import::import_file(&mut s, &f, None);
-    assert!(o.error.is_none(), "{:?}", o.error);
+    let (s, o) = imported(&f);
     let conv = &o.conversations[0];
     let heads = s.heads(conv).unwrap();
     let facts = s.facts(conv, &heads).unwrap();
@@ -383,32 +390,13 @@ fn a_signature_a_newer_reader_finds_makes_the_file_read_again() {
             errors,
         )
     };
-    let mut s = Store::open_in_memory().unwrap();
-    std::fs::write(&file, serde_json::to_string(&old).unwrap()).unwrap();
-    assert!(
-        cairn::import::import_file(&mut s, &file, None)
-            .error
-            .is_none()
+    let (_, after, fresh, _) = helpers::read_again(
+        &file,
+        serde_json::to_string(&old).unwrap().as_bytes(),
+        real.as_bytes(),
+        figures,
     );
-    std::fs::write(&file, &real).unwrap();
-    let again = cairn::import::import_file(&mut s, &file, None);
-    assert!(again.error.is_none(), "{:?}", again.error);
-    assert!(
-        again
-            .report
-            .notes
-            .iter()
-            .any(|n| n.contains("no longer count")),
-        "{:?}",
-        again.report.notes
-    );
-    let mut fresh = Store::open_in_memory().unwrap();
-    assert!(
-        cairn::import::import_file(&mut fresh, &file, None)
-            .error
-            .is_none()
-    );
-    assert_eq!(figures(&mut s), figures(&mut fresh));
+    assert_eq!(after, fresh);
 }
 
 #[test]
@@ -440,36 +428,10 @@ fn an_aider_history_read_by_a_reader_that_named_no_files_is_read_again_with_them
             .collect();
         (r.turns, r.input_tokens, r.output_tokens, errors)
     };
-    let mut s = Store::open_in_memory().unwrap();
-    std::fs::write(&file, &old).unwrap();
-    assert!(
-        cairn::import::import_file(&mut s, &file, None)
-            .error
-            .is_none()
-    );
-    let before = figures(&mut s);
-    std::fs::write(&file, &real).unwrap();
-    let again = cairn::import::import_file(&mut s, &file, None);
-    assert!(again.error.is_none(), "{:?}", again.error);
-    assert_eq!(again.status, "grown");
-    assert!(
-        again
-            .report
-            .notes
-            .iter()
-            .any(|n| n.contains("no longer count")),
-        "{:?}",
-        again.report.notes
-    );
-    let mut fresh = Store::open_in_memory().unwrap();
-    assert!(
-        cairn::import::import_file(&mut fresh, &file, None)
-            .error
-            .is_none()
-    );
-    let want = figures(&mut fresh);
-    assert_ne!(before, want, "the two readings tell the same figures");
-    assert_eq!(figures(&mut s), want);
+    let (before, after, fresh, mut s) =
+        helpers::read_again(&file, old.as_bytes(), real.as_bytes(), figures);
+    assert_ne!(before, fresh, "the two readings tell the same figures");
+    assert_eq!(after, fresh);
     // read once more, nothing is new
     let third = cairn::import::import_file(&mut s, &file, None);
     assert_eq!(third.status, "unchanged");
@@ -1430,9 +1392,7 @@ fn aider_s_files_added_to_the_chat_are_learned_from_the_reply_measured_after_the
     let f = samples()
         .join("aider")
         .join("aider-0.62-0.68-claude-3.5-sonnet-opus-infinite-output.aider.chat.history.md");
-    let mut s = Store::open_in_memory().unwrap();
-    let o = cairn::import::import_file(&mut s, &f, None);
-    assert!(o.error.is_none(), "{:?}", o.error);
+    let (mut s, _) = imported(&f);
     let r = replayed(&mut s);
     let m = r
         .models
@@ -1452,9 +1412,7 @@ fn an_aider_run_that_sends_what_an_earlier_one_sent_takes_its_overhead() {
     let f = samples()
         .join("aider")
         .join("aider-0.84-architect-editor-gemini-qwen3.aider.chat.history.md");
-    let mut s = Store::open_in_memory().unwrap();
-    let o = cairn::import::import_file(&mut s, &f, None);
-    assert!(o.error.is_none(), "{:?}", o.error);
+    let (mut s, _) = imported(&f);
     let r = replayed(&mut s);
     let same: Vec<&cairn::reclaim::replay::ReplyRow> = r
         .replies
@@ -1484,9 +1442,7 @@ fn aider_s_summaries_and_the_command_outputs_it_added_count_what_the_replies_aft
     let f = samples()
         .join("aider")
         .join("aider-0.62-0.68-claude-3.5-sonnet-opus-infinite-output.aider.chat.history.md");
-    let mut s = Store::open_in_memory().unwrap();
-    let o = cairn::import::import_file(&mut s, &f, None);
-    assert!(o.error.is_none(), "{:?}", o.error);
+    let (mut s, _) = imported(&f);
     let Outcome::Searched(found) = run(
         &mut s,
         Action::Search(cairn::store::SearchQuery {
@@ -1526,9 +1482,7 @@ fn aider_s_failed_edits_are_sent_back_as_user_messages_not_said_by_the_model() {
         .filter(|l| l.starts_with("> # 1 SEARCH/REPLACE block failed to match!"))
         .count();
     assert!(failed >= 5, "{failed}");
-    let mut s = Store::open_in_memory().unwrap();
-    let o = cairn::import::import_file(&mut s, &f, None);
-    assert!(o.error.is_none(), "{:?}", o.error);
+    let (s, _) = imported(&f);
     let c = &s.conversations().unwrap()[0];
     let path = s.active_path(&c.id).unwrap();
     let sent_back: Vec<usize> = path
@@ -1567,9 +1521,7 @@ fn replay_says_which_replies_had_an_overhead_measured_before_an_unrecorded_chang
     let f = samples()
         .join("aider")
         .join("aider-0.84-architect-editor-gemini-qwen3.aider.chat.history.md");
-    let mut s = Store::open_in_memory().unwrap();
-    let o = cairn::import::import_file(&mut s, &f, None);
-    assert!(o.error.is_none(), "{:?}", o.error);
+    let (mut s, _) = imported(&f);
     let conv = s.conversations().unwrap()[0].id.clone();
     let Outcome::Replayed(r) = run(
         &mut s,

@@ -128,3 +128,40 @@ pub fn chromium() -> Option<std::path::PathBuf> {
         .iter()
         .find_map(|b| on_path(b))
 }
+
+/// A session a store holds from an older reader, imported again as a newer reader reads it: `old` is written to
+/// `file` and imported, then `new` in its place. The second import must add the new reading and retire the former
+/// one's replies. Returns the `figures` of the store before and after the second import and of a store `new` was
+/// imported into fresh (which the second must equal), and the store.
+pub fn read_again<T>(
+    file: &std::path::Path,
+    old: &[u8],
+    new: &[u8],
+    figures: impl Fn(&mut Store) -> T,
+) -> (T, T, T, Store) {
+    let import = |s: &mut Store| {
+        let o = cairn::import::import_file(s, file, None);
+        assert!(o.error.is_none(), "{:?}", o.error);
+        o
+    };
+    let mut s = Store::open_in_memory().unwrap();
+    std::fs::write(file, old).unwrap();
+    assert_eq!(import(&mut s).status, "new");
+    let before = figures(&mut s);
+    std::fs::write(file, new).unwrap();
+    let again = import(&mut s);
+    assert_eq!(again.status, "grown");
+    assert!(
+        again
+            .report
+            .notes
+            .iter()
+            .any(|n| n.contains("no longer count")),
+        "{:?}",
+        again.report.notes
+    );
+    let after = figures(&mut s);
+    let mut fresh = Store::open_in_memory().unwrap();
+    assert_eq!(import(&mut fresh).status, "new");
+    (before, after, figures(&mut fresh), s)
+}
