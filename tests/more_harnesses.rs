@@ -1579,3 +1579,43 @@ fn replay_says_which_replies_had_an_overhead_measured_before_an_unrecorded_chang
     assert_eq!(m.measured_overhead.replies, measured);
     assert!(m.measured_overhead.p90_abs_error < m.p90_abs_error);
 }
+
+#[test]
+fn the_reasoning_aider_shows_in_a_reply_is_kept_and_never_sent_again() {
+    // Aider writes a reasoning model's thinking into its history inside its own tags and removes it before the
+    // reply joins the chat: the reply keeps it as thinking, and the next prompt counts only the answer
+    let tag = "thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b";
+    let reasoning = "Let me look at what the user asked and which files matter here. ".repeat(180);
+    let history = format!(
+        "\n# aider chat started at 2026-05-01 10:00:00\n\n> Aider v0.86.2  \n> Model: lm_studio/qwen3 with whole \
+         edit format  \n> Git repo: .git with 3 files  \n> Repo-map: using 1024 tokens, auto refresh  \n\n#### hi  \
+         \n\n<{tag}>\n\n{reasoning}\n\n</{tag}>\n\n\n\nHello! What should I change?\n\n> Tokens: 1.8k sent, 3.2k \
+         received.  \n\n#### what is this repo?  \n\nIt is a small tool.\n\n> Tokens: 1.8k sent, 10 received.  \n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join(".aider.chat.history.md");
+    std::fs::write(&f, history).unwrap();
+    let (mut s, o) = imported(&f);
+    let msgs = s.messages(&o.conversations[0]).unwrap();
+    let reply = msgs
+        .iter()
+        .find(|m| m.role == cairn::model::Role::Assistant)
+        .unwrap();
+    match &reply.content[..] {
+        [
+            cairn::model::Block::Thinking {
+                thinking,
+                signature: None,
+            },
+            cairn::model::Block::Text { text },
+        ] => {
+            assert!(thinking.starts_with("Let me look") && !thinking.contains(tag));
+            assert_eq!(text, "Hello! What should I change?");
+        }
+        other => panic!("{other:?}"),
+    }
+    // ~3k tokens of reasoning: counted, the second prompt would be predicted at more than twice its size
+    let r = replayed(&mut s);
+    let second = &r.replies[1];
+    assert!(second.predicted_error.unwrap().abs() <= 0.02, "{second:?}");
+}

@@ -20,10 +20,11 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{FormatError, ImportReport, Parsed, note};
-use crate::model::{NewMessage, Role, Usage};
+use crate::model::{Block, NewMessage, Role, Usage};
 use crate::reclaim::marker::{Kept, Ref, harness_meta, unrecorded_harness_meta};
 
 mod history;
+mod reasoning;
 mod sends;
 use history::{ChatHistory, Summarised};
 use sends::Sends;
@@ -401,8 +402,20 @@ impl Builder {
             meta.insert("command_output".into(), json!(text));
             return;
         }
-        let tokens = crate::tokens::text(&text);
-        let mut m = NewMessage::text(Role::Assistant, text);
+        // what the chat keeps of the reply: its answer, not the reasoning Aider showed with it
+        let (thinking, answer) = reasoning::split(&text);
+        let tokens = crate::tokens::text(&answer);
+        let mut content = Vec::new();
+        if !thinking.is_empty() {
+            content.push(Block::Thinking {
+                thinking,
+                signature: None,
+            });
+        }
+        if !answer.is_empty() || content.is_empty() {
+            content.push(Block::Text { text: answer });
+        }
+        let mut m = NewMessage::new(Role::Assistant, content);
         m.created_at = self.at;
         m.meta = json!({"source": "aider", "run": self.run, "model": self.model});
         // architect mode: the editor's reply follows the architect's with Aider's output between them
