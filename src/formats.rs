@@ -608,6 +608,9 @@ pub fn parse_bytes(
     {
         let mut parsed = aider::parse(path, t)?;
         parsed.finish_report();
+        for c in &mut parsed.children {
+            c.finish_report();
+        }
         return Ok((Format::Aider, parsed));
     }
     let lines = match jsonl_of(path, bytes) {

@@ -1619,3 +1619,29 @@ fn the_reasoning_aider_shows_in_a_reply_is_kept_and_never_sent_again() {
     let second = &r.replies[1];
     assert!(second.predicted_error.unwrap().abs() <= 0.02, "{second:?}");
 }
+
+#[test]
+fn an_aider_architect_s_next_prompt_holds_the_plan_not_the_editor_s_work() {
+    // architect mode: the editor model gets the plan in a chat of its own and writes the files (here 3k tokens of
+    // them); the architect's chat goes on with "I made those changes to the files." in their place
+    let plan = "Add a `greet` function to src/lib.rs that takes a name.";
+    let file = "pub fn greet(name: &str) -> String { format!(\"hello {name}\") }\n".repeat(120);
+    let h = format!(
+        "# aider chat started at 2025-08-06 12:06:30\n\n> Aider v0.85.2  \n> Model: gpt-5 with architect edit format  \
+         \n> Editor model: gpt-4.1 with editor-whole edit format  \n\n#### add greet  \n\n{plan}\n\n> Tokens: 1.6k \
+         sent, 90 received.  \n\n#### {plan}  \n\nsrc/lib.rs\n```\n{file}```\n\n> Tokens: 1.1k sent, 3.0k received.  \
+         \n> Applied edit to src/lib.rs  \n\n#### thanks  \n\nDone.\n\n> Tokens: 1.7k sent, 5 received.  \n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join(".aider.chat.history.md");
+    std::fs::write(&f, h).unwrap();
+    let (mut s, o) = imported(&f);
+    assert_eq!(o.conversations.len(), 2, "the architect's and its editor's");
+    let r = replayed(&mut s);
+    let next = r.replies.iter().find(|x| x.measured == 1_700).unwrap();
+    assert_eq!(next.model, "gpt-5");
+    assert!(next.predicted_error.unwrap().abs() <= 0.03, "{next:?}");
+    let editor = r.replies.iter().find(|x| x.measured == 1_100).unwrap();
+    assert_eq!(editor.model, "gpt-4.1");
+    assert_eq!(editor.conversation, o.conversations[1]);
+}

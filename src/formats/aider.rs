@@ -20,7 +20,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{FormatError, ImportReport, Parsed, note};
-use crate::model::{Block, NewMessage, Role, Usage};
+use crate::model::{Block, CairnMeta, NewMessage, Role, Usage};
 use crate::reclaim::marker::{Kept, Ref, harness_meta, unrecorded_harness_meta};
 
 mod history;
@@ -118,6 +118,24 @@ struct Builder {
     /// A many-line output of Aider's own (an edit that failed to apply): sent to the model as the next request when
     /// a reply follows it with no prompt between.
     pending: Option<String>,
+    /// The run's main model answers in architect mode (`with architect edit format`): its replies are plans an
+    /// editor model carries out.
+    architect: bool,
+    /// The run's editor model (`> Editor model: …`).
+    editor_model: Option<String>,
+    /// The architect's chat, set aside while its editor's exchange is read ([`Builder::editing`]).
+    editing: Option<(Vec<NewMessage>, ChatHistory)>,
+    /// The editors' exchanges read so far: each its own conversation, linked to the architect's.
+    editors: Vec<Vec<NewMessage>>,
+}
+
+/// A text as lines without trailing blanks, blank lines left out: a reply and Aider's `#### ` echo of it compare
+/// equal.
+fn lines_of(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .collect()
 }
 
 /// Where a many-line output of Aider's that starts at `lines[first]` ends. Aider writes an output with `> ` before
@@ -167,6 +185,13 @@ impl Builder {
         }
         let text = self.prompt.join("\n");
         self.prompt.clear();
+        if !is_answer(text.trim()) {
+            // the user typed again: the editor Aider ran is done
+            self.end_editing();
+            if self.begins_editing(&text) {
+                return;
+            }
+        }
         let sent = is_sent(text.trim());
         // what follows a command (`/map`, `/run …`) is its output, not a reply
         self.command =
@@ -204,6 +229,62 @@ impl Builder {
                 harness_meta("aider", Kept::Nothing, false),
             );
             self.history.clear();
+        }
+    }
+
+    /// Architect mode (`ArchitectCoder.reply_completed`): Aider hands the architect's reply to an editor model,
+    /// logging it as the editor's prompt (the reply again, as `#### ` lines). The editor starts from an empty chat
+    /// with the files and no repository map, so its exchange (that prompt, its replies and the edits sent back to it)
+    /// is read as a conversation of its own, linked to the architect's; the architect's chat goes on with Aider's
+    /// `I made those changes to the files.` and `Ok.` in its place (`move_back_cur_messages`). Whether `text` is
+    /// such a hand-off (then it is read so).
+    fn begins_editing(&mut self, text: &str) -> bool {
+        let Some(plan) = self.messages.last().filter(|m| {
+            self.architect && m.role == Role::Assistant && CairnMeta::kind(&m.meta).is_none()
+        }) else {
+            return false;
+        };
+        let answer: String = plan
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        if lines_of(&answer) != lines_of(text) || lines_of(text).is_empty() {
+            return false;
+        }
+        for (role, said) in [
+            (Role::User, "I made those changes to the files."),
+            (Role::Assistant, "Ok."),
+        ] {
+            let mut m = NewMessage::text(role, said.to_string());
+            m.created_at = self.at;
+            m.meta = json!({"source": "aider", "run": self.run, "synthetic": true});
+            self.messages.push(m);
+            self.history
+                .push(self.messages.len() - 1, crate::tokens::text(said), role);
+        }
+        let parent = std::mem::take(&mut self.messages);
+        let history = std::mem::take(&mut self.history);
+        self.editing = Some((parent, history));
+        let mut m = NewMessage::text(Role::User, text.to_string());
+        m.created_at = self.at;
+        m.meta = json!({"source": "aider", "run": self.run, "editor": true,
+                        "output": std::mem::take(&mut self.output)});
+        self.messages.push(m);
+        self.history.push(0, crate::tokens::text(text), Role::User);
+        true
+    }
+
+    /// The editor's exchange is over: it is kept as its own conversation and the architect's chat is read on.
+    fn end_editing(&mut self) {
+        if let Some((parent, history)) = self.editing.take() {
+            self.flush_reply();
+            let editor = std::mem::replace(&mut self.messages, parent);
+            self.history = history;
+            self.editors.push(editor);
         }
     }
 
@@ -263,6 +344,9 @@ impl Builder {
     /// A new run after others: Aider starts with an empty chat history (it restores the old one only when asked
     /// to, with `--restore-chat-history`, and then summarises it first), so the model saw nothing of the earlier runs.
     fn restarted(&mut self, at: &str) {
+        self.end_editing();
+        self.architect = false;
+        self.editor_model = None;
         self.history.clear();
         self.version = None;
         self.command = None;
@@ -354,8 +438,12 @@ impl Builder {
         for key in ["Model: ", "Main model: "] {
             if let Some(m) = o.strip_prefix(key) {
                 self.model = m.split(" with ").next().map(str::to_string);
+                self.architect = m.contains(" with architect edit format");
                 self.sends.model(m);
             }
+        }
+        if let Some(m) = o.strip_prefix("Editor model: ") {
+            self.editor_model = m.split(" with ").next().map(str::to_string);
         }
         if let Some(cmd) = o.strip_prefix("Running ") {
             self.ran.push(cmd.to_string());
@@ -417,7 +505,11 @@ impl Builder {
         }
         let mut m = NewMessage::new(Role::Assistant, content);
         m.created_at = self.at;
-        m.meta = json!({"source": "aider", "run": self.run, "model": self.model});
+        let model = match &self.editing {
+            Some(_) => self.editor_model.as_ref().or(self.model.as_ref()),
+            None => self.model.as_ref(),
+        };
+        m.meta = json!({"source": "aider", "run": self.run, "model": model});
         // architect mode: the editor's reply follows the architect's with Aider's output between them
         self.mark_changed(&mut m);
         self.messages.push(m);
@@ -475,6 +567,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Parsed, FormatError> {
     b.unsent();
     b.flush_prompt();
     b.flush_reply();
+    b.end_editing();
     if b.messages.is_empty() {
         return Err(FormatError::new(
             path,
@@ -494,7 +587,22 @@ pub fn parse(path: &Path, text: &str) -> Result<Parsed, FormatError> {
         checkpoints: Vec::new(),
         meta: json!({"source": "aider", "runs": runs}),
         report,
-        children: Vec::new(),
+        children: b
+            .editors
+            .into_iter()
+            .map(|m| {
+                let messages = super::chain(m);
+                Parsed {
+                    title: super::title_of(&messages).map(|t| format!("editor: {t}")),
+                    tip: messages.len().checked_sub(1),
+                    messages,
+                    checkpoints: Vec::new(),
+                    meta: json!({"source": "aider", "editor": true}),
+                    report: ImportReport::default(),
+                    children: Vec::new(),
+                }
+            })
+            .collect(),
     })
 }
 
@@ -523,6 +631,52 @@ mod tests {
         let u = tokens_line("Tokens: 850 sent, 12 received.").unwrap();
         assert_eq!((u.prompt(), u.precision), (850, 1));
         assert_eq!(tokens_line("Tokens: lots"), None);
+    }
+
+    #[test]
+    fn an_architect_s_editor_is_a_conversation_of_its_own_and_the_architect_hears_it_was_done() {
+        let plan = "Change `greet` to take a name.\n\n1. Edit src/lib.rs\n   - add the parameter";
+        let echo: String = plan.lines().map(|l| format!("#### {l}  \n")).collect();
+        let h = format!(
+            "# aider chat started at 2025-08-06 12:06:30\n\n> Aider v0.85.2  \n> Model: gpt-5 with architect edit \
+             format  \n> Editor model: gpt-4.1 with editor-whole edit format  \n\n#### make greet take a name  \n\n\
+             {plan}\n\n> Tokens: 1.6k sent, 90 received.  \n\n{echo}\nsrc/lib.rs\n```\npub fn greet(name: &str) {{}}\n\
+             ```\n\n> Tokens: 1.1k sent, 40 received.  \n> Applied edit to src/lib.rs  \n\n#### thanks  \n\nDone.\n\n\
+             > Tokens: 1.8k sent, 5 received.  \n"
+        );
+        let p = parse(Path::new(".aider.chat.history.md"), &h).unwrap();
+        assert_eq!(
+            said(&p),
+            vec![
+                (Role::User, "make greet take a name".to_string()),
+                (Role::Assistant, plan.to_string()),
+                (Role::User, "I made those changes to the files.".to_string()),
+                (Role::Assistant, "Ok.".to_string()),
+                (Role::User, "thanks".to_string()),
+                (Role::Assistant, "Done.".to_string()),
+            ]
+        );
+        assert_eq!(p.messages[2].message.meta["synthetic"], json!(true));
+        assert_eq!(p.messages[1].message.meta["model"], json!("gpt-5"));
+        // the editor: the plan as its prompt, its reply by the editor model with what the provider measured
+        assert_eq!(p.children.len(), 1);
+        let e = &p.children[0];
+        assert!(
+            e.title
+                .as_deref()
+                .unwrap()
+                .starts_with("editor: Change `greet`")
+        );
+        assert_eq!(said(e)[0], (Role::User, plan.to_string()));
+        let reply = &e.messages[1].message;
+        assert_eq!(reply.meta["model"], json!("gpt-4.1"));
+        assert_eq!(reply.usage.map(|u| u.prompt()), Some(1_100));
+        // without the architect's edit format, or when the prompt is not the reply again, nothing is handed off
+        let plain = h.replace("with architect edit format", "with diff edit format");
+        let p = parse(Path::new(".aider.chat.history.md"), &plain).unwrap();
+        assert!(p.children.is_empty());
+        assert_eq!(p.messages[2].message.role, Role::User);
+        assert!(crate::model::plain_text(&p.messages[2].message.content).starts_with("Change"));
     }
 
     /// Who said what, message by message.

@@ -460,6 +460,9 @@ pub struct ReplayedConversation {
     pub harness: String,
     pub version: Option<String>,
     pub subagent: bool,
+    /// The conversation a subagent's is linked to (an Aider editor's, its architect's): its siblings were sent
+    /// what it was sent beside the messages most nearly.
+    pub parent: Option<String>,
     pub samples: Vec<Sample>,
     /// Path indexes of the harness's own compactions, and their ids.
     pub compactions: Vec<usize>,
@@ -514,13 +517,17 @@ pub fn store_samples(
                     .iter()
                     .map(|&i| (i, v.heads[i].id.clone()))
                     .collect();
-                let beside =
-                    crate::tokens::text(&recorded_beside(&store.conversation_meta(&c.id)?));
+                let meta = store.conversation_meta(&c.id)?;
+                let beside = crate::tokens::text(&recorded_beside(&meta));
+                let parent = crate::model::CairnMeta::linked_to(&meta)
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_string);
                 out.push(ReplayedConversation {
                     id: c.id,
                     harness: v.harness,
                     version: v.harness_version,
                     subagent: v.subagent,
+                    parent,
                     samples,
                     compactions,
                     markers,
@@ -1075,10 +1082,15 @@ fn unrecorded_size(samples: &[&Sample], n: usize, scales: &Scales) -> f64 {
     }
 }
 
+/// How unlike another session is, least first: of another subagent-ness, of another parent, the version's
+/// distance part by part.
+type Likeness = (bool, bool, Vec<u64>);
+
 /// The overhead a session's first reply is estimated with: the mean own overhead of the other sessions of its
-/// harness most like it (same subagent-ness first, then the nearest version); for a harness no other session
-/// was written by, the median own overhead of every other session (an agent's system prompt and tools are of
-/// the same order whichever harness sends them; nothing is a worse guess than that); none when there are none.
+/// harness most like it (same subagent-ness first, then a subagent's siblings, of which the nearest in the order
+/// they were read, then the nearest version); for a harness no other session was written by, the median own
+/// overhead of every other session (an agent's system prompt and tools are of the same order whichever harness
+/// sends them; nothing is a worse guess than that); none when there are none.
 fn prior_overhead(
     sessions: &[(&ReplayedConversation, &str, Vec<&Sample>)],
     own: &[f64],
@@ -1092,7 +1104,7 @@ fn prior_overhead(
             .collect()
     };
     let mine = version(&conv.version);
-    let distance = |c: &ReplayedConversation| -> (bool, Vec<u64>) {
+    let distance = |c: &ReplayedConversation| -> Likeness {
         let theirs = version(&c.version);
         let d = (0..mine.len().max(theirs.len()))
             .map(|k| {
@@ -1101,9 +1113,9 @@ fn prior_overhead(
                     .abs_diff(*theirs.get(k).unwrap_or(&0))
             })
             .collect();
-        (c.subagent != conv.subagent, d)
+        (c.subagent != conv.subagent, c.parent != conv.parent, d)
     };
-    let candidates: Vec<(usize, (bool, Vec<u64>))> = sessions
+    let candidates: Vec<(usize, Likeness)> = sessions
         .iter()
         .enumerate()
         .filter(|(_, (c, _, _))| c.id != conv.id && c.harness == conv.harness)
@@ -1118,12 +1130,23 @@ fn prior_overhead(
             .collect();
         return quantile(others, 0.5);
     };
-    let near: Vec<f64> = candidates
+    let near: Vec<usize> = candidates
         .iter()
         .filter(|(_, d)| d == best)
-        .map(|(j, _)| own[*j])
+        .map(|(j, _)| *j)
         .collect();
-    near.iter().sum::<f64>() / near.len() as f64
+    // a subagent's siblings: the one read just before it (else just after) sent the most alike (an Aider
+    // editor's files grow through the session)
+    if conv.parent.is_some() && !best.1 {
+        let me = sessions
+            .iter()
+            .position(|(c, _, _)| c.id == conv.id)
+            .unwrap_or(0);
+        if let Some(j) = near.iter().min_by_key(|&&j| (j.abs_diff(me), j > me)) {
+            return own[*j];
+        }
+    }
+    near.iter().map(|&j| own[j]).sum::<f64>() / near.len() as f64
 }
 
 fn round4(x: f64) -> f64 {
@@ -1293,6 +1316,7 @@ mod tests {
             harness: harness.into(),
             version: Some(version.into()),
             subagent: false,
+            parent: None,
             samples: Vec::new(),
             compactions: Vec::new(),
             markers: Vec::new(),
@@ -1317,6 +1341,30 @@ mod tests {
         // a harness nobody else wrote: the median of every other session, not nothing
         assert_eq!(prior_overhead(&sessions, &own, &cs[3]), 14_000.0);
         assert_eq!(prior_overhead(&sessions[3..], &own[3..], &cs[3]), 0.0);
+        // subagents: their siblings first, the one read just before (an Aider editor's files grow)
+        let sub = |id: &str, parent: &str| ReplayedConversation {
+            subagent: true,
+            parent: Some(parent.into()),
+            ..conv(id, "aider", "")
+        };
+        let cs = [
+            sub("e1", "x"),
+            sub("f1", "y"),
+            sub("e2", "x"),
+            sub("e3", "x"),
+            sub("e4", "x"),
+        ];
+        let sessions: Vec<(&ReplayedConversation, &str, Vec<&Sample>)> =
+            cs.iter().map(|c| (c, "m", Vec::new())).collect();
+        let own = [1_000.0, 9_000.0, 2_000.0, 3_000.0, 4_000.0];
+        assert_eq!(prior_overhead(&sessions, &own, &cs[3]), 2_000.0);
+        assert_eq!(
+            prior_overhead(&sessions, &own, &cs[0]),
+            2_000.0,
+            "none before it"
+        );
+        // a subagent with no sibling: the other subagents of its harness
+        assert_eq!(prior_overhead(&sessions, &own, &cs[1]), 2_500.0);
     }
 
     #[test]
