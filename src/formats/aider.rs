@@ -121,6 +121,8 @@ struct Builder {
     /// The run's main model answers in architect mode (`with architect edit format`): its replies are plans an
     /// editor model carries out.
     architect: bool,
+    /// The prompt just sent was `/architect …`: its reply is a plan, in whatever mode the run is.
+    architect_once: bool,
     /// The run's editor model (`> Editor model: …`).
     editor_model: Option<String>,
     /// The architect's chat, set aside while its editor's exchange is read ([`Builder::editing`]).
@@ -191,6 +193,10 @@ impl Builder {
             if self.begins_editing(&text) {
                 return;
             }
+            if self.echoes_mode_command(&text) {
+                return;
+            }
+            self.architect_once = text.trim_start().starts_with("/architect ");
         }
         let sent = is_sent(text.trim());
         // what follows a command (`/map`, `/run …`) is its output, not a reply
@@ -240,7 +246,9 @@ impl Builder {
     /// such a hand-off (then it is read so).
     fn begins_editing(&mut self, text: &str) -> bool {
         let Some(plan) = self.messages.last().filter(|m| {
-            self.architect && m.role == Role::Assistant && CairnMeta::kind(&m.meta).is_none()
+            (self.architect || self.architect_once)
+                && m.role == Role::Assistant
+                && CairnMeta::kind(&m.meta).is_none()
         }) else {
             return false;
         };
@@ -276,6 +284,21 @@ impl Builder {
         self.messages.push(m);
         self.history.push(0, crate::tokens::text(text), Role::User);
         true
+    }
+
+    /// `/ask …`, `/code …`, `/architect …` or `/chat …` runs the message in that mode, and Aider logs the message
+    /// again as that coder's prompt (`Commands._generic_chat_command`): one prompt sent, read as the command's.
+    /// Whether `text` is that second line.
+    fn echoes_mode_command(&self, text: &str) -> bool {
+        let Some(last) = self.messages.last().filter(|m| m.role == Role::User) else {
+            return false;
+        };
+        let typed = crate::model::plain_text(&last.content);
+        let typed = typed.trim_start();
+        ["/ask ", "/code ", "/architect ", "/chat "]
+            .iter()
+            .filter_map(|c| typed.strip_prefix(c))
+            .any(|m| lines_of(m) == lines_of(text) && !lines_of(text).is_empty())
     }
 
     /// The editor's exchange is over: it is kept as its own conversation and the architect's chat is read on.
@@ -346,6 +369,7 @@ impl Builder {
     fn restarted(&mut self, at: &str) {
         self.end_editing();
         self.architect = false;
+        self.architect_once = false;
         self.editor_model = None;
         self.history.clear();
         self.version = None;
@@ -677,6 +701,34 @@ mod tests {
         assert!(p.children.is_empty());
         assert_eq!(p.messages[2].message.role, Role::User);
         assert!(crate::model::plain_text(&p.messages[2].message.content).starts_with("Change"));
+        // `/architect …` in another mode: that one message is the architect's, its plan handed to the editor
+        let once = plain.replace(
+            "#### make greet take a name  \n",
+            "#### /architect make greet take a name  \n\n#### make greet take a name  \n",
+        );
+        let p = parse(Path::new(".aider.chat.history.md"), &once).unwrap();
+        assert_eq!(p.children.len(), 1);
+        assert_eq!(said(&p)[2].1, "I made those changes to the files.");
+    }
+
+    #[test]
+    fn a_mode_command_s_message_is_sent_once() {
+        // `/ask …` runs the message in ask mode, and Aider logs the message again as that coder's prompt
+        let h = "# aider chat started at 2024-11-07 20:32:20\n\n> Aider v0.62.0  \n> Main model: claude-3-5-sonnet \
+                 with diff edit format  \n\n#### /ask what does this do?  \n\n#### what does this do?  \n\nIt \
+                 greets.\n\n> Tokens: 2.3k sent, 5 received.  \n\n#### /code what does this do?  \n\n#### and \
+                 this?  \n\nThat too.\n\n> Tokens: 2.4k sent, 5 received.  \n";
+        let p = parse(Path::new(".aider.chat.history.md"), h).unwrap();
+        assert_eq!(
+            said(&p),
+            vec![
+                (Role::User, "/ask what does this do?".to_string()),
+                (Role::Assistant, "It greets.".to_string()),
+                (Role::User, "/code what does this do?".to_string()),
+                (Role::User, "and this?".to_string()),
+                (Role::Assistant, "That too.".to_string()),
+            ]
+        );
     }
 
     /// Who said what, message by message.
