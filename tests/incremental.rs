@@ -697,3 +697,46 @@ fn what_a_newer_reader_records_of_a_session_is_added_to_the_one_the_store_holds(
     assert_eq!(meta["records"], json!(1), "{meta}");
     assert_eq!(meta["source_key"], json!("k"));
 }
+
+#[test]
+fn a_session_an_older_reader_read_is_read_whole_once_more() {
+    // a Claude Code file is read from where its import stopped, and an unchanged one not at all: a store made by a
+    // cairn that read it otherwise would keep that reading. Its listing says how it was read; one that does not
+    // (an older store) is read whole once, and then known again from the listing
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("s.jsonl");
+    std::fs::copy(fixture("claude-code/cc-compact-boundary.jsonl"), &live).unwrap();
+    let db = dir.path().join("s.db");
+    let mut s = Store::open(&db).unwrap();
+    let first = import(&mut s, &live);
+    assert_eq!(first.status, "new", "{:?}", first.error);
+    drop(s);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let n = c
+        .execute(
+            "UPDATE sources SET linked = json_remove(linked, '$.reading')",
+            [],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    drop(c);
+    let mut s = Store::open(&db).unwrap();
+    let again = import(&mut s, &live);
+    assert_eq!(again.read_from, None, "read whole");
+    assert!(
+        again
+            .report
+            .notes
+            .iter()
+            .any(|n| n.contains("newer reader")),
+        "{:?}",
+        again.report.notes
+    );
+    assert_eq!(again.status, "unchanged");
+    assert_eq!(again.conversations, first.conversations);
+    let third = import(&mut s, &live);
+    assert_eq!(
+        third.read_from,
+        Some(std::fs::metadata(&live).unwrap().len())
+    );
+}

@@ -17,8 +17,23 @@ pub fn reads_appended(format: Format) -> bool {
     matches!(format, Format::ClaudeCode)
 }
 
-/// The files a session of `path` is read with (Claude Code's subagent files), with their sizes, and what names
-/// the session, as JSON the importer keeps beside the read position: when it differs the session is read whole.
+/// How cairn reads the files of the formats read from where they stopped: raised when a reader reads them
+/// otherwise (their figures differ). A session read before is then read whole once more, and the merge takes the
+/// new reading beside the one the store holds (`crate::store`'s reading fingerprint), where an unchanged file would
+/// otherwise never be read again.
+pub const READING: u64 = 1;
+
+/// The [`READING`] a [`linked_files`] listing was made with (none: before listings said).
+pub fn reading_of(listing: &str) -> Option<u64> {
+    serde_json::from_str::<Value>(listing)
+        .ok()?
+        .get("reading")?
+        .as_u64()
+}
+
+/// The files a session of `path` is read with (Claude Code's subagent files), with their sizes, what names the
+/// session and how it is read ([`READING`]), as JSON the importer keeps beside the read position: when it differs
+/// the session is read whole.
 pub fn linked_files(format: Format, path: &Path, meta: &Value) -> String {
     let session = meta.get("sessionId").and_then(Value::as_str);
     let mut files: Vec<(String, u64)> = Vec::new();
@@ -41,7 +56,7 @@ pub fn linked_files(format: Format, path: &Path, meta: &Value) -> String {
             }
         }
     }
-    json!({"session": session, "files": files}).to_string()
+    json!({"session": session, "files": files, "reading": READING}).to_string()
 }
 
 /// The session id a [`linked_files`] listing was made for.

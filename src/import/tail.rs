@@ -88,6 +88,13 @@ pub fn since(file: &Path, known: &SourceRead, linked: &str) -> std::io::Result<S
             "it was rewritten since it was read (its first or last bytes read differ)".into(),
         ));
     }
+    if crate::formats::appended::reading_of(linked)
+        != crate::formats::appended::reading_of(&known.linked)
+    {
+        return Ok(Since::Whole(
+            "this cairn reads it otherwise than the one that read it (a newer reader)".into(),
+        ));
+    }
     if linked != known.linked {
         return Ok(Since::Whole(
             "the files read with it (subagents) changed".into(),
