@@ -65,6 +65,19 @@ fn read_at(f: &mut std::fs::File, at: u64, len: u64) -> std::io::Result<Vec<u8>>
     Ok(out)
 }
 
+/// Why a file is read whole for what its listing (`linked` now, `known` when it was read) says: it is read otherwise
+/// now, or the files read with it changed.
+fn listing_differs(linked: &str, known: &str) -> Option<&'static str> {
+    use crate::formats::appended::reading_of;
+    if reading_of(linked) != reading_of(known) {
+        Some("this cairn reads it otherwise than the one that read it (a newer reader)")
+    } else if linked != known {
+        Some("the files read with it (subagents) changed")
+    } else {
+        None
+    }
+}
+
 /// What `file` holds since it was read as `known`; `linked` lists the files read with it as they are now.
 pub fn since(file: &Path, known: &SourceRead, linked: &str) -> std::io::Result<Since> {
     let meta = std::fs::metadata(file)?;
@@ -88,17 +101,8 @@ pub fn since(file: &Path, known: &SourceRead, linked: &str) -> std::io::Result<S
             "it was rewritten since it was read (its first or last bytes read differ)".into(),
         ));
     }
-    if crate::formats::appended::reading_of(linked)
-        != crate::formats::appended::reading_of(&known.linked)
-    {
-        return Ok(Since::Whole(
-            "this cairn reads it otherwise than the one that read it (a newer reader)".into(),
-        ));
-    }
-    if linked != known.linked {
-        return Ok(Since::Whole(
-            "the files read with it (subagents) changed".into(),
-        ));
+    if let Some(why) = listing_differs(linked, &known.linked) {
+        return Ok(Since::Whole(why.into()));
     }
     if len == old {
         return Ok(Since::Unchanged);
