@@ -77,10 +77,7 @@ impl ToolResultContent {
             ToolResultContent::Text(s) => s.clone(),
             ToolResultContent::Blocks(blocks) => blocks
                 .iter()
-                .filter_map(|b| match b {
-                    Block::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
+                .filter_map(Block::as_text)
                 .collect::<Vec<_>>()
                 .join("\n"),
         }
@@ -119,6 +116,14 @@ pub enum Block {
 impl Block {
     pub fn text(t: impl Into<String>) -> Block {
         Block::Text { text: t.into() }
+    }
+
+    /// The text of a text block (none for any other).
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Block::Text { text } => Some(text),
+            _ => None,
+        }
     }
 
     /// Thinking with the provider's own signed form of it (Anthropic's signature, OpenAI's encrypted reasoning,

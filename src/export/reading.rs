@@ -105,14 +105,7 @@ impl Reading {
         if m.role != Role::User || self.compactions.contains_key(&i) || m.cairn_kind().is_some() {
             return false;
         }
-        let texts: Vec<&str> = m
-            .content
-            .iter()
-            .filter_map(|b| match b {
-                Block::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let texts: Vec<&str> = m.content.iter().filter_map(Block::as_text).collect();
         let only_text = m.content.iter().all(|b| matches!(b, Block::Text { .. }));
         only_text
             && !texts.is_empty()

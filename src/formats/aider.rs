@@ -252,14 +252,7 @@ impl Builder {
         }) else {
             return false;
         };
-        let answer: String = plan
-            .content
-            .iter()
-            .filter_map(|b| match b {
-                Block::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let answer: String = plan.content.iter().filter_map(Block::as_text).collect();
         if lines_of(&answer) != lines_of(text) || lines_of(text).is_empty() {
             return false;
         }
