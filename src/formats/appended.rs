@@ -20,7 +20,8 @@ pub fn reads_appended(format: Format) -> bool {
 /// How cairn reads the files of the formats read from where they stopped: raised when a reader reads them
 /// otherwise (their figures differ). A session read before is then read whole once more, and the merge takes the
 /// new reading beside the one the store holds (`crate::store`'s reading fingerprint), where an unchanged file would
-/// otherwise never be read again.
+/// otherwise never be read again. A test beside it holds a digest of what the reader makes of the Claude Code
+/// fixtures with the `READING` it was made with: a reader that reads them otherwise fails it until this is raised.
 pub const READING: u64 = 1;
 
 /// The [`READING`] a [`linked_files`] listing was made with (none: before listings said).
@@ -125,5 +126,52 @@ pub fn parse_window(
             }))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sha2::{Digest, Sha256};
+
+    use super::*;
+
+    /// What the Claude Code reader makes of these fixtures, as a digest, and the [`READING`] it was recorded with.
+    const READ_AS: (u64, &str) = (
+        1,
+        "3281a697f4c270e4edaee9a1ae0ce7a8e79228d3d842bf20a615e0ebc3a69f6f",
+    );
+
+    /// The guard [`READING`] needs: a change to the Claude Code reader that reads a session otherwise must raise it,
+    /// or every session an older cairn read keeps its old reading (its files are read from where they stopped, and
+    /// an unchanged one not at all). When this fails, the reader reads these fixtures otherwise: raise `READING`
+    /// and record the new digest with it here.
+    #[test]
+    fn a_reader_that_reads_claude_code_otherwise_raises_reading() {
+        let mut hash = Sha256::new();
+        for name in [
+            "cc-1.0.98-inline-sidechains-task-fanout.jsonl",
+            "cc-2.0.5-image-paste.jsonl",
+            "cc-compact-boundary.jsonl",
+            "cc-rewind-fork-2.1.42.jsonl",
+            "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
+            "hidden-thinking-2.1.jsonl",
+        ] {
+            let path = Path::new("tests/fixtures/claude-code").join(name);
+            let (format, parsed) = super::super::parse_file(&path, None).unwrap();
+            assert_eq!(format, Format::ClaudeCode, "{name}");
+            hash.update(format!("{parsed:?}").as_bytes());
+        }
+        let digest = hex(&hash.finalize());
+        assert_eq!(
+            (READING, digest.as_str()),
+            READ_AS,
+            "the Claude Code reader reads its fixtures otherwise than when READING was {}: raise READING and \
+             record it here with the new digest",
+            READ_AS.0
+        );
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
     }
 }
