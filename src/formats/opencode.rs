@@ -15,11 +15,11 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 pub mod db;
+mod pruned;
 pub mod storage;
 
 use super::{FormatError, ImportReport, Parsed, note};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
-use crate::reclaim::marker::{Kept, harness_meta};
 
 /// Whether a document is an opencode export, or a session's info in opencode's `storage/` folders.
 pub fn is_opencode(doc: &Value) -> bool {
@@ -51,6 +51,9 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
     let mut built: Vec<NewMessage> = Vec::new();
     // a compaction asked for, waiting for its summary
     let mut compaction: Option<Value> = None;
+    // where each opencode message's first message was built (a message with nothing sent: the next one built)
+    let mut first_built: std::collections::HashMap<&str, usize> = Default::default();
+    let mut placed = pruned::Placed::default();
     let msgs = doc
         .get("messages")
         .and_then(Value::as_array)
@@ -58,6 +61,9 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
     for m in msgs {
         let info = &m["info"];
         let parts = m["parts"].as_array().map(Vec::as_slice).unwrap_or_default();
+        if let Some(id) = info.get("id").and_then(Value::as_str) {
+            first_built.insert(id, built.len());
+        }
         match info.get("role").and_then(Value::as_str) {
             Some("user") => {
                 if parts.iter().any(|p| p["type"] == "compaction") {
@@ -80,6 +86,9 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
                     .filter(|_| compaction.is_some());
                 built.push(nm);
                 if !results.is_empty() {
+                    if let Some(t) = pruned::cleared_at(parts) {
+                        placed.prune(t, built.len());
+                    }
                     let mut r = NewMessage::new(Role::User, results);
                     r.created_at = ms(info.pointer("/time/completed")).or(at);
                     r.meta = json!({"source": "opencode", "tool_results_of": info.get("id")});
@@ -87,15 +96,31 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
                 }
                 if let Some(text) = summary {
                     let asked = compaction.take();
+                    // the recent turns the compaction kept after its summary (`tail_start_id`), before the summary
+                    // reply itself
+                    let summary_reply = built.len() - 1;
+                    let kept: Vec<usize> = asked
+                        .as_ref()
+                        .and_then(pruned::tail_start)
+                        .and_then(|id| first_built.get(id.as_str()).copied())
+                        .map_or_else(Vec::new, |from| (from..summary_reply).collect());
                     let mut c = note(
                         Role::System,
                         text,
-                        json!({"source": "opencode", "compaction": asked,
-                               "cairn": harness_meta("opencode", Kept::Nothing, true)}),
+                        json!({"source": "opencode", "compaction": asked}),
                     );
                     c.created_at = ms(info.pointer("/time/completed")).or(at);
+                    placed.compaction(built.len(), kept.clone());
                     built.push(c);
-                    report.notes.push("opencode compacted the conversation: its summary is what the model saw after it".into());
+                    report.notes.push(if kept.is_empty() {
+                        "opencode compacted the conversation: its summary is what the model saw after it".into()
+                    } else {
+                        format!(
+                            "opencode compacted the conversation: its summary and the {} newest message(s) are \
+                             what the model saw after it",
+                            kept.len()
+                        )
+                    });
                 }
             }
             other => {
@@ -106,7 +131,7 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
             }
         }
     }
-    let messages = super::chain(built);
+    let messages = super::chain(placed.place(built, &mut report));
     let info = &doc["info"];
     Ok(Parsed {
         title: info["title"]

@@ -1,0 +1,206 @@
+//! What opencode takes out of the context without writing a message of its own: the old tool outputs its prune
+//! clears (`state.time.compacted` on the tool part; the output stays in the session), and everything before the
+//! recent turns a compaction keeps after its summary (`tail_start_id` on the compaction part). `cairn context`
+//! shows what the model sees after each.
+
+use std::sync::atomic::AtomicBool;
+
+use cairn::commands::{self, Action, Outcome, Quiet};
+use cairn::reclaim::Settings;
+use cairn::store::Store;
+use serde_json::{Value, json};
+
+const MINUTE: i64 = 60_000;
+const START: i64 = 1_780_000_000_000;
+
+fn user(id: &str, at: i64, text: &str) -> Value {
+    json!({"info": {"id": id, "sessionID": "ses_test", "role": "user", "time": {"created": at}},
+           "parts": [{"id": format!("prt_{id}"), "type": "text", "text": text}]})
+}
+
+/// A step that read a large file (`pruned_at`: when opencode's prune cleared its output).
+fn read_step(id: &str, at: i64, file: &str, pruned_at: Option<i64>) -> Value {
+    let big = "fn parse(input: &str) -> Result<Ast, Error> { todo!() }\n".repeat(400);
+    let mut time = json!({"start": at + 1000, "end": at + 2000});
+    if let Some(t) = pruned_at {
+        time["compacted"] = json!(t);
+    }
+    json!({"info": {"id": id, "sessionID": "ses_test", "role": "assistant", "providerID": "anthropic",
+                    "modelID": "claude-sonnet-4-5", "time": {"created": at, "completed": at + 3000},
+                    "tokens": {"input": 10, "output": 50, "reasoning": 0, "cache": {"read": 9000, "write": 100}}},
+           "parts": [{"id": format!("prt_{id}"), "type": "tool", "callID": format!("call_{id}"), "tool": "read",
+                      "state": {"status": "completed", "input": {"filePath": file}, "output": big,
+                                "title": file, "time": time}}]})
+}
+
+fn reply(id: &str, at: i64, text: &str, summary: bool) -> Value {
+    json!({"info": {"id": id, "sessionID": "ses_test", "role": "assistant", "providerID": "anthropic",
+                    "modelID": "claude-sonnet-4-5", "summary": summary,
+                    "time": {"created": at, "completed": at + 3000},
+                    "tokens": {"input": 10, "output": 50, "reasoning": 0, "cache": {"read": 9000, "write": 100}}},
+           "parts": [{"id": format!("prt_{id}"), "type": "text", "text": text}]})
+}
+
+fn export(dir: &std::path::Path, name: &str, messages: Vec<Value>) -> std::path::PathBuf {
+    let doc = json!({"info": {"id": "ses_test", "title": name, "directory": "/project", "version": "1.14.0",
+                              "time": {"created": START, "updated": START}},
+                     "messages": messages});
+    let f = dir.join(format!("{name}.json"));
+    std::fs::write(&f, doc.to_string()).unwrap();
+    f
+}
+
+/// Imports `f` into a store of its own: the import's notes, what `cairn context` says the model sees now, and how
+/// many tool outputs the store holds in full.
+fn context_of(
+    f: std::path::PathBuf,
+) -> (Vec<String>, cairn::reclaim::report::ContextReport, usize) {
+    let dir = f
+        .parent()
+        .unwrap()
+        .join(format!("{}.db", f.file_stem().unwrap().to_string_lossy()));
+    let mut s = Store::open(dir).unwrap();
+    let run = |s: &mut Store, a: Action| {
+        commands::run(s, &Settings::default(), a, &Quiet, &AtomicBool::new(false)).unwrap()
+    };
+    let Outcome::Imported(files) = run(
+        &mut s,
+        Action::Import {
+            paths: vec![f],
+            format: None,
+        },
+    ) else {
+        panic!()
+    };
+    assert!(files[0].error.is_none(), "{:?}", files[0].error);
+    let conv = files[0].conversations[0].clone();
+    let outputs = s
+        .messages(&conv)
+        .unwrap()
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter(|b| matches!(b, cairn::model::Block::ToolResult { content, .. } if content.text().len() > 10_000))
+        .count();
+    let Outcome::Context(r) = run(
+        &mut s,
+        Action::Context {
+            conversation: conv,
+            model: None,
+        },
+    ) else {
+        panic!()
+    };
+    (files[0].report.notes.clone(), *r, outputs)
+}
+
+/// Three turns that each read a large file, then a question; opencode's prune after the third turn cleared the
+/// first two outputs (or did not).
+fn pruned_session(dir: &std::path::Path, prune: bool) -> std::path::PathBuf {
+    let mut messages = Vec::new();
+    let pruned_at = START + 3 * MINUTE + 10_000;
+    for i in 0..3 {
+        let at = START + i * MINUTE;
+        messages.push(user(&format!("msg_u{i}"), at, &format!("read file {i}")));
+        let cleared = (prune && i < 2).then_some(pruned_at);
+        messages.push(read_step(
+            &format!("msg_a{i}"),
+            at + 100,
+            &format!("f{i}.rs"),
+            cleared,
+        ));
+        messages.push(reply(&format!("msg_b{i}"), at + 5000, "Read it.", false));
+    }
+    messages.push(user("msg_u9", START + 10 * MINUTE, "and now?"));
+    export(dir, if prune { "pruned" } else { "plain" }, messages)
+}
+
+#[test]
+fn the_outputs_opencode_s_prune_cleared_leave_the_context_and_stay_in_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plain_notes, plain, _) = context_of(pruned_session(dir.path(), false));
+    let (notes, pruned, kept) = context_of(pruned_session(dir.path(), true));
+    assert_eq!(kept, 3, "the session keeps every output");
+    assert!(!plain_notes.iter().any(|n| n.contains("prune")));
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("prune cleared the old tool outputs of 2 step(s)")),
+        "{notes:?}"
+    );
+    // two of the three outputs cleared: what the model sees of tool output falls by about two thirds
+    let (before, after) = (plain.messages.tool_results, pruned.messages.tool_results);
+    assert!(after * 2 < before, "{before} -> {after}");
+    assert!(after > 0, "the third output stays");
+}
+
+/// Two turns that read a large file each and one that did not, then a compaction that keeps the turns from
+/// `tail` on (none: only the summary), and a prompt after it.
+fn compacted_session(dir: &std::path::Path, tail: Option<&str>) -> std::path::PathBuf {
+    let mut messages = Vec::new();
+    for i in 0..2 {
+        let at = START + i * MINUTE;
+        messages.push(user(&format!("msg_u{i}"), at, &format!("read file {i}")));
+        messages.push(read_step(
+            &format!("msg_a{i}"),
+            at + 100,
+            &format!("f{i}.rs"),
+            None,
+        ));
+        messages.push(reply(&format!("msg_b{i}"), at + 5000, "Read it.", false));
+    }
+    messages.push(user("msg_u2", START + 2 * MINUTE, "what do they share?"));
+    messages.push(reply(
+        "msg_b2",
+        START + 2 * MINUTE + 100,
+        "A parser.",
+        false,
+    ));
+    let mut part = json!({"id": "prt_c", "type": "compaction", "auto": true});
+    if let Some(t) = tail {
+        part["tail_start_id"] = json!(t);
+    }
+    messages.push(
+        json!({"info": {"id": "msg_c", "sessionID": "ses_test", "role": "user",
+                                  "time": {"created": START + 3 * MINUTE}},
+                         "parts": [part]}),
+    );
+    messages.push(reply(
+        "msg_s",
+        START + 3 * MINUTE + 100,
+        "Summary: two files read, both hold a parser.",
+        true,
+    ));
+    messages.push(user("msg_u3", START + 4 * MINUTE, "go on"));
+    export(
+        dir,
+        &format!("compacted-{}", tail.unwrap_or("none")),
+        messages,
+    )
+}
+
+#[test]
+fn a_compaction_keeps_the_turns_from_its_tail_start_after_its_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, summary_only, _) = context_of(compacted_session(dir.path(), None));
+    // the second read's turn on: its output is what the model still sees of the tools
+    let (notes, kept, _) = context_of(compacted_session(dir.path(), Some("msg_u1")));
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("its summary and the 6 newest message(s)")),
+        "{notes:?}"
+    );
+    assert_eq!(summary_only.messages.tool_results, 0);
+    let one = kept.messages.tool_results;
+    // both reads kept: twice as much
+    let (_, both, _) = context_of(compacted_session(dir.path(), Some("msg_u0")));
+    assert!(
+        one > 0 && both.messages.tool_results > one * 3 / 2,
+        "{one} {}",
+        both.messages.tool_results
+    );
+    let kept_of =
+        |r: &cairn::reclaim::report::ContextReport| r.harness_compaction.as_ref().map(|h| h.kept);
+    assert_eq!((kept_of(&summary_only), kept_of(&kept)), (Some(0), Some(6)));
+    assert_eq!(kept.messages_sent, summary_only.messages_sent + 6);
+}
