@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 pub mod db;
 mod pruned;
+mod reported;
 pub mod storage;
 
 use super::{FormatError, ImportReport, Parsed, note};
@@ -131,6 +132,7 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
             }
         }
     }
+    reported::check(&mut built, &mut report);
     let messages = super::chain(placed.place(built, &mut report));
     let info = &doc["info"];
     Ok(Parsed {

@@ -1,7 +1,7 @@
 //! What cairn writes under `meta.cairn` of a message or a conversation, besides a compaction marker's own fields
 //! (those are [`crate::reclaim::marker`]'s to write and read): a rewind's digest, a harness's digest of a branch it
 //! left, a harness's compaction summary, a failed reply, a subagent's link to its parent, a reply `cairn send` got,
-//! a change of what a harness sends beside the messages.
+//! a change of what a harness sends beside the messages, a reply's usage its provider measured again.
 //! Written and read here only, so a key is spelled once; the store's SQL reads the subagent link by
 //! [`LINKED_TO_SQL`].
 
@@ -39,7 +39,14 @@ pub enum CairnMeta<'a> {
     /// harness sends beside the messages from here on, where it can tell: a stretch that sends the same as an
     /// earlier one has its overhead.
     ContextChanged { sends: Option<&'a str> },
+    /// A reply whose recorded usage the provider's own later measurement contradicts (opencode through Copilot: a
+    /// step recorded with twice the uncached input the next step's cache read measured): the figure recorded. Its
+    /// usage holds what was measured.
+    Remeasured { recorded_input: u64 },
 }
+
+/// The key of [`CairnMeta::Remeasured`]'s recorded figure.
+const RECORDED_INPUT: &str = "recorded_input";
 
 impl CairnMeta<'_> {
     /// The record as the JSON that goes under `meta.cairn`.
@@ -60,6 +67,7 @@ impl CairnMeta<'_> {
             CairnMeta::Failed => json!({ "failed": true }),
             CairnMeta::LinkedTo(conversation) => json!({ "linked_to": conversation }),
             CairnMeta::SentBy(who) => json!({ "sent_by": who }),
+            CairnMeta::Remeasured { recorded_input } => json!({ RECORDED_INPUT: recorded_input }),
             CairnMeta::ContextChanged { sends } => match sends {
                 Some(s) => json!({ "context_changed": true, "sends": s }),
                 None => json!({ "context_changed": true }),
@@ -118,7 +126,16 @@ impl CairnMeta<'_> {
         if c.get(UNRECORDED).and_then(Value::as_bool) == Some(true) {
             out.push_str(UNRECORDED);
         }
+        if let Some(r) = CairnMeta::recorded_input(meta) {
+            out.push_str(&format!("{RECORDED_INPUT}={r}\0"));
+        }
         out
+    }
+
+    /// The uncached input a reply's harness recorded where the provider's later measurement replaced it
+    /// ([`CairnMeta::Remeasured`]).
+    pub fn recorded_input(meta: &Value) -> Option<u64> {
+        meta.get("cairn")?.get(RECORDED_INPUT)?.as_u64()
     }
 
     /// The parent conversation a subagent's conversation is linked to.
