@@ -3,12 +3,11 @@
 //! recent turns a compaction keeps after its summary (`tail_start_id` on the compaction part). `cairn context`
 //! shows what the model sees after each.
 
-use std::sync::atomic::AtomicBool;
-
-use cairn::commands::{self, Action, Outcome, Quiet};
-use cairn::reclaim::Settings;
 use cairn::store::Store;
 use serde_json::{Value, json};
+
+#[path = "support/helpers.rs"]
+mod helpers;
 
 const MINUTE: i64 = 60_000;
 const START: i64 = 1_780_000_000_000;
@@ -60,20 +59,8 @@ fn context_of(
         .unwrap()
         .join(format!("{}.db", f.file_stem().unwrap().to_string_lossy()));
     let mut s = Store::open(dir).unwrap();
-    let run = |s: &mut Store, a: Action| {
-        commands::run(s, &Settings::default(), a, &Quiet, &AtomicBool::new(false)).unwrap()
-    };
-    let Outcome::Imported(files) = run(
-        &mut s,
-        Action::Import {
-            paths: vec![f],
-            format: None,
-        },
-    ) else {
-        panic!()
-    };
-    assert!(files[0].error.is_none(), "{:?}", files[0].error);
-    let conv = files[0].conversations[0].clone();
+    let file = helpers::import_one(&mut s, f);
+    let conv = file.conversations[0].clone();
     let outputs = s
         .messages(&conv)
         .unwrap()
@@ -81,16 +68,8 @@ fn context_of(
         .flat_map(|m| &m.content)
         .filter(|b| matches!(b, cairn::model::Block::ToolResult { content, .. } if content.text().len() > 10_000))
         .count();
-    let Outcome::Context(r) = run(
-        &mut s,
-        Action::Context {
-            conversation: conv,
-            model: None,
-        },
-    ) else {
-        panic!()
-    };
-    (files[0].report.notes.clone(), *r, outputs)
+    let r = helpers::context_now(&mut s, &conv);
+    (file.report.notes, r, outputs)
 }
 
 /// Three turns that each read a large file, then a question; opencode's prune after the third turn cleared the

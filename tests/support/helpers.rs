@@ -165,3 +165,45 @@ pub fn read_again<T>(
     assert_eq!(import(&mut fresh).status, "new");
     (before, after, figures(&mut fresh), s)
 }
+
+/// Runs `action` on `s` as the CLI would, with the default settings.
+pub fn run_action(s: &mut Store, action: cairn::commands::Action) -> cairn::commands::Outcome {
+    cairn::commands::run(
+        s,
+        &cairn::reclaim::Settings::default(),
+        action,
+        &cairn::commands::Quiet,
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+    .unwrap()
+}
+
+/// Imports `path` through the commands layer (`cairn import`), asserting it imported.
+pub fn import_one(s: &mut Store, path: std::path::PathBuf) -> cairn::import::FileOutcome {
+    let cairn::commands::Outcome::Imported(mut files) = run_action(
+        s,
+        cairn::commands::Action::Import {
+            paths: vec![path],
+            format: None,
+        },
+    ) else {
+        panic!("not an import")
+    };
+    let f = files.remove(0);
+    assert!(f.error.is_none(), "{:?}", f.error);
+    f
+}
+
+/// What `cairn context` says the model sees of `conversation` now.
+pub fn context_now(s: &mut Store, conversation: &str) -> cairn::reclaim::report::ContextReport {
+    let cairn::commands::Outcome::Context(r) = run_action(
+        s,
+        cairn::commands::Action::Context {
+            conversation: conversation.to_string(),
+            model: None,
+        },
+    ) else {
+        panic!("not a context")
+    };
+    *r
+}
