@@ -7,8 +7,9 @@
 //! the model `providerID/modelID`. A user message with a `compaction` part is opencode's compaction: the summary
 //! opencode then asked for (an assistant message with `summary: true`, measured on the whole history) is kept as
 //! the reply it was, and a harness compaction marker after it carries that summary, which is what the model saw
-//! from there on. `step-start`, `step-finish` and `patch` parts are bookkeeping, kept as
-//! metadata.
+//! from there on, with the recent turns it kept (`tail_start_id`); its prune's cleared outputs leave the context
+//! where it happened (`pruned`); a step's input the next step's cache read contradicts is taken as measured
+//! (`reported`). `step-start`, `step-finish` and `patch` parts are bookkeeping, kept as metadata.
 
 use std::path::Path;
 
