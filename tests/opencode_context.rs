@@ -40,6 +40,21 @@ fn reply(id: &str, at: i64, text: &str, summary: bool) -> Value {
            "parts": [{"id": format!("prt_{id}"), "type": "text", "text": text}]})
 }
 
+/// Turn `i`, a minute after the one before: a prompt, a step that read a large file, a reply.
+fn read_turn(i: i64, pruned_at: Option<i64>) -> [Value; 3] {
+    let at = START + i * MINUTE;
+    [
+        user(&format!("msg_u{i}"), at, &format!("read file {i}")),
+        read_step(
+            &format!("msg_a{i}"),
+            at + 100,
+            &format!("f{i}.rs"),
+            pruned_at,
+        ),
+        reply(&format!("msg_b{i}"), at + 5000, "Read it.", false),
+    ]
+}
+
 fn export(dir: &std::path::Path, name: &str, messages: Vec<Value>) -> std::path::PathBuf {
     let doc = json!({"info": {"id": "ses_test", "title": name, "directory": "/project", "version": "1.14.0",
                               "time": {"created": START, "updated": START}},
@@ -78,16 +93,7 @@ fn pruned_session(dir: &std::path::Path, prune: bool) -> std::path::PathBuf {
     let mut messages = Vec::new();
     let pruned_at = START + 3 * MINUTE + 10_000;
     for i in 0..3 {
-        let at = START + i * MINUTE;
-        messages.push(user(&format!("msg_u{i}"), at, &format!("read file {i}")));
-        let cleared = (prune && i < 2).then_some(pruned_at);
-        messages.push(read_step(
-            &format!("msg_a{i}"),
-            at + 100,
-            &format!("f{i}.rs"),
-            cleared,
-        ));
-        messages.push(reply(&format!("msg_b{i}"), at + 5000, "Read it.", false));
+        messages.extend(read_turn(i, (prune && i < 2).then_some(pruned_at)));
     }
     messages.push(user("msg_u9", START + 10 * MINUTE, "and now?"));
     export(dir, if prune { "pruned" } else { "plain" }, messages)
@@ -117,15 +123,7 @@ fn the_outputs_opencode_s_prune_cleared_leave_the_context_and_stay_in_the_sessio
 fn compacted_session(dir: &std::path::Path, tail: Option<&str>) -> std::path::PathBuf {
     let mut messages = Vec::new();
     for i in 0..2 {
-        let at = START + i * MINUTE;
-        messages.push(user(&format!("msg_u{i}"), at, &format!("read file {i}")));
-        messages.push(read_step(
-            &format!("msg_a{i}"),
-            at + 100,
-            &format!("f{i}.rs"),
-            None,
-        ));
-        messages.push(reply(&format!("msg_b{i}"), at + 5000, "Read it.", false));
+        messages.extend(read_turn(i, None));
     }
     messages.push(user("msg_u2", START + 2 * MINUTE, "what do they share?"));
     messages.push(reply(

@@ -253,20 +253,12 @@ impl Builder {
             return false;
         };
         let answer: String = plan.content.iter().filter_map(Block::as_text).collect();
-        if lines_of(&answer) != lines_of(text) || lines_of(text).is_empty() {
+        let echo = lines_of(text);
+        if echo.is_empty() || lines_of(&answer) != echo {
             return false;
         }
-        for (role, said) in [
-            (Role::User, "I made those changes to the files."),
-            (Role::Assistant, "Ok."),
-        ] {
-            let mut m = NewMessage::text(role, said.to_string());
-            m.created_at = self.at;
-            m.meta = json!({"source": "aider", "run": self.run, "synthetic": true});
-            self.messages.push(m);
-            self.history
-                .push(self.messages.len() - 1, crate::tokens::text(said), role);
-        }
+        self.synthetic(Role::User, "I made those changes to the files.");
+        self.synthetic(Role::Assistant, "Ok.");
         let parent = std::mem::take(&mut self.messages);
         let history = std::mem::take(&mut self.history);
         self.editing = Some((parent, history));
@@ -288,10 +280,12 @@ impl Builder {
         };
         let typed = crate::model::plain_text(&last.content);
         let typed = typed.trim_start();
-        ["/ask ", "/code ", "/architect ", "/chat "]
-            .iter()
-            .filter_map(|c| typed.strip_prefix(c))
-            .any(|m| lines_of(m) == lines_of(text) && !lines_of(text).is_empty())
+        let echo = lines_of(text);
+        !echo.is_empty()
+            && ["/ask ", "/code ", "/architect ", "/chat "]
+                .iter()
+                .filter_map(|c| typed.strip_prefix(c))
+                .any(|m| lines_of(m) == echo)
     }
 
     /// The editor's exchange is over: it is kept as its own conversation and the architect's chat is read on.
@@ -402,15 +396,18 @@ impl Builder {
         self.messages.push(m);
         self.history
             .push(self.messages.len() - 1, tokens, Role::User);
-        let mut ok = NewMessage::text(Role::Assistant, "Ok.".to_string());
-        ok.created_at = self.at;
-        ok.meta = json!({"source": "aider", "run": self.run, "synthetic": true});
-        self.messages.push(ok);
-        self.history.push(
-            self.messages.len() - 1,
-            crate::tokens::text("Ok."),
-            Role::Assistant,
-        );
+        self.synthetic(Role::Assistant, "Ok.");
+    }
+
+    /// A message Aider adds to the chat in its own words (`Ok.` after a command's output, `I made those changes to
+    /// the files.` after an editor's work): in the history from here on, never in the file.
+    fn synthetic(&mut self, role: Role, said: &str) {
+        let mut m = NewMessage::text(role, said.to_string());
+        m.created_at = self.at;
+        m.meta = json!({"source": "aider", "run": self.run, "synthetic": true});
+        self.messages.push(m);
+        self.history
+            .push(self.messages.len() - 1, crate::tokens::text(said), role);
     }
 
     /// What Aider sent in place of a prompt: its own output (`Coder.reflected_message`: the edits that failed to

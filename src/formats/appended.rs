@@ -161,7 +161,7 @@ mod tests {
             assert_eq!(format, Format::ClaudeCode, "{name}");
             hash.update(format!("{parsed:?}").as_bytes());
         }
-        let digest = hex(&hash.finalize());
+        let digest = format!("{:x}", hash.finalize());
         assert_eq!(
             (READING, digest.as_str()),
             READ_AS,
@@ -169,9 +169,5 @@ mod tests {
              record it here with the new digest",
             READ_AS.0
         );
-    }
-
-    fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
     }
 }

@@ -112,8 +112,6 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
                         json!({"source": "opencode", "compaction": asked}),
                     );
                     c.created_at = ms(info.pointer("/time/completed")).or(at);
-                    placed.compaction(built.len(), kept.clone());
-                    built.push(c);
                     report.notes.push(if kept.is_empty() {
                         "opencode compacted the conversation: its summary is what the model saw after it".into()
                     } else {
@@ -123,6 +121,8 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
                             kept.len()
                         )
                     });
+                    placed.compaction(built.len(), kept);
+                    built.push(c);
                 }
             }
             other => {
