@@ -644,8 +644,9 @@ fn misrouted() -> CommandError {
     )
 }
 
-/// The policy for a path: its newest reply's model (or `model`), under the settings, its window no smaller than
-/// the largest prompt the store measured for that model.
+/// The policy for a path: its newest reply's model (or `model`), under the settings, its window the one the
+/// conversation's harness said it ran the model with, else the model's, no smaller than the largest prompt the
+/// store measured for that model.
 pub fn policy_for(
     store: &Store,
     settings: &Settings,
@@ -658,7 +659,8 @@ pub fn policy_for(
         Some(m) => store.max_measured_prompt(m)?,
         None => None,
     };
-    Ok(Policy::new(settings, model, window, measured))
+    let ran_with = model.and_then(|m| view.ran_with(m));
+    Ok(Policy::new(settings, model, window, measured).ran_with(ran_with))
 }
 
 #[cfg(test)]

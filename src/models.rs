@@ -32,6 +32,8 @@ pub enum Source {
     Catalog,
     /// What the provider measured for this model (the largest prompt it took).
     Measured,
+    /// What the harness that wrote a session said it ran the model with (Codex's `model_context_window`).
+    Harness,
     /// cairn's own rule, for what the catalog does not say.
     Cairn,
     /// Nothing is known: a default.
@@ -45,6 +47,7 @@ impl Source {
             Source::Settings => "settings",
             Source::Catalog => "catalog",
             Source::Measured => "measured",
+            Source::Harness => "harness",
             Source::Cairn => "cairn",
             Source::Default => "default",
         }
@@ -383,15 +386,28 @@ pub struct Listing {
     pub shape: &'static str,
     pub price_per_mtok: Option<PerMillion>,
     pub price_source: Source,
+    /// The windows harnesses said they ran it with (Codex's `model_context_window`): their conversations are
+    /// planned against these, not against `window`.
+    pub ran_with: Vec<RanWith>,
+}
+
+/// A window a harness said it ran a model with, and in how many conversations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RanWith {
+    pub harness: String,
+    pub window: u64,
+    pub conversations: u64,
 }
 
 /// The listing of the models `seen`, one row per model key, under the settings' `windows` and `prices`; `fitted`
-/// gives a model's fitted scale where `cairn calibrate` kept one.
+/// gives a model's fitted scale where `cairn calibrate` kept one; `ran_with` the windows harnesses said they ran
+/// models with ((model, harness, window), one per conversation).
 pub fn listing(
     seen: &[Seen],
     windows: &std::collections::BTreeMap<String, u64>,
     prices: &std::collections::BTreeMap<String, Price>,
     fitted: &dyn Fn(&str) -> Option<f64>,
+    ran_with: &[(String, String, u64)],
 ) -> Vec<Listing> {
     let mut by_key: std::collections::BTreeMap<String, Vec<&Seen>> = Default::default();
     for s in seen {
@@ -445,8 +461,26 @@ pub fn listing(
                     cache_write_1h: p[4],
                 }),
                 price_source: m.price_source,
+                ran_with: ran_with_of(&k, ran_with),
                 model: k,
             }
+        })
+        .collect()
+}
+
+/// The windows harnesses ran the model `key` with, each with the number of conversations that said it.
+fn ran_with_of(key: &str, all: &[(String, String, u64)]) -> Vec<RanWith> {
+    let mut by: std::collections::BTreeMap<(&str, u64), u64> = Default::default();
+    for (model, harness, w) in all {
+        if key_or_raw(model) == key {
+            *by.entry((harness.as_str(), *w)).or_default() += 1;
+        }
+    }
+    by.into_iter()
+        .map(|((harness, window), conversations)| RanWith {
+            harness: harness.to_string(),
+            window,
+            conversations,
         })
         .collect()
 }

@@ -458,3 +458,96 @@ fn a_request_above_a_tier_is_priced_at_the_tier_in_stats() {
     let want = (250_000.0 * 6.0 + 1_000.0 * 22.5) / 1e6;
     assert!((got - want).abs() < 1e-9, "{got} vs {want}");
 }
+
+/// A Codex rollout of one turn per `(model, window)`: its `turn_context` names the model, its `token_count` the
+/// window Codex runs it with.
+fn write_codex(dir: &Path, turns: &[(&str, u64)]) -> PathBuf {
+    let p = dir.join("rollout-2026-11-02T10-00-00-0000.jsonl");
+    let mut lines = vec![
+        json!({"timestamp": "2026-11-02T10:00:00Z", "type": "session_meta",
+        "payload": {"id": "0000", "cwd": "/w", "cli_version": "0.150.0"}}),
+    ];
+    for (i, (model, window)) in turns.iter().enumerate() {
+        let at = format!("2026-11-02T10:0{i}:00Z");
+        lines.extend([
+            json!({"timestamp": at, "type": "turn_context", "payload": {"cwd": "/w", "model": model}}),
+            json!({"timestamp": at, "type": "response_item", "payload": {"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": format!("question {i}")}]}}),
+            json!({"timestamp": at, "type": "response_item", "payload": {"type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": format!("answer {i}")}]}}),
+            json!({"timestamp": at, "type": "event_msg", "payload": {"type": "token_count", "info": {
+                "last_token_usage": {"input_tokens": 9_000 + i as u64, "cached_input_tokens": 0, "output_tokens": 20},
+                "model_context_window": window}}}),
+        ]);
+    }
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&p, text.join("\n") + "\n").unwrap();
+    p
+}
+
+#[test]
+fn a_conversation_is_planned_against_the_window_its_harness_ran_the_model_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open_in_memory().unwrap();
+    // a model newer than the catalog, then one it knows (1M there), each run by Codex with its own window
+    import(
+        &mut s,
+        &write_codex(
+            dir.path(),
+            &[("gpt-6-astra", 372_000), ("gpt-5.5", 258_400)],
+        ),
+    );
+    let c = s.conversations().unwrap()[0].id.clone();
+    let context = |s: &mut Store, settings: &Settings, model: Option<&str>| {
+        let Outcome::Context(r) = commands::run(
+            s,
+            settings,
+            Action::Context {
+                conversation: c.clone(),
+                model: model.map(str::to_string),
+            },
+            &commands::Quiet,
+            &AtomicBool::new(false),
+        )
+        .unwrap() else {
+            panic!()
+        };
+        (r.window, r.window_source)
+    };
+    let harness = cairn::models::Source::Harness;
+    let none = Settings::default();
+    // the newest reply's model, as Codex ran it (not the catalog's 1M)
+    assert_eq!(context(&mut s, &none, None), (258_400, harness));
+    // the other model of the conversation: its own (not the default 200k)
+    assert_eq!(
+        context(&mut s, &none, Some("gpt-6-astra")),
+        (372_000, harness)
+    );
+    // a model the harness did not run here: the model's own
+    assert_eq!(
+        context(&mut s, &none, Some("gpt-4o")),
+        (128_000, cairn::models::Source::Catalog)
+    );
+    // the settings still come first
+    let mine = Settings::parse(r#"{"windows": {"gpt-5": 500000}}"#).unwrap();
+    assert_eq!(
+        context(&mut s, &mine, None),
+        (500_000, cairn::models::Source::Settings)
+    );
+    // `cairn models` keeps each model's own window and says what Codex ran it with
+    let Outcome::Models(rows) = run(&mut s, Action::Models) else {
+        panic!()
+    };
+    let row = |m: &str| rows.iter().find(|r| r.model == m).unwrap();
+    assert_eq!(row("gpt-5.5").window, 1_000_000);
+    assert_eq!(
+        row("gpt-5.5").ran_with,
+        vec![cairn::models::RanWith {
+            harness: "codex".into(),
+            window: 258_400,
+            conversations: 1
+        }]
+    );
+    assert_eq!(row("gpt-6-astra").ran_with[0].window, 372_000);
+    assert_ne!(row("gpt-6-astra").window, 372_000);
+}

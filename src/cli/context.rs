@@ -62,8 +62,11 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
 /// The breakdown as text (also `/context` from `cairn slash`).
 pub fn show(r: &ContextReport) -> Result<()> {
     out(&format!(
-        "model {}  window {}  (reply reserve {})",
-        r.model, r.window, r.reply_reserve
+        "model {}  window {} ({})  (reply reserve {})",
+        r.model,
+        r.window,
+        r.window_source.name(),
+        r.reply_reserve
     ))?;
     if let Some(h) = &r.harness_compaction {
         out(&format!(

@@ -49,5 +49,13 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             r.price_source.name(),
         ))?;
     }
+    for r in &rows {
+        for w in &r.ran_with {
+            out(&format!(
+                "{}: {} ran it with a {}-token window in {} conversation(s), which are planned against it",
+                r.model, w.harness, w.window, w.conversations
+            ))?;
+        }
+    }
     Ok(())
 }

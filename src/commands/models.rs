@@ -37,6 +37,7 @@ impl Command for ListModels {
             &settings.windows,
             &settings.prices,
             &fitted,
+            &store.harness_windows()?,
         ))
     }
 

@@ -121,6 +121,9 @@ struct Rollout {
     last_assistant: Option<usize>,
     /// The model named by the latest `turn_context`.
     model: Option<String>,
+    /// The context window Codex ran each model with (`token_count`'s `model_context_window`, which Codex holds
+    /// its prompts to): the newest it stated for the model's replies.
+    windows: std::collections::BTreeMap<String, u64>,
 }
 
 /// One line of a rollout: its number, the line, its payload and the payload's type.
@@ -359,7 +362,24 @@ impl Rollout {
         });
     }
 
+    /// The window a `token_count` says Codex runs the model of the reply it measures with (the turn's model
+    /// where it measures none).
+    fn window_stated(&mut self, payload: &Value) {
+        let w = payload
+            .pointer("/info/model_context_window")
+            .and_then(Value::as_u64)
+            .filter(|&w| w > 0);
+        let model = self
+            .last_assistant
+            .and_then(|a| self.built[a].model.as_ref())
+            .or(self.model.as_ref());
+        if let (Some(w), Some(m)) = (w, model) {
+            self.windows.insert(m.clone(), w);
+        }
+    }
+
     fn token_count(&mut self, item: &Item) {
+        self.window_stated(&item.payload);
         let last = item
             .payload
             .get("info")
@@ -414,6 +434,10 @@ impl Rollout {
         let title = super::title_of(&out);
         let tip = out.len().checked_sub(1);
         let mut meta = json!({"source": "codex", "records": self.records});
+        if !self.windows.is_empty() {
+            // the window each model ran with: the conversation's threshold and target are drawn from it
+            meta["windows"] = json!(self.windows);
+        }
         if let Some(sm) = self.session_meta {
             if let Some(v) = sm.get("cli_version") {
                 meta["harness_version"] = v.clone();

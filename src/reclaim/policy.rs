@@ -128,6 +128,20 @@ impl Policy {
         }
     }
 
+    /// The window the harness that wrote the conversation ran its model with, where it said so (Codex's
+    /// `model_context_window`): the conversation's prompts were held to it, so its threshold and target are drawn
+    /// from it rather than from the model's own window. A window from the settings, or given for the command,
+    /// still comes first; the store's measurements of the model elsewhere do not raise it.
+    pub fn ran_with(mut self, window: Option<u64>) -> Policy {
+        if let Some(w) = window
+            && self.window_source != crate::models::Source::Settings
+        {
+            self.window = w;
+            self.window_source = crate::models::Source::Harness;
+        }
+        self
+    }
+
     /// The window less the reply's reserve.
     pub fn usable(&self) -> u64 {
         self.window.saturating_sub(self.reply_reserve)

@@ -49,6 +49,9 @@ pub struct HarnessCompaction {
 pub struct ContextReport {
     pub model: String,
     pub window: u64,
+    /// Where the window came from (the settings, the catalog, the harness that ran the conversation, the largest
+    /// prompt measured, a default).
+    pub window_source: crate::models::Source,
     pub reply_reserve: u64,
     pub system: u64,
     /// Tool definitions and other unrecorded overhead: the estimate less what the messages count.
@@ -111,6 +114,7 @@ pub fn report(view: &PathView, policy: &Policy, est: &Estimator) -> ContextRepor
     ContextReport {
         model: policy.model.clone(),
         window: policy.window,
+        window_source: policy.window_source,
         reply_reserve: policy.reply_reserve,
         system: k.system,
         tools_and_overhead: estimated_total.saturating_sub(raw),

@@ -66,6 +66,9 @@ pub struct PathView {
     /// both have alike system prompts and tools.
     pub harness_version: Option<String>,
     pub subagent: bool,
+    /// The context window the harness ran each model with, where it said so (Codex's `model_context_window`, by
+    /// model name): the conversation's prompts were held to it.
+    pub ran_with: std::collections::BTreeMap<String, u64>,
     pub heads: Vec<Head>,
     pub facts: Vec<Facts>,
     pub markers: Vec<Placed>,
@@ -95,6 +98,13 @@ impl PathView {
             harness_version: text("harness_version"),
             subagent: meta.get("subagent").and_then(Value::as_bool) == Some(true)
                 || crate::model::CairnMeta::linked_to(&meta).is_some(),
+            ran_with: meta
+                .get("windows")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .filter_map(|(m, w)| Some((m.clone(), w.as_u64()?)))
+                .collect(),
             heads,
             facts,
             markers: Vec::new(),
@@ -132,6 +142,7 @@ impl PathView {
             harness: "cairn".into(),
             harness_version: None,
             subagent: false,
+            ran_with: Default::default(),
             heads,
             facts,
             markers: Vec::new(),
@@ -201,6 +212,17 @@ impl PathView {
 
     /// The model of the newest reply that names one (a name that is no model, such as Claude Code's
     /// `<synthetic>`, is skipped).
+    /// The window the harness said it ran `model` with in this conversation (by name, or by the model's key).
+    pub fn ran_with(&self, model: &str) -> Option<u64> {
+        let key = crate::models::key_or_raw(model);
+        self.ran_with.get(model).copied().or_else(|| {
+            self.ran_with
+                .iter()
+                .find(|(m, _)| crate::models::key_or_raw(m) == key)
+                .map(|(_, &w)| w)
+        })
+    }
+
     pub fn model(&self) -> Option<&str> {
         self.facts
             .iter()

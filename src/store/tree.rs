@@ -90,6 +90,38 @@ impl Store {
             .unwrap_or(serde_json::Value::Null))
     }
 
+    /// The context windows harnesses said they ran models with (a conversation's meta `windows`, Codex's
+    /// `model_context_window`): (model as recorded, harness, window), one per conversation and model.
+    pub fn harness_windows(&self) -> Result<Vec<(String, String, u64)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT meta FROM conversations WHERE instr(meta, '\"windows\"') > 0",
+        )?;
+        let metas = stmt
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut out = Vec::new();
+        for m in metas {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&m) else {
+                continue;
+            };
+            let harness = v
+                .get("source")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("cairn");
+            for (model, w) in v
+                .get("windows")
+                .and_then(serde_json::Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(w) = w.as_u64() {
+                    out.push((model.clone(), harness.to_string(), w));
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The active path, root to tip.
     pub fn active_path(&self, conversation: &str) -> Result<Vec<Message>> {
         let conv = conv_row(&self.conn, conversation)?;

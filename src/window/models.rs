@@ -85,7 +85,21 @@ fn row(ui: &mut egui::Ui, r: &Listing) {
     ui.label(r.replies.to_string());
     ui.label(r.provider.as_deref().unwrap_or("-"));
     ui.label(r.family.name());
-    ui.label(format!("{} [{}]", r.window, r.window_source.name()));
+    let window = ui.label(format!("{} [{}]", r.window, r.window_source.name()));
+    if !r.ran_with.is_empty() {
+        window.on_hover_text(
+            r.ran_with
+                .iter()
+                .map(|w| {
+                    format!(
+                        "{} ran it with a {}-token window in {} conversation(s), which are planned against it",
+                        w.harness, w.window, w.conversations
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+    }
     ui.label(format!(
         "{} [{}]",
         r.tokenizer.name(),
