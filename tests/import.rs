@@ -1003,3 +1003,63 @@ fn sessions_are_found_where_the_harnesses_own_settings_moved_them() {
         Some(home.path().join(".pi/agent/sessions"))
     );
 }
+
+#[test]
+fn a_codex_agent_s_task_from_another_agent_is_its_prompt() {
+    // Codex 0.145's multi-agent threads: the child reads its parent's task as a `response_item` `agent_message`
+    // (after an `inter_agent_communication_metadata` record), not as a user `message`
+    let task =
+        "Message Type: NEW_TASK\nSender: /root\nPayload:\nInspect chat rendering performance";
+    let lines = [
+        serde_json::json!({"timestamp": "2026-11-02T10:00:00.000Z", "type": "session_meta",
+                           "payload": {"id": "child", "cwd": "/w", "cli_version": "0.145.0"}}),
+        serde_json::json!({"timestamp": "2026-11-02T10:00:01.000Z", "type": "inter_agent_communication_metadata",
+                           "payload": {"trigger_turn": true}}),
+        serde_json::json!({"timestamp": "2026-11-02T10:00:01.000Z", "type": "response_item",
+                           "payload": {"type": "agent_message",
+                                       "content": [{"type": "input_text", "text": task}]}}),
+        serde_json::json!({"timestamp": "2026-11-02T10:00:02.000Z", "type": "response_item",
+                           "payload": {"type": "message", "role": "assistant",
+                                       "content": [{"type": "output_text", "text": "Inspecting"}]}}),
+        serde_json::json!({"timestamp": "2026-11-02T10:00:03.000Z", "type": "response_item",
+                           "payload": {"type": "message", "role": "user",
+                                       "content": [{"type": "input_text", "text": "Also check scrolling"}]}}),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("rollout-child.jsonl");
+    let text: Vec<String> = lines.iter().map(|v| v.to_string()).collect();
+    std::fs::write(&f, text.join("\n") + "\n").unwrap();
+    let (_d, mut s) = store();
+    let o = import::import_file(&mut s, &f, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    let path = s.active_path(&o.conversations[0]).unwrap();
+    let said: Vec<(Role, String)> = path
+        .iter()
+        .map(|m| {
+            let text = m
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    Block::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<String>();
+            (m.role, text)
+        })
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            (Role::User, task.to_string()),
+            (Role::Assistant, "Inspecting".to_string()),
+            (Role::User, "Also check scrolling".to_string()),
+        ]
+    );
+    // the metadata record is kept, not a message
+    assert!(
+        o.report
+            .skipped
+            .keys()
+            .any(|what| what.starts_with("inter_agent_communication_metadata"))
+    );
+}

@@ -3,7 +3,8 @@
 //! A rollout is linear. `response_item`s are what the model saw: messages, reasoning, tool calls and their
 //! outputs. Outputs of parallel calls can arrive out of order and are paired by `call_id`; each assistant reply's
 //! results are gathered into the message right after it. `event_msg` repeats prompts and replies (not imported
-//! twice) and carries `token_count` usage, which is attached to the reply it measured.
+//! twice) and carries `token_count` usage, which is attached to the reply it measured. Another agent's message
+//! (`agent_message`: the task a parent gave the agent it spawned) is an input like the user's.
 //!
 //! Agents a thread spawned (`spawn_agent`, multi-agent tools) write rollouts of their own, whose `session_meta`
 //! names the parent thread (`source.subagent.thread_spawn.parent_thread_id`): the child rollouts in the parent's
@@ -162,6 +163,9 @@ impl Rollout {
                 self.records.push(line.clone());
             }
             ("response_item", "message") => self.message(path, &item)?,
+            // a message from another agent of the session (Codex 0.145's multi-agent threads: a parent's task for
+            // the agent it spawned, a child's report): the agent reads it as its input
+            ("response_item", "agent_message") => self.agent_message(&item),
             ("response_item", "reasoning") => self.reasoning(&item),
             (
                 "response_item",
@@ -229,6 +233,18 @@ impl Rollout {
             });
         }
         Ok(())
+    }
+
+    /// Another agent's message, which the agent reads as a prompt: the user's side of the conversation (its
+    /// line, kept with it, says who sent it).
+    fn agent_message(&mut self, item: &Item) {
+        self.open_assistant = None;
+        self.built.push(Built::note(
+            Role::User,
+            text_of(item.payload.get("content").unwrap_or(&Value::Null)),
+            vec![item.line.clone()],
+            item.at,
+        ));
     }
 
     /// Its summary is the readable part; its encrypted content is the whole reasoning in OpenAI's own form, which
