@@ -1,6 +1,6 @@
 //! Finding the sessions other harnesses left on this machine, in their standard folders under the home folder
 //! (overridable, for tests): Claude Code (`~/.claude/projects`), pi (`~/.pi/agent/sessions`), Codex
-//! (`~/.codex/sessions`), Gemini CLI (`~/.gemini/tmp/<project>/chats/session-*.json`), Cursor
+//! (`~/.codex/sessions`), Gemini CLI (`~/.gemini/tmp/<project>/chats/session-*.jsonl`, and `.json` before), Cursor
 //! (`~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl`) and GitHub Copilot CLI
 //! (`~/.copilot/session-state/<id>/events.jsonl`), opencode's SQLite store (`~/.local/share/opencode/opencode.db`,
 //! a session each) and its older storage folders
@@ -130,14 +130,28 @@ fn locations(home: &Home) -> Vec<(Format, PathBuf)> {
 /// Whether a file under a harness's folder is one of its sessions.
 fn is_session(format: Format, p: &Path) -> bool {
     match format {
-        // chat files under `chats/` (checkpoints and logs beside them are not sessions)
+        // chat files under `chats/` (checkpoints and logs beside them are not sessions): `session-*.json` as Gemini
+        // CLI wrote them first, `session-*.jsonl` (its session log) since, a subagent's log in a folder named by
+        // its parent's session (`chats/<parent>/<id>.jsonl`); a `.json` Gemini CLI migrated to a log beside it is
+        // that log
         Format::GeminiCli => {
-            p.extension().is_some_and(|x| x == "json")
-                && p.parent()
+            let in_dir = |p: &Path, name: &str| {
+                p.parent()
                     .and_then(Path::file_name)
-                    .is_some_and(|n| n == "chats")
-                && p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("session-"))
+                    .is_some_and(|n| n == name)
+            };
+            let session = p
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("session-"));
+            match p.extension().and_then(|x| x.to_str()) {
+                Some("json") => {
+                    in_dir(p, "chats") && session && !p.with_extension("jsonl").exists()
+                }
+                Some("jsonl") => {
+                    in_dir(p, "chats") && session || p.parent().is_some_and(|d| in_dir(d, "chats"))
+                }
+                _ => false,
+            }
         }
         // `agent-transcripts/<id>/<id>.jsonl` (and their subagents)
         Format::Cursor => {
@@ -259,8 +273,13 @@ fn count_messages(p: &Path, format: Format) -> usize {
         Format::ClaudeCode => &["\"type\":\"user\"", "\"type\":\"assistant\""],
         Format::Pi | Format::Droid => &["\"type\":\"message\""],
         Format::Codex => &["\"type\":\"response_item\""],
-        // one pretty-printed document: a message a line that names its type
-        Format::GeminiCli => &["\"type\": \"user\"", "\"type\": \"gemini\""],
+        // one pretty-printed document: a message a line that names its type; a log: a record a line
+        Format::GeminiCli => &[
+            "\"type\": \"user\"",
+            "\"type\": \"gemini\"",
+            "\"type\":\"user\"",
+            "\"type\":\"gemini\"",
+        ],
         Format::Cursor => &["\"role\":"],
         Format::CopilotCli => &[
             "\"type\":\"user.message\"",

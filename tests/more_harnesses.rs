@@ -1713,3 +1713,235 @@ fn an_aider_architect_s_next_prompt_holds_the_plan_not_the_editor_s_work() {
     assert_eq!(editor.model, "gpt-4.1");
     assert_eq!(editor.conversation, o.conversations[1]);
 }
+
+/// A sample chat file as Gemini CLI migrates it to its session log on resume: the metadata line, then each
+/// message as a record of its own (`ChatRecordingService.initialize`).
+fn migrated_to_log(src: &Path, to: &Path) {
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    let mut header = doc.clone();
+    header.as_object_mut().unwrap().remove("messages");
+    let mut lines = vec![header.to_string()];
+    lines.extend(
+        doc["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(Value::to_string),
+    );
+    std::fs::write(to, lines.join("\n") + "\n").unwrap();
+}
+
+/// What a conversation holds on its active path: each message's role and text (tool results by their text).
+fn said(s: &Store, conversation: &str) -> Vec<(cairn::model::Role, String)> {
+    s.active_path(conversation)
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let text = m
+                .content
+                .iter()
+                .map(|b| match b {
+                    cairn::model::Block::Text { text } => text.clone(),
+                    cairn::model::Block::ToolUse { name, .. } => format!("[call {name}]"),
+                    cairn::model::Block::ToolResult { content, .. } => {
+                        format!("[result {}]", content.text())
+                    }
+                    _ => String::new(),
+                })
+                .collect::<String>();
+            (m.role, text)
+        })
+        .collect()
+}
+
+#[test]
+fn a_gemini_cli_session_log_reads_as_the_chat_file_it_was_migrated_from() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in std::fs::read_dir(samples().join("gemini-cli")).unwrap() {
+        let src = f.unwrap().path();
+        let log = dir
+            .path()
+            .join(src.file_name().unwrap())
+            .with_extension("jsonl");
+        migrated_to_log(&src, &log);
+        let (mut a, oa) = imported(&src);
+        let (mut b, ob) = imported(&log);
+        assert_eq!(ob.format.map(|f| f.name()), Some("gemini-cli"));
+        assert_eq!(
+            said(&a, &oa.conversations[0]),
+            said(&b, &ob.conversations[0]),
+            "{}",
+            src.display()
+        );
+        assert_eq!(oa.report.tool_pairs, ob.report.tool_pairs);
+        let sums = |s: &mut Store| {
+            let st = stats_by_conversation(s);
+            let r = &st.rows[0];
+            (
+                r.input_tokens,
+                r.output_tokens,
+                r.cache_read_tokens,
+                r.cost_usd,
+            )
+        };
+        let (sa, sb) = (sums(&mut a), sums(&mut b));
+        assert_eq!(sa, sb);
+        assert!(sa.0 > 0);
+    }
+}
+
+#[test]
+fn a_gemini_cli_session_log_keeps_what_a_rewind_abandoned_and_marks_a_compression() {
+    use cairn::model::Role::{Assistant, System, User};
+    use serde_json::json;
+    let user = |id: &str, t: &str| {
+        json!({"id": id, "timestamp": "2026-11-02T10:00:01.000Z", "type": "user",
+                                          "content": [{"text": t}]})
+    };
+    let gemini = |id: &str, t: &str, input: u64| {
+        json!({"id": id, "timestamp": "2026-11-02T10:00:02.000Z",
+        "type": "gemini", "content": t, "model": "gemini-3-flash-preview",
+        "tokens": {"input": input, "output": 20, "cached": 0, "thoughts": 5, "tool": 0, "total": input + 25}})
+    };
+    let call = |status: &str, result: Option<&str>| {
+        let mut c = json!({"id": "c1", "name": "ls", "args": {"path": "."}, "status": status,
+                           "timestamp": "2026-11-02T10:00:03.000Z"});
+        if let Some(r) = result {
+            c["result"] = json!([{"functionResponse": {"id": "c1", "name": "ls", "response": {"output": r}}}]);
+        }
+        c
+    };
+    let mut g1_running = gemini("g1", "", 0);
+    g1_running["toolCalls"] = json!([call("executing", None)]);
+    g1_running.as_object_mut().unwrap().remove("tokens");
+    let mut g1_done = gemini("g1", "", 5000);
+    g1_done["toolCalls"] = json!([call("success", Some("a.txt\nb.txt"))]);
+    let records = vec![
+        json!({"sessionId": "0b1c2d3e-aaaa-4bbb-8ccc-000000000001", "projectHash": "ab".repeat(32),
+               "startTime": "2026-11-02T10:00:00.000Z", "lastUpdated": "2026-11-02T10:00:00.000Z", "kind": "main"}),
+        user("u1", "list the files"),
+        json!({"$set": {"lastUpdated": "2026-11-02T10:00:01.000Z"}}),
+        // a reply is appended again each time it changes: its call running, then done with its result
+        g1_running,
+        g1_done,
+        gemini("g2", "Two files: a.txt and b.txt.", 5100),
+        user("u2", "delete b.txt"),
+        gemini("g3", "Deleted.", 5200),
+        json!({"$rewindTo": "u2"}),
+        user("u3", "rename b.txt to c.txt"),
+        gemini("g4", "Renamed.", 5210),
+        // the history compressed: a summary and its answer, then the newest turn
+        json!({"$set": {"messages": [user("s1", "<state_snapshot>renamed b.txt to c.txt</state_snapshot>"),
+                                     gemini("s2", "Got it. Thanks for the additional context!", 0),
+                                     user("u3", "rename b.txt to c.txt"), gemini("g4", "Renamed.", 5210)]}}),
+        user("u4", "thanks"),
+        gemini("g5", "You're welcome.", 4000),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("session-2026-11-02T10-00-0b1c2d3e.jsonl");
+    let text: Vec<String> = records.iter().map(Value::to_string).collect();
+    // read first while the call ran (its reply written once), then whole: the session grew, nothing forked
+    std::fs::write(&f, text[..4].join("\n") + "\n").unwrap();
+    let (mut s, first) = imported(&f);
+    std::fs::write(&f, text.join("\n") + "\n").unwrap();
+    let o = cairn::import::import_file(&mut s, &f, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    assert_eq!(o.conversations, first.conversations);
+    let held = s.messages(&o.conversations[0]).unwrap();
+    let forks = held
+        .iter()
+        .filter(|m| {
+            held.iter()
+                .filter(|c| c.parent.as_deref() == Some(m.id.as_str()))
+                .count()
+                > 1
+        })
+        .count();
+    assert_eq!((held.len(), forks), (13, 1));
+    let c = o.conversations[0].clone();
+    let path = said(&s, &c);
+    let texts: Vec<(cairn::model::Role, &str)> =
+        path.iter().map(|(r, t)| (*r, t.as_str())).collect();
+    assert_eq!(
+        texts[..8],
+        [
+            (User, "list the files"),
+            (Assistant, "[call ls]"),
+            (User, "[result a.txt\nb.txt]"),
+            (Assistant, "Two files: a.txt and b.txt."),
+            (User, "rename b.txt to c.txt"),
+            (Assistant, "Renamed."),
+            (
+                User,
+                "<state_snapshot>renamed b.txt to c.txt</state_snapshot>"
+            ),
+            (Assistant, "Got it. Thanks for the additional context!"),
+        ]
+    );
+    assert_eq!(texts[8].0, System);
+    assert_eq!(
+        texts[9..],
+        [(User, "thanks"), (Assistant, "You're welcome.")]
+    );
+    // what the rewind abandoned stays in the conversation, a branch beside the path
+    assert_eq!(o.report.branches, 1);
+    let all = s.messages(&c).unwrap();
+    assert!(all.iter().any(|m| {
+        m.content
+            .iter()
+            .any(|b| matches!(b, cairn::model::Block::Text { text } if text == "Deleted."))
+    }));
+    assert!(
+        o.report.notes.iter().any(|n| n.contains("1 rewind")),
+        "{:?}",
+        o.report.notes
+    );
+    // after the compression the model is sent the summary, its answer and the newest turn, then what follows
+    let r = helpers::context_now(&mut s, &c);
+    let h = r.harness_compaction.as_ref().expect("a compaction marker");
+    assert_eq!((h.harness.as_str(), h.kept), ("gemini-cli", 4));
+    // (the marker is cairn's, never sent)
+    assert_eq!(r.messages_sent, 4 + 2);
+    // the newest copy of a reply carries its usage
+    let st = stats_by_conversation(&mut s);
+    assert_eq!(st.rows[0].input_tokens, 5000 + 5100 + 5200 + 5210 + 4000);
+}
+
+#[test]
+fn discover_finds_gemini_cli_session_logs_and_a_subagent_s_beside_its_parent() {
+    let home = tempfile::tempdir().unwrap();
+    let chats = home.path().join(".gemini/tmp/project/chats");
+    std::fs::create_dir_all(chats.join("0b1c2d3e-aaaa-4bbb-8ccc-000000000001")).unwrap();
+    let src = samples().join("gemini-cli/gemini-cli-2026-04-cancelled-tool-calls.json");
+    // a chat file Gemini CLI migrated: the older file stays beside its log, which is the session
+    std::fs::copy(&src, chats.join("session-2026-04-01T10-00-abcd1234.json")).unwrap();
+    migrated_to_log(&src, &chats.join("session-2026-04-01T10-00-abcd1234.jsonl"));
+    let sub = chats.join("0b1c2d3e-aaaa-4bbb-8ccc-000000000001/5e6f7a8b.jsonl");
+    std::fs::write(
+        &sub,
+        [
+            serde_json::json!({"sessionId": "5e6f7a8b", "projectHash": "ab", "kind": "subagent"}),
+            serde_json::json!({"id": "u1", "type": "user", "content": "look around",
+                               "timestamp": "2026-11-02T10:00:01.000Z"}),
+        ]
+        .map(|v| v.to_string())
+        .join("\n"),
+    )
+    .unwrap();
+    std::fs::write(chats.join("session-x.jsonl.tmp-4242"), "{}").unwrap();
+    let mut found: Vec<String> = cairn::discover::discover(home.path())
+        .iter()
+        .map(|f| f.path.strip_prefix(&chats).unwrap().display().to_string())
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "0b1c2d3e-aaaa-4bbb-8ccc-000000000001/5e6f7a8b.jsonl",
+            "session-2026-04-01T10-00-abcd1234.jsonl"
+        ]
+    );
+    let (s, o) = imported(&sub);
+    let meta = s.conversation_meta(&o.conversations[0]).unwrap();
+    assert_eq!(meta["subagent"], true);
+}

@@ -1,10 +1,13 @@
-//! Gemini CLI's chat files (`~/.gemini/tmp/<project-hash>/chats/session-*.json`): one JSON document
+//! Gemini CLI's chat files as it wrote them until its session log ([`log`], `session-*.jsonl`) replaced them
+//! (`~/.gemini/tmp/<project-hash>/chats/session-*.json`): one JSON document
 //! `{sessionId, projectHash, startTime, lastUpdated, messages}`, rewritten whole as the session goes. A `user`
 //! message is a prompt; a `gemini` message is a reply, its `thoughts` (subject and description, no signature)
 //! thinking, its `toolCalls` tool uses whose results (`result[].functionResponse.response`, `status`) become the
 //! tool results the next reply read. `info`, `warning` and `error` messages (model switches, API errors) are not
 //! messages to the model: they are kept as metadata and counted. Usage is per reply (`tokens`): `input` is the
 //! whole prompt with `cached` a part of it, and `thoughts` are billed as output.
+
+pub mod log;
 
 use std::path::Path;
 
@@ -103,6 +106,14 @@ fn reply(m: &Value, n: usize) -> Option<(NewMessage, Option<NewMessage>)> {
                 .to_string(),
             input: c.get("args").cloned().unwrap_or_else(|| json!({})),
         });
+        // a call still under way (the file read mid-turn) has no result yet: the model has read none
+        if matches!(
+            c.get("status").and_then(Value::as_str),
+            Some("validating" | "scheduled" | "executing" | "awaiting_approval")
+        ) && c.get("result").is_none_or(Value::is_null)
+        {
+            continue;
+        }
         let (out, failed) = result_of(c);
         results.push(Block::ToolResult {
             tool_use_id: id,
@@ -141,6 +152,51 @@ fn reply(m: &Value, n: usize) -> Option<(NewMessage, Option<NewMessage>)> {
     Some((nm, results))
 }
 
+/// One message record as cairn messages (a prompt; a reply and its calls' results), or what it is when the model
+/// never read it (`info`, `warning` and `error` messages, empty replies), to keep as metadata. `n`: how many
+/// messages came before (a call without an id is named by it).
+pub(super) enum Converted {
+    Messages(Vec<NewMessage>),
+    Note(String),
+}
+
+pub(super) fn converted(m: &Value, n: usize) -> Converted {
+    match m.get("type").and_then(Value::as_str).unwrap_or("") {
+        "user" => {
+            let mut nm = NewMessage::text(Role::User, text_of(m.get("content")));
+            nm.created_at = timestamp_ms(m.get("timestamp"));
+            nm.meta = json!({"source": "gemini-cli", "entry": {"id": m.get("id")}});
+            Converted::Messages(vec![nm])
+        }
+        "gemini" => match reply(m, n) {
+            Some((nm, results)) => {
+                Converted::Messages(std::iter::once(nm).chain(results).collect())
+            }
+            None => Converted::Note("empty gemini replies (kept as metadata)".into()),
+        },
+        other => {
+            let kind = if other.is_empty() { "untyped" } else { other };
+            Converted::Note(format!("{kind} messages (kept as metadata)"))
+        }
+    }
+}
+
+/// The conversation's meta: the session's own fields (`header` without its messages) and the records kept beside.
+pub(super) fn session_meta(header: Value, records: Vec<Value>) -> Value {
+    let mut meta = json!({
+        "source": "gemini-cli",
+        "header": {"id": header.get("sessionId"), "cwd": Value::Null, "project_hash": header.get("projectHash"),
+                   "start": header.get("startTime"), "updated": header.get("lastUpdated")},
+        "records": records,
+    });
+    // a subagent's session (Gemini CLI keeps it under its parent's: `chats/<parent session id>/<id>.jsonl`)
+    if header.get("kind").and_then(Value::as_str) == Some("subagent") {
+        meta["subagent"] = json!(true);
+    }
+    meta["session"] = header;
+    meta
+}
+
 pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatError> {
     let mut report = ImportReport::default();
     let mut built: Vec<NewMessage> = Vec::new();
@@ -150,27 +206,10 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
         .and_then(Value::as_array)
         .ok_or_else(|| FormatError::new(path, line, "no \"messages\" array"))?;
     for m in msgs {
-        let at = timestamp_ms(m.get("timestamp"));
-        match m.get("type").and_then(Value::as_str).unwrap_or("") {
-            "user" => {
-                let mut nm = NewMessage::text(Role::User, text_of(m.get("content")));
-                nm.created_at = at;
-                nm.meta = json!({"source": "gemini-cli", "entry": {"id": m.get("id")}});
-                built.push(nm);
-            }
-            "gemini" => match reply(m, built.len()) {
-                Some((nm, results)) => {
-                    built.push(nm);
-                    built.extend(results);
-                }
-                None => {
-                    report.skip("empty gemini replies (kept as metadata)");
-                    notes.push(m.clone());
-                }
-            },
-            other => {
-                let kind = if other.is_empty() { "untyped" } else { other };
-                report.skip(format!("{kind} messages (kept as metadata)"));
+        match converted(m, built.len()) {
+            Converted::Messages(ms) => built.extend(ms),
+            Converted::Note(kind) => {
+                report.skip(kind);
                 notes.push(m.clone());
             }
         }
@@ -181,13 +220,7 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
     if let Some(o) = header.as_object_mut() {
         o.remove("messages");
     }
-    let meta = json!({
-        "source": "gemini-cli",
-        "header": {"id": doc.get("sessionId"), "cwd": Value::Null, "project_hash": doc.get("projectHash"),
-                   "start": doc.get("startTime"), "updated": doc.get("lastUpdated")},
-        "session": header,
-        "records": notes,
-    });
+    let meta = session_meta(header, notes);
     Ok(Parsed {
         title: super::title_of(&messages),
         messages,

@@ -1,0 +1,320 @@
+//! The session log Gemini CLI writes since it moved off one rewritten document (`chats/session-*.jsonl`, and a
+//! subagent's `chats/<parent session id>/<id>.jsonl`): appended records, replayed as Gemini CLI's own
+//! `loadConversationRecord` replays them. The first line is the session's metadata (`sessionId`, `projectHash`,
+//! …; a file migrated from the older format may carry its messages there too). A message record (`id`, `type`,
+//! `content`, …) is appended again whole each time it changes: the newest copy counts, in the place the first one
+//! took. `{"$set": {…}}` updates the metadata; with `messages` it replaces the history Gemini CLI holds (a tool
+//! output masked, or the history compressed to a summary and the recent turns). `{"$rewindTo": id}` drops that
+//! message and everything after it (`/rewind`).
+//!
+//! Why a tree: a rewind abandons what followed, and the conversation goes on from the message before. The
+//! abandoned messages stay, as the branch they were, and what came after the rewind is a sibling of them. A
+//! replacement that drops messages is a compaction: a marker after the messages it replaced, keeping the ones
+//! Gemini CLI still sends (a summary it made is a message of its own, kept by the marker).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::{Converted, converted, session_meta};
+use crate::formats::{FormatError, ImportReport, Parsed};
+use crate::model::{NewMessage, Role};
+use crate::reclaim::marker::{Kept, Ref, harness_meta};
+use crate::store::ImportedMessage;
+
+/// Whether these lines are a Gemini CLI session log: the first one the session's metadata.
+pub fn is_log(lines: &[(usize, Value)]) -> bool {
+    lines.first().is_some_and(|(_, first)| {
+        first.get("sessionId").is_some_and(Value::is_string)
+            && first.get("projectHash").is_some_and(Value::is_string)
+    })
+}
+
+/// A message of the log, or a marker cairn placed where Gemini CLI replaced its history.
+enum Kind {
+    /// The newest copy of a message record.
+    Record(Value),
+    /// Gemini CLI replaced the history it sends, keeping these entries.
+    Replaced { kept: Vec<usize>, dropped: usize },
+}
+
+struct Entry {
+    kind: Kind,
+    parent: Option<usize>,
+}
+
+/// The log replayed: every entry it ever held, and those the session holds now, in order.
+#[derive(Default)]
+struct Replay {
+    entries: Vec<Entry>,
+    by_id: HashMap<String, usize>,
+    active: Vec<usize>,
+    on_path: Vec<bool>,
+    /// Whether Gemini CLI still holds the entry (not dropped by a replacement of its history).
+    held: Vec<bool>,
+    header: serde_json::Map<String, Value>,
+    records: Vec<Value>,
+    rewinds: usize,
+    replacements: usize,
+}
+
+impl Replay {
+    fn push(&mut self, kind: Kind) -> usize {
+        let e = self.entries.len();
+        self.entries.push(Entry {
+            kind,
+            parent: self.active.last().copied(),
+        });
+        self.on_path.push(true);
+        self.held.push(true);
+        self.active.push(e);
+        e
+    }
+
+    /// A message record: a new one goes on after the newest; a copy replaces the one it copies, in its place (or,
+    /// rewound before, goes on after the newest again).
+    fn message(&mut self, v: &Value, id: &str) {
+        match self.by_id.get(id).copied() {
+            Some(e) => {
+                self.entries[e].kind = Kind::Record(v.clone());
+                self.held[e] = true;
+                if !self.on_path[e] {
+                    self.entries[e].parent = self.active.last().copied();
+                    self.on_path[e] = true;
+                    self.active.push(e);
+                }
+            }
+            None => {
+                let e = self.push(Kind::Record(v.clone()));
+                self.by_id.insert(id.to_string(), e);
+            }
+        }
+    }
+
+    /// `$rewindTo`: the message and everything after it leave the session (all of it when the id is unknown, as
+    /// Gemini CLI does).
+    fn rewind(&mut self, id: &str) {
+        let at = self
+            .by_id
+            .get(id)
+            .and_then(|e| self.active.iter().position(|a| a == e))
+            .unwrap_or(0);
+        for e in self.active.drain(at..) {
+            self.on_path[e] = false;
+        }
+        self.rewinds += 1;
+    }
+
+    /// `$set.messages`: the history Gemini CLI holds from now on. Where it keeps every message it held, in order,
+    /// their newest content is taken and new ones go on after; where it drops some, a marker after the history
+    /// keeps what it still sends (new ones, its summary among them, go on before the marker).
+    fn replace(&mut self, msgs: &[Value]) {
+        let listed: Vec<(&str, &Value)> = msgs
+            .iter()
+            .filter_map(|m| m.get("id").and_then(Value::as_str).map(|id| (id, m)))
+            .collect();
+        let held: std::collections::HashSet<&str> = listed.iter().map(|(id, _)| *id).collect();
+        let dropped: Vec<usize> = self
+            .active
+            .iter()
+            .copied()
+            .filter(|&e| match &self.entries[e].kind {
+                Kind::Record(v) => {
+                    self.held[e]
+                        && v.get("id")
+                            .and_then(Value::as_str)
+                            .is_none_or(|id| !held.contains(id))
+                }
+                Kind::Replaced { .. } => false,
+            })
+            .collect();
+        let mut kept = Vec::new();
+        for (id, m) in listed {
+            match self.by_id.get(id).copied().filter(|&e| self.on_path[e]) {
+                Some(e) => {
+                    self.entries[e].kind = Kind::Record(m.clone());
+                    kept.push(e);
+                }
+                None => {
+                    self.message(m, id);
+                    if let Some(&e) = self.by_id.get(id) {
+                        kept.push(e);
+                    }
+                }
+            }
+        }
+        if !dropped.is_empty() {
+            for &e in &dropped {
+                self.held[e] = false;
+            }
+            self.push(Kind::Replaced {
+                kept,
+                dropped: dropped.len(),
+            });
+            self.replacements += 1;
+        }
+    }
+
+    fn line(&mut self, v: &Value, report: &mut ImportReport) {
+        if let Some(id) = v.get("$rewindTo").and_then(Value::as_str) {
+            self.rewind(id);
+        } else if let Some(set) = v.get("$set").and_then(Value::as_object) {
+            if let Some(msgs) = set.get("messages").and_then(Value::as_array) {
+                self.replace(msgs);
+            }
+            for (k, x) in set.iter().filter(|(k, _)| *k != "messages") {
+                self.header.insert(k.clone(), x.clone());
+            }
+        } else if let Some(id) = v.get("id").and_then(Value::as_str) {
+            self.message(v, id);
+        } else if let Some(o) = v
+            .as_object()
+            .filter(|o| o.contains_key("sessionId") && o.contains_key("projectHash"))
+        {
+            // the metadata (a migrated file's first line may hold the older format's whole document)
+            if let Some(msgs) = o.get("messages").and_then(Value::as_array) {
+                self.replace(msgs);
+            }
+            for (k, x) in o.iter().filter(|(k, _)| *k != "messages") {
+                self.header.insert(k.clone(), x.clone());
+            }
+        } else {
+            report.skip("unrecognized records (kept as metadata)");
+            self.records.push(v.clone());
+        }
+    }
+}
+
+/// Each entry's depth in the tree; an entry whose parents loop (never written so) becomes a root.
+fn depths(entries: &mut [Entry]) -> Vec<usize> {
+    let mut depth: Vec<Option<usize>> = vec![None; entries.len()];
+    for start in 0..entries.len() {
+        let mut chain = Vec::new();
+        let mut at = Some(start);
+        while let Some(e) = at {
+            if depth[e].is_some() {
+                break;
+            }
+            if chain.contains(&e) {
+                entries[e].parent = None;
+                break;
+            }
+            chain.push(e);
+            at = entries[e].parent;
+        }
+        for &e in chain.iter().rev() {
+            depth[e] = Some(
+                entries[e]
+                    .parent
+                    .and_then(|p| depth[p])
+                    .map_or(0, |d| d + 1),
+            );
+        }
+    }
+    depth.into_iter().map(|d| d.unwrap_or(0)).collect()
+}
+
+pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatError> {
+    if !is_log(lines) {
+        return Err(FormatError::new(
+            path,
+            lines.first().map_or(1, |l| l.0),
+            "not a Gemini CLI session log (its first line names no sessionId and projectHash)",
+        ));
+    }
+    let mut report = ImportReport::default();
+    let mut r = Replay::default();
+    for (_, v) in lines {
+        r.line(v, &mut report);
+    }
+    let mut entries = std::mem::take(&mut r.entries);
+    let depth = depths(&mut entries);
+    // parents before children: by depth, then as the log first wrote them
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.sort_by_key(|&e| (depth[e], e));
+    // each entry's messages (the last of them is what its children follow), and a marker's place
+    let mut last_of: Vec<Option<usize>> = vec![None; entries.len()];
+    let mut of_entry: Vec<Vec<usize>> = vec![Vec::new(); entries.len()];
+    let mut out: Vec<ImportedMessage> = Vec::new();
+    let mut markers: Vec<(usize, Vec<usize>)> = Vec::new();
+    for &e in &order {
+        let parent = entries[e].parent.and_then(|p| last_of[p]);
+        let built: Vec<NewMessage> = match &entries[e].kind {
+            Kind::Record(v) => match converted(v, out.len()) {
+                Converted::Messages(ms) => ms,
+                Converted::Note(kind) => {
+                    report.skip(kind);
+                    r.records.push(v.clone());
+                    Vec::new()
+                }
+            },
+            Kind::Replaced { kept, dropped } => {
+                let text = format!(
+                    "Gemini CLI replaced the history it sends: {dropped} message(s) dropped, {} kept",
+                    kept.len()
+                );
+                markers.push((out.len(), kept.clone()));
+                vec![crate::formats::note(
+                    Role::System,
+                    text,
+                    json!({"source": "gemini-cli"}),
+                )]
+            }
+        };
+        let mut p = parent;
+        for m in built {
+            of_entry[e].push(out.len());
+            out.push(ImportedMessage {
+                parent: p,
+                message: m,
+            });
+            p = Some(out.len() - 1);
+        }
+        last_of[e] = p;
+    }
+    // a marker keeps the messages of the entries Gemini CLI still sends, by their depth on its path
+    let at_depth = crate::formats::depths(&out);
+    for (k, kept) in markers {
+        let refs: Vec<Ref> = kept
+            .iter()
+            .flat_map(|&e| of_entry[e].iter().copied())
+            .filter(|&i| i < k)
+            .map(|i| Ref::Depth(at_depth[i]))
+            .collect();
+        let kept = if refs.is_empty() {
+            Kept::Nothing
+        } else {
+            Kept::Each(refs)
+        };
+        out[k].message.meta["cairn"] = harness_meta("gemini-cli", kept, false);
+    }
+    let tip = r
+        .active
+        .iter()
+        .rev()
+        .find_map(|&e| last_of[e])
+        .or_else(|| out.len().checked_sub(1));
+    if r.rewinds > 0 {
+        report.notes.push(format!(
+            "{} rewind(s): what each abandoned is kept as a branch",
+            r.rewinds
+        ));
+    }
+    if r.replacements > 0 {
+        report.notes.push(format!(
+            "{} time(s) Gemini CLI replaced its history (a compression): a compaction marker each",
+            r.replacements
+        ));
+    }
+    let meta = session_meta(Value::Object(r.header), r.records);
+    Ok(Parsed {
+        title: crate::formats::title_of(&out),
+        messages: out,
+        tip,
+        checkpoints: Vec::new(),
+        meta,
+        report,
+        children: Vec::new(),
+    })
+}
