@@ -1731,6 +1731,19 @@ fn migrated_to_log(src: &Path, to: &Path) {
     std::fs::write(to, lines.join("\n") + "\n").unwrap();
 }
 
+/// The text of every message a conversation holds, on its path or not.
+fn all_texts(s: &Store, conversation: &str) -> Vec<String> {
+    s.messages(conversation)
+        .unwrap()
+        .iter()
+        .flat_map(|m| {
+            m.content
+                .iter()
+                .filter_map(|b| b.as_text().map(str::to_string))
+        })
+        .collect()
+}
+
 /// What a conversation holds on its active path: each message's role and text (tool results by their text).
 fn said(s: &Store, conversation: &str) -> Vec<(cairn::model::Role, String)> {
     s.active_path(conversation)
@@ -1836,6 +1849,12 @@ fn a_gemini_cli_session_log_keeps_what_a_rewind_abandoned_and_marks_a_compressio
                                      user("u3", "rename b.txt to c.txt"), gemini("g4", "Renamed.", 5210)]}}),
         user("u4", "thanks"),
         gemini("g5", "You're welcome.", 4000),
+        // a request cancelled: Gemini CLI rolls its history back to before the prompt
+        user("u5", "now delete everything"),
+        json!({"$set": {"messages": [user("s1", "<state_snapshot>renamed b.txt to c.txt</state_snapshot>"),
+                                     gemini("s2", "Got it. Thanks for the additional context!", 0),
+                                     user("u3", "rename b.txt to c.txt"), gemini("g4", "Renamed.", 5210),
+                                     user("u4", "thanks"), gemini("g5", "You're welcome.", 4000)]}}),
     ];
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("session-2026-11-02T10-00-0b1c2d3e.jsonl");
@@ -1857,7 +1876,7 @@ fn a_gemini_cli_session_log_keeps_what_a_rewind_abandoned_and_marks_a_compressio
                 > 1
         })
         .count();
-    assert_eq!((held.len(), forks), (13, 1));
+    assert_eq!((held.len(), forks), (14, 1));
     let c = o.conversations[0].clone();
     let path = said(&s, &c);
     let texts: Vec<(cairn::model::Role, &str)> =
@@ -1883,14 +1902,13 @@ fn a_gemini_cli_session_log_keeps_what_a_rewind_abandoned_and_marks_a_compressio
         texts[9..],
         [(User, "thanks"), (Assistant, "You're welcome.")]
     );
-    // what the rewind abandoned stays in the conversation, a branch beside the path
+    // what the rewind abandoned stays in the conversation, a branch beside the path; the prompt rolled back stays
+    // past the tip
     assert_eq!(o.report.branches, 1);
-    let all = s.messages(&c).unwrap();
-    assert!(all.iter().any(|m| {
-        m.content
-            .iter()
-            .any(|b| matches!(b, cairn::model::Block::Text { text } if text == "Deleted."))
-    }));
+    let all = all_texts(&s, &c);
+    assert!(
+        all.iter().any(|t| t == "Deleted.") && all.iter().any(|t| t == "now delete everything")
+    );
     assert!(
         o.report.notes.iter().any(|n| n.contains("1 rewind")),
         "{:?}",

@@ -4,10 +4,10 @@
 //! …; a file migrated from the older format may carry its messages there too). A message record (`id`, `type`,
 //! `content`, …) is appended again whole each time it changes: the newest copy counts, in the place the first one
 //! took. `{"$set": {…}}` updates the metadata; with `messages` it replaces the history Gemini CLI holds (a tool
-//! output masked, or the history compressed to a summary and the recent turns). `{"$rewindTo": id}` drops that
-//! message and everything after it (`/rewind`).
+//! output masked, a cancelled request rolled back, or the history compressed to a summary and the recent turns).
+//! `{"$rewindTo": id}` drops that message and everything after it (`/rewind`).
 //!
-//! Why a tree: a rewind abandons what followed, and the conversation goes on from the message before. The
+//! Why a tree: a rewind (or a rollback) abandons what followed, and the conversation goes on from the message before. The
 //! abandoned messages stay, as the branch they were, and what came after the rewind is a sibling of them. A
 //! replacement that drops messages is a compaction: a marker after the messages it replaced, keeping the ones
 //! Gemini CLI still sends (a summary it made is a message of its own, kept by the marker).
@@ -56,6 +56,7 @@ struct Replay {
     header: serde_json::Map<String, Value>,
     records: Vec<Value>,
     rewinds: usize,
+    rollbacks: usize,
     replacements: usize,
 }
 
@@ -107,8 +108,10 @@ impl Replay {
     }
 
     /// `$set.messages`: the history Gemini CLI holds from now on. Where it keeps every message it held, in order,
-    /// their newest content is taken and new ones go on after; where it drops some, a marker after the history
-    /// keeps what it still sends (new ones, its summary among them, go on before the marker).
+    /// their newest content is taken and new ones go on after; where it keeps the oldest and drops the newest (a
+    /// request rolled back), the dropped ones leave the path as a rewind's do; where it drops others (the history
+    /// compressed), a marker after the history keeps what it still sends (new ones, its summary among them, go on
+    /// before the marker).
     fn replace(&mut self, msgs: &[Value]) {
         let listed: Vec<(&str, &Value)> = msgs
             .iter()
@@ -129,6 +132,30 @@ impl Replay {
                 Kind::Replaced { .. } => false,
             })
             .collect();
+        // a rollback (a request cancelled or failed: Gemini CLI goes back to the history before it) keeps the
+        // messages it held, in order, and drops the newest: it is a rewind
+        let known: Vec<usize> = listed
+            .iter()
+            .filter_map(|(id, _)| self.by_id.get(*id).copied())
+            .filter(|&e| self.on_path[e] && self.held[e])
+            .collect();
+        let place = |e: &usize| self.active.iter().position(|a| a == e);
+        let newest_kept = known.iter().filter_map(place).max();
+        let oldest_dropped = dropped.iter().filter_map(place).min();
+        if known.len() == listed.len()
+            && oldest_dropped.is_some_and(|d| newest_kept.is_none_or(|k| k < d))
+        {
+            for (&e, (_, m)) in known.iter().zip(&listed) {
+                self.entries[e].kind = Kind::Record((*m).clone());
+            }
+            if let Some(at) = self.active.iter().position(|e| *e == dropped[0]) {
+                for e in self.active.drain(at..) {
+                    self.on_path[e] = false;
+                }
+            }
+            self.rollbacks += 1;
+            return;
+        }
         let mut kept = Vec::new();
         for (id, m) in listed {
             match self.by_id.get(id).copied().filter(|&e| self.on_path[e]) {
@@ -299,6 +326,12 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
         report.notes.push(format!(
             "{} rewind(s): what each abandoned is kept as a branch",
             r.rewinds
+        ));
+    }
+    if r.rollbacks > 0 {
+        report.notes.push(format!(
+            "{} request(s) Gemini CLI rolled back (cancelled or failed): what each dropped is kept as a branch",
+            r.rollbacks
         ));
     }
     if r.replacements > 0 {
