@@ -242,6 +242,26 @@ fn depths(entries: &mut [Entry]) -> Vec<usize> {
     depth.into_iter().map(|d| d.unwrap_or(0)).collect()
 }
 
+/// Each marker (at its message) keeps the messages of the entries Gemini CLI still sends, by their depth on its
+/// path.
+fn keep(out: &mut [ImportedMessage], markers: Vec<(usize, Vec<usize>)>, of_entry: &[Vec<usize>]) {
+    let at_depth = crate::formats::depths(out);
+    for (k, kept) in markers {
+        let refs: Vec<Ref> = kept
+            .iter()
+            .flat_map(|&e| of_entry[e].iter().copied())
+            .filter(|&i| i < k)
+            .map(|i| Ref::Depth(at_depth[i]))
+            .collect();
+        let kept = if refs.is_empty() {
+            Kept::Nothing
+        } else {
+            Kept::Each(refs)
+        };
+        out[k].message.meta["cairn"] = harness_meta("gemini-cli", kept, false);
+    }
+}
+
 pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatError> {
     if !is_log(lines) {
         return Err(FormatError::new(
@@ -300,45 +320,30 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
         }
         last_of[e] = p;
     }
-    // a marker keeps the messages of the entries Gemini CLI still sends, by their depth on its path
-    let at_depth = crate::formats::depths(&out);
-    for (k, kept) in markers {
-        let refs: Vec<Ref> = kept
-            .iter()
-            .flat_map(|&e| of_entry[e].iter().copied())
-            .filter(|&i| i < k)
-            .map(|i| Ref::Depth(at_depth[i]))
-            .collect();
-        let kept = if refs.is_empty() {
-            Kept::Nothing
-        } else {
-            Kept::Each(refs)
-        };
-        out[k].message.meta["cairn"] = harness_meta("gemini-cli", kept, false);
-    }
+    keep(&mut out, markers, &of_entry);
     let tip = r
         .active
         .iter()
         .rev()
         .find_map(|&e| last_of[e])
         .or_else(|| out.len().checked_sub(1));
-    if r.rewinds > 0 {
-        report.notes.push(format!(
-            "{} rewind(s): what each abandoned is kept as a branch",
-            r.rewinds
-        ));
-    }
-    if r.rollbacks > 0 {
-        report.notes.push(format!(
-            "{} request(s) Gemini CLI rolled back (cancelled or failed): what each dropped is kept as a branch",
-            r.rollbacks
-        ));
-    }
-    if r.replacements > 0 {
-        report.notes.push(format!(
-            "{} time(s) Gemini CLI replaced its history (a compression): a compaction marker each",
-            r.replacements
-        ));
+    for (n, what) in [
+        (
+            r.rewinds,
+            "rewind(s): what each abandoned is kept as a branch",
+        ),
+        (
+            r.rollbacks,
+            "request(s) Gemini CLI rolled back (cancelled or failed): what each dropped is kept as a branch",
+        ),
+        (
+            r.replacements,
+            "time(s) Gemini CLI replaced its history (a compression): a compaction marker each",
+        ),
+    ] {
+        if n > 0 {
+            report.notes.push(format!("{n} {what}"));
+        }
     }
     let meta = session_meta(Value::Object(r.header), r.records);
     Ok(Parsed {
