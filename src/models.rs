@@ -107,6 +107,60 @@ pub fn key(raw: &str) -> Option<String> {
     (!base.is_empty()).then_some(base)
 }
 
+/// The speeds (service tiers) a provider reports serving a request at that are priced otherwise than its standard
+/// one: Anthropic's fast mode (`usage.speed: "fast"`), OpenAI's `priority`, `fast` and `flex` tiers.
+pub const SPEEDS: &[&str] = &["fast", "priority", "flex"];
+
+/// The name a reply is priced by: its model and, where it was served at another speed, that speed after an `@`
+/// (`claude-opus-4-8@fast`; the settings' `prices` may name it so). [`key`] reads it as the model.
+pub fn at_speed(model: &str, speed: Option<&str>) -> String {
+    match speed.filter(|s| SPEEDS.contains(s)) {
+        Some(s) => format!("{model}@{s}"),
+        None => model.to_string(),
+    }
+}
+
+/// The speed a priced name ([`at_speed`]) carries, if any (a Vertex-style `@20250929` date is none).
+pub fn speed(name: &str) -> Option<&str> {
+    name.rsplit_once('@')
+        .map(|(_, s)| s)
+        .filter(|s| SPEEDS.contains(s))
+}
+
+/// A priced name as [`key`] groups it, its speed kept: what the settings' `prices` name to price it.
+pub fn priced_key(name: &str) -> String {
+    at_speed(&key_or_raw(name), speed(name))
+}
+
+/// The speed a reply was served at where the provider reported one priced otherwise than standard
+/// ([`crate::models::SPEEDS`]): `meta.speed` (a reader's), else the usage Claude Code keeps with each line of a
+/// reply (`lines[].message.usage.speed`: Anthropic's fast mode).
+pub fn speed_of(meta: &serde_json::Value) -> Option<&str> {
+    meta.get("speed")
+        .and_then(serde_json::Value::as_str)
+        .or_else(|| {
+            meta.get("lines")
+                .and_then(serde_json::Value::as_array)?
+                .iter()
+                .rev()
+                .find_map(|l| {
+                    l.pointer("/message/usage/speed")
+                        .and_then(serde_json::Value::as_str)
+                })
+        })
+        .filter(|s| SPEEDS.contains(s))
+}
+
+/// The name a reply is priced by: its model ([`crate::model::model_of`]) and the speed it was served at
+/// ([`speed_of`]), as [`at_speed`] writes them. What the store's measures record as the reply's model.
+pub fn priced_model(meta: &serde_json::Value) -> Option<std::borrow::Cow<'_, str>> {
+    let model = crate::model::model_of(meta)?;
+    Some(match speed_of(meta) {
+        Some(s) => std::borrow::Cow::Owned(at_speed(model, Some(s))),
+        None => std::borrow::Cow::Borrowed(model),
+    })
+}
+
 /// [`key`], or the name itself where it is not a model (for grouping what has no model).
 pub fn key_or_raw(raw: &str) -> String {
     key(raw).unwrap_or_else(|| raw.to_string())

@@ -109,13 +109,15 @@ pub fn stats(
 ) -> Result<Stats, StoreError> {
     let mut groups = store.usage(by, since)?;
     if by == By::Model {
-        // one row per model, whatever date suffix its replies carried
+        // one row per model, whatever date suffix its replies carried, and per speed it was served at (fast mode
+        // is priced apart: `claude-opus-4-8@fast`)
         let mut merged: BTreeMap<String, crate::store::UsageGroup> = BTreeMap::new();
         for g in groups {
             // Claude Code's `<synthetic>` placeholder and the like are no model
-            let Some(key) = crate::models::key(&g.key) else {
+            if crate::models::key(&g.key).is_none() {
                 continue;
-            };
+            }
+            let key = crate::models::priced_key(&g.key);
             let m = merged
                 .entry(key.clone())
                 .or_insert_with(|| crate::store::UsageGroup {
@@ -161,7 +163,7 @@ pub fn stats(
                 match c {
                     Some(c) => total += c,
                     None if b.usage != crate::model::Usage::default() => {
-                        unpriced.insert(crate::models::key_or_raw(name));
+                        unpriced.insert(crate::models::priced_key(name));
                     }
                     None => {}
                 }

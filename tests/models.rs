@@ -551,3 +551,76 @@ fn a_conversation_is_planned_against_the_window_its_harness_ran_the_model_with()
     assert_eq!(row("gpt-6-astra").ran_with[0].window, 372_000);
     assert_ne!(row("gpt-6-astra").window, 372_000);
 }
+
+#[test]
+fn a_reply_claude_code_ran_in_fast_mode_is_priced_at_fast_mode_or_named_unpriced() {
+    // Claude Code keeps each reply's usage as the API reported it: `speed: "fast"` for fast mode, which costs more
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("fast.jsonl");
+    let reply = |n: u32, speed: &str| {
+        json!({"type": "assistant", "uuid": format!("a{n}"), "parentUuid": format!("u{n}"), "sessionId": "fast",
+               "requestId": format!("r{n}"), "timestamp": format!("2026-11-02T10:0{n}:05Z"),
+               "message": {"id": format!("m{n}"), "role": "assistant", "model": "claude-opus-4-8",
+                           "content": [{"type": "text", "text": "done"}],
+                           "usage": {"input_tokens": 100_000, "output_tokens": 10_000, "speed": speed,
+                                     "service_tier": "standard"}}})
+    };
+    let prompt = |n: u32, parent: Option<String>| {
+        json!({"type": "user", "uuid": format!("u{n}"), "parentUuid": parent, "sessionId": "fast",
+               "timestamp": format!("2026-11-02T10:0{n}:00Z"), "message": {"role": "user", "content": "go on"}})
+    };
+    let lines = [
+        prompt(1, None),
+        reply(1, "standard"),
+        prompt(2, Some("a1".into())),
+        reply(2, "fast"),
+    ];
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&p, text.join("\n") + "\n").unwrap();
+    let mut s = Store::open_in_memory().unwrap();
+    import(&mut s, &p);
+    let stats = |s: &mut Store, settings: &Settings| {
+        let Outcome::Stats(st) = commands::run(
+            s,
+            settings,
+            Action::Stats {
+                by: By::Model,
+                since: None,
+            },
+            &commands::Quiet,
+            &AtomicBool::new(false),
+        )
+        .unwrap() else {
+            panic!()
+        };
+        st
+    };
+    // the catalog has no fast-mode rate for Anthropic's models: that reply's cost is unknown, named so
+    let st = stats(&mut s, &Settings::default());
+    let row =
+        |st: &cairn::stats::Stats, k: &str| st.rows.iter().find(|r| r.key == k).cloned().unwrap();
+    let standard = (100_000.0 * 5.0 + 10_000.0 * 25.0) / 1e6;
+    assert!((row(&st, "claude-opus-4-8").cost_usd.unwrap() - standard).abs() < 1e-9);
+    assert_eq!(row(&st, "claude-opus-4-8@fast").cost_usd, None);
+    assert_eq!(st.unpriced(), vec!["claude-opus-4-8@fast".to_string()]);
+    // the settings price it under that name
+    let mine = Settings::parse(
+        r#"{"prices": {"claude-opus-4-8@fast": {"input": 10, "output": 50, "cache_read": 1, "cache_write": 12.5}}}"#,
+    )
+    .unwrap();
+    let st = stats(&mut s, &mine);
+    let fast = (100_000.0 * 10.0 + 10_000.0 * 50.0) / 1e6;
+    assert!((row(&st, "claude-opus-4-8@fast").cost_usd.unwrap() - fast).abs() < 1e-9);
+    assert!(st.unpriced().is_empty());
+    // it is the same model for everything else: one row of `cairn models`, its window and tokenizer
+    let Outcome::Models(rows) = run(&mut s, Action::Models) else {
+        panic!()
+    };
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].model, "claude-opus-4-8");
+    assert!(
+        rows[0]
+            .recorded_as
+            .contains(&"claude-opus-4-8@fast".to_string())
+    );
+}

@@ -26,8 +26,15 @@ pub struct Price {
     pub cache_write_1h: Option<f64>,
 }
 
-/// The settings' price of a model: by the name as recorded, else by its key.
+/// The settings' price of a model: by the name as recorded, else by its key. A reply served at another speed
+/// (`claude-opus-4-8@fast`) takes only a price named with that speed: the model's own is its standard one.
 pub fn own(name: &str, prices: &BTreeMap<String, Price>) -> Option<Price> {
+    if super::speed(name).is_some() {
+        return prices
+            .get(name)
+            .or_else(|| prices.get(&super::priced_key(name)))
+            .copied();
+    }
     prices
         .get(name)
         .or_else(|| super::key(name).and_then(|k| prices.get(&k)))
@@ -58,7 +65,9 @@ pub fn cost(
         );
     }
     // a router's `provider/model` is priced as that provider's model (what was paid), else the model by its key
-    let listed = super::catalog::routed(model).or_else(|| super::catalog::listed(&name))?;
+    let speed = super::speed(model);
+    let bare = speed.map_or(model, |s| &model[..model.len() - s.len() - 1]);
+    let listed = super::catalog::routed(bare).or_else(|| super::catalog::listed(&name))?;
     // a sum of several requests is priced as that many requests of its average size (a tier applies per request)
     let n = usage.request_count() as f64;
     let write = usage.cache_creation_input_tokens;
@@ -84,10 +93,21 @@ pub fn cost(
             std::time::UNIX_EPOCH + std::time::Duration::from_millis(at_ms.unsigned_abs()),
         );
     }
-    Calculator::bundled()
-        .calculate(&req)
-        .ok()
-        .map(|p| p.total_price * n)
+    let calculator = Calculator::bundled();
+    let standard = calculator.calculate(&req).ok()?.total_price * n;
+    let Some(s) = speed else {
+        return Some(standard);
+    };
+    // another speed is priced where the catalog lists its rate; else it would give the standard one: unknown
+    let at = calculator
+        .calculate(
+            &req.with_price_context("service_tier", s)
+                .with_price_context("speed", s),
+        )
+        .ok()?
+        .total_price
+        * n;
+    ((at - standard).abs() > 1e-12 * standard.abs().max(1e-12)).then_some(at)
 }
 
 /// What a model charges per million tokens of each kind now, below any tier (for `cairn models`): uncached
@@ -281,7 +301,8 @@ impl<'a> Pricer<'a> {
             let name = if super::catalog::routed(model).is_some() {
                 model.to_string()
             } else {
-                k
+                // a speed is priced apart: its rates are probed as its own
+                super::at_speed(&k, super::speed(model))
             };
             (name, own(model, self.prices).is_some())
         });
@@ -325,6 +346,42 @@ mod tests {
             requests: 0,
             precision: 0,
         }
+    }
+
+    #[test]
+    fn a_reply_served_at_another_speed_is_priced_at_it_or_not_at_all() {
+        let none = BTreeMap::new();
+        let m = u(100_000, 100_000, 0, 0, 0);
+        let now = 1_796_000_000_000; // 2026-12: the catalog's tier rates hold from 2026-10-12
+        // OpenAI's priority tier, which the catalog lists for gpt-5.5: $12.50 in, $75 out (standard $5, $30)
+        let standard = cost("gpt-5.5", &m, now, &none).unwrap();
+        let priority = cost("gpt-5.5@priority", &m, now, &none).unwrap();
+        assert!((standard - 3.5).abs() < 1e-6, "{standard}");
+        assert!((priority - 8.75).abs() < 1e-6, "{priority}");
+        // Anthropic's fast mode, which it does not list: unknown, never the standard price
+        assert!(cost("claude-opus-4-8", &m, now, &none).is_some());
+        assert_eq!(cost("claude-opus-4-8@fast", &m, now, &none), None);
+        // the settings price it by that name, and the model's own price is not it
+        let mut mine = BTreeMap::new();
+        let p = |input, output| Price {
+            input,
+            output,
+            cache_read: 0.0,
+            cache_write: 0.0,
+            cache_write_1h: None,
+        };
+        mine.insert("claude-opus-4-8".to_string(), p(5.0, 25.0));
+        assert_eq!(cost("claude-opus-4-8@fast", &m, now, &mine), None);
+        mine.insert("claude-opus-4-8@fast".to_string(), p(10.0, 50.0));
+        let fast = cost("claude-opus-4-8@fast", &m, now, &mine).unwrap();
+        assert!((fast - 6.0).abs() < 1e-9, "{fast}");
+        // the fast path of many requests agrees
+        let pricer = Pricer::new(&none);
+        assert_eq!(pricer.cost("claude-opus-4-8@fast", &m, now), None);
+        let fast = pricer.cost("gpt-5.5@priority", &m, now).unwrap();
+        assert!((fast - priority).abs() < 1e-6, "{fast}");
+        // a Vertex date is no speed
+        assert_eq!(crate::models::speed("claude-opus-4-8@20260101"), None);
     }
 
     #[test]

@@ -125,7 +125,7 @@ impl PathView {
                     m.usage.as_ref(),
                     crate::tokens::Tokenizer::Estimate,
                 ),
-                model: model_of(&m.meta).map(str::to_string),
+                model: crate::models::priced_model(&m.meta).map(|m| m.into_owned()),
                 usage: m.usage,
                 created_at: m.created_at,
             })

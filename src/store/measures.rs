@@ -52,7 +52,9 @@ pub(crate) fn insert(
     flags: i64,
     created_at: i64,
 ) -> Result<()> {
-    let model = model_of(&m.meta);
+    // a reply served at another speed is priced, and so summed, apart (`claude-opus-4-8@fast`)
+    let priced = crate::models::priced_model(&m.meta);
+    let model = priced.as_deref();
     let compaction = crate::model::CairnMeta::kind(&m.meta) == Some(crate::model::KIND_COMPACTION);
     write(
         tx,
@@ -582,7 +584,7 @@ pub(crate) fn backfill(tx: &Transaction<'_>) -> rusqlite::Result<()> {
                 seq,
                 conversation,
                 me: &me,
-                model: model_of(&meta),
+                model: crate::models::priced_model(&meta).as_deref(),
                 usage: usage.as_ref(),
                 created_at,
                 flagged: None,
