@@ -552,11 +552,9 @@ fn a_conversation_is_planned_against_the_window_its_harness_ran_the_model_with()
     assert_ne!(row("gpt-6-astra").window, 372_000);
 }
 
-#[test]
-fn a_reply_claude_code_ran_in_fast_mode_is_priced_at_fast_mode_or_named_unpriced() {
-    // Claude Code keeps each reply's usage as the API reported it: `speed: "fast"` for fast mode, which costs more
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("fast.jsonl");
+/// A Claude Code session of two replies of claude-opus-4-8, the second served in fast mode (`usage.speed`).
+fn write_fast_session(dir: &Path) -> PathBuf {
+    let p = dir.join("fast.jsonl");
     let reply = |n: u32, speed: &str| {
         json!({"type": "assistant", "uuid": format!("a{n}"), "parentUuid": format!("u{n}"), "sessionId": "fast",
                "requestId": format!("r{n}"), "timestamp": format!("2026-11-02T10:0{n}:05Z"),
@@ -577,6 +575,14 @@ fn a_reply_claude_code_ran_in_fast_mode_is_priced_at_fast_mode_or_named_unpriced
     ];
     let text: Vec<String> = lines.iter().map(Value::to_string).collect();
     std::fs::write(&p, text.join("\n") + "\n").unwrap();
+    p
+}
+
+#[test]
+fn a_reply_claude_code_ran_in_fast_mode_is_priced_at_fast_mode_or_named_unpriced() {
+    // Claude Code keeps each reply's usage as the API reported it: `speed: "fast"` for fast mode, which costs more
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_fast_session(dir.path());
     let mut s = Store::open_in_memory().unwrap();
     import(&mut s, &p);
     let stats = |s: &mut Store, settings: &Settings| {
@@ -623,4 +629,53 @@ fn a_reply_claude_code_ran_in_fast_mode_is_priced_at_fast_mode_or_named_unpriced
             .recorded_as
             .contains(&"claude-opus-4-8@fast".to_string())
     );
+}
+
+#[test]
+fn a_store_that_measured_fast_mode_replies_at_the_standard_speed_measures_them_again_when_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let by_model = |s: &mut Store| {
+        let Outcome::Stats(st) = run(
+            s,
+            Action::Stats {
+                by: By::Model,
+                since: None,
+            },
+        ) else {
+            panic!()
+        };
+        st.rows
+            .iter()
+            .map(|r| (r.key.clone(), r.input_tokens, r.output_tokens, r.cost_usd))
+            .collect::<Vec<_>>()
+    };
+    let fresh = {
+        let mut s = Store::open(&db).unwrap();
+        import(&mut s, &write_fast_session(dir.path()));
+        by_model(&mut s)
+    };
+    assert_eq!(fresh.len(), 2);
+    // as a store written before speeds were measured holds it: the fast reply measured as the model itself, its
+    // roll-ups summed so
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let n = c
+            .execute(
+                "UPDATE measures SET model = 'claude-opus-4-8' WHERE model = 'claude-opus-4-8@fast'",
+                [],
+            )
+            .unwrap();
+        assert_eq!(n, 1);
+        c.execute_batch(
+            "UPDATE usage_hours SET model = 'claude-opus-4-8' WHERE model = 'claude-opus-4-8@fast'
+                 AND NOT EXISTS (SELECT 1 FROM usage_hours h WHERE h.model = 'claude-opus-4-8');
+             DELETE FROM usage_hours WHERE model = 'claude-opus-4-8@fast';
+             DELETE FROM usage_days WHERE model = 'claude-opus-4-8@fast';
+             PRAGMA user_version = 15;",
+        )
+        .unwrap();
+    }
+    let mut s = Store::open(&db).unwrap();
+    assert_eq!(by_model(&mut s), fresh);
 }

@@ -778,6 +778,44 @@ pub(crate) fn backfill_cache_lifetimes(tx: &Transaction<'_>) -> rusqlite::Result
     )
 }
 
+/// v16: a reply served in Anthropic's fast mode (the `usage.speed: "fast"` Claude Code keeps in each reply's lines)
+/// is measured as its model at that speed (`claude-opus-4-8@fast`, [`crate::models::priced_model`]), priced and
+/// summed apart; where the store holds such replies, the roll-ups `stats` prices are summed again from the
+/// measures (`models_seen` keeps them under the name they were recorded with: `cairn models` groups by model).
+pub(crate) fn backfill_speeds(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let changed = tx.execute(
+        "UPDATE measures SET model = model || '@fast'
+         WHERE model IS NOT NULL AND instr(model, '@') = 0 AND EXISTS (
+             SELECT 1 FROM messages x JOIN messages b ON b.seq = coalesce(x.body_of, x.seq),
+                  json_each(CASE WHEN json_valid(b.meta) THEN b.meta ELSE '{}' END, '$.lines') l
+             WHERE x.seq = measures.seq AND json_extract(l.value, '$.message.usage.speed') = 'fast')",
+        [],
+    )?;
+    if changed == 0 {
+        return Ok(());
+    }
+    tx.execute_batch(
+        "DELETE FROM usage_days;
+         INSERT INTO usage_days (day, conversation, model, messages, turns, compactions, input, output, cache_read,
+                                 cache_write, cache_write_1h, measured, tool_calls, tool_errors, first, last)
+         SELECT created_at / 86400000, conversation, coalesce(model, ''), count(*),
+                sum((flags & 4) != 0 AND ((flags >> 3) & 3) = 1), sum(compaction),
+                sum(coalesce(input_tokens, 0)), sum(coalesce(output_tokens, 0)),
+                sum(coalesce(cache_read_tokens, 0)), sum(coalesce(cache_write_tokens, 0)),
+                sum(coalesce(cache_write_1h_tokens, 0)), count(input_tokens), sum(tool_calls), sum(tool_errors),
+                min(created_at), max(created_at)
+         FROM measures WHERE copy = 0 GROUP BY 1, 2, 3;
+         DELETE FROM usage_hours;
+         INSERT INTO usage_hours
+         SELECT created_at / 3600000, conversation, coalesce(model, ''), count(*), sum(input_tokens),
+                sum(coalesce(output_tokens, 0)), sum(coalesce(cache_read_tokens, 0)),
+                sum(coalesce(cache_write_tokens, 0)), sum(coalesce(cache_write_1h_tokens, 0)),
+                max((input_tokens + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0))
+                    / max(coalesce(requests, 1), 1))
+         FROM measures WHERE copy = 0 AND input_tokens IS NOT NULL GROUP BY 1, 2, 3;",
+    )
+}
+
 /// A model replies were written by, as the store measured it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelSeen {

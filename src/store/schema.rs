@@ -74,6 +74,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: "",
         backfill: Some(super::measures::backfill_unsigned_thinking),
     },
+    Step {
+        sql: "",
+        backfill: Some(super::measures::backfill_speeds),
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
