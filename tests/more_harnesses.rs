@@ -1963,3 +1963,61 @@ fn discover_finds_gemini_cli_session_logs_and_a_subagent_s_beside_its_parent() {
     let meta = s.conversation_meta(&o.conversations[0]).unwrap();
     assert_eq!(meta["subagent"], true);
 }
+
+#[test]
+fn a_gemini_cli_log_resumed_sends_its_rebuilt_history_once() {
+    use serde_json::json;
+    // resuming, Gemini CLI rebuilds the history it sends (`convertSessionToClientHistory`) and syncs its record:
+    // the session's context drawn again, each reply's content now its model parts (thoughts and calls beside the
+    // text), the results of its calls a turn of their own (`<id>_response`), info messages left out
+    let at = "2026-11-02T10:00:01.000Z";
+    let call = json!({"id": "c1", "name": "read_file", "args": {"path": "a.txt"}, "status": "success",
+                      "timestamp": at, "result": [{"functionResponse": {"id": "c1", "name": "read_file",
+                                                                         "response": {"output": "hello"}}}]});
+    let g1 = json!({"id": "g1", "timestamp": at, "type": "gemini", "content": "", "model": "gemini-3-flash-preview",
+                    "toolCalls": [call], "tokens": {"input": 3000, "output": 10, "cached": 0, "total": 3010}});
+    let mut g1_synced = g1.clone();
+    g1_synced["content"] = json!([{"text": "I should read it", "thought": true},
+                                  {"functionCall": {"id": "c1", "name": "read_file", "args": {"path": "a.txt"}}}]);
+    let g2 = json!({"id": "g2", "timestamp": at, "type": "gemini", "content": "It says hello.",
+                    "model": "gemini-3-flash-preview", "tokens": {"input": 3100, "output": 10, "cached": 0, "total": 3110}});
+    let user = |id: &str, t: &str| json!({"id": id, "timestamp": at, "type": "user", "content": [{"text": t}]});
+    let records = vec![
+        json!({"sessionId": "s", "projectHash": "ab", "startTime": at, "lastUpdated": at}),
+        user("sc1", "<session_context>the folder a.txt</session_context>"),
+        user("u1", "what does a.txt say?"),
+        g1.clone(),
+        g2.clone(),
+        json!({"id": "i1", "timestamp": at, "type": "info", "content": "Switched model"}),
+        // the resume
+        json!({"$set": {"messages": [user("sc2", "<session_context>the folder a.txt, b.txt</session_context>"),
+            user("u1", "what does a.txt say?"), g1_synced,
+            json!({"id": "g1_response", "timestamp": at, "type": "user",
+                   "content": [{"functionResponse": {"id": "c1", "name": "read_file", "response": {"output": "hello"}}}]}),
+            g2]}}),
+        user("u3", "and b.txt?"),
+        json!({"id": "g3", "timestamp": at, "type": "gemini", "content": "Empty.", "model": "gemini-3-flash-preview",
+               "tokens": {"input": 3300, "output": 5, "cached": 0, "total": 3305}}),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("session-2026-11-02T10-00-s.jsonl");
+    let text: Vec<String> = records.iter().map(Value::to_string).collect();
+    std::fs::write(&f, text.join("\n") + "\n").unwrap();
+    let (mut s, o) = imported(&f);
+    let c = o.conversations[0].clone();
+    let path = said(&s, &c);
+    // no empty prompt for the results turn, no thought read as text
+    assert!(path.iter().all(|(_, t)| !t.is_empty()), "{path:?}");
+    assert!(
+        path.iter().all(|(_, t)| !t.contains("I should read it")),
+        "{path:?}"
+    );
+    let marker = path
+        .iter()
+        .find(|(r, _)| *r == cairn::model::Role::System)
+        .unwrap();
+    assert!(marker.1.contains("1 message(s) dropped"), "{}", marker.1);
+    // sent after the resume: the new context, the prompt, the reply and its result, the answer; then the new turn
+    let r = helpers::context_now(&mut s, &c);
+    assert_eq!(r.messages_sent, 5 + 2);
+}

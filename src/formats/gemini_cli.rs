@@ -81,7 +81,15 @@ fn reply(m: &Value, n: usize) -> Option<(NewMessage, Option<NewMessage>)> {
             signature: None,
         });
     }
-    let text = text_of(m.get("content"));
+    // a reply Gemini CLI synced from its history holds the model's parts as its content: its thoughts (also in
+    // `thoughts`, when they are there) and its calls (also in `toolCalls`, with their results) beside its text
+    let (text, thought) = parts_of(m.get("content"));
+    if content.is_empty() {
+        content.extend(thought.into_iter().map(|t| Block::Thinking {
+            thinking: t,
+            signature: None,
+        }));
+    }
     if !text.trim().is_empty() {
         content.push(Block::text(text));
     }
@@ -152,6 +160,36 @@ fn reply(m: &Value, n: usize) -> Option<(NewMessage, Option<NewMessage>)> {
     Some((nm, results))
 }
 
+/// A record's content as the model's text and its thoughts (parts marked `thought`); calls and responses, which
+/// the record holds in `toolCalls`, are neither.
+fn parts_of(content: Option<&Value>) -> (String, Vec<String>) {
+    let Some(Value::Array(parts)) = content else {
+        return (text_of(content), Vec::new());
+    };
+    let (mut text, mut thought) = (Vec::new(), Vec::new());
+    for p in parts {
+        match (p.get("text").and_then(Value::as_str), p.as_str()) {
+            (Some(t), _) if p.get("thought").and_then(Value::as_bool) == Some(true) => {
+                thought.push(t.to_string());
+            }
+            (Some(t), _) | (None, Some(t)) => text.push(t),
+            _ => {}
+        }
+    }
+    (text.join("\n"), thought)
+}
+
+/// Whether a user record holds only function responses: the results of the reply before it, which Gemini CLI
+/// writes as a turn of their own when it rebuilds its history (`<reply id>_response`), and which that reply's
+/// `toolCalls` already hold.
+fn only_responses(m: &Value) -> bool {
+    m.get("content")
+        .and_then(Value::as_array)
+        .is_some_and(|parts| {
+            !parts.is_empty() && parts.iter().all(|p| p.get("functionResponse").is_some())
+        })
+}
+
 /// One message record as cairn messages (a prompt; a reply and its calls' results), or what it is when the model
 /// never read it (`info`, `warning` and `error` messages, empty replies), to keep as metadata. `n`: how many
 /// messages came before (a call without an id is named by it).
@@ -162,6 +200,9 @@ pub(super) enum Converted {
 
 pub(super) fn converted(m: &Value, n: usize) -> Converted {
     match m.get("type").and_then(Value::as_str).unwrap_or("") {
+        "user" if only_responses(m) => {
+            Converted::Note("tool responses (read with the reply that called them)".into())
+        }
         "user" => {
             let mut nm = NewMessage::text(Role::User, text_of(m.get("content")));
             nm.created_at = timestamp_ms(m.get("timestamp"));

@@ -10,7 +10,9 @@
 //! Why a tree: a rewind (or a rollback) abandons what followed, and the conversation goes on from the message before. The
 //! abandoned messages stay, as the branch they were, and what came after the rewind is a sibling of them. A
 //! replacement that drops messages is a compaction: a marker after the messages it replaced, keeping the ones
-//! Gemini CLI still sends (a summary it made is a message of its own, kept by the marker).
+//! Gemini CLI still sends (a summary it made is a message of its own, kept by the marker). A resume rebuilds the
+//! history so too (the session's context drawn again, the results of each reply as a turn of their own, which
+//! the reply's calls already hold).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -123,8 +125,13 @@ impl Replay {
             .iter()
             .copied()
             .filter(|&e| match &self.entries[e].kind {
+                // info, warning and error messages are never in the history Gemini CLI sends
                 Kind::Record(v) => {
                     self.held[e]
+                        && matches!(
+                            v.get("type").and_then(Value::as_str),
+                            Some("user" | "gemini")
+                        )
                         && v.get("id")
                             .and_then(Value::as_str)
                             .is_none_or(|id| !held.contains(id))
@@ -298,7 +305,7 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
             },
             Kind::Replaced { kept, dropped } => {
                 let text = format!(
-                    "Gemini CLI replaced the history it sends: {dropped} message(s) dropped, {} kept",
+                    "Gemini CLI rebuilt the history it sends: {dropped} message(s) dropped, {} kept",
                     kept.len()
                 );
                 markers.push((out.len(), kept.clone()));
@@ -338,7 +345,7 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
         ),
         (
             r.replacements,
-            "time(s) Gemini CLI replaced its history (a compression): a compaction marker each",
+            "time(s) Gemini CLI rebuilt its history (a compression, or a resume): a compaction marker each",
         ),
     ] {
         if n > 0 {
