@@ -36,17 +36,30 @@ fn import(s: &mut Store, p: &Path) {
     }
 }
 
-fn total_cost(s: &mut Store) -> Option<f64> {
-    let Outcome::Stats(st) = run(
+/// `cairn stats` by `by`, under `settings`.
+fn stats_by(s: &mut Store, settings: &Settings, by: By) -> cairn::stats::Stats {
+    let Outcome::Stats(st) = commands::run(
         s,
-        Action::Stats {
-            by: By::Conversation,
-            since: None,
-        },
-    ) else {
+        settings,
+        Action::Stats { by, since: None },
+        &commands::Quiet,
+        &AtomicBool::new(false),
+    )
+    .unwrap() else {
         panic!()
     };
+    st
+}
+
+fn total_cost(s: &mut Store) -> Option<f64> {
+    let st = stats_by(s, &Settings::default(), By::Conversation);
     st.rows.iter().map(|r| r.cost_usd).sum()
+}
+
+/// Writes `lines` as a JSONL file at `p`.
+fn write_jsonl(p: &Path, lines: &[Value]) {
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(p, text.join("\n") + "\n").unwrap();
 }
 
 /// List prices per million tokens (input, output, cache read, 5-minute write, 1-hour write) as Anthropic publishes
@@ -200,8 +213,7 @@ fn write_claude_code(dir: &Path, model: &str, usage: Value) -> PathBuf {
                "message": {"id": "m1", "role": "assistant", "model": model,
                            "content": [{"type": "text", "text": "hi"}], "usage": usage}}),
     ];
-    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
-    std::fs::write(&p, text.join("\n") + "\n").unwrap();
+    write_jsonl(&p, &lines);
     p
 }
 
@@ -480,8 +492,7 @@ fn write_codex(dir: &Path, turns: &[(&str, u64)]) -> PathBuf {
                 "model_context_window": window}}}),
         ]);
     }
-    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
-    std::fs::write(&p, text.join("\n") + "\n").unwrap();
+    write_jsonl(&p, &lines);
     p
 }
 
@@ -573,8 +584,7 @@ fn write_fast_session(dir: &Path) -> PathBuf {
         prompt(2, Some("a1".into())),
         reply(2, "fast"),
     ];
-    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
-    std::fs::write(&p, text.join("\n") + "\n").unwrap();
+    write_jsonl(&p, &lines);
     p
 }
 
@@ -585,22 +595,7 @@ fn a_reply_claude_code_ran_in_fast_mode_is_priced_at_fast_mode_or_named_unpriced
     let p = write_fast_session(dir.path());
     let mut s = Store::open_in_memory().unwrap();
     import(&mut s, &p);
-    let stats = |s: &mut Store, settings: &Settings| {
-        let Outcome::Stats(st) = commands::run(
-            s,
-            settings,
-            Action::Stats {
-                by: By::Model,
-                since: None,
-            },
-            &commands::Quiet,
-            &AtomicBool::new(false),
-        )
-        .unwrap() else {
-            panic!()
-        };
-        st
-    };
+    let stats = |s: &mut Store, settings: &Settings| stats_by(s, settings, By::Model);
     // the catalog has no fast-mode rate for Anthropic's models: that reply's cost is unknown, named so
     let st = stats(&mut s, &Settings::default());
     let row =
@@ -636,15 +631,7 @@ fn a_store_that_measured_fast_mode_replies_at_the_standard_speed_measures_them_a
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     let by_model = |s: &mut Store| {
-        let Outcome::Stats(st) = run(
-            s,
-            Action::Stats {
-                by: By::Model,
-                since: None,
-            },
-        ) else {
-            panic!()
-        };
+        let st = stats_by(s, &Settings::default(), By::Model);
         st.rows
             .iter()
             .map(|r| (r.key.clone(), r.input_tokens, r.output_tokens, r.cost_usd))
