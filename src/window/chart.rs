@@ -122,7 +122,12 @@ fn rungs_ui(ui: &mut egui::Ui, r: &ContextReport) {
 }
 
 pub fn show(ui: &mut egui::Ui, r: &ContextReport) {
-    ui.heading(format!("Context: {} (window {} tokens)", r.model, r.window));
+    ui.heading(format!(
+        "Context: {} (window {} tokens, {})",
+        r.model,
+        r.window,
+        r.window_source.name()
+    ));
     if let Some(h) = &r.harness_compaction {
         ui.label(format!(
             "After {}'s compaction at {} ({} messages kept): {} of the path's {} messages are sent.",

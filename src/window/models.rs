@@ -48,7 +48,7 @@ impl ModelsPanel {
             .horizontal(|ui| {
                 ui.label(RichText::new(format!("{} model(s) seen", rows.len())).strong());
                 ui.weak(
-                    "each figure's source in brackets: settings, catalog, measured, cairn, default",
+                    "each figure's source in brackets: settings, catalog, measured, harness, cairn, default; hover a window for the one a harness ran it with",
                 );
                 ui.button("Refresh").clicked()
             })
