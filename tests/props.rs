@@ -188,3 +188,64 @@ proptest! {
         }
     }
 }
+
+/// One record of a Gemini CLI session log, over a few message ids: a message (prompt, reply or info), a rewind, a
+/// replacement of the history (a subset of the ids, in any order), a metadata update.
+fn gemini_record() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::json;
+    let id = || (0u8..6).prop_map(|i| format!("m{i}"));
+    prop_oneof![
+        4 => (id(), 0u8..3, any::<u16>()).prop_map(|(id, kind, n)| {
+            let at = "2026-11-02T10:00:00.000Z";
+            match kind {
+                0 => json!({"id": id, "timestamp": at, "type": "user", "content": [{"text": format!("prompt {n}")}]}),
+                1 => json!({"id": id, "timestamp": at, "type": "gemini", "content": format!("reply {n}"),
+                            "model": "gemini-3-flash-preview",
+                            "tokens": {"input": 1000 + u64::from(n), "output": 10, "cached": 0, "total": 1010}}),
+                _ => json!({"id": id, "timestamp": at, "type": "info", "content": "note"}),
+            }
+        }),
+        1 => id().prop_map(|id| json!({"$rewindTo": id})),
+        1 => proptest::collection::vec((id(), any::<bool>()), 0..6).prop_map(|ms| {
+            let msgs: Vec<serde_json::Value> = ms
+                .into_iter()
+                .map(|(id, user)| json!({"id": id, "timestamp": "2026-11-02T10:00:00.000Z",
+                                         "type": if user { "user" } else { "gemini" }, "content": "kept"}))
+                .collect();
+            json!({"$set": {"messages": msgs}})
+        }),
+        1 => Just(json!({"$set": {"lastUpdated": "2026-11-02T10:00:01.000Z"}})),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// Whatever a Gemini CLI log does with its records, it imports whole, into a tree the store accepts, its path
+    /// holding no message twice, and a second read finds nothing new.
+    #[test]
+    fn any_gemini_cli_log_imports_into_a_valid_tree(records in proptest::collection::vec(gemini_record(), 0..30)) {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("session-2026-11-02T10-00-s.jsonl");
+        let mut lines = vec![serde_json::json!({"sessionId": "s", "projectHash": "ab"}).to_string()];
+        lines.extend(records.iter().map(|r| r.to_string()));
+        std::fs::write(&f, lines.join("\n") + "\n").unwrap();
+        let mut s = mem();
+        let o = cairn::import::import_file(&mut s, &f, None);
+        prop_assert!(o.error.is_none(), "{:?}", o.error);
+        for c in &o.conversations {
+            let path = s.active_path(c).unwrap();
+            let ids: HashSet<&str> = path.iter().map(|m| m.id.as_str()).collect();
+            prop_assert_eq!(ids.len(), path.len());
+        }
+        // read again, nothing is new
+        let held = s.conversations().unwrap().len();
+        let again = cairn::import::import_file(&mut s, &f, None);
+        prop_assert!(
+            again.error.as_deref().is_none_or(|e| e.contains("already imported")),
+            "{:?}",
+            again.error
+        );
+        prop_assert_eq!(s.conversations().unwrap().len(), held);
+    }
+}

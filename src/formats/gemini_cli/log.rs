@@ -163,19 +163,24 @@ impl Replay {
             self.rollbacks += 1;
             return;
         }
-        let mut kept = Vec::new();
+        let mut kept: Vec<usize> = Vec::new();
         for (id, m) in listed {
-            match self.by_id.get(id).copied().filter(|&e| self.on_path[e]) {
+            let e = match self.by_id.get(id).copied().filter(|&e| self.on_path[e]) {
                 Some(e) => {
                     self.entries[e].kind = Kind::Record(m.clone());
-                    kept.push(e);
+                    e
                 }
                 None => {
                     self.message(m, id);
-                    if let Some(&e) = self.by_id.get(id) {
-                        kept.push(e);
+                    match self.by_id.get(id) {
+                        Some(&e) => e,
+                        None => continue,
                     }
                 }
+            };
+            // an id listed twice is one message
+            if !kept.contains(&e) {
+                kept.push(e);
             }
         }
         if !dropped.is_empty() {
