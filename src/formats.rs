@@ -457,7 +457,7 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
     if lines.len() == 1 && trajectories::is_openhands(first) {
         return Some(Format::OpenHands);
     }
-    if lines.len() == 1 && gemini_cli::is_gemini(first) || gemini_cli::log::is_log(lines) {
+    if gemini_cli::is_document(lines) || gemini_cli::log::is_log(lines) {
         return Some(Format::GeminiCli);
     }
     if lines.len() == 1 && opencode::is_opencode(first) {
@@ -565,11 +565,7 @@ fn parse_as(
             let (l, d) = one_document(path, &lines, "an opencode export is one JSON document")?;
             opencode::parse(path, l, d)?
         }
-        Format::GeminiCli
-            if lines.len() > 1
-                || gemini_cli::log::is_log(&lines)
-                    && !lines.first().is_some_and(|(_, d)| gemini_cli::is_gemini(d)) =>
-        {
+        Format::GeminiCli if !gemini_cli::is_document(&lines) => {
             gemini_cli::log::parse(path, &lines)?
         }
         Format::GeminiCli => {

@@ -1770,8 +1770,12 @@ fn said(s: &Store, conversation: &str) -> Vec<(cairn::model::Role, String)> {
 #[test]
 fn a_gemini_cli_session_log_reads_as_the_chat_file_it_was_migrated_from() {
     let dir = tempfile::tempdir().unwrap();
-    for f in std::fs::read_dir(samples().join("gemini-cli")).unwrap() {
-        let src = f.unwrap().path();
+    let files: Vec<PathBuf> = std::fs::read_dir(samples().join("gemini-cli"))
+        .unwrap()
+        .map(|f| f.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 3);
+    for src in files {
         let log = dir
             .path()
             .join(src.file_name().unwrap())

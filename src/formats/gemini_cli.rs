@@ -32,6 +32,11 @@ pub fn is_gemini(doc: &Value) -> bool {
             })
 }
 
+/// Whether lines are Gemini CLI's older chat file: one document with its messages (else they are its log).
+pub fn is_document(lines: &[(usize, Value)]) -> bool {
+    matches!(lines, [(_, doc)] if is_gemini(doc))
+}
+
 /// A tool call's result as the model read it: the function response's output (or error), and whether it failed.
 fn result_of(call: &Value) -> (String, bool) {
     let status = call.get("status").and_then(Value::as_str).unwrap_or("");

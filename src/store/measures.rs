@@ -785,10 +785,11 @@ pub(crate) fn backfill_cache_lifetimes(tx: &Transaction<'_>) -> rusqlite::Result
 pub(crate) fn backfill_speeds(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     let changed = tx.execute(
         "UPDATE measures SET model = model || '@fast'
-         WHERE model IS NOT NULL AND instr(model, '@') = 0 AND EXISTS (
-             SELECT 1 FROM messages x JOIN messages b ON b.seq = coalesce(x.body_of, x.seq),
-                  json_each(CASE WHEN json_valid(b.meta) THEN b.meta ELSE '{}' END, '$.lines') l
-             WHERE x.seq = measures.seq AND json_extract(l.value, '$.message.usage.speed') = 'fast')",
+         WHERE model IS NOT NULL AND instr(model, '@') = 0 AND seq IN (
+             SELECT x.seq FROM messages x JOIN messages b ON b.seq = coalesce(x.body_of, x.seq)
+             WHERE instr(b.meta, '\"speed\":\"fast\"') > 0 AND EXISTS (
+                 SELECT 1 FROM json_each(CASE WHEN json_valid(b.meta) THEN b.meta ELSE '{}' END, '$.lines') l
+                 WHERE json_extract(l.value, '$.message.usage.speed') = 'fast'))",
         [],
     )?;
     if changed == 0 {

@@ -91,35 +91,25 @@ impl Store {
     }
 
     /// The context windows harnesses said they ran models with (a conversation's meta `windows`, Codex's
-    /// `model_context_window`): (model as recorded, harness, window), one per conversation and model.
+    /// `model_context_window`): (model as recorded, harness, window), one per conversation and model. Read in
+    /// SQLite, so the records a conversation's meta keeps beside are never parsed here.
     pub fn harness_windows(&self) -> Result<Vec<(String, String, u64)>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT meta FROM conversations WHERE instr(meta, '\"windows\"') > 0",
+            "SELECT w.key, coalesce(json_extract(c.meta, '$.source'), 'cairn'), w.value
+             FROM conversations c,
+                  json_each(CASE WHEN json_valid(c.meta) THEN c.meta ELSE '{}' END, '$.windows') w
+             WHERE instr(c.meta, '\"windows\":{') > 0 AND w.type = 'integer'",
         )?;
-        let metas = stmt
-            .query_map([], |r| r.get::<_, String>(0))?
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?.max(0) as u64,
+                ))
+            })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        let mut out = Vec::new();
-        for m in metas {
-            let Ok(v) = serde_json::from_str::<serde_json::Value>(&m) else {
-                continue;
-            };
-            let harness = v
-                .get("source")
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or("cairn");
-            for (model, w) in v
-                .get("windows")
-                .and_then(serde_json::Value::as_object)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(w) = w.as_u64() {
-                    out.push((model.clone(), harness.to_string(), w));
-                }
-            }
-        }
-        Ok(out)
+        Ok(rows)
     }
 
     /// The active path, root to tip.

@@ -146,16 +146,21 @@ impl Replay {
             .filter_map(|(id, _)| self.by_id.get(*id).copied())
             .filter(|&e| self.on_path[e] && self.held[e])
             .collect();
-        let place = |e: &usize| self.active.iter().position(|a| a == e);
-        let newest_kept = known.iter().filter_map(place).max();
-        let oldest_dropped = dropped.iter().filter_map(place).min();
+        let place: HashMap<usize, usize> = self
+            .active
+            .iter()
+            .enumerate()
+            .map(|(i, &e)| (e, i))
+            .collect();
+        let newest_kept = known.iter().filter_map(|e| place.get(e)).max();
+        let oldest_dropped = dropped.iter().filter_map(|e| place.get(e)).min();
         if known.len() == listed.len()
             && oldest_dropped.is_some_and(|d| newest_kept.is_none_or(|k| k < d))
         {
             for (&e, (_, m)) in known.iter().zip(&listed) {
                 self.entries[e].kind = Kind::Record((*m).clone());
             }
-            if let Some(at) = self.active.iter().position(|e| *e == dropped[0]) {
+            if let Some(&at) = oldest_dropped {
                 for e in self.active.drain(at..) {
                     self.on_path[e] = false;
                 }
@@ -164,6 +169,7 @@ impl Replay {
             return;
         }
         let mut kept: Vec<usize> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for (id, m) in listed {
             let e = match self.by_id.get(id).copied().filter(|&e| self.on_path[e]) {
                 Some(e) => {
@@ -179,7 +185,7 @@ impl Replay {
                 }
             };
             // an id listed twice is one message
-            if !kept.contains(&e) {
+            if seen.insert(e) {
                 kept.push(e);
             }
         }
@@ -195,16 +201,21 @@ impl Replay {
         }
     }
 
+    /// The session's metadata updated, and the history it holds where it names one (`messages`).
+    fn update(&mut self, set: &serde_json::Map<String, Value>) {
+        if let Some(msgs) = set.get("messages").and_then(Value::as_array) {
+            self.replace(msgs);
+        }
+        for (k, x) in set.iter().filter(|(k, _)| *k != "messages") {
+            self.header.insert(k.clone(), x.clone());
+        }
+    }
+
     fn line(&mut self, v: &Value, report: &mut ImportReport) {
         if let Some(id) = v.get("$rewindTo").and_then(Value::as_str) {
             self.rewind(id);
         } else if let Some(set) = v.get("$set").and_then(Value::as_object) {
-            if let Some(msgs) = set.get("messages").and_then(Value::as_array) {
-                self.replace(msgs);
-            }
-            for (k, x) in set.iter().filter(|(k, _)| *k != "messages") {
-                self.header.insert(k.clone(), x.clone());
-            }
+            self.update(set);
         } else if let Some(id) = v.get("id").and_then(Value::as_str) {
             self.message(v, id);
         } else if let Some(o) = v
@@ -212,12 +223,7 @@ impl Replay {
             .filter(|o| o.contains_key("sessionId") && o.contains_key("projectHash"))
         {
             // the metadata (a migrated file's first line may hold the older format's whole document)
-            if let Some(msgs) = o.get("messages").and_then(Value::as_array) {
-                self.replace(msgs);
-            }
-            for (k, x) in o.iter().filter(|(k, _)| *k != "messages") {
-                self.header.insert(k.clone(), x.clone());
-            }
+            self.update(o);
         } else {
             report.skip("unrecognized records (kept as metadata)");
             self.records.push(v.clone());
