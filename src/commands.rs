@@ -421,7 +421,7 @@ pub enum Outcome {
     },
     Searched(crate::search::Results),
     Stats(crate::stats::Stats),
-    Models(Vec<crate::models::Listing>),
+    Models(models::ModelsReport),
     Timeline(crate::reclaim::timeline::Timeline),
     Diffed(Box<crate::diff::Diff>),
     Legibility(Vec<crate::legibility::ShapeReading>),

@@ -28,6 +28,46 @@ pub fn settings() -> Result<Settings> {
     }
 }
 
+/// Where the model catalog `cairn models --update` fetched is kept: the file `CAIRN_CATALOG` names, else
+/// `genai-prices.json` in cairn's data folder.
+pub fn catalog_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CAIRN_CATALOG") {
+        return Some(PathBuf::from(p));
+    }
+    directories::ProjectDirs::from("", "", "cairn").map(|d| d.data_dir().join("genai-prices.json"))
+}
+
+/// Puts the catalog `cairn models --update` fetched in use, where there is one. A file that is no longer a catalog
+/// leaves the data bundled with cairn in use: the answer is a warning naming it.
+pub fn load_catalog() -> Option<String> {
+    let path = catalog_path()?;
+    let data = match std::fs::read(&path) {
+        Ok(d) => d,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            return Some(format!(
+                "{}: cannot read: {e}; using the catalog bundled with cairn",
+                path.display()
+            ));
+        }
+    };
+    let written = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_millis()).ok());
+    match crate::models::catalog::Catalog::from_json(&data, &path.display().to_string(), written) {
+        Ok(c) => {
+            crate::models::catalog::install(c);
+            None
+        }
+        Err(e) => Some(format!(
+            "{}: {e}; using the catalog bundled with cairn (`cairn models --update` fetches it again)",
+            path.display()
+        )),
+    }
+}
+
 /// A provider from flags, the settings (`"provider"`, `"model"`) and the environment (the key).
 pub fn provider(
     settings: &Settings,

@@ -285,14 +285,14 @@ pub fn model(name: &str, prices: &std::collections::BTreeMap<String, Price>) -> 
     }
 }
 
-/// What the catalog and cairn's rules say of a model regardless of the settings' prices, kept per name: asked once
-/// per reply on long paths, it must cost a map lookup.
-fn known(name: &str) -> (Family, Tokenizer, bool, f64) {
-    use std::sync::{LazyLock, Mutex};
-    type Known = (Family, Tokenizer, bool, f64);
-    static KNOWN: LazyLock<Mutex<std::collections::HashMap<String, Known>>> =
-        LazyLock::new(Default::default);
-    if let Ok(k) = KNOWN.lock()
+/// What the catalog and cairn's rules say of a model regardless of the settings' prices: its family, tokenizer,
+/// whether it keeps past thinking and its default scale.
+pub(crate) type Known = (Family, Tokenizer, bool, f64);
+
+/// [`Known`], kept per name by the catalog in use: asked once per reply on long paths, it must cost a map lookup.
+fn known(name: &str) -> Known {
+    let catalog = catalog::current();
+    if let Ok(k) = catalog.known.lock()
         && let Some(v) = k.get(name)
     {
         return *v;
@@ -304,7 +304,7 @@ fn known(name: &str) -> (Family, Tokenizer, bool, f64) {
         m.keeps_past_thinking,
         m.default_scale,
     );
-    if let Ok(mut k) = KNOWN.lock() {
+    if let Ok(mut k) = catalog.known.lock() {
         k.insert(name.to_string(), v);
     }
     v

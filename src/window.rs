@@ -1341,6 +1341,7 @@ mod tests {
             .models
             .rows
             .ready()
+            .map(|r| &r.models)
             .expect("the models panel got its answer");
         assert!(
             rows.iter().any(|r| r.model.starts_with("claude")),

@@ -288,9 +288,10 @@ fn models_lists_what_the_store_saw_and_where_each_figure_came_from() {
         &mut s,
         &fixture("codex/codex-desktop-spawn-agents-0.140.jsonl"),
     );
-    let Outcome::Models(rows) = run(&mut s, Action::Models) else {
+    let Outcome::Models(report) = run(&mut s, Action::Models) else {
         panic!()
     };
+    let rows = report.models;
     let names: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
     assert!(
         names.contains(&"claude-sonnet-4-5") && names.contains(&"gpt-5.5"),
@@ -339,9 +340,10 @@ fn a_window_is_never_smaller_than_the_largest_prompt_measured() {
             json!({"input_tokens": 2, "output_tokens": 10, "cache_read_input_tokens": 302_417}),
         ),
     );
-    let Outcome::Models(rows) = run(&mut s, Action::Models) else {
+    let Outcome::Models(report) = run(&mut s, Action::Models) else {
         panic!()
     };
+    let rows = report.models;
     assert_eq!(rows[0].window, 302_419);
     assert_eq!(rows[0].window_source, cairn::models::Source::Measured);
     let c = s.conversations().unwrap()[0].id.clone();
@@ -546,9 +548,10 @@ fn a_conversation_is_planned_against_the_window_its_harness_ran_the_model_with()
         (500_000, cairn::models::Source::Settings)
     );
     // `cairn models` keeps each model's own window and says what Codex ran it with
-    let Outcome::Models(rows) = run(&mut s, Action::Models) else {
+    let Outcome::Models(report) = run(&mut s, Action::Models) else {
         panic!()
     };
+    let rows = report.models;
     let row = |m: &str| rows.iter().find(|r| r.model == m).unwrap();
     assert_eq!(row("gpt-5.5").window, 1_000_000);
     assert_eq!(
@@ -614,9 +617,10 @@ fn a_reply_claude_code_ran_in_fast_mode_is_priced_at_fast_mode_or_named_unpriced
     assert!((row(&st, "claude-opus-4-8@fast").cost_usd.unwrap() - fast).abs() < 1e-9);
     assert!(st.unpriced().is_empty());
     // it is the same model for everything else: one row of `cairn models`, its window and tokenizer
-    let Outcome::Models(rows) = run(&mut s, Action::Models) else {
+    let Outcome::Models(report) = run(&mut s, Action::Models) else {
         panic!()
     };
+    let rows = report.models;
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].model, "claude-opus-4-8");
     assert!(
@@ -665,4 +669,141 @@ fn a_store_that_measured_fast_mode_replies_at_the_standard_speed_measures_them_a
     }
     let mut s = Store::open(&db).unwrap();
     assert_eq!(by_model(&mut s), fresh);
+}
+
+/// genai-prices' data (its v2 feed's shape) listing one Anthropic model this build's bundled data does not know.
+const NEWER_CATALOG: &str = r#"[{"id": "anthropic", "name": "Anthropic", "api_pattern": "https://api\\.anthropic\\.com",
+  "model_match": {"contains": "claude"},
+  "models": [{"id": "claude-zeta-9-5", "name": "Claude Zeta 9.5", "match": {"starts_with": "claude-zeta-9-5"},
+    "context_window": 3000000,
+    "prices": {"input_mtok": 7, "output_mtok": 35, "cache_read_mtok": 0.7, "cache_write_mtok": 8.75,
+               "cache_write_1h_mtok": 14}}]}]"#;
+
+/// Serves `body` once over HTTP on a local port; the URL to fetch it from.
+fn serve_once(body: &'static str) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut line = String::new();
+        while reader.read_line(&mut line).unwrap() > 0 && line != "\r\n" {
+            line.clear();
+        }
+        write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+    });
+    format!("http://127.0.0.1:{port}/prices/data.json")
+}
+
+#[test]
+fn a_catalog_fetched_later_prices_and_sizes_a_model_released_after_this_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cairn.db");
+    let kept = dir.path().join("data/genai-prices.json");
+    let cairn = |args: &[&str]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .env("CAIRN_CATALOG", &kept)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            err,
+        )
+    };
+    let json = |args: &[&str]| -> Value {
+        let (code, out, err) = cairn(args);
+        assert_eq!(code, Some(0), "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    // a session on a model released after this build: a million tokens of prompt, measured
+    let session = write_claude_code(
+        dir.path(),
+        "claude-zeta-9-5",
+        json!({"input_tokens": 1_000_000, "output_tokens": 0}),
+    );
+    assert_eq!(cairn(&["import", session.to_str().unwrap()]).0, Some(0));
+    let v = json(&["models", "--json"]);
+    assert_eq!(v["catalog"]["source"], "bundled");
+    let row = &v["models"][0];
+    assert_eq!(row["model"], "claude-zeta-9-5");
+    assert_eq!(
+        (row["window"].as_u64(), row["window_source"].as_str()),
+        (Some(1_000_000), Some("measured"))
+    );
+    assert!(row["price_per_mtok"].is_null());
+
+    // data that is not a catalog changes nothing and names itself
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"not": "a catalog"}"#).unwrap();
+    let (code, _, err) = cairn(&["models", "--from", bad.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("bad.json") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(!kept.exists());
+
+    // fetched over HTTP (as from genai-prices' feed): kept, in use, and what it changed is said
+    let u = json(&[
+        "models",
+        "--update",
+        "--from",
+        &serve_once(NEWER_CATALOG),
+        "--json",
+    ]);
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), NEWER_CATALOG);
+    assert_eq!(u["was"]["source"], "bundled");
+    assert_eq!(u["now"]["source"], "file");
+    assert_eq!(u["now"]["models"], 1);
+    assert_eq!(u["added"], json!(["anthropic/claude-zeta-9-5"]));
+    let c = &u["changed"][0];
+    assert_eq!(c["model"], "claude-zeta-9-5");
+    assert_eq!(
+        (
+            c["before"]["window"].as_u64(),
+            c["after"]["window"].as_u64()
+        ),
+        (Some(1_000_000), Some(3_000_000))
+    );
+    assert_eq!(c["after"]["window_source"], "catalog");
+    assert_eq!(c["after"]["price_per_mtok"]["input"], 7.0);
+
+    // every later command reads it: the window, the price, the cost
+    let v = json(&["models", "--json"]);
+    assert_eq!(v["catalog"]["source"], "file");
+    assert_eq!(v["catalog"]["path"], kept.to_str().unwrap());
+    let row = &v["models"][0];
+    assert_eq!(
+        (row["window"].as_u64(), row["window_source"].as_str()),
+        (Some(3_000_000), Some("catalog"))
+    );
+    assert_eq!(row["price_per_mtok"]["output"], 35.0);
+    let (_, text, _) = cairn(&["models"]);
+    assert!(text.contains("catalog: genai-prices data in"), "{text}");
+    let st = json(&["stats", "--json", "--by", "model"]);
+    let cost = st["rows"][0]["cost_usd"].as_f64().unwrap();
+    assert!((cost - 7.0).abs() < 1e-9, "{cost}");
+
+    // a kept copy damaged since: the bundled data, and a warning naming the file
+    std::fs::write(&kept, "[{").unwrap();
+    let (code, out, err) = cairn(&["models", "--json"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        err.contains("genai-prices.json") && err.contains("bundled"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["catalog"]["source"], "bundled");
+    assert!(v["models"][0]["price_per_mtok"].is_null());
 }

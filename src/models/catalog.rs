@@ -1,11 +1,17 @@
-//! The maintained catalog: pydantic's genai-prices data as the `genai-prices` crate bundles it (offline, matched
-//! the way its own calculator matches: provider by model pattern, then the model by id and aliases). Answers are
-//! kept per name, so a model is matched once per process however many replies are priced.
+//! The maintained catalog: pydantic's genai-prices data, matched the way its own calculator matches (provider by
+//! model pattern, then the model by id and aliases). The data bundled in the `genai-prices` crate is used until a
+//! newer copy is installed ([`install`]): the shells load the one `cairn models --update` fetched from the project's
+//! feed, so a model released after this build is known without a new cairn. Answers are kept per name and per
+//! catalog, so a model is matched once per process however many replies are priced.
 
-use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, RwLock};
 
 use genai_prices::{Calculator, ErrorKind, PriceRequest, Usage};
+use serde::Serialize;
+
+/// The feed `cairn models --update` fetches by default: genai-prices' current data, as its crate documents it.
+pub const FEED: &str = genai_prices::REMOTE_DATA_URL;
 
 /// A model the catalog lists.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,28 +29,160 @@ struct Answer {
     routed: Option<Listed>,
 }
 
-static ANSWERS: LazyLock<Mutex<HashMap<String, Answer>>> = LazyLock::new(Default::default);
+/// Where the catalog in use came from, and how much it holds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Origin {
+    /// `bundled` (the data this build of cairn carries) or `file` (a copy `cairn models --update` fetched).
+    pub source: &'static str,
+    /// The file, for a fetched copy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// When the file was written (epoch ms), for a fetched copy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written_ms: Option<i64>,
+    pub providers: usize,
+    pub models: usize,
+}
 
-/// What the catalog answers for a name, read through `f` (asked once per name; a read copies only what `f` takes).
-fn answer<R>(name: &str, f: impl Fn(&Answer) -> R) -> R {
-    if let Ok(cache) = ANSWERS.lock()
-        && let Some(a) = cache.get(name)
-    {
-        return f(a);
+impl Origin {
+    /// One line for people: where the data is from and how much it holds.
+    pub fn line(&self) -> String {
+        let held = format!("{} providers, {} models", self.providers, self.models);
+        match (&self.path, self.written_ms) {
+            (Some(p), written) => match written.and_then(crate::export::reading::time_of) {
+                Some(t) => format!("genai-prices data in {p}, written {t} ({held})"),
+                None => format!("genai-prices data in {p} ({held})"),
+            },
+            _ => format!("genai-prices data bundled with this build of cairn ({held})"),
+        }
     }
-    let a = ask(name);
-    let r = f(&a);
-    if let Ok(mut cache) = ANSWERS.lock() {
-        cache.insert(name.to_string(), a);
+}
+
+/// The catalog's data could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("not genai-prices data: {0}")]
+pub struct Invalid(String);
+
+/// One catalog: its calculator, where it came from, and the answers it gave.
+pub struct Catalog {
+    loaded: Option<Box<Calculator>>,
+    origin: Origin,
+    answers: Mutex<HashMap<String, Answer>>,
+    /// What [`super::known`] answered under this catalog.
+    pub(super) known: Mutex<HashMap<String, super::Known>>,
+    largest: OnceLock<u64>,
+}
+
+impl Catalog {
+    fn bundled() -> Catalog {
+        Catalog::new(None, "bundled", None, None)
     }
-    r
+
+    /// A catalog from genai-prices' data (its v2 feed, as [`FEED`] serves it), which `path` holds.
+    pub fn from_json(data: &[u8], path: &str, written_ms: Option<i64>) -> Result<Catalog, Invalid> {
+        let calc = Calculator::from_json(data).map_err(|e| Invalid(e.to_string()))?;
+        let c = Catalog::new(
+            Some(Box::new(calc)),
+            "file",
+            Some(path.to_string()),
+            written_ms,
+        );
+        if c.origin.models == 0 {
+            return Err(Invalid("it lists no models".into()));
+        }
+        Ok(c)
+    }
+
+    fn new(
+        loaded: Option<Box<Calculator>>,
+        source: &'static str,
+        path: Option<String>,
+        written_ms: Option<i64>,
+    ) -> Catalog {
+        let calc: &Calculator = loaded.as_deref().unwrap_or_else(|| Calculator::bundled());
+        let origin = Origin {
+            source,
+            path,
+            written_ms,
+            providers: calc.providers().count(),
+            models: calc.providers().map(|p| p.models().count()).sum(),
+        };
+        Catalog {
+            loaded,
+            origin,
+            answers: Mutex::default(),
+            known: Mutex::default(),
+            largest: OnceLock::new(),
+        }
+    }
+
+    /// The calculator that prices and matches.
+    pub fn calculator(&self) -> &Calculator {
+        self.loaded
+            .as_deref()
+            .unwrap_or_else(|| Calculator::bundled())
+    }
+
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// The provider/model pairs it lists.
+    pub fn ids(&self) -> HashSet<(String, String)> {
+        self.calculator()
+            .providers()
+            .flat_map(|p| {
+                p.models()
+                    .map(move |m| (p.id().to_string(), m.id().to_string()))
+            })
+            .collect()
+    }
+
+    /// What it answers for a name, read through `f` (asked once per name; a read copies only what `f` takes).
+    fn answer<R>(&self, name: &str, f: impl Fn(&Answer) -> R) -> R {
+        if let Ok(cache) = self.answers.lock()
+            && let Some(a) = cache.get(name)
+        {
+            return f(a);
+        }
+        let a = ask(self.calculator(), name);
+        let r = f(&a);
+        if let Ok(mut cache) = self.answers.lock() {
+            cache.insert(name.to_string(), a);
+        }
+        r
+    }
+}
+
+static CURRENT: LazyLock<RwLock<Arc<Catalog>>> =
+    LazyLock::new(|| RwLock::new(Arc::new(Catalog::bundled())));
+
+/// The catalog in use: the bundled data until another is installed.
+pub fn current() -> Arc<Catalog> {
+    match CURRENT.read() {
+        Ok(c) => c.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    }
+}
+
+/// Uses `catalog` from now on (a command already under way finishes with the one it began with).
+pub fn install(catalog: Catalog) {
+    let catalog = Arc::new(catalog);
+    match CURRENT.write() {
+        Ok(mut c) => *c = catalog,
+        Err(poisoned) => *poisoned.into_inner() = catalog,
+    }
+}
+
+/// Back to the data bundled with this build.
+pub fn install_bundled() {
+    install(Catalog::bundled());
 }
 
 /// A name as a router or proxy writes it (LiteLLM's `provider/model`, which Aider records): the entry of the
 /// provider the prefix names, where the catalog has that provider and it lists the rest with a price.
-fn ask_routed(name: &str) -> Option<Listed> {
+fn ask_routed(calc: &Calculator, name: &str) -> Option<Listed> {
     let (prefix, rest) = name.split_once('/')?;
-    let calc = Calculator::bundled();
     calc.find_provider(Some(prefix), None).ok().flatten()?;
     // a model the provider lists without a price (GitHub Copilot's included models) keeps its own list price
     let mut usage = Usage::new();
@@ -69,10 +207,9 @@ fn window_of(calc: &Calculator, provider: &str, model: &str) -> Option<u64> {
         .and_then(|m| m.context_window())
 }
 
-fn ask(name: &str) -> Answer {
-    let calc = Calculator::bundled();
+fn ask(calc: &Calculator, name: &str) -> Answer {
     let usage = Usage::new();
-    let routed = ask_routed(name);
+    let routed = ask_routed(calc, name);
     match calc.calculate(&PriceRequest::new(name, &usage)) {
         Ok(p) => Answer {
             provider: Some(p.provider_id.clone()),
@@ -106,33 +243,33 @@ pub const LARGEST_WINDOW_FLOOR: u64 = 10_000_000;
 
 /// The largest context window the catalog lists for any model (at least [`LARGEST_WINDOW_FLOOR`] tokens).
 pub fn largest_window() -> u64 {
-    static W: LazyLock<u64> = LazyLock::new(|| {
-        Calculator::bundled()
+    let c = current();
+    *c.largest.get_or_init(|| {
+        c.calculator()
             .providers()
             .flat_map(|p| p.models())
             .filter_map(|m| m.context_window())
             .max()
             .unwrap_or(0)
             .max(LARGEST_WINDOW_FLOOR)
-    });
-    *W
+    })
 }
 
 /// The catalog's entry for a model name, if it lists it.
 pub fn listed(name: &str) -> Option<Listed> {
-    answer(name, |a| a.listed.clone())
+    current().answer(name, |a| a.listed.clone())
 }
 
 /// The entry a recorded name has under the provider its prefix names (a router's or proxy's `provider/model`, as
 /// LiteLLM and so Aider write it): what requests made through that provider are priced by. None for a name
 /// without such a prefix.
 pub fn routed(name: &str) -> Option<Listed> {
-    answer(name, |a| a.routed.clone())
+    current().answer(name, |a| a.routed.clone())
 }
 
 /// The provider whose models a name looks like, even when the catalog does not list the model itself.
 pub fn provider_of(name: &str) -> Option<String> {
-    answer(name, |a| a.provider.clone())
+    current().answer(name, |a| a.provider.clone())
 }
 
 #[cfg(test)]

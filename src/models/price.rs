@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use genai_prices::{Calculator, PriceRequest};
+use genai_prices::PriceRequest;
 use serde::{Deserialize, Serialize};
 
 use crate::model::Usage;
@@ -93,7 +93,8 @@ pub fn cost(
             std::time::UNIX_EPOCH + std::time::Duration::from_millis(at_ms.unsigned_abs()),
         );
     }
-    let calculator = Calculator::bundled();
+    let catalog = super::catalog::current();
+    let calculator = catalog.calculator();
     let standard = calculator.calculate(&req).ok()?.total_price * n;
     let Some(s) = speed else {
         return Some(standard);

@@ -3,7 +3,8 @@
 //! own rule, a default). QA and researchers check here which figures a session's estimate and cost rest on.
 //!
 //! The panel sends the core's command ([`ListModels`]) as a job and takes its answer back as that command's own
-//! type: it needed no variant of the window's or the core's enums.
+//! type: it needed no variant of the window's or the core's enums. "Update catalog" sends `cairn models --update`'s
+//! command ([`UpdateCatalog`]) and says what it changed.
 
 use eframe::egui::{self, RichText};
 
@@ -11,13 +12,17 @@ use super::View;
 use super::panel::{Ask, At, Panel, Shared, answer_of, fail_into};
 use super::remote::Remote;
 use super::worker::For;
-use crate::commands::models::ListModels;
+use crate::commands::models::{CatalogUpdate, ListModels, ModelsReport, UpdateCatalog};
 use crate::commands::{Action, Outcome};
 use crate::models::Listing;
 
 #[derive(Default)]
 pub struct ModelsPanel {
-    pub rows: Remote<Vec<Listing>>,
+    pub rows: Remote<ModelsReport>,
+    /// What the last catalog update changed, or why it failed.
+    updated: Option<String>,
+    /// An update is under way: a failure is its, not the listing's.
+    updating: bool,
 }
 
 const COLUMNS: [&str; 11] = [
@@ -40,10 +45,11 @@ impl ModelsPanel {
             self.rows = Remote::Pending;
             return Ask::run(Action::job(ListModels));
         }
-        let Some(rows) = self.rows.ready() else {
+        let Some(report) = self.rows.ready() else {
             self.rows.show_missing(ui, "Reading the models…");
             return None;
         };
+        let rows = &report.models;
         let refresh = ui
             .horizontal(|ui| {
                 ui.label(RichText::new(format!("{} model(s) seen", rows.len())).strong());
@@ -53,6 +59,20 @@ impl ModelsPanel {
                 ui.button("Refresh").clicked()
             })
             .inner;
+        let update = ui
+            .horizontal(|ui| {
+                ui.weak(format!("catalog: {}", report.catalog.line()));
+                ui.button("Update catalog")
+                    .on_hover_text(format!(
+                        "fetch genai-prices' current data from {} and use it from now on (cairn models --update)",
+                        crate::models::catalog::FEED
+                    ))
+                    .clicked()
+            })
+            .inner;
+        if let Some(u) = &self.updated {
+            ui.label(u);
+        }
         egui::ScrollArea::both()
             .id_salt("models-scroll")
             .show(ui, |ui| {
@@ -74,8 +94,37 @@ impl ModelsPanel {
         if refresh {
             self.rows.reset();
         }
+        if update {
+            let Some(to) = crate::config::catalog_path() else {
+                self.updated = Some(
+                    "no home folder to keep the catalog in; set CAIRN_CATALOG to a file".into(),
+                );
+                return None;
+            };
+            self.updated = Some("Fetching the catalog…".into());
+            self.updating = true;
+            return Ask::run(Action::job(UpdateCatalog {
+                from: crate::models::catalog::FEED.to_string(),
+                to,
+            }));
+        }
         None
     }
+}
+
+/// What an update changed, in a line.
+fn summary(u: &CatalogUpdate) -> String {
+    let changed: Vec<&str> = u.changed.iter().map(|c| c.model.as_str()).collect();
+    format!(
+        "Catalog updated: {} model(s) added, {} removed; {}",
+        u.added.len(),
+        u.removed.len(),
+        if changed.is_empty() {
+            "no model seen here is described otherwise".to_string()
+        } else {
+            format!("described otherwise now: {}", changed.join(", "))
+        }
+    )
 }
 
 /// One model's cells.
@@ -135,13 +184,28 @@ impl Panel for ModelsPanel {
     }
 
     fn failed(&mut self, purpose: For, error: &str) -> bool {
-        fail_into(&mut self.rows, purpose == For::Panel(View::Models), error)
+        let mine = purpose == For::Panel(View::Models);
+        if mine && self.updating {
+            self.updating = false;
+            self.updated = Some(format!("Catalog not updated: {error}"));
+            return true;
+        }
+        fail_into(&mut self.rows, mine, error)
     }
 
     fn answered(&mut self, _at: At<'_>, outcome: Outcome) -> Option<Outcome> {
-        match answer_of::<Vec<Listing>>(outcome) {
-            Ok(rows) => {
-                self.rows = Remote::Ready(rows);
+        let outcome = match answer_of::<ModelsReport>(outcome) {
+            Ok(report) => {
+                self.rows = Remote::Ready(report);
+                return None;
+            }
+            Err(other) => *other,
+        };
+        match answer_of::<CatalogUpdate>(outcome) {
+            Ok(u) => {
+                self.updating = false;
+                self.updated = Some(summary(&u));
+                self.rows.reset();
                 None
             }
             Err(other) => Some(*other),
@@ -150,5 +214,32 @@ impl Panel for ModelsPanel {
 
     fn stale(&mut self) {
         self.rows.reset();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_catalog_update_is_said_beside_the_models_it_leaves_shown() {
+        let report = ModelsReport {
+            catalog: crate::models::catalog::current().origin().clone(),
+            models: Vec::new(),
+        };
+        let mut panel = ModelsPanel {
+            rows: Remote::Ready(report.clone()),
+            updated: Some("Fetching the catalog…".into()),
+            updating: true,
+        };
+        assert!(panel.failed(For::Panel(View::Models), "https://example: dns error"));
+        assert_eq!(
+            panel.updated.as_deref(),
+            Some("Catalog not updated: https://example: dns error")
+        );
+        assert_eq!(panel.rows.ready(), Some(&report));
+        // a failure of the listing itself is still the listing's
+        assert!(panel.failed(For::Panel(View::Models), "store busy"));
+        assert!(matches!(&panel.rows, Remote::Failed(e) if e == "store busy"));
     }
 }
