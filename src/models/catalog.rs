@@ -49,7 +49,10 @@ impl Origin {
     pub fn line(&self) -> String {
         let held = format!("{} providers, {} models", self.providers, self.models);
         match (&self.path, self.written_ms) {
-            (Some(p), written) => match written.and_then(crate::export::reading::time_of) {
+            (Some(p), written) => match written
+                .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
+                .map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
+            {
                 Some(t) => format!("genai-prices data in {p}, written {t} ({held})"),
                 None => format!("genai-prices data in {p} ({held})"),
             },
