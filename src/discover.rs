@@ -2,7 +2,8 @@
 //! (overridable, for tests): Claude Code (`~/.claude/projects`), pi (`~/.pi/agent/sessions`), Codex
 //! (`~/.codex/sessions`), Gemini CLI (`~/.gemini/tmp/<project>/chats/session-*.jsonl`, and `.json` before), Cursor
 //! (`~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl`) and GitHub Copilot CLI
-//! (`~/.copilot/session-state/<id>/events.jsonl`), opencode's SQLite store (`~/.local/share/opencode/opencode.db`,
+//! (`~/.copilot/session-state/<id>/events.jsonl`), Qwen Code (`~/.qwen/projects/<project>/chats/<id>.jsonl`, and
+//! `~/.qwen/tmp/<project>/chats/` before), opencode's SQLite store (`~/.local/share/opencode/opencode.db`,
 //! a session each) and its older storage folders
 //! (`~/.local/share/opencode/storage/session/<project>/ses_*.json`, its messages read beside it), and the task
 //! folders of Cline, Roo Code and Kilo Code in the editors' extension storage (`<editor>/User/globalStorage/
@@ -37,6 +38,7 @@ pub const LOCATIONS: &[(Format, &str)] = &[
     (Format::CopilotCli, ".copilot/session-state"),
     (Format::Opencode, ".local/share/opencode/storage/session"),
     (Format::Droid, ".factory/sessions"),
+    (Format::QwenCode, ".qwen"),
 ];
 
 /// Editors whose extension storage may hold Cline-family task folders, and the extensions' ids.
@@ -158,6 +160,13 @@ fn is_session(format: Format, p: &Path) -> bool {
             p.extension().is_some_and(|x| x == "jsonl")
                 && p.ancestors()
                     .any(|a| a.file_name().is_some_and(|n| n == "agent-transcripts"))
+        }
+        // `projects/<project>/chats/<id>.jsonl` (`tmp/<project>/chats/` before)
+        Format::QwenCode => {
+            p.extension().is_some_and(|x| x == "jsonl")
+                && p.parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|n| n == "chats")
         }
         // `session-state/<id>/events.jsonl`
         Format::CopilotCli => p.file_name().is_some_and(|n| n == "events.jsonl"),
@@ -281,6 +290,11 @@ fn count_messages(p: &Path, format: Format) -> usize {
             "\"type\":\"gemini\"",
         ],
         Format::Cursor => &["\"role\":"],
+        Format::QwenCode => &[
+            "\"type\":\"user\"",
+            "\"type\":\"assistant\"",
+            "\"type\":\"tool_result\"",
+        ],
         Format::CopilotCli => &[
             "\"type\":\"user.message\"",
             "\"type\":\"assistant.message\"",

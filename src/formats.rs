@@ -15,6 +15,7 @@ pub mod gemini_cli;
 pub mod messages_json;
 pub mod opencode;
 pub mod pi;
+pub mod qwen_code;
 mod trajectories;
 
 use std::collections::BTreeMap;
@@ -75,10 +76,12 @@ pub enum Format {
     CopilotCli,
     /// A Factory Droid session (`~/.factory/sessions/<project>/<id>.jsonl`).
     Droid,
+    /// A Qwen Code session (`~/.qwen/projects/<project>/chats/<id>.jsonl`).
+    QwenCode,
 }
 
 impl Format {
-    pub const ALL: [Format; 15] = [
+    pub const ALL: [Format; 16] = [
         Format::Cairn,
         Format::ClaudeCode,
         Format::Pi,
@@ -94,6 +97,7 @@ impl Format {
         Format::Cline,
         Format::CopilotCli,
         Format::Droid,
+        Format::QwenCode,
     ];
 
     /// Parses a format name as the CLI spells it.
@@ -118,6 +122,7 @@ impl Format {
             Format::Cline => "cline",
             Format::CopilotCli => "copilot-cli",
             Format::Droid => "droid",
+            Format::QwenCode => "qwen-code",
         }
     }
 }
@@ -499,6 +504,10 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
         {
             return Some(Format::Codex);
         }
+        // before Claude Code's rule: Qwen Code's records make the same tree, in Gemini's shape
+        if qwen_code::is_qwen(v) {
+            return Some(Format::QwenCode);
+        }
         if v.get("uuid").is_some() && v.get("sessionId").is_some() {
             return Some(Format::ClaudeCode);
         }
@@ -549,6 +558,7 @@ fn parse_as(
         Format::Cursor => cursor::parse(path, &lines)?,
         Format::CopilotCli => copilot_cli::parse(path, &lines)?,
         Format::Droid => droid::parse(path, &lines)?,
+        Format::QwenCode => qwen_code::parse(path, &lines)?,
         Format::Cline => {
             let (l, d) = one_document(path, &lines, "a Cline history is one JSON array")?;
             cline::parse(path, l, d)?
@@ -640,7 +650,7 @@ pub fn parse_bytes(
             return Err(FormatError::new(
                 path,
                 lines[0].0,
-                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, Copilot CLI, opencode, Cursor, Aider, Cline, SWE-agent, OpenHands, \
+                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, Qwen Code, Copilot CLI, opencode, Cursor, Aider, Cline, SWE-agent, OpenHands, \
                  Anthropic or OpenAI messages, cairn)",
             ));
         }

@@ -2025,3 +2025,149 @@ fn a_gemini_cli_log_resumed_sends_its_rebuilt_history_once() {
     let r = helpers::context_now(&mut s, &c);
     assert_eq!(r.messages_sent, 5 + 2);
 }
+
+/// The Qwen Code session written for these tests in the shape its `ChatRecordingService` writes (a rewind, a
+/// compression, a title, a failed tool call, an OpenAI-compatible usage reading, a subagent's record).
+fn qwen_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/qwen-code/5f0c2a4e-8d1b-4c7e-9a31-2b6d4e8f1a90.jsonl")
+}
+
+#[test]
+fn a_qwen_code_session_reads_as_its_tree_with_its_usage_rewind_and_compression() {
+    let f = qwen_fixture();
+    let (mut s, o) = imported(&f);
+    // its records are a tree like Claude Code's: it was read as Qwen Code's, not as Claude Code's
+    assert_eq!(o.format.map(|f| f.name()), Some("qwen-code"));
+    assert_eq!(o.conversations.len(), 1);
+    let conv = &o.conversations[0];
+    assert_eq!(o.report.branches, 1, "the rewound turn is a branch");
+    assert_eq!(o.report.tool_pairs, 2);
+    let c = s.conversation(conv).unwrap();
+    assert_eq!(c.title.as_deref(), Some("Verbose flag for the CLI"));
+    let path = s.active_path(conv).unwrap();
+    let texts: Vec<String> = path
+        .iter()
+        .map(|m| {
+            m.content
+                .iter()
+                .filter_map(|b| b.as_text())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    // the rewound prompt and its reply are off the path; the subagent's reply is not on it
+    assert!(
+        !texts
+            .iter()
+            .any(|t| t.contains("-v as a short form") || t.contains("(subagent)"))
+    );
+    assert!(texts[0].starts_with("Add a --verbose flag"));
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("Instead add a --quiet flag"))
+    );
+    assert_eq!(
+        texts.last().unwrap(),
+        "Wrote tests/flags.rs with one test per flag."
+    );
+    let roles: Vec<&str> = path.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "system",
+            "user",
+            "assistant"
+        ]
+    );
+    // the failed edit is a failed result of its call; thoughts are thinking, never text
+    let failed = path[4]
+        .content
+        .iter()
+        .find_map(|b| match b {
+            cairn::model::Block::ToolResult {
+                tool_use_id,
+                is_error,
+                ..
+            } => Some((tool_use_id.clone(), *is_error)),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(failed, ("call_2".to_string(), true));
+    assert!(matches!(
+        path[1].content[0],
+        cairn::model::Block::Thinking { .. }
+    ));
+    // usage: Gemini's reading (cached within the prompt, thoughts beside the candidates) and, where the total
+    // says so, the OpenAI-compatible one (reasoning within the candidates)
+    let u = path[3].usage.unwrap();
+    assert_eq!(
+        (u.input_tokens, u.cache_read_input_tokens, u.output_tokens),
+        (286, 11_904, 88)
+    );
+    let u = path[1].usage.unwrap();
+    assert_eq!((u.input_tokens, u.output_tokens), (12_040, 73));
+    let u = path[5].usage.unwrap();
+    assert_eq!(
+        (u.input_tokens + u.cache_read_input_tokens, u.output_tokens),
+        (12_340, 140)
+    );
+    // the compression: a marker whose text is the history Qwen Code kept, the model sees nothing before it
+    let marker = &path[8];
+    assert!(texts[8].contains("<state_snapshot>") && texts[8].contains("Got it."));
+    let report = helpers::context_now(&mut s, conv);
+    assert_eq!(
+        report.messages_sent, 3,
+        "the kept history, the prompt after it and its reply"
+    );
+    assert!(report.harness_compaction.is_some());
+    // planned against the window Qwen Code ran the model with
+    assert_eq!(
+        (report.window, report.window_source),
+        (131_072, cairn::models::Source::Harness)
+    );
+    let rp = replayed(&mut s);
+    let row = rp
+        .compactions
+        .iter()
+        .find(|r| r.message == marker.id)
+        .unwrap();
+    assert_eq!((row.harness.as_str(), row.measured), ("qwen-code", 12_236));
+    // read again unchanged: nothing new
+    let again = cairn::import::import_file(&mut s, &f, None);
+    assert_eq!(again.status, "unchanged", "{again:?}");
+}
+
+#[test]
+fn discover_finds_qwen_code_sessions_under_its_projects_and_older_tmp_folders() {
+    let home = tempfile::tempdir().unwrap();
+    for dir in [
+        ".qwen/projects/-home-dev-proj/chats",
+        ".qwen/tmp/9f86d081/chats",
+    ] {
+        let chats = home.path().join(dir);
+        std::fs::create_dir_all(&chats).unwrap();
+        std::fs::copy(qwen_fixture(), chats.join("5f0c2a4e.jsonl")).unwrap();
+    }
+    std::fs::write(home.path().join(".qwen/tmp/9f86d081/logs.json"), "[]").unwrap();
+    std::fs::write(
+        home.path()
+            .join(".qwen/projects/-home-dev-proj/memory.jsonl"),
+        "{}",
+    )
+    .unwrap();
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found.iter().all(|f| f.format.name() == "qwen-code"));
+    // prompts, replies and tool results, the subagent's reply among them (a quick count)
+    assert_eq!(found[0].messages, 13);
+}
