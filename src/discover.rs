@@ -161,12 +161,22 @@ fn is_session(format: Format, p: &Path) -> bool {
                 && p.ancestors()
                     .any(|a| a.file_name().is_some_and(|n| n == "agent-transcripts"))
         }
-        // `projects/<project>/chats/<id>.jsonl` (`tmp/<project>/chats/` before)
+        // `projects/<project>/chats/<id>.jsonl` (`tmp/<project>/chats/` before), and the chat files Qwen Code
+        // wrote as the Gemini CLI it forked did (`tmp/<project>/chats/session-*.json`, read as Gemini CLI's)
         Format::QwenCode => {
-            p.extension().is_some_and(|x| x == "jsonl")
-                && p.parent()
-                    .and_then(Path::file_name)
-                    .is_some_and(|n| n == "chats")
+            let in_chats = p
+                .parent()
+                .and_then(Path::file_name)
+                .is_some_and(|n| n == "chats");
+            let chat_file = p
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("session-"));
+            in_chats
+                && match p.extension().and_then(|x| x.to_str()) {
+                    Some("jsonl") => true,
+                    Some("json") => chat_file,
+                    _ => false,
+                }
         }
         // `session-state/<id>/events.jsonl`
         Format::CopilotCli => p.file_name().is_some_and(|n| n == "events.jsonl"),
@@ -290,10 +300,13 @@ fn count_messages(p: &Path, format: Format) -> usize {
             "\"type\":\"gemini\"",
         ],
         Format::Cursor => &["\"role\":"],
+        // a record a line; or a chat file as Gemini CLI's, pretty-printed, its replies typed `qwen`
         Format::QwenCode => &[
             "\"type\":\"user\"",
             "\"type\":\"assistant\"",
             "\"type\":\"tool_result\"",
+            "\"type\": \"user\"",
+            "\"type\": \"qwen\"",
         ],
         Format::CopilotCli => &[
             "\"type\":\"user.message\"",

@@ -2171,3 +2171,36 @@ fn discover_finds_qwen_code_sessions_under_its_projects_and_older_tmp_folders() 
     // prompts, replies and tool results, the subagent's reply among them (a quick count)
     assert_eq!(found[0].messages, 13);
 }
+
+#[test]
+fn qwen_code_s_older_chat_files_read_as_the_gemini_cli_files_they_were_forked_from() {
+    use serde_json::json;
+    let home = tempfile::tempdir().unwrap();
+    let chats = home.path().join(".qwen/tmp/9f86d081/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let f = chats.join("session-2025-09-01T10-00-1a2b3c4d.json");
+    let doc = json!({"sessionId": "1a2b3c4d-0000-4000-8000-000000000001", "projectHash": "9f86d081",
+    "startTime": "2025-09-01T10:00:00.000Z", "lastUpdated": "2025-09-01T10:01:00.000Z",
+    "messages": [
+        {"id": "m1", "timestamp": "2025-09-01T10:00:00.000Z", "type": "user", "content": "What does main.rs do?"},
+        {"id": "m2", "timestamp": "2025-09-01T10:00:09.000Z", "type": "qwen", "model": "qwen3-coder-plus",
+         "content": "It parses the arguments and runs the CLI.",
+         "tokens": {"input": 9800, "output": 42, "cached": 9000, "thoughts": 0, "tool": 0, "total": 9842}}
+    ]});
+    std::fs::write(&f, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].messages, 2);
+    let (s, o) = imported(&f);
+    let path = s.active_path(&o.conversations[0]).unwrap();
+    assert_eq!(
+        path.len(),
+        2,
+        "the reply typed `qwen` is a reply, not metadata"
+    );
+    let u = path[1].usage.unwrap();
+    assert_eq!(
+        (u.input_tokens, u.cache_read_input_tokens, u.output_tokens),
+        (800, 9000, 42)
+    );
+}

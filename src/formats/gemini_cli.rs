@@ -5,7 +5,8 @@
 //! thinking, its `toolCalls` tool uses whose results (`result[].functionResponse.response`, `status`) become the
 //! tool results the next reply read. `info`, `warning` and `error` messages (model switches, API errors) are not
 //! messages to the model: they are kept as metadata and counted. Usage is per reply (`tokens`): `input` is the
-//! whole prompt with `cached` a part of it, and `thoughts` are billed as output.
+//! whole prompt with `cached` a part of it, and `thoughts` are billed as output. Qwen Code, forked from Gemini CLI,
+//! wrote the same files (`~/.qwen/tmp/<project-hash>/chats/`) with its replies typed `qwen`: read alike.
 
 pub mod log;
 
@@ -26,7 +27,7 @@ pub fn is_gemini(doc: &Value) -> bool {
                 m.iter().any(|x| {
                     matches!(
                         x.get("type").and_then(Value::as_str),
-                        Some("user" | "gemini")
+                        Some("user" | "gemini" | "qwen")
                     )
                 })
             })
@@ -214,7 +215,8 @@ pub(super) fn converted(m: &Value, n: usize) -> Converted {
             nm.meta = json!({"source": "gemini-cli", "entry": {"id": m.get("id")}});
             Converted::Messages(vec![nm])
         }
-        "gemini" => match reply(m, n) {
+        // Qwen Code, a fork of Gemini CLI, wrote the same chat files with its replies typed `qwen`
+        "gemini" | "qwen" => match reply(m, n) {
             Some((nm, results)) => {
                 Converted::Messages(std::iter::once(nm).chain(results).collect())
             }

@@ -130,7 +130,7 @@ impl Replay {
                     self.held[e]
                         && matches!(
                             v.get("type").and_then(Value::as_str),
-                            Some("user" | "gemini")
+                            Some("user" | "gemini" | "qwen")
                         )
                         && v.get("id")
                             .and_then(Value::as_str)
