@@ -161,22 +161,23 @@ fn is_session(format: Format, p: &Path) -> bool {
                 && p.ancestors()
                     .any(|a| a.file_name().is_some_and(|n| n == "agent-transcripts"))
         }
-        // `projects/<project>/chats/<id>.jsonl` (`tmp/<project>/chats/` before), and the chat files Qwen Code
-        // wrote as the Gemini CLI it forked did (`tmp/<project>/chats/session-*.json`, read as Gemini CLI's)
+        // `projects/<project>/chats/<session id>.jsonl` (`tmp/<project>/chats/` before; the sidecars beside it,
+        // `<id>.ledger.jsonl`, `<id>.runtime.json`, `agent-*.jsonl`, `notes.jsonl`, are not sessions), and the chat
+        // files Qwen Code wrote as the Gemini CLI it forked did (`tmp/<project>/chats/session-*.json`, read as
+        // Gemini CLI's)
         Format::QwenCode => {
             let in_chats = p
                 .parent()
                 .and_then(Path::file_name)
                 .is_some_and(|n| n == "chats");
-            let chat_file = p
+            let name = p
                 .file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("session-"));
-            in_chats
-                && match p.extension().and_then(|x| x.to_str()) {
-                    Some("jsonl") => true,
-                    Some("json") => chat_file,
-                    _ => false,
-                }
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let session_id = name.strip_suffix(".jsonl").is_some_and(|id| {
+                id.len() >= 8 && id.chars().all(|c| c.is_ascii_hexdigit() || c == '-')
+            });
+            in_chats && (session_id || name.starts_with("session-") && name.ends_with(".json"))
         }
         // `session-state/<id>/events.jsonl`
         Format::CopilotCli => p.file_name().is_some_and(|n| n == "events.jsonl"),

@@ -2156,7 +2156,20 @@ fn discover_finds_qwen_code_sessions_under_its_projects_and_older_tmp_folders() 
     ] {
         let chats = home.path().join(dir);
         std::fs::create_dir_all(&chats).unwrap();
-        std::fs::copy(qwen_fixture(), chats.join("5f0c2a4e.jsonl")).unwrap();
+        std::fs::copy(
+            qwen_fixture(),
+            chats.join("5f0c2a4e-8d1b-4c7e-9a31-2b6d4e8f1a90.jsonl"),
+        )
+        .unwrap();
+        // the sidecars Qwen Code keeps beside its sessions
+        for sidecar in [
+            "5f0c2a4e-8d1b-4c7e-9a31-2b6d4e8f1a90.ledger.jsonl",
+            "5f0c2a4e-8d1b-4c7e-9a31-2b6d4e8f1a90.runtime.json",
+            "agent-abc123.jsonl",
+            "notes.jsonl",
+        ] {
+            std::fs::write(chats.join(sidecar), "{}").unwrap();
+        }
     }
     std::fs::write(home.path().join(".qwen/tmp/9f86d081/logs.json"), "[]").unwrap();
     std::fs::write(
