@@ -2217,3 +2217,37 @@ fn qwen_code_s_older_chat_files_read_as_the_gemini_cli_files_they_were_forked_fr
         (800, 9000, 42)
     );
 }
+
+#[test]
+fn gemini_s_tool_use_prompt_counts_as_prompt_where_its_total_counts_it() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("session-2026-11-01T10-00-aaaa1111.json");
+    let reply = |id: &str, total: u64| {
+        json!({"id": id, "timestamp": "2026-11-01T10:00:09.000Z", "type": "gemini", "model": "gemini-3-flash-preview",
+               "content": "Searched.", "tokens": {"input": 1000, "output": 10, "cached": 400, "thoughts": 5,
+                                                  "tool": 200, "total": total}})
+    };
+    let doc = json!({"sessionId": "aaaa1111-0000-4000-8000-000000000001", "projectHash": "ab",
+    "messages": [
+        {"id": "m1", "timestamp": "2026-11-01T10:00:00.000Z", "type": "user", "content": "What's new in Rust?"},
+        // Gemini's total: the tool-use prompt beside the prompt
+        reply("m2", 1215),
+        {"id": "m3", "timestamp": "2026-11-01T10:01:00.000Z", "type": "user", "content": "And in Go?"},
+        // a total that leaves it out: it is within the prompt
+        reply("m4", 1015)
+    ]});
+    std::fs::write(&f, doc.to_string()).unwrap();
+    let (s, o) = imported(&f);
+    let path = s.active_path(&o.conversations[0]).unwrap();
+    let prompt = |i: usize| {
+        let u = path[i].usage.unwrap();
+        (
+            u.input_tokens + u.cache_read_input_tokens,
+            u.cache_read_input_tokens,
+            u.output_tokens,
+        )
+    };
+    assert_eq!(prompt(1), (1200, 400, 15));
+    assert_eq!(prompt(3), (1000, 400, 15));
+}

@@ -144,9 +144,22 @@ fn reply(m: &Value, n: usize) -> Option<(NewMessage, Option<NewMessage>)> {
                      "model": m.get("model"), "tokens": m.get("tokens")});
     if let Some(t) = m.get("tokens").filter(|t| t.is_object()) {
         let n = |k: &str| t.get(k).and_then(Value::as_u64).unwrap_or(0);
-        let cached = n("cached").min(n("input"));
+        // `tool` (the prompt of Gemini's own tools: search, code execution) is sent beside `input` and billed as
+        // input; Gemini's total counts it so, and a total without it says it is within `input`
+        let beside = n("input") + n("output") + n("thoughts") + n("tool");
+        let tool = if t
+            .get("total")
+            .and_then(Value::as_u64)
+            .is_some_and(|x| x != beside)
+        {
+            0
+        } else {
+            n("tool")
+        };
+        let prompt = n("input") + tool;
+        let cached = n("cached").min(prompt);
         nm.usage = Some(Usage {
-            input_tokens: n("input") - cached,
+            input_tokens: prompt - cached,
             output_tokens: n("output") + n("thoughts"),
             cache_read_input_tokens: cached,
             ..Usage::default()
