@@ -812,3 +812,30 @@ fn a_result_inside_a_reply_goes_to_a_provider_as_a_note() {
         }
     }
 }
+
+#[test]
+fn a_prompt_of_blocks_no_provider_takes_leaves_the_request_opening_with_the_user() {
+    // a Codex rollout whose first prompt holds only a part of a type no provider knows: its message has nothing to
+    // send, and the request must still open with the user (the repair sees what is sent, not what is stored)
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("rollout.jsonl");
+    let lines = [
+        json!({"id": "6c1f-legacy", "timestamp": "2025-05-01T10:00:00Z", "instructions": "You are Codex."}),
+        json!({"type": "message", "role": "user", "content": [{"type": "i.put_text", "text": "List the files"}]}),
+        json!({"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"ls\"]}", "call_id": "call_1"}),
+        json!({"type": "function_call_output", "call_id": "call_1", "output": "a.txt"}),
+        json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "One file: a.txt"}]}),
+    ];
+    std::fs::write(&f, lines.map(|l| l.to_string()).join("\n")).unwrap();
+    let mut s = store(&dir, "u.db");
+    let o = import::import_file(&mut s, &f, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    let conv = &o.conversations[0];
+    for format in [ExportFormat::Anthropic, ExportFormat::Openai] {
+        let e = export::export(&s, conv, None, format, Options::default()).unwrap();
+        let body: Value = serde_json::from_str(&e.text).unwrap();
+        let first = &body["messages"][0];
+        assert_eq!(first["role"], "user", "{format:?}: {first}");
+        assert_eq!(e.repairs.opening_notes, 1, "{format:?}");
+    }
+}

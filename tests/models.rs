@@ -742,6 +742,7 @@ fn a_catalog_fetched_later_prices_and_sizes_a_model_released_after_this_build() 
         (Some(1_000_000), Some("measured"))
     );
     assert!(row["price_per_mtok"].is_null());
+    assert_eq!(v["unlisted"], json!(["claude-zeta-9-5"]));
 
     // data that is not a catalog changes nothing and names itself
     let bad = dir.path().join("bad.json");
@@ -789,6 +790,7 @@ fn a_catalog_fetched_later_prices_and_sizes_a_model_released_after_this_build() 
         (Some(3_000_000), Some("catalog"))
     );
     assert_eq!(row["price_per_mtok"]["output"], 35.0);
+    assert_eq!(v["unlisted"], json!([]));
     let (_, text, _) = cairn(&["models"]);
     assert!(text.contains("catalog: genai-prices data in"), "{text}");
     let st = json(&["stats", "--json", "--by", "model"]);

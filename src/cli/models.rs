@@ -79,6 +79,12 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         }
     }
     out(&format!("catalog: {}", report.catalog.line()))?;
+    if !report.unlisted.is_empty() {
+        out(&format!(
+            "not in the catalog: {} (`cairn models --update` fetches genai-prices' current data, which may list them)",
+            report.unlisted.join(", ")
+        ))?;
+    }
     Ok(())
 }
 

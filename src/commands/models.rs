@@ -18,6 +18,8 @@ pub struct ListModels;
 pub struct ModelsReport {
     pub catalog: Origin,
     pub models: Vec<Listing>,
+    /// The models seen that the catalog does not list (a newer copy of it may: `cairn models --update`).
+    pub unlisted: Vec<String>,
 }
 
 impl Command for ListModels {
@@ -54,7 +56,16 @@ impl Command for ListModels {
             &fitted,
             &store.harness_windows()?,
         );
-        Ok(ModelsReport { catalog, models })
+        let unlisted = models
+            .iter()
+            .filter(|l| l.catalog_id.is_none())
+            .map(|l| l.model.clone())
+            .collect();
+        Ok(ModelsReport {
+            catalog,
+            models,
+            unlisted,
+        })
     }
 
     fn doing(&self) -> String {

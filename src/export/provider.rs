@@ -76,14 +76,43 @@ fn known(b: &Block) -> bool {
     !matches!(b, Block::Other(v) if v.get("type").and_then(Value::as_str) == Some("unknown"))
 }
 
+/// Whether Anthropic's API takes a block ([`anthropic_keeps`] of its wire form; images, calls and results always).
+fn anthropic_sends(b: &Block) -> bool {
+    match b {
+        Block::Image { .. } | Block::ToolUse { .. } | Block::ToolResult { .. } => true,
+        _ => {
+            known(b)
+                && wire::blocks_to_json(std::slice::from_ref(b), &Images::Blob)
+                    .ok()
+                    .and_then(|v| v.into_iter().next())
+                    .is_some_and(|v| anthropic_keeps(&v))
+        }
+    }
+}
+
+/// `msgs` without the blocks the provider would refuse (`sends` says which it takes), and without the messages
+/// left empty by that: done before the repair, so what the repair makes valid is what is sent (a prompt made only
+/// of blocks no provider takes would otherwise vanish after it, and the request open with the assistant). The
+/// count of blocks left out.
+fn sendable(msgs: &mut Vec<SentMessage>, sends: fn(&Block) -> bool) -> usize {
+    let mut left_out = 0;
+    for m in msgs.iter_mut() {
+        let before = m.content.len();
+        m.content.retain(sends);
+        left_out += before - m.content.len();
+    }
+    msgs.retain(|m| !m.content.is_empty());
+    left_out
+}
+
 /// An Anthropic Messages request body: `{"system", "messages"}`, repaired, with consecutive same-role messages
 /// merged (tool results first) and OpenAI-style tool messages folded into user messages.
 pub fn to_anthropic(store: &Store, msgs: &[SentMessage]) -> Result<ProviderBody, StoreError> {
     let mut msgs = msgs.to_vec();
+    let mut blocks_left_out = sendable(&mut msgs, anthropic_sends);
     let repairs = pairs::repair(&mut msgs);
     let mut system: Vec<String> = Vec::new();
     let mut out: Vec<(String, Vec<Value>)> = Vec::new();
-    let mut blocks_left_out = 0;
     for m in &mut msgs {
         let before = m.content.len();
         m.content.retain(known);
@@ -147,9 +176,12 @@ pub fn to_anthropic(store: &Store, msgs: &[SentMessage]) -> Result<ProviderBody,
 /// strings), one `tool` message per result, images as data URLs.
 pub fn to_openai(store: &Store, msgs: &[SentMessage]) -> Result<ProviderBody, StoreError> {
     let mut msgs = msgs.to_vec();
+    // thinking of any kind and unknown blocks are never sent to OpenAI
+    let mut blocks_left_out = sendable(&mut msgs, |b| {
+        !matches!(b, Block::Thinking { .. } | Block::Other(_))
+    });
     let repairs = pairs::repair(&mut msgs);
     let mut out: Vec<Value> = Vec::new();
-    let mut blocks_left_out = 0;
     let image_url = |media: &str, data: &crate::model::ImageData| -> Result<Value, StoreError> {
         use base64::Engine as _;
         let bytes = match data {

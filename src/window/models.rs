@@ -70,6 +70,12 @@ impl ModelsPanel {
                     .clicked()
             })
             .inner;
+        if !report.unlisted.is_empty() {
+            ui.weak(format!(
+                "not in the catalog: {} (a newer copy may list them)",
+                report.unlisted.join(", ")
+            ));
+        }
         if let Some(u) = &self.updated {
             ui.label(u);
         }
@@ -226,6 +232,7 @@ mod tests {
         let report = ModelsReport {
             catalog: crate::models::catalog::current().origin().clone(),
             models: Vec::new(),
+            unlisted: Vec::new(),
         };
         let mut panel = ModelsPanel {
             rows: Remote::Ready(report.clone()),
