@@ -636,6 +636,18 @@ pub struct Env<'a> {
     pub cancel: &'a AtomicBool,
 }
 
+impl Env<'_> {
+    /// The same environment lent to a command run inside another (which then goes on with it).
+    pub fn again(&mut self) -> Env<'_> {
+        Env {
+            store: &mut *self.store,
+            settings: self.settings,
+            progress: self.progress,
+            cancel: self.cancel,
+        }
+    }
+}
+
 /// An action handed to a file that does not run it: a slip in [`run`]'s routing, reported rather than a panic.
 fn misrouted() -> CommandError {
     CommandError::Invalid(

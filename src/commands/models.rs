@@ -131,13 +131,7 @@ impl Figures {
 impl Command for UpdateCatalog {
     type Output = CatalogUpdate;
 
-    fn run(self, env: Env<'_>) -> Result<CatalogUpdate, CommandError> {
-        let Env {
-            store,
-            settings,
-            progress,
-            cancel,
-        } = env;
+    fn run(self, mut env: Env<'_>) -> Result<CatalogUpdate, CommandError> {
         let data = fetch(&self.from)?;
         let to = self.to.display().to_string();
         let fresh = Catalog::from_json(&data, &to, Some(now_ms())).map_err(|e| {
@@ -147,12 +141,7 @@ impl Command for UpdateCatalog {
             ))
         })?;
         let old = catalog::current();
-        let before = ListModels.run(Env {
-            store: &mut *store,
-            settings,
-            progress,
-            cancel,
-        })?;
+        let before = ListModels.run(env.again())?;
         if let Some(dir) = self.to.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| CommandError::Io {
                 path: dir.to_path_buf(),
@@ -174,12 +163,7 @@ impl Command for UpdateCatalog {
         let added = named(new_ids.difference(&old_ids).collect());
         let removed = named(old_ids.difference(&new_ids).collect());
         catalog::install(fresh);
-        let after = ListModels.run(Env {
-            store,
-            settings,
-            progress,
-            cancel,
-        })?;
+        let after = ListModels.run(env)?;
         let changed = after
             .models
             .iter()
