@@ -2251,3 +2251,31 @@ fn gemini_s_tool_use_prompt_counts_as_prompt_where_its_total_counts_it() {
     assert_eq!(prompt(1), (1200, 400, 15));
     assert_eq!(prompt(3), (1000, 400, 15));
 }
+
+#[test]
+fn a_session_read_again_takes_the_title_its_harness_gave_it_since() {
+    // Qwen Code names a session after a few turns (`custom_title`): read before that, then grown, it is renamed
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir
+        .path()
+        .join("5f0c2a4e-8d1b-4c7e-9a31-2b6d4e8f1a90.jsonl");
+    let whole = std::fs::read_to_string(qwen_fixture()).unwrap();
+    let early: String = whole.lines().take(8).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&f, early).unwrap();
+    let (mut s, o) = imported(&f);
+    let conv = o.conversations[0].clone();
+    assert_eq!(
+        s.conversation(&conv).unwrap().title.as_deref(),
+        Some("Add a --verbose flag to the CLI in src/main.rs")
+    );
+    std::fs::write(&f, whole).unwrap();
+    let again = cairn::import::import_file(&mut s, &f, None);
+    assert_eq!(
+        (again.status, again.conversations.clone()),
+        ("grown", vec![conv.clone()])
+    );
+    assert_eq!(
+        s.conversation(&conv).unwrap().title.as_deref(),
+        Some("Verbose flag for the CLI")
+    );
+}
