@@ -289,3 +289,134 @@ proptest! {
         prop_assert_eq!(s.conversations().unwrap().len(), 1);
     }
 }
+
+/// One Qwen Code record of a random kind, its parent the record before it or (a rewind) an earlier one.
+fn qwen_records(plan: &[(u8, prop::sample::Index, bool)]) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    let mut out: Vec<serde_json::Value> = Vec::new();
+    let mut open_call: Option<String> = None;
+    for (i, (kind, pick, rewind)) in plan.iter().enumerate() {
+        let parent = match i {
+            0 => serde_json::Value::Null,
+            _ if *rewind => json!(format!("r{}", pick.index(i))),
+            _ => json!(format!("r{}", i - 1)),
+        };
+        let mut r = json!({"uuid": format!("r{i}"), "parentUuid": parent, "sessionId": "s", "cwd": "/p",
+                           "version": "0.22.0", "timestamp": format!("2026-11-02T10:{:02}:{:02}.000Z", i / 60, i % 60)});
+        let o = r.as_object_mut().unwrap();
+        match kind % 8 {
+            0 => {
+                o.insert("type".into(), json!("user"));
+                o.insert(
+                    "message".into(),
+                    json!({"role": "user", "parts": [{"text": format!("prompt {i}")}]}),
+                );
+            }
+            1 => {
+                o.insert("type".into(), json!("assistant"));
+                o.insert("model".into(), json!("qwen3-coder-plus"));
+                o.insert(
+                    "message".into(),
+                    json!({"role": "model", "parts": [
+                    {"text": "thinking", "thought": true}, {"text": format!("reply {i}")}]}),
+                );
+                o.insert(
+                    "usageMetadata".into(),
+                    json!({"promptTokenCount": 1000 + i, "candidatesTokenCount": 5,
+                                                        "totalTokenCount": 1005 + i}),
+                );
+            }
+            2 => {
+                let id = format!("call_{i}");
+                open_call = Some(id.clone());
+                o.insert("type".into(), json!("assistant"));
+                o.insert("model".into(), json!("qwen3-coder-plus"));
+                o.insert(
+                    "message".into(),
+                    json!({"role": "model", "parts": [
+                    {"functionCall": {"id": id, "name": "read_file", "args": {"path": "a"}}}]}),
+                );
+            }
+            3 => {
+                let id = open_call.take().unwrap_or_else(|| format!("gone_{i}"));
+                o.insert("type".into(), json!("tool_result"));
+                o.insert("message".into(), json!({"role": "user", "parts": [
+                    {"functionResponse": {"id": id, "name": "read_file", "response": {"output": "text"}}}]}));
+            }
+            4 => {
+                o.insert("type".into(), json!("system"));
+                o.insert("subtype".into(), json!("chat_compression"));
+                o.insert("systemPayload".into(), json!({"info": {}, "compressedHistory": [
+                    {"role": "user", "parts": [{"text": "<state_snapshot>so far</state_snapshot>"}]}]}));
+            }
+            5 => {
+                o.insert("type".into(), json!("system"));
+                o.insert("subtype".into(), json!("custom_title"));
+                o.insert(
+                    "systemPayload".into(),
+                    json!({"customTitle": format!("title {i}")}),
+                );
+            }
+            6 => {
+                o.insert("type".into(), json!("assistant"));
+                o.insert("isSidechain".into(), json!(true));
+                o.insert(
+                    "message".into(),
+                    json!({"role": "model", "parts": [{"text": "side"}]}),
+                );
+            }
+            _ => {
+                o.insert("type".into(), json!("system"));
+                o.insert("subtype".into(), json!("ui_telemetry"));
+                o.insert("systemPayload".into(), json!({"uiEvent": {}}));
+            }
+        }
+        out.push(r);
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// Whatever a Qwen Code session does (rewinds, compressions, titles, calls answered or not, a subagent's
+    /// records), it imports whole into a tree the store accepts, its path holding no message twice and the
+    /// session's last message on it; read mid-session and again grown, it is one conversation with nothing new
+    /// on a third read.
+    #[test]
+    fn any_qwen_code_session_imports_into_a_valid_tree(
+        plan in proptest::collection::vec((any::<u8>(), any::<prop::sample::Index>(), prop::bool::weighted(0.15)), 1..40),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let records = qwen_records(&plan);
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("3b2c1d0e-0000-4000-8000-000000000001.jsonl");
+        let write = |n: usize| {
+            let lines: Vec<String> = records[..n].iter().map(|r| r.to_string()).collect();
+            std::fs::write(&f, lines.join("\n") + "\n").unwrap();
+        };
+        let mut s = mem();
+        write(1 + cut.index(records.len()));
+        let first = cairn::import::import_file(&mut s, &f, None);
+        if let Some(e) = &first.error {
+            prop_assert!(e.contains("nothing to import"), "{e}");
+            prop_assert!(s.conversations().unwrap().is_empty());
+        }
+        write(records.len());
+        let o = cairn::import::import_file(&mut s, &f, None);
+        if let Some(e) = &o.error {
+            prop_assert!(e.contains("nothing to import") || e.contains("already imported"), "{e}");
+        }
+        prop_assert!(s.conversations().unwrap().len() <= 1);
+        for c in s.conversations().unwrap() {
+            let path = s.active_path(&c.id).unwrap();
+            let ids: HashSet<&str> = path.iter().map(|m| m.id.as_str()).collect();
+            prop_assert_eq!(ids.len(), path.len());
+            prop_assert!(path.iter().all(|m| m.content.iter().all(|b| b.as_text() != Some("side"))));
+        }
+        let held = s.conversations().unwrap().len();
+        let again = cairn::import::import_file(&mut s, &f, None);
+        prop_assert!(again.error.as_deref().is_none_or(|e| e.contains("already imported") || e.contains("nothing to import")), "{:?}", again.error);
+        prop_assert_eq!(s.conversations().unwrap().len(), held);
+    }
+}
