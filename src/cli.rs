@@ -168,10 +168,8 @@ pub fn run() -> i32 {
     crate::store::index::on_migration_progress(Box::new(|what, done, total| {
         eprintln!("cairn: {}: {done} of {total}", terminal_safe(what));
     }));
-    // the model catalog `cairn models --update` fetched, over the bundled one
-    if let Some(warning) = crate::config::load_catalog() {
-        eprintln!("cairn: warning: {}", terminal_safe(&warning));
-    }
+    // the model catalog `cairn models --update` fetched, over the bundled one (read when first needed)
+    crate::config::load_catalog();
     let mut ctx = Ctx {
         db: cli.db,
         store: None,

@@ -37,35 +37,31 @@ pub fn catalog_path() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "cairn").map(|d| d.data_dir().join("genai-prices.json"))
 }
 
-/// Puts the catalog `cairn models --update` fetched in use, where there is one. A file that is no longer a catalog
-/// leaves the data bundled with cairn in use: the answer is a warning naming it.
-pub fn load_catalog() -> Option<String> {
-    let path = catalog_path()?;
-    let data = match std::fs::read(&path) {
-        Ok(d) => d,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => {
-            return Some(format!(
-                "{}: cannot read: {e}; using the catalog bundled with cairn",
-                path.display()
-            ));
-        }
+/// Puts the catalog `cairn models --update` fetched in use, where there is one: read when a command first needs a
+/// model's figures, not before. A file that is no longer a catalog leaves the data bundled with cairn in use, and
+/// the catalog's origin says why (`cairn models`, the models view).
+pub fn load_catalog() {
+    let Some(path) = catalog_path().filter(|p| p.exists()) else {
+        return;
     };
-    let written = std::fs::metadata(&path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .and_then(|d| i64::try_from(d.as_millis()).ok());
-    match crate::models::catalog::Catalog::from_json(&data, &path.display().to_string(), written) {
-        Ok(c) => {
-            crate::models::catalog::install(c);
-            None
-        }
-        Err(e) => Some(format!(
-            "{}: {e}; using the catalog bundled with cairn (`cairn models --update` fetches it again)",
-            path.display()
-        )),
-    }
+    crate::models::catalog::install_on_first_use(move || {
+        use crate::models::catalog::Catalog;
+        let name = path.display().to_string();
+        let data = match std::fs::read(&path) {
+            Ok(d) => d,
+            Err(e) => return Catalog::bundled_because(format!("{name}: cannot read: {e}")),
+        };
+        let written = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_millis()).ok());
+        Catalog::from_json(&data, &name, written).unwrap_or_else(|e| {
+            Catalog::bundled_because(format!(
+                "{name}: {e} (`cairn models --update` fetches it again)"
+            ))
+        })
+    });
 }
 
 /// A provider from flags, the settings (`"provider"`, `"model"`) and the environment (the key).

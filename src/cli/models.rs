@@ -79,6 +79,9 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         }
     }
     out(&format!("catalog: {}", report.catalog.line()))?;
+    if let Some(w) = &report.catalog.warning {
+        eprintln!("cairn: warning: {}", crate::cli::terminal_safe(w));
+    }
     if !report.unlisted.is_empty() {
         out(&format!(
             "not in the catalog: {} (`cairn models --update` fetches genai-prices' current data, which may list them)",

@@ -42,6 +42,9 @@ pub struct Origin {
     pub written_ms: Option<i64>,
     pub providers: usize,
     pub models: usize,
+    /// Why the copy named was not used (it could not be read, or is no catalog): the bundled data is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 impl Origin {
@@ -56,7 +59,12 @@ impl Origin {
                 Some(t) => format!("genai-prices data in {p}, written {t} ({held})"),
                 None => format!("genai-prices data in {p} ({held})"),
             },
-            _ => format!("genai-prices data bundled with this build of cairn ({held})"),
+            _ => match &self.warning {
+                Some(w) => {
+                    format!("genai-prices data bundled with this build of cairn ({held}); {w}")
+                }
+                None => format!("genai-prices data bundled with this build of cairn ({held})"),
+            },
         }
     }
 }
@@ -79,6 +87,13 @@ pub struct Catalog {
 impl Catalog {
     fn bundled() -> Catalog {
         Catalog::new(None, "bundled", None, None)
+    }
+
+    /// The bundled data, in place of a copy that could not be used (`why` names it).
+    pub fn bundled_because(why: String) -> Catalog {
+        let mut c = Catalog::bundled();
+        c.origin.warning = Some(why);
+        c
     }
 
     /// A catalog from genai-prices' data (its v2 feed, as [`FEED`] serves it), which `path` holds.
@@ -109,6 +124,7 @@ impl Catalog {
             written_ms,
             providers: calc.providers().count(),
             models: calc.providers().map(|p| p.models().count()).sum(),
+            warning: None,
         };
         Catalog {
             loaded,
@@ -160,26 +176,56 @@ impl Catalog {
 static CURRENT: LazyLock<RwLock<Arc<Catalog>>> =
     LazyLock::new(|| RwLock::new(Arc::new(Catalog::bundled())));
 
+/// A catalog to read when one is first needed ([`install_on_first_use`]).
+type Loader = Box<dyn FnOnce() -> Catalog + Send>;
+
+static PENDING: Mutex<Option<Loader>> = Mutex::new(None);
+/// Whether [`PENDING`] may hold a loader (checked without the lock on every [`current`]).
+static PENDING_SET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// The catalog in use: the bundled data until another is installed.
 pub fn current() -> Arc<Catalog> {
+    // the first to need it reads it, the others wait for it (the lock is held while it loads)
+    if PENDING_SET.load(std::sync::atomic::Ordering::Acquire)
+        && let Ok(mut pending) = PENDING.lock()
+    {
+        if let Some(load) = pending.take() {
+            swap(load());
+        }
+        PENDING_SET.store(false, std::sync::atomic::Ordering::Release);
+    }
     match CURRENT.read() {
         Ok(c) => c.clone(),
         Err(poisoned) => poisoned.into_inner().clone(),
     }
 }
 
-/// Uses `catalog` from now on (a command already under way finishes with the one it began with).
+/// Uses the catalog `load` reads from the first time one is needed: a copy kept on disk costs tens of
+/// milliseconds and tens of megabytes to decode, which a command that never reads a model's figures (`list`, a
+/// grown session's import) should not pay.
+pub fn install_on_first_use(load: impl FnOnce() -> Catalog + Send + 'static) {
+    if let Ok(mut p) = PENDING.lock() {
+        *p = Some(Box::new(load));
+        PENDING_SET.store(true, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// Uses `catalog` from now on (a command already under way finishes with the one it began with; a copy waiting to
+/// be read on first use is not read).
 pub fn install(catalog: Catalog) {
+    if let Ok(mut pending) = PENDING.lock() {
+        pending.take();
+        PENDING_SET.store(false, std::sync::atomic::Ordering::Release);
+    }
+    swap(catalog);
+}
+
+fn swap(catalog: Catalog) {
     let catalog = Arc::new(catalog);
     match CURRENT.write() {
         Ok(mut c) => *c = catalog,
         Err(poisoned) => *poisoned.into_inner() = catalog,
     }
-}
-
-/// Back to the data bundled with this build.
-pub fn install_bundled() {
-    install(Catalog::bundled());
 }
 
 /// A name as a router or proxy writes it (LiteLLM's `provider/model`, which Aider records): the entry of the
