@@ -740,3 +740,49 @@ fn a_session_an_older_reader_read_is_read_whole_once_more() {
         Some(std::fs::metadata(&live).unwrap().len())
     );
 }
+
+#[test]
+fn a_title_claude_code_gave_a_grown_session_is_taken_from_its_new_lines() {
+    let lines = long_session(6);
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live.jsonl");
+    let half = lines.len() / 2;
+    std::fs::write(&live, lines[..half].join("\n") + "\n").unwrap();
+    let mut s = Store::open(dir.path().join("s.db")).unwrap();
+    let first = import(&mut s, &live);
+    let conv = first.conversations[0].clone();
+    assert_eq!(
+        s.conversation(&conv).unwrap().title.as_deref(),
+        Some("step 0: read the files")
+    );
+    // the session grew, and Claude Code named it (its own title, then the user's rename)
+    let mut grown: Vec<String> = lines.clone();
+    grown.push(
+        serde_json::json!({"type": "ai-title", "aiTitle": "Reading the step files", "sessionId": "5e55"})
+            .to_string(),
+    );
+    std::fs::write(&live, grown.join("\n") + "\n").unwrap();
+    let again = import(&mut s, &live);
+    assert_eq!(
+        (again.status, again.conversations.clone()),
+        ("grown", vec![conv.clone()])
+    );
+    assert!(
+        again.read_from.is_some(),
+        "read from where the import stopped"
+    );
+    assert_eq!(
+        s.conversation(&conv).unwrap().title.as_deref(),
+        Some("Reading the step files")
+    );
+    grown.push(
+        serde_json::json!({"type": "custom-title", "customTitle": "Step files", "sessionId": "5e55"}).to_string(),
+    );
+    std::fs::write(&live, grown.join("\n") + "\n").unwrap();
+    let renamed = import(&mut s, &live);
+    assert!(renamed.read_from.is_some());
+    assert_eq!(
+        s.conversation(&conv).unwrap().title.as_deref(),
+        Some("Step files")
+    );
+}

@@ -98,7 +98,11 @@ pub fn parse_window(
                 .iter()
                 .filter_map(|(no, v)| Some((v.get("uuid")?.as_str()?.to_string(), *no)))
                 .collect();
+            let given = given_title(&lines, last_read);
             Some(claude_code::parse_window(path, lines).map(|mut parsed| {
+                // the window's first prompt is not the session's: it names the session only by a title Claude
+                // Code gave it among the new lines
+                parsed.title = given;
                 parsed.finish_report();
                 let read_before = parsed
                     .messages
@@ -127,6 +131,25 @@ pub fn parse_window(
         }
         _ => None,
     }
+}
+
+/// The title Claude Code gave the session in the lines after `last_read`: the newest `custom-title` (a rename),
+/// else the newest `ai-title` (its own naming).
+fn given_title(lines: &[(usize, Value)], last_read: usize) -> Option<String> {
+    let newest = |ty: &str, key: &str| {
+        lines
+            .iter()
+            .rev()
+            .filter(|(no, v)| *no > last_read && v.get("type").and_then(Value::as_str) == Some(ty))
+            .find_map(|(_, v)| {
+                v.get(key)
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .map(str::to_string)
+            })
+    };
+    newest("custom-title", "customTitle").or_else(|| newest("ai-title", "aiTitle"))
 }
 
 #[cfg(test)]

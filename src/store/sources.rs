@@ -104,7 +104,8 @@ impl Store {
     }
 
     /// Appends to `conversation` the messages of `c` (read from the end of a file that grew) it does not hold,
-    /// matched by the harness's entry ids, and records `read` as how far the file was read, in one transaction.
+    /// matched by the harness's entry ids, takes `c`'s title (one the harness gave among the new lines), and
+    /// records `read` as how far the file was read, in one transaction.
     /// `read_before` says which of `c`'s messages were read whole before (the window's first lines): those are
     /// never written, only matched, so that what follows them can be placed. Writes nothing and says why when `c`
     /// does not continue the stored conversation exactly.
@@ -210,6 +211,13 @@ impl Store {
                     serde_json::json!({"messages": added, "grown": true}),
                 )?;
             }
+        }
+        // a title the harness gave the session among the new lines
+        if let Some(t) = &c.title {
+            tx.execute(
+                "UPDATE conversations SET title = ?1 WHERE seq = ?2 AND title IS NOT ?1",
+                rusqlite::params![t, conv.seq],
+            )?;
         }
         moved(&tx, read)?;
         tx.commit()?;
