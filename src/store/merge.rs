@@ -93,12 +93,7 @@ impl Store {
                     let conv = conv_row(&tx, &id)?;
                     // the session read whole names itself as it does now (a title the harness gave it later:
                     // Qwen Code's `custom_title`, Droid's, Claude Code's summary)
-                    if let Some(t) = &c.title {
-                        tx.execute(
-                            "UPDATE conversations SET title = ?1 WHERE seq = ?2 AND title IS NOT ?1",
-                            rusqlite::params![t, conv.seq],
-                        )?;
-                    }
+                    super::sources::retitle(&tx, conv.seq, c.title.as_deref())?;
                     let recorded = record_more(&tx, &conv, &c.meta)?;
                     let (added, retired) = append_missing(&tx, &conv, c)?;
                     out.push(Merged {

@@ -213,16 +213,26 @@ impl Store {
             }
         }
         // a title the harness gave the session among the new lines
-        if let Some(t) = &c.title {
-            tx.execute(
-                "UPDATE conversations SET title = ?1 WHERE seq = ?2 AND title IS NOT ?1",
-                rusqlite::params![t, conv.seq],
-            )?;
-        }
+        retitle(&tx, conv.seq, c.title.as_deref())?;
         moved(&tx, read)?;
         tx.commit()?;
         Ok(Tail::Appended(added))
     }
+}
+
+/// Names an imported conversation as its session is named now (`title`, where the reading gave one).
+pub(super) fn retitle(
+    tx: &rusqlite::Transaction<'_>,
+    seq: i64,
+    title: Option<&str>,
+) -> rusqlite::Result<()> {
+    if let Some(t) = title {
+        tx.execute(
+            "UPDATE conversations SET title = ?1 WHERE seq = ?2 AND title IS NOT ?1",
+            rusqlite::params![t, seq],
+        )?;
+    }
+    Ok(())
 }
 
 /// The parent (seq, depth) of the stored message `seq` when it is a leaf (`Some(None)`: a leaf root), `None` when
