@@ -134,7 +134,7 @@ impl Command for UpdateCatalog {
     fn run(self, mut env: Env<'_>) -> Result<CatalogUpdate, CommandError> {
         let data = fetch(&self.from)?;
         let to = self.to.display().to_string();
-        let fresh = Catalog::from_json(&data, &to, Some(now_ms())).map_err(|e| {
+        let fresh = Catalog::from_json(&data, &to, Some(crate::store::now_ms())).map_err(|e| {
             CommandError::Invalid(format!(
                 "{}: {e}; the catalog in use is unchanged",
                 self.from
@@ -190,12 +190,6 @@ impl Command for UpdateCatalog {
     fn doing(&self) -> String {
         format!("fetching the model catalog from {}", self.from)
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// The bytes at `from`: a URL's body, or a file's.

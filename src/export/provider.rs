@@ -76,17 +76,14 @@ fn known(b: &Block) -> bool {
     !matches!(b, Block::Other(v) if v.get("type").and_then(Value::as_str) == Some("unknown"))
 }
 
-/// Whether Anthropic's API takes a block ([`anthropic_keeps`] of its wire form; images, calls and results always).
+/// Whether Anthropic's API takes a block: what [`anthropic_keeps`] says of its wire form, read off the block (a
+/// block cairn does not model is its own wire form).
 fn anthropic_sends(b: &Block) -> bool {
     match b {
         Block::Image { .. } | Block::ToolUse { .. } | Block::ToolResult { .. } => true,
-        _ => {
-            known(b)
-                && wire::blocks_to_json(std::slice::from_ref(b), &Images::Blob)
-                    .ok()
-                    .and_then(|v| v.into_iter().next())
-                    .is_some_and(|v| anthropic_keeps(&v))
-        }
+        Block::Text { text } => !text.trim().is_empty(),
+        Block::Thinking { signature, .. } => signature.as_deref().is_some_and(anthropic_signature),
+        Block::Other(v) => known(b) && anthropic_keeps(v),
     }
 }
 
@@ -109,14 +106,11 @@ fn sendable(msgs: &mut Vec<SentMessage>, sends: fn(&Block) -> bool) -> usize {
 /// merged (tool results first) and OpenAI-style tool messages folded into user messages.
 pub fn to_anthropic(store: &Store, msgs: &[SentMessage]) -> Result<ProviderBody, StoreError> {
     let mut msgs = msgs.to_vec();
-    let mut blocks_left_out = sendable(&mut msgs, anthropic_sends);
+    let blocks_left_out = sendable(&mut msgs, anthropic_sends);
     let repairs = pairs::repair(&mut msgs);
     let mut system: Vec<String> = Vec::new();
     let mut out: Vec<(String, Vec<Value>)> = Vec::new();
-    for m in &mut msgs {
-        let before = m.content.len();
-        m.content.retain(known);
-        blocks_left_out += before - m.content.len();
+    for m in &msgs {
         if m.role == Role::System {
             for b in &m.content {
                 if let Block::Text { text } = b {
@@ -130,14 +124,8 @@ pub fn to_anthropic(store: &Store, msgs: &[SentMessage]) -> Result<ProviderBody,
         } else {
             "user"
         };
-        let mut blocks: Vec<Value> = Vec::new();
-        for b in wire_of(store, m)? {
-            if anthropic_keeps(&b) {
-                blocks.push(b);
-            } else {
-                blocks_left_out += 1;
-            }
-        }
+        let blocks = wire_of(store, m)?;
+        // a message the repair left without blocks (it moves results to the message they answer from)
         if blocks.is_empty() {
             continue;
         }
@@ -177,7 +165,7 @@ pub fn to_anthropic(store: &Store, msgs: &[SentMessage]) -> Result<ProviderBody,
 pub fn to_openai(store: &Store, msgs: &[SentMessage]) -> Result<ProviderBody, StoreError> {
     let mut msgs = msgs.to_vec();
     // thinking of any kind and unknown blocks are never sent to OpenAI
-    let mut blocks_left_out = sendable(&mut msgs, |b| {
+    let blocks_left_out = sendable(&mut msgs, |b| {
         !matches!(b, Block::Thinking { .. } | Block::Other(_))
     });
     let repairs = pairs::repair(&mut msgs);
@@ -220,7 +208,8 @@ pub fn to_openai(store: &Store, msgs: &[SentMessage]) -> Result<ProviderBody, St
                         json!({"role": "tool", "tool_call_id": tool_use_id, "content": text}),
                     );
                 }
-                Block::Thinking { .. } | Block::Other(_) => blocks_left_out += 1,
+                // left out before the repair
+                Block::Thinking { .. } | Block::Other(_) => {}
             }
         }
         out.extend(results);

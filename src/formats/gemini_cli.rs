@@ -38,6 +38,20 @@ pub fn is_document(lines: &[(usize, Value)]) -> bool {
     matches!(lines, [(_, doc)] if is_gemini(doc))
 }
 
+/// A function response (Gemini's `functionResponse.response`) as the model read it: its output, or its error, and
+/// whether it failed. Gemini CLI's and Qwen Code's alike.
+pub(super) fn response_text(resp: &Value) -> (String, bool) {
+    let text = |x: &Value| x.as_str().map_or_else(|| x.to_string(), str::to_string);
+    match (
+        resp.get("error").filter(|e| !e.is_null()),
+        resp.get("output"),
+    ) {
+        (Some(e), _) => (text(e), true),
+        (None, Some(o)) => (text(o), false),
+        _ => (resp.to_string(), false),
+    }
+}
+
 /// A tool call's result as the model read it: the function response's output (or error), and whether it failed.
 fn result_of(call: &Value) -> (String, bool) {
     let status = call.get("status").and_then(Value::as_str).unwrap_or("");
@@ -49,14 +63,10 @@ fn result_of(call: &Value) -> (String, bool) {
         .into_iter()
         .flatten()
     {
-        let resp = r.pointer("/functionResponse/response");
-        if let Some(e) = resp.and_then(|x| x.get("error")) {
-            failed = true;
-            out.push(e.as_str().map_or_else(|| e.to_string(), str::to_string));
-        } else if let Some(o) = resp.and_then(|x| x.get("output")) {
-            out.push(o.as_str().map_or_else(|| o.to_string(), str::to_string));
-        } else if let Some(x) = resp {
-            out.push(x.to_string());
+        if let Some(resp) = r.pointer("/functionResponse/response") {
+            let (text, error) = response_text(resp);
+            failed |= error;
+            out.push(text);
         }
     }
     if out.is_empty() {

@@ -76,15 +76,10 @@ fn usage_of(u: &Value) -> Option<Usage> {
 
 /// What a function response sent back: its output (or error) as text, and whether it failed.
 fn response_of(r: &Value) -> (String, bool) {
-    let text = |x: &Value| x.as_str().map_or_else(|| x.to_string(), str::to_string);
-    match r.get("response") {
-        Some(resp) => match (resp.get("error"), resp.get("output")) {
-            (Some(e), _) if !e.is_null() => (text(e), true),
-            (_, Some(o)) => (text(o), false),
-            _ => (resp.to_string(), false),
-        },
-        None => ("[no response recorded]".to_string(), false),
-    }
+    r.get("response").map_or_else(
+        || ("[no response recorded]".to_string(), false),
+        super::gemini_cli::response_text,
+    )
 }
 
 /// An `inlineData` part (an image sent to the model) as an image block; one that is not base64 stays unknown.

@@ -157,6 +157,16 @@ impl Catalog {
             .collect()
     }
 
+    /// Its entry for a model name, if it lists it.
+    pub fn listed(&self, name: &str) -> Option<Listed> {
+        self.answer(name, |a| a.listed.clone())
+    }
+
+    /// The entry a router's or proxy's `provider/model` name has under the provider its prefix names.
+    pub fn routed(&self, name: &str) -> Option<Listed> {
+        self.answer(name, |a| a.routed.clone())
+    }
+
     /// What it answers for a name, read through `f` (asked once per name; a read copies only what `f` takes).
     fn answer<R>(&self, name: &str, f: impl Fn(&Answer) -> R) -> R {
         if let Ok(cache) = self.answers.lock()
@@ -306,14 +316,14 @@ pub fn largest_window() -> u64 {
 
 /// The catalog's entry for a model name, if it lists it.
 pub fn listed(name: &str) -> Option<Listed> {
-    current().answer(name, |a| a.listed.clone())
+    current().listed(name)
 }
 
 /// The entry a recorded name has under the provider its prefix names (a router's or proxy's `provider/model`, as
 /// LiteLLM and so Aider write it): what requests made through that provider are priced by. None for a name
 /// without such a prefix.
 pub fn routed(name: &str) -> Option<Listed> {
-    current().answer(name, |a| a.routed.clone())
+    current().routed(name)
 }
 
 /// The provider whose models a name looks like, even when the catalog does not list the model itself.

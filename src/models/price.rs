@@ -67,7 +67,9 @@ pub fn cost(
     // a router's `provider/model` is priced as that provider's model (what was paid), else the model by its key
     let speed = super::speed(model);
     let bare = speed.map_or(model, |s| &model[..model.len() - s.len() - 1]);
-    let listed = super::catalog::routed(bare).or_else(|| super::catalog::listed(&name))?;
+    // one catalog for the match and the price (another may be installed meanwhile)
+    let catalog = super::catalog::current();
+    let listed = catalog.routed(bare).or_else(|| catalog.listed(&name))?;
     // a sum of several requests is priced as that many requests of its average size (a tier applies per request)
     let n = usage.request_count() as f64;
     let write = usage.cache_creation_input_tokens;
@@ -93,7 +95,6 @@ pub fn cost(
             std::time::UNIX_EPOCH + std::time::Duration::from_millis(at_ms.unsigned_abs()),
         );
     }
-    let catalog = super::catalog::current();
     let calculator = catalog.calculator();
     let standard = calculator.calculate(&req).ok()?.total_price * n;
     let Some(s) = speed else {
