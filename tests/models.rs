@@ -677,7 +677,9 @@ const NEWER_CATALOG: &str = r#"[{"id": "anthropic", "name": "Anthropic", "api_pa
   "models": [{"id": "claude-zeta-9-5", "name": "Claude Zeta 9.5", "match": {"starts_with": "claude-zeta-9-5"},
     "context_window": 3000000,
     "prices": {"input_mtok": 7, "output_mtok": 35, "cache_read_mtok": 0.7, "cache_write_mtok": 8.75,
-               "cache_write_1h_mtok": 14}}]}]"#;
+               "cache_write_1h_mtok": 14}},
+    {"id": "claude-haiku-4-5", "name": "Claude Haiku 4.5 (repriced)", "match": {"starts_with": "claude-haiku-4-5"},
+    "context_window": 200000, "prices": {"input_mtok": 2, "output_mtok": 10}}]}]"#;
 
 /// Serves `body` once over HTTP on a local port; the URL to fetch it from.
 fn serve_once(body: &'static str) -> String {
@@ -726,23 +728,54 @@ fn a_catalog_fetched_later_prices_and_sizes_a_model_released_after_this_build() 
         assert_eq!(code, Some(0), "{err}");
         serde_json::from_str(&out).unwrap()
     };
-    // a session on a model released after this build: a million tokens of prompt, measured
+    // a session on a model released after this build (a million tokens of prompt, measured), and two on models
+    // the bundled data prices (100,000 tokens of prompt each)
     let session = write_claude_code(
         dir.path(),
         "claude-zeta-9-5",
         json!({"input_tokens": 1_000_000, "output_tokens": 0}),
     );
     assert_eq!(cairn(&["import", session.to_str().unwrap()]).0, Some(0));
+    for model in ["claude-sonnet-4-5", "claude-haiku-4-5"] {
+        let s = write_claude_code(
+            dir.path(),
+            model,
+            json!({"input_tokens": 100_000, "output_tokens": 0}),
+        );
+        assert_eq!(cairn(&["import", s.to_str().unwrap()]).0, Some(0));
+    }
+    let row_of = |v: &Value, model: &str| -> Value {
+        v["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["model"] == model)
+            .cloned()
+            .unwrap_or_else(|| panic!("no row for {model}: {v}"))
+    };
+    let cost_of = |model: &str| -> f64 {
+        let st = json(&["stats", "--json", "--by", "model"]);
+        st["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["key"] == model || r["model"] == model)
+            .and_then(|r| r["cost_usd"].as_f64())
+            .unwrap_or_else(|| panic!("no cost for {model}: {st}"))
+    };
     let v = json(&["models", "--json"]);
     assert_eq!(v["catalog"]["source"], "bundled");
-    let row = &v["models"][0];
-    assert_eq!(row["model"], "claude-zeta-9-5");
+    let row = row_of(&v, "claude-zeta-9-5");
     assert_eq!(
         (row["window"].as_u64(), row["window_source"].as_str()),
         (Some(1_000_000), Some("measured"))
     );
     assert!(row["price_per_mtok"].is_null());
     assert_eq!(v["unlisted"], json!(["claude-zeta-9-5"]));
+    assert!((cost_of("claude-sonnet-4-5") - 0.3).abs() < 1e-9);
+    assert!((cost_of("claude-haiku-4-5") - 0.1).abs() < 1e-9);
+    let sonnet_before = row_of(&v, "claude-sonnet-4-5");
+    assert_eq!(sonnet_before["window_source"], "catalog");
 
     // data that is not a catalog changes nothing and names itself
     let bad = dir.path().join("bad.json");
@@ -766,10 +799,19 @@ fn a_catalog_fetched_later_prices_and_sizes_a_model_released_after_this_build() 
     assert_eq!(std::fs::read_to_string(&kept).unwrap(), NEWER_CATALOG);
     assert_eq!(u["was"]["source"], "bundled");
     assert_eq!(u["now"]["source"], "file");
-    assert_eq!(u["now"]["models"], 1);
+    assert_eq!(u["now"]["models"], 2);
+    // what the copy does not list, the bundled data still answers: nothing is removed
+    assert!(u["now"]["bundled_only"].as_u64().unwrap() > 100, "{u}");
     assert_eq!(u["added"], json!(["anthropic/claude-zeta-9-5"]));
-    let c = &u["changed"][0];
-    assert_eq!(c["model"], "claude-zeta-9-5");
+    assert_eq!(u["removed"], json!([]));
+    let changed: Vec<&str> = u["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(changed, ["claude-haiku-4-5", "claude-zeta-9-5"], "{u}");
+    let c = &u["changed"][1];
     assert_eq!(
         (
             c["before"]["window"].as_u64(),
@@ -784,7 +826,7 @@ fn a_catalog_fetched_later_prices_and_sizes_a_model_released_after_this_build() 
     let v = json(&["models", "--json"]);
     assert_eq!(v["catalog"]["source"], "file");
     assert_eq!(v["catalog"]["path"], kept.to_str().unwrap());
-    let row = &v["models"][0];
+    let row = row_of(&v, "claude-zeta-9-5");
     assert_eq!(
         (row["window"].as_u64(), row["window_source"].as_str()),
         (Some(3_000_000), Some("catalog"))
@@ -793,9 +835,13 @@ fn a_catalog_fetched_later_prices_and_sizes_a_model_released_after_this_build() 
     assert_eq!(v["unlisted"], json!([]));
     let (_, text, _) = cairn(&["models"]);
     assert!(text.contains("catalog: genai-prices data in"), "{text}");
-    let st = json(&["stats", "--json", "--by", "model"]);
-    let cost = st["rows"][0]["cost_usd"].as_f64().unwrap();
-    assert!((cost - 7.0).abs() < 1e-9, "{cost}");
+    assert!(text.contains("more from the data bundled"), "{text}");
+    assert!((cost_of("claude-zeta-9-5") - 7.0).abs() < 1e-9);
+    // a model both list is priced by the fetched copy; one only the bundled data lists, by that
+    assert!((cost_of("claude-haiku-4-5") - 0.2).abs() < 1e-9);
+    assert!((cost_of("claude-sonnet-4-5") - 0.3).abs() < 1e-9);
+    // and sized as before the update (the bundled data's window)
+    assert_eq!(row_of(&v, "claude-sonnet-4-5"), sonnet_before);
 
     // a kept copy damaged since: the bundled data, and a warning naming the file
     std::fs::write(&kept, "[{").unwrap();
@@ -803,7 +849,7 @@ fn a_catalog_fetched_later_prices_and_sizes_a_model_released_after_this_build() 
     assert_eq!(v["catalog"]["source"], "bundled");
     let warning = v["catalog"]["warning"].as_str().unwrap();
     assert!(warning.contains("genai-prices.json"), "{warning}");
-    assert!(v["models"][0]["price_per_mtok"].is_null());
+    assert!(row_of(&v, "claude-zeta-9-5")["price_per_mtok"].is_null());
     let (code, _, err) = cairn(&["models"]);
     assert_eq!(code, Some(0));
     assert!(err.contains("genai-prices.json"), "{err}");

@@ -1,8 +1,11 @@
 //! The maintained catalog: pydantic's genai-prices data, matched the way its own calculator matches (provider by
 //! model pattern, then the model by id and aliases). The data bundled in the `genai-prices` crate is used until a
 //! newer copy is installed ([`install`]): the shells load the one `cairn models --update` fetched from the project's
-//! feed, so a model released after this build is known without a new cairn. Answers are kept per name and per
-//! catalog, so a model is matched once per process however many replies are priced.
+//! feed, so a model released after this build is known without a new cairn. A model the fetched copy does not list
+//! is looked up in the bundled data: genai-prices' data carries no date to tell which of the two is newer, and a
+//! copy fetched before this cairn was installed must not forget a model the newer build knows (nor a partial feed
+//! unprice every model it leaves out). Answers are kept per name and per catalog, so a model is matched once per
+//! process however many replies are priced.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, RwLock};
@@ -19,6 +22,8 @@ pub struct Listed {
     pub provider: String,
     pub id: String,
     pub window: Option<u64>,
+    /// Listed by the data bundled with this build, not by the fetched copy in use (which lacks it).
+    pub bundled: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -42,6 +47,10 @@ pub struct Origin {
     pub written_ms: Option<i64>,
     pub providers: usize,
     pub models: usize,
+    /// For a fetched copy: the models the data bundled with this build lists and the copy does not, which are
+    /// looked up there (a copy fetched before this cairn was installed does not forget what it knows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bundled_only: Option<usize>,
     /// Why the copy named was not used (it could not be read, or is no catalog): the bundled data is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
@@ -50,7 +59,13 @@ pub struct Origin {
 impl Origin {
     /// One line for people: where the data is from and how much it holds.
     pub fn line(&self) -> String {
-        let held = format!("{} providers, {} models", self.providers, self.models);
+        let held = match self.bundled_only {
+            Some(n) if n > 0 => format!(
+                "{} providers, {} models; {n} more from the data bundled with this build",
+                self.providers, self.models
+            ),
+            _ => format!("{} providers, {} models", self.providers, self.models),
+        };
         match (&self.path, self.written_ms) {
             (Some(p), written) => match written
                 .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
@@ -108,6 +123,9 @@ impl Catalog {
         if c.origin.models == 0 {
             return Err(Invalid("it lists no models".into()));
         }
+        let mut c = c;
+        let own = ids_of(c.calculator());
+        c.origin.bundled_only = Some(ids_of(Calculator::bundled()).difference(&own).count());
         Ok(c)
     }
 
@@ -124,6 +142,7 @@ impl Catalog {
             written_ms,
             providers: calc.providers().count(),
             models: calc.providers().map(|p| p.models().count()).sum(),
+            bundled_only: None,
             warning: None,
         };
         Catalog {
@@ -146,15 +165,23 @@ impl Catalog {
         &self.origin
     }
 
-    /// The provider/model pairs it lists.
+    /// The calculator that prices a model it lists: the fetched copy's, or the bundled data's for a model only
+    /// that lists.
+    pub fn calculator_of(&self, listed: &Listed) -> &Calculator {
+        if listed.bundled {
+            Calculator::bundled()
+        } else {
+            self.calculator()
+        }
+    }
+
+    /// The provider/model pairs it lists (a fetched copy's and, for what that lacks, the bundled data's).
     pub fn ids(&self) -> HashSet<(String, String)> {
-        self.calculator()
-            .providers()
-            .flat_map(|p| {
-                p.models()
-                    .map(move |m| (p.id().to_string(), m.id().to_string()))
-            })
-            .collect()
+        let mut ids = ids_of(self.calculator());
+        if self.loaded.is_some() {
+            ids.extend(ids_of(Calculator::bundled()));
+        }
+        ids
     }
 
     /// Its entry for a model name, if it lists it.
@@ -174,7 +201,16 @@ impl Catalog {
         {
             return f(a);
         }
-        let a = ask(self.calculator(), name);
+        let mut a = ask(self.calculator(), name, false);
+        // what a fetched copy does not list, the data bundled with this build may (a copy older than this cairn)
+        if self.loaded.is_some() && (a.listed.is_none() || a.routed.is_none()) {
+            let b = ask(Calculator::bundled(), name, true);
+            a = Answer {
+                listed: a.listed.or(b.listed),
+                provider: a.provider.or(b.provider),
+                routed: a.routed.or(b.routed),
+            };
+        }
         let r = f(&a);
         if let Ok(mut cache) = self.answers.lock() {
             cache.insert(name.to_string(), a);
@@ -240,7 +276,7 @@ fn swap(catalog: Catalog) {
 
 /// A name as a router or proxy writes it (LiteLLM's `provider/model`, which Aider records): the entry of the
 /// provider the prefix names, where the catalog has that provider and it lists the rest with a price.
-fn ask_routed(calc: &Calculator, name: &str) -> Option<Listed> {
+fn ask_routed(calc: &Calculator, name: &str, bundled: bool) -> Option<Listed> {
     let (prefix, rest) = name.split_once('/')?;
     calc.find_provider(Some(prefix), None).ok().flatten()?;
     // a model the provider lists without a price (GitHub Copilot's included models) keeps its own list price
@@ -255,7 +291,17 @@ fn ask_routed(calc: &Calculator, name: &str) -> Option<Listed> {
         window: window_of(calc, &p.provider_id, &p.model_id),
         provider: p.provider_id,
         id: p.model_id,
+        bundled,
     })
+}
+
+fn ids_of(calc: &Calculator) -> HashSet<(String, String)> {
+    calc.providers()
+        .flat_map(|p| {
+            p.models()
+                .map(move |m| (p.id().to_string(), m.id().to_string()))
+        })
+        .collect()
 }
 
 fn window_of(calc: &Calculator, provider: &str, model: &str) -> Option<u64> {
@@ -266,9 +312,10 @@ fn window_of(calc: &Calculator, provider: &str, model: &str) -> Option<u64> {
         .and_then(|m| m.context_window())
 }
 
-fn ask(calc: &Calculator, name: &str) -> Answer {
+/// What `calc` answers for a name (`bundled`: it is the data bundled with this build, asked after a fetched copy).
+fn ask(calc: &Calculator, name: &str, bundled: bool) -> Answer {
     let usage = Usage::new();
-    let routed = ask_routed(calc, name);
+    let routed = ask_routed(calc, name, bundled);
     match calc.calculate(&PriceRequest::new(name, &usage)) {
         Ok(p) => Answer {
             provider: Some(p.provider_id.clone()),
@@ -276,6 +323,7 @@ fn ask(calc: &Calculator, name: &str) -> Answer {
                 window: window_of(calc, &p.provider_id, &p.model_id),
                 provider: p.provider_id,
                 id: p.model_id,
+                bundled,
             }),
             routed,
         },
@@ -304,13 +352,20 @@ pub const LARGEST_WINDOW_FLOOR: u64 = 10_000_000;
 pub fn largest_window() -> u64 {
     let c = current();
     *c.largest.get_or_init(|| {
-        c.calculator()
-            .providers()
-            .flat_map(|p| p.models())
-            .filter_map(|m| m.context_window())
-            .max()
-            .unwrap_or(0)
-            .max(LARGEST_WINDOW_FLOOR)
+        let largest = |calc: &Calculator| {
+            calc.providers()
+                .flat_map(|p| p.models())
+                .filter_map(|m| m.context_window())
+                .max()
+                .unwrap_or(0)
+        };
+        let own = largest(c.calculator());
+        let bundled = if c.loaded.is_some() {
+            largest(Calculator::bundled())
+        } else {
+            0
+        };
+        own.max(bundled).max(LARGEST_WINDOW_FLOOR)
     })
 }
 

@@ -95,7 +95,7 @@ pub fn cost(
             std::time::UNIX_EPOCH + std::time::Duration::from_millis(at_ms.unsigned_abs()),
         );
     }
-    let calculator = catalog.calculator();
+    let calculator = catalog.calculator_of(&listed);
     let standard = calculator.calculate(&req).ok()?.total_price * n;
     let Some(s) = speed else {
         return Some(standard);
