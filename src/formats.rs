@@ -12,6 +12,7 @@ pub mod copilot_cli;
 pub mod cursor;
 pub mod droid;
 pub mod gemini_cli;
+pub mod image;
 pub mod messages_json;
 pub mod opencode;
 pub mod pi;

@@ -187,13 +187,8 @@ fn image_from(o: Map<String, Value>) -> Result<Block, BlockError> {
                     "missing string field \"data\"".to_string(),
                 )
             })?;
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(data.trim())
-                .map_err(|e| (".source.data".to_string(), format!("bad base64: {e}")))?;
-            Block::Image {
-                media_type,
-                data: ImageData::Bytes(bytes),
-            }
+            crate::formats::image::from_base64(&media_type, data)
+                .map_err(|e| (".source.data".to_string(), e))?
         }
         Some("blob") => {
             let hash = src.get("hash").and_then(Value::as_str).ok_or_else(|| {

@@ -181,3 +181,113 @@ fn a_compaction_keeps_the_turns_from_its_tail_start_after_its_summary() {
     assert_eq!((kept_of(&summary_only), kept_of(&kept)), (Some(0), Some(6)));
     assert_eq!(kept.messages_sent, summary_only.messages_sent + 6);
 }
+
+/// A PNG of `w`×`h` pixels, as a `data:` URL (how opencode keeps an image it read into a part).
+fn png_url(w: u32, h: u32) -> String {
+    use base64::Engine as _;
+    let mut bytes = Vec::new();
+    image::RgbImage::new(w, h)
+        .write_to(
+            &mut std::io::Cursor::new(&mut bytes),
+            image::ImageFormat::Png,
+        )
+        .unwrap();
+    format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
+}
+
+#[test]
+fn images_opencode_read_into_a_prompt_or_a_result_are_sent_as_images_and_unfinished_calls_as_interrupted()
+ {
+    let dir = tempfile::tempdir().unwrap();
+    let step = |id: &str, at: i64, parts: Vec<Value>| {
+        json!({"info": {"id": id, "sessionID": "ses_test", "role": "assistant", "providerID": "anthropic",
+                        "modelID": "claude-sonnet-4-5", "time": {"created": at, "completed": at + 3000},
+                        "tokens": {"input": 10, "output": 50, "reasoning": 0, "cache": {"read": 9000, "write": 100}}},
+               "parts": parts})
+    };
+    let tool = |call: &str, state: Value| json!({"id": format!("prt_{call}"), "type": "tool", "callID": call, "tool": "read", "state": state});
+    let time = json!({"start": START, "end": START + 1});
+    let messages = vec![
+        // `@shot.png` in a prompt: opencode reads the file into the part, beside the line it adds for it
+        json!({"info": {"id": "msg_u0", "sessionID": "ses_test", "role": "user", "time": {"created": START}},
+               "parts": [{"id": "prt_t", "type": "text", "text": "what is on this screen?"},
+                         {"id": "prt_s", "type": "text", "synthetic": true,
+                          "text": "Called the Read tool with the following input: {\"filePath\":\"/p/shot.png\"}"},
+                         {"id": "prt_f", "type": "file", "mime": "image/png", "filename": "shot.png",
+                          "url": png_url(560, 280)},
+                         {"id": "prt_p", "type": "file", "mime": "application/pdf", "filename": "spec.pdf",
+                          "url": "file:///p/spec.pdf"}]}),
+        step(
+            "msg_a0",
+            START + 100,
+            vec![
+                // a read of an image: its output and the image attached to it
+                tool(
+                    "call_img",
+                    json!({"status": "completed", "input": {"filePath": "/p/b.png"}, "output": "Image read successfully",
+                       "title": "b.png", "metadata": {}, "time": time,
+                       "attachments": [{"id": "prt_att", "type": "file", "mime": "image/png",
+                                        "url": png_url(280, 280)}]}),
+                ),
+                // cut short by the user: what it had printed is its output
+                tool(
+                    "call_cut",
+                    json!({"status": "error", "input": {"filePath": "/p/c"}, "error": "Tool execution aborted",
+                       "metadata": {"interrupted": true, "output": "partial listing"}, "time": time}),
+                ),
+                // never finished
+                tool(
+                    "call_run",
+                    json!({"status": "running", "input": {"filePath": "/p/d"}, "time": {"start": START}}),
+                ),
+            ],
+        ),
+        user("msg_u1", START + MINUTE, "and now?"),
+    ];
+    let f = export(dir.path(), "images", messages);
+    let mut s = Store::open(dir.path().join("images.db")).unwrap();
+    let conv = helpers::import_one(&mut s, f).conversations[0].clone();
+    let msgs = s.messages(&conv).unwrap();
+    use cairn::model::{Block, ToolResultContent};
+    let prompt = &msgs[0].content;
+    assert!(
+        prompt.iter().any(|b| matches!(b, Block::Image { .. })),
+        "{prompt:?}"
+    );
+    assert!(
+        cairn::model::plain_text(prompt).contains("[file: spec.pdf]"),
+        "{prompt:?}"
+    );
+    let results: Vec<(&ToolResultContent, bool)> = msgs
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            Block::ToolResult {
+                content, is_error, ..
+            } => Some((content, *is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 3);
+    match results[0] {
+        (ToolResultContent::Blocks(b), false) => {
+            assert!(matches!(&b[0], Block::Text { text } if text == "Image read successfully"));
+            assert!(matches!(&b[1], Block::Image { .. }), "{b:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        (results[1].0.text(), results[1].1),
+        ("partial listing".to_string(), false)
+    );
+    assert_eq!(
+        (results[2].0.text(), results[2].1),
+        ("[Tool execution was interrupted]".to_string(), true)
+    );
+    // both images count in what the model sees, by their pixel size (Claude's 28-pixel patches: 20×10 and 10×10)
+    let r = helpers::context_now(&mut s, &conv);
+    assert_eq!(r.messages.images, 200 + 100, "{:?}", r.messages);
+}

@@ -57,17 +57,7 @@ fn text_of(content: &Value) -> Vec<Block> {
 /// An `input_image` part whose `image_url` is a base64 data URL (an image sent to the model: a pasted one, a
 /// screenshot a tool returned, a snapshot's page); one that names a remote URL stays an unknown block.
 fn image_of(p: &Value) -> Option<Block> {
-    use base64::Engine as _;
-    let url = p.get("image_url").and_then(Value::as_str)?;
-    let rest = url.strip_prefix("data:")?;
-    let (media_type, data) = rest.split_once(";base64,")?;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(data.trim())
-        .ok()?;
-    Some(Block::Image {
-        media_type: media_type.to_string(),
-        data: crate::model::ImageData::Bytes(bytes),
-    })
+    super::image::from_data_url(p.get("image_url").and_then(Value::as_str)?)?.ok()
 }
 
 /// Rollouts from before `session_meta` (2025): a first line holding the session (`id`, `timestamp`,

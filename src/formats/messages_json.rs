@@ -4,11 +4,10 @@
 
 use std::path::Path;
 
-use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::{Format, FormatError, ImportReport, Parsed};
-use crate::model::{Block, ImageData, NewMessage, Role, ToolResultContent};
+use crate::model::{Block, NewMessage, Role, ToolResultContent};
 use crate::store::ImportedMessage;
 use crate::wire;
 
@@ -240,18 +239,10 @@ fn openai_part(p: &Value, at: &str) -> Result<Block, String> {
                 .and_then(|u| u.get("url"))
                 .and_then(Value::as_str)
                 .unwrap_or("");
-            if let Some(rest) = url.strip_prefix("data:")
-                && let Some((mt, data)) = rest.split_once(";base64,")
-            {
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(data.trim())
-                    .map_err(|e| format!("{at}: bad base64: {e}"))?;
-                return Ok(Block::Image {
-                    media_type: mt.to_string(),
-                    data: ImageData::Bytes(bytes),
-                });
+            match super::image::from_data_url(url) {
+                Some(image) => image.map_err(|e| format!("{at}: {e}")),
+                None => Ok(super::unknown_block(p)),
             }
-            Ok(super::unknown_block(p))
         }
         _ => Ok(super::unknown_block(p)),
     }

@@ -3,7 +3,7 @@
 //! (the harness's own synthetic text too: a file read for the prompt, "continue" after a subtask), its files that
 //! are not text, the line it sends for a subtask; an assistant message is one model step: `reasoning` parts
 //! thinking, `text` parts text, `tool` parts tool calls (`callID`, `tool`, `state.input`) whose `state.output` /
-//! `state.error` become the results the next step read. Usage is the step's `tokens` (`input` uncached, `cache.read`, `cache.write`, `output` plus `reasoning`),
+//! `state.error` (with the images `state.attachments` holds) become the results the next step read. Usage is the step's `tokens` (`input` uncached, `cache.read`, `cache.write`, `output` plus `reasoning`),
 //! the model `providerID/modelID`. A user message with a `compaction` part is opencode's compaction: the summary
 //! opencode then asked for (an assistant message with `summary: true`, measured on the whole history) is kept as
 //! the reply it was, and a harness compaction marker after it carries that summary, which is what the model saw
@@ -173,10 +173,7 @@ fn user_message(info: &Value, parts: &[Value]) -> Option<NewMessage> {
                 ) =>
             {
                 typed = true;
-                content.push(Block::text(format!(
-                    "[file: {}]",
-                    p["filename"].as_str().or(p["url"].as_str()).unwrap_or("?")
-                )));
+                content.push(file_block(p));
             }
             Some("subtask") => {
                 typed = true;
@@ -198,6 +195,26 @@ fn user_message(info: &Value, parts: &[Value]) -> Option<NewMessage> {
         nm.meta["synthetic"] = json!(true);
     }
     Some(nm)
+}
+
+/// A file part that is not text as the model is sent it: an image opencode read into the part (a `data:` URL) as
+/// the image; another file (a PDF, a URL opencode did not read) as a line naming it.
+fn file_block(p: &Value) -> Block {
+    let image = p["mime"]
+        .as_str()
+        .is_some_and(|m| m.starts_with("image/"))
+        .then(|| p["url"].as_str().and_then(super::image::from_data_url))
+        .flatten()
+        .and_then(Result::ok);
+    image.unwrap_or_else(|| {
+        Block::text(format!(
+            "[file: {}]",
+            p["filename"]
+                .as_str()
+                .or(p["url"].as_str().filter(|u| !u.starts_with("data:")))
+                .unwrap_or("?")
+        ))
+    })
 }
 
 /// What opencode sends the model for a subtask the user ran (a command that runs in a subagent): the task call
@@ -274,16 +291,47 @@ fn tool_part(p: &Value) -> (Block, Block) {
         name: p["tool"].as_str().unwrap_or("tool").to_string(),
         input: state.get("input").cloned().unwrap_or_else(|| json!({})),
     };
-    let failed = state["status"] == "error";
-    let out = state
-        .get("output")
-        .or_else(|| state.get("error"))
-        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-        .unwrap_or_else(|| format!("[{}]", state["status"].as_str().unwrap_or("no result")));
+    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    // as `MessageV2.toModelMessages` sends each state: a call cut short by the user with what it had printed as
+    // its output; one never finished as interrupted
+    let (out, failed) = match state["status"].as_str() {
+        Some("completed") => (state.get("output").map(text).unwrap_or_default(), false),
+        Some("error") => match state.pointer("/metadata/output").and_then(Value::as_str) {
+            Some(o) if state.pointer("/metadata/interrupted") == Some(&json!(true)) => {
+                (o.to_string(), false)
+            }
+            _ => (state.get("error").map(text).unwrap_or_default(), true),
+        },
+        Some("pending" | "running") => (INTERRUPTED.to_string(), true),
+        other => (
+            state
+                .get("output")
+                .or_else(|| state.get("error"))
+                .map(text)
+                .unwrap_or_else(|| format!("[{}]", other.unwrap_or("no result"))),
+            state.get("error").is_some(),
+        ),
+    };
+    // the files a completed call attached (a screenshot, an image it read) go with its output
+    let attached: Vec<Block> = match state["status"].as_str() {
+        Some("completed") => state["attachments"]
+            .as_array()
+            .map(|a| a.iter().map(file_block).collect())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let content = if attached.is_empty() {
+        ToolResultContent::Text(out)
+    } else {
+        ToolResultContent::Blocks(std::iter::once(Block::text(out)).chain(attached).collect())
+    };
     let result = Block::ToolResult {
         tool_use_id: id,
-        content: ToolResultContent::Text(out),
+        content,
         is_error: failed,
     };
     (call, result)
 }
+
+/// What opencode sends for a call that never finished (pending or running when the session stopped).
+const INTERRUPTED: &str = "[Tool execution was interrupted]";

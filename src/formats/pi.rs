@@ -10,11 +10,10 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::{FormatError, ImportReport, Parsed, timestamp_ms};
-use crate::model::{Block, ImageData, NewMessage, Role, ToolResultContent, Usage};
+use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 use crate::reclaim::marker::{Kept, Ref, harness_meta};
 use crate::store::ImportedMessage;
 
@@ -681,16 +680,10 @@ fn pi_blocks(path: &Path, no: usize, content: &Value) -> Result<Vec<Block>, Form
                     .unwrap_or(Value::Object(Map::new())),
             },
             "image" => match s("data") {
-                Some(d) => Block::Image {
-                    media_type: s("mimeType").unwrap_or_else(|| "image/png".into()),
-                    data: ImageData::Bytes(
-                        base64::engine::general_purpose::STANDARD
-                            .decode(d.trim())
-                            .map_err(|e| {
-                                FormatError::new(path, no, format!("bad image base64: {e}"))
-                            })?,
-                    ),
-                },
+                Some(d) => {
+                    super::image::from_base64(s("mimeType").as_deref().unwrap_or("image/png"), &d)
+                        .map_err(|e| FormatError::new(path, no, format!("image: {e}")))?
+                }
                 None => super::unknown_block(b),
             },
             _ => super::unknown_block(b),

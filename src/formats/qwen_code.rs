@@ -26,7 +26,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{FormatError, ImportReport, Parsed, timestamp_ms};
-use crate::model::{Block, ImageData, NewMessage, Role, ToolResultContent, Usage};
+use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 use crate::reclaim::marker::{Kept, harness_meta};
 use crate::store::ImportedMessage;
 
@@ -84,15 +84,8 @@ fn response_of(r: &Value) -> (String, bool) {
 
 /// An `inlineData` part (an image sent to the model) as an image block; one that is not base64 stays unknown.
 fn image_of(d: &Value) -> Option<Block> {
-    use base64::Engine as _;
     let media_type = d.get("mimeType").and_then(Value::as_str)?;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(d.get("data").and_then(Value::as_str)?.trim())
-        .ok()?;
-    Some(Block::Image {
-        media_type: media_type.to_string(),
-        data: ImageData::Bytes(bytes),
-    })
+    super::image::from_base64(media_type, d.get("data").and_then(Value::as_str)?).ok()
 }
 
 /// Reads the records of one session into messages.
