@@ -149,3 +149,70 @@ fn a_microcompact_clears_the_results_it_names_from_the_context() {
     assert!(tool_results[1] * 2 < tool_results[0], "{tool_results:?}");
     assert!(tool_results[1] > 0, "the third result stays");
 }
+
+/// The compaction fixture with what its boundary says it kept of the history before it: the last two turns
+/// (`u4` to `a5`) named one by one (`preservedMessages`), as a segment (`preservedSegment`, which Claude Code may
+/// write alone), or nothing.
+fn preserving(dir: &std::path::Path, how: &str) -> std::path::PathBuf {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code/cc-compact-boundary.jsonl");
+    let meta = r#""compactMetadata": {"trigger": "auto", "preTokens": 25573, "postTokens": 1500"#;
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    assert!(text.contains(meta));
+    let kept = match how {
+        "messages" => {
+            r#", "preservedMessages": {"anchorUuid": "s1", "uuids": ["u4", "a4", "u5", "a5"]}"#
+        }
+        "segment" => {
+            r#", "preservedSegment": {"headUuid": "u4", "anchorUuid": "s1", "tailUuid": "a5"}"#
+        }
+        _ => "",
+    };
+    let f = dir.join(format!("{how}.jsonl"));
+    std::fs::write(&f, text.replace(meta, &format!("{meta}{kept}"))).unwrap();
+    f
+}
+
+#[test]
+fn a_compaction_keeps_the_messages_it_preserved_named_one_by_one_or_as_a_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(dir.path().join("s.db")).unwrap();
+    let mut seen = Vec::new();
+    for how in ["none", "messages", "segment"] {
+        let Outcome::Imported(files) = commands::run(
+            &mut s,
+            &Settings::default(),
+            Action::Import {
+                paths: vec![preserving(dir.path(), how)],
+                format: None,
+            },
+            &Quiet,
+            &AtomicBool::new(false),
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert!(files[0].error.is_none(), "{how}: {:?}", files[0].error);
+        let Outcome::Context(r) = commands::run(
+            &mut s,
+            &Settings::default(),
+            Action::Context {
+                conversation: files[0].conversations[0].clone(),
+                model: None,
+            },
+            &Quiet,
+            &AtomicBool::new(false),
+        )
+        .unwrap() else {
+            panic!()
+        };
+        let h = r.harness_compaction.as_ref().expect(how);
+        seen.push((h.kept, r.messages_sent, r.messages.text));
+    }
+    assert_eq!(seen[0].0, 0);
+    assert_eq!(seen[1].0, 4, "{seen:?}");
+    assert_eq!(seen[1].1, seen[0].1 + 4);
+    assert!(seen[1].2 > seen[0].2);
+    // the segment keeps what the list names
+    assert_eq!(seen[2], seen[1]);
+}

@@ -699,8 +699,28 @@ impl Tree {
         Ok(messages)
     }
 
+    /// The uuids of the segment a compact_boundary says it preserved (`compactMetadata.preservedSegment`, which
+    /// Claude Code may write without `preservedMessages`): from its tail up the parentUuid chain to its head. None
+    /// when the chain does not reach the head (a segment the file no longer holds whole is not guessed at).
+    fn segment_of(&self, meta: &Value) -> Option<Vec<String>> {
+        let seg = meta.pointer("/line/compactMetadata/preservedSegment")?;
+        let head = seg.get("headUuid")?.as_str()?;
+        let mut at = seg.get("tailUuid")?.as_str()?;
+        let mut out = Vec::new();
+        while out.len() <= self.lines.len() {
+            out.push(at.to_string());
+            if at == head {
+                out.reverse();
+                return Some(out);
+            }
+            at = self.lines[*self.by_uuid.get(at)?].parent.as_deref()?;
+        }
+        None
+    }
+
     /// Phase 5: each boundary's marker. A compact_boundary keeps the messages its metadata names
-    /// (`preservedMessages`), by their depth on the path; a microcompact elides the results it names.
+    /// (`preservedMessages`, or the segment `preservedSegment` spans), by their depth on the path; a microcompact
+    /// elides the results it names.
     fn mark_boundaries(&self, messages: &mut [ImportedMessage], report: &mut ImportReport) {
         let depth = super::depths(messages);
         for (k, &u) in self.order.iter().enumerate() {
@@ -716,7 +736,10 @@ impl Tree {
                 mark_microcompact(messages, k, &depth, report);
                 continue;
             }
-            let preserved = preserved_of(&messages[k].message.meta).unwrap_or_default();
+            let meta = &messages[k].message.meta;
+            let preserved = preserved_of(meta)
+                .or_else(|| self.segment_of(meta))
+                .unwrap_or_default();
             let kept = preserved
                 .iter()
                 .filter_map(|uid| self.by_uuid.get(uid.as_str()))
