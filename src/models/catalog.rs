@@ -59,12 +59,15 @@ pub struct Origin {
 impl Origin {
     /// One line for people: where the data is from and how much it holds.
     pub fn line(&self) -> String {
+        let count = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+        let held = format!(
+            "{}, {}",
+            count(self.providers, "provider"),
+            count(self.models, "model")
+        );
         let held = match self.bundled_only {
-            Some(n) if n > 0 => format!(
-                "{} providers, {} models; {n} more from the data bundled with this build",
-                self.providers, self.models
-            ),
-            _ => format!("{} providers, {} models", self.providers, self.models),
+            Some(n) if n > 0 => format!("{held}; {n} more from the data bundled with this build"),
+            _ => held,
         };
         match (&self.path, self.written_ms) {
             (Some(p), written) => match written
