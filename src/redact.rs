@@ -6,7 +6,8 @@
 //! fine-grained tokens, Slack tokens, bearer headers, JWTs, private-key blocks, `.env` assignments, connection
 //! strings, ...) and new ones appear; a hand list goes stale. The detectors are redact-secret's (a maintained,
 //! deterministic, offline rule set); a found secret becomes `[redacted: github token]`. Metadata keys that name a
-//! credential (`apiKey`, `authorization`, `password`, `*_secret`, ...) are redacted whatever their value.
+//! credential (`apiKey`, `authorization`, `password`, `*_secret`, ...) are redacted whatever their value. A key of a
+//! family neither rule set names is found by its shape ([`shape`]).
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -16,6 +17,7 @@ use serde_json::Value;
 use crate::model::{Block, ToolResultContent};
 
 pub mod rules;
+pub mod shape;
 
 fn registry() -> Option<&'static redact_secret::BuiltInRegistry> {
     static R: OnceLock<Option<redact_secret::BuiltInRegistry>> = OnceLock::new();
@@ -80,6 +82,12 @@ pub fn find(s: &str) -> Result<Vec<FoundSecret>, Unscannable> {
         start: h.start,
         end: h.end,
         what: h.rule.replace(['_', '-', '.'], " "),
+    }));
+    // a family neither set names: by the shape providers mint keys in
+    found.extend(shape::find(s).into_iter().map(|(start, end)| FoundSecret {
+        start,
+        end,
+        what: "key-shaped token".into(),
     }));
     found.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
     let mut merged: Vec<FoundSecret> = Vec::with_capacity(found.len());

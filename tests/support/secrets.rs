@@ -207,6 +207,19 @@ pub fn secrets() -> Vec<(&'static str, String, String)> {
         body(55, 64, HEX)
     );
     add("slack app token", format!("SLACK_APP_TOKEN={s}"), s);
+    // families no rule set names (a provider newer than the rules), bare in prose: found by their shape
+    let s = format!("fw_{}", body(56, 40, ALNUM));
+    add(
+        "unnamed family key",
+        format!("the client takes {s} as its key"),
+        s,
+    );
+    let s = format!("zx-live-{}", body(57, 48, ALNUM));
+    add(
+        "unnamed family live key",
+        format!("curl -H 'X-Key: {s}' ."),
+        s,
+    );
     v
 }
 
@@ -228,5 +241,9 @@ pub fn lookalikes() -> Vec<&'static str> {
         "\t\t\tresult.apiKey = args[++i];",
         "const password = argv[2];",
         "token = getenv(\"GITHUB_TOKEN\")",
+        // ids harnesses and providers write, hashes and base64 are not keys
+        "tool_use_id: toolu_014io8Xzj9KmduZGduKZGSDL in msg_01XwTPVdM5y8bf1EDKvGBV35 (req_011CaBJWhtEYGeXKSjCTPCH9)",
+        "reasoning rs_03690888774b547b0169b74ce153c4819bb713f02cc39d602a",
+        "\"integrity\": \"sha512-Zk8Lm2Nq9Rs4Tu7Vw1Xy5Za0Bc3De6Fg7Hi9Jk2Lm4No6Pq8Rs0Tu2Vw4Xy6Za8/Bc==\"",
     ]
 }
