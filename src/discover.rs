@@ -3,7 +3,7 @@
 //! (`~/.codex/sessions`), Gemini CLI (`~/.gemini/tmp/<project>/chats/session-*.jsonl`, and `.json` before), Cursor
 //! (`~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl`) and GitHub Copilot CLI
 //! (`~/.copilot/session-state/<id>/events.jsonl`), Qwen Code (`~/.qwen/projects/<project>/chats/<id>.jsonl`, and
-//! `~/.qwen/tmp/<project>/chats/` before), opencode's SQLite store (`~/.local/share/opencode/opencode.db`,
+//! `~/.qwen/tmp/<project>/chats/` before), Kimi CLI (`~/.kimi/sessions/<work dir hash>/<id>/context.jsonl`), opencode's SQLite store (`~/.local/share/opencode/opencode.db`,
 //! a session each) and its older storage folders
 //! (`~/.local/share/opencode/storage/session/<project>/ses_*.json`, its messages read beside it), and the task
 //! folders of Cline, Roo Code and Kilo Code in the editors' extension storage (`<editor>/User/globalStorage/
@@ -39,6 +39,7 @@ pub const LOCATIONS: &[(Format, &str)] = &[
     (Format::Opencode, ".local/share/opencode/storage/session"),
     (Format::Droid, ".factory/sessions"),
     (Format::QwenCode, ".qwen"),
+    (Format::KimiCli, ".kimi/sessions"),
 ];
 
 /// Editors whose extension storage may hold Cline-family task folders, and the extensions' ids.
@@ -179,6 +180,9 @@ fn is_session(format: Format, p: &Path) -> bool {
             });
             in_chats && (session_id || name.starts_with("session-") && name.ends_with(".json"))
         }
+        // `sessions/<work dir hash>/<id>/context.jsonl` (the histories moved aside, the wire log and the state beside
+        // it are read with it; a subagent's `subagents/<id>/context.jsonl` is a session of its own)
+        Format::KimiCli => p.file_name().is_some_and(|n| n == "context.jsonl"),
         // `session-state/<id>/events.jsonl`
         Format::CopilotCli => p.file_name().is_some_and(|n| n == "events.jsonl"),
         // `tasks/<id>/api_conversation_history.json` (the UI messages beside it are read with it)
@@ -308,6 +312,12 @@ fn count_messages(p: &Path, format: Format) -> usize {
             "\"type\":\"tool_result\"",
             "\"type\": \"user\"",
             "\"type\": \"qwen\"",
+        ],
+        Format::KimiCli => &[
+            "\"role\":\"user\"",
+            "\"role\":\"assistant\"",
+            "\"role\": \"user\"",
+            "\"role\": \"assistant\"",
         ],
         Format::CopilotCli => &[
             "\"type\":\"user.message\"",

@@ -12,7 +12,7 @@ pub mod copilot_cli;
 pub mod cursor;
 pub mod droid;
 pub mod gemini_cli;
-pub mod image;
+pub mod kimi_cli;
 pub mod messages_json;
 pub mod opencode;
 pub mod pi;
@@ -79,10 +79,12 @@ pub enum Format {
     Droid,
     /// A Qwen Code session (`~/.qwen/projects/<project>/chats/<id>.jsonl`).
     QwenCode,
+    /// A Kimi CLI session's history (`~/.kimi/sessions/<work dir hash>/<id>/context.jsonl`).
+    KimiCli,
 }
 
 impl Format {
-    pub const ALL: [Format; 16] = [
+    pub const ALL: [Format; 17] = [
         Format::Cairn,
         Format::ClaudeCode,
         Format::Pi,
@@ -99,6 +101,7 @@ impl Format {
         Format::CopilotCli,
         Format::Droid,
         Format::QwenCode,
+        Format::KimiCli,
     ];
 
     /// Parses a format name as the CLI spells it.
@@ -124,6 +127,7 @@ impl Format {
             Format::CopilotCli => "copilot-cli",
             Format::Droid => "droid",
             Format::QwenCode => "qwen-code",
+            Format::KimiCli => "kimi-cli",
         }
     }
 }
@@ -486,6 +490,9 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
         return Some(Format::Cairn);
     }
     for (_, v) in lines.iter().take(50) {
+        if kimi_cli::is_kimi(v) {
+            return Some(Format::KimiCli);
+        }
         // before pi's rule: Droid's message lines have pi's shape
         if droid::is_droid(v) {
             return Some(Format::Droid);
@@ -560,6 +567,7 @@ fn parse_as(
         Format::CopilotCli => copilot_cli::parse(path, &lines)?,
         Format::Droid => droid::parse(path, &lines)?,
         Format::QwenCode => qwen_code::parse(path, &lines)?,
+        Format::KimiCli => kimi_cli::parse(path, &lines)?,
         Format::Cline => {
             let (l, d) = one_document(path, &lines, "a Cline history is one JSON array")?;
             cline::parse(path, l, d)?

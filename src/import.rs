@@ -172,6 +172,9 @@ pub fn read_with(p: &Path) -> Option<PathBuf> {
     if let Some(parent) = formats::codex::parent_rollout(p) {
         return Some(parent);
     }
+    if let Some(context) = formats::kimi_cli::session_of_sidecar(p) {
+        return Some(context);
+    }
     if !name.starts_with("agent-") || !name.ends_with(".jsonl") {
         return None;
     }

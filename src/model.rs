@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub mod cairn_meta;
+pub mod image;
 pub use cairn_meta::CairnMeta;
 
 /// Who wrote a message. `Tool` is for harnesses (OpenAI, Codex) that give each tool result its own message;

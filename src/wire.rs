@@ -187,7 +187,7 @@ fn image_from(o: Map<String, Value>) -> Result<Block, BlockError> {
                     "missing string field \"data\"".to_string(),
                 )
             })?;
-            crate::formats::image::from_base64(&media_type, data)
+            crate::model::image::from_base64(&media_type, data)
                 .map_err(|e| (".source.data".to_string(), e))?
         }
         Some("blob") => {

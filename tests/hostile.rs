@@ -62,6 +62,7 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
         "small/pi-v4-transactions.jsonl",
         "small/pi-v3-context-edit.jsonl",
         "qwen-code/5f0c2a4e-8d1b-4c7e-9a31-2b6d4e8f1a90.jsonl",
+        "kimi-cli/sessions/3f2a9c0e5b7d41e8a6c2d9b0f1e4a7c3/0b6f1d2e-8a4c-4f3b-9e21-7c5d8a9b0e13/context_1.jsonl",
     ];
     files
         .iter()
@@ -348,7 +349,7 @@ fn hostile_mutants_never_panic_never_leave_partial_or_unreadable_rows_and_export
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x0c41_12a1);
     let seeds = seeds();
-    assert_eq!(seeds.len(), 26, "every seed must be there");
+    assert_eq!(seeds.len(), 27, "every seed must be there");
     let lying = lying_png();
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Rng(seed | 1);

@@ -2279,3 +2279,123 @@ fn a_session_read_again_takes_the_title_its_harness_gave_it_since() {
         Some("Verbose flag for the CLI")
     );
 }
+
+fn kimi_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kimi-cli")
+}
+
+fn kimi_session() -> PathBuf {
+    kimi_fixture()
+        .join("sessions/3f2a9c0e5b7d41e8a6c2d9b0f1e4a7c3/0b6f1d2e-8a4c-4f3b-9e21-7c5d8a9b0e13")
+}
+
+#[test]
+fn a_kimi_cli_session_reads_its_histories_as_one_tree_with_its_usage_and_compaction() {
+    // the share folder whole (its config, a session folder: three histories, the wire log, the state): one session
+    let files = cairn::import::collect(&[kimi_fixture()]).unwrap();
+    assert_eq!(files, [kimi_session().join("context.jsonl")]);
+    let (mut s, o) = imported(&files[0]);
+    assert_eq!(o.format.map(|f| f.name()), Some("kimi-cli"));
+    let conv = &o.conversations[0];
+    // the revert left the first ending as a branch; the call that failed and the one that did not are paired
+    assert_eq!((o.report.branches, o.report.tool_pairs), (1, 2));
+    let c = s.conversation(conv).unwrap();
+    assert_eq!(c.title.as_deref(), Some("Reading main.rs"));
+    let path = s.active_path(conv).unwrap();
+    let roles: Vec<&str> = path.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "assistant",
+            "user",
+            "assistant",
+            "system",
+            "system",
+            "user",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
+    let text = |i: usize| cairn::model::plain_text(&path[i].content);
+    // the revert's prompt, not the abandoned one, is on the path
+    assert_eq!(text(7), "what does lib.rs do?");
+    assert!(text(11).starts_with("<system>Previous context has been compacted"));
+    // reasoning is thinking; a result that begins with Kimi CLI's error tag failed
+    assert!(matches!(
+        path[2].content[0],
+        cairn::model::Block::Thinking { .. }
+    ));
+    let failed: Vec<bool> = path
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            cairn::model::Block::ToolResult { is_error, .. } => Some(*is_error),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed, [false, true]);
+    // usage: the prompt `_usage` measured, split as the wire recorded the step; the output from the count after
+    let u = path[2].usage.unwrap();
+    assert_eq!(
+        (u.input_tokens, u.cache_read_input_tokens, u.output_tokens),
+        (1_000, 8_000, 100)
+    );
+    assert_eq!(path[2].meta["model"], "kimi-for-coding");
+    assert!(path[1].created_at < path[2].created_at);
+    // after the compaction the model saw its system prompt, the summary and the turns it kept, in the window Kimi
+    // CLI ran the model with
+    let report = helpers::context_now(&mut s, conv);
+    assert_eq!(report.harness_compaction.as_ref().map(|h| h.kept), Some(0));
+    assert_eq!(report.messages_sent, 6);
+    assert_eq!(
+        (report.window, report.window_source),
+        (262_144, cairn::models::Source::Harness)
+    );
+    let rp = replayed(&mut s);
+    let row = rp
+        .compactions
+        .iter()
+        .find(|r| r.message == path[9].id)
+        .unwrap();
+    assert_eq!((row.harness.as_str(), row.measured), ("kimi-cli", 9_300));
+    // read again, or named by its wire log: unchanged
+    for name in ["context.jsonl", "wire.jsonl"] {
+        let f = cairn::import::main_file(&kimi_session().join(name));
+        let again = cairn::import::import_file(&mut s, &f, None);
+        assert_eq!(again.status, "unchanged", "{again:?}");
+        assert_eq!(s.active_path(conv).unwrap().len(), path.len());
+    }
+}
+
+#[test]
+fn discover_finds_kimi_cli_sessions_and_not_what_lies_beside_them() {
+    let home = tempfile::tempdir().unwrap();
+    let share = home.path().join(".kimi");
+    let session = share
+        .join("sessions/3f2a9c0e5b7d41e8a6c2d9b0f1e4a7c3/0b6f1d2e-8a4c-4f3b-9e21-7c5d8a9b0e13");
+    std::fs::create_dir_all(&session).unwrap();
+    for f in std::fs::read_dir(kimi_session()).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, session.join(f.file_name().unwrap())).unwrap();
+    }
+    std::fs::copy(
+        kimi_fixture().join("config.toml"),
+        share.join("config.toml"),
+    )
+    .unwrap();
+    std::fs::write(share.join("kimi.json"), r#"{"work_dirs": []}"#).unwrap();
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].format.name(), "kimi-cli");
+    assert!(found[0].path.ends_with("context.jsonl"));
+    // the compacted history's prompts and replies (a quick count)
+    assert_eq!(found[0].messages, 5);
+}

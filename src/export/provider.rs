@@ -48,18 +48,17 @@ pub(super) fn anthropic_keeps(b: &Value) -> bool {
             .get("text")
             .and_then(Value::as_str)
             .is_some_and(|t| !t.trim().is_empty()),
-        Some(
-            "image"
-            | "tool_use"
-            | "tool_result"
-            | "redacted_thinking"
-            | "document"
-            | "search_result"
-            | "server_tool_use"
-            | "web_search_tool_result",
-        ) => true,
+        // a call or result the API would refuse (a field it requires missing) is no block it takes
+        Some("tool_use" | "server_tool_use") => has_str(b, "id") && has_str(b, "name"),
+        Some("tool_result" | "web_search_tool_result") => has_str(b, "tool_use_id"),
+        Some("image" | "document") => b.get("source").is_some_and(Value::is_object),
+        Some("redacted_thinking" | "search_result") => true,
         _ => false,
     }
+}
+
+fn has_str(b: &Value, key: &str) -> bool {
+    b.get(key).is_some_and(Value::is_string)
 }
 
 /// Blocks as wire JSON, images inlined as base64 (stored ones loaded from the store).

@@ -57,7 +57,7 @@ fn text_of(content: &Value) -> Vec<Block> {
 /// An `input_image` part whose `image_url` is a base64 data URL (an image sent to the model: a pasted one, a
 /// screenshot a tool returned, a snapshot's page); one that names a remote URL stays an unknown block.
 fn image_of(p: &Value) -> Option<Block> {
-    super::image::from_data_url(p.get("image_url").and_then(Value::as_str)?)?.ok()
+    crate::model::image::from_data_url(p.get("image_url").and_then(Value::as_str)?)?.ok()
 }
 
 /// Rollouts from before `session_meta` (2025): a first line holding the session (`id`, `timestamp`,

@@ -239,7 +239,7 @@ fn openai_part(p: &Value, at: &str) -> Result<Block, String> {
                 .and_then(|u| u.get("url"))
                 .and_then(Value::as_str)
                 .unwrap_or("");
-            match super::image::from_data_url(url) {
+            match crate::model::image::from_data_url(url) {
                 Some(image) => image.map_err(|e| format!("{at}: {e}")),
                 None => Ok(super::unknown_block(p)),
             }

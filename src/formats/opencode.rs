@@ -203,7 +203,11 @@ fn file_block(p: &Value) -> Block {
     let image = p["mime"]
         .as_str()
         .is_some_and(|m| m.starts_with("image/"))
-        .then(|| p["url"].as_str().and_then(super::image::from_data_url))
+        .then(|| {
+            p["url"]
+                .as_str()
+                .and_then(crate::model::image::from_data_url)
+        })
         .flatten()
         .and_then(Result::ok);
     image.unwrap_or_else(|| {

@@ -680,10 +680,11 @@ fn pi_blocks(path: &Path, no: usize, content: &Value) -> Result<Vec<Block>, Form
                     .unwrap_or(Value::Object(Map::new())),
             },
             "image" => match s("data") {
-                Some(d) => {
-                    super::image::from_base64(s("mimeType").as_deref().unwrap_or("image/png"), &d)
-                        .map_err(|e| FormatError::new(path, no, format!("image: {e}")))?
-                }
+                Some(d) => crate::model::image::from_base64(
+                    s("mimeType").as_deref().unwrap_or("image/png"),
+                    &d,
+                )
+                .map_err(|e| FormatError::new(path, no, format!("image: {e}")))?,
                 None => super::unknown_block(b),
             },
             _ => super::unknown_block(b),

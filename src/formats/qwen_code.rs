@@ -85,7 +85,7 @@ fn response_of(r: &Value) -> (String, bool) {
 /// An `inlineData` part (an image sent to the model) as an image block; one that is not base64 stays unknown.
 fn image_of(d: &Value) -> Option<Block> {
     let media_type = d.get("mimeType").and_then(Value::as_str)?;
-    super::image::from_base64(media_type, d.get("data").and_then(Value::as_str)?).ok()
+    crate::model::image::from_base64(media_type, d.get("data").and_then(Value::as_str)?).ok()
 }
 
 /// Reads the records of one session into messages.

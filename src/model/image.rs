@@ -3,11 +3,12 @@
 //! parts). One decoding for every reader, as lenient as the encoders it meets are loose (line breaks every 76
 //! characters, padding left off, the URL-safe alphabet), so an image reads the same whichever harness wrote it;
 //! what a reader does with data that is no base64 at all (refuse the file, or keep the part as it was) stays its own.
+//! Part of the data model (the store's own wire form reads its images through it too), below every reader.
 
 use base64::Engine as _;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 
-use crate::model::{Block, ImageData};
+use super::{Block, ImageData};
 
 const LENIENT: GeneralPurposeConfig = GeneralPurposeConfig::new()
     .with_decode_padding_mode(DecodePaddingMode::Indifferent)
