@@ -645,7 +645,11 @@ pub fn parse_bytes(
             _ => return Err(e),
         },
     };
-    if lines.is_empty() {
+    // Kimi CLI's history right after a clear is an empty file, the session in the histories moved aside
+    let format = format.or_else(|| {
+        (lines.is_empty() && kimi_cli::has_moved_histories(path)).then_some(Format::KimiCli)
+    });
+    if lines.is_empty() && format != Some(Format::KimiCli) {
         return Err(FormatError::new(path, 0, "empty file"));
     }
     // Cline's history is a bare array of messages like a provider request's: told apart by what its replies carry
@@ -659,7 +663,7 @@ pub fn parse_bytes(
             return Err(FormatError::new(
                 path,
                 lines[0].0,
-                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, Qwen Code, Copilot CLI, opencode, Cursor, Aider, Cline, SWE-agent, OpenHands, \
+                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, Qwen Code, Kimi CLI, Copilot CLI, opencode, Cursor, Droid, Aider, Cline, SWE-agent, OpenHands, \
                  Anthropic or OpenAI messages, cairn)",
             ));
         }

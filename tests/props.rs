@@ -420,3 +420,142 @@ proptest! {
         prop_assert_eq!(s.conversations().unwrap().len(), held);
     }
 }
+
+/// A Kimi CLI session driven by `plan` as its `Context` writes it: prompts, steps (a reply, a call and its result),
+/// reverts to an earlier checkpoint, clears and compactions (each moving the history aside as `context_<n>.jsonl`
+/// and starting a new one). Returns the histories after each operation (the files' contents, oldest first, and
+/// the current one last).
+fn kimi_session(plan: &[(u8, prop::sample::Index)]) -> Vec<Vec<Vec<serde_json::Value>>> {
+    use serde_json::json;
+    let sp = json!({"role": "_system_prompt", "content": "You are Kimi CLI."});
+    let mut moved: Vec<Vec<serde_json::Value>> = Vec::new();
+    let mut cur: Vec<serde_json::Value> = vec![sp.clone()];
+    let mut checkpoints = 0u64;
+    let mut states = Vec::new();
+    let checkpoint = |cur: &mut Vec<serde_json::Value>, n: &mut u64| {
+        cur.push(json!({"role": "_checkpoint", "id": *n}));
+        *n += 1;
+    };
+    for (i, (kind, pick)) in plan.iter().enumerate() {
+        match kind % 6 {
+            0 | 1 => {
+                checkpoint(&mut cur, &mut checkpoints);
+                cur.push(json!({"role": "user", "content": format!("prompt {i}")}));
+            }
+            2 => {
+                checkpoint(&mut cur, &mut checkpoints);
+                let prompt = 9000 + i as u64;
+                cur.push(json!({"role": "_usage", "token_count": prompt}));
+                cur.push(json!({"role": "assistant", "content": [{"type": "think", "think": "hm"},
+                    {"type": "text", "text": format!("reply {i}")}],
+                    "tool_calls": [{"type": "function", "id": format!("tool_{i}"),
+                                    "function": {"name": "Shell", "arguments": "{\"command\":\"ls\"}"}}]}));
+                cur.push(json!({"role": "_usage", "token_count": prompt + 20}));
+                cur.push(json!({"role": "tool", "tool_call_id": format!("tool_{i}"),
+                                "content": [{"type": "text", "text": "a.txt"}]}));
+            }
+            3 if checkpoints > 0 => {
+                // back to an earlier checkpoint: what came before it is copied into the new history
+                let to = pick.index(checkpoints as usize) as u64;
+                let keep = cur
+                    .iter()
+                    .position(|v| v["role"] == "_checkpoint" && v["id"] == to)
+                    .unwrap_or(cur.len());
+                let kept = cur[..keep].to_vec();
+                moved.push(std::mem::replace(&mut cur, kept));
+                checkpoints = to;
+            }
+            4 => {
+                // a clear: a new, empty history
+                moved.push(std::mem::take(&mut cur));
+                checkpoints = 0;
+            }
+            5 => {
+                // a compaction: the summary and the last two prompts or replies
+                let said: Vec<serde_json::Value> = cur
+                    .iter()
+                    .filter(|v| matches!(v["role"].as_str(), Some("user" | "assistant")))
+                    .cloned()
+                    .collect();
+                let kept = said[said.len().saturating_sub(2)..].to_vec();
+                moved.push(std::mem::take(&mut cur));
+                cur.push(sp.clone());
+                checkpoints = 0;
+                checkpoint(&mut cur, &mut checkpoints);
+                cur.push(json!({"role": "user", "content": [{"type": "text",
+                    "text": "<system>Previous context has been compacted. Here is the compaction output:</system>"},
+                    {"type": "text", "text": format!("summary {i}")}]}));
+                cur.extend(kept);
+            }
+            _ => {}
+        }
+        let mut files = moved.clone();
+        files.push(cur.clone());
+        states.push(files);
+    }
+    states
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// Whatever a Kimi CLI session does (prompts, steps, reverts, clears, compactions), its histories import into
+    /// one tree the store accepts, its path holding no message twice and ending where the current history does
+    /// (where the read added anything); read mid-session and again grown, it is one conversation, with nothing new
+    /// on a third read.
+    #[test]
+    fn any_kimi_cli_session_imports_into_one_valid_tree(
+        plan in proptest::collection::vec((any::<u8>(), any::<prop::sample::Index>()), 1..30),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let states = kimi_session(&plan);
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("sessions/0a1b/5e3c2d10-0000-4000-8000-000000000001");
+        std::fs::create_dir_all(&session).unwrap();
+        let write = |files: &[Vec<serde_json::Value>]| {
+            for (k, lines) in files.iter().enumerate() {
+                let name = if k + 1 == files.len() { "context.jsonl".to_string() } else { format!("context_{}.jsonl", k + 1) };
+                let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+                std::fs::write(session.join(name), text).unwrap();
+            }
+        };
+        let f = session.join("context.jsonl");
+        let mut s = mem();
+        write(&states[cut.index(states.len())]);
+        let first = cairn::import::import_file(&mut s, &f, None);
+        if let Some(e) = &first.error {
+            prop_assert!(e.contains("nothing to import") || e.contains("not a"), "{e}");
+        }
+        let last = states.last().unwrap();
+        write(last);
+        let o = cairn::import::import_file(&mut s, &f, None);
+        if let Some(e) = &o.error {
+            prop_assert!(e.contains("nothing to import") || e.contains("already imported") || e.contains("not a"), "{e}");
+        }
+        prop_assert!(s.conversations().unwrap().len() <= 1);
+        for c in s.conversations().unwrap() {
+            let path = s.active_path(&c.id).unwrap();
+            let ids: HashSet<&str> = path.iter().map(|m| m.id.as_str()).collect();
+            prop_assert_eq!(ids.len(), path.len());
+            // the path ends with the current history's last message, or the marker of a history still empty
+            // (a read that adds nothing leaves the tip where it was: a revert alone does not move it back)
+            if o.status == "unchanged" {
+                continue;
+            }
+            let current: Vec<&serde_json::Value> = last.last().unwrap().iter()
+                .filter(|v| matches!(v["role"].as_str(), Some("user" | "assistant" | "tool")))
+                .collect();
+            let end = path.last().unwrap();
+            match current.last() {
+                Some(v) if v["role"] == "tool" => prop_assert!(end.has_tool_result()),
+                Some(v) if v["role"] == "assistant" => prop_assert_eq!(end.role, cairn::model::Role::Assistant),
+                Some(_) => prop_assert_eq!(end.role, cairn::model::Role::User),
+                None => prop_assert_eq!(end.role, cairn::model::Role::System),
+            }
+        }
+        let held = s.conversations().unwrap().len();
+        let again = cairn::import::import_file(&mut s, &f, None);
+        prop_assert!(again.error.as_deref().is_none_or(|e| e.contains("already imported") || e.contains("nothing to import") || e.contains("not a")), "{:?}", again.error);
+        prop_assert_eq!(s.conversations().unwrap().len(), held);
+    }
+}

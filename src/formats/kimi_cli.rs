@@ -87,6 +87,12 @@ fn rotated(path: &Path) -> Vec<PathBuf> {
     found.into_iter().map(|(_, p)| p).collect()
 }
 
+/// Whether `path` is a history with earlier ones moved aside beside it (read even when it is still empty: Kimi CLI
+/// has just cleared the context).
+pub fn has_moved_histories(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == "context.jsonl") && !rotated(path).is_empty()
+}
+
 /// One message of a history file, with the prompt measured for it (a reply) and what was measured after it.
 struct Item {
     value: Value,
