@@ -218,8 +218,10 @@ pub fn discover_in(home: &Home) -> Vec<SessionFile> {
                 let p = e.path();
                 let Ok(md) = e.metadata() else { continue };
                 if md.is_dir() {
-                    // Claude Code subagents belong to their session; they are imported with it.
-                    if p.file_name().is_some_and(|n| n == "subagents") {
+                    // Claude Code subagents belong to their session; they are imported with it (Kimi CLI's
+                    // subagents keep histories of their own)
+                    if *format != Format::KimiCli && p.file_name().is_some_and(|n| n == "subagents")
+                    {
                         continue;
                     }
                     stack.push(p);

@@ -2398,4 +2398,21 @@ fn discover_finds_kimi_cli_sessions_and_not_what_lies_beside_them() {
     assert!(found[0].path.ends_with("context.jsonl"));
     // the compacted history's prompts and replies (a quick count)
     assert_eq!(found[0].messages, 5);
+    // a subagent's history is a session of its own, named by what it was asked to do
+    let sub = session.join("subagents/a1b2c3d4e");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::copy(session.join("context_1.jsonl"), sub.join("context.jsonl")).unwrap();
+    std::fs::write(
+        sub.join("meta.json"),
+        r#"{"agent_id": "a1b2c3d4e", "subagent_type": "coder", "status": "done", "description": "read main.rs"}"#,
+    )
+    .unwrap();
+    assert_eq!(cairn::discover::discover(home.path()).len(), 2);
+    let (s, o) = imported(&cairn::import::main_file(&sub.join("meta.json")));
+    let c = s.conversation(&o.conversations[0]).unwrap();
+    assert_eq!(c.title.as_deref(), Some("subagent: read main.rs"));
+    assert_eq!(
+        s.conversation_meta(&o.conversations[0]).unwrap()["subagent"],
+        true
+    );
 }

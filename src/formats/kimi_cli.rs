@@ -452,13 +452,12 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
     let state: Option<Value> = std::fs::read(path.with_file_name("state.json"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
-    let title = state
+    let custom = state
         .as_ref()
         .and_then(|s| s.get("custom_title"))
         .and_then(Value::as_str)
         .filter(|t| !t.trim().is_empty())
-        .map(str::to_string)
-        .or_else(|| super::title_of(&t.messages));
+        .map(str::to_string);
     let window = t
         .wire
         .steps
@@ -466,13 +465,28 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
         .rev()
         .find_map(|(_, _, w)| *w)
         .or_else(|| configured.as_ref().and_then(|(_, w)| *w));
-    // the session's id is its folder's name (every history is `context.jsonl`)
-    let session = path
-        .parent()
-        .and_then(Path::file_name)
-        .map(|n| n.to_string_lossy().into_owned());
+    let (session, subagent) = session_of(path);
     let mut meta = json!({"source": "kimi-cli", "sessionId": session, "histories": files.len(),
                           "max_context_tokens": window});
+    if let Some(agent) = subagent {
+        // a subagent's own history: what it was asked to do names it
+        meta["subagent"] = json!(true);
+        let about: Option<Value> = std::fs::read(path.with_file_name("meta.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        if let Some(a) = about {
+            meta["agent"] = a;
+        }
+        meta["agent_id"] = json!(agent);
+    }
+    let title = custom
+        .or_else(|| {
+            meta.pointer("/agent/description")
+                .and_then(Value::as_str)
+                .filter(|d| !d.trim().is_empty())
+                .map(|d| format!("subagent: {d}"))
+        })
+        .or_else(|| super::title_of(&t.messages));
     if let Some(m) = &t.model {
         // the model as Kimi CLI is set now (the session does not say), and the window it ran it with
         t.report.notes.push(format!(
@@ -493,6 +507,30 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
     })
 }
 
+/// A history's session id (every history is `context.jsonl`, so its folders name it), and the subagent's id
+/// where it is one's: `<session>/context.jsonl`; a subagent's `<session>/subagents/<id>/context.jsonl`; Kimi
+/// Code's `<session>/agents/main/context.jsonl` (the session's own) and `<session>/agents/<id>/…`.
+fn session_of(path: &Path) -> (Option<String>, Option<String>) {
+    let names: Vec<String> = path
+        .ancestors()
+        .skip(1)
+        .take(3)
+        .map(|d| {
+            d.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    match names.as_slice() {
+        [agent, group, session, ..] if group == "subagents" || group == "agents" => {
+            let sub = (agent != "main").then(|| agent.clone());
+            (Some(format!("{session}/{agent}")), sub)
+        }
+        [session, ..] => (Some(session.clone()), None),
+        [] => (None, None),
+    }
+}
+
 /// The file line of a history's `j`-th message.
 fn line_of(lines: &[(usize, Value)], j: usize) -> usize {
     lines
@@ -504,4 +542,31 @@ fn line_of(lines: &[(usize, Value)], j: usize) -> usize {
         })
         .nth(j)
         .map_or(0, |(n, _)| *n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_history_s_folders_name_its_session_and_its_subagent() {
+        let at = |p: &str| session_of(Path::new(p));
+        assert_eq!(
+            at("/h/.kimi/sessions/3f2a/0b6f-11/context.jsonl"),
+            (Some("0b6f-11".into()), None)
+        );
+        assert_eq!(
+            at("/h/.kimi/sessions/3f2a/0b6f-11/subagents/a1b2c3/context.jsonl"),
+            (Some("0b6f-11/a1b2c3".into()), Some("a1b2c3".into()))
+        );
+        // Kimi Code's layout: the session's own history is its `main` agent's
+        assert_eq!(
+            at("/h/.kimi/sessions/3f2a/0b6f-11/agents/main/context.jsonl"),
+            (Some("0b6f-11/main".into()), None)
+        );
+        assert_eq!(
+            at("/h/.kimi/sessions/3f2a/0b6f-11/agents/e4f5/context.jsonl"),
+            (Some("0b6f-11/e4f5".into()), Some("e4f5".into()))
+        );
+    }
 }
