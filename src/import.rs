@@ -94,6 +94,7 @@ pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
                         && is_transcript_name(&e)
                         && read_with(&e).is_none()
                         && !formats::opencode::storage::is_stored_piece(&e)
+                        && !formats::kimi_cli::is_bookkeeping(&e)
                     {
                         out.push(e);
                     }

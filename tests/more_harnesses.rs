@@ -2291,7 +2291,8 @@ fn kimi_session() -> PathBuf {
 
 #[test]
 fn a_kimi_cli_session_reads_its_histories_as_one_tree_with_its_usage_and_compaction() {
-    // the share folder whole (its config, a session folder: three histories, the wire log, the state): one session
+    // the share folder whole (its config and registry, a session folder: three histories, the wire log, the state,
+    // a notification): one session
     let files = cairn::import::collect(&[kimi_fixture()]).unwrap();
     assert_eq!(files, [kimi_session().join("context.jsonl")]);
     let (mut s, o) = imported(&files[0]);
@@ -2384,7 +2385,9 @@ fn discover_finds_kimi_cli_sessions_and_not_what_lies_beside_them() {
     std::fs::create_dir_all(&session).unwrap();
     for f in std::fs::read_dir(kimi_session()).unwrap() {
         let f = f.unwrap().path();
-        std::fs::copy(&f, session.join(f.file_name().unwrap())).unwrap();
+        if f.is_file() {
+            std::fs::copy(&f, session.join(f.file_name().unwrap())).unwrap();
+        }
     }
     std::fs::copy(
         kimi_fixture().join("config.toml"),

@@ -58,6 +58,29 @@ pub fn session_of_sidecar(p: &Path) -> Option<PathBuf> {
     context.is_file().then_some(context)
 }
 
+/// Whether a file in a folder being imported is Kimi CLI's bookkeeping, no session: its registry of work dirs
+/// (`kimi.json` beside `sessions/`), or what a session folder holds beside its histories (notifications, tasks:
+/// `<session>/notifications/<id>/event.json`, …). Its histories, wire log, state and subagents' `meta.json` are
+/// read with the session ([`session_of_sidecar`]).
+pub fn is_bookkeeping(p: &Path) -> bool {
+    let Some(name) = p.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return false;
+    };
+    if name == "kimi.json" {
+        return p.with_file_name("sessions").is_dir();
+    }
+    let history = name == "context.jsonl"
+        || name
+            .strip_prefix("context_")
+            .and_then(|n| n.strip_suffix(".jsonl"))
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
+    !history
+        && p.ancestors()
+            .skip(2)
+            .take(2)
+            .any(|d| d.join("context.jsonl").is_file() && d.join("wire.jsonl").is_file())
+}
+
 /// The histories Kimi CLI moved aside before `path`, oldest first (`context_1.jsonl`, `context_2.jsonl`, …).
 fn rotated(path: &Path) -> Vec<PathBuf> {
     let Some(stem) = path
