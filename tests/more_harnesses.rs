@@ -2302,6 +2302,11 @@ fn a_kimi_cli_session_reads_its_histories_as_one_tree_with_its_usage_and_compact
     assert_eq!((o.report.branches, o.report.tool_pairs), (1, 2));
     let c = s.conversation(conv).unwrap();
     assert_eq!(c.title.as_deref(), Some("Reading main.rs"));
+    // the work dir, from Kimi CLI's registry beside the sessions
+    assert_eq!(
+        s.conversation_meta(conv).unwrap()["header"]["cwd"],
+        "/home/dev/parser"
+    );
     let path = s.active_path(conv).unwrap();
     let roles: Vec<&str> = path.iter().map(|m| m.role.as_str()).collect();
     assert_eq!(

@@ -15,7 +15,8 @@
 //! - `wire.jsonl` (the event log its UI reads) gives each step's usage split (`StatusUpdate.token_usage`:
 //!   uncached input, cache reads and writes, output), matched to the step whose measured prompt it equals, with
 //!   its time, the window it ran the model with (`max_context_tokens`), and the times of the prompts
-//!   (`TurnBegin`); `state.json` the title a user gave (`custom_title`). The session does not name its model: it
+//!   (`TurnBegin`); `state.json` the title a user gave (`custom_title`); the registry beside the sessions
+//!   (`kimi.json`) the work dir it ran in. The session does not name its model: it
 //!   is the one Kimi CLI's `config.toml` sets (`default_model`), where the share folder above the sessions has one.
 //!
 //! A tool message that begins `<system>ERROR</system>` is a failed result (`tool_result_to_messages`).
@@ -263,13 +264,37 @@ impl Wire {
     }
 }
 
+/// Kimi CLI's share folder a history lies in (`~/.kimi`: the folder above `sessions/`).
+fn share_of(path: &Path) -> Option<&Path> {
+    path.ancestors()
+        .skip(1)
+        .find(|d| d.file_name().is_some_and(|n| n == "sessions"))?
+        .parent()
+}
+
+/// The work dir a session ran in, as Kimi CLI's registry (`kimi.json`) records it: its session-to-work-dir map, or
+/// the work dir whose last session it is.
+fn work_dir(path: &Path, session: &str) -> Option<String> {
+    let registry: Value =
+        serde_json::from_slice(&std::fs::read(share_of(path)?.join("kimi.json")).ok()?).ok()?;
+    let own = session.split('/').next().unwrap_or(session);
+    registry
+        .pointer(&format!("/session_to_workdir/{own}"))
+        .and_then(Value::as_str)
+        .or_else(|| {
+            registry["work_dirs"].as_array()?.iter().find_map(|w| {
+                (w["last_session_id"].as_str() == Some(own))
+                    .then(|| w["path"].as_str())
+                    .flatten()
+            })
+        })
+        .map(str::to_string)
+}
+
 /// The model Kimi CLI is set to run (`default_model` in its `config.toml`, the share folder above the sessions:
 /// `~/.kimi`), as its entry names it, with the context size set for it: a session does not record its model.
 fn configured_model(path: &Path) -> Option<(String, Option<u64>)> {
-    let share = path
-        .ancestors()
-        .take(8)
-        .find(|d| d.join("sessions").is_dir() && d.join("config.toml").is_file())?;
+    let share = share_of(path).filter(|d| d.join("config.toml").is_file())?;
     let text = std::fs::read_to_string(share.join("config.toml")).ok()?;
     let config: toml::Value = toml::from_str(&text).ok()?;
     let key = config.get("default_model")?.as_str()?;
@@ -489,8 +514,9 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
         .find_map(|(_, _, w)| *w)
         .or_else(|| configured.as_ref().and_then(|(_, w)| *w));
     let (session, subagent) = session_of(path);
+    let cwd = session.as_deref().and_then(|id| work_dir(path, id));
     let mut meta = json!({"source": "kimi-cli", "sessionId": session, "histories": files.len(),
-                          "max_context_tokens": window});
+                          "max_context_tokens": window, "header": {"id": session, "cwd": cwd}});
     if let Some(agent) = subagent {
         // a subagent's own history: what it was asked to do names it
         meta["subagent"] = json!(true);
