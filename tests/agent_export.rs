@@ -678,14 +678,17 @@ fn a_claude_code_compaction_continues_in_pi_as_pis_own_with_its_summary() {
 
 #[test]
 fn a_call_a_provider_would_refuse_is_left_out_of_every_harness_s_session() {
-    // a request whose tool call lost its name (kept as it was: a block cairn cannot model): no harness is handed a
-    // call its provider would refuse, and every session written reads back
+    // a request whose tool call lost its name, and a result that lost the call it answers (each kept as it was: a
+    // block cairn cannot model): no harness is handed a block its provider would refuse, and every session written
+    // reads back
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("request.json");
     let body = serde_json::json!({"model": "claude-x", "messages": [
         {"role": "user", "content": "list files"},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "nama": "ls", "input": {}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.txt"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_2", "name": "cat", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "|ool_use_id": "toolu_2", "content": "b"}]},
         {"role": "assistant", "content": "one file: a.txt"}]});
     std::fs::write(&f, body.to_string()).unwrap();
     let mut s = Store::open_in_memory().unwrap();
@@ -693,7 +696,11 @@ fn a_call_a_provider_would_refuse_is_left_out_of_every_harness_s_session() {
     let conv = tops(&s).remove(0);
     for harness in Harness::ALL {
         let (back, c, file) = again(&s, &conv, harness);
-        assert!(!file.text.contains("\"nama\""), "{}", harness.name());
+        assert!(
+            !file.text.contains("\"nama\"") && !file.text.contains("|ool_use_id"),
+            "{}",
+            harness.name()
+        );
         let texts: Vec<String> = path(&back, &c)
             .iter()
             .map(|m| cairn::model::plain_text(&m.content))

@@ -85,7 +85,12 @@ impl Writer<'_> {
                     .into_iter()
                     .partition(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"));
                 for r in results {
-                    self.user(json!([r]), m.created_at, &[]);
+                    // a result the API would refuse (no call named) is left out like any block it does not take
+                    if keeps(&r) {
+                        self.user(json!([r]), m.created_at, &[]);
+                    } else {
+                        self.left_out += 1;
+                    }
                 }
                 let rest: Vec<Value> = rest.into_iter().filter(keeps).collect();
                 if rest.is_empty() {
