@@ -48,10 +48,7 @@ pub fn is_kimi(v: &Value) -> bool {
 /// it moved aside (`context_<n>.jsonl`), its `wire.jsonl`, `state.json` or a subagent's `meta.json`.
 pub fn session_of_sidecar(p: &Path) -> Option<PathBuf> {
     let name = p.file_name()?.to_string_lossy().into_owned();
-    let rotated = name
-        .strip_prefix("context_")
-        .and_then(|n| n.strip_suffix(".jsonl"))
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let rotated = moved_aside(&name, "context").is_some();
     if !(rotated || matches!(name.as_str(), "wire.jsonl" | "state.json" | "meta.json")) {
         return None;
     }
@@ -70,16 +67,21 @@ pub fn is_bookkeeping(p: &Path) -> bool {
     if name == "kimi.json" {
         return p.with_file_name("sessions").is_dir();
     }
-    let history = name == "context.jsonl"
-        || name
-            .strip_prefix("context_")
-            .and_then(|n| n.strip_suffix(".jsonl"))
-            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
+    let history = name == "context.jsonl" || moved_aside(&name, "context").is_some();
     !history
         && p.ancestors()
             .skip(2)
             .take(2)
             .any(|d| d.join("context.jsonl").is_file() && d.join("wire.jsonl").is_file())
+}
+
+/// Which history moved aside a file name is, for the history `<stem>.jsonl`: `n` of `<stem>_<n>.jsonl`.
+fn moved_aside(name: &str, stem: &str) -> Option<u64> {
+    name.strip_prefix(stem)?
+        .strip_prefix('_')?
+        .strip_suffix(".jsonl")?
+        .parse()
+        .ok()
 }
 
 /// The histories Kimi CLI moved aside before `path`, oldest first (`context_1.jsonl`, `context_2.jsonl`, …).
@@ -97,14 +99,10 @@ fn rotated(path: &Path) -> Vec<PathBuf> {
     let mut found: Vec<(u64, PathBuf)> = dir
         .flatten()
         .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let n = name
-                .strip_prefix(stem)?
-                .strip_prefix('_')?
-                .strip_suffix(".jsonl")?
-                .parse()
-                .ok()?;
-            Some((n, e.path()))
+            Some((
+                moved_aside(&e.file_name().to_string_lossy(), stem)?,
+                e.path(),
+            ))
         })
         .collect();
     found.sort();
@@ -118,14 +116,14 @@ pub fn has_moved_histories(path: &Path) -> bool {
 }
 
 /// One message of a history file, with the prompt measured for it (a reply) and what was measured after it.
-struct Item {
-    value: Value,
+struct Item<'a> {
+    value: &'a Value,
     prompt: Option<u64>,
     after: Option<u64>,
 }
 
 /// A history file's messages, each reply with the `_usage` records around it; and its system prompt.
-fn items(lines: &[(usize, Value)]) -> (Vec<Item>, Option<String>) {
+fn items(lines: &[(usize, Value)]) -> (Vec<Item<'_>>, Option<String>) {
     let mut out: Vec<Item> = Vec::new();
     let mut system = None;
     let mut pending: Option<u64> = None;
@@ -150,7 +148,7 @@ fn items(lines: &[(usize, Value)]) -> (Vec<Item>, Option<String>) {
             Some(role) => {
                 let reply = role == "assistant";
                 out.push(Item {
-                    value: v.clone(),
+                    value: v,
                     prompt: if reply { pending.take() } else { None },
                     after: None,
                 });
@@ -311,10 +309,10 @@ fn configured_model(path: &Path) -> Option<(String, Option<u64>)> {
 }
 
 /// The session's messages as they are read, history after history.
-struct Tree {
+struct Tree<'a> {
     messages: Vec<ImportedMessage>,
     /// The previous history's messages as written, and where each became a message.
-    before: Vec<(Value, Option<usize>)>,
+    before: Vec<(&'a Value, Option<usize>)>,
     tip: Option<usize>,
     wire: Wire,
     /// The next `StatusUpdate` and `TurnBegin` of the wire not yet matched.
@@ -324,7 +322,7 @@ struct Tree {
     report: ImportReport,
 }
 
-impl Tree {
+impl<'a> Tree<'a> {
     fn push(&mut self, parent: Option<usize>, message: NewMessage) -> Option<usize> {
         self.messages.push(ImportedMessage { parent, message });
         Some(self.messages.len() - 1)
@@ -336,7 +334,7 @@ impl Tree {
         &mut self,
         k: usize,
         file: &Path,
-        lines: &[(usize, Value)],
+        lines: &'a [(usize, Value)],
     ) -> Result<(), FormatError> {
         let (items, sys) = items(lines);
         let shared = self
@@ -368,10 +366,10 @@ impl Tree {
             nm.meta = json!({"source": "kimi-cli", "system_prompt": true});
             parent = self.push(parent, nm);
         }
-        let mut now: Vec<(Value, Option<usize>)> = self.before[..shared].to_vec();
+        let mut now: Vec<(&'a Value, Option<usize>)> = self.before[..shared].to_vec();
         for (j, item) in items.into_iter().enumerate().skip(shared) {
             let at = format!("{}:{j}", file.display());
-            let Some(nm) = message_of(&item.value, &at)
+            let Some(nm) = message_of(item.value, &at)
                 .map_err(|e| FormatError::new(file, line_of(lines, j), e))?
             else {
                 self.report.skip("messages without content");
@@ -387,12 +385,26 @@ impl Tree {
         Ok(())
     }
 
+    /// A message the wire gave no time takes the time of the message before it (else the next one).
+    fn fill_times(&mut self) {
+        let messages = &mut self.messages;
+        for i in 0..messages.len() {
+            if messages[i].message.created_at.is_none() {
+                let at = messages[i]
+                    .parent
+                    .and_then(|p| messages[p].message.created_at)
+                    .or_else(|| messages[i..].iter().find_map(|m| m.message.created_at));
+                messages[i].message.created_at = at;
+            }
+        }
+    }
+
     /// The marker before a history that shares nothing with the one before: a compaction's (it opens with the
     /// summary) or a clear's.
-    fn marker(&self, items: &[Item]) -> NewMessage {
+    fn marker(&self, items: &[Item<'_>]) -> NewMessage {
         let compacted = items
             .first()
-            .and_then(|i| message_of(&i.value, "").ok().flatten())
+            .and_then(|i| message_of(i.value, "").ok().flatten())
             .is_some_and(|m| crate::model::plain_text(&m.content).starts_with(COMPACTED));
         let text = if compacted {
             "Kimi CLI compacted the conversation: its summary and the turns it kept follow"
@@ -411,7 +423,7 @@ impl Tree {
 
     /// A message with what was measured of it: a reply's usage (the prompt `_usage` measured, split as the wire
     /// recorded the step that measured it) and model; the times the wire gives.
-    fn measured(&mut self, mut nm: NewMessage, item: &Item) -> NewMessage {
+    fn measured(&mut self, mut nm: NewMessage, item: &Item<'_>) -> NewMessage {
         nm.meta = match nm.meta.take() {
             Value::Null => json!({"source": "kimi-cli"}),
             rest => json!({"source": "kimi-cli", "message": rest}),
@@ -454,11 +466,17 @@ impl Tree {
 }
 
 pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatError> {
-    let mut files: Vec<(PathBuf, Vec<(usize, Value)>)> = Vec::new();
+    let mut moved: Vec<(PathBuf, Vec<(usize, Value)>)> = Vec::new();
     for p in rotated(path) {
-        files.push((p.clone(), super::read_jsonl(&p)?));
+        let lines = super::read_jsonl(&p)?;
+        moved.push((p, lines));
     }
-    files.push((path.to_path_buf(), lines.to_vec()));
+    // the histories moved aside, oldest first, then the one read (borrowed: its lines are the largest)
+    let files: Vec<(&Path, &[(usize, Value)])> = moved
+        .iter()
+        .map(|(p, l)| (p.as_path(), l.as_slice()))
+        .chain(std::iter::once((path, lines)))
+        .collect();
     // a history read alone (not the session's `context.jsonl`) has no wire of its own
     let wire = if files.len() == 1 && path.file_name().is_some_and(|n| n != "context.jsonl") {
         Wire::default()
@@ -476,7 +494,7 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
         model: configured.as_ref().map(|(m, _)| m.clone()),
         report: ImportReport::default(),
     };
-    for (k, (file, lines)) in files.iter().enumerate() {
+    for (k, &(file, lines)) in files.iter().enumerate() {
         t.history(k, file, lines)?;
     }
     if t.messages.is_empty() {
@@ -486,17 +504,7 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
             "nothing to import: the Kimi CLI session holds no prompt or reply yet",
         ));
     }
-    // a message the wire gave no time takes the time of the message before it (else the next one)
-    let messages = &mut t.messages;
-    for i in 0..messages.len() {
-        if messages[i].message.created_at.is_none() {
-            let at = messages[i]
-                .parent
-                .and_then(|p| messages[p].message.created_at)
-                .or_else(|| messages[i..].iter().find_map(|m| m.message.created_at));
-            messages[i].message.created_at = at;
-        }
-    }
+    t.fill_times();
     let state: Option<Value> = std::fs::read(path.with_file_name("state.json"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());

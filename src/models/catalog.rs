@@ -206,7 +206,10 @@ impl Catalog {
         }
         let mut a = ask(self.calculator(), name, false);
         // what a fetched copy does not list, the data bundled with this build may (a copy older than this cairn)
-        if self.loaded.is_some() && (a.listed.is_none() || a.routed.is_none()) {
+        // (a name without a router's `provider/` prefix has no routed entry anywhere: the listing alone decides)
+        if self.loaded.is_some()
+            && (a.listed.is_none() || (a.routed.is_none() && name.contains('/')))
+        {
             let b = ask(Calculator::bundled(), name, true);
             a = Answer {
                 listed: a.listed.or(b.listed),

@@ -149,7 +149,8 @@ pub struct RuleHit {
     pub rule: String,
 }
 
-fn entropy(s: &str) -> f64 {
+/// Shannon entropy of a text, in bits a character (gitleaks' measure; the key-shape detector's too).
+pub(super) fn entropy(s: &str) -> f64 {
     let mut counts = std::collections::HashMap::new();
     let n = s.chars().count() as f64;
     for c in s.chars() {

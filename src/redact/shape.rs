@@ -62,7 +62,7 @@ fn key_shaped(token: &str) -> bool {
                 && run.bytes().any(|b| b.is_ascii_lowercase())
                 && run.bytes().any(|b| b.is_ascii_digit())
         });
-    mixed && entropy(body) >= MIN_ENTROPY
+    mixed && super::rules::entropy(body) >= MIN_ENTROPY
 }
 
 /// The body after a family prefix: a lowercase word of 2 to 12 characters, then up to two short lowercase parts
@@ -88,22 +88,6 @@ fn body_after_prefix(token: &str) -> Option<&str> {
         }
     }
     Some(body)
-}
-
-fn entropy(s: &str) -> f64 {
-    let mut counts = [0u32; 256];
-    for b in s.bytes() {
-        counts[usize::from(b)] += 1;
-    }
-    let n = s.len() as f64;
-    counts
-        .iter()
-        .filter(|&&k| k > 0)
-        .map(|&k| {
-            let p = f64::from(k) / n;
-            -p * p.log2()
-        })
-        .sum()
 }
 
 #[cfg(test)]
