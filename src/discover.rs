@@ -3,7 +3,8 @@
 //! (`~/.codex/sessions`), Gemini CLI (`~/.gemini/tmp/<project>/chats/session-*.jsonl`, and `.json` before), Cursor
 //! (`~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl`) and GitHub Copilot CLI
 //! (`~/.copilot/session-state/<id>/events.jsonl`), Qwen Code (`~/.qwen/projects/<project>/chats/<id>.jsonl`, and
-//! `~/.qwen/tmp/<project>/chats/` before), Kimi CLI (`~/.kimi/sessions/<work dir hash>/<id>/context.jsonl`), opencode's SQLite store (`~/.local/share/opencode/opencode.db`,
+//! `~/.qwen/tmp/<project>/chats/` before), Kimi CLI (`~/.kimi/sessions/<work dir hash>/<id>/context.jsonl`), Amp
+//! (`~/.local/share/amp/threads/T-<uuid>.json`), opencode's SQLite store (`~/.local/share/opencode/opencode.db`,
 //! a session each) and its older storage folders
 //! (`~/.local/share/opencode/storage/session/<project>/ses_*.json`, its messages read beside it), and the task
 //! folders of Cline, Roo Code and Kilo Code in the editors' extension storage (`<editor>/User/globalStorage/
@@ -40,6 +41,7 @@ pub const LOCATIONS: &[(Format, &str)] = &[
     (Format::Droid, ".factory/sessions"),
     (Format::QwenCode, ".qwen"),
     (Format::KimiCli, ".kimi/sessions"),
+    (Format::Amp, ".local/share/amp/threads"),
 ];
 
 /// Editors whose extension storage may hold Cline-family task folders, and the extensions' ids.
@@ -183,6 +185,8 @@ fn is_session(format: Format, p: &Path) -> bool {
         // `sessions/<work dir hash>/<id>/context.jsonl` (the histories moved aside, the wire log and the state beside
         // it are read with it; a subagent's `subagents/<id>/context.jsonl` is a session of its own)
         Format::KimiCli => p.file_name().is_some_and(|n| n == "context.jsonl"),
+        // `threads/T-<uuid>.json`
+        Format::Amp => crate::formats::amp::is_thread_file(p),
         // `session-state/<id>/events.jsonl`
         Format::CopilotCli => p.file_name().is_some_and(|n| n == "events.jsonl"),
         // `tasks/<id>/api_conversation_history.json` (the UI messages beside it are read with it)
@@ -272,12 +276,18 @@ pub fn discover_in(home: &Home) -> Vec<SessionFile> {
 }
 
 fn count_messages(p: &Path, format: Format) -> usize {
-    // Cline keeps one JSON array: its messages
-    if format == Format::Cline {
+    // Cline keeps one JSON array: its messages; Amp one document: its `messages`
+    if matches!(format, Format::Cline | Format::Amp) {
         return std::fs::read(p)
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .and_then(|v| v.as_array().map(Vec::len))
+            .and_then(|v| {
+                v.get("messages")
+                    .cloned()
+                    .unwrap_or(v)
+                    .as_array()
+                    .map(Vec::len)
+            })
             .unwrap_or(0);
     }
     // opencode stores a message a file, beside the session: `storage/message/<session>/`

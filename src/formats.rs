@@ -3,6 +3,7 @@
 //! reader, the report of what was read and skipped, and detection by content.
 
 pub mod aider;
+pub mod amp;
 pub mod appended;
 pub mod cairn_jsonl;
 pub mod claude_code;
@@ -81,10 +82,12 @@ pub enum Format {
     QwenCode,
     /// A Kimi CLI session's history (`~/.kimi/sessions/<work dir hash>/<id>/context.jsonl`).
     KimiCli,
+    /// An Amp thread (`~/.local/share/amp/threads/T-<uuid>.json`: one JSON document).
+    Amp,
 }
 
 impl Format {
-    pub const ALL: [Format; 17] = [
+    pub const ALL: [Format; 18] = [
         Format::Cairn,
         Format::ClaudeCode,
         Format::Pi,
@@ -102,6 +105,7 @@ impl Format {
         Format::Droid,
         Format::QwenCode,
         Format::KimiCli,
+        Format::Amp,
     ];
 
     /// Parses a format name as the CLI spells it.
@@ -128,6 +132,7 @@ impl Format {
             Format::Droid => "droid",
             Format::QwenCode => "qwen-code",
             Format::KimiCli => "kimi-cli",
+            Format::Amp => "amp",
         }
     }
 }
@@ -480,6 +485,9 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
     {
         return Some(Format::Codex);
     }
+    if lines.len() == 1 && amp::is_amp(first) {
+        return Some(Format::Amp);
+    }
     if lines.len() == 1 && first.get("messages").is_some_and(Value::is_array) {
         return Some(messages_json::detect(first));
     }
@@ -568,6 +576,10 @@ fn parse_as(
         Format::Droid => droid::parse(path, &lines)?,
         Format::QwenCode => qwen_code::parse(path, &lines)?,
         Format::KimiCli => kimi_cli::parse(path, &lines)?,
+        Format::Amp => {
+            let (l, d) = one_document(path, &lines, "an Amp thread is one JSON document")?;
+            amp::parse(path, l, d)?
+        }
         Format::Cline => {
             let (l, d) = one_document(path, &lines, "a Cline history is one JSON array")?;
             cline::parse(path, l, d)?
@@ -663,7 +675,7 @@ pub fn parse_bytes(
             return Err(FormatError::new(
                 path,
                 lines[0].0,
-                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, Qwen Code, Kimi CLI, Copilot CLI, opencode, Cursor, Droid, Aider, Cline, SWE-agent, OpenHands, \
+                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, Qwen Code, Kimi CLI, Amp, Copilot CLI, opencode, Cursor, Droid, Aider, Cline, SWE-agent, OpenHands, \
                  Anthropic or OpenAI messages, cairn)",
             ));
         }

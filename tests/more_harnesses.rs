@@ -2424,3 +2424,150 @@ fn discover_finds_kimi_cli_sessions_and_not_what_lies_beside_them() {
         true
     );
 }
+
+fn amp_thread() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/amp/T-4b1f7c2e-9a3d-4e8b-b5c6-0d2f8a1e7c94.json")
+}
+
+/// The results on a path, as (failed, text).
+fn results_on(path: &[cairn::model::Message]) -> Vec<(bool, String)> {
+    path.iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            cairn::model::Block::ToolResult {
+                is_error, content, ..
+            } => Some((*is_error, content.text())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn an_amp_thread_reads_with_its_measured_usage_its_failed_calls_and_its_summary() {
+    let (mut s, o) = imported(&amp_thread());
+    assert_eq!(o.format.map(|f| f.name()), Some("amp"));
+    assert_eq!(o.report.tool_pairs, 5);
+    // the ledger's request that answers no reply (the title Amp asked for) is named, not counted as a reply
+    assert!(
+        o.report
+            .notes
+            .iter()
+            .any(|n| n.contains("1 request(s) in Amp's usage ledger")),
+        "{:?}",
+        o.report.notes
+    );
+    let conv = &o.conversations[0];
+    let c = s.conversation(conv).unwrap();
+    assert_eq!(c.title.as_deref(), Some("Tokenizer panics on empty input"));
+    // the work dir: the thread's first workspace tree, its URI as a path
+    assert_eq!(
+        s.conversation_meta(conv).unwrap()["header"]["cwd"],
+        "/home/dev/my proj"
+    );
+    let path = s.active_path(conv).unwrap();
+    assert_eq!(path.len(), 16);
+    // reasoning with its signature; the call read back, failed, refused by the user and done
+    assert!(path[1].content[0].is_signed_thinking());
+    let results = results_on(&path);
+    let failed: Vec<bool> = results.iter().map(|r| r.0).collect();
+    assert_eq!(failed, [false, false, true, true, false]);
+    assert!(results[2].1.starts_with("error[E0432]"), "{}", results[2].1);
+    assert_eq!(results[3].1, "[The user rejected this tool call]");
+    // a structured result is sent as its JSON
+    assert!(
+        results[0].1.contains("\"absolutePath\""),
+        "{}",
+        results[0].1
+    );
+    // usage as the provider measured it, on the reply, with its model
+    let u = path[1].usage.unwrap();
+    assert_eq!(
+        (
+            u.input_tokens,
+            u.cache_creation_input_tokens,
+            u.cache_read_input_tokens,
+            u.output_tokens
+        ),
+        (3, 11_840, 0, 96)
+    );
+    assert_eq!(path[1].meta["model"], "claude-sonnet-4-5-20250929");
+    assert!(path[0].created_at < path[1].created_at);
+    // after Amp's summary the model saw the summary and what followed, in the window Amp ran the model with
+    assert_eq!(path[13].role.as_str(), "system");
+    assert!(cairn::model::plain_text(&path[13].content).starts_with("The user asked why"));
+    let report = helpers::context_now(&mut s, conv);
+    assert_eq!(report.harness_compaction.as_ref().map(|h| h.kept), Some(0));
+    assert_eq!(report.messages_sent, 3);
+    assert_eq!(
+        (report.window, report.window_source),
+        (168_000, cairn::models::Source::Harness)
+    );
+    let rp = replayed(&mut s);
+    let row = rp
+        .compactions
+        .iter()
+        .find(|r| r.message == path[13].id)
+        .unwrap();
+    assert_eq!((row.harness.as_str(), row.measured), ("amp", 11_955));
+    let st = stats_by_conversation(&mut s);
+    assert_eq!(st.rows[0].tool_errors, 2);
+    assert_eq!(st.rows[0].input_tokens, 33);
+}
+
+#[test]
+fn an_amp_thread_rewritten_as_it_grows_is_read_again_without_counting_a_reply_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join(amp_thread().file_name().unwrap());
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(amp_thread()).unwrap()).unwrap();
+    // read mid-turn: the last call still running, its result not yet sent to the model
+    let full = doc["messages"].as_array().unwrap().clone();
+    let mut early: Vec<Value> = full[..11].to_vec();
+    early.push(
+        serde_json::json!({"role": "user", "messageId": 11, "content": [
+        {"type": "tool_result", "toolUseID": "toolu_01E8pLc3", "run": {"status": "in-progress"}}]}),
+    );
+    doc["messages"] = Value::Array(early);
+    std::fs::write(&f, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let mut s = Store::open_in_memory().unwrap();
+    let first = cairn::import::import_file(&mut s, &f, None);
+    assert_eq!(first.status, "new", "{:?}", first.error);
+    let conv = first.conversations[0].clone();
+    let before = s.active_path(&conv).unwrap();
+    assert_eq!(before.len(), 11);
+    assert_eq!(results_on(&before).len(), 4);
+    // Amp rewrote the document as the thread went on
+    doc["messages"] = Value::Array(full);
+    std::fs::write(&f, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let again = cairn::import::import_file(&mut s, &f, None);
+    assert_eq!(again.status, "grown", "{again:?}");
+    assert_eq!(again.conversations, [conv.clone()]);
+    let path = s.active_path(&conv).unwrap();
+    assert_eq!(path.len(), 16);
+    assert_eq!(
+        path[..11].iter().map(|m| &m.id).collect::<Vec<_>>(),
+        before.iter().map(|m| &m.id).collect::<Vec<_>>()
+    );
+    // every reply counted once: the seven replies' uncached input
+    let st = stats_by_conversation(&mut s);
+    assert_eq!(st.rows.len(), 1);
+    assert_eq!(st.rows[0].input_tokens, 33);
+}
+
+#[test]
+fn discover_finds_amp_threads() {
+    let home = tempfile::tempdir().unwrap();
+    let threads = home.path().join(".local/share/amp/threads");
+    std::fs::create_dir_all(&threads).unwrap();
+    std::fs::copy(
+        amp_thread(),
+        threads.join(amp_thread().file_name().unwrap()),
+    )
+    .unwrap();
+    // what Amp keeps beside its threads is not one
+    std::fs::write(threads.join("index.json"), "{}").unwrap();
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].format.name(), "amp");
+    assert_eq!(found[0].messages, 16);
+}
