@@ -4,7 +4,8 @@
 //! (`~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl`) and GitHub Copilot CLI
 //! (`~/.copilot/session-state/<id>/events.jsonl`), Qwen Code (`~/.qwen/projects/<project>/chats/<id>.jsonl`, and
 //! `~/.qwen/tmp/<project>/chats/` before), Kimi CLI (`~/.kimi/sessions/<work dir hash>/<id>/context.jsonl`), Amp
-//! (`~/.local/share/amp/threads/T-<uuid>.json`), opencode's SQLite store (`~/.local/share/opencode/opencode.db`,
+//! (`~/.local/share/amp/threads/T-<uuid>.json`), Goose's SQLite store (`~/.local/share/goose/sessions/sessions.db`, a
+//! session each) and the JSONL files it kept before, opencode's SQLite store (`~/.local/share/opencode/opencode.db`,
 //! a session each) and its older storage folders
 //! (`~/.local/share/opencode/storage/session/<project>/ses_*.json`, its messages read beside it), and the task
 //! folders of Cline, Roo Code and Kilo Code in the editors' extension storage (`<editor>/User/globalStorage/
@@ -42,6 +43,7 @@ pub const LOCATIONS: &[(Format, &str)] = &[
     (Format::QwenCode, ".qwen"),
     (Format::KimiCli, ".kimi/sessions"),
     (Format::Amp, ".local/share/amp/threads"),
+    (Format::Goose, ".local/share/goose/sessions"),
 ];
 
 /// Editors whose extension storage may hold Cline-family task folders, and the extensions' ids.
@@ -250,6 +252,23 @@ pub fn discover_in(home: &Home) -> Vec<SessionFile> {
             }
         }
     }
+    // Goose since its JSONL files: every session in one SQLite store
+    let goose = home.dir.join(".local/share/goose/sessions/sessions.db");
+    if crate::formats::goose::db::is_db(&goose)
+        && let Ok(sessions) = crate::formats::goose::db::listing(&goose)
+    {
+        out.extend(
+            sessions
+                .into_iter()
+                .map(|(path, modified, messages)| SessionFile {
+                    path,
+                    format: Format::Goose,
+                    modified,
+                    size: 0,
+                    messages,
+                }),
+        );
+    }
     // opencode since its storage folders: every session in one SQLite store
     let db = home.dir.join(".local/share/opencode/opencode.db");
     if crate::formats::opencode::db::is_db(&db)
@@ -308,6 +327,7 @@ fn count_messages(p: &Path, format: Format) -> usize {
     let needles: &[&str] = match format {
         Format::ClaudeCode => &["\"type\":\"user\"", "\"type\":\"assistant\""],
         Format::Pi | Format::Droid => &["\"type\":\"message\""],
+        Format::Goose => &["\"role\":\"user\"", "\"role\":\"assistant\""],
         Format::Codex => &["\"type\":\"response_item\""],
         // one pretty-printed document: a message a line that names its type; a log: a record a line
         Format::GeminiCli => &[

@@ -13,11 +13,13 @@ pub mod copilot_cli;
 pub mod cursor;
 pub mod droid;
 pub mod gemini_cli;
+pub mod goose;
 pub mod kimi_cli;
 pub mod messages_json;
 pub mod opencode;
 pub mod pi;
 pub mod qwen_code;
+pub mod sqlite;
 mod trajectories;
 
 use std::collections::BTreeMap;
@@ -84,10 +86,12 @@ pub enum Format {
     KimiCli,
     /// An Amp thread (`~/.local/share/amp/threads/T-<uuid>.json`: one JSON document).
     Amp,
+    /// A Goose session: a session of its SQLite store, `goose session export`'s document, or its older JSONL.
+    Goose,
 }
 
 impl Format {
-    pub const ALL: [Format; 18] = [
+    pub const ALL: [Format; 19] = [
         Format::Cairn,
         Format::ClaudeCode,
         Format::Pi,
@@ -106,6 +110,7 @@ impl Format {
         Format::QwenCode,
         Format::KimiCli,
         Format::Amp,
+        Format::Goose,
     ];
 
     /// Parses a format name as the CLI spells it.
@@ -133,6 +138,7 @@ impl Format {
             Format::QwenCode => "qwen-code",
             Format::KimiCli => "kimi-cli",
             Format::Amp => "amp",
+            Format::Goose => "goose",
         }
     }
 }
@@ -360,6 +366,10 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, FormatError> {
     if let Some((db, id)) = opencode::db::split(path) {
         return opencode::db::export(db, id);
     }
+    // a session of Goose's store
+    if let Some((db, id)) = goose::db::split(path) {
+        return goose::db::export(db, id);
+    }
     let meta = std::fs::metadata(path).map_err(|e| FormatError::new(path, 0, e.to_string()))?;
     if !meta.is_file() {
         return Err(FormatError::new(path, 0, "not a regular file"));
@@ -488,6 +498,9 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
     if lines.len() == 1 && amp::is_amp(first) {
         return Some(Format::Amp);
     }
+    if lines.len() == 1 && goose::is_export(first) || goose::is_legacy(lines) {
+        return Some(Format::Goose);
+    }
     if lines.len() == 1 && first.get("messages").is_some_and(Value::is_array) {
         return Some(messages_json::detect(first));
     }
@@ -580,6 +593,10 @@ fn parse_as(
             let (l, d) = one_document(path, &lines, "an Amp thread is one JSON document")?;
             amp::parse(path, l, d)?
         }
+        Format::Goose => match lines.as_slice() {
+            [(l, d)] if goose::is_export(d) => goose::parse(path, *l, d)?,
+            _ => goose::parse_legacy(path, &lines)?,
+        },
         Format::Cline => {
             let (l, d) = one_document(path, &lines, "a Cline history is one JSON array")?;
             cline::parse(path, l, d)?
@@ -675,7 +692,7 @@ pub fn parse_bytes(
             return Err(FormatError::new(
                 path,
                 lines[0].0,
-                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, Qwen Code, Kimi CLI, Amp, Copilot CLI, opencode, Cursor, Droid, Aider, Cline, SWE-agent, OpenHands, \
+                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, Qwen Code, Kimi CLI, Amp, Goose, Copilot CLI, opencode, Cursor, Droid, Aider, Cline, SWE-agent, OpenHands, \
                  Anthropic or OpenAI messages, cairn)",
             ));
         }

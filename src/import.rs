@@ -91,6 +91,14 @@ pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
                             formats::opencode::db::sessions(&e).map_err(std::io::Error::other)?,
                         );
                     } else if meta.is_file()
+                        && e.file_name().is_some_and(|n| n == "sessions.db")
+                        && formats::goose::db::is_db(&e)
+                    {
+                        // Goose's store: each of its sessions
+                        out.extend(
+                            formats::goose::db::sessions(&e).map_err(std::io::Error::other)?,
+                        );
+                    } else if meta.is_file()
                         && is_transcript_name(&e)
                         && read_with(&e).is_none()
                         && !formats::opencode::storage::is_stored_piece(&e)
@@ -102,6 +110,8 @@ pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
             }
         } else if formats::opencode::db::is_db(p) {
             out.extend(formats::opencode::db::sessions(p).map_err(std::io::Error::other)?);
+        } else if formats::goose::db::is_db(p) {
+            out.extend(formats::goose::db::sessions(p).map_err(std::io::Error::other)?);
         } else {
             let main = main_file(p);
             if main != *p {

@@ -2541,7 +2541,7 @@ fn an_amp_thread_rewritten_as_it_grows_is_read_again_without_counting_a_reply_tw
     std::fs::write(&f, serde_json::to_vec(&doc).unwrap()).unwrap();
     let again = cairn::import::import_file(&mut s, &f, None);
     assert_eq!(again.status, "grown", "{again:?}");
-    assert_eq!(again.conversations, [conv.clone()]);
+    assert_eq!(again.conversations, std::slice::from_ref(&conv));
     let path = s.active_path(&conv).unwrap();
     assert_eq!(path.len(), 16);
     assert_eq!(
@@ -2570,4 +2570,214 @@ fn discover_finds_amp_threads() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].format.name(), "amp");
     assert_eq!(found[0].messages, 16);
+}
+
+fn goose_export() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/goose/20251205_3.json")
+}
+
+/// A Goose store as Goose creates it (and as its later versions add the model), holding the exported session.
+fn goose_store(dir: &Path) -> PathBuf {
+    let db = dir.join("sessions.db");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch(
+        "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP);
+         CREATE TABLE sessions (id TEXT PRIMARY KEY, name TEXT NOT NULL DEFAULT '', description TEXT NOT NULL DEFAULT '',
+            user_set_name BOOLEAN DEFAULT FALSE, session_type TEXT NOT NULL DEFAULT 'user', working_dir TEXT NOT NULL,
+            created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+            extension_data TEXT DEFAULT '{}', total_tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER,
+            accumulated_total_tokens INTEGER, accumulated_input_tokens INTEGER, accumulated_output_tokens INTEGER,
+            schedule_id TEXT, recipe_json TEXT, user_recipe_values_json TEXT, provider_name TEXT, model_config_json TEXT);
+         CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id),
+            role TEXT NOT NULL, content_json TEXT NOT NULL, created_timestamp INTEGER NOT NULL,
+            timestamp TIMESTAMP DEFAULT CURRENT_TIMESTAMP, tokens INTEGER, metadata_json TEXT);",
+    )
+    .unwrap();
+    let doc: Value = serde_json::from_slice(&std::fs::read(goose_export()).unwrap()).unwrap();
+    c.execute(
+        "INSERT INTO sessions (id, name, working_dir, created_at, updated_at, accumulated_input_tokens,
+                               accumulated_output_tokens, provider_name, model_config_json)
+         VALUES (?1, ?2, ?3, '2025-12-05 10:00:00', '2025-12-05 10:05:10', ?4, ?5, 'anthropic',
+                 '{\"model_name\":\"claude-sonnet-4-5\",\"context_limit\":200000}')",
+        rusqlite::params![
+            doc["id"].as_str(),
+            doc["name"].as_str(),
+            doc["working_dir"].as_str(),
+            doc["accumulated_input_tokens"].as_i64(),
+            doc["accumulated_output_tokens"].as_i64()
+        ],
+    )
+    .unwrap();
+    for (k, m) in doc["conversation"].as_array().unwrap().iter().enumerate() {
+        goose_message(&c, m, k as i64);
+    }
+    db
+}
+
+fn goose_message(c: &rusqlite::Connection, m: &Value, k: i64) {
+    c.execute(
+        "INSERT INTO messages (session_id, role, content_json, created_timestamp, timestamp, metadata_json)
+         VALUES ('20251205_3', ?1, ?2, ?3, datetime(1764928800 + ?4, 'unixepoch'), ?5)",
+        rusqlite::params![
+            m["role"].as_str(),
+            m["content"].to_string(),
+            m["created"].as_i64(),
+            k,
+            m["metadata"].to_string()
+        ],
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_goose_session_reads_with_its_results_its_compaction_and_its_totals() {
+    let (mut s, o) = imported(&goose_export());
+    assert_eq!(o.format.map(|f| f.name()), Some("goose"));
+    assert_eq!(o.report.tool_pairs, 3);
+    let conv = &o.conversations[0];
+    let c = s.conversation(conv).unwrap();
+    assert_eq!(
+        c.title.as_deref(),
+        Some("Fix links to /old-api in the docs")
+    );
+    assert_eq!(
+        s.conversation_meta(conv).unwrap()["header"]["cwd"],
+        "/home/dev/site"
+    );
+    let path = s.active_path(conv).unwrap();
+    let roles: Vec<&str> = path.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "system",
+            "user",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
+    // a result, one Goose refused, and one in the list of contents older versions wrote
+    let results = results_on(&path);
+    let failed: Vec<bool> = results.iter().map(|r| r.0).collect();
+    assert_eq!(failed, [false, true, false]);
+    assert!(results[1].1.contains("is not in the working directory"));
+    assert!(results[2].1.contains("flow.svg"));
+    assert!(path[9].content[0].is_signed_thinking());
+    // no usage per reply: the session's totals on its first reply, as the sum of its five replies' requests
+    let u = path[1].usage.unwrap();
+    assert_eq!(
+        (u.input_tokens, u.output_tokens, u.requests),
+        (39_871, 1_083, 5)
+    );
+    assert!(path[3..].iter().all(|m| m.usage.is_none()));
+    // what Goose took out of the context when it compacted is before the marker: the summary and what followed
+    // were sent
+    let report = helpers::context_now(&mut s, conv);
+    assert_eq!(report.harness_compaction.as_ref().map(|h| h.kept), Some(0));
+    assert_eq!(report.messages_sent, 5);
+}
+
+#[test]
+fn a_goose_store_s_sessions_read_as_their_export_does_and_grow_without_counting_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = goose_store(dir.path());
+    // the store, named: each of its sessions
+    let files = cairn::import::collect(std::slice::from_ref(&db)).unwrap();
+    assert_eq!(files, [db.join("20251205_3")]);
+    let (mut s, o) = imported(&files[0]);
+    assert_eq!(o.format.map(|f| f.name()), Some("goose"));
+    let conv = o.conversations[0].clone();
+    let path = s.active_path(&conv).unwrap();
+    let (_, exported) = imported(&goose_export());
+    assert_eq!(path.len(), 12);
+    assert_eq!(o.report.tool_pairs, exported.report.tool_pairs);
+    // the model and the window the store names
+    assert_eq!(path[1].meta["model"], "claude-sonnet-4-5");
+    let report = helpers::context_now(&mut s, &conv);
+    assert_eq!(
+        (report.window, report.window_source),
+        (200_000, cairn::models::Source::Harness)
+    );
+    // Goose went on: a prompt and a reply more, the totals larger
+    let c = rusqlite::Connection::open(&db).unwrap();
+    goose_message(
+        &c,
+        &serde_json::json!({"role": "user", "created": 1_764_929_200, "content": [{"type": "text", "text": "Fix it."}],
+                            "metadata": {"userVisible": true, "agentVisible": true}}),
+        20,
+    );
+    goose_message(
+        &c,
+        &serde_json::json!({"role": "assistant", "created": 1_764_929_206,
+                            "content": [{"type": "text", "text": "Done: docs/images/flow.svg links to /api/flow."}],
+                            "metadata": {"userVisible": true, "agentVisible": true}}),
+        21,
+    );
+    c.execute(
+        "UPDATE sessions SET accumulated_input_tokens = 49800, accumulated_output_tokens = 1140",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let again = cairn::import::import_file(&mut s, &files[0], None);
+    assert_eq!(again.status, "grown", "{again:?}");
+    assert_eq!(s.active_path(&conv).unwrap().len(), 14);
+    let st = stats_by_conversation(&mut s);
+    assert_eq!(
+        (st.rows[0].input_tokens, st.rows[0].output_tokens),
+        (49_800, 1_140)
+    );
+    // discover lists the store's session
+    let home = tempfile::tempdir().unwrap();
+    let sessions = home.path().join(".local/share/goose/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::copy(&db, sessions.join("sessions.db")).unwrap();
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].format.name(), "goose");
+    assert_eq!(found[0].messages, 14);
+}
+
+#[test]
+fn a_goose_session_kept_as_jsonl_before_the_store_reads_as_its_export_does() {
+    let doc: Value = serde_json::from_slice(&std::fs::read(goose_export()).unwrap()).unwrap();
+    let mut header = doc.clone();
+    header.as_object_mut().unwrap().remove("conversation");
+    header["description"] = header["name"].clone();
+    header.as_object_mut().unwrap().remove("name");
+    let mut text = format!("{header}\n");
+    for m in doc["conversation"].as_array().unwrap() {
+        text.push_str(&format!("{m}\n"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("fix-links.jsonl");
+    std::fs::write(&f, text).unwrap();
+    let (s, o) = imported(&f);
+    let (s2, exported) = imported(&goose_export());
+    assert_eq!(o.format.map(|f| f.name()), Some("goose"));
+    let texts = |s: &Store, c: &str| -> Vec<String> {
+        s.active_path(c)
+            .unwrap()
+            .iter()
+            .map(|m| cairn::model::plain_text(&m.content))
+            .collect()
+    };
+    assert_eq!(
+        texts(&s, &o.conversations[0]),
+        texts(&s2, &exported.conversations[0])
+    );
+    assert_eq!(
+        s.conversation(&o.conversations[0])
+            .unwrap()
+            .title
+            .as_deref(),
+        Some("Fix links to /old-api in the docs")
+    );
 }

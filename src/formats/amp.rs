@@ -232,6 +232,55 @@ fn path_of_uri(uri: &str) -> String {
         .map_or_else(|| uri.to_string(), |p: PathBuf| p.display().to_string())
 }
 
+/// The note for the ledger's requests that answer no reply of the thread (Amp's own calls), if any.
+fn side_requests(doc: &Value, measured: &[i64]) -> Option<String> {
+    let side: Vec<&Value> = doc
+        .pointer("/usageLedger/events")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|e| {
+            e.get("toMessageId")
+                .and_then(Value::as_i64)
+                .is_none_or(|to| !measured.contains(&to))
+        })
+        .collect();
+    let tokens: u64 = side
+        .iter()
+        .map(|e| {
+            let n = |k: &str| e.pointer(&format!("/tokens/{k}")).and_then(Value::as_u64);
+            n("input").unwrap_or(0) + n("output").unwrap_or(0)
+        })
+        .sum();
+    (!side.is_empty()).then(|| {
+        format!(
+            "{} request(s) in Amp's usage ledger answer no reply of the thread ({tokens} tokens): not counted",
+            side.len()
+        )
+    })
+}
+
+/// The conversation's metadata: the thread's header (the work dir its first workspace tree), its environment, and
+/// the window Amp ran each model with.
+fn thread_meta(doc: &Value, windows: serde_json::Map<String, Value>) -> Value {
+    let cwd = doc
+        .pointer("/env/initial/trees/0/uri")
+        .and_then(Value::as_str)
+        .map(path_of_uri);
+    let mut meta = json!({
+        "source": "amp",
+        "header": {"id": doc.get("id"), "cwd": cwd, "created": doc.get("created")},
+        "v": doc.get("v"),
+        "agentMode": doc.get("agentMode"),
+        "env": doc.get("env"),
+        "relationships": doc.get("relationships"),
+    });
+    if !windows.is_empty() {
+        meta["windows"] = Value::Object(windows);
+    }
+    meta
+}
+
 pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatError> {
     let mut report = ImportReport::default();
     let items = doc
@@ -302,30 +351,8 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
             "nothing to import: the Amp thread holds no prompt or reply yet",
         ));
     }
-    // the ledger's requests that answer no reply of the thread: Amp's own calls
-    let side: Vec<&Value> = doc
-        .pointer("/usageLedger/events")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|e| {
-            e.get("toMessageId")
-                .and_then(Value::as_i64)
-                .is_none_or(|to| !measured.contains(&to))
-        })
-        .collect();
-    if !side.is_empty() {
-        let tokens: u64 = side
-            .iter()
-            .map(|e| {
-                let n = |k: &str| e.pointer(&format!("/tokens/{k}")).and_then(Value::as_u64);
-                n("input").unwrap_or(0) + n("output").unwrap_or(0)
-            })
-            .sum();
-        report.notes.push(format!(
-            "{} request(s) in Amp's usage ledger answer no reply of the thread ({tokens} tokens): not counted",
-            side.len()
-        ));
+    if let Some(n) = side_requests(doc, &measured) {
+        report.notes.push(n);
     }
     let messages = super::chain(built);
     let title = doc
@@ -334,21 +361,7 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
         .filter(|t| !t.trim().is_empty())
         .map(super::short_title)
         .or_else(|| super::title_of(&messages));
-    let cwd = doc
-        .pointer("/env/initial/trees/0/uri")
-        .and_then(Value::as_str)
-        .map(path_of_uri);
-    let mut meta = json!({
-        "source": "amp",
-        "header": {"id": doc.get("id"), "cwd": cwd, "created": doc.get("created")},
-        "v": doc.get("v"),
-        "agentMode": doc.get("agentMode"),
-        "env": doc.get("env"),
-        "relationships": doc.get("relationships"),
-    });
-    if !windows.is_empty() {
-        meta["windows"] = Value::Object(windows);
-    }
+    let meta = thread_meta(doc, windows);
     Ok(Parsed {
         title,
         tip: messages.len().checked_sub(1),

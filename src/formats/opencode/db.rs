@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
 use crate::formats::FormatError;
@@ -17,39 +17,12 @@ use crate::formats::FormatError;
 const TABLES: [&str; 3] = ["session", "message", "part"];
 
 fn open(db: &Path) -> Result<Connection, FormatError> {
-    Connection::open_with_flags(
-        db,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|e| {
-        FormatError::new(
-            db,
-            0,
-            format!("an opencode store that cannot be opened: {e}"),
-        )
-    })
+    crate::formats::sqlite::open(db, "an opencode store")
 }
 
 /// Whether `path` is an SQLite file with opencode's session, message and part tables.
 pub fn is_db(path: &Path) -> bool {
-    // only a regular file is opened (a FIFO would block the import)
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return false;
-    }
-    let mut head = [0u8; 16];
-    let sqlite = std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-        .is_ok()
-        && &head == b"SQLite format 3\0";
-    sqlite
-        && open(path).is_ok_and(|c| {
-            c.query_row(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?1, ?2, ?3)",
-                TABLES,
-                |r| r.get::<_, i64>(0),
-            )
-            .is_ok_and(|n| n == TABLES.len() as i64)
-        })
+    crate::formats::sqlite::has_tables(path, &TABLES)
 }
 
 /// The sessions of the store at `db`, oldest first, each as the path the importer reads it by.

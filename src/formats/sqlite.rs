@@ -1,0 +1,41 @@
+//! Harnesses that keep their sessions in one SQLite file (opencode, Goose): the file opened read only (the harness
+//! may be writing it; nothing of it is ever written), and told by its tables, never its name.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::FormatError;
+
+/// The store at `db`, read only; `what` names the harness in the error.
+pub fn open(db: &Path, what: &str) -> Result<Connection, FormatError> {
+    Connection::open_with_flags(
+        db,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| FormatError::new(db, 0, format!("{what} that cannot be opened: {e}")))
+}
+
+/// Whether `path` is a regular SQLite file holding every one of `tables`.
+pub fn has_tables(path: &Path, tables: &[&str]) -> bool {
+    // only a regular file is opened (a FIFO would block the import)
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = [0u8; 16];
+    let sqlite = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok()
+        && &head == b"SQLite format 3\0";
+    sqlite
+        && open(path, "a store").is_ok_and(|c| {
+            tables.iter().all(|t| {
+                c.query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                    [t],
+                    |r| r.get::<_, i64>(0),
+                )
+                .is_ok_and(|n| n == 1)
+            })
+        })
+}
