@@ -786,3 +786,55 @@ fn a_title_claude_code_gave_a_grown_session_is_taken_from_its_new_lines() {
         Some("Step files")
     );
 }
+
+#[test]
+fn a_thread_a_harness_rewrites_whole_as_it_grows_is_one_conversation_at_every_cut() {
+    // Amp rewrites its thread's document, and Goose's export is its session whole: cut after every message, read,
+    // then read whole
+    for (f, key) in [
+        (
+            "amp/T-4b1f7c2e-9a3d-4e8b-b5c6-0d2f8a1e7c94.json",
+            "messages",
+        ),
+        ("goose/20251205_3.json", "conversation"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut once = Store::open(dir.path().join("once.db")).unwrap();
+        let o = import(&mut once, &fixture(f));
+        assert_eq!(o.status, "new", "{f}: {:?}", o.error);
+        let want = stats(&mut once);
+        let want_path = path_texts(&once, &o.conversations[0]);
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(fixture(f)).unwrap()).unwrap();
+        let n = doc[key].as_array().unwrap().len();
+        let name = fixture(f).file_name().unwrap().to_owned();
+        for k in 1..n {
+            let sub = tempfile::tempdir().unwrap();
+            let live = sub.path().join(&name);
+            let mut cut = doc.clone();
+            cut[key] = serde_json::Value::Array(doc[key].as_array().unwrap()[..k].to_vec());
+            std::fs::write(&live, serde_json::to_vec(&cut).unwrap()).unwrap();
+            let mut s = Store::open(sub.path().join("s.db")).unwrap();
+            let first = import(&mut s, &live);
+            if first.error.is_some() {
+                // nothing the model read yet
+                assert_eq!(first.status, "refused", "{f} at {k}");
+                continue;
+            }
+            std::fs::copy(fixture(f), &live).unwrap();
+            let again = import(&mut s, &live);
+            assert!(
+                again.status == "grown" || again.status == "unchanged",
+                "{f} at {k}: {again:?}"
+            );
+            assert_eq!(again.conversations[0], first.conversations[0], "{f} at {k}");
+            assert_eq!(s.conversations().unwrap().len(), 1, "{f} at {k}");
+            assert_eq!(stats(&mut s).rows, want.rows, "{f} at {k}");
+            assert_eq!(
+                path_texts(&s, &again.conversations[0]),
+                want_path,
+                "{f} at {k}"
+            );
+        }
+    }
+}
