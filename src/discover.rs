@@ -252,39 +252,29 @@ pub fn discover_in(home: &Home) -> Vec<SessionFile> {
             }
         }
     }
-    // Goose since its JSONL files: every session in one SQLite store
-    let goose = home.dir.join(".local/share/goose/sessions/sessions.db");
-    if crate::formats::goose::db::is_db(&goose)
-        && let Ok(sessions) = crate::formats::goose::db::listing(&goose)
-    {
-        out.extend(
-            sessions
-                .into_iter()
-                .map(|(path, modified, messages)| SessionFile {
-                    path,
-                    format: Format::Goose,
-                    modified,
-                    size: 0,
-                    messages,
-                }),
-        );
-    }
-    // opencode since its storage folders: every session in one SQLite store
-    let db = home.dir.join(".local/share/opencode/opencode.db");
-    if crate::formats::opencode::db::is_db(&db)
-        && let Ok(sessions) = crate::formats::opencode::db::listing(&db)
-    {
-        out.extend(
-            sessions
-                .into_iter()
-                .map(|(path, modified, messages)| SessionFile {
-                    path,
-                    format: Format::Opencode,
-                    modified,
-                    size: 0,
-                    messages,
-                }),
-        );
+    // the harnesses that keep every session in one SQLite store (opencode since its storage folders, Goose since
+    // its JSONL files, Zed)
+    for store in crate::formats::sqlite::STORES {
+        for rel in store.homes {
+            let db = home.dir.join(rel);
+            if !(store.is_db)(&db) {
+                continue;
+            }
+            let Ok(sessions) = (store.listing)(&db) else {
+                continue;
+            };
+            out.extend(
+                sessions
+                    .into_iter()
+                    .map(|(path, modified, messages)| SessionFile {
+                        path,
+                        format: store.format,
+                        modified,
+                        size: 0,
+                        messages,
+                    }),
+            );
+        }
     }
     out.sort_by(|a, b| {
         b.modified

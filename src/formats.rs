@@ -21,6 +21,7 @@ pub mod pi;
 pub mod qwen_code;
 pub mod sqlite;
 mod trajectories;
+pub mod zed;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -88,10 +89,12 @@ pub enum Format {
     Amp,
     /// A Goose session: a session of its SQLite store, `goose session export`'s document, or its older JSONL.
     Goose,
+    /// A Zed agent thread (a thread of Zed's `threads.db`).
+    Zed,
 }
 
 impl Format {
-    pub const ALL: [Format; 19] = [
+    pub const ALL: [Format; 20] = [
         Format::Cairn,
         Format::ClaudeCode,
         Format::Pi,
@@ -111,6 +114,7 @@ impl Format {
         Format::KimiCli,
         Format::Amp,
         Format::Goose,
+        Format::Zed,
     ];
 
     /// Parses a format name as the CLI spells it.
@@ -139,6 +143,7 @@ impl Format {
             Format::KimiCli => "kimi-cli",
             Format::Amp => "amp",
             Format::Goose => "goose",
+            Format::Zed => "zed",
         }
     }
 }
@@ -363,12 +368,9 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<(usize, Value)>, FormatError> {
 pub fn read_file(path: &Path) -> Result<Vec<u8>, FormatError> {
     use std::io::Read as _;
     // a session of opencode's SQLite store, named as a path beneath it
-    if let Some((db, id)) = opencode::db::split(path) {
-        return opencode::db::export(db, id);
-    }
-    // a session of Goose's store
-    if let Some((db, id)) = goose::db::split(path) {
-        return goose::db::export(db, id);
+    // a session of a harness's SQLite store (opencode, Goose, Zed), named as a path beneath it
+    if let Some((store, db, id)) = sqlite::split(path) {
+        return (store.export)(db, id);
     }
     let meta = std::fs::metadata(path).map_err(|e| FormatError::new(path, 0, e.to_string()))?;
     if !meta.is_file() {
@@ -495,6 +497,9 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
     {
         return Some(Format::Codex);
     }
+    if lines.len() == 1 && zed::is_zed(first) {
+        return Some(Format::Zed);
+    }
     if lines.len() == 1 && amp::is_amp(first) {
         return Some(Format::Amp);
     }
@@ -592,6 +597,10 @@ fn parse_as(
         Format::Amp => {
             let (l, d) = one_document(path, &lines, "an Amp thread is one JSON document")?;
             amp::parse(path, l, d)?
+        }
+        Format::Zed => {
+            let (l, d) = one_document(path, &lines, "a Zed thread is one JSON document")?;
+            zed::parse(path, l, d)?
         }
         Format::Goose => match lines.as_slice() {
             [(l, d)] if goose::is_export(d) => goose::parse(path, *l, d)?,
@@ -692,7 +701,7 @@ pub fn parse_bytes(
             return Err(FormatError::new(
                 path,
                 lines[0].0,
-                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, Qwen Code, Kimi CLI, Amp, Goose, Copilot CLI, opencode, Cursor, Droid, Aider, Cline, SWE-agent, OpenHands, \
+                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, Qwen Code, Kimi CLI, Amp, Goose, Zed, Copilot CLI, opencode, Cursor, Droid, Aider, Cline, SWE-agent, OpenHands, \
                  Anthropic or OpenAI messages, cairn)",
             ));
         }

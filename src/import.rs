@@ -82,22 +82,17 @@ pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
                         {
                             stack.push(e);
                         }
-                    } else if meta.is_file()
-                        && e.file_name().is_some_and(|n| n == "opencode.db")
-                        && formats::opencode::db::is_db(&e)
+                    } else if let Some(store) = (meta.is_file())
+                        .then(|| {
+                            formats::sqlite::STORES
+                                .iter()
+                                .find(|s| e.file_name().is_some_and(|n| n == s.file_name))
+                        })
+                        .flatten()
+                        .filter(|s| (s.is_db)(&e))
                     {
-                        // opencode's store: each of its sessions
-                        out.extend(
-                            formats::opencode::db::sessions(&e).map_err(std::io::Error::other)?,
-                        );
-                    } else if meta.is_file()
-                        && e.file_name().is_some_and(|n| n == "sessions.db")
-                        && formats::goose::db::is_db(&e)
-                    {
-                        // Goose's store: each of its sessions
-                        out.extend(
-                            formats::goose::db::sessions(&e).map_err(std::io::Error::other)?,
-                        );
+                        // a harness's store (opencode, Goose, Zed): each of its sessions
+                        out.extend((store.sessions)(&e).map_err(std::io::Error::other)?);
                     } else if meta.is_file()
                         && is_transcript_name(&e)
                         && read_with(&e).is_none()
@@ -108,10 +103,8 @@ pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
                     }
                 }
             }
-        } else if formats::opencode::db::is_db(p) {
-            out.extend(formats::opencode::db::sessions(p).map_err(std::io::Error::other)?);
-        } else if formats::goose::db::is_db(p) {
-            out.extend(formats::goose::db::sessions(p).map_err(std::io::Error::other)?);
+        } else if let Some(store) = formats::sqlite::store_of(p) {
+            out.extend((store.sessions)(p).map_err(std::io::Error::other)?);
         } else {
             let main = main_file(p);
             if main != *p {

@@ -65,6 +65,7 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
         "kimi-cli/sessions/3f2a9c0e5b7d41e8a6c2d9b0f1e4a7c3/0b6f1d2e-8a4c-4f3b-9e21-7c5d8a9b0e13/context_1.jsonl",
         "amp/T-4b1f7c2e-9a3d-4e8b-b5c6-0d2f8a1e7c94.json",
         "goose/20251205_3.json",
+        "zed/thread.json",
     ];
     files
         .iter()
@@ -351,7 +352,7 @@ fn hostile_mutants_never_panic_never_leave_partial_or_unreadable_rows_and_export
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x0c41_12a1);
     let seeds = seeds();
-    assert_eq!(seeds.len(), 29, "every seed must be there");
+    assert_eq!(seeds.len(), 30, "every seed must be there");
     let lying = lying_png();
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Rng(seed | 1);

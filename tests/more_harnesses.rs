@@ -2781,3 +2781,137 @@ fn a_goose_session_kept_as_jsonl_before_the_store_reads_as_its_export_does() {
         Some("Fix links to /old-api in the docs")
     );
 }
+
+fn zed_thread() -> Value {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/zed/thread.json");
+    serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap()
+}
+
+const ZED_THREAD: &str = "0c9e8d7f-6a5b-4c3d-8e2f-1a0b9c8d7e6f";
+
+/// A Zed threads store as Zed creates it, holding `doc` compressed as Zed stores it.
+fn zed_store(dir: &Path, doc: &Value) -> PathBuf {
+    let db = dir.join("threads.db");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch(
+        "CREATE TABLE IF NOT EXISTS threads (id TEXT PRIMARY KEY, summary TEXT NOT NULL, updated_at TEXT NOT NULL,
+            data_type TEXT NOT NULL, data BLOB NOT NULL, parent_id TEXT, folder_paths TEXT, folder_paths_order TEXT,
+            created_at TEXT);",
+    )
+    .unwrap();
+    zed_save(&c, doc);
+    db
+}
+
+fn zed_save(c: &rusqlite::Connection, doc: &Value) {
+    let data = ruzstd::encoding::compress_to_vec(
+        doc.to_string().as_bytes(),
+        ruzstd::encoding::CompressionLevel::Fastest,
+    );
+    c.execute(
+        "INSERT INTO threads (id, summary, updated_at, data_type, data, folder_paths, folder_paths_order, created_at)
+         VALUES (?1, ?2, ?3, 'zstd', ?4, '/home/dev/app', '0', ?3)
+         ON CONFLICT(id) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at,
+            data = excluded.data",
+        rusqlite::params![
+            ZED_THREAD,
+            doc["title"].as_str(),
+            doc["updated_at"].as_str(),
+            data
+        ],
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_zed_thread_reads_from_its_store_with_each_prompt_s_measure_on_the_reply_that_ends_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc = zed_thread();
+    let db = zed_store(dir.path(), &doc);
+    let files = cairn::import::collect(std::slice::from_ref(&db)).unwrap();
+    assert_eq!(files, [db.join(ZED_THREAD)]);
+    let (mut s, o) = imported(&files[0]);
+    assert_eq!(o.format.map(|f| f.name()), Some("zed"));
+    assert_eq!(o.report.tool_pairs, 4);
+    assert!(
+        o.report
+            .notes
+            .iter()
+            .any(|n| n.contains("2 of 6 replies measured")),
+        "{:?}",
+        o.report.notes
+    );
+    let conv = o.conversations[0].clone();
+    let c = s.conversation(&conv).unwrap();
+    assert_eq!(c.title.as_deref(), Some("Retries for fetch_json"));
+    assert_eq!(
+        s.conversation_meta(&conv).unwrap()["header"]["cwd"],
+        "/home/dev/app"
+    );
+    let path = s.active_path(&conv).unwrap();
+    assert_eq!(path.len(), 13);
+    // the file the user attached is sent with the prompt
+    assert!(cairn::model::plain_text(&path[0].content).contains("let body = get(url)?;"));
+    assert!(path[1].content[0].is_signed_thinking());
+    let failed: Vec<bool> = results_on(&path).iter().map(|r| r.0).collect();
+    assert_eq!(failed, [false, true, false, false]);
+    // each prompt's measure on the reply that ends its turn; Zed's request to continue is the harness's
+    let measured: Vec<usize> = (0..path.len())
+        .filter(|&i| path[i].usage.is_some())
+        .collect();
+    assert_eq!(measured, [7, 12]);
+    let u = path[7].usage.unwrap();
+    assert_eq!(
+        (
+            u.input_tokens,
+            u.cache_creation_input_tokens,
+            u.cache_read_input_tokens,
+            u.output_tokens
+        ),
+        (6, 640, 15_020, 41)
+    );
+    assert_eq!(path[7].meta["model"], "claude-sonnet-4-5");
+    assert_eq!(
+        cairn::model::plain_text(&path[11].content),
+        "Continue where you left off"
+    );
+    // Zed saved the thread again, a turn longer: read again, it grows
+    let n = doc["messages"].as_array().unwrap().len();
+    doc["messages"].as_array_mut().unwrap().extend([
+        serde_json::json!({"User": {"id": "u3", "content": [{"Text": "Commit it."}]}}),
+        serde_json::json!({"Agent": {"content": [{"Text": "Committed."}], "tool_results": {}}}),
+    ]);
+    doc["request_token_usage"]["u3"] = serde_json::json!({"input_tokens": 3, "output_tokens": 8, "cache_creation_input_tokens": 30, "cache_read_input_tokens": 16000});
+    doc["updated_at"] = serde_json::json!("2026-11-20T10:20:00Z");
+    zed_save(&rusqlite::Connection::open(&db).unwrap(), &doc);
+    let again = cairn::import::import_file(&mut s, &files[0], None);
+    assert_eq!(again.status, "grown", "{again:?}");
+    let path = s.active_path(&conv).unwrap();
+    assert_eq!(path.len(), 15, "{n} messages grew by two");
+    assert_eq!(
+        path[14].usage.map(|u| u.cache_read_input_tokens),
+        Some(16_000)
+    );
+    // discover lists the store's thread
+    let home = tempfile::tempdir().unwrap();
+    let threads = home.path().join(".local/share/zed/threads");
+    std::fs::create_dir_all(&threads).unwrap();
+    std::fs::copy(&db, threads.join("threads.db")).unwrap();
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].format.name(), "zed");
+}
+
+#[test]
+fn a_zed_thread_of_a_version_not_read_is_refused_naming_it() {
+    let mut doc = zed_thread();
+    doc["version"] = serde_json::json!("0.9.0");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("thread.json");
+    std::fs::write(&f, doc.to_string()).unwrap();
+    let mut s = Store::open_in_memory().unwrap();
+    let o = cairn::import::import_file(&mut s, &f, None);
+    let e = o.error.unwrap();
+    assert!(e.contains("a Zed thread of version \"0.9.0\""), "{e}");
+    assert!(s.conversations().unwrap().is_empty());
+}

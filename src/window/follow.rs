@@ -40,14 +40,11 @@ impl Follow {
         };
         let db = path
             .as_deref()
-            .and_then(|p| {
-                crate::formats::opencode::db::split(p)
-                    .or_else(|| crate::formats::goose::db::split(p))
-            })
-            .map(|(db, _)| db.to_path_buf());
+            .and_then(crate::formats::sqlite::split)
+            .map(|(_, db, _)| db.to_path_buf());
         let (watched, seen) = match (db, &path) {
-            // a session of opencode's or Goose's store has no length of its own to compare with what was read: it is
-            // followed from how the store looks now
+            // a session of a harness's SQLite store (opencode, Goose, Zed) has no length of its own to compare with
+            // what was read: it is followed from how the store looks now
             (Some(db), _) => {
                 let mut wal = db.as_os_str().to_owned();
                 wal.push("-wal");

@@ -34,13 +34,6 @@ pub fn sessions(db: &Path) -> Result<Vec<PathBuf>, FormatError> {
     Ok(listing(db)?.into_iter().map(|(p, _, _)| p).collect())
 }
 
-/// The store and the session a path beneath a Goose store names (`…/sessions.db/<id>`).
-pub fn split(path: &Path) -> Option<(&Path, &str)> {
-    let id = path.file_name()?.to_str()?;
-    let db = path.parent()?;
-    (db.is_file() && is_db(db)).then_some((db, id))
-}
-
 /// A column's value as JSON: text that holds JSON (the `*_json` columns, `extension_data`) parsed.
 fn cell(name: &str, v: ValueRef<'_>) -> Value {
     match v {
@@ -116,7 +109,7 @@ pub fn export(db: &Path, id: &str) -> Result<Vec<u8>, FormatError> {
 
 /// Each session of the store at `db` as the importer reads it by, with when it was last updated (ms) and how many
 /// messages it holds (discover's listing); sessions without a message left out.
-pub fn listing(db: &Path) -> Result<Vec<(PathBuf, i64, usize)>, FormatError> {
+pub fn listing(db: &Path) -> Result<crate::formats::sqlite::Listing, FormatError> {
     let c = open(db)?;
     let err = |e: rusqlite::Error| FormatError::new(db, 0, e.to_string());
     let mut stmt = c

@@ -40,13 +40,6 @@ pub fn sessions(db: &Path) -> Result<Vec<PathBuf>, FormatError> {
     Ok(ids.into_iter().map(|id| db.join(id)).collect())
 }
 
-/// The store and the session a path beneath an opencode store names (`…/opencode.db/ses_…`).
-pub fn split(path: &Path) -> Option<(&Path, &str)> {
-    let id = path.file_name()?.to_str()?;
-    let db = path.parent()?;
-    (id.starts_with("ses_") && db.is_file() && is_db(db)).then_some((db, id))
-}
-
 /// One session of the store as `opencode export` prints it: `{info, messages: [{info, parts}]}`, the ids put
 /// back into the objects the rows hold without them.
 pub fn export(db: &Path, id: &str) -> Result<Vec<u8>, FormatError> {
@@ -127,7 +120,7 @@ pub fn export(db: &Path, id: &str) -> Result<Vec<u8>, FormatError> {
 
 /// Each session of the store at `db` as the importer reads it by, with when it was last updated (ms) and how many
 /// messages it holds (discover's listing).
-pub fn listing(db: &Path) -> Result<Vec<(PathBuf, i64, usize)>, FormatError> {
+pub fn listing(db: &Path) -> Result<crate::formats::sqlite::Listing, FormatError> {
     let c = open(db)?;
     let err = |e: rusqlite::Error| FormatError::new(db, 0, e.to_string());
     let mut stmt = c
