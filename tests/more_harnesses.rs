@@ -2815,7 +2815,7 @@ fn zed_save(c: &rusqlite::Connection, doc: &Value) {
             data = excluded.data",
         rusqlite::params![
             ZED_THREAD,
-            doc["title"].as_str(),
+            doc["title"].as_str().or(doc["summary"].as_str()),
             doc["updated_at"].as_str(),
             data
         ],
@@ -2837,7 +2837,7 @@ fn a_zed_thread_reads_from_its_store_with_each_prompt_s_measure_on_the_reply_tha
         o.report
             .notes
             .iter()
-            .any(|n| n.contains("2 of 6 replies measured")),
+            .any(|n| n.contains("2 of 6 replies carry")),
         "{:?}",
         o.report.notes
     );
@@ -2914,4 +2914,50 @@ fn a_zed_thread_of_a_version_not_read_is_refused_naming_it() {
     let e = o.error.unwrap();
     assert!(e.contains("a Zed thread of version \"0.9.0\""), "{e}");
     assert!(s.conversations().unwrap().is_empty());
+}
+
+#[test]
+fn a_thread_of_zed_s_first_agent_reads_with_its_results_and_its_measures() {
+    let doc = serde_json::json!({
+        "version": "0.2.0", "summary": "Rename the config loader", "updated_at": "2025-06-02T09:00:00Z",
+        "messages": [
+            {"id": 0, "role": "user", "segments": [{"type": "text", "text": "Rename load_cfg to load_config."}],
+             "tool_uses": [], "tool_results": [], "context": "<files>\nsrc/config.rs\n</files>", "creases": [], "is_hidden": false},
+            {"id": 1, "role": "assistant",
+             "segments": [{"type": "thinking", "text": "Find the callers.", "signature": "EqABCkYI"}, {"type": "text", "text": "Searching."}],
+             "tool_uses": [{"id": "toolu_01L1", "name": "grep", "input": {"regex": "load_cfg"}}],
+             "tool_results": [{"tool_use_id": "toolu_01L1", "is_error": false, "content": "src/main.rs:4: load_cfg()", "output": null}],
+             "context": "", "creases": [], "is_hidden": false},
+            {"id": 2, "role": "assistant", "segments": [{"type": "text", "text": "Renamed in both files."}],
+             "tool_uses": [], "tool_results": [], "context": "", "creases": [], "is_hidden": false}
+        ],
+        "request_token_usage": [
+            {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+            {"input_tokens": 9100, "output_tokens": 60, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+            {"input_tokens": 9300, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        ],
+        "model": {"provider": "anthropic", "model": "claude-sonnet-4"}
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let db = zed_store(dir.path(), &doc);
+    let (s, o) = imported(&db.join(ZED_THREAD));
+    assert_eq!(o.format.map(|f| f.name()), Some("zed"));
+    let conv = &o.conversations[0];
+    assert_eq!(
+        s.conversation(conv).unwrap().title.as_deref(),
+        Some("Rename the config loader")
+    );
+    let path = s.active_path(conv).unwrap();
+    let roles: Vec<&str> = path.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    // the attached context is sent with the prompt; the results follow the reply that called
+    assert!(cairn::model::plain_text(&path[0].content).starts_with("<files>"));
+    assert!(path[1].content[0].is_signed_thinking());
+    assert_eq!(
+        results_on(&path),
+        [(false, "src/main.rs:4: load_cfg()".to_string())]
+    );
+    // each reply measured at its own index
+    assert_eq!(path[1].usage.map(|u| u.input_tokens), Some(9_100));
+    assert_eq!(path[3].usage.map(|u| u.input_tokens), Some(9_300));
 }

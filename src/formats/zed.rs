@@ -21,10 +21,12 @@ use serde_json::{Value, json};
 use super::{FormatError, ImportReport, Parsed};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 
-/// The versions of Zed's thread document read here.
+/// The versions of Zed's thread document read here (its first agent's, `0.1.0`, `0.2.0` and none, by
+/// [`legacy_messages`]).
 const VERSIONS: &[&str] = &["0.3.0", "1.0.0"];
 
-/// Whether a document is a Zed thread: a list of messages each `{"User": …}`, `{"Agent": …}` or `"Resume"`.
+/// Whether a document is a Zed thread: a list of messages each `{"User": …}`, `{"Agent": …}` or `"Resume"`; or
+/// one its first agent kept ([`is_legacy`]).
 pub fn is_zed(doc: &Value) -> bool {
     let Some(messages) = doc.get("messages").and_then(Value::as_array) else {
         return false;
@@ -34,6 +36,157 @@ pub fn is_zed(doc: &Value) -> bool {
         && messages.iter().all(|m| {
             m.as_str() == Some("Resume") || m.get("User").is_some() || m.get("Agent").is_some()
         })
+        || is_legacy(doc)
+}
+
+/// Whether a document is a thread of Zed's first agent (`SerializedThread`: versions `0.1.0`, `0.2.0`, and none
+/// before): `{summary, updated_at, messages: [{id, role, segments | text, tool_uses, tool_results, context}]}`.
+fn is_legacy(doc: &Value) -> bool {
+    doc.get("summary").is_some()
+        && doc.get("updated_at").is_some()
+        && doc
+            .get("messages")
+            .and_then(Value::as_array)
+            .is_some_and(|ms| {
+                !ms.is_empty()
+                    && ms.iter().all(|m| {
+                        m.get("role").is_some()
+                            && (m.get("segments").is_some() || m.get("text").is_some())
+                    })
+            })
+}
+
+/// The user message of a legacy message's tool results (None without any).
+fn legacy_results(m: &Value) -> Option<Vec<Block>> {
+    let results: Vec<Block> = m
+        .get("tool_results")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .map(|r| Block::ToolResult {
+            tool_use_id: r
+                .get("tool_use_id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            content: result_content(r.get("content").unwrap_or(&Value::Null)),
+            is_error: r.get("is_error").and_then(Value::as_bool) == Some(true),
+        })
+        .collect();
+    (!results.is_empty()).then_some(results)
+}
+
+/// A legacy message's own blocks: the context the user attached, its segments (or its text), its calls.
+fn legacy_blocks(m: &Value) -> Vec<Block> {
+    let mut out = Vec::new();
+    if let Some(c) = m
+        .get("context")
+        .and_then(Value::as_str)
+        .filter(|c| !c.is_empty())
+    {
+        out.push(Block::text(c));
+    }
+    if let Some(t) = m.get("text").and_then(Value::as_str) {
+        out.push(Block::text(t));
+    }
+    for seg in m
+        .get("segments")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+    {
+        match seg.get("type").and_then(Value::as_str) {
+            Some("text") => out.push(Block::text(
+                seg.get("text").and_then(Value::as_str).unwrap_or(""),
+            )),
+            Some("thinking") => out.push(Block::Thinking {
+                thinking: seg
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                signature: seg
+                    .get("signature")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            }),
+            Some("RedactedThinking") => {
+                out.push(Block::Other(
+                    json!({"type": "redacted_thinking", "data": seg.get("data")}),
+                ));
+            }
+            _ => out.push(super::unknown_block(seg)),
+        }
+    }
+    for u in m
+        .get("tool_uses")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+    {
+        out.push(Block::ToolUse {
+            id: u
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            name: u
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            input: u
+                .get("input")
+                .filter(|i| i.is_object())
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+        });
+    }
+    out
+}
+
+/// The messages of a thread of Zed's first agent. Its usage is a list by message: the request that produced a
+/// reply is measured at the reply's index (a user message's slot repeats an earlier figure and is not read).
+fn legacy_messages(doc: &Value, model: Option<&str>) -> (Vec<NewMessage>, usize) {
+    let usage = doc.get("request_token_usage").and_then(Value::as_array);
+    let mut built = Vec::new();
+    let mut measured = 0;
+    for (k, m) in doc["messages"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .enumerate()
+    {
+        let role = match m.get("role").and_then(Value::as_str) {
+            Some("assistant") => Role::Assistant,
+            Some("user") => Role::User,
+            _ => continue,
+        };
+        let mut content = legacy_blocks(m);
+        let results = legacy_results(m);
+        if role == Role::User
+            && let Some(r) = &results
+        {
+            // version 0.1.0 kept the results on the user message that sent them
+            content.splice(0..0, r.iter().cloned());
+        }
+        if !content.is_empty() {
+            let mut nm = NewMessage::new(role, content);
+            nm.meta = json!({"source": "zed", "index": k, "id": m.get("id"), "hidden": m.get("is_hidden")});
+            if role == Role::Assistant {
+                nm.meta["model"] = json!(model);
+                nm.usage = usage.and_then(|u| u.get(k)).and_then(usage_of);
+                measured += usize::from(nm.usage.is_some());
+            }
+            built.push(nm);
+        }
+        if role == Role::Assistant
+            && let Some(r) = results
+        {
+            let mut nm = NewMessage::new(Role::User, r);
+            nm.meta = json!({"source": "zed", "index": k, "results": true});
+            built.push(nm);
+        }
+    }
+    (built, measured)
 }
 
 /// A PNG Zed holds in base64 (`LanguageModelImage`), as an image block.
@@ -206,19 +359,8 @@ fn thread_meta(doc: &Value, version: &str) -> Value {
     meta
 }
 
-pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatError> {
-    let version = doc.get("version").and_then(Value::as_str).unwrap_or("");
-    if !VERSIONS.contains(&version) {
-        return Err(FormatError::new(
-            path,
-            line,
-            format!(
-                "a Zed thread of version {version:?}, which this cairn does not read (it reads {VERSIONS:?})"
-            ),
-        ));
-    }
-    let mut report = ImportReport::default();
-    let model = doc.pointer("/model/model").and_then(Value::as_str);
+/// The messages of a thread (`0.3.0`), and how many replies carry a measure.
+fn thread_messages(doc: &Value, model: Option<&str>) -> (Vec<NewMessage>, usize) {
     let usage = doc.get("request_token_usage").and_then(Value::as_object);
     let mut built: Vec<NewMessage> = Vec::new();
     // the turn's prompt, and the turn's last reply so far (where its measure goes)
@@ -270,6 +412,26 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
         }
     }
     finish_turn(&mut built, &turn, last_reply.take());
+    (built, measured)
+}
+
+pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatError> {
+    let version = doc.get("version").and_then(Value::as_str).unwrap_or("");
+    let model = doc.pointer("/model/model").and_then(Value::as_str);
+    let (built, measured) = if is_legacy(doc) && ["", "0.1.0", "0.2.0"].contains(&version) {
+        legacy_messages(doc, model)
+    } else if VERSIONS.contains(&version) {
+        thread_messages(doc, model)
+    } else {
+        return Err(FormatError::new(
+            path,
+            line,
+            format!(
+                "a Zed thread of version {version:?}, which this cairn does not read (it reads {VERSIONS:?}, and 0.1.0, 0.2.0)"
+            ),
+        ));
+    };
+    let mut report = ImportReport::default();
     if built.is_empty() {
         return Err(FormatError::new(
             path,
@@ -280,14 +442,15 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
     let replies = built.iter().filter(|m| m.role == Role::Assistant).count();
     if replies > measured {
         report.notes.push(format!(
-            "usage: Zed keeps the last request of each prompt: {measured} of {replies} replies measured, the others' \
-             requests not recorded"
+            "usage: {measured} of {replies} replies carry what the provider measured (Zed keeps one request's usage \
+             a prompt; the others are not recorded)"
         ));
     }
     let messages = super::chain(built);
     let row = doc.get("zed_row");
     let title = doc
         .get("title")
+        .or_else(|| doc.get("summary"))
         .or_else(|| row.and_then(|r| r.get("summary")))
         .and_then(Value::as_str)
         .filter(|t| !t.trim().is_empty())
