@@ -5,7 +5,8 @@
 //! (`~/.copilot/session-state/<id>/events.jsonl`), Qwen Code (`~/.qwen/projects/<project>/chats/<id>.jsonl`, and
 //! `~/.qwen/tmp/<project>/chats/` before), Kimi CLI (`~/.kimi/sessions/<work dir hash>/<id>/context.jsonl`), Amp
 //! (`~/.local/share/amp/threads/T-<uuid>.json`), Goose's SQLite store (`~/.local/share/goose/sessions/sessions.db`, a
-//! session each) and the JSONL files it kept before, opencode's SQLite store (`~/.local/share/opencode/opencode.db`,
+//! session each) and the JSONL files it kept before, Zed's agent threads (`~/.local/share/zed/threads/threads.db`, a
+//! thread each), opencode's SQLite store (`~/.local/share/opencode/opencode.db`,
 //! a session each) and its older storage folders
 //! (`~/.local/share/opencode/storage/session/<project>/ses_*.json`, its messages read beside it), and the task
 //! folders of Cline, Roo Code and Kilo Code in the editors' extension storage (`<editor>/User/globalStorage/

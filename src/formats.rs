@@ -367,7 +367,6 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<(usize, Value)>, FormatError> {
 /// rest is read).
 pub fn read_file(path: &Path) -> Result<Vec<u8>, FormatError> {
     use std::io::Read as _;
-    // a session of opencode's SQLite store, named as a path beneath it
     // a session of a harness's SQLite store (opencode, Goose, Zed), named as a path beneath it
     if let Some((store, db, id)) = sqlite::split(path) {
         return (store.export)(db, id);
@@ -503,7 +502,7 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
     if lines.len() == 1 && amp::is_amp(first) {
         return Some(Format::Amp);
     }
-    if lines.len() == 1 && goose::is_export(first) || goose::is_legacy(lines) {
+    if (lines.len() == 1 && goose::is_export(first)) || goose::is_legacy(lines) {
         return Some(Format::Goose);
     }
     if lines.len() == 1 && first.get("messages").is_some_and(Value::is_array) {

@@ -128,12 +128,12 @@ fn blocks(
 ) -> (Vec<Block>, serde_json::Map<String, Value>) {
     let mut out = Vec::new();
     let mut extras = serde_json::Map::new();
-    let items: Vec<Value> = match content {
-        Value::String(s) => vec![json!({"type": "text", "text": s})],
-        Value::Array(a) => a.clone(),
-        _ => Vec::new(),
+    let items: std::borrow::Cow<'_, [Value]> = match content {
+        Value::String(s) => vec![json!({"type": "text", "text": s})].into(),
+        Value::Array(a) => a.as_slice().into(),
+        _ => Vec::new().into(),
     };
-    for b in items {
+    for b in items.iter() {
         if b.get("type").and_then(Value::as_str) == Some("tool_result") {
             let id = b
                 .get("toolUseID")
@@ -158,7 +158,7 @@ fn blocks(
             }
             continue;
         }
-        let mut one = Value::Array(vec![b]);
+        let mut one = Value::Array(vec![b.clone()]);
         super::claude_code::split_block_extras(&mut one, out.len(), &mut extras);
         if let Value::Array(mut v) = one
             && let Some(b) = v.pop()

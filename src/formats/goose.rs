@@ -37,7 +37,8 @@ pub fn is_legacy(lines: &[(usize, Value)]) -> bool {
     let Some((_, first)) = lines.first() else {
         return false;
     };
-    first.get("working_dir").is_some()
+    lines.len() > 1
+        && first.get("working_dir").is_some()
         && first.get("role").is_none()
         && lines.iter().skip(1).take(5).all(|(_, m)| {
             m.get("role").is_some() && m.get("created").is_some() && m.get("content").is_some()
