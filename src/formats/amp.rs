@@ -154,7 +154,7 @@ fn blocks(
                 (Some(_), None) => {
                     report.skip("tool runs not finished (not yet sent to the model)")
                 }
-                (None, _) => out.push(super::unknown_block(&b)),
+                (None, _) => out.push(super::unknown_block(b)),
             }
             continue;
         }
