@@ -559,3 +559,132 @@ proptest! {
         prop_assert_eq!(s.conversations().unwrap().len(), held);
     }
 }
+
+/// An Amp thread driven by `plan`: prompts, replies with a call (measured), the call's result (done, failed,
+/// cancelled, refused), a summary Amp continued from, and the user editing an earlier prompt (Amp drops what
+/// followed it and the thread goes on from the edit). Returns the thread's document after each operation.
+fn amp_thread(plan: &[(u8, prop::sample::Index)]) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    let mut messages: Vec<serde_json::Value> = Vec::new();
+    let mut next = 0u64;
+    let mut states = Vec::new();
+    for (i, (kind, pick)) in plan.iter().enumerate() {
+        let id = |n: &mut u64| {
+            *n += 1;
+            *n
+        };
+        let open_call = messages.last().and_then(|m| {
+            m["content"]
+                .as_array()?
+                .iter()
+                .find(|b| b["type"] == "tool_use")?["id"]
+                .as_str()
+                .map(str::to_string)
+        });
+        match (kind % 6, open_call) {
+            (_, Some(call)) => {
+                let status = ["done", "error", "cancelled", "rejected-by-user"][usize::from(*kind) % 4];
+                let run = match status {
+                    "done" => json!({"status": status, "result": {"output": format!("out {i}"), "exitCode": 0}}),
+                    "error" => json!({"status": status, "error": {"message": format!("failed {i}")}}),
+                    s => json!({"status": s}),
+                };
+                messages.push(json!({"role": "user", "messageId": id(&mut next),
+                    "content": [{"type": "tool_result", "toolUseID": call, "run": run}]}));
+            }
+            (0 | 1, None) => messages.push(json!({"role": "user", "messageId": id(&mut next),
+                "content": [{"type": "text", "text": format!("prompt {i}")}], "meta": {"sentAt": 1_764_900_000_000u64 + i as u64}})),
+            (2 | 3, None) => {
+                let call = kind % 6 == 2;
+                let mut content = vec![json!({"type": "text", "text": format!("reply {i}")})];
+                if call {
+                    content.push(json!({"type": "tool_use", "id": format!("toolu_{i}"), "name": "Bash",
+                        "input": {"cmd": "ls"}, "complete": true}));
+                }
+                let prompt = 10_000 + 50 * i as u64;
+                messages.push(json!({"role": "assistant", "messageId": id(&mut next), "content": content,
+                    "state": {"type": "complete", "stopReason": if call { "tool_use" } else { "end_turn" }},
+                    "usage": {"model": "claude-sonnet-4-5-20250929", "maxInputTokens": 168_000, "inputTokens": 5,
+                              "cacheReadInputTokens": prompt - 5, "cacheCreationInputTokens": 0, "outputTokens": 40}}));
+            }
+            (4, None) => messages.push(json!({"role": "info", "messageId": id(&mut next),
+                "content": [{"type": "summary", "summary": {"type": "message", "summary": format!("summary {i}")}}]})),
+            (_, None) => {
+                // an edit of an earlier prompt: what followed it is dropped, the edited prompt takes its place (not
+                // the first: a thread whose first prompt changed starts a conversation of its own, a tree having
+                // one root)
+                let prompts: Vec<usize> = (0..messages.len())
+                    .filter(|&k| messages[k]["role"] == "user" && messages[k]["content"][0]["type"] == "text")
+                    .skip(1)
+                    .collect();
+                if let Some(&k) = prompts.get(pick.index(prompts.len().max(1))) {
+                    messages.truncate(k);
+                    messages.push(json!({"role": "user", "messageId": id(&mut next),
+                        "content": [{"type": "text", "text": format!("edited prompt {i}")}]}));
+                }
+            }
+        }
+        states.push(json!({"v": i, "id": "T-5e3c2d10-0000-4000-8000-000000000001", "created": 1_764_900_000_000u64,
+                           "title": "a thread", "messages": messages.clone()}));
+    }
+    states
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// Whatever an Amp thread does (prompts, calls answered any way, summaries, edits of earlier prompts), Amp's
+    /// document imports into one tree the store accepts, its path holding no message twice and ending with the
+    /// thread's last message; read mid-thread and again as Amp rewrote it, it is one conversation, with nothing new
+    /// on a third read.
+    #[test]
+    fn any_amp_thread_imports_into_one_valid_tree(
+        plan in proptest::collection::vec((any::<u8>(), any::<prop::sample::Index>()), 1..40),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let states = amp_thread(&plan);
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("T-5e3c2d10-0000-4000-8000-000000000001.json");
+        let mut s = mem();
+        std::fs::write(&f, states[cut.index(states.len())].to_string()).unwrap();
+        let first = cairn::import::import_file(&mut s, &f, None);
+        if let Some(e) = &first.error {
+            prop_assert!(e.contains("nothing to import"), "{e}");
+        }
+        let last = states.last().unwrap();
+        std::fs::write(&f, last.to_string()).unwrap();
+        let o = cairn::import::import_file(&mut s, &f, None);
+        if let Some(e) = &o.error {
+            prop_assert!(e.contains("nothing to import") || e.contains("already imported"), "{e}");
+        }
+        prop_assert!(s.conversations().unwrap().len() <= 1);
+        for c in s.conversations().unwrap() {
+            let path = s.active_path(&c.id).unwrap();
+            let ids: HashSet<&str> = path.iter().map(|m| m.id.as_str()).collect();
+            prop_assert_eq!(ids.len(), path.len());
+            // every result on the path answers a call before it on the path
+            let mut calls: HashSet<String> = HashSet::new();
+            for m in &path {
+                for b in &m.content {
+                    match b {
+                        cairn::model::Block::ToolUse { id, .. } => { calls.insert(id.clone()); }
+                        cairn::model::Block::ToolResult { tool_use_id, .. } => prop_assert!(calls.contains(tool_use_id)),
+                        _ => {}
+                    }
+                }
+            }
+            if o.status == "unchanged" {
+                continue;
+            }
+            let said = last["messages"].as_array().unwrap().last().unwrap();
+            let end = path.last().unwrap().content.first().and_then(|b| b.as_text()).map(str::to_string);
+            if let Some(t) = said["content"][0]["text"].as_str() {
+                prop_assert_eq!(end, Some(t.to_string()));
+            }
+        }
+        let held = s.conversations().unwrap().len();
+        let again = cairn::import::import_file(&mut s, &f, None);
+        prop_assert!(again.error.as_deref().is_none_or(|e| e.contains("already imported") || e.contains("nothing to import")), "{:?}", again.error);
+        prop_assert_eq!(s.conversations().unwrap().len(), held);
+    }
+}
