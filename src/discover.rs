@@ -4,7 +4,7 @@
 //! (`~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl`) and GitHub Copilot CLI
 //! (`~/.copilot/session-state/<id>/events.jsonl`), Qwen Code (`~/.qwen/projects/<project>/chats/<id>.jsonl`, and
 //! `~/.qwen/tmp/<project>/chats/` before), Kimi CLI (`~/.kimi/sessions/<work dir hash>/<id>/context.jsonl`), Amp
-//! (`~/.local/share/amp/threads/T-<uuid>.json`), Goose's SQLite store (`~/.local/share/goose/sessions/sessions.db`, a
+//! (`~/.local/share/amp/threads/T-<uuid>.json`, and its editor extension's `threads3` before), Goose's SQLite store (`~/.local/share/goose/sessions/sessions.db`, a
 //! session each) and the JSONL files it kept before, Zed's agent threads (`~/.local/share/zed/threads/threads.db`, a
 //! thread each), opencode's SQLite store (`~/.local/share/opencode/opencode.db`,
 //! a session each) and its older storage folders
@@ -111,7 +111,7 @@ impl Home {
 }
 
 /// Every place under `home` where a harness keeps its sessions: the fixed folders, and each editor's extension
-/// storage for the Cline family.
+/// storage for the Cline family and Amp's older threads.
 fn locations(home: &Home) -> Vec<(Format, PathBuf)> {
     let mut out: Vec<(Format, PathBuf)> = LOCATIONS
         .iter()
@@ -130,6 +130,13 @@ fn locations(home: &Home) -> Vec<(Format, PathBuf)> {
                         .join("tasks"),
                 ));
             }
+            // Amp's editor extension kept its threads there before they moved to Amp's own folder
+            out.push((
+                Format::Amp,
+                home.join(base)
+                    .join(editor)
+                    .join("User/globalStorage/sourcegraph.amp/threads3"),
+            ));
         }
     }
     out

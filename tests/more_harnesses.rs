@@ -2570,6 +2570,17 @@ fn discover_finds_amp_threads() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].format.name(), "amp");
     assert_eq!(found[0].messages, 16);
+    // where Amp's editor extension kept its threads before
+    let older = home
+        .path()
+        .join(".config/Code/User/globalStorage/sourcegraph.amp/threads3");
+    std::fs::create_dir_all(&older).unwrap();
+    std::fs::copy(
+        amp_thread(),
+        older.join("T-00000000-1111-4222-8333-444444444444.json"),
+    )
+    .unwrap();
+    assert_eq!(cairn::discover::discover(home.path()).len(), 2);
 }
 
 fn goose_export() -> PathBuf {

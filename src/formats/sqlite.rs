@@ -89,6 +89,7 @@ pub const STORES: &[Store] = &[
         homes: &[
             ".local/share/zed/threads/threads.db",
             "Library/Application Support/Zed/threads/threads.db",
+            "AppData/Local/Zed/threads/threads.db",
         ],
         is_db: super::zed::db::is_db,
         sessions: super::zed::db::sessions,
