@@ -2972,3 +2972,40 @@ fn a_thread_of_zed_s_first_agent_reads_with_its_results_and_its_measures() {
     assert_eq!(path[1].usage.map(|u| u.input_tokens), Some(9_100));
     assert_eq!(path[3].usage.map(|u| u.input_tokens), Some(9_300));
 }
+
+#[test]
+fn a_goose_session_that_names_no_model_takes_the_one_goose_is_configured_with_and_says_so() {
+    let home = tempfile::tempdir().unwrap();
+    let sessions = home.path().join(".local/share/goose/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let f = sessions.join("20251205_3.json");
+    std::fs::copy(goose_export(), &f).unwrap();
+    let config = home.path().join(".config/goose");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.yaml"),
+        "GOOSE_PROVIDER: anthropic\nGOOSE_MODEL: \"claude-sonnet-4-5\"\nextensions: {}\n",
+    )
+    .unwrap();
+    let (mut s, o) = imported(&f);
+    assert!(
+        o.report
+            .notes
+            .iter()
+            .any(|n| n.contains("Goose's config.yaml sets now (claude-sonnet-4-5)")),
+        "{:?}",
+        o.report.notes
+    );
+    let path = s.active_path(&o.conversations[0]).unwrap();
+    assert_eq!(path[1].meta["model"], "claude-sonnet-4-5");
+    // priced as that model
+    let st = stats_by_conversation(&mut s);
+    assert!(
+        st.rows[0].cost_usd.is_some_and(|c| c > 0.0),
+        "{:?}",
+        st.rows[0]
+    );
+    // the fixture read where no configuration is beside it names no model
+    let (_, plain) = imported(&goose_export());
+    assert!(!plain.report.notes.iter().any(|n| n.contains("config.yaml")));
+}

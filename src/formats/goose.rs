@@ -244,6 +244,21 @@ fn session_meta(session: &Value, config: Option<&Value>, model: Option<&str>) ->
     meta
 }
 
+/// The model Goose's configuration sets (`GOOSE_MODEL` in `~/.config/goose/config.yaml`), for a session kept where
+/// Goose keeps them (`~/.local/share/goose/sessions/…`: the home is found from the session's own path).
+fn configured_model(path: &Path) -> Option<String> {
+    let sessions = path
+        .ancestors()
+        .find(|a| a.ends_with(".local/share/goose/sessions"))?;
+    let home = sessions.ancestors().nth(4)?;
+    let text = std::fs::read_to_string(home.join(".config/goose/config.yaml")).ok()?;
+    text.lines().find_map(|l| {
+        let v = l.strip_prefix("GOOSE_MODEL:")?.trim();
+        let v = v.trim_matches(|c| c == '"' || c == '\'');
+        (!v.is_empty()).then(|| v.to_string())
+    })
+}
+
 fn read<'a>(
     path: &Path,
     line: usize,
@@ -254,10 +269,18 @@ fn read<'a>(
     let config = session
         .get("model_config_json")
         .or_else(|| session.get("model_config"));
-    let model = config
+    let named = config
         .and_then(|c| c.get("model_name"))
         .and_then(Value::as_str)
         .filter(|m| !m.trim().is_empty());
+    // a store before Goose named the model: the one Goose's configuration sets now, said so
+    let configured = named.is_none().then(|| configured_model(path)).flatten();
+    if let Some(m) = &configured {
+        report.notes.push(format!(
+            "the model is the one Goose's config.yaml sets now ({m}): the session does not record it"
+        ));
+    }
+    let model = named.or(configured.as_deref());
     let mut built: Vec<NewMessage> = Vec::new();
     // messages Goose took out of the model's context since the last one it saw
     let mut dropped = 0;
