@@ -13,8 +13,8 @@
 //! Goose records no usage per reply: the session holds its running totals (`accumulated_input_tokens`,
 //! `accumulated_output_tokens`), set on the first reply as the sum of every reply's requests (counted and priced,
 //! never taken as one prompt's size), replaced when the session is read again after it grew. The model, where
-//! the store names it (`model_config_json.model_name`, its `context_limit` the window Goose ran it with), is on
-//! every reply. A subagent's session (`session_type: sub_agent`) is marked as one.
+//! the store names it (`model_config_json.model_name`, its `context_limit` the window Goose ran it with; before,
+//! the `GOOSE_MODEL` Goose's configuration sets now, said so), is on every reply. A subagent's session (`session_type: sub_agent`) is marked as one.
 
 pub mod db;
 
