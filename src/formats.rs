@@ -184,6 +184,30 @@ pub struct Parsed {
 }
 
 impl Parsed {
+    /// One conversation of messages in file order (readers of harnesses without a tree), titled as the harness
+    /// named it where it did, else by its messages.
+    pub(crate) fn chained(
+        built: Vec<NewMessage>,
+        named: Option<&str>,
+        meta: Value,
+        report: ImportReport,
+    ) -> Parsed {
+        let messages = chain(built);
+        let title = named
+            .filter(|t| !t.trim().is_empty())
+            .map(short_title)
+            .or_else(|| title_of(&messages));
+        Parsed {
+            title,
+            tip: messages.len().checked_sub(1),
+            messages,
+            checkpoints: Vec::new(),
+            meta,
+            report,
+            children: Vec::new(),
+        }
+    }
+
     /// Usage no provider could have measured (a prompt or reply larger than any model's window, as the catalog
     /// knows them: 2^63 - 1 tokens in a hostile file) is not stored as usage: it is kept as metadata
     /// (`cairn.refused_usage`) and the report says so, so no cost, free space or replay is made of it.

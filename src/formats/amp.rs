@@ -354,21 +354,11 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
     if let Some(n) = side_requests(doc, &measured) {
         report.notes.push(n);
     }
-    let messages = super::chain(built);
-    let title = doc
-        .get("title")
-        .and_then(Value::as_str)
-        .filter(|t| !t.trim().is_empty())
-        .map(super::short_title)
-        .or_else(|| super::title_of(&messages));
     let meta = thread_meta(doc, windows);
-    Ok(Parsed {
-        title,
-        tip: messages.len().checked_sub(1),
-        messages,
-        checkpoints: Vec::new(),
+    Ok(Parsed::chained(
+        built,
+        doc.get("title").and_then(Value::as_str),
         meta,
         report,
-        children: Vec::new(),
-    })
+    ))
 }

@@ -343,21 +343,14 @@ fn read<'a>(
             "usage: the session's totals, on its first reply as the sum of {replies} requests (Goose records no prompt per reply)"
         ));
     }
-    let messages = super::chain(built);
-    let title = ["name", "description"]
+    let named = ["name", "description"]
         .iter()
         .filter_map(|k| session.get(*k).and_then(Value::as_str))
-        .find(|t| !t.trim().is_empty())
-        .map(super::short_title)
-        .or_else(|| super::title_of(&messages));
-    let meta = session_meta(session, config, model);
-    Ok(Parsed {
-        title,
-        tip: messages.len().checked_sub(1),
-        messages,
-        checkpoints: Vec::new(),
-        meta,
+        .find(|t| !t.trim().is_empty());
+    Ok(Parsed::chained(
+        built,
+        named,
+        session_meta(session, config, model),
         report,
-        children: Vec::new(),
-    })
+    ))
 }

@@ -63,15 +63,7 @@ fn legacy_results(m: &Value) -> Option<Vec<Block>> {
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice)
         .iter()
-        .map(|r| Block::ToolResult {
-            tool_use_id: r
-                .get("tool_use_id")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-            content: result_content(r.get("content").unwrap_or(&Value::Null)),
-            is_error: r.get("is_error").and_then(Value::as_bool) == Some(true),
-        })
+        .map(|r| tool_result(r, ""))
         .collect();
     (!results.is_empty()).then_some(results)
 }
@@ -98,17 +90,7 @@ fn legacy_blocks(m: &Value) -> Vec<Block> {
             Some("text") => out.push(Block::text(
                 seg.get("text").and_then(Value::as_str).unwrap_or(""),
             )),
-            Some("thinking") => out.push(Block::Thinking {
-                thinking: seg
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                signature: seg
-                    .get("signature")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-            }),
+            Some("thinking") => out.push(thinking(seg)),
             Some("RedactedThinking") => {
                 out.push(Block::Other(
                     json!({"type": "redacted_thinking", "data": seg.get("data")}),
@@ -122,23 +104,7 @@ fn legacy_blocks(m: &Value) -> Vec<Block> {
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice)
     {
-        out.push(Block::ToolUse {
-            id: u
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-            name: u
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-            input: u
-                .get("input")
-                .filter(|i| i.is_object())
-                .cloned()
-                .unwrap_or_else(|| json!({})),
-        });
+        out.push(tool_use(u));
     }
     out
 }
@@ -259,39 +225,13 @@ fn agent_blocks(m: &Value) -> (Vec<Block>, Option<Vec<Block>>) {
         if let Some(t) = p.get("Text").and_then(Value::as_str) {
             out.push(Block::text(t));
         } else if let Some(t) = p.get("Thinking") {
-            out.push(Block::Thinking {
-                thinking: t
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                signature: t
-                    .get("signature")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-            });
+            out.push(thinking(t));
         } else if let Some(d) = p.get("RedactedThinking") {
             out.push(Block::Other(
                 json!({"type": "redacted_thinking", "data": d}),
             ));
         } else if let Some(u) = p.get("ToolUse") {
-            out.push(Block::ToolUse {
-                id: u
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                name: u
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                input: u
-                    .get("input")
-                    .filter(|i| i.is_object())
-                    .cloned()
-                    .unwrap_or_else(|| json!({})),
-            });
+            out.push(tool_use(u));
         } else if let Some(img) = p.get("Image") {
             out.push(image(img).unwrap_or_else(|| super::unknown_block(p)));
         } else {
@@ -303,17 +243,52 @@ fn agent_blocks(m: &Value) -> (Vec<Block>, Option<Vec<Block>>) {
         .and_then(Value::as_object)
         .into_iter()
         .flat_map(|r| r.iter())
-        .map(|(id, r)| Block::ToolResult {
-            tool_use_id: r
-                .get("tool_use_id")
-                .and_then(Value::as_str)
-                .unwrap_or(id)
-                .to_string(),
-            content: result_content(r.get("content").unwrap_or(&Value::Null)),
-            is_error: r.get("is_error").and_then(Value::as_bool) == Some(true),
-        })
+        .map(|(id, r)| tool_result(r, id))
         .collect();
     (out, (!results.is_empty()).then_some(results))
+}
+
+/// A call as Zed keeps it (`LanguageModelToolUse`, and its first agent's `SerializedToolUse`).
+fn tool_use(u: &Value) -> Block {
+    let s = |k: &str| u.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    Block::ToolUse {
+        id: s("id"),
+        name: s("name"),
+        input: u
+            .get("input")
+            .filter(|i| i.is_object())
+            .cloned()
+            .unwrap_or_else(|| json!({})),
+    }
+}
+
+/// A tool's result as Zed keeps it (`LanguageModelToolResult`; its first agent's too), answering `id` where the
+/// result does not name its call.
+fn tool_result(r: &Value, id: &str) -> Block {
+    Block::ToolResult {
+        tool_use_id: r
+            .get("tool_use_id")
+            .and_then(Value::as_str)
+            .unwrap_or(id)
+            .to_string(),
+        content: result_content(r.get("content").unwrap_or(&Value::Null)),
+        is_error: r.get("is_error").and_then(Value::as_bool) == Some(true),
+    }
+}
+
+/// Reasoning as Zed keeps it (`{text, signature}`).
+fn thinking(t: &Value) -> Block {
+    Block::Thinking {
+        thinking: t
+            .get("text")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        signature: t
+            .get("signature")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    }
 }
 
 /// One request's usage as Zed keeps it (`TokenUsage`).
@@ -446,24 +421,15 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
              a prompt; the others are not recorded)"
         ));
     }
-    let messages = super::chain(built);
-    let row = doc.get("zed_row");
-    let title = doc
-        .get("title")
-        .or_else(|| doc.get("summary"))
-        .or_else(|| row.and_then(|r| r.get("summary")))
-        .and_then(Value::as_str)
-        .filter(|t| !t.trim().is_empty())
-        .map(super::short_title)
-        .or_else(|| super::title_of(&messages));
-    let meta = thread_meta(doc, version);
-    Ok(Parsed {
-        title,
-        tip: messages.len().checked_sub(1),
-        messages,
-        checkpoints: Vec::new(),
-        meta,
+    let named = ["title", "summary"]
+        .iter()
+        .filter_map(|k| doc.get(*k))
+        .chain(doc.pointer("/zed_row/summary"))
+        .find_map(Value::as_str);
+    Ok(Parsed::chained(
+        built,
+        named,
+        thread_meta(doc, version),
         report,
-        children: Vec::new(),
-    })
+    ))
 }
