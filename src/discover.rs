@@ -262,7 +262,7 @@ pub fn discover_in(home: &Home) -> Vec<SessionFile> {
     }
     // the harnesses that keep every session in one SQLite store (opencode since its storage folders, Goose since
     // its JSONL files, Zed)
-    for store in crate::formats::sqlite::STORES {
+    for store in crate::formats::stores::STORES {
         for rel in store.homes {
             let db = home.dir.join(rel);
             if !(store.is_db)(&db) {

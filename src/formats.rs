@@ -20,6 +20,7 @@ pub mod opencode;
 pub mod pi;
 pub mod qwen_code;
 pub mod sqlite;
+pub mod stores;
 mod trajectories;
 pub mod zed;
 
@@ -392,7 +393,7 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<(usize, Value)>, FormatError> {
 pub fn read_file(path: &Path) -> Result<Vec<u8>, FormatError> {
     use std::io::Read as _;
     // a session of a harness's SQLite store (opencode, Goose, Zed), named as a path beneath it
-    if let Some((store, db, id)) = sqlite::split(path) {
+    if let Some((store, db, id)) = stores::split(path) {
         return (store.export)(db, id);
     }
     let meta = std::fs::metadata(path).map_err(|e| FormatError::new(path, 0, e.to_string()))?;

@@ -84,7 +84,7 @@ pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
                         }
                     } else if let Some(store) = (meta.is_file())
                         .then(|| {
-                            formats::sqlite::STORES
+                            formats::stores::STORES
                                 .iter()
                                 .find(|s| e.file_name().is_some_and(|n| n == s.file_name))
                         })
@@ -103,7 +103,7 @@ pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
                     }
                 }
             }
-        } else if let Some(store) = formats::sqlite::store_of(p) {
+        } else if let Some(store) = formats::stores::store_of(p) {
             out.extend((store.sessions)(p).map_err(std::io::Error::other)?);
         } else {
             let main = main_file(p);

@@ -40,7 +40,7 @@ impl Follow {
         };
         let db = path
             .as_deref()
-            .and_then(crate::formats::sqlite::split)
+            .and_then(crate::formats::stores::split)
             .map(|(_, db, _)| db.to_path_buf());
         let (watched, seen) = match (db, &path) {
             // a session of a harness's SQLite store (opencode, Goose, Zed) has no length of its own to compare with
