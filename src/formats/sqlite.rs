@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use rusqlite::types::{Value as Cell, ValueRef};
 use rusqlite::{Connection, OpenFlags};
 
 use super::FormatError;
@@ -43,3 +44,35 @@ pub fn has_tables(path: &Path, tables: &[&str]) -> bool {
 /// A store's sessions for discover: each as the path the importer reads it by, when it was last updated (ms) and
 /// how many messages it holds.
 pub type Listing = Vec<(std::path::PathBuf, i64, usize)>;
+
+/// The one row of `table` whose `id` is `id`, every column by its name (a harness adds columns from version to
+/// version: all are kept, none named here); `None` when there is no such row.
+pub fn row_by_id(
+    c: &Connection,
+    table: &str,
+    id: &str,
+) -> rusqlite::Result<Option<Vec<(String, Cell)>>> {
+    let mut stmt = c.prepare(&format!("SELECT * FROM \"{table}\" WHERE id = ?1"))?;
+    let names: Vec<String> = stmt
+        .column_names()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let mut rows = stmt.query([id])?;
+    let Some(r) = rows.next()? else {
+        return Ok(None);
+    };
+    let mut out = Vec::with_capacity(names.len());
+    for (k, name) in names.into_iter().enumerate() {
+        // text read lossily: a store a harness wrote badly is still read
+        let v = match r.get_ref(k)? {
+            ValueRef::Null => Cell::Null,
+            ValueRef::Integer(i) => Cell::Integer(i),
+            ValueRef::Real(f) => Cell::Real(f),
+            ValueRef::Text(t) => Cell::Text(String::from_utf8_lossy(t).into_owned()),
+            ValueRef::Blob(b) => Cell::Blob(b.to_vec()),
+        };
+        out.push((name, v));
+    }
+    Ok(Some(out))
+}

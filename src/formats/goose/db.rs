@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
-use rusqlite::types::ValueRef;
+use rusqlite::types::Value as Cell;
 use serde_json::{Map, Value, json};
 
 use crate::formats::FormatError;
@@ -35,19 +35,21 @@ pub fn sessions(db: &Path) -> Result<Vec<PathBuf>, FormatError> {
 }
 
 /// A column's value as JSON: text that holds JSON (the `*_json` columns, `extension_data`) parsed.
-fn cell(name: &str, v: ValueRef<'_>) -> Value {
+fn cell(name: &str, v: Cell) -> Value {
     match v {
-        ValueRef::Null => Value::Null,
-        ValueRef::Integer(i) => json!(i),
-        ValueRef::Real(f) => json!(f),
-        ValueRef::Text(t) | ValueRef::Blob(t) => {
-            let s = String::from_utf8_lossy(t);
-            let parsed = (name.ends_with("_json") || name == "extension_data")
-                .then(|| serde_json::from_str::<Value>(&s).ok())
-                .flatten();
-            parsed.unwrap_or_else(|| Value::String(s.into_owned()))
-        }
+        Cell::Null => Value::Null,
+        Cell::Integer(i) => json!(i),
+        Cell::Real(f) => json!(f),
+        Cell::Text(s) => parsed(name, s),
+        Cell::Blob(b) => parsed(name, String::from_utf8_lossy(&b).into_owned()),
     }
+}
+
+fn parsed(name: &str, s: String) -> Value {
+    (name.ends_with("_json") || name == "extension_data")
+        .then(|| serde_json::from_str::<Value>(&s).ok())
+        .flatten()
+        .unwrap_or(Value::String(s))
 }
 
 /// One session of the store as `goose session export` writes it: the session's fields, its messages as
@@ -56,25 +58,20 @@ pub fn export(db: &Path, id: &str) -> Result<Vec<u8>, FormatError> {
     let c = open(db)?;
     let at = db.join(id);
     let err = |e: rusqlite::Error| FormatError::new(&at, 0, e.to_string());
-    let mut stmt = c
-        .prepare("SELECT * FROM sessions WHERE id = ?1")
-        .map_err(err)?;
-    let names: Vec<String> = stmt.column_names().map(str::to_string).collect();
-    let mut rows = stmt.query([id]).map_err(err)?;
-    let Some(r) = rows.next().map_err(err)? else {
+    let Some(row) = crate::formats::sqlite::row_by_id(&c, "sessions", id).map_err(err)? else {
         return Err(FormatError::new(
             &at,
             0,
             "no such session in the Goose store",
         ));
     };
-    let mut session = Map::new();
-    for (k, name) in names.iter().enumerate() {
-        let v = r.get_ref(k).map_err(err)?;
-        session.insert(name.clone(), cell(name, v));
-    }
-    drop(rows);
-    drop(stmt);
+    let mut session: Map<String, Value> = row
+        .into_iter()
+        .map(|(name, v)| {
+            let v = cell(&name, v);
+            (name, v)
+        })
+        .collect();
     let mut conversation = Vec::new();
     let mut stmt = c
         .prepare(

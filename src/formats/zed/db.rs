@@ -9,7 +9,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
-use rusqlite::types::ValueRef;
+use rusqlite::types::Value as Cell;
 use serde_json::{Map, Value, json};
 
 use crate::formats::FormatError;
@@ -68,25 +68,21 @@ pub fn export(db: &Path, id: &str) -> Result<Vec<u8>, FormatError> {
     let c = open(db)?;
     let at = db.join(id);
     let err = |e: rusqlite::Error| FormatError::new(&at, 0, e.to_string());
-    let mut stmt = c
-        .prepare("SELECT * FROM threads WHERE id = ?1")
-        .map_err(err)?;
-    let names: Vec<String> = stmt.column_names().map(str::to_string).collect();
-    let mut rows = stmt.query([id]).map_err(err)?;
-    let Some(r) = rows.next().map_err(err)? else {
+    let Some(cells) = crate::formats::sqlite::row_by_id(&c, "threads", id).map_err(err)? else {
         return Err(FormatError::new(&at, 0, "no such thread in the Zed store"));
     };
     let mut row = Map::new();
     let (mut data_type, mut data) = (String::new(), Vec::new());
-    for (k, name) in names.iter().enumerate() {
-        match (name.as_str(), r.get_ref(k).map_err(err)?) {
-            ("data", ValueRef::Blob(b) | ValueRef::Text(b)) => data = b.to_vec(),
-            ("data_type", ValueRef::Text(t)) => data_type = String::from_utf8_lossy(t).into_owned(),
-            (_, ValueRef::Text(t)) => {
-                row.insert(name.clone(), json!(String::from_utf8_lossy(t)));
+    for (name, v) in cells {
+        match (name.as_str(), v) {
+            ("data", Cell::Blob(b)) => data = b,
+            ("data", Cell::Text(t)) => data = t.into_bytes(),
+            ("data_type", Cell::Text(t)) => data_type = t,
+            (_, Cell::Text(t)) => {
+                row.insert(name, json!(t));
             }
-            (_, ValueRef::Integer(i)) => {
-                row.insert(name.clone(), json!(i));
+            (_, Cell::Integer(i)) => {
+                row.insert(name, json!(i));
             }
             _ => {}
         }
