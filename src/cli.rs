@@ -555,6 +555,9 @@ impl ValueEnum for ExportFormat {
             crate::export::ExportFormat::Agent(Harness::Codex) => {
                 v.help("A Codex rollout (JSONL), which `codex resume` continues")
             }
+            crate::export::ExportFormat::Agent(Harness::GeminiCli) => {
+                v.help("A Gemini CLI session log (JSONL), which `gemini --resume` continues")
+            }
             _ => v,
         })
     }

@@ -57,13 +57,16 @@ const CLINE_FAMILY: &[&str] = &[
 
 /// A home folder, and where the harnesses that can be told to keep their files elsewhere were told to: Claude
 /// Code's `CLAUDE_CONFIG_DIR` (for `~/.claude`), Codex's `CODEX_HOME` (for `~/.codex`), pi's `PI_CODING_AGENT_DIR`
-/// (for `~/.pi/agent`). Sessions are looked for, and written back, where the harness itself would.
+/// (for `~/.pi/agent`), Gemini CLI's `GEMINI_CLI_HOME` (the folder holding its `.gemini`). Sessions are looked for,
+/// and written back, where the harness itself would.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Home {
     pub dir: PathBuf,
     pub claude: Option<PathBuf>,
     pub codex: Option<PathBuf>,
     pub pi: Option<PathBuf>,
+    /// Gemini CLI's `.gemini` folder, where `GEMINI_CLI_HOME` moved it.
+    pub gemini: Option<PathBuf>,
 }
 
 impl Home {
@@ -74,6 +77,7 @@ impl Home {
             claude: None,
             codex: None,
             pi: None,
+            gemini: None,
         }
     }
 
@@ -89,6 +93,7 @@ impl Home {
             claude: var("CLAUDE_CONFIG_DIR"),
             codex: var("CODEX_HOME"),
             pi: var("PI_CODING_AGENT_DIR"),
+            gemini: var("GEMINI_CLI_HOME").map(|h| h.join(".gemini")),
         })
     }
 
@@ -99,6 +104,7 @@ impl Home {
             Format::ClaudeCode => moved(&self.claude, "projects"),
             Format::Codex => moved(&self.codex, "sessions"),
             Format::Pi => moved(&self.pi, "sessions"),
+            Format::GeminiCli => moved(&self.gemini, "tmp"),
             _ => None,
         };
         own.or_else(|| {

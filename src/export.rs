@@ -77,6 +77,7 @@ impl ExportFormat {
             ExportFormat::Agent(agent::Harness::ClaudeCode) => "Claude Code session",
             ExportFormat::Agent(agent::Harness::Pi) => "pi session",
             ExportFormat::Agent(agent::Harness::Codex) => "Codex rollout",
+            ExportFormat::Agent(agent::Harness::GeminiCli) => "Gemini CLI session",
         }
     }
 

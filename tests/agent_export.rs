@@ -282,6 +282,78 @@ fn codex_rollouts_read_back_the_same_as_codex() {
     assert_eq!(round_trip(&files("codex"), Harness::Codex), 1);
 }
 
+#[test]
+fn gemini_cli_sessions_read_back_the_same_as_gemini_cli() {
+    // Gemini CLI's chat files of three releases (written as its session log now) and a small one of cairn's
+    let mut v: Vec<PathBuf> = std::fs::read_dir(samples().join("gemini-cli"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    v.sort();
+    v.push(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small/gemini-cli-small.json"),
+    );
+    assert_eq!(round_trip(&v, Harness::GeminiCli), 4);
+}
+
+#[test]
+fn a_gemini_cli_session_goes_to_the_project_folder_gemini_cli_named() {
+    let mut s = Store::open_in_memory().unwrap();
+    let c = s.create_conversation(Some("t")).unwrap();
+    s.append_turn(&c, &helpers::simple_turn("hello", "hi"))
+        .unwrap();
+    let f = agent::write(
+        &s,
+        &c,
+        None,
+        Harness::GeminiCli,
+        true,
+        Some("/work/project"),
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let at = |h: &Path| {
+        agent::place(&cairn::discover::Home::at(h), &f)
+            .strip_prefix(h)
+            .unwrap()
+            .parent()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    };
+    // a folder Gemini CLI never ran in: the folder of its hash (Gemini CLI moves it to the short name it gives)
+    let expected_hash = {
+        use sha2::Digest as _;
+        sha2::Sha256::digest(b"/work/project")
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    assert_eq!(
+        at(home.path()),
+        format!(".gemini/tmp/{expected_hash}/chats")
+    );
+    // the session's own projectHash is that hash
+    let first: serde_json::Value = serde_json::from_str(f.text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["projectHash"], expected_hash.as_str());
+    // a folder whose `.project_root` names the working folder
+    std::fs::create_dir_all(home.path().join(".gemini/tmp/project")).unwrap();
+    std::fs::write(
+        home.path().join(".gemini/tmp/project/.project_root"),
+        "/work/project",
+    )
+    .unwrap();
+    assert_eq!(at(home.path()), ".gemini/tmp/project/chats");
+    // the registry's short name comes first
+    std::fs::write(
+        home.path().join(".gemini/projects.json"),
+        r#"{"projects": {"/work/other": "other", "/work/project": "project-1"}}"#,
+    )
+    .unwrap();
+    assert_eq!(at(home.path()), ".gemini/tmp/project-1/chats");
+}
+
 fn long_conversation(s: &mut Store, turns: usize) -> String {
     helpers::tool_session(s, turns, &|i| {
         let body = format!("line {i}: fn parse_{i}(input: &str) -> Result<Ast> {{ todo!() }}\n")
@@ -555,6 +627,20 @@ fn continue_writes_where_the_harness_looks_and_never_over_a_file() {
                     "{rel}"
                 );
                 assert_eq!(out.command, format!("codex resume {}", out.session_id));
+            }
+            Harness::GeminiCli => {
+                assert!(
+                    rel.starts_with(".gemini/tmp/") && rel.contains("/chats/session-"),
+                    "{rel}"
+                );
+                assert!(
+                    rel.ends_with(&format!("-{}.jsonl", &out.session_id[..8])),
+                    "{rel}"
+                );
+                assert_eq!(
+                    out.command,
+                    format!("cd /work/project && gemini --resume {}", out.session_id)
+                );
             }
         }
         // the file is a session cairn reads back

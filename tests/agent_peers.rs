@@ -1,6 +1,7 @@
 //! The harnesses' own readers agree with what cairn writes for them: pi's `pi --export` renders every message of a
 //! path exported as a pi session (in Chromium, where it is installed), and `ccusage --offline` counts the same
-//! tokens in a Claude Code session exported by cairn as in its source.
+//! tokens in a Claude Code session exported by cairn as in its source; Gemini CLI resumes a session cairn wrote for
+//! it and sends, to a local stand-in for its API, what cairn sends.
 //!
 //! The peers come from npm: `scripts/test` installs them into `target/peers` (pinned versions). Where they are
 //! not there (npm could not reach the registry), each test says so and passes without checking.
@@ -360,4 +361,218 @@ fn ccusage_counts_the_same_tokens_in_an_exported_claude_code_session_as_in_its_s
         }
     }
     assert!(linear >= 1);
+}
+
+/// The requests a stand-in received: each one's path and body.
+type Requests = std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>;
+
+/// A stand-in for Gemini's API on a local port: keeps the path and body of each request and answers each with one
+/// short reply (streamed where it was asked for so).
+fn gemini_stand_in() -> (u16, Requests) {
+    use std::io::{BufRead as _, Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let requests: Requests = Default::default();
+    let log = requests.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(32) {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+            let mut len = 0;
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).is_err() || h.trim().is_empty() {
+                    break;
+                }
+                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; len];
+            if reader.read_exact(&mut body).is_err() {
+                continue;
+            }
+            log.lock().unwrap().push((
+                path.clone(),
+                serde_json::from_slice(&body).unwrap_or(Value::Null),
+            ));
+            let reply = serde_json::json!({
+                "candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]},
+                                "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11}});
+            let (ctype, body) = if path.contains("stream") {
+                ("text/event-stream", format!("data: {reply}\r\n\r\n"))
+            } else {
+                ("application/json", reply.to_string())
+            };
+            let _ignored = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (port, requests)
+}
+
+/// Lines of text a Gemini request's contents send (calls by name, responses by their output), or cairn's context.
+fn gemini_lines(contents: &[Value]) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in contents {
+        for p in c["parts"].as_array().into_iter().flatten() {
+            let text = if let Some(t) = p["text"].as_str() {
+                t.to_string()
+            } else if let Some(name) = p.pointer("/functionCall/name").and_then(Value::as_str) {
+                format!("call {name}")
+            } else if let Some(r) = p.pointer("/functionResponse/response") {
+                r["output"]
+                    .as_str()
+                    .or(r["error"].as_str())
+                    .unwrap_or("")
+                    .to_string()
+            } else {
+                continue;
+            };
+            out.extend(
+                text.lines()
+                    .map(|l| l.trim().to_string())
+                    .filter(|l| !l.is_empty()),
+            );
+        }
+    }
+    out
+}
+
+fn context_lines(s: &Store, conv: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in cairn::reclaim::assemble::assemble(s, conv)
+        .unwrap()
+        .messages
+    {
+        for b in &m.content {
+            let text = match b {
+                Block::Text { text } => text.clone(),
+                Block::ToolUse { name, .. } => format!("call {name}"),
+                Block::ToolResult { content, .. } => match content {
+                    cairn::model::ToolResultContent::Text(t) => t.clone(),
+                    cairn::model::ToolResultContent::Blocks(bs) => cairn::model::plain_text(bs),
+                },
+                _ => continue,
+            };
+            out.extend(
+                text.lines()
+                    .map(|l| l.trim().to_string())
+                    .filter(|l| !l.is_empty()),
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn gemini_cli_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
+    let Some(gemini) = peer("gemini") else {
+        return skipped("gemini");
+    };
+    let cases = [
+        // Gemini CLI's own session with parallel calls and failed ones
+        samples()
+            .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
+        // a Claude Code session compacted: Gemini CLI's compression record, its summary first
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/claude-code/cc-compact-boundary.jsonl"),
+    ];
+    for src in cases {
+        let mut s = Store::open_in_memory().unwrap();
+        let conv = import(&mut s, &src);
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let cwd = project.path().canonicalize().unwrap();
+        let Outcome::Continued(c) = commands::run(
+            &mut s,
+            &Settings::default(),
+            Action::Continue {
+                conversation: conv.clone(),
+                at: None,
+                harness: Harness::GeminiCli,
+                home: cairn::discover::Home::at(home.path()),
+                cwd: Some(cwd.to_string_lossy().into_owned()),
+                redact: false,
+            },
+            &Quiet,
+            &AtomicBool::new(false),
+        )
+        .unwrap() else {
+            panic!("continue")
+        };
+        assert!(c.file.starts_with(home.path().join(".gemini/tmp")));
+        std::fs::write(
+            home.path().join(".gemini/settings.json"),
+            r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
+        )
+        .unwrap();
+        let (port, requests) = gemini_stand_in();
+        let out = Command::new(&gemini)
+            .args([
+                "-m",
+                "gemini-2.5-flash",
+                "--resume",
+                &c.session_id,
+                "-p",
+                "say ok",
+                "-o",
+                "json",
+            ])
+            .current_dir(&cwd)
+            .env("HOME", home.path())
+            .env("GEMINI_API_KEY", "stand-in")
+            .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+            .env("GOOGLE_GEMINI_BASE_URL", format!("http://127.0.0.1:{port}"))
+            .env_remove("GEMINI_CLI_HOME")
+            .env_remove("GOOGLE_API_KEY")
+            .env_remove("GOOGLE_GENAI_USE_VERTEXAI")
+            .env_remove("GOOGLE_CLOUD_PROJECT")
+            .output()
+            .unwrap();
+        let what = src.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            out.status.success(),
+            "{what}: gemini: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let log = requests.lock().unwrap();
+        let (_, body) = log
+            .iter()
+            .find(|(p, _)| p.contains(":streamGenerateContent"))
+            .unwrap_or_else(|| panic!("{what}: no request reached the stand-in: {log:?}"));
+        let contents = body["contents"].as_array().unwrap();
+        let sent = gemini_lines(contents);
+        let ours = context_lines(&s, &conv);
+        // every line cairn sends, in order (Gemini CLI adds its session context and the acknowledgement of a
+        // summary), then the new prompt
+        let mut k = 0;
+        for l in &ours {
+            match sent[k..].iter().position(|x| x == l) {
+                Some(p) => k += p + 1,
+                None => panic!("{what}: {l:?} is not sent (or not in order)"),
+            }
+        }
+        assert_eq!(sent.last().map(String::as_str), Some("say ok"), "{what}");
+        // what cairn sends first (the first prompt; the summary of a compacted path) opens the first turn
+        assert!(
+            gemini_lines(&contents[..1]).contains(&ours[0]),
+            "{what}: the first turn is {:?}",
+            contents[0]
+        );
+        // nothing of the history cairn leaves out: as many calls as cairn sends
+        let calls = |v: &[String]| v.iter().filter(|l| l.starts_with("call ")).count();
+        assert_eq!(calls(&sent), calls(&ours), "{what}");
+        assert!(calls(&ours) > 0 || what.starts_with("cc-compact"), "{what}");
+    }
 }

@@ -955,6 +955,12 @@ fn sessions_are_found_where_the_harnesses_own_settings_moved_them() {
         "x.jsonl",
         "pi/pi-v3-compaction-tiny.jsonl",
     );
+    // GEMINI_CLI_HOME: the folder holding Gemini CLI's `.gemini`
+    put(
+        moved.path().join("gemini/.gemini/tmp/p/chats"),
+        "session-2026-04-01T10-00-0a1b2c3d.json",
+        "small/gemini-cli-small.json",
+    );
     let run = |env: &[(&str, std::path::PathBuf)]| -> Vec<String> {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
         c.args([
@@ -966,7 +972,8 @@ fn sessions_are_found_where_the_harnesses_own_settings_moved_them() {
         .env("HOME", home.path())
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("CODEX_HOME")
-        .env_remove("PI_CODING_AGENT_DIR");
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("GEMINI_CLI_HOME");
         for (k, v) in env {
             c.env(k, v);
         }
@@ -987,8 +994,9 @@ fn sessions_are_found_where_the_harnesses_own_settings_moved_them() {
         ("CLAUDE_CONFIG_DIR", moved.path().join("claude")),
         ("CODEX_HOME", moved.path().join("codex")),
         ("PI_CODING_AGENT_DIR", moved.path().join("pi")),
+        ("GEMINI_CLI_HOME", moved.path().join("gemini")),
     ]);
-    assert_eq!(found, vec!["claude-code", "codex", "pi"]);
+    assert_eq!(found, vec!["claude-code", "codex", "gemini-cli", "pi"]);
     // and a session continued in a harness is written where that harness will look
     let h = cairn::discover::Home {
         claude: Some(moved.path().join("claude")),
@@ -1001,6 +1009,14 @@ fn sessions_are_found_where_the_harnesses_own_settings_moved_them() {
     assert_eq!(
         h.sessions(Format::Pi),
         Some(home.path().join(".pi/agent/sessions"))
+    );
+    let h = cairn::discover::Home {
+        gemini: Some(moved.path().join("gemini/.gemini")),
+        ..cairn::discover::Home::at(home.path())
+    };
+    assert_eq!(
+        h.sessions(Format::GeminiCli),
+        Some(moved.path().join("gemini/.gemini/tmp"))
     );
 }
 

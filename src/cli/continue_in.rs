@@ -1,4 +1,4 @@
-//! `cairn continue CONV [--at MSG] --in claude-code|pi|codex [--home DIR] [--cwd DIR] [--no-redact] [--json]`:
+//! `cairn continue CONV [--at MSG] --in claude-code|pi|codex|gemini-cli [--home DIR] [--cwd DIR] [--no-redact] [--json]`:
 //! writes the path as a new session where the harness looks for its sessions, and prints the one command that
 //! resumes it.
 
@@ -37,6 +37,7 @@ enum In {
     ClaudeCode,
     Pi,
     Codex,
+    GeminiCli,
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
@@ -54,6 +55,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         In::ClaudeCode => Harness::ClaudeCode,
         In::Pi => Harness::Pi,
         In::Codex => Harness::Codex,
+        In::GeminiCli => Harness::GeminiCli,
     };
     let c = ctx.exec(ContinueIn {
         conversation: a.conv,

@@ -1,4 +1,4 @@
-//! A path written back as a session file of the harness it can continue in (Claude Code, pi, Codex), so a fork
+//! A path written back as a session file of the harness it can continue in (Claude Code, pi, Codex, Gemini CLI), so a fork
 //! made in cairn resumes in the real agent.
 //!
 //! The file holds the path's history, so the harness shows what happened, and the context cairn assembles for it
@@ -9,12 +9,14 @@
 //! Claude Code, images pruned, pages where only text is accepted), the file says what falls back, in
 //! [`AgentFile::notes`].
 //!
-//! One plan (`plan`) for the three writers (`agent/claude_code.rs`, `agent/pi.rs`, `agent/codex.rs`): each maps
+//! One plan (`plan`) for the four writers (`agent/claude_code.rs`, `agent/pi.rs`, `agent/codex.rs`,
+//! `agent/gemini_cli.rs`): each maps
 //! the same items to its harness's records, and reading the file back gives the same messages, usage and
 //! compactions (the round-trip tests).
 
 mod claude_code;
 mod codex;
+mod gemini_cli;
 mod pi;
 
 use std::path::{Path, PathBuf};
@@ -35,16 +37,23 @@ pub enum Harness {
     ClaudeCode,
     Pi,
     Codex,
+    GeminiCli,
 }
 
 impl Harness {
-    pub const ALL: [Harness; 3] = [Harness::ClaudeCode, Harness::Pi, Harness::Codex];
+    pub const ALL: [Harness; 4] = [
+        Harness::ClaudeCode,
+        Harness::Pi,
+        Harness::Codex,
+        Harness::GeminiCli,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Harness::ClaudeCode => "claude-code",
             Harness::Pi => "pi",
             Harness::Codex => "codex",
+            Harness::GeminiCli => "gemini-cli",
         }
     }
 
@@ -54,6 +63,7 @@ impl Harness {
             Harness::ClaudeCode => "Claude Code",
             Harness::Pi => "pi",
             Harness::Codex => "Codex",
+            Harness::GeminiCli => "Gemini CLI",
         }
     }
 
@@ -185,6 +195,7 @@ pub fn write(
         Harness::ClaudeCode => claude_code::write(store, conversation, &mut plan, redact)?,
         Harness::Pi => pi::write(&mut plan, redact),
         Harness::Codex => codex::write(&mut plan),
+        Harness::GeminiCli => gemini_cli::write(&mut plan),
     };
     out.notes.splice(0..0, std::mem::take(&mut plan.notes));
     out.redacted += plan.redacted;
@@ -638,6 +649,9 @@ pub fn place(home: &crate::discover::Home, f: &AgentFile) -> PathBuf {
                     f.session_id
                 ))
         }
+        Harness::GeminiCli => gemini_cli::project_dir(&root(Format::GeminiCli), &f.cwd)
+            .join("chats")
+            .join(gemini_cli::file_name(&f.session_id, crate::store::now_ms())),
     }
 }
 
@@ -661,5 +675,11 @@ pub fn resume_command(f: &AgentFile, file: &Path) -> String {
         ),
         Harness::Pi => format!("pi --session {}", q(&file.to_string_lossy())),
         Harness::Codex => format!("codex resume {}", f.session_id),
+        Harness::GeminiCli => format!(
+            "cd {}{} && gemini --resume {}",
+            if f.cwd.starts_with('-') { "-- " } else { "" },
+            q(&f.cwd),
+            f.session_id
+        ),
     }
 }

@@ -53,9 +53,10 @@ pub(super) fn response_text(resp: &Value) -> (String, bool) {
 }
 
 /// A tool call's result as the model read it: the function response's output (or error), and whether it failed.
-fn result_of(call: &Value) -> (String, bool) {
+fn result_of(call: &Value) -> (ToolResultContent, bool) {
     let status = call.get("status").and_then(Value::as_str).unwrap_or("");
     let mut out = Vec::new();
+    let mut images = Vec::new();
     let mut failed = matches!(status, "error" | "cancelled");
     for r in call
         .get("result")
@@ -68,6 +69,18 @@ fn result_of(call: &Value) -> (String, bool) {
             failed |= error;
             out.push(text);
         }
+        // images a tool returned: nested in the response (models that take them there) or beside it
+        let nested = r
+            .pointer("/functionResponse/parts")
+            .and_then(Value::as_array);
+        for d in nested
+            .into_iter()
+            .flatten()
+            .chain(std::iter::once(r))
+            .filter_map(|p| p.get("inlineData"))
+        {
+            images.extend(image_of(d));
+        }
     }
     if out.is_empty() {
         out.push(match status {
@@ -76,13 +89,51 @@ fn result_of(call: &Value) -> (String, bool) {
             s => format!("[{s}]"),
         });
     }
-    (out.join("\n"), failed)
+    let text = out.join("\n");
+    let content = if images.is_empty() {
+        ToolResultContent::Text(text)
+    } else {
+        ToolResultContent::Blocks(std::iter::once(Block::text(text)).chain(images).collect())
+    };
+    (content, failed)
 }
 
-/// A `gemini` message: its thoughts, text and calls with its usage, and the message of its calls' results (None
-/// when it has none of these). `n`: how many messages came before (a call without an id is named by it).
-fn reply(m: &Value, n: usize) -> Option<(NewMessage, Option<NewMessage>)> {
-    let at = timestamp_ms(m.get("timestamp"));
+/// An `inlineData` part (an image sent to the model) as an image block; one that is not base64 stays unknown.
+pub(super) fn image_of(d: &Value) -> Option<Block> {
+    let media_type = d.get("mimeType").and_then(Value::as_str)?;
+    crate::model::image::from_base64(media_type, d.get("data").and_then(Value::as_str)?).ok()
+}
+
+/// A prompt's content as blocks: its text, and the images sent with it in their place.
+fn prompt_blocks(content: Option<&Value>) -> Vec<Block> {
+    let Some(Value::Array(parts)) = content.filter(|c| {
+        c.as_array()
+            .is_some_and(|ps| ps.iter().any(|p| p.get("inlineData").is_some()))
+    }) else {
+        return vec![Block::text(text_of(content))];
+    };
+    let mut out: Vec<Block> = Vec::new();
+    let mut text: Vec<&str> = Vec::new();
+    for p in parts {
+        match p.get("inlineData") {
+            Some(d) => {
+                if !text.is_empty() {
+                    out.push(Block::text(text.join("\n")));
+                    text.clear();
+                }
+                out.extend(image_of(d));
+            }
+            None => text.extend(p.get("text").and_then(Value::as_str).or_else(|| p.as_str())),
+        }
+    }
+    if !text.is_empty() {
+        out.push(Block::text(text.join("\n")));
+    }
+    out
+}
+
+/// A reply's thoughts as thinking blocks, as Gemini CLI sends a thought back: its subject in bold where it has one.
+fn thoughts_of(m: &Value) -> Vec<Block> {
     let mut content = Vec::new();
     for t in m
         .get("thoughts")
@@ -92,11 +143,24 @@ fn reply(m: &Value, n: usize) -> Option<(NewMessage, Option<NewMessage>)> {
     {
         let subject = t.get("subject").and_then(Value::as_str).unwrap_or("");
         let description = t.get("description").and_then(Value::as_str).unwrap_or("");
+        let thinking = if subject.is_empty() {
+            description.to_string()
+        } else {
+            format!("**{subject}** {description}")
+        };
         content.push(Block::Thinking {
-            thinking: format!("**{subject}** {description}").trim().to_string(),
+            thinking: thinking.trim().to_string(),
             signature: None,
         });
     }
+    content
+}
+
+/// A `gemini` message: its thoughts, text and calls with its usage, and the message of its calls' results (None
+/// when it has none of these). `n`: how many messages came before (a call without an id is named by it).
+fn reply(m: &Value, n: usize) -> Option<(NewMessage, Option<NewMessage>)> {
+    let at = timestamp_ms(m.get("timestamp"));
+    let mut content = thoughts_of(m);
     // a reply Gemini CLI synced from its history holds the model's parts as its content: its thoughts (also in
     // `thoughts`, when they are there) and its calls (also in `toolCalls`, with their results) beside its text
     let (text, thought) = parts_of(m.get("content"));
@@ -141,7 +205,7 @@ fn reply(m: &Value, n: usize) -> Option<(NewMessage, Option<NewMessage>)> {
         let (out, failed) = result_of(c);
         results.push(Block::ToolResult {
             tool_use_id: id,
-            content: ToolResultContent::Text(out),
+            content: out,
             is_error: failed,
         });
     }
@@ -233,7 +297,7 @@ pub(super) fn converted(m: &Value, n: usize) -> Converted {
             Converted::Note("tool responses (read with the reply that called them)".into())
         }
         "user" => {
-            let mut nm = NewMessage::text(Role::User, text_of(m.get("content")));
+            let mut nm = NewMessage::new(Role::User, prompt_blocks(m.get("content")));
             nm.created_at = timestamp_ms(m.get("timestamp"));
             nm.meta = json!({"source": "gemini-cli", "entry": {"id": m.get("id")}});
             Converted::Messages(vec![nm])

@@ -25,6 +25,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use super::gemini_cli::image_of;
 use super::{FormatError, ImportReport, Parsed, timestamp_ms};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 use crate::reclaim::marker::{Kept, harness_meta};
@@ -80,12 +81,6 @@ fn response_of(r: &Value) -> (String, bool) {
         || ("[no response recorded]".to_string(), false),
         super::gemini_cli::response_text,
     )
-}
-
-/// An `inlineData` part (an image sent to the model) as an image block; one that is not base64 stays unknown.
-fn image_of(d: &Value) -> Option<Block> {
-    let media_type = d.get("mimeType").and_then(Value::as_str)?;
-    crate::model::image::from_base64(media_type, d.get("data").and_then(Value::as_str)?).ok()
 }
 
 /// Reads the records of one session into messages.

@@ -53,11 +53,7 @@ pub fn row_by_id(
     id: &str,
 ) -> rusqlite::Result<Option<Vec<(String, Cell)>>> {
     let mut stmt = c.prepare(&format!("SELECT * FROM \"{table}\" WHERE id = ?1"))?;
-    let names: Vec<String> = stmt
-        .column_names()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
+    let names: Vec<String> = stmt.column_names().map(str::to_string).collect();
     let mut rows = stmt.query([id])?;
     let Some(r) = rows.next()? else {
         return Ok(None);

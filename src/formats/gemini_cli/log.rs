@@ -60,6 +60,8 @@ struct Replay {
     rewinds: usize,
     rollbacks: usize,
     replacements: usize,
+    /// The entries a compression wrote before the history it kept: its summary (and the model's reply to it).
+    summaries: std::collections::HashSet<usize>,
 }
 
 impl Replay {
@@ -170,16 +172,25 @@ impl Replay {
         }
         let mut kept: Vec<usize> = Vec::new();
         let mut seen = std::collections::HashSet::new();
+        // what a compression writes new before the first message it kept is its summary (Gemini CLI's: the
+        // summary as a prompt and the model's acknowledgement of it)
+        let mut leading = !dropped.is_empty();
         for (id, m) in listed {
             let e = match self.by_id.get(id).copied().filter(|&e| self.on_path[e]) {
                 Some(e) => {
                     self.entries[e].kind = Kind::Record(m.clone());
+                    leading = false;
                     e
                 }
                 None => {
                     self.message(m, id);
                     match self.by_id.get(id) {
-                        Some(&e) => e,
+                        Some(&e) => {
+                            if leading {
+                                self.summaries.insert(e);
+                            }
+                            e
+                        }
                         None => continue,
                     }
                 }
@@ -328,7 +339,10 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
             }
         };
         let mut p = parent;
-        for m in built {
+        for mut m in built {
+            if r.summaries.contains(&e) {
+                m.meta["cairn"] = crate::model::CairnMeta::CompactSummary.to_value();
+            }
             of_entry[e].push(out.len());
             out.push(ImportedMessage {
                 parent: p,
