@@ -127,6 +127,9 @@ impl Writer {
 
     fn user(&mut self, m: &Message) {
         let (results, rest) = super::split_results(&m.content);
+        // a result whose call is not in the reply before it (never written so by a harness) has no call to go in:
+        // it is sent as the prompt's text
+        let mut stray: Vec<Value> = Vec::new();
         for r in results {
             let Block::ToolResult {
                 tool_use_id,
@@ -154,6 +157,8 @@ impl Writer {
             });
             let Some(call) = call else {
                 self.stray += 1;
+                stray.push(json!({"text": format!("[the result of tool call {tool_use_id}]\n{text}")}));
+                stray.extend(images);
                 continue;
             };
             let name = call.get("name").cloned().unwrap_or(Value::Null);
@@ -172,8 +177,9 @@ impl Writer {
             call["status"] = json!(if *is_error { "error" } else { "success" });
             call["resultDisplay"] = json!(text);
         }
-        let parts: Vec<Value> = rest.iter().filter_map(|b| part(b)).collect();
-        self.left_out += rest.len() - parts.len();
+        let own: Vec<Value> = rest.iter().filter_map(|b| part(b)).collect();
+        self.left_out += rest.len() - own.len();
+        let parts: Vec<Value> = stray.into_iter().chain(own).collect();
         if parts.is_empty() {
             return;
         }
@@ -286,7 +292,7 @@ impl Writer {
             ),
             (
                 self.stray,
-                "result(s) left out: their call is not in the reply before them",
+                "result(s) sent as text: their call is not in the reply before them",
             ),
             (
                 self.slash,
