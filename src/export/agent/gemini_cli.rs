@@ -157,7 +157,9 @@ impl Writer {
             });
             let Some(call) = call else {
                 self.stray += 1;
-                stray.push(json!({"text": format!("[the result of tool call {tool_use_id}]\n{text}")}));
+                stray.push(
+                    json!({"text": format!("[the result of tool call {tool_use_id}]\n{text}")}),
+                );
                 stray.extend(images);
                 continue;
             };
