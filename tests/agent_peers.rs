@@ -486,6 +486,10 @@ fn gemini_cli_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         // a Claude Code session compacted: Gemini CLI's compression record, its summary first
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/claude-code/cc-compact-boundary.jsonl"),
+        // Gemini CLI's own log with its compression (a summary, and a turn kept from before it): sent as Gemini CLI
+        // sent it, the summary first
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/gemini-cli/session-2026-11-01T10-00-11111111.jsonl"),
     ];
     for src in cases {
         let mut s = Store::open_in_memory().unwrap();

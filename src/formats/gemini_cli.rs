@@ -105,7 +105,7 @@ pub(super) fn image_of(d: &Value) -> Option<Block> {
 }
 
 /// A prompt's content as blocks: its text, and the images sent with it in their place.
-fn prompt_blocks(content: Option<&Value>) -> Vec<Block> {
+pub(super) fn prompt_blocks(content: Option<&Value>) -> Vec<Block> {
     let Some(Value::Array(parts)) = content.filter(|c| {
         c.as_array()
             .is_some_and(|ps| ps.iter().any(|p| p.get("inlineData").is_some()))

@@ -10,7 +10,8 @@
 //! Why a tree: a rewind (or a rollback) abandons what followed, and the conversation goes on from the message before. The
 //! abandoned messages stay, as the branch they were, and what came after the rewind is a sibling of them. A
 //! replacement that drops messages is a compaction: a marker after the messages it replaced, keeping the ones
-//! Gemini CLI still sends (a summary it made is a message of its own, kept by the marker). A resume rebuilds the
+//! Gemini CLI still sends; the summary it wrote new before them is the marker's text, sent first, as Gemini CLI sends
+//! it (were the summary a message of its own it would come after the messages kept from before it). A resume rebuilds the
 //! history so too (the session's context drawn again, the results of each reply as a turn of their own, which
 //! the reply's calls already hold).
 
@@ -37,8 +38,13 @@ pub fn is_log(lines: &[(usize, Value)]) -> bool {
 enum Kind {
     /// The newest copy of a message record.
     Record(Value),
-    /// Gemini CLI replaced the history it sends, keeping these entries.
-    Replaced { kept: Vec<usize>, dropped: usize },
+    /// Gemini CLI replaced the history it sends, keeping these entries; a compression's summary (the records it
+    /// wrote before the history it kept) is what the marker sends.
+    Replaced {
+        kept: Vec<usize>,
+        dropped: usize,
+        summary: Vec<Value>,
+    },
 }
 
 struct Entry {
@@ -60,8 +66,8 @@ struct Replay {
     rewinds: usize,
     rollbacks: usize,
     replacements: usize,
-    /// The entries a compression wrote before the history it kept: its summary (and the model's reply to it).
-    summaries: std::collections::HashSet<usize>,
+    /// The ids of the records a compression's marker holds as its summary.
+    folded: std::collections::HashSet<String>,
 }
 
 impl Replay {
@@ -114,12 +120,20 @@ impl Replay {
     /// `$set.messages`: the history Gemini CLI holds from now on. Where it keeps every message it held, in order,
     /// their newest content is taken and new ones go on after; where it keeps the oldest and drops the newest (a
     /// request rolled back), the dropped ones leave the path as a rewind's do; where it drops others (the history
-    /// compressed), a marker after the history keeps what it still sends (new ones, its summary among them, go on
-    /// before the marker).
+    /// compressed), a marker after the history keeps what it still sends. What the compression wrote new before
+    /// the first message it kept is its summary (Gemini CLI's: the summary as a prompt, and the model's
+    /// acknowledgement): the marker holds it and sends it first, as Gemini CLI does; new ones after it go on
+    /// before the marker.
     fn replace(&mut self, msgs: &[Value]) {
-        let listed: Vec<(&str, &Value)> = msgs
+        let all: Vec<(&str, &Value)> = msgs
             .iter()
             .filter_map(|m| m.get("id").and_then(Value::as_str).map(|id| (id, m)))
+            .collect();
+        // a summary a marker holds, listed again (a request rolled back after the compression), is the marker's
+        let listed: Vec<(&str, &Value)> = all
+            .iter()
+            .copied()
+            .filter(|(id, _)| !self.folded.contains(*id))
             .collect();
         let held: std::collections::HashSet<&str> = listed.iter().map(|(id, _)| *id).collect();
         let dropped: Vec<usize> = self
@@ -141,6 +155,7 @@ impl Replay {
                 Kind::Replaced { .. } => false,
             })
             .collect();
+        let on_path = |r: &Self, id: &str| r.by_id.get(id).is_some_and(|&e| r.on_path[e]);
         // a rollback (a request cancelled or failed: Gemini CLI goes back to the history before it) keeps the
         // messages it held, in order, and drops the newest: it is a rewind
         let known: Vec<usize> = listed
@@ -172,25 +187,27 @@ impl Replay {
         }
         let mut kept: Vec<usize> = Vec::new();
         let mut seen = std::collections::HashSet::new();
-        // what a compression writes new before the first message it kept is its summary (Gemini CLI's: the
-        // summary as a prompt and the model's acknowledgement of it)
+        let mut summary: Vec<Value> = Vec::new();
         let mut leading = !dropped.is_empty();
-        for (id, m) in listed {
+        for (id, m) in all {
+            leading &= !on_path(self, id);
+            if leading {
+                self.folded.insert(id.to_string());
+                summary.push(m.clone());
+                continue;
+            }
+            if self.folded.contains(id) {
+                continue;
+            }
             let e = match self.by_id.get(id).copied().filter(|&e| self.on_path[e]) {
                 Some(e) => {
                     self.entries[e].kind = Kind::Record(m.clone());
-                    leading = false;
                     e
                 }
                 None => {
                     self.message(m, id);
                     match self.by_id.get(id) {
-                        Some(&e) => {
-                            if leading {
-                                self.summaries.insert(e);
-                            }
-                            e
-                        }
+                        Some(&e) => e,
                         None => continue,
                     }
                 }
@@ -207,6 +224,7 @@ impl Replay {
             self.push(Kind::Replaced {
                 kept,
                 dropped: dropped.len(),
+                summary,
             });
             self.replacements += 1;
         }
@@ -272,10 +290,14 @@ fn depths(entries: &mut [Entry]) -> Vec<usize> {
 }
 
 /// Each marker (at its message) keeps the messages of the entries Gemini CLI still sends, by their depth on its
-/// path.
-fn keep(out: &mut [ImportedMessage], markers: Vec<(usize, Vec<usize>)>, of_entry: &[Vec<usize>]) {
+/// path, and sends its own text where it holds a compression's summary.
+fn keep(
+    out: &mut [ImportedMessage],
+    markers: Vec<(usize, Vec<usize>, bool)>,
+    of_entry: &[Vec<usize>],
+) {
     let at_depth = crate::formats::depths(out);
-    for (k, kept) in markers {
+    for (k, kept, sends_text) in markers {
         let refs: Vec<Ref> = kept
             .iter()
             .flat_map(|&e| of_entry[e].iter().copied())
@@ -287,8 +309,37 @@ fn keep(out: &mut [ImportedMessage], markers: Vec<(usize, Vec<usize>)>, of_entry
         } else {
             Kept::Each(refs)
         };
-        out[k].message.meta["cairn"] = harness_meta("gemini-cli", kept, false);
+        out[k].message.meta["cairn"] = harness_meta("gemini-cli", kept, sends_text);
     }
+}
+
+/// The marker for a replaced history: it sends the compression's summary where there is one (and says so), else
+/// it is a note of what was dropped and kept.
+fn replaced(kept: usize, dropped: usize, summary: &[Value]) -> (NewMessage, bool) {
+    let text = format!(
+        "Gemini CLI rebuilt the history it sends: {dropped} message(s) dropped, {kept} kept"
+    );
+    let sent = summary_blocks(summary);
+    // the summary's records by id (their text is the marker's)
+    let ids: Vec<&Value> = summary.iter().filter_map(|r| r.get("id")).collect();
+    let meta = json!({"source": "gemini-cli", "note": text, "summary_records": ids});
+    if sent.is_empty() {
+        return (crate::formats::note(Role::System, text, meta), false);
+    }
+    let mut m = NewMessage::new(Role::System, sent);
+    m.meta = meta;
+    (m, true)
+}
+
+/// What a compression's summary records send: the prompts' text and images (the model's acknowledgement of them is
+/// Gemini CLI's own line, not counted).
+fn summary_blocks(records: &[Value]) -> Vec<crate::model::Block> {
+    records
+        .iter()
+        .filter(|r| r.get("type").and_then(Value::as_str) == Some("user"))
+        .flat_map(|r| super::prompt_blocks(r.get("content")))
+        .filter(|b| !matches!(b, crate::model::Block::Text { text } if text.trim().is_empty()))
+        .collect()
 }
 
 pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatError> {
@@ -313,7 +364,7 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
     let mut last_of: Vec<Option<usize>> = vec![None; entries.len()];
     let mut of_entry: Vec<Vec<usize>> = vec![Vec::new(); entries.len()];
     let mut out: Vec<ImportedMessage> = Vec::new();
-    let mut markers: Vec<(usize, Vec<usize>)> = Vec::new();
+    let mut markers: Vec<(usize, Vec<usize>, bool)> = Vec::new();
     for &e in &order {
         let parent = entries[e].parent.and_then(|p| last_of[p]);
         let built: Vec<NewMessage> = match &entries[e].kind {
@@ -325,24 +376,18 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
                     Vec::new()
                 }
             },
-            Kind::Replaced { kept, dropped } => {
-                let text = format!(
-                    "Gemini CLI rebuilt the history it sends: {dropped} message(s) dropped, {} kept",
-                    kept.len()
-                );
-                markers.push((out.len(), kept.clone()));
-                vec![crate::formats::note(
-                    Role::System,
-                    text,
-                    json!({"source": "gemini-cli"}),
-                )]
+            Kind::Replaced {
+                kept,
+                dropped,
+                summary,
+            } => {
+                let (m, sends_text) = replaced(kept.len(), *dropped, summary);
+                markers.push((out.len(), kept.clone(), sends_text));
+                vec![m]
             }
         };
         let mut p = parent;
-        for mut m in built {
-            if r.summaries.contains(&e) {
-                m.meta["cairn"] = crate::model::CairnMeta::CompactSummary.to_value();
-            }
+        for m in built {
             of_entry[e].push(out.len());
             out.push(ImportedMessage {
                 parent: p,
