@@ -251,6 +251,35 @@ fn pi_renders_every_message_of_a_path_exported_as_pi() {
     }
 }
 
+/// `cairn continue` of a conversation into `harness` under the home folder `home`.
+fn continued(
+    s: &mut Store,
+    conv: &str,
+    harness: Harness,
+    home: &Path,
+    cwd: Option<&str>,
+    redact: bool,
+) -> cairn::commands::Continued {
+    let Outcome::Continued(c) = commands::run(
+        s,
+        &Settings::default(),
+        Action::Continue {
+            conversation: conv.to_string(),
+            at: None,
+            harness,
+            home: cairn::discover::Home::at(home),
+            cwd: cwd.map(str::to_string),
+            redact,
+        },
+        &Quiet,
+        &AtomicBool::new(false),
+    )
+    .unwrap() else {
+        panic!("continue")
+    };
+    c
+}
+
 /// ccusage's token totals of the Claude Code sessions under `config` (its `projects/` folder).
 fn ccusage_totals(ccusage: &Path, config: &Path) -> Value {
     let out = Command::new(ccusage)
@@ -303,23 +332,7 @@ fn ccusage_counts_the_same_tokens_in_an_exported_claude_code_session_as_in_its_s
         let mut s = Store::open_in_memory().unwrap();
         let conv = import(&mut s, &src);
         let home = tempfile::tempdir().unwrap();
-        let Outcome::Continued(c) = commands::run(
-            &mut s,
-            &Settings::default(),
-            Action::Continue {
-                conversation: conv.clone(),
-                at: None,
-                harness: Harness::ClaudeCode,
-                home: cairn::discover::Home::at(home.path()),
-                cwd: None,
-                redact: true,
-            },
-            &Quiet,
-            &AtomicBool::new(false),
-        )
-        .unwrap() else {
-            panic!("continue")
-        };
+        let c = continued(&mut s, &conv, Harness::ClaudeCode, home.path(), None, true);
         assert!(c.file.starts_with(home.path().join(".claude/projects")));
         let exported = ccusage_totals(&ccusage, &home.path().join(".claude"));
         // what the path recorded (a rewound branch is not on it), the subagents it spawned included
@@ -497,23 +510,15 @@ fn gemini_cli_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         let home = tempfile::tempdir().unwrap();
         let project = tempfile::tempdir().unwrap();
         let cwd = project.path().canonicalize().unwrap();
-        let Outcome::Continued(c) = commands::run(
+        let cwd_text = cwd.to_string_lossy().into_owned();
+        let c = continued(
             &mut s,
-            &Settings::default(),
-            Action::Continue {
-                conversation: conv.clone(),
-                at: None,
-                harness: Harness::GeminiCli,
-                home: cairn::discover::Home::at(home.path()),
-                cwd: Some(cwd.to_string_lossy().into_owned()),
-                redact: false,
-            },
-            &Quiet,
-            &AtomicBool::new(false),
-        )
-        .unwrap() else {
-            panic!("continue")
-        };
+            &conv,
+            Harness::GeminiCli,
+            home.path(),
+            Some(&cwd_text),
+            false,
+        );
         assert!(c.file.starts_with(home.path().join(".gemini/tmp")));
         std::fs::write(
             home.path().join(".gemini/settings.json"),

@@ -160,6 +160,26 @@ impl Plan {
             .unwrap_or(0)
     }
 
+    /// The compaction at item `k` with its summary taken from the message after it, where that message is another
+    /// harness's summary prompt (Claude Code's, after its compaction) and the compaction has none of its own: the
+    /// harness writing the record holds it as its summary (the message is then not written again).
+    pub fn summary_after(&self, k: usize, c: &Compaction) -> Option<Compaction> {
+        let Some(Item::Message(m)) = self.items.get(k + 1) else {
+            return None;
+        };
+        let only_text_and_images = m
+            .content
+            .iter()
+            .all(|b| matches!(b, Block::Text { .. } | Block::Image { .. }));
+        if !c.summary.is_empty() || !is_compact_summary(m) || !only_text_and_images {
+            return None;
+        }
+        let mut own = c.clone();
+        own.summary = m.content.clone();
+        own.pages = m.content.iter().any(|b| matches!(b, Block::Image { .. }));
+        Some(own)
+    }
+
     fn note(&mut self, n: impl Into<String>) {
         let n = n.into();
         if !self.notes.contains(&n) {

@@ -245,7 +245,7 @@ impl Writer {
             let input = u.prompt();
             record["tokens"] = json!({"input": input, "output": u.output_tokens,
                                       "cached": u.cache_read_input_tokens, "thoughts": 0, "tool": 0,
-                                      "total": input + u.output_tokens});
+                                      "total": input.saturating_add(u.output_tokens)});
         }
         self.pending = Some(record);
     }
@@ -351,21 +351,12 @@ pub(super) fn write(plan: &mut Plan) -> AgentFile {
             },
             Item::Compaction(c) => {
                 let at = plan.record_time(k);
-                // another harness's summary prompt right after its compaction (Claude Code's) is the summary
-                match plan.items.get(k + 1) {
-                    Some(Item::Message(m))
-                        if c.summary.is_empty()
-                            && super::is_compact_summary(m)
-                            && m.content
-                                .iter()
-                                .all(|b| matches!(b, Block::Text { .. } | Block::Image { .. })) =>
-                    {
-                        let mut own = c.clone();
-                        own.summary = m.content.clone();
+                match plan.summary_after(k, c) {
+                    Some(own) => {
                         w.compaction(&own, at);
                         folded = Some(k + 1);
                     }
-                    _ => w.compaction(c, at),
+                    None => w.compaction(c, at),
                 }
             }
             Item::Elision(_) => elisions += 1,

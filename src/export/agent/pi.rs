@@ -398,22 +398,12 @@ pub(super) fn write(plan: &mut Plan, redact: bool) -> AgentFile {
             }
             Item::Compaction(c) => {
                 let at = plan.record_time(k);
-                // another harness's summary prompt right after its compaction (Claude Code's) is pi's summary
-                match plan.items.get(k + 1) {
-                    Some(Item::Message(m))
-                        if c.summary.is_empty()
-                            && super::is_compact_summary(m)
-                            && m.content
-                                .iter()
-                                .all(|b| matches!(b, Block::Text { .. } | Block::Image { .. })) =>
-                    {
-                        let mut own = c.clone();
-                        own.summary = m.content.clone();
-                        own.pages = m.content.iter().any(|b| matches!(b, Block::Image { .. }));
+                match plan.summary_after(k, c) {
+                    Some(own) => {
                         w.compaction(&own, at);
                         folded = Some(k + 1);
                     }
-                    _ => w.compaction(c, at),
+                    None => w.compaction(c, at),
                 }
             }
             Item::Elision(_) => elisions += 1,
