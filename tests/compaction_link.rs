@@ -208,6 +208,27 @@ fn a_compaction_keeps_the_messages_it_preserved_named_one_by_one_or_as_a_segment
         };
         let h = r.harness_compaction.as_ref().expect(how);
         seen.push((h.kept, r.messages_sent, r.messages.text));
+        // anchored on the summary, the turns kept come after it, as Claude Code relinks them on load: the summary
+        // first, then step 4 and step 5, then step 6
+        let sent = cairn::reclaim::assemble::assemble(&s, &files[0].conversations[0])
+            .unwrap()
+            .messages;
+        let firsts: Vec<String> = sent
+            .iter()
+            .map(|m| {
+                cairn::model::plain_text(&m.content)
+                    .chars()
+                    .take(7)
+                    .collect()
+            })
+            .collect();
+        let expected: &[&str] = match how {
+            "none" => &["This se", "step 6:", "done wi"],
+            _ => &[
+                "This se", "step 4:", "done wi", "step 5:", "done wi", "step 6:",
+            ],
+        };
+        assert_eq!(&firsts[..expected.len()], expected, "{how}: {firsts:?}");
     }
     assert_eq!(seen[0].0, 0);
     assert_eq!(seen[1].0, 4, "{seen:?}");

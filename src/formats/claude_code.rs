@@ -747,10 +747,20 @@ impl Tree {
                 .filter(|&i| i < k)
                 .map(|i| Ref::Depth(depth[i]))
                 .collect::<Vec<_>>();
-            let kept = if kept.is_empty() {
-                Kept::Nothing
-            } else {
-                Kept::Each(kept)
+            // anchored on the summary after the boundary (the recent turns kept after it), Claude Code sends the
+            // summary first and the kept turns after it (it relinks the segment's head to the anchor on load);
+            // anchored on the boundary itself, the kept turns come first
+            let anchor = anchor_of(meta)
+                .and_then(|a| self.by_uuid.get(a.as_str()))
+                .and_then(|&li| self.message_of_line(li))
+                .filter(|&a| a > k);
+            let kept = match (kept.is_empty(), anchor) {
+                (true, _) => Kept::Nothing,
+                (false, Some(a)) => Kept::AfterSummary {
+                    summary: Ref::Depth(depth[a]),
+                    each: kept,
+                },
+                (false, None) => Kept::Each(kept),
             };
             messages[k].message.meta["cairn"] = harness_meta("claude-code", kept, false);
         }
@@ -910,6 +920,16 @@ fn line(no: usize, v: Value, kind: Kind, uuid: &str) -> Line {
 }
 
 /// The uuids a compact_boundary says it preserved (`compactMetadata.preservedMessages.uuids`).
+/// The message a compaction's preserved turns hang from when Claude Code loads the session
+/// (`preservedMessages.anchorUuid`, else `preservedSegment.anchorUuid`).
+fn anchor_of(meta: &Value) -> Option<String> {
+    let m = meta.get("line")?.get("compactMetadata")?;
+    ["preservedMessages", "preservedSegment"]
+        .iter()
+        .find_map(|k| m.get(*k)?.get("anchorUuid")?.as_str())
+        .map(str::to_string)
+}
+
 fn preserved_of(meta: &Value) -> Option<Vec<String>> {
     let uuids = meta
         .get("line")?

@@ -196,7 +196,9 @@ pub fn layout_for(
     };
     let after = out.harness.map_or(0, |at| at + 1);
     let is_marker = |i: usize| view.heads[i].is_compaction();
-    seq.extend((after..end).filter(|&i| !is_marker(i)));
+    // a summary message after the marker that the harness sends before what it kept is sent first, once
+    let placed: Option<usize> = summary_at.filter(|&i| i >= after);
+    seq.extend((after..end).filter(|&i| !is_marker(i) && Some(i) != placed));
     // a harness's edits of the context (pi's `context_edit`), wherever they sit on the path (an edit holds across a
     // later compaction that kept its message): the newest for a message wins
     let mut edits: std::collections::HashMap<usize, (usize, Option<&Vec<Block>>)> =
@@ -283,7 +285,9 @@ pub fn layout_for(
 }
 
 /// What a harness's compaction at `p` kept before it (in path order, markers left out), and where its summary is
-/// when its own message sends it; records the compaction in `out`.
+/// when a message sends it first: the marker's own, or the harness's summary message after the marker where the
+/// harness sends it before what it kept (Claude Code's preserved segment anchored on its summary); records the
+/// compaction in `out`.
 fn kept_by_harness(
     view: &PathView,
     p: &Placed,
@@ -307,7 +311,7 @@ fn kept_by_harness(
     match kept {
         KeptAt::Nothing => {}
         KeptAt::From(k) => seq.extend((*k..at).filter(|&i| !is_marker(i))),
-        KeptAt::Each(each) => {
+        KeptAt::Each(each) | KeptAt::AfterSummary { each, .. } => {
             let mut v: Vec<usize> = each
                 .iter()
                 .copied()
@@ -318,6 +322,14 @@ fn kept_by_harness(
             seq.extend(v);
         }
         KeptAt::UserPrompts(max) => seq.extend(user_prompts(view, at, *max)),
+    }
+    // the harness's summary message first, where the path reaches it
+    if let KeptAt::AfterSummary { summary, .. } = kept
+        && *summary > at
+        && *summary < end
+        && !is_marker(*summary)
+    {
+        return (seq, Some(*summary));
     }
     (seq, summary_at)
 }

@@ -69,6 +69,12 @@ pub enum Kept {
     From(Ref),
     /// These messages (Claude Code's `preservedMessages`).
     Each(Vec<Ref>),
+    /// These messages, sent after the harness's summary message that follows the marker (Claude Code's
+    /// `preservedSegment` anchored on its summary: the recent turns kept after the summary).
+    AfterSummary {
+        summary: Ref,
+        each: Vec<Ref>,
+    },
     /// The user's prompts before the marker, newest first, up to this many tokens, with the instructions the
     /// harness injected (Codex's history rebuilt after a local compaction).
     UserPrompts(u64),
@@ -183,6 +189,10 @@ impl Marker {
                     Kept::Nothing => Value::Null,
                     Kept::From(r) => json!({"from": depth(r)}),
                     Kept::Each(rs) => json!({"each": rs.iter().map(depth).collect::<Vec<_>>()}),
+                    Kept::AfterSummary { summary, each } => json!({
+                        "each": each.iter().map(depth).collect::<Vec<_>>(),
+                        "after": depth(summary),
+                    }),
                     Kept::UserPrompts(t) => json!({"user_prompts": t}),
                 };
                 json!({"kind": KIND_COMPACTION, "harness": harness, "kept": kept, "sends_text": sends_text})
@@ -358,7 +368,13 @@ fn harness_of(meta: &Value, c: &Value) -> Marker {
         let kept = if let Some(d) = k.and_then(|k| k.get("from")).and_then(depth_ref) {
             Kept::From(d)
         } else if let Some(each) = k.and_then(|k| k.get("each")) {
-            Kept::Each(refs(Some(each), depth_ref))
+            match k.and_then(|k| k.get("after")).and_then(depth_ref) {
+                Some(summary) => Kept::AfterSummary {
+                    summary,
+                    each: refs(Some(each), depth_ref),
+                },
+                None => Kept::Each(refs(Some(each), depth_ref)),
+            }
         } else if let Some(t) = k
             .and_then(|k| k.get("user_prompts"))
             .and_then(Value::as_u64)

@@ -52,6 +52,11 @@ pub enum KeptAt {
     Nothing,
     From(usize),
     Each(Vec<usize>),
+    /// The harness's summary message (after the marker) first, then these.
+    AfterSummary {
+        summary: usize,
+        each: Vec<usize>,
+    },
     UserPrompts(u64),
 }
 
@@ -332,6 +337,14 @@ impl PathView {
                     Kept::Nothing => KeptAt::Nothing,
                     Kept::From(r) => one(r)?.map_or(KeptAt::Nothing, KeptAt::From),
                     Kept::Each(rs) => KeptAt::Each(many(rs)?),
+                    // the summary follows the marker: named by its depth, on this path
+                    Kept::AfterSummary { summary, each } => match summary {
+                        Ref::Depth(d) if *d > at && *d < self.heads.len() => KeptAt::AfterSummary {
+                            summary: *d,
+                            each: many(each)?,
+                        },
+                        _ => KeptAt::Each(many(each)?),
+                    },
                     Kept::UserPrompts(t) => KeptAt::UserPrompts(*t),
                 },
                 sends_text: *sends_text,
