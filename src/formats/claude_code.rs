@@ -919,7 +919,6 @@ fn line(no: usize, v: Value, kind: Kind, uuid: &str) -> Line {
     }
 }
 
-/// The uuids a compact_boundary says it preserved (`compactMetadata.preservedMessages.uuids`).
 /// The message a compaction's preserved turns hang from when Claude Code loads the session
 /// (`preservedMessages.anchorUuid`, else `preservedSegment.anchorUuid`).
 fn anchor_of(meta: &Value) -> Option<String> {
@@ -930,6 +929,7 @@ fn anchor_of(meta: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The uuids a compact_boundary says it preserved (`compactMetadata.preservedMessages.uuids`).
 fn preserved_of(meta: &Value) -> Option<Vec<String>> {
     let uuids = meta
         .get("line")?
