@@ -433,6 +433,22 @@ fn gemini_stand_in() -> (u16, Requests) {
     (port, requests)
 }
 
+/// The output of a child once it exits; killed, and the test failed, if it runs longer than `limit`.
+fn finished_within(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+) -> std::process::Output {
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("the peer ran longer than {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
 /// Lines of text a Gemini request's contents send (calls by name, responses by their output), or cairn's context.
 fn gemini_lines(contents: &[Value]) -> Vec<String> {
     let mut out = Vec::new();
@@ -531,7 +547,10 @@ fn gemini_cli_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         assert!(c.file.starts_with(home.path().join(".gemini/tmp")));
         std::fs::write(
             home.path().join(".gemini/settings.json"),
-            r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
+            // nothing but the stand-in is asked: no usage statistics, no update check
+            r#"{"security": {"auth": {"selectedType": "gemini-api-key"}},
+                "privacy": {"usageStatisticsEnabled": false},
+                "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}}"#,
         )
         .unwrap();
         let (port, requests) = gemini_stand_in();
@@ -555,8 +574,12 @@ fn gemini_cli_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
             .env_remove("GOOGLE_API_KEY")
             .env_remove("GOOGLE_GENAI_USE_VERTEXAI")
             .env_remove("GOOGLE_CLOUD_PROJECT")
-            .output()
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .unwrap();
+        // a Gemini CLI that hangs (a network it waits for) fails the test, not the run
+        let out = finished_within(out, std::time::Duration::from_secs(180));
         let what = src.file_name().unwrap().to_string_lossy().into_owned();
         assert!(
             out.status.success(),
