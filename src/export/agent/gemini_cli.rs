@@ -26,11 +26,7 @@ const ACKNOWLEDGEMENT: &str = "Got it. Thanks for the additional context!";
 
 /// Gemini CLI's `projectHash` of a working folder (its `getProjectHash`).
 pub(super) fn project_hash(cwd: &str) -> String {
-    hex(&sha2::Sha256::digest(cwd.as_bytes()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    format!("{:x}", sha2::Sha256::digest(cwd.as_bytes()))
 }
 
 /// The folder under `tmp` (`~/.gemini/tmp`) Gemini CLI keeps the working folder's sessions in: the short name its
@@ -119,8 +115,13 @@ impl Writer {
         self.out.push('\n');
     }
 
+    /// Writes the reply being written, its calls answered by now or never.
     fn flush(&mut self) {
         if let Some(r) = self.pending.take() {
+            self.unanswered += r
+                .get("toolCalls")
+                .and_then(Value::as_array)
+                .map_or(0, |cs| cs.iter().filter(|c| c["result"].is_null()).count());
             self.line(&r);
         }
     }
@@ -290,7 +291,7 @@ impl Writer {
             ),
             (
                 self.unanswered,
-                "call(s) at the end were never answered: Gemini CLI resumes with them unanswered",
+                "call(s) were never answered: Gemini CLI resumes with them unanswered",
             ),
             (
                 self.stray,
@@ -361,12 +362,6 @@ pub(super) fn write(plan: &mut Plan) -> AgentFile {
             }
             Item::Elision(_) => elisions += 1,
         }
-    }
-    if let Some(p) = &w.pending {
-        w.unanswered += p
-            .get("toolCalls")
-            .and_then(Value::as_array)
-            .map_or(0, |cs| cs.iter().filter(|c| c["result"].is_null()).count());
     }
     w.flush();
     let notes = w.notes(elisions, plan);
