@@ -558,6 +558,9 @@ impl ValueEnum for ExportFormat {
             crate::export::ExportFormat::Agent(Harness::GeminiCli) => {
                 v.help("A Gemini CLI session log (JSONL), which `gemini --resume` continues")
             }
+            crate::export::ExportFormat::Agent(Harness::Opencode) => v.help(
+                "An opencode export (JSON), which `opencode import` files and `opencode --session` continues",
+            ),
             _ => v,
         })
     }

@@ -78,6 +78,7 @@ impl ExportFormat {
             ExportFormat::Agent(agent::Harness::Pi) => "pi session",
             ExportFormat::Agent(agent::Harness::Codex) => "Codex rollout",
             ExportFormat::Agent(agent::Harness::GeminiCli) => "Gemini CLI session",
+            ExportFormat::Agent(agent::Harness::Opencode) => "opencode session",
         }
     }
 
@@ -86,7 +87,8 @@ impl ExportFormat {
         match self {
             ExportFormat::Html => "html",
             ExportFormat::Markdown => "md",
-            ExportFormat::Jsonl | ExportFormat::Agent(_) => "jsonl",
+            ExportFormat::Jsonl => "jsonl",
+            ExportFormat::Agent(h) => h.extension(),
             ExportFormat::Anthropic | ExportFormat::Openai => "json",
         }
     }

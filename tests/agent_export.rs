@@ -59,9 +59,11 @@ fn is_marker(m: &Message) -> bool {
 /// What the model saw of a path, block by block, by role (results answer as the user, whichever message holds them).
 fn history(msgs: &[Message], thinking: bool) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    // a harness's compaction summary is its record, not a message of the history
+    // a harness's compaction summary is its record, not a message of the history (Claude Code's summary prompt,
+    // opencode's summary reply)
     let summary = |m: &Message| {
         m.meta.pointer("/cairn/kind").and_then(|k| k.as_str()) == Some("compact_summary")
+            || m.meta.pointer("/info/summary") == Some(&serde_json::json!(true))
     };
     for m in msgs
         .iter()
@@ -195,7 +197,7 @@ fn context(s: &Store, conv: &str) -> Vec<(String, String)> {
 
 /// Writes the session file (and what goes beside it) into `dir` under the name the harness gives it.
 fn write(dir: &Path, f: &agent::AgentFile) -> PathBuf {
-    let p = dir.join(format!("{}.jsonl", f.session_id));
+    let p = dir.join(format!("{}.{}", f.session_id, f.harness.extension()));
     std::fs::write(&p, &f.text).unwrap();
     for (rel, text) in &f.beside {
         let q = dir.join(&f.session_id).join(rel);
@@ -295,6 +297,18 @@ fn gemini_cli_sessions_read_back_the_same_as_gemini_cli() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small/gemini-cli-small.json"),
     );
     assert_eq!(round_trip(&v, Harness::GeminiCli), 4);
+}
+
+#[test]
+fn opencode_sessions_read_back_the_same_as_opencode() {
+    // opencode's exports of two releases: subtasks, a subagent's own session, an auto-compaction, prunes
+    let mut v: Vec<PathBuf> = std::fs::read_dir(samples().join("opencode"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    v.sort();
+    assert_eq!(round_trip(&v, Harness::Opencode), 3);
 }
 
 #[test]
@@ -458,8 +472,9 @@ fn a_cairn_snapshot_travels_as_the_harness_compaction_with_its_pages_as_images()
             harness.name(),
         );
         match harness {
-            // Claude Code: the same context, line for line, elided results included (its microcompact)
-            Harness::ClaudeCode => assert_eq!(lines(&before), lines(&after)),
+            // Claude Code and opencode: the same context, line for line, elided results included (Claude Code's
+            // microcompact, opencode's prune)
+            Harness::ClaudeCode | Harness::Opencode => assert_eq!(lines(&before), lines(&after)),
             // pi and Codex have no elision: the results travel whole, and the export says so
             _ => {
                 assert!(
@@ -640,6 +655,21 @@ fn continue_writes_where_the_harness_looks_and_never_over_a_file() {
                 assert_eq!(
                     out.command,
                     format!("cd /work/project && gemini --resume {}", out.session_id)
+                );
+            }
+            Harness::Opencode => {
+                assert_eq!(
+                    rel,
+                    format!(".local/share/opencode/import/{}.json", out.session_id)
+                );
+                assert!(out.session_id.starts_with("ses_"), "{}", out.session_id);
+                assert_eq!(
+                    out.command,
+                    format!(
+                        "cd /work/project && opencode import {} && opencode --session {}",
+                        out.file.display(),
+                        out.session_id
+                    )
                 );
             }
         }

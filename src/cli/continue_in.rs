@@ -1,4 +1,4 @@
-//! `cairn continue CONV [--at MSG] --in claude-code|pi|codex|gemini-cli [--home DIR] [--cwd DIR] [--no-redact] [--json]`:
+//! `cairn continue CONV [--at MSG] --in claude-code|pi|codex|gemini-cli|opencode [--home DIR] [--cwd DIR] [--no-redact] [--json]`:
 //! writes the path as a new session where the harness looks for its sessions, and prints the one command that
 //! resumes it.
 
@@ -38,6 +38,7 @@ enum In {
     Pi,
     Codex,
     GeminiCli,
+    Opencode,
 }
 
 pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
@@ -56,6 +57,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         In::Pi => Harness::Pi,
         In::Codex => Harness::Codex,
         In::GeminiCli => Harness::GeminiCli,
+        In::Opencode => Harness::Opencode,
     };
     let c = ctx.exec(ContinueIn {
         conversation: a.conv,

@@ -1,4 +1,5 @@
-//! A path written back as a session file of the harness it can continue in (Claude Code, pi, Codex, Gemini CLI), so a fork
+//! A path written back as a session file of the harness it can continue in (Claude Code, pi, Codex, Gemini CLI,
+//! opencode), so a fork
 //! made in cairn resumes in the real agent.
 //!
 //! The file holds the path's history, so the harness shows what happened, and the context cairn assembles for it
@@ -9,14 +10,15 @@
 //! Claude Code, images pruned, pages where only text is accepted), the file says what falls back, in
 //! [`AgentFile::notes`].
 //!
-//! One plan (`plan`) for the four writers (`agent/claude_code.rs`, `agent/pi.rs`, `agent/codex.rs`,
-//! `agent/gemini_cli.rs`): each maps
+//! One plan (`plan`) for the five writers (`agent/claude_code.rs`, `agent/pi.rs`, `agent/codex.rs`,
+//! `agent/gemini_cli.rs`, `agent/opencode.rs`): each maps
 //! the same items to its harness's records, and reading the file back gives the same messages, usage and
 //! compactions (the round-trip tests).
 
 mod claude_code;
 mod codex;
 mod gemini_cli;
+mod opencode;
 mod pi;
 
 use std::path::{Path, PathBuf};
@@ -38,14 +40,16 @@ pub enum Harness {
     Pi,
     Codex,
     GeminiCli,
+    Opencode,
 }
 
 impl Harness {
-    pub const ALL: [Harness; 4] = [
+    pub const ALL: [Harness; 5] = [
         Harness::ClaudeCode,
         Harness::Pi,
         Harness::Codex,
         Harness::GeminiCli,
+        Harness::Opencode,
     ];
 
     pub fn name(self) -> &'static str {
@@ -54,6 +58,7 @@ impl Harness {
             Harness::Pi => "pi",
             Harness::Codex => "codex",
             Harness::GeminiCli => "gemini-cli",
+            Harness::Opencode => "opencode",
         }
     }
 
@@ -64,6 +69,15 @@ impl Harness {
             Harness::Pi => "pi",
             Harness::Codex => "Codex",
             Harness::GeminiCli => "Gemini CLI",
+            Harness::Opencode => "opencode",
+        }
+    }
+
+    /// The extension of the file written for it (opencode's export is one JSON document, the others JSONL).
+    pub fn extension(self) -> &'static str {
+        match self {
+            Harness::Opencode => "json",
+            _ => "jsonl",
         }
     }
 
@@ -198,7 +212,10 @@ pub fn write(
     redact: bool,
     cwd: Option<&str>,
 ) -> Result<AgentFile, ExportError> {
-    let mut plan = plan(store, conversation, at, redact, harness == Harness::Pi)?;
+    // pi and opencode can keep messages written before their compaction record (`firstKeptEntryId`,
+    // `tail_start_id`)
+    let keeps_before = matches!(harness, Harness::Pi | Harness::Opencode);
+    let mut plan = plan(store, conversation, at, redact, keeps_before)?;
     if let Some(c) = cwd {
         plan.cwd = c.to_string();
     } else if plan.cwd.is_empty() {
@@ -216,6 +233,7 @@ pub fn write(
         Harness::Pi => pi::write(&mut plan, redact),
         Harness::Codex => codex::write(&mut plan),
         Harness::GeminiCli => gemini_cli::write(&mut plan),
+        Harness::Opencode => opencode::write(&mut plan),
     };
     out.notes.splice(0..0, std::mem::take(&mut plan.notes));
     out.redacted += plan.redacted;
@@ -672,6 +690,12 @@ pub fn place(home: &crate::discover::Home, f: &AgentFile) -> PathBuf {
         Harness::GeminiCli => gemini_cli::project_dir(&root(Format::GeminiCli), &f.cwd)
             .join("chats")
             .join(gemini_cli::file_name(&f.session_id, crate::store::now_ms())),
+        // opencode keeps its sessions in a store only it writes: the document its `opencode import` reads goes
+        // beside that store
+        Harness::Opencode => home
+            .dir
+            .join(".local/share/opencode/import")
+            .join(format!("{}.json", f.session_id)),
     }
 }
 
@@ -699,6 +723,14 @@ pub fn resume_command(f: &AgentFile, file: &Path) -> String {
             "cd {}{} && gemini --resume {}",
             if f.cwd.starts_with('-') { "-- " } else { "" },
             q(&f.cwd),
+            f.session_id
+        ),
+        // opencode's import files the session under the folder it runs in
+        Harness::Opencode => format!(
+            "cd {}{} && opencode import {} && opencode --session {}",
+            if f.cwd.starts_with('-') { "-- " } else { "" },
+            q(&f.cwd),
+            q(&file.to_string_lossy()),
             f.session_id
         ),
     }

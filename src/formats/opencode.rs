@@ -20,7 +20,7 @@ mod pruned;
 mod reported;
 pub mod storage;
 
-use super::{FormatError, ImportReport, Parsed, note};
+use super::{FormatError, ImportReport, Parsed};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 
 /// Whether a document is an opencode export, or a session's info in opencode's `storage/` folders.
@@ -106,11 +106,22 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
                         .and_then(pruned::tail_start)
                         .and_then(|id| first_built.get(id.as_str()).copied())
                         .map_or_else(Vec::new, |from| (from..summary_reply).collect());
-                    let mut c = note(
-                        Role::System,
-                        text,
-                        json!({"source": "opencode", "compaction": asked}),
-                    );
+                    // what the request sent beside "What did we do so far?" (the images of a snapshot's pages
+                    // cairn wrote there), then the summary
+                    let mut content: Vec<Block> = asked
+                        .as_ref()
+                        .and_then(|a| a["parts"].as_array())
+                        .into_iter()
+                        .flatten()
+                        .filter(|p| {
+                            p["type"] == "file"
+                                && p["mime"].as_str().is_some_and(|m| m.starts_with("image/"))
+                        })
+                        .map(file_block)
+                        .collect();
+                    content.push(Block::text(text));
+                    let mut c = NewMessage::new(Role::System, content);
+                    c.meta = json!({"source": "opencode", "compaction": asked});
                     c.created_at = ms(info.pointer("/time/completed")).or(at);
                     report.notes.push(if kept.is_empty() {
                         "opencode compacted the conversation: its summary is what the model saw after it".into()
