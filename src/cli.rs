@@ -78,10 +78,10 @@ enum Command {
     /// Cursor, Factory Droid, SWE-agent and OpenHands trajectories, Anthropic or OpenAI messages JSON, cairn exports.
     Import(import::Args),
     /// Export a conversation: html, markdown, jsonl (the whole tree, lossless), anthropic or openai (a request
-    /// body for the active path), claude-code, pi or codex (a session the harness resumes).
+    /// body for the active path), claude-code, pi, codex, gemini-cli or opencode (a session the harness resumes).
     Export(export::Args),
-    /// Continue a conversation in Claude Code, pi or Codex: writes it where the harness finds it and prints the
-    /// command that resumes it.
+    /// Continue a conversation in Claude Code, pi, Codex, Gemini CLI or opencode: writes it where the harness finds
+    /// it and prints the command that resumes it.
     #[command(name = "continue")]
     Continue(continue_in::Args),
     /// List the Claude Code, pi and Codex sessions in their standard folders, newest first.

@@ -1,6 +1,6 @@
-//! Back to the agent: a path exported as a Claude Code, pi or Codex session reads back as the same messages, usage
-//! and compactions, on every real sample of each harness (read in `../shared/samples`, not copied); cairn's own
-//! compactions become the harness's, so the agent resumes with the context cairn assembled.
+//! Back to the agent: a path exported as a Claude Code, pi, Codex, Gemini CLI or opencode session reads back as the
+//! same messages, usage and compactions, on every real sample of each harness (read in `../shared/samples`, not
+//! copied); cairn's own compactions become the harness's, so the agent resumes with the context cairn assembled.
 
 #[path = "support/helpers.rs"]
 mod helpers;

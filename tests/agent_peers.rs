@@ -1,7 +1,8 @@
 //! The harnesses' own readers agree with what cairn writes for them: pi's `pi --export` renders every message of a
 //! path exported as a pi session (in Chromium, where it is installed), and `ccusage --offline` counts the same
 //! tokens in a Claude Code session exported by cairn as in its source; Gemini CLI resumes a session cairn wrote for
-//! it and sends, to a local stand-in for its API, what cairn sends.
+//! it, and opencode one it imported from cairn's document, and each sends, to a local stand-in for its API, what
+//! cairn sends.
 //!
 //! The peers come from npm: `scripts/test` installs them into `target/peers` (pinned versions). Where they are
 //! not there (npm could not reach the registry), each test says so and passes without checking.
@@ -379,9 +380,9 @@ fn ccusage_counts_the_same_tokens_in_an_exported_claude_code_session_as_in_its_s
 /// The requests a stand-in received: each one's path and body.
 type Requests = std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>;
 
-/// A stand-in for Gemini's API on a local port: keeps the path and body of each request and answers each with one
-/// short reply (streamed where it was asked for so).
-fn gemini_stand_in() -> (u16, Requests) {
+/// A stand-in for a provider's API on a local port: keeps the path and body of each request and answers each as
+/// `answer` says for its path (a content type and a body).
+fn stand_in(answer: fn(&str) -> (&'static str, String)) -> (u16, Requests) {
     use std::io::{BufRead as _, Read as _, Write as _};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -414,15 +415,7 @@ fn gemini_stand_in() -> (u16, Requests) {
                 path.clone(),
                 serde_json::from_slice(&body).unwrap_or(Value::Null),
             ));
-            let reply = serde_json::json!({
-                "candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]},
-                                "finishReason": "STOP", "index": 0}],
-                "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11}});
-            let (ctype, body) = if path.contains("stream") {
-                ("text/event-stream", format!("data: {reply}\r\n\r\n"))
-            } else {
-                ("application/json", reply.to_string())
-            };
+            let (ctype, body) = answer(&path);
             let _ignored = write!(
                 stream,
                 "HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -431,6 +424,36 @@ fn gemini_stand_in() -> (u16, Requests) {
         }
     });
     (port, requests)
+}
+
+/// A stand-in for Gemini's API: one short reply to each request (streamed where it was asked for so).
+fn gemini_stand_in() -> (u16, Requests) {
+    stand_in(|path| {
+        let reply = serde_json::json!({
+            "candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]},
+                            "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11}});
+        if path.contains("stream") {
+            ("text/event-stream", format!("data: {reply}\r\n\r\n"))
+        } else {
+            ("application/json", reply.to_string())
+        }
+    })
+}
+
+/// A stand-in for an OpenAI-compatible chat completions API: one short streamed reply to each request.
+fn chat_completions_stand_in() -> (u16, Requests) {
+    stand_in(|_| {
+        let chunk = serde_json::json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": "ok"}, "finish_reason": null}]});
+        let end = serde_json::json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}});
+        (
+            "text/event-stream",
+            format!("data: {chunk}\n\ndata: {end}\n\ndata: [DONE]\n\n"),
+        )
+    })
 }
 
 /// The output of a child once it exits; killed, and the test failed, if it runs longer than `limit`.
@@ -601,7 +624,11 @@ fn gemini_cli_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         for l in &ours {
             match sent[k..].iter().position(|x| x == l) {
                 Some(p) => k += p + 1,
-                None => panic!("{what}: {l:?} is not sent (or not in order)"),
+                None => panic!(
+                    "{what}: {l:?} is not sent (or not in order)\nours {:?}\nsent {:?}",
+                    &ours[..6.min(ours.len())],
+                    &sent[..12.min(sent.len())]
+                ),
             }
         }
         assert_eq!(sent.last().map(String::as_str), Some("say ok"), "{what}");
@@ -615,5 +642,187 @@ fn gemini_cli_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         let calls = |v: &[String]| v.iter().filter(|l| l.starts_with("call ")).count();
         assert_eq!(calls(&sent), calls(&ours), "{what}");
         assert!(calls(&ours) > 0 || what.starts_with("cc-"), "{what}");
+    }
+}
+
+/// Lines of text an OpenAI chat request's messages send (calls by name, results by their text); its system
+/// messages (the harness's own prompt) left out.
+fn chat_lines(messages: &[Value]) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in messages.iter().filter(|m| m["role"] != "system") {
+        let mut texts: Vec<String> = match &m["content"] {
+            Value::String(t) => vec![t.clone()],
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p["text"].as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for c in m["tool_calls"].as_array().into_iter().flatten() {
+            texts.push(format!(
+                "call {}",
+                c.pointer("/function/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+            ));
+        }
+        for t in texts {
+            out.extend(
+                t.lines()
+                    .map(|l| l.trim().to_string())
+                    .filter(|l| !l.is_empty()),
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn opencode_imports_a_session_cairn_wrote_resumes_it_and_sends_what_cairn_sends() {
+    let Some(opencode) = peer("opencode") else {
+        return skipped("opencode");
+    };
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let cases = [
+        // opencode's own session with its auto-compaction: sent from its summary on, as opencode sent it
+        samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
+        // a Claude Code session compacted: opencode's compaction, Claude Code's summary first
+        fixtures.join("claude-code/cc-compact-boundary.jsonl"),
+        // Gemini CLI's session with parallel calls and failed ones
+        samples()
+            .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
+        // a Claude Code session with a pasted image
+        samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
+        // pi's compactions that keep the turns before them (opencode's `tail_start_id`), and calls never answered
+        samples().join("pi/pi-v3-compaction-tiny.jsonl"),
+        samples().join("pi/pi-v1-before-compaction-two-compactions.jsonl"),
+    ];
+    for src in cases {
+        let what = src.file_name().unwrap().to_string_lossy().into_owned();
+        let mut s = Store::open_in_memory().unwrap();
+        let conv = import(&mut s, &src);
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let cwd = project.path().canonicalize().unwrap();
+        let cwd_text = cwd.to_string_lossy().into_owned();
+        let c = continued(
+            &mut s,
+            &conv,
+            Harness::Opencode,
+            home.path(),
+            Some(&cwd_text),
+            false,
+        );
+        let (port, requests) = chat_completions_stand_in();
+        // a provider of opencode's config on the stand-in (a model that reads images), nothing else asked
+        let config = home.path().join(".config/opencode");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(
+            config.join("opencode.json"),
+            serde_json::json!({"autoupdate": false, "share": "disabled", "snapshot": false,
+                "provider": {"stand": {"npm": "@ai-sdk/openai-compatible", "name": "stand",
+                    "options": {"baseURL": format!("http://127.0.0.1:{port}/v1"), "apiKey": "stand-in"},
+                    "models": {"m": {"name": "m", "attachment": true, "tool_call": true,
+                        "modalities": {"input": ["text", "image"], "output": ["text"]},
+                        "limit": {"context": 1_000_000, "output": 8000}}}}}})
+            .to_string(),
+        )
+        .unwrap();
+        let run = |args: &[&str]| {
+            let child = Command::new(&opencode)
+                .args(args)
+                .current_dir(&cwd)
+                // opencode takes its folder from PWD where it is set
+                .env("PWD", &cwd)
+                .env("HOME", home.path())
+                .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+                .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+                .env_remove("XDG_CONFIG_HOME")
+                .env_remove("XDG_DATA_HOME")
+                .env_remove("XDG_CACHE_HOME")
+                .env_remove("XDG_STATE_HOME")
+                .env_remove("OPENCODE_CONFIG")
+                // `opencode run` reads a prompt from a stdin that is not a terminal, to its end
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let out = finished_within(child, std::time::Duration::from_secs(180));
+            assert!(
+                out.status.success(),
+                "{what}: opencode {args:?}: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        // the command continue prints, as it runs it: the import, then the session resumed
+        assert_eq!(
+            c.command,
+            format!(
+                "cd {} && opencode import {} && opencode --session {}",
+                cwd_text,
+                c.file.display(),
+                c.session_id
+            ),
+            "{what}"
+        );
+        let imported = run(&["import", &c.file.to_string_lossy()]);
+        assert!(imported.contains(&c.session_id), "{what}: {imported}");
+        run(&[
+            "run",
+            "--pure",
+            "-m",
+            "stand/m",
+            "--session",
+            &c.session_id,
+            // one word: opencode quotes a prompt's words that hold spaces
+            "hello",
+        ]);
+        let log = requests.lock().unwrap();
+        let (_, body) = log
+            .iter()
+            .find(|(p, _)| p.ends_with("/chat/completions"))
+            .unwrap_or_else(|| panic!("{what}: no request reached the stand-in: {log:?}"));
+        let messages = body["messages"].as_array().unwrap();
+        let sent = chat_lines(messages);
+        // the summary of opencode's own compaction holds its reply's thinking as `[thinking] …`: opencode sends
+        // it to another model as text
+        let ours: Vec<String> = context_lines(&s, &conv)
+            .into_iter()
+            .map(|l| {
+                l.strip_prefix("[thinking] ")
+                    .map_or(l.clone(), str::to_string)
+            })
+            .collect();
+        // every line cairn sends, in order (opencode adds its question before a summary, sends a reply's
+        // thinking as text to another model, and the provider's SDK joins a reply's texts into one), then the new
+        // prompt
+        let all = sent.join("\n");
+        let mut k = 0;
+        for l in &ours {
+            match all[k..].find(l.as_str()) {
+                Some(p) => k += p + l.len(),
+                None => panic!("{what}: {l:?} is not sent (or not in order)"),
+            }
+        }
+        assert_eq!(sent.last().map(String::as_str), Some("hello"), "{what}");
+        // nothing of the history cairn leaves out: as many calls, and images, as cairn sends
+        let calls = |v: &[String]| v.iter().filter(|l| l.starts_with("call ")).count();
+        assert_eq!(calls(&sent), calls(&ours), "{what}");
+        let images = messages
+            .iter()
+            .flat_map(|m| m["content"].as_array().into_iter().flatten())
+            .filter(|p| p["type"] == "image_url")
+            .count();
+        let our_images = cairn::reclaim::assemble::assemble(&s, &conv)
+            .unwrap()
+            .messages
+            .iter()
+            .flat_map(|m| m.content.iter())
+            .filter(|b| matches!(b, Block::Image { .. }))
+            .count();
+        assert_eq!(images, our_images, "{what}: images");
     }
 }

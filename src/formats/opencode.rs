@@ -106,22 +106,7 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
                         .and_then(pruned::tail_start)
                         .and_then(|id| first_built.get(id.as_str()).copied())
                         .map_or_else(Vec::new, |from| (from..summary_reply).collect());
-                    // what the request sent beside "What did we do so far?" (the images of a snapshot's pages
-                    // cairn wrote there), then the summary
-                    let mut content: Vec<Block> = asked
-                        .as_ref()
-                        .and_then(|a| a["parts"].as_array())
-                        .into_iter()
-                        .flatten()
-                        .filter(|p| {
-                            p["type"] == "file"
-                                && p["mime"].as_str().is_some_and(|m| m.starts_with("image/"))
-                        })
-                        .map(file_block)
-                        .collect();
-                    content.push(Block::text(text));
-                    let mut c = NewMessage::new(Role::System, content);
-                    c.meta = json!({"source": "opencode", "compaction": asked});
+                    let mut c = summary_marker(asked.as_ref(), text);
                     c.created_at = ms(info.pointer("/time/completed")).or(at);
                     report.notes.push(if kept.is_empty() {
                         "opencode compacted the conversation: its summary is what the model saw after it".into()
@@ -160,6 +145,24 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
         report,
         children: Vec::new(),
     })
+}
+
+/// The marker of a compaction: what its request sent beside "What did we do so far?" (the images of a snapshot's
+/// pages cairn wrote there), then the summary.
+fn summary_marker(asked: Option<&Value>, summary: String) -> NewMessage {
+    let mut content: Vec<Block> = asked
+        .and_then(|a| a["parts"].as_array())
+        .into_iter()
+        .flatten()
+        .filter(|p| {
+            p["type"] == "file" && p["mime"].as_str().is_some_and(|m| m.starts_with("image/"))
+        })
+        .map(file_block)
+        .collect();
+    content.push(Block::text(summary));
+    let mut c = NewMessage::new(Role::System, content);
+    c.meta = json!({"source": "opencode", "compaction": asked});
+    c
 }
 
 /// A user message as opencode sends it (`MessageV2.toModelMessages`): its text parts, the harness's own
