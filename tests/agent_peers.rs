@@ -1,8 +1,8 @@
 //! The harnesses' own readers agree with what cairn writes for them: pi's `pi --export` renders every message of a
 //! path exported as a pi session (in Chromium, where it is installed), and `ccusage --offline` counts the same
-//! tokens in a Claude Code session exported by cairn as in its source; Gemini CLI resumes a session cairn wrote for
-//! it, and opencode one it imported from cairn's document, and each sends, to a local stand-in for its API, what
-//! cairn sends.
+//! tokens in a Claude Code session exported by cairn as in its source; Claude Code and Gemini CLI resume a session
+//! cairn wrote for them, and opencode one it imported from cairn's document, and each sends, to a local stand-in for
+//! its API, what cairn sends.
 //!
 //! The peers come from npm: `scripts/test` installs them into `target/peers` (pinned versions). Where they are
 //! not there (npm could not reach the registry), each test says so and passes without checking.
@@ -381,8 +381,8 @@ fn ccusage_counts_the_same_tokens_in_an_exported_claude_code_session_as_in_its_s
 type Requests = std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>;
 
 /// A stand-in for a provider's API on a local port: keeps the path and body of each request and answers each as
-/// `answer` says for its path (a content type and a body).
-fn stand_in(answer: fn(&str) -> (&'static str, String)) -> (u16, Requests) {
+/// `answer` says for its path and body (a content type and a body).
+fn stand_in(answer: fn(&str, &Value) -> (&'static str, String)) -> (u16, Requests) {
     use std::io::{BufRead as _, Read as _, Write as _};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -411,15 +411,13 @@ fn stand_in(answer: fn(&str) -> (&'static str, String)) -> (u16, Requests) {
             if reader.read_exact(&mut body).is_err() {
                 continue;
             }
-            log.lock().unwrap().push((
-                path.clone(),
-                serde_json::from_slice(&body).unwrap_or(Value::Null),
-            ));
-            let (ctype, body) = answer(&path);
+            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let (ctype, reply) = answer(&path, &body);
+            log.lock().unwrap().push((path, body));
             let _ignored = write!(
                 stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
+                "HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
+                reply.len()
             );
         }
     });
@@ -428,7 +426,7 @@ fn stand_in(answer: fn(&str) -> (&'static str, String)) -> (u16, Requests) {
 
 /// A stand-in for Gemini's API: one short reply to each request (streamed where it was asked for so).
 fn gemini_stand_in() -> (u16, Requests) {
-    stand_in(|path| {
+    stand_in(|path, _| {
         let reply = serde_json::json!({
             "candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]},
                             "finishReason": "STOP", "index": 0}],
@@ -443,7 +441,7 @@ fn gemini_stand_in() -> (u16, Requests) {
 
 /// A stand-in for an OpenAI-compatible chat completions API: one short streamed reply to each request.
 fn chat_completions_stand_in() -> (u16, Requests) {
-    stand_in(|_| {
+    stand_in(|_, _| {
         let chunk = serde_json::json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
             "choices": [{"index": 0, "delta": {"role": "assistant", "content": "ok"}, "finish_reason": null}]});
         let end = serde_json::json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
@@ -500,11 +498,15 @@ fn gemini_lines(contents: &[Value]) -> Vec<String> {
     out
 }
 
+/// Lines of text cairn sends for a conversation; its system messages left out (Claude Code, Gemini CLI and opencode
+/// write their own system prompt: the export says it leaves them out).
 fn context_lines(s: &Store, conv: &str) -> Vec<String> {
     let mut out = Vec::new();
     for m in cairn::reclaim::assemble::assemble(s, conv)
         .unwrap()
         .messages
+        .into_iter()
+        .filter(|m| m.role != Role::System)
     {
         for b in &m.content {
             let text = match b {
@@ -677,6 +679,230 @@ fn chat_lines(messages: &[Value]) -> Vec<String> {
     out
 }
 
+/// Panics unless every line cairn sends is in what the harness sent, in order (the harness adds its own lines,
+/// and a provider's SDK may join a reply's texts into one).
+fn sent_in_order(what: &str, ours: &[String], sent: &[String]) {
+    let all = sent.join("\n");
+    let mut k = 0;
+    for l in ours {
+        match all[k..].find(l.as_str()) {
+            Some(p) => k += p + l.len(),
+            None => panic!("{what}: {l:?} is not sent (or not in order)"),
+        }
+    }
+}
+
+/// A stand-in for Anthropic's Messages API: one short reply to each request (streamed where it was asked for so),
+/// a token count to a count.
+fn messages_stand_in() -> (u16, Requests) {
+    stand_in(|path, body| {
+        if path.starts_with("/v1/messages/count_tokens") {
+            return ("application/json", r#"{"input_tokens": 10}"#.to_string());
+        }
+        let model = body["model"].as_str().unwrap_or("claude-stand-in");
+        let message = serde_json::json!({"id": "msg_stand_in", "type": "message", "role": "assistant",
+            "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 10, "output_tokens": 1}});
+        if body["stream"] != true {
+            let mut m = message;
+            m["content"] = serde_json::json!([{"type": "text", "text": "ok"}]);
+            m["stop_reason"] = serde_json::json!("end_turn");
+            return ("application/json", m.to_string());
+        }
+        let events = [
+            (
+                "message_start",
+                serde_json::json!({"type": "message_start", "message": message}),
+            ),
+            (
+                "content_block_start",
+                serde_json::json!({"type": "content_block_start", "index": 0,
+                "content_block": {"type": "text", "text": ""}}),
+            ),
+            (
+                "content_block_delta",
+                serde_json::json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": "ok"}}),
+            ),
+            (
+                "content_block_stop",
+                serde_json::json!({"type": "content_block_stop", "index": 0}),
+            ),
+            (
+                "message_delta",
+                serde_json::json!({"type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 1}}),
+            ),
+            ("message_stop", serde_json::json!({"type": "message_stop"})),
+        ];
+        let stream: String = events
+            .iter()
+            .map(|(e, d)| format!("event: {e}\ndata: {d}\n\n"))
+            .collect();
+        ("text/event-stream", stream)
+    })
+}
+
+/// Lines of text an Anthropic request's messages send (calls by name, results by their text), and its images.
+fn messages_lines(messages: &[Value]) -> (Vec<String>, usize) {
+    let mut out = Vec::new();
+    let mut images = 0;
+    let push = |t: &str, out: &mut Vec<String>| {
+        out.extend(
+            t.lines()
+                .map(|l| l.trim().to_string())
+                .filter(|l| !l.is_empty()),
+        );
+    };
+    for m in messages {
+        let blocks = match &m["content"] {
+            Value::String(t) => {
+                push(t, &mut out);
+                continue;
+            }
+            Value::Array(b) => b,
+            _ => continue,
+        };
+        for b in blocks {
+            match b["type"].as_str() {
+                Some("text") => push(b["text"].as_str().unwrap_or(""), &mut out),
+                Some("image") => images += 1,
+                Some("tool_use") => out.push(format!("call {}", b["name"].as_str().unwrap_or(""))),
+                Some("tool_result") => match &b["content"] {
+                    Value::String(t) => push(t, &mut out),
+                    Value::Array(inner) => {
+                        for x in inner {
+                            match x["type"].as_str() {
+                                Some("text") => push(x["text"].as_str().unwrap_or(""), &mut out),
+                                Some("image") => images += 1,
+                                _ => {}
+                            }
+                        }
+                    }
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+    }
+    (out, images)
+}
+
+/// The images cairn sends for a conversation.
+fn context_images(s: &Store, conv: &str) -> usize {
+    cairn::reclaim::assemble::assemble(s, conv)
+        .unwrap()
+        .messages
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .map(|b| match b {
+            Block::Image { .. } => 1,
+            Block::ToolResult {
+                content: cairn::model::ToolResultContent::Blocks(bs),
+                ..
+            } => bs
+                .iter()
+                .filter(|x| matches!(x, Block::Image { .. }))
+                .count(),
+            _ => 0,
+        })
+        .sum()
+}
+
+#[test]
+fn claude_code_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
+    let Some(claude) = peer("claude") else {
+        return skipped("claude");
+    };
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let cases = [
+        // Claude Code's own compaction: its summary first, then what followed
+        fixtures.join("claude-code/cc-compact-boundary.jsonl"),
+        // a pasted image, thinking, calls
+        samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
+        // a session rewound and forked: its active path
+        samples().join("claude-code/cc-rewind-fork-2.1.42.jsonl"),
+        // other harnesses' sessions: pi's compactions, Codex's spawned agents, Gemini CLI's failed and parallel
+        // calls, opencode's auto-compaction
+        samples().join("pi/pi-v3-compaction-tiny.jsonl"),
+        samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl"),
+        samples()
+            .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
+        samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
+    ];
+    for src in cases {
+        let what = src.file_name().unwrap().to_string_lossy().into_owned();
+        let mut s = Store::open_in_memory().unwrap();
+        let conv = import(&mut s, &src);
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let cwd = project.path().canonicalize().unwrap();
+        let cwd_text = cwd.to_string_lossy().into_owned();
+        let c = continued(
+            &mut s,
+            &conv,
+            Harness::ClaudeCode,
+            home.path(),
+            Some(&cwd_text),
+            false,
+        );
+        let (port, requests) = messages_stand_in();
+        let child = Command::new(&claude)
+            .args([
+                "--resume",
+                &c.session_id,
+                "-p",
+                "hello",
+                "--model",
+                "claude-sonnet-4-6",
+            ])
+            .current_dir(&cwd)
+            .env("PWD", &cwd)
+            .env("HOME", home.path())
+            .env("ANTHROPIC_API_KEY", "sk-ant-stand-in")
+            .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
+            // nothing but the stand-in is asked: no telemetry, update check or error reports
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("ANTHROPIC_AUTH_TOKEN")
+            .env_remove("CLAUDE_CODE_USE_BEDROCK")
+            .env_remove("CLAUDE_CODE_USE_VERTEX")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = finished_within(child, std::time::Duration::from_secs(180));
+        assert!(
+            out.status.success(),
+            "{what}: claude: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let log = requests.lock().unwrap();
+        // the request of the turn: the one whose last prompt is ours
+        let body = log
+            .iter()
+            .map(|(_, b)| b)
+            .filter(|b| b["messages"].is_array())
+            .max_by_key(|b| b["messages"].as_array().map_or(0, Vec::len))
+            .unwrap_or_else(|| panic!("{what}: no request reached the stand-in: {log:?}"));
+        let messages = body["messages"].as_array().unwrap();
+        let (sent, images) = messages_lines(messages);
+        let ours = context_lines(&s, &conv);
+        // every line cairn sends, in order (Claude Code adds its reminders), then the new prompt
+        sent_in_order(&what, &ours, &sent);
+        assert_eq!(sent.last().map(String::as_str), Some("hello"), "{what}");
+        // nothing of the history cairn leaves out: as many calls, and images, as cairn sends
+        let calls = |v: &[String]| v.iter().filter(|l| l.starts_with("call ")).count();
+        assert_eq!(calls(&sent), calls(&ours), "{what}");
+        assert_eq!(images, context_images(&s, &conv), "{what}: images");
+    }
+}
+
 #[test]
 fn opencode_imports_a_session_cairn_wrote_resumes_it_and_sends_what_cairn_sends() {
     let Some(opencode) = peer("opencode") else {
@@ -796,17 +1022,9 @@ fn opencode_imports_a_session_cairn_wrote_resumes_it_and_sends_what_cairn_sends(
                     .map_or(l.clone(), str::to_string)
             })
             .collect();
-        // every line cairn sends, in order (opencode adds its question before a summary, sends a reply's
-        // thinking as text to another model, and the provider's SDK joins a reply's texts into one), then the new
-        // prompt
-        let all = sent.join("\n");
-        let mut k = 0;
-        for l in &ours {
-            match all[k..].find(l.as_str()) {
-                Some(p) => k += p + l.len(),
-                None => panic!("{what}: {l:?} is not sent (or not in order)"),
-            }
-        }
+        // every line cairn sends, in order (opencode adds its question before a summary, and sends a reply's
+        // thinking as text to another model), then the new prompt
+        sent_in_order(&what, &ours, &sent);
         assert_eq!(sent.last().map(String::as_str), Some("hello"), "{what}");
         // nothing of the history cairn leaves out: as many calls, and images, as cairn sends
         let calls = |v: &[String]| v.iter().filter(|l| l.starts_with("call ")).count();
@@ -816,13 +1034,7 @@ fn opencode_imports_a_session_cairn_wrote_resumes_it_and_sends_what_cairn_sends(
             .flat_map(|m| m["content"].as_array().into_iter().flatten())
             .filter(|p| p["type"] == "image_url")
             .count();
-        let our_images = cairn::reclaim::assemble::assemble(&s, &conv)
-            .unwrap()
-            .messages
-            .iter()
-            .flat_map(|m| m.content.iter())
-            .filter(|b| matches!(b, Block::Image { .. }))
-            .count();
+        let our_images = context_images(&s, &conv);
         assert_eq!(images, our_images, "{what}: images");
     }
 }
