@@ -1,8 +1,8 @@
 //! The harnesses' own readers agree with what cairn writes for them: pi's `pi --export` renders every message of a
 //! path exported as a pi session (in Chromium, where it is installed), and `ccusage --offline` counts the same
-//! tokens in a Claude Code session exported by cairn as in its source; Claude Code and Gemini CLI resume a session
-//! cairn wrote for them, and opencode one it imported from cairn's document, and each sends, to a local stand-in for
-//! its API, what cairn sends.
+//! tokens in a Claude Code session exported by cairn as in its source; Claude Code, Codex and Gemini CLI resume a
+//! session cairn wrote for them, and opencode one it imported from cairn's document, and each sends, to a local
+//! stand-in for its API, what cairn sends.
 //!
 //! The peers come from npm: `scripts/test` installs them into `target/peers` (pinned versions). Where they are
 //! not there (npm could not reach the registry), each test says so and passes without checking.
@@ -687,7 +687,10 @@ fn sent_in_order(what: &str, ours: &[String], sent: &[String]) {
     for l in ours {
         match all[k..].find(l.as_str()) {
             Some(p) => k += p + l.len(),
-            None => panic!("{what}: {l:?} is not sent (or not in order)"),
+            None => panic!(
+                "{what}: {:?} is not sent (or not in order)",
+                l.chars().take(300).collect::<String>()
+            ),
         }
     }
 }
@@ -895,6 +898,223 @@ fn claude_code_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         let ours = context_lines(&s, &conv);
         // every line cairn sends, in order (Claude Code adds its reminders), then the new prompt
         sent_in_order(&what, &ours, &sent);
+        assert_eq!(sent.last().map(String::as_str), Some("hello"), "{what}");
+        // nothing of the history cairn leaves out: as many calls, and images, as cairn sends
+        let calls = |v: &[String]| v.iter().filter(|l| l.starts_with("call ")).count();
+        assert_eq!(calls(&sent), calls(&ours), "{what}");
+        assert_eq!(images, context_images(&s, &conv), "{what}: images");
+    }
+}
+
+/// A stand-in for OpenAI's Responses API: one short streamed reply to each request.
+fn responses_stand_in() -> (u16, Requests) {
+    stand_in(|_, _| {
+        let item = serde_json::json!({"type": "message", "id": "msg_stand_in", "status": "completed",
+            "role": "assistant", "content": [{"type": "output_text", "text": "ok", "annotations": []}]});
+        let response = serde_json::json!({"id": "resp_stand_in", "object": "response", "created_at": 1,
+            "status": "completed", "model": "m", "output": [item],
+            "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
+                      "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 11}});
+        let mut started = response.clone();
+        started["status"] = serde_json::json!("in_progress");
+        started["output"] = serde_json::json!([]);
+        let events = [
+            serde_json::json!({"type": "response.created", "response": started}),
+            serde_json::json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+            serde_json::json!({"type": "response.output_text.delta", "output_index": 0, "content_index": 0,
+                               "item_id": "msg_stand_in", "delta": "ok"}),
+            serde_json::json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+            serde_json::json!({"type": "response.completed", "response": response}),
+        ];
+        let stream: String = events
+            .iter()
+            .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+            .collect();
+        ("text/event-stream", stream)
+    })
+}
+
+/// A text as compared: its lines trimmed, blank ones left out.
+fn normalized(t: &str) -> String {
+    t.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The texts a Responses request's input sends, one per part (calls by name, outputs by their text), and its
+/// images; the harness's own instructions (developer messages) left out.
+fn responses_blocks(input: &[Value]) -> (Vec<String>, usize) {
+    let mut out = Vec::new();
+    let mut images = 0;
+    let mut parts = |v: &Value, out: &mut Vec<String>| match v {
+        Value::String(t) => out.push(normalized(t)),
+        Value::Array(ps) => {
+            for p in ps {
+                match p["type"].as_str() {
+                    Some("input_text" | "output_text") => {
+                        out.push(normalized(p["text"].as_str().unwrap_or("")))
+                    }
+                    Some("input_image") => images += 1,
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    };
+    for item in input {
+        match item["type"].as_str() {
+            Some("message") if item["role"] != "developer" && item["role"] != "system" => {
+                parts(&item["content"], &mut out)
+            }
+            Some("function_call" | "custom_tool_call") => {
+                out.push(format!("call {}", item["name"].as_str().unwrap_or("")))
+            }
+            Some("function_call_output" | "custom_tool_call_output") => {
+                parts(&item["output"], &mut out)
+            }
+            _ => {}
+        }
+    }
+    out.retain(|t| !t.is_empty());
+    (out, images)
+}
+
+/// The texts cairn sends for a conversation, one per block (calls by name, results by their text); its system
+/// messages left out.
+fn context_blocks(s: &Store, conv: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in cairn::reclaim::assemble::assemble(s, conv)
+        .unwrap()
+        .messages
+        .into_iter()
+        .filter(|m| m.role != Role::System)
+    {
+        for b in &m.content {
+            out.push(match b {
+                Block::Text { text } => normalized(text),
+                Block::ToolUse { name, .. } => format!("call {name}"),
+                Block::ToolResult { content, .. } => normalized(&match content {
+                    cairn::model::ToolResultContent::Text(t) => t.clone(),
+                    cairn::model::ToolResultContent::Blocks(bs) => cairn::model::plain_text(bs),
+                }),
+                _ => continue,
+            });
+        }
+    }
+    out.retain(|t| !t.is_empty());
+    out
+}
+
+/// Whether the harness sent `ours` as `sent`: the same, or cut in the middle the way Codex cuts a long output (its
+/// head, `…N chars truncated…` or `…N tokens truncated…`, its tail).
+fn sent_as(ours: &str, sent: &str) -> bool {
+    if ours == sent {
+        return true;
+    }
+    let Some(mark) = sent.find(" truncated…") else {
+        return false;
+    };
+    let Some(open) = sent[..mark].rfind('…') else {
+        return false;
+    };
+    let (head, tail) = (&sent[..open], &sent[mark + " truncated…".len()..]);
+    ours.len() > sent.len() && ours.starts_with(head) && ours.ends_with(tail)
+}
+
+#[test]
+fn codex_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
+    let Some(codex) = peer("codex") else {
+        return skipped("codex");
+    };
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let cases = [
+        // Codex's own thread with the agents it spawned
+        samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl"),
+        // other harnesses' sessions: Claude Code's compaction and a pasted image, pi's compactions, Gemini CLI's
+        // failed and parallel calls, opencode's auto-compaction
+        fixtures.join("claude-code/cc-compact-boundary.jsonl"),
+        samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
+        samples().join("pi/pi-v3-compaction-tiny.jsonl"),
+        samples()
+            .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
+        samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
+    ];
+    for src in cases {
+        let what = src.file_name().unwrap().to_string_lossy().into_owned();
+        let mut s = Store::open_in_memory().unwrap();
+        let conv = import(&mut s, &src);
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let cwd = project.path().canonicalize().unwrap();
+        let cwd_text = cwd.to_string_lossy().into_owned();
+        let c = continued(
+            &mut s,
+            &conv,
+            Harness::Codex,
+            home.path(),
+            Some(&cwd_text),
+            false,
+        );
+        let (port, requests) = responses_stand_in();
+        // a provider of Codex's config on the stand-in
+        let codex_home = home.path().join(".codex");
+        std::fs::write(
+            codex_home.join("config.toml"),
+            format!(
+                "model = \"m\"\nmodel_provider = \"stand\"\n\n[model_providers.stand]\nname = \"stand\"\n\
+                 base_url = \"http://127.0.0.1:{port}/v1\"\nenv_key = \"STAND_IN_KEY\"\nwire_api = \"responses\"\n"
+            ),
+        )
+        .unwrap();
+        let child = Command::new(&codex)
+            .args([
+                "exec",
+                "--skip-git-repo-check",
+                "resume",
+                &c.session_id,
+                "hello",
+            ])
+            .current_dir(&cwd)
+            .env("HOME", home.path())
+            .env("CODEX_HOME", &codex_home)
+            .env("STAND_IN_KEY", "stand-in")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = finished_within(child, std::time::Duration::from_secs(180));
+        assert!(
+            out.status.success(),
+            "{what}: codex: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let log = requests.lock().unwrap();
+        let body = log
+            .iter()
+            .map(|(_, b)| b)
+            .filter(|b| b["input"].is_array())
+            .max_by_key(|b| b["input"].as_array().map_or(0, Vec::len))
+            .unwrap_or_else(|| panic!("{what}: no request reached the stand-in: {log:?}"));
+        let (sent, images) = responses_blocks(body["input"].as_array().unwrap());
+        let ours = context_blocks(&s, &conv);
+        // every text cairn sends, in order (Codex adds its instructions and environment, and cuts a long output in
+        // the middle), then the new prompt
+        let mut k = 0;
+        for b in &ours {
+            match sent[k..].iter().position(|x| sent_as(b, x)) {
+                Some(p) => k += p + 1,
+                None => panic!(
+                    "{what}: {:?} is not sent (or not in order)",
+                    b.chars().take(300).collect::<String>()
+                ),
+            }
+        }
         assert_eq!(sent.last().map(String::as_str), Some("hello"), "{what}");
         // nothing of the history cairn leaves out: as many calls, and images, as cairn sends
         let calls = |v: &[String]| v.iter().filter(|l| l.starts_with("call ")).count();
