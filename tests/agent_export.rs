@@ -734,17 +734,35 @@ fn sessions_of_one_harness_continue_in_another() {
     for (file, harness) in cases {
         let mut s = Store::open_in_memory().unwrap();
         let conv = import(&mut s, &samples().join(file)).remove(0);
-        let (back, c2, _) = again(&s, &conv, harness);
+        let (back, c2, out) = again(&s, &conv, harness);
         let what = format!("{file} as {}", harness.name());
+        // a failed reply the source did not send again (pi's aborted ones since 0.49.2) is left out by a harness
+        // that would send it, which says so
+        let source: Vec<Message> = path(&s, &conv)
+            .into_iter()
+            .filter(|m| {
+                harness == Harness::Pi
+                    || m.meta.pointer("/cairn/sent_again") != Some(&serde_json::json!(false))
+            })
+            .collect();
+        if source.len() < path(&s, &conv).len() {
+            assert!(
+                out.notes
+                    .iter()
+                    .any(|n| n.contains("recorded as failed left out")),
+                "{what}: {:?}",
+                out.notes
+            );
+        }
         same_history(
-            &history(&path(&s, &conv), false),
+            &history(&source, false),
             &history(&path(&back, &c2), false),
             &what,
         );
         // usage travels (Codex folds cache writes into its input)
         let total = |u: &[Usage]| u.iter().map(|u| u.prompt() + u.output_tokens).sum::<u64>();
         assert_eq!(
-            total(&usages(&path(&s, &conv))),
+            total(&usages(&source)),
             total(&usages(&path(&back, &c2))),
             "{what}"
         );
@@ -824,6 +842,74 @@ fn a_call_a_provider_would_refuse_is_left_out_of_every_harness_s_session() {
         assert!(
             texts.iter().any(|t| t.contains("one file: a.txt")),
             "{}: {texts:?}",
+            harness.name()
+        );
+    }
+}
+
+#[test]
+fn a_reply_pi_aborted_is_history_and_not_context_and_stays_home_where_a_harness_would_send_it() {
+    // pi (since 0.49.2) leaves a reply that stopped on an error or was aborted out of every request after it
+    let f =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi/pi-v3-aborted-reply.jsonl");
+    let mut s = Store::open_in_memory().unwrap();
+    let conv = import(&mut s, &f).remove(0);
+    let partial = "Starting with the lexer module";
+    let texts = |msgs: &[Message]| {
+        msgs.iter()
+            .map(|m| cairn::model::plain_text(&m.content))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(
+        texts(&path(&s, &conv)).contains(partial),
+        "the history keeps it"
+    );
+    let sent = cairn::reclaim::assemble::assemble(&s, &conv)
+        .unwrap()
+        .messages;
+    let sent_text: String = sent
+        .iter()
+        .map(|m| cairn::model::plain_text(&m.content))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        !sent_text.contains(partial),
+        "the context leaves it out: {sent_text}"
+    );
+    assert!(sent_text.contains("Only the lexer for now."));
+    for harness in Harness::ALL {
+        let out = agent::write(&s, &conv, None, harness, true, None).unwrap();
+        match harness {
+            // pi writes it as aborted, opencode as a reply with an error: each leaves it out again
+            Harness::Pi | Harness::Opencode => {
+                assert!(out.text.contains(partial), "{}", harness.name())
+            }
+            // the others would send it: it stays home, and the export says so
+            _ => {
+                assert!(!out.text.contains(partial), "{}", harness.name());
+                assert!(
+                    out.notes
+                        .iter()
+                        .any(|n| n.contains("recorded as failed left out")),
+                    "{}: {:?}",
+                    harness.name(),
+                    out.notes
+                );
+            }
+        }
+        // read back, the context is the same (Claude Code's, Codex's and Gemini CLI's without the reply at all)
+        let (back, c2, _) = again(&s, &conv, harness);
+        let back_sent: String = cairn::reclaim::assemble::assemble(&back, &c2)
+            .unwrap()
+            .messages
+            .iter()
+            .map(|m| cairn::model::plain_text(&m.content))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(
+            !back_sent.contains(partial),
+            "{}: {back_sent}",
             harness.name()
         );
     }

@@ -812,6 +812,25 @@ fn context_images(s: &Store, conv: &str) -> usize {
         .sum()
 }
 
+/// Panics if the harness sent a line of a reply the source recorded as failed and did not send again (pi's aborted
+/// replies since 0.49.2).
+fn failed_not_sent(what: &str, s: &Store, conv: &str, sent: &[String]) {
+    for m in s.active_path(conv).unwrap() {
+        if m.meta.pointer("/cairn/sent_again") != Some(&Value::Bool(false)) {
+            continue;
+        }
+        for l in cairn::model::plain_text(&m.content).lines() {
+            let l = l.trim();
+            if l.len() > 20 {
+                assert!(
+                    !sent.iter().any(|x| x.contains(l)),
+                    "{what}: the failed reply's {l:?} is sent"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn claude_code_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
     let Some(claude) = peer("claude") else {
@@ -898,6 +917,7 @@ fn claude_code_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         let ours = context_lines(&s, &conv);
         // every line cairn sends, in order (Claude Code adds its reminders), then the new prompt
         sent_in_order(&what, &ours, &sent);
+        failed_not_sent(&what, &s, &conv, &sent);
         assert_eq!(sent.last().map(String::as_str), Some("hello"), "{what}");
         // nothing of the history cairn leaves out: as many calls, and images, as cairn sends
         let calls = |v: &[String]| v.iter().filter(|l| l.starts_with("call ")).count();
@@ -1124,6 +1144,100 @@ fn codex_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
 }
 
 #[test]
+fn pi_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
+    let Some(pi) = peer("pi") else {
+        return skipped("pi");
+    };
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let cases = [
+        // pi's own sessions: compactions that keep the turns before them, two compactions, thinking levels, a
+        // reply aborted (left out of what pi sends after it)
+        samples().join("pi/pi-v3-compaction-tiny.jsonl"),
+        fixtures.join("pi/pi-v3-aborted-reply.jsonl"),
+        samples().join("pi/pi-v1-before-compaction-two-compactions.jsonl"),
+        samples().join("pi/pi-v1-large-session-thinking-level-changes.jsonl"),
+        // other harnesses' sessions: Claude Code's compaction and a pasted image, Codex's spawned agents, Gemini
+        // CLI's failed and parallel calls, opencode's auto-compaction
+        fixtures.join("claude-code/cc-compact-boundary.jsonl"),
+        samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
+        samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl"),
+        samples()
+            .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
+        samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
+    ];
+    for src in cases {
+        let what = src.file_name().unwrap().to_string_lossy().into_owned();
+        let mut s = Store::open_in_memory().unwrap();
+        let conv = import(&mut s, &src);
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let cwd = project.path().canonicalize().unwrap();
+        let cwd_text = cwd.to_string_lossy().into_owned();
+        let c = continued(
+            &mut s,
+            &conv,
+            Harness::Pi,
+            home.path(),
+            Some(&cwd_text),
+            false,
+        );
+        let (port, requests) = messages_stand_in();
+        // a provider of pi's models on the stand-in (a model that reads images)
+        std::fs::write(
+            home.path().join(".pi/agent/models.json"),
+            serde_json::json!({"providers": {"stand": {"baseUrl": format!("http://127.0.0.1:{port}"),
+                "api": "anthropic-messages", "apiKey": "stand-in",
+                "models": [{"id": "m", "input": ["text", "image"], "contextWindow": 1_000_000,
+                            "maxTokens": 8000}]}}})
+            .to_string(),
+        )
+        .unwrap();
+        let child = Command::new(&pi)
+            .args([
+                "--offline",
+                "--session",
+                &c.file.to_string_lossy(),
+                "--model",
+                "stand/m",
+                "-p",
+                "hello",
+            ])
+            .current_dir(&cwd)
+            .env("HOME", home.path())
+            .env_remove("PI_CODING_AGENT_DIR")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = finished_within(child, std::time::Duration::from_secs(180));
+        assert!(
+            out.status.success(),
+            "{what}: pi: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let log = requests.lock().unwrap();
+        let body = log
+            .iter()
+            .map(|(_, b)| b)
+            .filter(|b| b["messages"].is_array())
+            .max_by_key(|b| b["messages"].as_array().map_or(0, Vec::len))
+            .unwrap_or_else(|| panic!("{what}: no request reached the stand-in: {log:?}"));
+        let (sent, images) = messages_lines(body["messages"].as_array().unwrap());
+        let ours = context_lines(&s, &conv);
+        // every line cairn sends, in order (pi wraps a compaction's summary in its own words), then the new prompt
+        sent_in_order(&what, &ours, &sent);
+        failed_not_sent(&what, &s, &conv, &sent);
+        assert_eq!(sent.last().map(String::as_str), Some("hello"), "{what}");
+        // nothing of the history cairn leaves out: as many calls, and images, as cairn sends
+        let calls = |v: &[String]| v.iter().filter(|l| l.starts_with("call ")).count();
+        assert_eq!(calls(&sent), calls(&ours), "{what}");
+        assert_eq!(images, context_images(&s, &conv), "{what}: images");
+    }
+}
+
+#[test]
 fn opencode_imports_a_session_cairn_wrote_resumes_it_and_sends_what_cairn_sends() {
     let Some(opencode) = peer("opencode") else {
         return skipped("opencode");
@@ -1139,8 +1253,10 @@ fn opencode_imports_a_session_cairn_wrote_resumes_it_and_sends_what_cairn_sends(
             .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
         // a Claude Code session with a pasted image
         samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
-        // pi's compactions that keep the turns before them (opencode's `tail_start_id`), and calls never answered
+        // pi's compactions that keep the turns before them (opencode's `tail_start_id`), and calls never answered;
+        // a pi reply aborted (written with an error, which opencode leaves out)
         samples().join("pi/pi-v3-compaction-tiny.jsonl"),
+        fixtures.join("pi/pi-v3-aborted-reply.jsonl"),
         samples().join("pi/pi-v1-before-compaction-two-compactions.jsonl"),
     ];
     for src in cases {
@@ -1245,6 +1361,7 @@ fn opencode_imports_a_session_cairn_wrote_resumes_it_and_sends_what_cairn_sends(
         // every line cairn sends, in order (opencode adds its question before a summary, and sends a reply's
         // thinking as text to another model), then the new prompt
         sent_in_order(&what, &ours, &sent);
+        failed_not_sent(&what, &s, &conv, &sent);
         assert_eq!(sent.last().map(String::as_str), Some("hello"), "{what}");
         // nothing of the history cairn leaves out: as many calls, and images, as cairn sends
         let calls = |v: &[String]| v.iter().filter(|l| l.starts_with("call ")).count();

@@ -228,6 +228,23 @@ pub fn write(
             plan.cwd
         ));
     }
+    // a reply the source recorded as failed and did not send again (pi's aborted replies since 0.49.2): pi and
+    // opencode write it as failed and leave it out as well; the others would send it, so it stays home
+    if !matches!(harness, Harness::Pi | Harness::Opencode) {
+        let before = plan.items.len();
+        plan.items.retain(|i| {
+            !matches!(i, Item::Message(m)
+                if m.role == crate::model::Role::Assistant
+                    && crate::model::CairnMeta::not_sent_again(&m.meta))
+        });
+        let left = before - plan.items.len();
+        if left > 0 {
+            plan.note(format!(
+                "{left} reply(ies) the source recorded as failed left out: it did not send them again, {} would",
+                harness.label()
+            ));
+        }
+    }
     let mut out = match harness {
         Harness::ClaudeCode => claude_code::write(store, conversation, &mut plan, redact)?,
         Harness::Pi => pi::write(&mut plan, redact),
@@ -273,6 +290,12 @@ impl<'a> Source<'a> {
             .collect();
         let (mut t, mut j) = (layout.pieces.len(), plain.len());
         while t > 0 && j > 0 {
+            // a reply the harness recorded as failed is not sent: it stays in the history, and the context does
+            // not start over for it
+            if view.heads[plain[j - 1]].is_failed() {
+                j -= 1;
+                continue;
+            }
             match &layout.pieces[t - 1] {
                 Piece::Message { index, .. } if *index == plain[j - 1] => {
                     t -= 1;

@@ -297,6 +297,15 @@ fn assistant_message(info: &Value, parts: &[Value]) -> Option<(NewMessage, Vec<B
     nm.usage = (usage != Usage::default()).then_some(usage);
     nm.meta = json!({"source": "opencode", "entry": {"id": info.get("id")}, "model": model,
                      "info": info, "parts": bookkeeping});
+    // a reply that failed is left out of what opencode sends after it, but one the user aborted that has more than
+    // its start and reasoning (`MessageV2.toModelMessages`)
+    let aborted_with_content = info.pointer("/error/name") == Some(&json!("MessageAbortedError"))
+        && parts
+            .iter()
+            .any(|p| !matches!(p["type"].as_str(), Some("step-start" | "reasoning")));
+    if info.get("error").is_some_and(|e| !e.is_null()) && !aborted_with_content {
+        nm.meta["cairn"] = crate::model::CairnMeta::Failed { sent_again: false }.to_value();
+    }
     Some((nm, results))
 }
 

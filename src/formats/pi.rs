@@ -20,6 +20,10 @@ use crate::store::ImportedMessage;
 mod format4;
 pub(crate) use format4::is_header as is_format4_header;
 
+/// When pi began leaving a reply that stopped on an error or was aborted out of the requests after it: its 0.49.2
+/// release (2026-01-19, "replaying aborted turns"); a reply recorded before was sent again.
+const PI_SKIPS_FAILED_REPLIES_SINCE: i64 = 1_768_780_800_000;
+
 /// How pi sends its summaries to the model (`packages/coding-agent/src/core/messages.ts`): the text a marker or
 /// digest is stored with, so what is counted is what was sent.
 pub(crate) const COMPACTION_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
@@ -527,7 +531,10 @@ fn message(path: &Path, no: usize, entry: &Value) -> Result<Option<NewMessage>, 
                 m.get("stopReason").and_then(Value::as_str),
                 Some("error" | "aborted")
             ) {
-                meta["cairn"] = crate::model::CairnMeta::Failed.to_value();
+                // pi leaves such a reply out of every request after it since 0.49.2 (2026-01-19, its
+                // `transformMessages`); before, it sent it again (the sessions' own measurements say so)
+                let sent_again = created_at.is_some_and(|t| t < PI_SKIPS_FAILED_REPLIES_SINCE);
+                meta["cairn"] = crate::model::CairnMeta::Failed { sent_again }.to_value();
             }
             (Role::Assistant, pi_blocks(path, no, &content)?)
         }

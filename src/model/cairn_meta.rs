@@ -28,8 +28,9 @@ pub enum CairnMeta<'a> {
     HarnessDigest { harness: &'a str, entry: &'a str },
     /// A harness's compaction summary, sent as the next user message (Claude Code's `isCompactSummary`).
     CompactSummary,
-    /// A reply the harness recorded as failed (pi's `stopReason: error`).
-    Failed,
+    /// A reply the harness recorded as failed (pi's `stopReason: error` or `aborted`); `sent_again`: whether the
+    /// harness sent it again with the requests after it (pi did before 0.49.2; opencode never does).
+    Failed { sent_again: bool },
     /// A subagent's conversation, linked to its parent's.
     LinkedTo(&'a str),
     /// A reply `cairn send` got.
@@ -64,7 +65,10 @@ impl CairnMeta<'_> {
                 v
             }
             CairnMeta::CompactSummary => json!({ "kind": KIND_COMPACT_SUMMARY }),
-            CairnMeta::Failed => json!({ "failed": true }),
+            CairnMeta::Failed { sent_again: true } => json!({ "failed": true }),
+            CairnMeta::Failed { sent_again: false } => {
+                json!({ "failed": true, "sent_again": false })
+            }
             CairnMeta::LinkedTo(conversation) => json!({ "linked_to": conversation }),
             CairnMeta::SentBy(who) => json!({ "sent_by": who }),
             CairnMeta::Remeasured { recorded_input } => json!({ RECORDED_INPUT: recorded_input }),
@@ -91,6 +95,17 @@ impl CairnMeta<'_> {
             .and_then(|c| c.get("failed"))
             .and_then(Value::as_bool)
             == Some(true)
+    }
+
+    /// Whether the reply was recorded as failed and the harness left it out of every request after it (a failed
+    /// reply recorded before cairn told these apart was sent again).
+    pub fn not_sent_again(meta: &Value) -> bool {
+        Self::failed(meta)
+            && meta
+                .get("cairn")
+                .and_then(|c| c.get("sent_again"))
+                .and_then(Value::as_bool)
+                == Some(false)
     }
 
     /// Whether the harness changed what it sends beside the messages before this message
@@ -165,7 +180,15 @@ mod tests {
             pi["cairn"].to_string(),
             r#"{"kind":"digest","pi":"branch_summary"}"#
         );
-        assert!(CairnMeta::failed(&meta(CairnMeta::Failed)));
+        assert!(CairnMeta::failed(&meta(CairnMeta::Failed {
+            sent_again: true
+        })));
+        assert!(!CairnMeta::not_sent_again(&meta(CairnMeta::Failed {
+            sent_again: true
+        })));
+        assert!(CairnMeta::not_sent_again(&meta(CairnMeta::Failed {
+            sent_again: false
+        })));
         assert!(!CairnMeta::failed(&pi));
         assert_eq!(
             CairnMeta::linked_to(&meta(CairnMeta::LinkedTo("c1"))),

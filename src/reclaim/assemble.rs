@@ -199,6 +199,9 @@ pub fn layout_for(
     // a summary message after the marker that the harness sends before what it kept is sent first, once
     let placed: Option<usize> = summary_at.filter(|&i| i >= after);
     seq.extend((after..end).filter(|&i| !is_marker(i) && Some(i) != placed));
+    // a reply the harness recorded as failed is history, not context: pi leaves one that stopped on an error or was
+    // aborted out of every request after it (its `transformMessages`)
+    seq.retain(|&i| !view.heads[i].is_failed());
     // a harness's edits of the context (pi's `context_edit`), wherever they sit on the path (an edit holds across a
     // later compaction that kept its message): the newest for a message wins
     let mut edits: std::collections::HashMap<usize, (usize, Option<&Vec<Block>>)> =

@@ -135,6 +135,10 @@ pub fn totals_before(view: &PathView, reader: ModelReader) -> Vec<Parts> {
             tail_past_thinking += tail_turn_thinking;
             tail_turn_thinking = 0;
         }
+        // a reply the harness recorded as failed is not sent (the layout leaves it out)
+        if view.heads[i].is_failed() {
+            continue;
+        }
         let m = &view.facts[i].measure;
         tail += Parts::of_measure(m);
         tail_turn_thinking += m.thinking;

@@ -329,6 +329,11 @@ impl Writer {
         if summary {
             info["summary"] = json!(true);
         }
+        // a reply the source recorded as failed: opencode leaves a reply with an error out of what it sends
+        if crate::model::CairnMeta::not_sent_again(&m.meta) {
+            info["error"] =
+                json!({"name": "UnknownError", "data": {"message": "the reply failed"}});
+        }
         let index = self.messages.len();
         let id = self.push(info, parts, at);
         self.holder.insert(m.id.clone(), id);

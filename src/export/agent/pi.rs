@@ -31,6 +31,8 @@ struct Writer {
     out: String,
     model: Option<String>,
     left_out: usize,
+    /// Failed replies the source sent again, written as ended (pi now leaves a failed one out).
+    sent_again: usize,
     /// The id the next entry takes, where a record named it ahead (a compaction's first kept entry).
     reserved: Option<String>,
     /// The first entry written for each message, by message id (what a compaction keeps from).
@@ -155,6 +157,26 @@ impl Writer {
         }
     }
 
+    /// A reply's `stopReason`: the source's own, but pi leaves a reply that stopped on an error or was aborted out
+    /// of every request after it, so one the source sent again (an older pi's, Claude Code's API errors) is
+    /// written as ended, and pi sends it as it was sent.
+    fn stop_reason(&mut self, m: &Message, recorded: Option<Value>) -> Value {
+        let not_sent = crate::model::CairnMeta::not_sent_again(&m.meta);
+        let own = recorded.filter(|s| not_sent || !matches!(s.as_str(), Some("error" | "aborted")));
+        if own.is_none() && super::failed(m) && !not_sent {
+            self.sent_again += 1;
+        }
+        own.unwrap_or_else(|| {
+            json!(if not_sent {
+                "error"
+            } else if m.content.iter().any(|b| matches!(b, Block::ToolUse { .. })) {
+                "toolUse"
+            } else {
+                "stop"
+            })
+        })
+    }
+
     fn reply(&mut self, m: &Message, plan: &Plan) {
         let extras = m
             .meta
@@ -216,15 +238,7 @@ impl Writer {
             );
             self.model = Some(model.clone());
         }
-        let stop = from("stopReason").unwrap_or_else(|| {
-            json!(if super::failed(m) {
-                "error"
-            } else if m.content.iter().any(|b| matches!(b, Block::ToolUse { .. })) {
-                "toolUse"
-            } else {
-                "stop"
-            })
-        });
+        let stop = self.stop_reason(m, from("stopReason"));
         let usage = m.usage.filter(Usage::is_one_request).unwrap_or_default();
         let cost = from("usage")
             .and_then(|u| u.get("cost").cloned())
@@ -361,6 +375,7 @@ pub(super) fn write(plan: &mut Plan, redact: bool) -> AgentFile {
         out: String::new(),
         model: None,
         left_out: 0,
+        sent_again: 0,
         reserved: None,
         entry_of: Default::default(),
         current: None,
@@ -425,6 +440,12 @@ pub(super) fn write(plan: &mut Plan, redact: bool) -> AgentFile {
         notes.push(format!(
             "{} block(s) left out: pi's messages do not hold them",
             w.left_out
+        ));
+    }
+    if w.sent_again > 0 {
+        notes.push(format!(
+            "{} failed reply(ies) the source sent again written as ended: pi leaves a failed reply out now",
+            w.sent_again
         ));
     }
     AgentFile {
