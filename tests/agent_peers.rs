@@ -1,8 +1,8 @@
 //! The harnesses' own readers agree with what cairn writes for them: pi's `pi --export` renders every message of a
 //! path exported as a pi session (in Chromium, where it is installed), and `ccusage --offline` counts the same
-//! tokens in a Claude Code session exported by cairn as in its source; Claude Code, Codex and Gemini CLI resume a
-//! session cairn wrote for them, and opencode one it imported from cairn's document, and each sends, to a local
-//! stand-in for its API, what cairn sends.
+//! tokens in a Claude Code session exported by cairn as in its source; Claude Code, pi, Codex and Gemini CLI resume
+//! a session cairn wrote for them, and opencode one it imported from cairn's document, and each sends, to a local
+//! stand-in for its API, what cairn sends (and nothing of a reply the source left out).
 //!
 //! The peers come from npm: `scripts/test` installs them into `target/peers` (pinned versions). Where they are
 //! not there (npm could not reach the registry), each test says so and passes without checking.
