@@ -647,17 +647,21 @@ fn gemini_cli_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
     }
 }
 
-/// Lines of text an OpenAI chat request's messages send (calls by name, results by their text); its system
-/// messages (the harness's own prompt) left out.
-fn chat_lines(messages: &[Value]) -> Vec<String> {
+/// Lines of text an OpenAI chat request's messages send (calls by name, results by their text), and its images;
+/// its system messages (the harness's own prompt) left out.
+fn chat_lines(messages: &[Value]) -> (Vec<String>, usize) {
     let mut out = Vec::new();
+    let mut images = 0;
     for m in messages.iter().filter(|m| m["role"] != "system") {
         let mut texts: Vec<String> = match &m["content"] {
             Value::String(t) => vec![t.clone()],
-            Value::Array(parts) => parts
-                .iter()
-                .filter_map(|p| p["text"].as_str().map(str::to_string))
-                .collect(),
+            Value::Array(parts) => {
+                images += parts.iter().filter(|p| p["type"] == "image_url").count();
+                parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str().map(str::to_string))
+                    .collect()
+            }
             _ => Vec::new(),
         };
         for c in m["tool_calls"].as_array().into_iter().flatten() {
@@ -676,7 +680,7 @@ fn chat_lines(messages: &[Value]) -> Vec<String> {
             );
         }
     }
-    out
+    (out, images)
 }
 
 /// Panics unless every line cairn sends is in what the harness sent, in order (the harness adds its own lines,
@@ -831,101 +835,6 @@ fn failed_not_sent(what: &str, s: &Store, conv: &str, sent: &[String]) {
     }
 }
 
-#[test]
-fn claude_code_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
-    let Some(claude) = peer("claude") else {
-        return skipped("claude");
-    };
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let cases = [
-        // Claude Code's own compaction: its summary first, then what followed
-        fixtures.join("claude-code/cc-compact-boundary.jsonl"),
-        // a pasted image, thinking, calls
-        samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
-        // a session rewound and forked: its active path
-        samples().join("claude-code/cc-rewind-fork-2.1.42.jsonl"),
-        // other harnesses' sessions: pi's compactions, Codex's spawned agents, Gemini CLI's failed and parallel
-        // calls, opencode's auto-compaction
-        samples().join("pi/pi-v3-compaction-tiny.jsonl"),
-        samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl"),
-        samples()
-            .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
-        samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
-    ];
-    for src in cases {
-        let what = src.file_name().unwrap().to_string_lossy().into_owned();
-        let mut s = Store::open_in_memory().unwrap();
-        let conv = import(&mut s, &src);
-        let home = tempfile::tempdir().unwrap();
-        let project = tempfile::tempdir().unwrap();
-        let cwd = project.path().canonicalize().unwrap();
-        let cwd_text = cwd.to_string_lossy().into_owned();
-        let c = continued(
-            &mut s,
-            &conv,
-            Harness::ClaudeCode,
-            home.path(),
-            Some(&cwd_text),
-            false,
-        );
-        let (port, requests) = messages_stand_in();
-        let child = Command::new(&claude)
-            .args([
-                "--resume",
-                &c.session_id,
-                "-p",
-                "hello",
-                "--model",
-                "claude-sonnet-4-6",
-            ])
-            .current_dir(&cwd)
-            .env("PWD", &cwd)
-            .env("HOME", home.path())
-            .env("ANTHROPIC_API_KEY", "sk-ant-stand-in")
-            .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
-            // nothing but the stand-in is asked: no telemetry, update check or error reports
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("DISABLE_ERROR_REPORTING", "1")
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("ANTHROPIC_AUTH_TOKEN")
-            .env_remove("CLAUDE_CODE_USE_BEDROCK")
-            .env_remove("CLAUDE_CODE_USE_VERTEX")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = finished_within(child, std::time::Duration::from_secs(180));
-        assert!(
-            out.status.success(),
-            "{what}: claude: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let log = requests.lock().unwrap();
-        // the request of the turn: the one whose last prompt is ours
-        let body = log
-            .iter()
-            .map(|(_, b)| b)
-            .filter(|b| b["messages"].is_array())
-            .max_by_key(|b| b["messages"].as_array().map_or(0, Vec::len))
-            .unwrap_or_else(|| panic!("{what}: no request reached the stand-in: {log:?}"));
-        let messages = body["messages"].as_array().unwrap();
-        let (sent, images) = messages_lines(messages);
-        let ours = context_lines(&s, &conv);
-        // every line cairn sends, in order (Claude Code adds its reminders), then the new prompt
-        sent_in_order(&what, &ours, &sent);
-        failed_not_sent(&what, &s, &conv, &sent);
-        assert_eq!(sent.last().map(String::as_str), Some("hello"), "{what}");
-        // nothing of the history cairn leaves out: as many calls, and images, as cairn sends
-        let calls = |v: &[String]| v.iter().filter(|l| l.starts_with("call ")).count();
-        assert_eq!(calls(&sent), calls(&ours), "{what}");
-        assert_eq!(images, context_images(&s, &conv), "{what}: images");
-    }
-}
-
 /// A stand-in for OpenAI's Responses API: one short streamed reply to each request.
 fn responses_stand_in() -> (u16, Requests) {
     stand_in(|_, _| {
@@ -1043,28 +952,38 @@ fn sent_as(ours: &str, sent: &str) -> bool {
     ours.len() > sent.len() && ours.starts_with(head) && ours.ends_with(tail)
 }
 
-#[test]
-fn codex_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
-    let Some(codex) = peer("codex") else {
-        return skipped("codex");
+/// How a harness resumes a session cairn wrote for it, against a local stand-in for its provider.
+struct Resumes {
+    harness: Harness,
+    /// The harness's command.
+    peer: &'static str,
+    stand_in: fn() -> (u16, Requests),
+    /// Writes what the harness reads to send to the stand-in on `port`, under the home folder.
+    configure: fn(home: &Path, port: u16),
+    /// The command lines that resume the session (the last asks "hello").
+    runs: fn(&cairn::commands::Continued) -> Vec<Vec<String>>,
+    /// What the environment sets (given the home folder and the stand-in's port) and what it must not hold.
+    env: fn(home: &Path, port: u16) -> Vec<(&'static str, String)>,
+    env_removed: &'static [&'static str],
+    /// The request body's field that holds the conversation, and how its texts (calls as `call NAME`) and images
+    /// are read.
+    field: &'static str,
+    read: fn(&[Value]) -> (Vec<String>, usize),
+    /// Texts compared a block at a time (Codex cuts a long output in the middle), else a line at a time.
+    blocks: bool,
+}
+
+/// Each case imported, continued in the harness, resumed by the harness itself: what it sends holds every text,
+/// call and image cairn's context sends, in order, then the new prompt, and nothing of a reply the source left
+/// out.
+fn resumes_and_sends_what_cairn_sends(r: &Resumes, cases: &[PathBuf]) {
+    let Some(exe) = peer(r.peer) else {
+        return skipped(r.peer);
     };
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let cases = [
-        // Codex's own thread with the agents it spawned
-        samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl"),
-        // other harnesses' sessions: Claude Code's compaction and a pasted image, pi's compactions, Gemini CLI's
-        // failed and parallel calls, opencode's auto-compaction
-        fixtures.join("claude-code/cc-compact-boundary.jsonl"),
-        samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
-        samples().join("pi/pi-v3-compaction-tiny.jsonl"),
-        samples()
-            .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
-        samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
-    ];
     for src in cases {
         let what = src.file_name().unwrap().to_string_lossy().into_owned();
         let mut s = Store::open_in_memory().unwrap();
-        let conv = import(&mut s, &src);
+        let conv = import(&mut s, src);
         let home = tempfile::tempdir().unwrap();
         let project = tempfile::tempdir().unwrap();
         let cwd = project.path().canonicalize().unwrap();
@@ -1072,182 +991,322 @@ fn codex_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         let c = continued(
             &mut s,
             &conv,
-            Harness::Codex,
+            r.harness,
             home.path(),
             Some(&cwd_text),
             false,
         );
-        let (port, requests) = responses_stand_in();
-        // a provider of Codex's config on the stand-in
-        let codex_home = home.path().join(".codex");
-        std::fs::write(
-            codex_home.join("config.toml"),
-            format!(
-                "model = \"m\"\nmodel_provider = \"stand\"\n\n[model_providers.stand]\nname = \"stand\"\n\
-                 base_url = \"http://127.0.0.1:{port}/v1\"\nenv_key = \"STAND_IN_KEY\"\nwire_api = \"responses\"\n"
-            ),
-        )
-        .unwrap();
-        let child = Command::new(&codex)
-            .args([
-                "exec",
-                "--skip-git-repo-check",
-                "resume",
-                &c.session_id,
-                "hello",
-            ])
-            .current_dir(&cwd)
-            .env("HOME", home.path())
-            .env("CODEX_HOME", &codex_home)
-            .env("STAND_IN_KEY", "stand-in")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = finished_within(child, std::time::Duration::from_secs(180));
-        assert!(
-            out.status.success(),
-            "{what}: codex: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let (port, requests) = (r.stand_in)();
+        (r.configure)(home.path(), port);
+        for args in (r.runs)(&c) {
+            let mut cmd = Command::new(&exe);
+            cmd.args(&args)
+                .current_dir(&cwd)
+                // a harness takes its folder from PWD where it is set
+                .env("PWD", &cwd)
+                .env("HOME", home.path())
+                // a harness reads a prompt from a stdin that is not a terminal, to its end
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            for (k, v) in (r.env)(home.path(), port) {
+                cmd.env(k, v);
+            }
+            for k in r.env_removed {
+                cmd.env_remove(k);
+            }
+            // a harness that hangs (a network it waits for) fails the test, not the run
+            let out = finished_within(cmd.spawn().unwrap(), std::time::Duration::from_secs(180));
+            assert!(
+                out.status.success(),
+                "{what}: {} {args:?}: {}{}",
+                r.peer,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         let log = requests.lock().unwrap();
+        // the request of the turn: the one that holds the most of the conversation
         let body = log
             .iter()
             .map(|(_, b)| b)
-            .filter(|b| b["input"].is_array())
-            .max_by_key(|b| b["input"].as_array().map_or(0, Vec::len))
+            .filter(|b| b[r.field].is_array())
+            .max_by_key(|b| b[r.field].as_array().map_or(0, Vec::len))
             .unwrap_or_else(|| panic!("{what}: no request reached the stand-in: {log:?}"));
-        let (sent, images) = responses_blocks(body["input"].as_array().unwrap());
-        let ours = context_blocks(&s, &conv);
-        // every text cairn sends, in order (Codex adds its instructions and environment, and cuts a long output in
-        // the middle), then the new prompt
-        let mut k = 0;
-        for b in &ours {
-            match sent[k..].iter().position(|x| sent_as(b, x)) {
-                Some(p) => k += p + 1,
-                None => panic!(
-                    "{what}: {:?} is not sent (or not in order)",
-                    b.chars().take(300).collect::<String>()
-                ),
-            }
-        }
-        assert_eq!(sent.last().map(String::as_str), Some("hello"), "{what}");
-        // nothing of the history cairn leaves out: as many calls, and images, as cairn sends
+        let (sent, images) = (r.read)(body[r.field].as_array().unwrap());
         let calls = |v: &[String]| v.iter().filter(|l| l.starts_with("call ")).count();
+        let ours = if r.blocks {
+            let ours = context_blocks(&s, &conv);
+            let mut k = 0;
+            for b in &ours {
+                match sent[k..].iter().position(|x| sent_as(b, x)) {
+                    Some(p) => k += p + 1,
+                    None => panic!(
+                        "{what}: {:?} is not sent (or not in order)",
+                        b.chars().take(300).collect::<String>()
+                    ),
+                }
+            }
+            ours
+        } else {
+            // the summary of opencode's own compaction holds its reply's thinking as `[thinking] …`: opencode
+            // sends it to another model as text
+            let ours: Vec<String> = context_lines(&s, &conv)
+                .into_iter()
+                .map(|l| {
+                    l.strip_prefix("[thinking] ")
+                        .map_or(l.clone(), str::to_string)
+                })
+                .collect();
+            sent_in_order(&what, &ours, &sent);
+            ours
+        };
+        assert_eq!(sent.last().map(String::as_str), Some("hello"), "{what}");
+        failed_not_sent(&what, &s, &conv, &sent);
+        // nothing of the history cairn leaves out: as many calls, and images, as cairn sends
         assert_eq!(calls(&sent), calls(&ours), "{what}");
         assert_eq!(images, context_images(&s, &conv), "{what}: images");
     }
+}
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+}
+
+#[test]
+fn claude_code_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
+    let r = Resumes {
+        harness: Harness::ClaudeCode,
+        peer: "claude",
+        stand_in: messages_stand_in,
+        configure: |_, _| {},
+        runs: |c| {
+            vec![
+                [
+                    "--resume",
+                    &c.session_id,
+                    "-p",
+                    "hello",
+                    "--model",
+                    "claude-sonnet-4-6",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ]
+        },
+        env: |_, port| {
+            vec![
+                ("ANTHROPIC_API_KEY", "sk-ant-stand-in".into()),
+                ("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}")),
+                // nothing but the stand-in is asked: no telemetry, update check or error reports
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+                ("DISABLE_TELEMETRY", "1".into()),
+                ("DISABLE_AUTOUPDATER", "1".into()),
+                ("DISABLE_ERROR_REPORTING", "1".into()),
+            ]
+        },
+        env_removed: &[
+            "CLAUDE_CONFIG_DIR",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_CODE_USE_BEDROCK",
+            "CLAUDE_CODE_USE_VERTEX",
+        ],
+        field: "messages",
+        read: messages_lines,
+        blocks: false,
+    };
+    let cases = [
+        // Claude Code's own compaction: its summary first, then what followed
+        fixture("claude-code/cc-compact-boundary.jsonl"),
+        // a pasted image, thinking, calls
+        samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
+        // a session rewound and forked: its active path
+        samples().join("claude-code/cc-rewind-fork-2.1.42.jsonl"),
+        // a pi reply aborted: it stays home (Claude Code would send it)
+        fixture("pi/pi-v3-aborted-reply.jsonl"),
+        // other harnesses' sessions: pi's compactions, Codex's spawned agents, Gemini CLI's failed and parallel
+        // calls, opencode's auto-compaction
+        samples().join("pi/pi-v3-compaction-tiny.jsonl"),
+        samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl"),
+        samples()
+            .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
+        samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
+    ];
+    resumes_and_sends_what_cairn_sends(&r, &cases);
 }
 
 #[test]
 fn pi_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
-    let Some(pi) = peer("pi") else {
-        return skipped("pi");
+    let r = Resumes {
+        harness: Harness::Pi,
+        peer: "pi",
+        stand_in: messages_stand_in,
+        // a provider of pi's models on the stand-in (a model that reads images)
+        configure: |home, port| {
+            let models = serde_json::json!({"providers": {"stand": {
+                "baseUrl": format!("http://127.0.0.1:{port}"), "api": "anthropic-messages", "apiKey": "stand-in",
+                "models": [{"id": "m", "input": ["text", "image"], "contextWindow": 1_000_000, "maxTokens": 8000}]}}});
+            std::fs::write(home.join(".pi/agent/models.json"), models.to_string()).unwrap();
+        },
+        runs: |c| {
+            let file = c.file.to_string_lossy().into_owned();
+            vec![
+                [
+                    "--offline",
+                    "--session",
+                    &file,
+                    "--model",
+                    "stand/m",
+                    "-p",
+                    "hello",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ]
+        },
+        env: |_, _| Vec::new(),
+        env_removed: &["PI_CODING_AGENT_DIR"],
+        field: "messages",
+        read: messages_lines,
+        blocks: false,
     };
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let cases = [
         // pi's own sessions: compactions that keep the turns before them, two compactions, thinking levels, a
-        // reply aborted (left out of what pi sends after it)
+        // reply aborted (left out of what pi sends after it), an older pi's aborted replies (sent again then)
         samples().join("pi/pi-v3-compaction-tiny.jsonl"),
-        fixtures.join("pi/pi-v3-aborted-reply.jsonl"),
+        fixture("pi/pi-v3-aborted-reply.jsonl"),
         samples().join("pi/pi-v1-before-compaction-two-compactions.jsonl"),
         samples().join("pi/pi-v1-large-session-thinking-level-changes.jsonl"),
         // other harnesses' sessions: Claude Code's compaction and a pasted image, Codex's spawned agents, Gemini
         // CLI's failed and parallel calls, opencode's auto-compaction
-        fixtures.join("claude-code/cc-compact-boundary.jsonl"),
+        fixture("claude-code/cc-compact-boundary.jsonl"),
         samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
         samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl"),
         samples()
             .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
         samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
     ];
-    for src in cases {
-        let what = src.file_name().unwrap().to_string_lossy().into_owned();
-        let mut s = Store::open_in_memory().unwrap();
-        let conv = import(&mut s, &src);
-        let home = tempfile::tempdir().unwrap();
-        let project = tempfile::tempdir().unwrap();
-        let cwd = project.path().canonicalize().unwrap();
-        let cwd_text = cwd.to_string_lossy().into_owned();
-        let c = continued(
-            &mut s,
-            &conv,
-            Harness::Pi,
-            home.path(),
-            Some(&cwd_text),
-            false,
-        );
-        let (port, requests) = messages_stand_in();
-        // a provider of pi's models on the stand-in (a model that reads images)
-        std::fs::write(
-            home.path().join(".pi/agent/models.json"),
-            serde_json::json!({"providers": {"stand": {"baseUrl": format!("http://127.0.0.1:{port}"),
-                "api": "anthropic-messages", "apiKey": "stand-in",
-                "models": [{"id": "m", "input": ["text", "image"], "contextWindow": 1_000_000,
-                            "maxTokens": 8000}]}}})
-            .to_string(),
-        )
-        .unwrap();
-        let child = Command::new(&pi)
-            .args([
-                "--offline",
-                "--session",
-                &c.file.to_string_lossy(),
-                "--model",
-                "stand/m",
-                "-p",
-                "hello",
-            ])
-            .current_dir(&cwd)
-            .env("HOME", home.path())
-            .env_remove("PI_CODING_AGENT_DIR")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = finished_within(child, std::time::Duration::from_secs(180));
-        assert!(
-            out.status.success(),
-            "{what}: pi: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let log = requests.lock().unwrap();
-        let body = log
-            .iter()
-            .map(|(_, b)| b)
-            .filter(|b| b["messages"].is_array())
-            .max_by_key(|b| b["messages"].as_array().map_or(0, Vec::len))
-            .unwrap_or_else(|| panic!("{what}: no request reached the stand-in: {log:?}"));
-        let (sent, images) = messages_lines(body["messages"].as_array().unwrap());
-        let ours = context_lines(&s, &conv);
-        // every line cairn sends, in order (pi wraps a compaction's summary in its own words), then the new prompt
-        sent_in_order(&what, &ours, &sent);
-        failed_not_sent(&what, &s, &conv, &sent);
-        assert_eq!(sent.last().map(String::as_str), Some("hello"), "{what}");
-        // nothing of the history cairn leaves out: as many calls, and images, as cairn sends
-        let calls = |v: &[String]| v.iter().filter(|l| l.starts_with("call ")).count();
-        assert_eq!(calls(&sent), calls(&ours), "{what}");
-        assert_eq!(images, context_images(&s, &conv), "{what}: images");
-    }
+    resumes_and_sends_what_cairn_sends(&r, &cases);
+}
+
+#[test]
+fn codex_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
+    let r = Resumes {
+        harness: Harness::Codex,
+        peer: "codex",
+        stand_in: responses_stand_in,
+        // a provider of Codex's config on the stand-in
+        configure: |home, port| {
+            let config = format!(
+                "model = \"m\"\nmodel_provider = \"stand\"\n\n[model_providers.stand]\nname = \"stand\"\n\
+                 base_url = \"http://127.0.0.1:{port}/v1\"\nenv_key = \"STAND_IN_KEY\"\nwire_api = \"responses\"\n"
+            );
+            std::fs::write(home.join(".codex/config.toml"), config).unwrap();
+        },
+        runs: |c| {
+            vec![
+                [
+                    "exec",
+                    "--skip-git-repo-check",
+                    "resume",
+                    &c.session_id,
+                    "hello",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ]
+        },
+        env: |home, _| {
+            vec![
+                (
+                    "CODEX_HOME",
+                    home.join(".codex").to_string_lossy().into_owned(),
+                ),
+                ("STAND_IN_KEY", "stand-in".into()),
+            ]
+        },
+        env_removed: &["OPENAI_API_KEY", "OPENAI_BASE_URL"],
+        field: "input",
+        read: responses_blocks,
+        blocks: true,
+    };
+    let cases = [
+        // Codex's own thread with the agents it spawned
+        samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl"),
+        // other harnesses' sessions: Claude Code's compaction and a pasted image, pi's compactions and an aborted
+        // reply, Gemini CLI's failed and parallel calls, opencode's auto-compaction
+        fixture("claude-code/cc-compact-boundary.jsonl"),
+        samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
+        samples().join("pi/pi-v3-compaction-tiny.jsonl"),
+        fixture("pi/pi-v3-aborted-reply.jsonl"),
+        samples()
+            .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
+        samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
+    ];
+    resumes_and_sends_what_cairn_sends(&r, &cases);
 }
 
 #[test]
 fn opencode_imports_a_session_cairn_wrote_resumes_it_and_sends_what_cairn_sends() {
-    let Some(opencode) = peer("opencode") else {
-        return skipped("opencode");
+    let r = Resumes {
+        harness: Harness::Opencode,
+        peer: "opencode",
+        stand_in: chat_completions_stand_in,
+        // a provider of opencode's config on the stand-in (a model that reads images), nothing else asked
+        configure: |home, port| {
+            let config = home.join(".config/opencode");
+            std::fs::create_dir_all(&config).unwrap();
+            let json = serde_json::json!({"autoupdate": false, "share": "disabled", "snapshot": false,
+                "provider": {"stand": {"npm": "@ai-sdk/openai-compatible", "name": "stand",
+                    "options": {"baseURL": format!("http://127.0.0.1:{port}/v1"), "apiKey": "stand-in"},
+                    "models": {"m": {"name": "m", "attachment": true, "tool_call": true,
+                        "modalities": {"input": ["text", "image"], "output": ["text"]},
+                        "limit": {"context": 1_000_000, "output": 8000}}}}}});
+            std::fs::write(config.join("opencode.json"), json.to_string()).unwrap();
+        },
+        // the command continue prints, as it runs it: the import, then the session resumed (one word: opencode
+        // quotes a prompt's words that hold spaces)
+        runs: |c| {
+            let file = c.file.to_string_lossy().into_owned();
+            vec![
+                vec!["import".to_string(), file],
+                [
+                    "run",
+                    "--pure",
+                    "-m",
+                    "stand/m",
+                    "--session",
+                    &c.session_id,
+                    "hello",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ]
+        },
+        env: |_, _| {
+            vec![
+                ("OPENCODE_DISABLE_MODELS_FETCH", "1".into()),
+                ("OPENCODE_DISABLE_AUTOUPDATE", "1".into()),
+            ]
+        },
+        env_removed: &[
+            "XDG_CONFIG_HOME",
+            "XDG_DATA_HOME",
+            "XDG_CACHE_HOME",
+            "XDG_STATE_HOME",
+            "OPENCODE_CONFIG",
+        ],
+        field: "messages",
+        read: chat_lines,
+        blocks: false,
     };
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let cases = [
         // opencode's own session with its auto-compaction: sent from its summary on, as opencode sent it
         samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
         // a Claude Code session compacted: opencode's compaction, Claude Code's summary first
-        fixtures.join("claude-code/cc-compact-boundary.jsonl"),
+        fixture("claude-code/cc-compact-boundary.jsonl"),
         // Gemini CLI's session with parallel calls and failed ones
         samples()
             .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
@@ -1256,122 +1315,8 @@ fn opencode_imports_a_session_cairn_wrote_resumes_it_and_sends_what_cairn_sends(
         // pi's compactions that keep the turns before them (opencode's `tail_start_id`), and calls never answered;
         // a pi reply aborted (written with an error, which opencode leaves out)
         samples().join("pi/pi-v3-compaction-tiny.jsonl"),
-        fixtures.join("pi/pi-v3-aborted-reply.jsonl"),
+        fixture("pi/pi-v3-aborted-reply.jsonl"),
         samples().join("pi/pi-v1-before-compaction-two-compactions.jsonl"),
     ];
-    for src in cases {
-        let what = src.file_name().unwrap().to_string_lossy().into_owned();
-        let mut s = Store::open_in_memory().unwrap();
-        let conv = import(&mut s, &src);
-        let home = tempfile::tempdir().unwrap();
-        let project = tempfile::tempdir().unwrap();
-        let cwd = project.path().canonicalize().unwrap();
-        let cwd_text = cwd.to_string_lossy().into_owned();
-        let c = continued(
-            &mut s,
-            &conv,
-            Harness::Opencode,
-            home.path(),
-            Some(&cwd_text),
-            false,
-        );
-        let (port, requests) = chat_completions_stand_in();
-        // a provider of opencode's config on the stand-in (a model that reads images), nothing else asked
-        let config = home.path().join(".config/opencode");
-        std::fs::create_dir_all(&config).unwrap();
-        std::fs::write(
-            config.join("opencode.json"),
-            serde_json::json!({"autoupdate": false, "share": "disabled", "snapshot": false,
-                "provider": {"stand": {"npm": "@ai-sdk/openai-compatible", "name": "stand",
-                    "options": {"baseURL": format!("http://127.0.0.1:{port}/v1"), "apiKey": "stand-in"},
-                    "models": {"m": {"name": "m", "attachment": true, "tool_call": true,
-                        "modalities": {"input": ["text", "image"], "output": ["text"]},
-                        "limit": {"context": 1_000_000, "output": 8000}}}}}})
-            .to_string(),
-        )
-        .unwrap();
-        let run = |args: &[&str]| {
-            let child = Command::new(&opencode)
-                .args(args)
-                .current_dir(&cwd)
-                // opencode takes its folder from PWD where it is set
-                .env("PWD", &cwd)
-                .env("HOME", home.path())
-                .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
-                .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
-                .env_remove("XDG_CONFIG_HOME")
-                .env_remove("XDG_DATA_HOME")
-                .env_remove("XDG_CACHE_HOME")
-                .env_remove("XDG_STATE_HOME")
-                .env_remove("OPENCODE_CONFIG")
-                // `opencode run` reads a prompt from a stdin that is not a terminal, to its end
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            let out = finished_within(child, std::time::Duration::from_secs(180));
-            assert!(
-                out.status.success(),
-                "{what}: opencode {args:?}: {}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8_lossy(&out.stdout).into_owned()
-        };
-        // the command continue prints, as it runs it: the import, then the session resumed
-        assert_eq!(
-            c.command,
-            format!(
-                "cd {} && opencode import {} && opencode --session {}",
-                cwd_text,
-                c.file.display(),
-                c.session_id
-            ),
-            "{what}"
-        );
-        let imported = run(&["import", &c.file.to_string_lossy()]);
-        assert!(imported.contains(&c.session_id), "{what}: {imported}");
-        run(&[
-            "run",
-            "--pure",
-            "-m",
-            "stand/m",
-            "--session",
-            &c.session_id,
-            // one word: opencode quotes a prompt's words that hold spaces
-            "hello",
-        ]);
-        let log = requests.lock().unwrap();
-        let (_, body) = log
-            .iter()
-            .find(|(p, _)| p.ends_with("/chat/completions"))
-            .unwrap_or_else(|| panic!("{what}: no request reached the stand-in: {log:?}"));
-        let messages = body["messages"].as_array().unwrap();
-        let sent = chat_lines(messages);
-        // the summary of opencode's own compaction holds its reply's thinking as `[thinking] …`: opencode sends
-        // it to another model as text
-        let ours: Vec<String> = context_lines(&s, &conv)
-            .into_iter()
-            .map(|l| {
-                l.strip_prefix("[thinking] ")
-                    .map_or(l.clone(), str::to_string)
-            })
-            .collect();
-        // every line cairn sends, in order (opencode adds its question before a summary, and sends a reply's
-        // thinking as text to another model), then the new prompt
-        sent_in_order(&what, &ours, &sent);
-        failed_not_sent(&what, &s, &conv, &sent);
-        assert_eq!(sent.last().map(String::as_str), Some("hello"), "{what}");
-        // nothing of the history cairn leaves out: as many calls, and images, as cairn sends
-        let calls = |v: &[String]| v.iter().filter(|l| l.starts_with("call ")).count();
-        assert_eq!(calls(&sent), calls(&ours), "{what}");
-        let images = messages
-            .iter()
-            .flat_map(|m| m["content"].as_array().into_iter().flatten())
-            .filter(|p| p["type"] == "image_url")
-            .count();
-        let our_images = context_images(&s, &conv);
-        assert_eq!(images, our_images, "{what}: images");
-    }
+    resumes_and_sends_what_cairn_sends(&r, &cases);
 }
