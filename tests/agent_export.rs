@@ -749,7 +749,7 @@ fn sessions_of_one_harness_continue_in_another() {
             assert!(
                 out.notes
                     .iter()
-                    .any(|n| n.contains("recorded as failed left out")),
+                    .any(|n| n.contains("of failed replies left out")),
                 "{what}: {:?}",
                 out.notes
             );
@@ -891,7 +891,7 @@ fn a_reply_pi_aborted_is_history_and_not_context_and_stays_home_where_a_harness_
                 assert!(
                     out.notes
                         .iter()
-                        .any(|n| n.contains("recorded as failed left out")),
+                        .any(|n| n.contains("of failed replies left out")),
                     "{}: {:?}",
                     harness.name(),
                     out.notes
@@ -912,5 +912,76 @@ fn a_reply_pi_aborted_is_history_and_not_context_and_stays_home_where_a_harness_
             "{}: {back_sent}",
             harness.name()
         );
+    }
+}
+
+#[test]
+fn an_opencode_step_with_an_error_and_its_results_are_history_and_not_context() {
+    // opencode leaves a reply with an error (but one the user aborted with content) out of what it sends, its
+    // calls' results with it (`MessageV2.toModelMessages`)
+    let f = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/opencode/opencode-errored-step.json");
+    let mut s = Store::open_in_memory().unwrap();
+    let conv = import(&mut s, &f).remove(0);
+    let text = |msgs: &[Message]| {
+        msgs.iter()
+            .map(|m| cairn::model::plain_text(&m.content))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let sent_text = |s: &Store, c: &str| {
+        cairn::reclaim::assemble::assemble(s, c)
+            .unwrap()
+            .messages
+            .iter()
+            .map(|m| cairn::model::plain_text(&m.content))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let history = text(&path(&s, &conv));
+    assert!(
+        history.contains("before the provider gave up")
+            && history.contains("from the errored step")
+    );
+    let sent = sent_text(&s, &conv);
+    assert!(!sent.contains("before the provider gave up"), "{sent}");
+    assert!(!sent.contains("from the errored step"), "{sent}");
+    assert!(sent.contains("src holds lexer.rs and parser.rs."));
+    // the context panel and the transcript mark them
+    let view = cairn::reclaim::PathView::load(&s, &conv, None).unwrap();
+    let l = cairn::reclaim::layout(&view, &[], view.len());
+    let fates = cairn::reclaim::assemble::fates(&view, &l);
+    assert_eq!(
+        fates
+            .iter()
+            .flatten()
+            .map(|f| f.label())
+            .collect::<Vec<_>>(),
+        ["failed, not sent again", "failed, not sent again"]
+    );
+    // written back as opencode's, the reply keeps its error; a harness that would send it leaves it home
+    for harness in Harness::ALL {
+        let (back, c2, out) = again(&s, &conv, harness);
+        let again_sent = sent_text(&back, &c2);
+        assert!(
+            !again_sent.contains("from the errored step"),
+            "{}: {again_sent}",
+            harness.name()
+        );
+        assert!(
+            again_sent.contains("src holds lexer.rs"),
+            "{}",
+            harness.name()
+        );
+        if matches!(
+            harness,
+            Harness::ClaudeCode | Harness::Codex | Harness::GeminiCli
+        ) {
+            assert!(
+                !out.text.contains("from the errored step"),
+                "{}",
+                harness.name()
+            );
+        }
     }
 }

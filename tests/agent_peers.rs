@@ -1124,8 +1124,10 @@ fn claude_code_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
         // a session rewound and forked: its active path
         samples().join("claude-code/cc-rewind-fork-2.1.42.jsonl"),
-        // a pi reply aborted: it stays home (Claude Code would send it)
+        // a pi reply aborted, an opencode step that failed with a call's result: they stay home (Claude Code would
+        // send them)
         fixture("pi/pi-v3-aborted-reply.jsonl"),
+        fixture("opencode/opencode-errored-step.json"),
         // other harnesses' sessions: pi's compactions, Codex's spawned agents, Gemini CLI's failed and parallel
         // calls, opencode's auto-compaction
         samples().join("pi/pi-v3-compaction-tiny.jsonl"),
@@ -1317,6 +1319,8 @@ fn opencode_imports_a_session_cairn_wrote_resumes_it_and_sends_what_cairn_sends(
         samples().join("pi/pi-v3-compaction-tiny.jsonl"),
         fixture("pi/pi-v3-aborted-reply.jsonl"),
         samples().join("pi/pi-v1-before-compaction-two-compactions.jsonl"),
+        // opencode's step that failed, with a call's result: written back with its error, left out by opencode
+        fixture("opencode/opencode-errored-step.json"),
     ];
     resumes_and_sends_what_cairn_sends(&r, &cases);
 }

@@ -228,19 +228,19 @@ pub fn write(
             plan.cwd
         ));
     }
-    // a reply the source recorded as failed and did not send again (pi's aborted replies since 0.49.2): pi and
-    // opencode write it as failed and leave it out as well; the others would send it, so it stays home
-    if !matches!(harness, Harness::Pi | Harness::Opencode) {
+    // a reply the source recorded as failed and did not send again (pi's aborted replies since 0.49.2, opencode's
+    // errors), and what answered its calls: opencode writes them as its own failed step, pi writes the reply as
+    // failed (and would send the results alone), the others would send both: what they would send stays home
+    if harness != Harness::Opencode {
         let before = plan.items.len();
         plan.items.retain(|i| {
-            !matches!(i, Item::Message(m)
-                if m.role == crate::model::Role::Assistant
-                    && crate::model::CairnMeta::not_sent_again(&m.meta))
+            !matches!(i, Item::Message(m) if crate::model::CairnMeta::not_sent_again(&m.meta)
+                && (harness != Harness::Pi || m.role != crate::model::Role::Assistant))
         });
         let left = before - plan.items.len();
         if left > 0 {
             plan.note(format!(
-                "{left} reply(ies) the source recorded as failed left out: it did not send them again, {} would",
+                "{left} message(s) of failed replies left out: the source did not send them again, {} would",
                 harness.label()
             ));
         }
@@ -663,6 +663,49 @@ pub(crate) fn split_results(content: &[Block]) -> (Vec<&Block>, Vec<&Block>) {
     content
         .iter()
         .partition(|b| matches!(b, Block::ToolResult { .. }))
+}
+
+/// A tool result as the writers take it apart: the call it answers, its text, its images, whether it failed.
+pub(crate) struct ResultParts<'a> {
+    pub call: &'a str,
+    pub text: String,
+    pub images: Vec<&'a Block>,
+    pub is_error: bool,
+}
+
+impl ResultParts<'_> {
+    /// How a result whose call is not in the reply before it (never written so by a harness) is sent instead: as
+    /// text of the prompt.
+    pub fn as_prompt_text(&self) -> String {
+        format!("[the result of tool call {}]\n{}", self.call, self.text)
+    }
+}
+
+/// A result block's parts (None for another block).
+pub(crate) fn result_parts(b: &Block) -> Option<ResultParts<'_>> {
+    let Block::ToolResult {
+        tool_use_id,
+        content,
+        is_error,
+    } = b
+    else {
+        return None;
+    };
+    let (text, images) = match content {
+        ToolResultContent::Text(t) => (t.clone(), Vec::new()),
+        ToolResultContent::Blocks(bs) => (
+            crate::model::plain_text(bs),
+            bs.iter()
+                .filter(|b| matches!(b, Block::Image { .. }))
+                .collect(),
+        ),
+    };
+    Some(ResultParts {
+        call: tool_use_id,
+        text,
+        images,
+        is_error: *is_error,
+    })
 }
 
 /// Base64 of an image's bytes (images are loaded into the plan).

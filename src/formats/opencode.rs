@@ -91,10 +91,10 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
                     if let Some(t) = pruned::cleared_at(parts) {
                         placed.prune(t, built.len());
                     }
-                    let mut r = NewMessage::new(Role::User, results);
-                    r.created_at = ms(info.pointer("/time/completed")).or(at);
-                    r.meta = json!({"source": "opencode", "tool_results_of": info.get("id")});
-                    built.push(r);
+                    let left_out = built
+                        .last()
+                        .is_some_and(|m| crate::model::CairnMeta::not_sent_again(&m.meta));
+                    built.push(results_message(info, results, left_out));
                 }
                 if let Some(text) = summary {
                     let asked = compaction.take();
@@ -145,6 +145,17 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
         report,
         children: Vec::new(),
     })
+}
+
+/// The results a step's calls got, sent as the user's after it (with the step where opencode leaves it out).
+fn results_message(info: &Value, results: Vec<Block>, left_out: bool) -> NewMessage {
+    let mut r = NewMessage::new(Role::User, results);
+    r.created_at = ms(info.pointer("/time/completed")).or(ms(info.pointer("/time/created")));
+    r.meta = json!({"source": "opencode", "tool_results_of": info.get("id")});
+    if left_out {
+        r.meta["cairn"] = crate::model::CairnMeta::Failed { sent_again: false }.to_value();
+    }
+    r
 }
 
 /// The marker of a compaction: what its request sent beside "What did we do so far?" (the images of a snapshot's

@@ -583,6 +583,8 @@ pub enum Fate {
     Summarised,
     /// Before a harness's compaction and not kept by it: the model no longer saw it.
     CompactedAway,
+    /// A reply the harness recorded as failed, and what answered its calls: never sent again.
+    Failed,
 }
 
 impl Fate {
@@ -593,6 +595,7 @@ impl Fate {
             Fate::Imaged => "imaged",
             Fate::Summarised => "summarised",
             Fate::CompactedAway => "compacted away",
+            Fate::Failed => "failed, not sent again",
         }
     }
 }
@@ -635,6 +638,11 @@ pub fn fates(view: &PathView, l: &ContextLayout) -> Vec<Option<Fate>> {
             if !sent[i] && !view.heads[i].is_compaction() {
                 out[i] = Some(Fate::CompactedAway);
             }
+        }
+    }
+    for (i, f) in out.iter_mut().enumerate() {
+        if view.heads[i].is_failed() {
+            *f = Some(Fate::Failed);
         }
     }
     out

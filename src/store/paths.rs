@@ -26,9 +26,9 @@ pub(crate) const HAS_THINKING: i64 = 256;
 /// Bit 9: before this message the harness changed what it sends beside the messages
 /// ([`crate::model::CairnMeta::ContextChanged`]).
 pub(crate) const CHANGES_CONTEXT: i64 = 512;
-/// Bit 10: a reply the harness recorded as failed and leaves out of every request after it
-/// ([`crate::model::CairnMeta::not_sent_again`]). Rows written before the bit existed do not have it: their failed
-/// replies were recorded as sent again.
+/// Bit 10: a reply the harness recorded as failed and leaves out of every request after it, or what answered its
+/// calls ([`crate::model::CairnMeta::not_sent_again`]). Rows written before the bit existed do not have it: their
+/// failed replies were recorded as sent again.
 pub(crate) const FAILED: i64 = 1024;
 
 fn role_code(r: Role) -> i64 {
@@ -92,7 +92,8 @@ impl Head {
     pub fn changes_context(&self) -> bool {
         self.flags & CHANGES_CONTEXT != 0
     }
-    /// A reply the harness recorded as failed and left out of every request after it: history, not context.
+    /// A reply the harness recorded as failed and left out of every request after it (or what answered its calls):
+    /// history, not context.
     pub fn is_failed(&self) -> bool {
         self.flags & FAILED != 0
     }
@@ -154,7 +155,7 @@ fn flags(role: Role, content: &[crate::model::Block], meta: &Value) -> i64 {
     if crate::model::CairnMeta::context_changed(meta) {
         f |= CHANGES_CONTEXT;
     }
-    if role == Role::Assistant && crate::model::CairnMeta::not_sent_again(meta) {
+    if crate::model::CairnMeta::not_sent_again(meta) {
         f |= FAILED;
     }
     f | role_code(role) << ROLE_SHIFT

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use sha2::Digest as _;
 
 use super::{AgentFile, Compaction, Harness, Item, Plan};
-use crate::model::{Block, Message, Role, ToolResultContent, Usage};
+use crate::model::{Block, Message, Role, Usage};
 
 /// What Gemini CLI's compression has the model say after the summary (so the history alternates).
 const ACKNOWLEDGEMENT: &str = "Got it. Thanks for the additional context!";
@@ -131,54 +131,35 @@ impl Writer {
         // a result whose call is not in the reply before it (never written so by a harness) has no call to go in:
         // it is sent as the prompt's text
         let mut stray: Vec<Value> = Vec::new();
-        for r in results {
-            let Block::ToolResult {
-                tool_use_id,
-                content,
-                is_error,
-            } = r
-            else {
-                continue;
-            };
-            let (text, images): (String, Vec<Value>) = match content {
-                ToolResultContent::Text(t) => (t.clone(), Vec::new()),
-                ToolResultContent::Blocks(bs) => (
-                    crate::model::plain_text(bs),
-                    bs.iter()
-                        .filter(|b| matches!(b, Block::Image { .. }))
-                        .filter_map(part)
-                        .collect(),
-                ),
-            };
+        for r in results.into_iter().filter_map(super::result_parts) {
+            let images: Vec<Value> = r.images.iter().filter_map(|b| part(b)).collect();
             let call = self.pending.as_mut().and_then(|p| {
                 p.get_mut("toolCalls")
                     .and_then(Value::as_array_mut)?
                     .iter_mut()
-                    .find(|c| c.get("id").and_then(Value::as_str) == Some(tool_use_id.as_str()))
+                    .find(|c| c.get("id").and_then(Value::as_str) == Some(r.call))
             });
             let Some(call) = call else {
                 self.stray += 1;
-                stray.push(
-                    json!({"text": format!("[the result of tool call {tool_use_id}]\n{text}")}),
-                );
+                stray.push(json!({"text": r.as_prompt_text()}));
                 stray.extend(images);
                 continue;
             };
             let name = call.get("name").cloned().unwrap_or(Value::Null);
-            let response = if *is_error {
-                json!({"error": text})
+            let response = if r.is_error {
+                json!({"error": r.text})
             } else {
-                json!({"output": text})
+                json!({"output": r.text})
             };
             // the images a tool returned go beside its response, as Gemini CLI sends them to models that do not
             // take them inside it
             let result: Vec<Value> = std::iter::once(json!({"functionResponse":
-                {"id": tool_use_id, "name": name, "response": response}}))
+                {"id": r.call, "name": name, "response": response}}))
             .chain(images)
             .collect();
             call["result"] = Value::Array(result);
-            call["status"] = json!(if *is_error { "error" } else { "success" });
-            call["resultDisplay"] = json!(text);
+            call["status"] = json!(if r.is_error { "error" } else { "success" });
+            call["resultDisplay"] = json!(r.text);
         }
         let own: Vec<Value> = rest.iter().filter_map(|b| part(b)).collect();
         self.left_out += rest.len() - own.len();

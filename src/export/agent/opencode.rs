@@ -19,7 +19,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Value, json};
 
 use super::{AgentFile, Compaction, Harness, Item, Plan};
-use crate::model::{Block, Message, Role, ToolResultContent, Usage};
+use crate::model::{Block, Message, Role, Usage};
 
 /// What opencode sends for a call that never finished, and what cairn writes for a call never answered.
 const INTERRUPTED: &str = "[Tool execution was interrupted]";
@@ -192,27 +192,12 @@ impl Writer {
         // a result whose call is not waiting for one (never written so by a harness) has no call to go in: it is
         // sent as the prompt's text
         let mut stray: Vec<Value> = Vec::new();
-        for r in results {
-            let Block::ToolResult {
-                tool_use_id,
-                content,
-                is_error,
-            } = r
-            else {
-                continue;
-            };
-            let (text, images): (String, Vec<Value>) = match content {
-                ToolResultContent::Text(t) => (t.clone(), Vec::new()),
-                ToolResultContent::Blocks(bs) => (
-                    crate::model::plain_text(bs),
-                    bs.iter().filter_map(file_part).collect(),
-                ),
-            };
-            let found = self.waiting.iter().position(|(c, ..)| c == tool_use_id);
+        for r in results.into_iter().filter_map(super::result_parts) {
+            let images: Vec<Value> = r.images.iter().filter_map(|b| file_part(b)).collect();
+            let found = self.waiting.iter().position(|(c, ..)| c == r.call);
             let Some((_, mi, pi)) = found.map(|k| self.waiting.remove(k)) else {
                 self.stray += 1;
-                stray.push(json!({"type": "text",
-                                  "text": format!("[the result of tool call {tool_use_id}]\n{text}")}));
+                stray.push(json!({"type": "text", "text": r.as_prompt_text()}));
                 stray.extend(images);
                 continue;
             };
@@ -224,11 +209,11 @@ impl Writer {
                 .cloned()
                 .unwrap_or(json!(at));
             let input = part.pointer("/state/input").cloned().unwrap_or(json!({}));
-            part["state"] = if *is_error {
-                json!({"status": "error", "input": input, "error": text,
+            part["state"] = if r.is_error {
+                json!({"status": "error", "input": input, "error": r.text,
                        "time": {"start": start, "end": at}})
             } else {
-                json!({"status": "completed", "input": input, "output": text, "title": "",
+                json!({"status": "completed", "input": input, "output": r.text, "title": "",
                        "metadata": {}, "time": {"start": start, "end": at}})
             };
             if !images.is_empty() {
