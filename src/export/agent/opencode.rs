@@ -166,16 +166,6 @@ impl Writer {
         p["id"] = json!(self.ids.next("prt", at));
         p["sessionID"] = json!(self.session);
         p["messageID"] = json!(message);
-        for a in p
-            .pointer_mut("/state/attachments")
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
-        {
-            a["id"] = json!(self.ids.next("prt", at));
-            a["sessionID"] = json!(self.session);
-            a["messageID"] = json!(message);
-        }
     }
 
     fn prompt(&mut self, parts: Vec<Value>, at: i64) -> String {
@@ -217,13 +207,13 @@ impl Writer {
                        "metadata": {}, "time": {"start": start, "end": at}})
             };
             if !images.is_empty() {
-                part["state"]["attachments"] = Value::Array(images);
-                let mut p = part.clone();
-                let msg_id = msg_id.as_str().unwrap_or_default().to_string();
-                self.part_ids(&mut p, &msg_id, at);
-                // the call's own id stays as it was
-                p["id"] = self.messages[mi]["parts"][pi]["id"].clone();
-                self.messages[mi]["parts"][pi] = p;
+                let mut images = images;
+                for a in &mut images {
+                    a["id"] = json!(self.ids.next("prt", at));
+                    a["sessionID"] = json!(self.session);
+                    a["messageID"] = msg_id.clone();
+                }
+                self.messages[mi]["parts"][pi]["state"]["attachments"] = Value::Array(images);
             }
             if let Some(id) = msg_id.as_str() {
                 self.holder.insert(m.id.clone(), id.to_string());
@@ -239,8 +229,9 @@ impl Writer {
         self.holder.insert(m.id.clone(), id);
     }
 
-    /// A reply's parts and its usage, or None when it holds nothing opencode keeps.
-    fn reply_parts(&mut self, m: &Message, at: i64) -> Option<Vec<Value>> {
+    /// A reply's parts for `provider` (where it keeps a reasoning's signature), or None when it holds nothing
+    /// opencode keeps.
+    fn reply_parts(&mut self, m: &Message, at: i64, provider: &str) -> Option<Vec<Value>> {
         let mut parts = vec![json!({"type": "step-start"})];
         for b in &m.content {
             match b {
@@ -257,7 +248,7 @@ impl Writer {
                                        "time": {"start": at, "end": at}});
                     if let Some(meta) = signature
                         .as_deref()
-                        .and_then(|s| reasoning_metadata(&self.model.0, s))
+                        .and_then(|s| reasoning_metadata(provider, s))
                     {
                         p["metadata"] = meta;
                     }
@@ -283,19 +274,21 @@ impl Writer {
     fn reply(&mut self, m: &Message, plan: &Plan, summary: bool) {
         let at = self.tick(m.created_at);
         let usage = m.usage.filter(Usage::is_one_request);
-        let Some(mut parts) = self.reply_parts(m, at) else {
+        let (provider, model) = provider_and_model(super::model_of(m, plan));
+        let Some(mut parts) = self.reply_parts(m, at, &provider) else {
             if usage.is_some() {
                 self.empty_measured += 1;
             }
             return;
         };
-        let (provider, model) = provider_and_model(super::model_of(m, plan));
         self.model = (provider.clone(), model.clone());
         let has_calls = parts.iter().any(|p| p["type"] == "tool");
         let finish = if has_calls { "tool-calls" } else { "stop" };
+        // the cost opencode recorded, where the reply is opencode's
         let cost = m
             .meta
             .pointer("/info/cost")
+            .filter(|_| plan.source == "opencode")
             .and_then(Value::as_f64)
             .unwrap_or(0.0);
         parts.push(
