@@ -97,6 +97,8 @@ struct Writer {
     system: usize,
     empty_measured: usize,
     stray: usize,
+    /// Calls that never got a result.
+    unanswered: usize,
 }
 
 /// A block as a part of a prompt: text, or an image as a file part holding its data (None for what a prompt's
@@ -313,19 +315,24 @@ impl Writer {
                 json!({"name": "UnknownError", "data": {"message": "the reply failed"}});
         }
         let index = self.messages.len();
+        let calls: Vec<(usize, String)> = parts
+            .iter()
+            .enumerate()
+            .filter_map(|(k, p)| p["callID"].as_str().map(|c| (k, c.to_string())))
+            .collect();
         let id = self.push(info, parts, at);
         self.holder.insert(m.id.clone(), id);
-        self.waiting.clear();
-        let parts = self.messages[index]["parts"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        for (k, p) in parts.iter().enumerate() {
-            if let Some(call) = p["callID"].as_str() {
-                self.waiting.push((call.to_string(), index, k));
-                self.calls.insert(call.to_string(), (index, k));
-            }
+        self.stop_waiting();
+        for (k, call) in calls {
+            self.waiting.push((call.clone(), index, k));
+            self.calls.insert(call, (index, k));
         }
+    }
+
+    /// The calls still waiting for a result get none: they stay interrupted.
+    fn stop_waiting(&mut self) {
+        self.unanswered += self.waiting.len();
+        self.waiting.clear();
     }
 
     /// opencode's compaction request: the summary's images, then the `compaction` part.
@@ -336,7 +343,7 @@ impl Writer {
             part["tail_start_id"] = json!(tail);
         }
         parts.push(part);
-        self.waiting.clear();
+        self.stop_waiting();
         self.prompt(parts, at)
     }
 
@@ -388,12 +395,6 @@ impl Writer {
     /// What could not travel as cairn had it.
     fn notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
-        let unanswered = self
-            .messages
-            .iter()
-            .flat_map(|m| m["parts"].as_array().into_iter().flatten())
-            .filter(|p| p.pointer("/state/error").and_then(Value::as_str) == Some(INTERRUPTED))
-            .count();
         let counted = [
             (
                 self.system,
@@ -408,7 +409,7 @@ impl Writer {
                 "reply(ies) with nothing opencode keeps left out, and their usage with them",
             ),
             (
-                unanswered,
+                self.unanswered,
                 "call(s) were never answered: opencode sends them as interrupted",
             ),
             (
@@ -457,6 +458,7 @@ pub(super) fn write(plan: &mut Plan) -> AgentFile {
         system: 0,
         empty_measured: 0,
         stray: 0,
+        unanswered: 0,
     };
     // the item handled already: a harness summary written as the compaction's own (opencode's summary reply,
     // another harness's summary prompt)
@@ -502,6 +504,7 @@ pub(super) fn write(plan: &mut Plan) -> AgentFile {
             }
         }
     }
+    w.stop_waiting();
     let notes = w.notes();
     let updated = w.clock.max(start);
     let slug = format!("cairn-{}", &random62(6).to_lowercase());
