@@ -148,6 +148,14 @@ fn usages(msgs: &[Message]) -> Vec<Usage> {
         .collect()
 }
 
+/// The speed (service tier) each reply is priced at where it is not the standard one.
+fn speeds(msgs: &[Message]) -> Vec<Option<String>> {
+    msgs.iter()
+        .filter(|m| m.role == Role::Assistant)
+        .map(|m| cairn::models::speed_of(&m.meta).map(str::to_string))
+        .collect()
+}
+
 /// The harnesses' compactions on a path (cairn's rungs and Claude Code's microcompact, an elision, are not).
 fn compactions(msgs: &[Message]) -> usize {
     msgs.iter()
@@ -224,6 +232,7 @@ fn round_trip(files: &[PathBuf], harness: Harness) -> usize {
             let what = format!("{} as {}", f.display(), harness.name());
             same_history(&history(&a, true), &history(&b, true), &what);
             assert_eq!(usages(&a), usages(&b), "{what}: usage per reply");
+            assert_eq!(speeds(&a), speeds(&b), "{what}: tier per reply");
             assert_eq!(compactions(&a), compactions(&b), "{what}: compactions");
             assert_eq!(
                 context(&s, &conv),
@@ -281,7 +290,23 @@ fn pi_sessions_read_back_the_same_as_pi() {
 
 #[test]
 fn codex_rollouts_read_back_the_same_as_codex() {
-    assert_eq!(round_trip(&files("codex"), Harness::Codex), 1);
+    // and a rollout of Codex 0.171's layout: the thread's service tier changed between turns, cache writes counted
+    let mut v = files("codex");
+    v.push(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/codex/codex-service-tiers-cache-writes.jsonl"),
+    );
+    let tiers = {
+        let mut s = Store::open_in_memory().unwrap();
+        import(&mut s, &v[1]);
+        speeds(&path(&s, &tops(&s)[0]))
+    };
+    let tier = |t: &str| Some(t.to_string());
+    assert_eq!(
+        tiers,
+        [tier("priority"), tier("priority"), tier("flex"), None]
+    );
+    assert_eq!(round_trip(&v, Harness::Codex), 2);
 }
 
 #[test]

@@ -1235,8 +1235,9 @@ fn codex_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         blocks: true,
     };
     let cases = [
-        // Codex's own thread with the agents it spawned
+        // Codex's own thread with the agents it spawned, and one of Codex 0.171 whose tier changed between turns
         samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl"),
+        fixture("codex/codex-service-tiers-cache-writes.jsonl"),
         // other harnesses' sessions: Claude Code's compaction and a pasted image, pi's compactions and an aborted
         // reply, Gemini CLI's failed and parallel calls, opencode's auto-compaction
         fixture("claude-code/cc-compact-boundary.jsonl"),

@@ -203,6 +203,85 @@ fn a_codex_session_is_priced_from_its_token_counts() {
     assert!(want > 0.1 && (got - want).abs() < 0.005, "{got} vs {want}");
 }
 
+#[test]
+fn a_codex_reply_is_priced_at_the_service_tier_its_thread_requested() {
+    // Codex records the tier a thread's requests go at (`service_tier = "fast"` is sent as OpenAI's `priority`) in
+    // `thread_settings_applied`, older rollouts in `turn_context`; gpt-5.5 per million: standard $5 / $0.50 /
+    // $30, priority $12.50 / $1.25 / $75, flex $2.50 / $0.25 / $15 (OpenAI's list, as of 2026-10-12)
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("rollout-2026-11-02T10-00-00-0001.jsonl");
+    let settings = |tier: Value| {
+        json!({"timestamp": "2026-11-02T10:00:00Z", "type": "event_msg", "payload": {
+            "type": "thread_settings_applied", "thread_id": "0001",
+            "thread_settings": {"model": "gpt-5.5", "service_tier": tier, "cwd": "/w"}}})
+    };
+    let mut lines = vec![
+        json!({"timestamp": "2026-11-02T10:00:00Z", "type": "session_meta",
+        "payload": {"id": "0001", "cwd": "/w", "cli_version": "0.171.0"}}),
+    ];
+    // (what sets the tier before the turn, the turn's usage: input with cached and written tokens inside)
+    let turns = [
+        (Some(settings(json!("priority"))), None),
+        // a turn that names no tier keeps the thread's
+        (None, None),
+        (Some(settings(json!("flex"))), None),
+        // the settings name none: standard again
+        (Some(settings(Value::Null)), None),
+        // an older rollout's turn naming its tier
+        (None, Some(json!("fast"))),
+        (Some(settings(json!("default"))), None),
+    ];
+    for (i, (set, turn_tier)) in turns.iter().enumerate() {
+        let at = format!("2026-11-02T10:0{i}:00Z");
+        lines.extend(set.clone());
+        let mut context = json!({"timestamp": at, "type": "turn_context", "payload": {"cwd": "/w", "model": "gpt-5.5"}});
+        if let Some(t) = turn_tier {
+            context["payload"]["service_tier"] = t.clone();
+        }
+        lines.extend([
+            context,
+            json!({"timestamp": at, "type": "response_item", "payload": {"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": format!("question {i}")}]}}),
+            json!({"timestamp": at, "type": "response_item", "payload": {"type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": format!("answer {i}")}]}}),
+            json!({"timestamp": at, "type": "event_msg", "payload": {"type": "token_count", "info": {
+                "last_token_usage": {"input_tokens": 200_000, "cached_input_tokens": 100_000,
+                    "cache_write_input_tokens": 50_000, "output_tokens": 10_000},
+                "model_context_window": 258_400}}}),
+        ]);
+    }
+    write_jsonl(&p, &lines);
+    let mut s = Store::open_in_memory().unwrap();
+    import(&mut s, &p);
+    // 50k uncached and 50k written tokens at the input rate (the catalog lists no other for writes), 100k read
+    let at = |input: f64, read: f64, output: f64| {
+        (100_000.0 * input + 100_000.0 * read + 10_000.0 * output) / 1e6
+    };
+    let (standard, priority, flex) = (
+        at(5.0, 0.5, 30.0),
+        at(12.5, 1.25, 75.0),
+        at(2.5, 0.25, 15.0),
+    );
+    let want = 3.0 * priority + flex + 2.0 * standard;
+    let got = total_cost(&mut s).unwrap();
+    assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+    // the tokens written to the cache are kept apart from the uncached input and the cache reads
+    let st = stats_by(&mut s, &Settings::default(), By::Model);
+    let sum = |f: fn(&cairn::stats::StatsRow) -> u64| st.rows.iter().map(f).sum::<u64>();
+    assert_eq!(
+        (
+            sum(|r| r.input_tokens),
+            sum(|r| r.cache_read_tokens),
+            sum(|r| r.cache_write_tokens)
+        ),
+        (6 * 50_000, 6 * 100_000, 6 * 50_000)
+    );
+    // each tier apart, as `stats --by model` shows them
+    let mut keys: Vec<&str> = st.rows.iter().map(|r| r.key.as_str()).collect();
+    keys.sort();
+    assert_eq!(keys, ["gpt-5.5", "gpt-5.5@flex", "gpt-5.5@priority"]);
+}
+
 fn write_claude_code(dir: &Path, model: &str, usage: Value) -> PathBuf {
     let p = dir.join(format!("{model}.jsonl"));
     let lines = [

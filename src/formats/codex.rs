@@ -30,6 +30,8 @@ struct Built {
     marker: Option<Value>,
     /// The model named by the latest `turn_context`, for replies.
     model: Option<String>,
+    /// The service tier a reply was requested at where it is priced otherwise than standard ([`tier_of`]).
+    speed: Option<&'static str>,
 }
 
 fn text_of(content: &Value) -> Vec<Block> {
@@ -112,6 +114,8 @@ struct Rollout {
     last_assistant: Option<usize>,
     /// The model named by the latest `turn_context`.
     model: Option<String>,
+    /// The service tier the thread's settings request ([`tier_of`]): Codex sends every request at it.
+    speed: Option<&'static str>,
     /// The context window Codex ran each model with (`token_count`'s `model_context_window`, which Codex holds
     /// its prompts to): the newest it stated for the model's replies.
     windows: std::collections::BTreeMap<String, u64>,
@@ -148,6 +152,10 @@ impl Rollout {
                 if let Some(m) = item.payload.get("model").and_then(Value::as_str) {
                     self.model = Some(m.to_string());
                 }
+                // rollouts that record the tier with each turn (a turn that names none keeps the thread's)
+                if let Some(t) = item.payload.get("service_tier") {
+                    self.speed = tier_of(t);
+                }
                 self.report
                     .skip("turn_context (kept as metadata)".to_string());
                 self.records.push(line.clone());
@@ -173,6 +181,17 @@ impl Rollout {
                 ));
             }
             ("event_msg", "token_count") => self.token_count(&item),
+            ("event_msg", "thread_settings_applied") => {
+                // the thread's settings as now applied, whole: a tier it does not name is the standard one
+                let t = item
+                    .payload
+                    .pointer("/thread_settings/service_tier")
+                    .or_else(|| item.payload.get("service_tier"));
+                self.speed = t.and_then(tier_of);
+                self.report
+                    .skip("event_msg thread_settings_applied (kept as metadata)".to_string());
+                self.records.push(line.clone());
+            }
             _ => {
                 let label = if item.pty.is_empty() {
                     ty.to_string()
@@ -188,7 +207,9 @@ impl Rollout {
 
     /// The reply being built, or a new one.
     fn assistant(&mut self, at: Option<i64>) -> usize {
-        assistant(&mut self.built, &mut self.open_assistant, at, &self.model)
+        let a = assistant(&mut self.built, &mut self.open_assistant, at, &self.model);
+        self.built[a].speed = self.speed;
+        a
     }
 
     fn message(&mut self, path: &Path, item: &Item) -> Result<(), FormatError> {
@@ -212,15 +233,8 @@ impl Rollout {
             self.last_assistant = Some(a);
         } else {
             self.open_assistant = None;
-            self.built.push(Built {
-                role,
-                blocks,
-                lines: vec![item.line.clone()],
-                created_at: item.at,
-                usage: None,
-                marker: None,
-                model: None,
-            });
+            self.built
+                .push(Built::note(role, blocks, vec![item.line.clone()], item.at));
         }
         Ok(())
     }
@@ -365,6 +379,7 @@ impl Rollout {
             usage: None,
             marker: Some(harness_meta("codex", kept, true)),
             model: None,
+            speed: None,
         });
     }
 
@@ -392,12 +407,15 @@ impl Rollout {
             .and_then(|i| i.get("last_token_usage"));
         if let (Some(u), Some(a)) = (last, self.last_assistant) {
             let g = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-            // Codex counts cached tokens inside input_tokens; cairn follows Anthropic (input excludes them).
+            // Codex counts cached tokens, and the tokens written to the cache (`cache_write_input_tokens`, since
+            // Codex 0.16x: the provider's `input_tokens_details.cache_write_tokens`), inside input_tokens; cairn
+            // follows Anthropic (input excludes both).
+            let (read, written) = (g("cached_input_tokens"), g("cache_write_input_tokens"));
             self.built[a].usage = Some(Usage {
-                input_tokens: g("input_tokens").saturating_sub(g("cached_input_tokens")),
+                input_tokens: g("input_tokens").saturating_sub(read.saturating_add(written)),
                 output_tokens: g("output_tokens"),
-                cache_read_input_tokens: g("cached_input_tokens"),
-                cache_creation_input_tokens: 0,
+                cache_read_input_tokens: read,
+                cache_creation_input_tokens: written,
                 ..Usage::default()
             });
             self.built[a].lines.push(item.line.clone());
@@ -734,6 +752,17 @@ fn call_id(path: &Path, no: usize, payload: &Value, what: &str) -> Result<String
         .ok_or_else(|| FormatError::new(path, no, format!("{what} without \"call_id\"")))
 }
 
+/// The speed a service tier Codex records is priced at ([`crate::models::SPEEDS`]): its `fast` setting, which it
+/// sends as OpenAI's `priority` tier (and records so since), and `flex`. None for the standard tier (`default`,
+/// `auto`, none named).
+fn tier_of(tier: &Value) -> Option<&'static str> {
+    match tier.as_str()?.trim().to_ascii_lowercase().as_str() {
+        "priority" | "fast" => Some("priority"),
+        "flex" => Some("flex"),
+        _ => None,
+    }
+}
+
 fn assistant(
     built: &mut Vec<Built>,
     open: &mut Option<usize>,
@@ -751,6 +780,7 @@ fn assistant(
         usage: None,
         marker: None,
         model: model.clone(),
+        speed: None,
     });
     *open = Some(built.len() - 1);
     built.len() - 1
@@ -767,6 +797,7 @@ impl Built {
             usage: None,
             marker: None,
             model: None,
+            speed: None,
         }
     }
 }
@@ -809,6 +840,10 @@ fn push(out: &mut Vec<ImportedMessage>, b: Built) {
     }
     if let Some(model) = b.model {
         m.meta["model"] = json!(model);
+    }
+    if let Some(speed) = b.speed {
+        // priced at that tier (`gpt-5.5@priority`, [`crate::models::priced_model`])
+        m.meta["speed"] = json!(speed);
     }
     m.usage = b.usage;
     m.created_at = b.created_at;

@@ -15,7 +15,8 @@ const LAYOUT_VERSION: &str = "0.140.0";
 
 struct Writer {
     out: String,
-    model: Option<String>,
+    /// The model and service tier of the latest `turn_context` written.
+    model: Option<(String, Option<String>)>,
     cwd: String,
     total: Usage,
     /// Calls made as custom tools (their input a string), whose outputs are custom too.
@@ -111,14 +112,18 @@ impl Writer {
 
     fn reply(&mut self, m: &Message, plan: &Plan) {
         let model = super::model_of(m, plan).to_string();
-        if self.model.as_deref() != Some(model.as_str()) {
-            self.line(
-                m.created_at,
-                "turn_context",
-                json!({"cwd": self.cwd, "approval_policy": "on-request",
-                       "sandbox_policy": {"type": "workspace-write"}, "model": model, "summary": "auto"}),
-            );
-            self.model = Some(model);
+        // the tier a reply was served at where it is priced apart (`priority`, `flex`), as a turn records it
+        let tier = crate::models::speed_of(&m.meta).filter(|s| *s != "fast");
+        let turn = (model, tier.map(str::to_string));
+        if self.model.as_ref() != Some(&turn) {
+            let mut context = json!({"cwd": self.cwd, "approval_policy": "on-request",
+                   "sandbox_policy": {"type": "workspace-write"}, "model": turn.0, "summary": "auto"});
+            // a turn that names no tier keeps the one before: back to standard is said
+            if turn.1.is_some() || self.model.as_ref().is_some_and(|(_, t)| t.is_some()) {
+                context["service_tier"] = json!(turn.1);
+            }
+            self.line(m.created_at, "turn_context", context);
+            self.model = Some(turn);
         }
         // Codex's own reasoning travels with its encrypted content; reasoning of other sources cannot be sent back
         let mut reasoning = m
@@ -184,13 +189,16 @@ impl Writer {
             );
         }
         if let Some(u) = usage {
-            self.total.input_tokens += u.input_tokens + u.cache_creation_input_tokens;
+            self.total.input_tokens += u.input_tokens;
+            self.total.cache_creation_input_tokens += u.cache_creation_input_tokens;
             self.total.cache_read_input_tokens += u.cache_read_input_tokens;
             self.total.output_tokens += u.output_tokens;
+            // Codex's input_tokens hold the cached tokens and those written to the cache
             let figures = |u: &Usage| {
                 let input =
                     u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
                 json!({"input_tokens": input, "cached_input_tokens": u.cache_read_input_tokens,
+                       "cache_write_input_tokens": u.cache_creation_input_tokens,
                        "output_tokens": u.output_tokens, "reasoning_output_tokens": 0,
                        "total_tokens": input + u.output_tokens})
             };
@@ -311,14 +319,6 @@ pub(super) fn write(plan: &mut Plan) -> AgentFile {
             "{} block(s) left out: Codex's items do not hold them",
             w.left_out
         ));
-    }
-    if plan
-        .messages()
-        .any(|m| m.usage.is_some_and(|u| u.cache_creation_input_tokens > 0))
-    {
-        notes.push(
-            "cache writes are counted as uncached input: Codex records no cache writes".to_string(),
-        );
     }
     AgentFile {
         harness: Harness::Codex,
