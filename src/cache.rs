@@ -342,6 +342,7 @@ mod tests {
             cache_creation_1h_input_tokens: 10_000,
             requests: 0,
             precision: 0,
+            web_search_requests: 0,
         };
         let h = as_if_hit(&u, 45_000);
         assert_eq!(h.cache_read_input_tokens, 45_000);

@@ -200,6 +200,10 @@ pub struct Usage {
     pub requests: u64,
     #[serde(skip_serializing_if = "is_zero")]
     pub precision: u64,
+    /// Web searches the provider ran for the request (Anthropic's `server_tool_use.web_search_requests`, OpenAI's
+    /// `web_search_call`s): priced per search beside the tokens.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub web_search_requests: u64,
 }
 
 impl Usage {
@@ -229,7 +233,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// What a usage object may look like: cairn's own (flat), or Anthropic's, whose 1-hour writes sit under
-/// `cache_creation.ephemeral_1h_input_tokens`.
+/// `cache_creation.ephemeral_1h_input_tokens` and web searches under `server_tool_use.web_search_requests`.
 #[derive(Deserialize)]
 struct UsageRepr {
     #[serde(default)]
@@ -248,12 +252,23 @@ struct UsageRepr {
     requests: u64,
     #[serde(default)]
     precision: u64,
+    #[serde(default)]
+    web_search_requests: u64,
+    #[serde(default)]
+    server_tool_use: Option<ServerToolUse>,
 }
 
 #[derive(Deserialize)]
 struct CacheCreation {
     #[serde(default)]
     ephemeral_1h_input_tokens: u64,
+}
+
+/// The server-side tools Anthropic ran for a request (`usage.server_tool_use`).
+#[derive(Deserialize)]
+struct ServerToolUse {
+    #[serde(default)]
+    web_search_requests: u64,
 }
 
 impl From<UsageRepr> for Usage {
@@ -270,6 +285,9 @@ impl From<UsageRepr> for Usage {
                 .min(r.cache_creation_input_tokens),
             requests: r.requests,
             precision: r.precision,
+            web_search_requests: r
+                .web_search_requests
+                .max(r.server_tool_use.map_or(0, |s| s.web_search_requests)),
         }
     }
 }

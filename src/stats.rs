@@ -27,6 +27,8 @@ pub struct StatsRow {
     pub output_tokens: u64,
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
+    /// Web searches the providers ran for the replies (priced per search, in `cost_usd`).
+    pub web_searches: u64,
     /// Cache reads over all prompt tokens (None without any).
     pub cache_hit_ratio: Option<f64>,
     /// At list prices; None when a model of the row has no price.
@@ -189,6 +191,7 @@ pub fn stats(
                 output_tokens: t[1],
                 cache_read_tokens: t[2],
                 cache_write_tokens: t[3],
+                web_searches: g.buckets.iter().map(|b| b.usage.web_search_requests).sum(),
                 cache_hit_ratio: (prompt > 0).then(|| t[2] as f64 / prompt as f64),
                 cost_usd: (by != By::Tool && unpriced.is_empty() && !unmeasured).then_some(total),
                 unpriced,
@@ -270,12 +273,12 @@ pub fn csv(s: &Stats) -> String {
     };
     let mut out = String::from(
         "key,label,sessions,turns,tool_calls,tool_errors,input_tokens,output_tokens,cache_read_tokens,\
-         cache_write_tokens,cache_hit_ratio,cost_usd,compactions,wall_seconds,result_tokens\n",
+         cache_write_tokens,cache_hit_ratio,cost_usd,compactions,wall_seconds,result_tokens,web_searches\n",
     );
     for r in &s.rows {
         let opt = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             q(&r.key),
             q(r.label.as_deref().unwrap_or("")),
             r.sessions,
@@ -290,7 +293,8 @@ pub fn csv(s: &Stats) -> String {
             opt(r.cost_usd),
             r.compactions,
             r.wall_seconds,
-            r.result_tokens.map(|x| x.to_string()).unwrap_or_default()
+            r.result_tokens.map(|x| x.to_string()).unwrap_or_default(),
+            r.web_searches
         ));
     }
     out

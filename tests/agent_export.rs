@@ -290,17 +290,22 @@ fn pi_sessions_read_back_the_same_as_pi() {
 
 #[test]
 fn codex_rollouts_read_back_the_same_as_codex() {
-    // and a rollout of Codex 0.171's layout: the thread's service tier changed between turns, cache writes counted
+    // and a rollout of Codex 0.171's layout: the thread's service tier changed between turns, cache writes counted,
+    // a reply that searched the web
     let mut v = files("codex");
     v.push(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/codex/codex-service-tiers-cache-writes.jsonl"),
     );
-    let tiers = {
+    let (tiers, searches) = {
         let mut s = Store::open_in_memory().unwrap();
         import(&mut s, &v[1]);
-        speeds(&path(&s, &tops(&s)[0]))
+        let p = path(&s, &tops(&s)[0]);
+        let searches: Vec<u64> = usages(&p).iter().map(|u| u.web_search_requests).collect();
+        (speeds(&p), searches)
     };
+    // the searches OpenAI ran for the first reply (`web_search_call` items), counted in its usage
+    assert_eq!(searches, [2, 0, 0, 0]);
     let tier = |t: &str| Some(t.to_string());
     assert_eq!(
         tiers,

@@ -750,6 +750,97 @@ fn a_store_that_measured_fast_mode_replies_at_the_standard_speed_measures_them_a
     assert_eq!(by_model(&mut s), fresh);
 }
 
+/// A Claude Code session of two replies of claude-opus-4-5, the second having run web searches (Anthropic's
+/// `server_tool_use`, kept with the reply's usage).
+fn write_search_session(dir: &Path) -> PathBuf {
+    let p = dir.join("searched.jsonl");
+    let reply = |n: u32, searches: u64| {
+        json!({"type": "assistant", "uuid": format!("a{n}"), "parentUuid": format!("u{n}"), "sessionId": "searched",
+               "requestId": format!("r{n}"), "timestamp": format!("2026-11-02T10:0{n}:05Z"),
+               "message": {"id": format!("m{n}"), "role": "assistant", "model": "claude-opus-4-5",
+                           "content": [{"type": "text", "text": "found"}],
+                           "usage": {"input_tokens": 100_000, "output_tokens": 10_000,
+                                     "server_tool_use": {"web_search_requests": searches, "web_fetch_requests": 1}}}})
+    };
+    let prompt = |n: u32, parent: Option<String>| {
+        json!({"type": "user", "uuid": format!("u{n}"), "parentUuid": parent, "sessionId": "searched",
+               "timestamp": format!("2026-11-02T10:0{n}:00Z"), "message": {"role": "user", "content": "look it up"}})
+    };
+    let lines = [
+        prompt(1, None),
+        reply(1, 0),
+        prompt(2, Some("a1".into())),
+        reply(2, 25),
+    ];
+    write_jsonl(&p, &lines);
+    p
+}
+
+#[test]
+fn web_searches_a_provider_ran_are_priced_per_search_beside_the_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open_in_memory().unwrap();
+    import(&mut s, &write_search_session(dir.path()));
+    // Opus 4.5: $5 in, $25 out per million; Anthropic's web search $10 per thousand
+    let tokens = 2.0 * (100_000.0 * 5.0 + 10_000.0 * 25.0) / 1e6;
+    let st = stats_by(&mut s, &Settings::default(), By::Model);
+    assert_eq!(st.rows.len(), 1);
+    assert_eq!(st.rows[0].web_searches, 25);
+    let got = st.rows[0].cost_usd.unwrap();
+    assert!((got - (tokens + 25.0 * 10.0 / 1e3)).abs() < 1e-9, "{got}");
+    // by conversation (priced from the same roll-up) and in the settings' own price
+    assert!((total_cost(&mut s).unwrap() - got).abs() < 1e-9);
+    let mine = Settings::parse(
+        r#"{"prices": {"claude-opus-4-5": {"input": 5, "output": 25, "web_search": 20}}}"#,
+    )
+    .unwrap();
+    let st = stats_by(&mut s, &mine, By::Model);
+    let got = st.rows[0].cost_usd.unwrap();
+    assert!((got - (tokens + 25.0 * 20.0 / 1e3)).abs() < 1e-9, "{got}");
+    // a reply's cost where one reply is priced (the cache report's), and its usage as the path reads it
+    let c = s.conversations().unwrap()[0].id.clone();
+    let Outcome::Cache(report) = run(
+        &mut s,
+        Action::Cache {
+            conversation: c,
+            at: None,
+        },
+    ) else {
+        panic!("cache")
+    };
+    let searched = report.replies.last().unwrap().cost.unwrap();
+    let first = report.replies[0].cost.unwrap();
+    assert!((searched - first - 0.25).abs() < 1e-9, "{searched} {first}");
+}
+
+#[test]
+fn a_store_from_before_web_searches_were_counted_counts_them_when_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let row = |s: &mut Store| {
+        let st = stats_by(s, &Settings::default(), By::Model);
+        (st.rows[0].web_searches, st.rows[0].cost_usd)
+    };
+    let fresh = {
+        let mut s = Store::open(&db).unwrap();
+        import(&mut s, &write_search_session(dir.path()));
+        row(&mut s)
+    };
+    assert_eq!(fresh.0, 25);
+    // as a store written before web searches were counted holds it: no column for them in the measures and the
+    // hourly roll-up
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "ALTER TABLE measures DROP COLUMN web_searches; ALTER TABLE usage_hours DROP COLUMN web_searches;
+             PRAGMA user_version = 16;",
+        )
+        .unwrap();
+    }
+    let mut s = Store::open(&db).unwrap();
+    assert_eq!(row(&mut s), fresh);
+}
+
 /// genai-prices' data (its v2 feed's shape) listing one Anthropic model this build's bundled data does not know.
 const NEWER_CATALOG: &str = r#"[{"id": "anthropic", "name": "Anthropic", "api_pattern": "https://api\\.anthropic\\.com",
   "model_match": {"contains": "claude"},

@@ -928,6 +928,7 @@ fn stored_measures_read_back_field_for_field() {
         cache_creation_1h_input_tokens: 5,
         requests: 6,
         precision: 7,
+        web_search_requests: 8,
     });
     s.append_turn(&c, &[user("asked"), reply.clone()]).unwrap();
     let facts = s.facts(&c, &s.heads(&c).unwrap()).unwrap();

@@ -136,6 +136,12 @@ fn row_lines(r: &crate::stats::StatsRow) -> Result<()> {
             .map(|c| format!("${c:.2}"))
             .unwrap_or_else(|| "unknown".into())
     ))?;
+    if r.web_searches > 0 {
+        out(&format!(
+            "{:<34} {} web searches (in the cost)",
+            "", r.web_searches
+        ))?;
+    }
     if let (Some(n), Some(causes)) = (r.cache_misses, &r.cache_lost_by_cause)
         && n > 0
     {

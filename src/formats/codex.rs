@@ -32,6 +32,8 @@ struct Built {
     model: Option<String>,
     /// The service tier a reply was requested at where it is priced otherwise than standard ([`tier_of`]).
     speed: Option<&'static str>,
+    /// The web searches OpenAI ran for the reply (`web_search_call` items).
+    searches: u64,
 }
 
 fn text_of(content: &Value) -> Vec<Block> {
@@ -165,6 +167,15 @@ impl Rollout {
             // the agent it spawned, a child's report): the agent reads it as its input
             ("response_item", "agent_message") => self.agent_message(&item),
             ("response_item", "reasoning") => self.reasoning(&item),
+            // a search OpenAI ran for the response (priced per search): kept with the reply, counted in its usage
+            ("response_item", "web_search_call") => {
+                let a = self.assistant(item.at);
+                self.built[a].searches += 1;
+                self.built[a].lines.push(item.line.clone());
+                self.report.skip(
+                    "response_item web_search_call (counted in the reply's usage)".to_string(),
+                );
+            }
             (
                 "response_item",
                 "function_call" | "custom_tool_call" | "local_shell_call" | "tool_search_call",
@@ -380,6 +391,7 @@ impl Rollout {
             marker: Some(harness_meta("codex", kept, true)),
             model: None,
             speed: None,
+            searches: 0,
         });
     }
 
@@ -416,6 +428,7 @@ impl Rollout {
                 output_tokens: g("output_tokens"),
                 cache_read_input_tokens: read,
                 cache_creation_input_tokens: written,
+                web_search_requests: self.built[a].searches,
                 ..Usage::default()
             });
             self.built[a].lines.push(item.line.clone());
@@ -781,6 +794,7 @@ fn assistant(
         marker: None,
         model: model.clone(),
         speed: None,
+        searches: 0,
     });
     *open = Some(built.len() - 1);
     built.len() - 1
@@ -798,6 +812,7 @@ impl Built {
             marker: None,
             model: None,
             speed: None,
+            searches: 0,
         }
     }
 }

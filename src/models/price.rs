@@ -24,6 +24,9 @@ pub struct Price {
     /// Cache writes with the 1-hour lifetime (the 5-minute price when not given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_write_1h: Option<f64>,
+    /// US dollars per thousand web searches the provider ran (none: not priced).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web_search: Option<f64>,
 }
 
 /// The settings' price of a model: by the name as recorded, else by its key. A reply served at another speed
@@ -61,7 +64,8 @@ pub fn cost(
                 + usage.cache_read_input_tokens as f64 * p.cache_read
                 + w5m as f64 * p.cache_write
                 + w1h as f64 * p.cache_write_1h.unwrap_or(p.cache_write))
-                / 1_000_000.0,
+                / 1_000_000.0
+                + usage.web_search_requests as f64 * p.web_search.unwrap_or(0.0) / 1_000.0,
         );
     }
     // a router's `provider/model` is priced as that provider's model (what was paid), else the model by its key
@@ -88,6 +92,9 @@ pub fn cost(
         if w1h > 0 {
             u.insert("cache_write_1h_tokens", w1h as f64 / n);
         }
+    }
+    if usage.web_search_requests > 0 {
+        u.insert("web_searches", usage.web_search_requests as f64 / n);
     }
     let mut req = PriceRequest::new(&listed.id, &u).with_provider_id(&listed.provider);
     if at_ms > 0 {
@@ -116,14 +123,15 @@ pub fn cost(
 /// input, output, cache read, 5-minute and 1-hour cache write. None for a model without a price.
 pub fn per_million(model: &str, prices: &BTreeMap<String, Price>) -> Option<[f64; 5]> {
     let lin = Pricer::new(prices).probe(model, 0)?;
-    Some(lin.rates.map(|r| (r * 1e12).round() / 1e6))
+    let r = lin.rates.map(|r| (r * 1e12).round() / 1e6);
+    Some([r[0], r[1], r[2], r[3], r[4]])
 }
 
-/// Per-token rates of a model at one hour (input, output, cache read, 5-minute write, 1-hour write), and the
-/// prompt size up to which they hold (a tier starts above it).
+/// Per-token rates of a model at one hour (input, output, cache read, 5-minute write, 1-hour write; and per web
+/// search), and the prompt size up to which they hold (a tier starts above it).
 #[derive(Debug, Clone, Copy)]
 struct Linear {
-    rates: [f64; 5],
+    rates: [f64; 6],
     below: u64,
 }
 
@@ -139,6 +147,7 @@ impl Linear {
             + u.cache_read_input_tokens as f64 * r[2]
             + w5m as f64 * r[3]
             + w1h as f64 * r[4]
+            + u.web_search_requests as f64 * r[5]
     }
 }
 
@@ -159,7 +168,7 @@ pub struct Pricer<'a> {
     names: std::cell::RefCell<std::collections::HashMap<String, Option<(String, bool)>>>,
     /// The tier bound found for a model at given rates (model, rates, bound), reused by other hours.
     #[allow(clippy::type_complexity)]
-    bounds: std::cell::RefCell<Vec<(String, [f64; 5], u64)>>,
+    bounds: std::cell::RefCell<Vec<(String, [f64; 6], u64)>>,
 }
 
 impl<'a> Pricer<'a> {
@@ -200,6 +209,11 @@ impl<'a> Pricer<'a> {
                 input_tokens: n,
                 cache_creation_input_tokens: n,
                 cache_creation_1h_input_tokens: n,
+                ..Usage::default()
+            })?,
+            with(Usage {
+                input_tokens: n,
+                web_search_requests: n,
                 ..Usage::default()
             })?,
         ];
@@ -347,6 +361,7 @@ mod tests {
             cache_creation_1h_input_tokens: write_1h,
             requests: 0,
             precision: 0,
+            web_search_requests: 0,
         }
     }
 
@@ -366,6 +381,7 @@ mod tests {
         // the settings price it by that name, and the model's own price is not it
         let mut mine = BTreeMap::new();
         let p = |input, output| Price {
+            web_search: None,
             input,
             output,
             cache_read: 0.0,
@@ -430,6 +446,7 @@ mod tests {
                 cache_read: 0.1,
                 cache_write: 1.25,
                 cache_write_1h: None,
+                web_search: None,
             },
         );
         let c = cost("mimo-v2.5-pro", &u(1_000_000, 1_000_000, 0, 0, 0), 0, &own).unwrap();

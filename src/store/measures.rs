@@ -105,13 +105,14 @@ pub(crate) fn insert(
     if let Some(u) = m.usage {
         tx.prepare_cached(
             "INSERT INTO usage_hours (hour, conversation, model, replies, input, output, cache_read, cache_write,
-                                      cache_write_1h, max_prompt)
-             VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, ?9)
+                                      cache_write_1h, max_prompt, web_searches)
+             VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
              ON CONFLICT (hour, conversation, model) DO UPDATE SET replies = replies + 1,
                 input = input + excluded.input, output = output + excluded.output,
                 cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
                 cache_write_1h = cache_write_1h + excluded.cache_write_1h,
-                max_prompt = max(max_prompt, excluded.max_prompt)",
+                max_prompt = max(max_prompt, excluded.max_prompt),
+                web_searches = web_searches + excluded.web_searches",
         )?
         .execute(params![
             created_at.div_euclid(3_600_000),
@@ -122,7 +123,8 @@ pub(crate) fn insert(
             u.cache_read_input_tokens as i64,
             u.cache_creation_input_tokens as i64,
             u.cache_creation_1h_input_tokens as i64,
-            u.prompt_per_request() as i64
+            u.prompt_per_request() as i64,
+            u.web_search_requests as i64
         ])?;
     }
     if let Some(model) = model {
@@ -164,10 +166,12 @@ pub(crate) fn late_usage(tx: &Transaction<'_>, seq: i64, new: &Usage) -> Result<
         n(new.cache_read_input_tokens) - old.cache_read,
         n(new.cache_creation_input_tokens) - old.cache_write,
         n(new.cache_creation_1h_input_tokens) - old.cache_write_1h,
+        n(new.web_search_requests) - old.web_searches,
     ];
     tx.execute(
         "UPDATE measures SET input_tokens = ?2, output_tokens = ?3, cache_read_tokens = ?4,
-            cache_write_tokens = ?5, cache_write_1h_tokens = ?6, requests = ?7, usage_precision = ?8 WHERE seq = ?1",
+            cache_write_tokens = ?5, cache_write_1h_tokens = ?6, requests = ?7, usage_precision = ?8,
+            web_searches = ?9 WHERE seq = ?1",
         params![
             seq,
             n(new.input_tokens),
@@ -176,7 +180,8 @@ pub(crate) fn late_usage(tx: &Transaction<'_>, seq: i64, new: &Usage) -> Result<
             n(new.cache_creation_input_tokens),
             n(new.cache_creation_1h_input_tokens),
             Some(n(new.requests)).filter(|&r| r > 1),
-            Some(n(new.precision)).filter(|&p| p > 1)
+            Some(n(new.precision)).filter(|&p| p > 1),
+            Some(n(new.web_search_requests)).filter(|&w| w > 0)
         ],
     )?;
     let model = old.model.unwrap_or_default();
@@ -198,13 +203,14 @@ pub(crate) fn late_usage(tx: &Transaction<'_>, seq: i64, new: &Usage) -> Result<
     )?;
     tx.execute(
         "INSERT INTO usage_hours (hour, conversation, model, replies, input, output, cache_read, cache_write,
-                                  cache_write_1h, max_prompt)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                                  cache_write_1h, max_prompt, web_searches)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
          ON CONFLICT (hour, conversation, model) DO UPDATE SET replies = replies + excluded.replies,
             input = input + excluded.input, output = output + excluded.output,
             cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
             cache_write_1h = cache_write_1h + excluded.cache_write_1h,
-            max_prompt = max(max_prompt, excluded.max_prompt)",
+            max_prompt = max(max_prompt, excluded.max_prompt),
+            web_searches = web_searches + excluded.web_searches",
         params![
             old.created.div_euclid(3_600_000),
             old.conversation,
@@ -215,7 +221,8 @@ pub(crate) fn late_usage(tx: &Transaction<'_>, seq: i64, new: &Usage) -> Result<
             d[2],
             d[3],
             d[4],
-            n(new.prompt_per_request())
+            n(new.prompt_per_request()),
+            d[5]
         ],
     )?;
     if new.is_one_request() && !model.is_empty() {
@@ -238,6 +245,7 @@ struct StoredUsage {
     cache_write: i64,
     cache_write_1h: i64,
     requests: i64,
+    web_searches: i64,
 }
 
 impl StoredUsage {
@@ -246,7 +254,7 @@ impl StoredUsage {
             .query_row(
                 "SELECT conversation, model, created_at, output_tokens, coalesce(input_tokens, 0),
                         coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0),
-                        coalesce(cache_write_1h_tokens, 0), coalesce(requests, 1)
+                        coalesce(cache_write_1h_tokens, 0), coalesce(requests, 1), coalesce(web_searches, 0)
                  FROM measures WHERE seq = ?1 AND copy = 0",
                 [seq],
                 |r| {
@@ -260,6 +268,7 @@ impl StoredUsage {
                         cache_write: r.get(6)?,
                         cache_write_1h: r.get(7)?,
                         requests: r.get(8)?,
+                        web_searches: r.get(9)?,
                     })
                 },
             )
@@ -353,6 +362,10 @@ fn write(tx: &Transaction<'_>, row: MeasureRow<'_>) -> Result<()> {
                  ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29{values})"
     ))?
     .execute(&row[..keep])?;
+    if let Some(w) = usage.map(|u| n(u.web_search_requests)).filter(|&w| w > 0) {
+        tx.prepare_cached("UPDATE measures SET web_searches = ?2 WHERE seq = ?1")?
+            .execute(params![seq, w])?;
+    }
     Ok(())
 }
 
@@ -360,8 +373,8 @@ fn write(tx: &Transaction<'_>, row: MeasureRow<'_>) -> Result<()> {
 pub(crate) fn copy(tx: &Transaction<'_>, conversation: i64, pairs_json: &str) -> Result<()> {
     tx.execute(
         &format!(
-            "INSERT INTO measures (seq, conversation, copy, flags, compaction, {COLUMNS})
-             SELECT p.value ->> 1, ?1, 1, flags, compaction, {COLUMNS}
+            "INSERT INTO measures (seq, conversation, copy, flags, compaction, web_searches, {COLUMNS})
+             SELECT p.value ->> 1, ?1, 1, flags, compaction, web_searches, {COLUMNS}
              FROM json_each(?2) p JOIN measures m ON m.seq = p.value ->> 0"
         ),
         params![conversation, pairs_json],
@@ -386,6 +399,8 @@ fn packed_facts(model: Option<String>, packed: &str) -> Facts {
             cache_creation_1h_input_tokens: g(23),
             requests: g(24),
             precision: g(25),
+            // not in the packed cell: read beside it ([`row_facts`])
+            web_search_requests: 0,
         }),
     };
     Facts {
@@ -445,7 +460,12 @@ fn unpack<const N: usize>(packed: &str) -> [Option<i64>; N] {
 
 fn row_facts(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Facts> {
     let packed = r.get_ref(at + 1)?.as_str().unwrap_or_default();
-    Ok(packed_facts(r.get(at)?, packed))
+    let mut facts = packed_facts(r.get(at)?, packed);
+    // web searches (v17), a column beside the packed cell: rebuilding the table to pack them is not worth it
+    if let (Some(u), Some(n)) = (facts.usage.as_mut(), r.get::<_, Option<i64>>(at + 2)?) {
+        u.web_search_requests = n.max(0) as u64;
+    }
+    Ok(facts)
 }
 
 impl Store {
@@ -457,7 +477,7 @@ impl Store {
         let ascending = heads.windows(2).all(|w| w[0].seq < w[1].seq);
         if let (true, Some(first), Some(last)) = (ascending, heads.first(), heads.last()) {
             let mut stmt = self.conn.prepare_cached(
-                "SELECT seq, model, packed FROM measures WHERE seq BETWEEN ?1 AND ?2 AND conversation = ?3 ORDER BY seq",
+                "SELECT seq, model, packed, web_searches FROM measures WHERE seq BETWEEN ?1 AND ?2 AND conversation = ?3 ORDER BY seq",
             )?;
             let mut rows = stmt.query(params![first.seq, last.seq, conv.seq])?;
             let mut want = heads.iter().peekable();
@@ -476,9 +496,9 @@ impl Store {
             out.extend(want.map(|_| Facts::default()));
             return Ok(out);
         }
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT seq, model, packed FROM measures WHERE seq = ?1")?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT seq, model, packed, web_searches FROM measures WHERE seq = ?1",
+        )?;
         for h in heads {
             out.push(
                 stmt.query_row([h.seq], |r| row_facts(r, 1))
@@ -807,13 +827,39 @@ pub(crate) fn backfill_speeds(tx: &Transaction<'_>) -> rusqlite::Result<()> {
                 min(created_at), max(created_at)
          FROM measures WHERE copy = 0 GROUP BY 1, 2, 3;
          DELETE FROM usage_hours;
-         INSERT INTO usage_hours
+         INSERT INTO usage_hours (hour, conversation, model, replies, input, output, cache_read, cache_write,
+                                  cache_write_1h, max_prompt)
          SELECT created_at / 3600000, conversation, coalesce(model, ''), count(*), sum(input_tokens),
                 sum(coalesce(output_tokens, 0)), sum(coalesce(cache_read_tokens, 0)),
                 sum(coalesce(cache_write_tokens, 0)), sum(coalesce(cache_write_1h_tokens, 0)),
                 max((input_tokens + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0))
                     / max(coalesce(requests, 1), 1))
          FROM measures WHERE copy = 0 AND input_tokens IS NOT NULL GROUP BY 1, 2, 3;",
+    )
+}
+
+/// v17: the web searches a provider ran for each reply (priced per search), in a column of the measures and of the
+/// hourly roll-up `stats` prices, where the tables were made before them; their figures for the replies already
+/// stored, from the usage the harness recorded (Claude Code's `server_tool_use.web_search_requests`, kept in each
+/// reply's lines). A reply of another harness stored before gets them when its session is imported again.
+pub(crate) fn backfill_web_searches(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    add_column(tx, "measures", "web_searches INTEGER")?;
+    add_column(tx, "usage_hours", "web_searches INTEGER NOT NULL DEFAULT 0")?;
+    tx.execute_batch(
+        "UPDATE measures SET web_searches = (
+             SELECT max(coalesce(json_extract(l.value, '$.message.usage.server_tool_use.web_search_requests'), 0))
+             FROM messages x JOIN messages b ON b.seq = coalesce(x.body_of, x.seq),
+                  json_each(CASE WHEN json_valid(b.meta) THEN b.meta ELSE '{}' END, '$.lines') l
+             WHERE x.seq = measures.seq)
+         WHERE input_tokens IS NOT NULL AND web_searches IS NULL AND seq IN (
+             SELECT x.seq FROM messages x JOIN messages b ON b.seq = coalesce(x.body_of, x.seq)
+             WHERE b.meta GLOB '*\"web_search_requests\":[1-9]*');
+         UPDATE measures SET web_searches = NULL WHERE web_searches = 0;
+         UPDATE usage_hours SET web_searches = coalesce((
+             SELECT sum(m.web_searches) FROM measures m
+             WHERE m.copy = 0 AND m.conversation = usage_hours.conversation AND m.input_tokens IS NOT NULL
+               AND m.created_at / 3600000 = usage_hours.hour AND coalesce(m.model, '') = usage_hours.model), 0)
+         WHERE EXISTS (SELECT 1 FROM measures WHERE web_searches IS NOT NULL);",
     )
 }
 
@@ -896,6 +942,11 @@ pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
     let Some((conv, model, i, o, cr, cw, cw1, measured, calls, errors, turn, created)) = row else {
         return Ok(());
     };
+    let searches: i64 = tx.query_row(
+        "SELECT coalesce(web_searches, 0) FROM measures WHERE seq = ?1",
+        [seq],
+        |r| r.get(0),
+    )?;
     tx.execute(
         "UPDATE usage_days SET input = input - ?1, output = output - ?2, cache_read = cache_read - ?3,
             cache_write = cache_write - ?4, cache_write_1h = cache_write_1h - ?5, measured = measured - ?6,
@@ -919,7 +970,8 @@ pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
     // the hour's roll-up loses the reply too (its largest prompt stays: a bound, priced exactly past it)
     tx.execute(
         "UPDATE usage_hours SET replies = replies - ?1, input = input - ?2, output = output - ?3,
-            cache_read = cache_read - ?4, cache_write = cache_write - ?5, cache_write_1h = cache_write_1h - ?6
+            cache_read = cache_read - ?4, cache_write = cache_write - ?5, cache_write_1h = cache_write_1h - ?6,
+            web_searches = web_searches - ?10
          WHERE hour = ?7 AND conversation = ?8 AND model = ?9",
         rusqlite::params![
             measured,
@@ -930,12 +982,14 @@ pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
             cw1,
             created.div_euclid(3_600_000),
             conv,
-            model.clone().unwrap_or_default()
+            model.clone().unwrap_or_default(),
+            searches
         ],
     )?;
     tx.execute(
         "UPDATE measures SET input_tokens = NULL, output_tokens = NULL, cache_read_tokens = NULL,
-            cache_write_tokens = NULL, cache_write_1h_tokens = NULL, tool_calls = 0, tool_errors = 0
+            cache_write_tokens = NULL, cache_write_1h_tokens = NULL, web_searches = NULL, tool_calls = 0,
+            tool_errors = 0
          WHERE seq = ?1",
         [seq],
     )?;

@@ -78,6 +78,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: "",
         backfill: Some(super::measures::backfill_speeds),
     },
+    Step {
+        sql: "",
+        backfill: Some(super::measures::backfill_web_searches),
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;

@@ -287,7 +287,7 @@ impl Store {
         let by = grouping.by;
         let mut stmt = self.conn.prepare_cached(
             "SELECT conversation, nullif(model, ''), hour, input, output, cache_read, cache_write, cache_write_1h,
-                    max_prompt, replies
+                    max_prompt, replies, web_searches
              FROM usage_hours WHERE hour >= ?1 AND replies > 0",
         )?;
         let mut rows = stmt.query([if since_day == i64::MIN {
@@ -325,6 +325,7 @@ impl Store {
                     // a bucket is a sum, priced as one only below any tier (`max_prompt`)
                     requests: 0,
                     precision: 0,
+                    web_search_requests: n(10)?,
                 },
                 max_prompt: n(8)?,
                 replies: n(9)?,
@@ -367,7 +368,7 @@ impl Store {
         let conv = super::conv_row(&self.conn, &b.conversation)?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens,
-                    created_at, requests
+                    created_at, requests, web_searches
              FROM measures WHERE conversation = ?1 AND copy = 0 AND input_tokens IS NOT NULL
                AND created_at >= ?2 AND created_at < ?3 AND model IS ?4",
         )?;
@@ -386,6 +387,7 @@ impl Store {
                         cache_creation_1h_input_tokens: n(4)?,
                         requests: n(6)?,
                         precision: 0,
+                        web_search_requests: n(7)?,
                     },
                     r.get(5)?,
                 ))
@@ -423,7 +425,7 @@ impl Store {
         let at: HashMap<i64, usize> = heads.iter().enumerate().map(|(i, h)| (h.seq, i)).collect();
         let mut stmt = self.conn.prepare_cached(
             "SELECT seq, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-                    cache_write_1h_tokens, requests, created_at
+                    cache_write_1h_tokens, requests, created_at, web_searches
              FROM measures WHERE seq BETWEEN ?1 AND ?2 AND conversation = ?3
                AND (input_tokens IS NOT NULL OR output_tokens IS NOT NULL)
              ORDER BY seq",
@@ -448,6 +450,7 @@ impl Store {
                     cache_creation_1h_input_tokens: n(6)?,
                     requests: n(7)?,
                     precision: 0,
+                    web_search_requests: n(9)?,
                 },
                 created_at: r.get(8)?,
             });

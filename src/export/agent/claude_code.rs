@@ -153,6 +153,7 @@ impl Writer<'_> {
                     "ephemeral_1h_input_tokens": w1h,
                 },
                 "output_tokens": u.output_tokens,
+                "server_tool_use": {"web_search_requests": u.web_search_requests, "web_fetch_requests": 0},
                 "service_tier": "standard",
             })
         });

@@ -23,6 +23,8 @@ struct Writer {
     custom: std::collections::HashSet<String>,
     left_out: usize,
     thinking_left_out: usize,
+    /// Web searches of replies of other harnesses, which Codex has no item for.
+    searches_left_out: usize,
 }
 
 fn data_url(media_type: &str, data: &crate::model::ImageData) -> Option<String> {
@@ -110,7 +112,8 @@ impl Writer {
         }
     }
 
-    fn reply(&mut self, m: &Message, plan: &Plan) {
+    /// A `turn_context` wherever the model or the service tier changes.
+    fn turn(&mut self, m: &Message, plan: &Plan) {
         let model = super::model_of(m, plan).to_string();
         // the tier a reply was served at where it is priced apart (`priority`, `flex`), as a turn records it
         let tier = crate::models::speed_of(&m.meta).filter(|s| *s != "fast");
@@ -125,6 +128,32 @@ impl Writer {
             self.line(m.created_at, "turn_context", context);
             self.model = Some(turn);
         }
+    }
+
+    fn searches(&mut self, m: &Message, plan: &Plan) {
+        // the searches OpenAI ran for a Codex reply travel as Codex recorded them (another harness's searches have
+        // no item Codex would send back: they are said)
+        let searches: Vec<Value> = m
+            .meta
+            .get("lines")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|l| {
+                l.pointer("/payload/type").and_then(Value::as_str) == Some("web_search_call")
+            })
+            .filter(|_| plan.source == "codex")
+            .filter_map(|l| l.get("payload").cloned())
+            .collect();
+        let searched = m.usage.map_or(0, |u| u.web_search_requests);
+        self.searches_left_out += (searched as usize).saturating_sub(searches.len());
+        for s in searches {
+            self.line(m.created_at, "response_item", s);
+        }
+    }
+
+    fn reply(&mut self, m: &Message, plan: &Plan) {
+        self.turn(m, plan);
         // Codex's own reasoning travels with its encrypted content; reasoning of other sources cannot be sent back
         let mut reasoning = m
             .meta
@@ -136,6 +165,7 @@ impl Writer {
             .filter(|_| plan.source == "codex")
             .filter_map(|l| l.get("payload").cloned());
         let start = self.out.len();
+        self.searches(m, plan);
         for b in &m.content {
             match b {
                 Block::Text { text } => {
@@ -268,6 +298,7 @@ pub(super) fn write(plan: &mut Plan) -> AgentFile {
         custom: Default::default(),
         left_out: 0,
         thinking_left_out: 0,
+        searches_left_out: 0,
     };
     let mut meta = json!({
         "id": session,
@@ -318,6 +349,13 @@ pub(super) fn write(plan: &mut Plan) -> AgentFile {
         notes.push(format!(
             "{} block(s) left out: Codex's items do not hold them",
             w.left_out
+        ));
+    }
+    if w.searches_left_out > 0 {
+        notes.push(format!(
+            "{} web search(es) of other harnesses' replies not counted in Codex's usage: Codex records a search \
+             as an item of its own provider's",
+            w.searches_left_out
         ));
     }
     AgentFile {
