@@ -169,7 +169,8 @@ fn compactions(msgs: &[Message]) -> usize {
         .count()
 }
 
-/// The text of what the path sends now (compactions applied), by role.
+/// The text of what the path sends now (compactions applied), by role: consecutive messages of one role are one,
+/// as a provider reads them (Claude Code keeps a reminder it sent beside tool results as a line of its own).
 fn context(s: &Store, conv: &str) -> Vec<(String, String)> {
     let sent = cairn::reclaim::assemble::assemble(s, conv)
         .unwrap()
@@ -200,7 +201,19 @@ fn context(s: &Store, conv: &str) -> Vec<(String, String)> {
             (role.to_string(), text)
         })
         .filter(|(_, t)| !t.is_empty())
-        .collect()
+        .fold(
+            Vec::new(),
+            |mut out: Vec<(String, String)>, (role, text)| {
+                match out.last_mut() {
+                    Some((r, t)) if *r == role => {
+                        t.push('\n');
+                        t.push_str(&text);
+                    }
+                    _ => out.push((role, text)),
+                }
+                out
+            },
+        )
 }
 
 /// Writes the session file (and what goes beside it) into `dir` under the name the harness gives it.
@@ -280,7 +293,13 @@ fn files(dir: &str) -> Vec<PathBuf> {
 
 #[test]
 fn claude_code_sessions_read_back_the_same_as_claude_code() {
-    assert!(round_trip(&files("claude-code"), Harness::ClaudeCode) >= 5);
+    // and one of Claude Code 2.1.33x, which records what it rendered of its attachments for the model
+    let mut v = files("claude-code");
+    v.push(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/claude-code/cc-2.1.332-rendered-attachments.jsonl"),
+    );
+    assert!(round_trip(&v, Harness::ClaudeCode) >= 6);
 }
 
 #[test]

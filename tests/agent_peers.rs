@@ -1124,6 +1124,8 @@ fn claude_code_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
         // a session rewound and forked: its active path
         samples().join("claude-code/cc-rewind-fork-2.1.42.jsonl"),
+        // reminders Claude Code 2.1.33x rendered for the model, before a prompt and beside tool results
+        fixture("claude-code/cc-2.1.332-rendered-attachments.jsonl"),
         // a pi reply aborted, an opencode step that failed with a call's result: they stay home (Claude Code would
         // send them)
         fixture("pi/pi-v3-aborted-reply.jsonl"),
@@ -1184,6 +1186,7 @@ fn pi_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         // other harnesses' sessions: Claude Code's compaction and a pasted image, Codex's spawned agents, Gemini
         // CLI's failed and parallel calls, opencode's auto-compaction
         fixture("claude-code/cc-compact-boundary.jsonl"),
+        fixture("claude-code/cc-2.1.332-rendered-attachments.jsonl"),
         samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
         samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl"),
         samples()
@@ -1241,6 +1244,7 @@ fn codex_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         // other harnesses' sessions: Claude Code's compaction and a pasted image, pi's compactions and an aborted
         // reply, Gemini CLI's failed and parallel calls, opencode's auto-compaction
         fixture("claude-code/cc-compact-boundary.jsonl"),
+        fixture("claude-code/cc-2.1.332-rendered-attachments.jsonl"),
         samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
         samples().join("pi/pi-v3-compaction-tiny.jsonl"),
         fixture("pi/pi-v3-aborted-reply.jsonl"),
@@ -1310,6 +1314,7 @@ fn opencode_imports_a_session_cairn_wrote_resumes_it_and_sends_what_cairn_sends(
         samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
         // a Claude Code session compacted: opencode's compaction, Claude Code's summary first
         fixture("claude-code/cc-compact-boundary.jsonl"),
+        fixture("claude-code/cc-2.1.332-rendered-attachments.jsonl"),
         // Gemini CLI's session with parallel calls and failed ones
         samples()
             .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),

@@ -76,6 +76,123 @@ fn claude_code_rewind_fork_sample_counts_match_a_hand_count() {
     assert!(sig.is_some_and(|s| s.len() > 20));
 }
 
+/// What a request body's messages hold, message by message: its role and its words (texts, tool results' texts,
+/// tool calls as name and input), same-role neighbours merged as a provider reads them.
+fn sent_words(messages: &[serde_json::Value]) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for m in messages {
+        let role = m["role"].as_str().unwrap().to_string();
+        let mut words = Vec::new();
+        let blocks = match &m["content"] {
+            serde_json::Value::String(t) => vec![serde_json::json!({"type": "text", "text": t})],
+            c => c.as_array().unwrap().clone(),
+        };
+        for b in blocks {
+            let text = match b["type"].as_str().unwrap() {
+                "text" => b["text"].as_str().unwrap().to_string(),
+                "tool_use" => format!("tool_use {} {}", b["name"], b["input"]),
+                "tool_result" => match &b["content"] {
+                    serde_json::Value::String(t) => t.clone(),
+                    c => c
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter_map(|p| p["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                },
+                other => panic!("block {other}"),
+            };
+            words.extend(text.split_whitespace().map(str::to_string));
+        }
+        match out.last_mut() {
+            Some((r, w)) if *r == role => w.extend(words),
+            _ => out.push((role, words)),
+        }
+    }
+    out
+}
+
+#[test]
+fn claude_code_s_rendered_attachments_are_sent_where_its_recorded_requests_put_them() {
+    // Claude Code 2.1.33x records what it rendered of each attachment (`rendered`) and every request it made
+    // (`api-request`: the messages kept from the request before, then the new ones, kept by hash in
+    // `api-request-blob`). What cairn sends for each reply's request holds the same words in the same messages.
+    let f = "claude-code/cc-2.1.332-rendered-attachments.jsonl";
+    let (_d, mut s) = store();
+    let (ids, r) = import_ok(&mut s, f);
+    assert_eq!(
+        r.skipped.get(
+            "attachment lines rendered for the model (sent with their message, kept as metadata)"
+        ),
+        Some(&6)
+    );
+    let mut blobs = std::collections::HashMap::new();
+    let mut requests = std::collections::HashMap::new();
+    let mut before: Vec<serde_json::Value> = Vec::new();
+    let mut refs = Vec::new();
+    for l in std::fs::read_to_string(fixture(f)).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        match v["type"].as_str().unwrap() {
+            "api-request-blob" => {
+                blobs.insert(
+                    v["hash"].as_str().unwrap().to_string(),
+                    v["message"].clone(),
+                );
+            }
+            "api-request" => {
+                let keep = v["keep"].as_u64().unwrap() as usize;
+                let mut msgs: Vec<serde_json::Value> = before[..keep].to_vec();
+                for h in v["tail"].as_array().unwrap() {
+                    msgs.push(blobs[h.as_str().unwrap()].clone());
+                }
+                requests.insert(v["id"].as_str().unwrap().to_string(), msgs.clone());
+                before = msgs;
+            }
+            "assistant" => refs.push(v["requestRef"].as_str().unwrap().to_string()),
+            _ => {}
+        }
+    }
+    let path = s.active_path(&ids[0]).unwrap();
+    let replies: Vec<usize> = (0..path.len())
+        .filter(|&i| path[i].role == Role::Assistant)
+        .collect();
+    assert_eq!(replies.len(), refs.len());
+    for (&i, rid) in replies.iter().zip(&refs) {
+        let at = path[i - 1].id.clone();
+        let body: serde_json::Value = serde_json::from_str(
+            &cairn::export::export(
+                &s,
+                &ids[0],
+                Some(&at),
+                cairn::export::ExportFormat::Anthropic,
+                cairn::export::Options::default(),
+            )
+            .unwrap()
+            .text,
+        )
+        .unwrap();
+        assert_eq!(
+            sent_words(body["messages"].as_array().unwrap()),
+            sent_words(&requests[rid]),
+            "request {rid}"
+        );
+    }
+    // the prompt keeps its title; the reminders are marked as what Claude Code rendered
+    assert_eq!(
+        s.conversation(&ids[0]).unwrap().title.as_deref(),
+        Some("Read notes.txt and tell me what it says.")
+    );
+    assert_eq!(
+        path[0].meta["rendered_attachments"],
+        serde_json::json!([0, 1])
+    );
+    assert_eq!(
+        path[2].meta["rendered_attachments"],
+        serde_json::json!([1, 2])
+    );
+}
+
 #[test]
 fn claude_code_session_with_parallel_calls_and_a_subagent() {
     let (_d, mut s) = store();

@@ -381,7 +381,14 @@ fn scan(
                 s.lines.push(line(no, v, Kind::Boundary, u));
             }
             (_, Some(u)) => {
-                report.skip(format!("{ty} lines (attached as metadata)"));
+                if is_rendered(&v) {
+                    report.skip(
+                        "attachment lines rendered for the model (sent with their message, kept as metadata)"
+                            .to_string(),
+                    );
+                } else {
+                    report.skip(format!("{ty} lines (attached as metadata)"));
+                }
                 s.lines.push(line(no, v, Kind::Side, u));
             }
             (_, None) => s.record(&ty, v, report),
@@ -567,13 +574,41 @@ impl Grouping {
         r
     }
 
-    /// Side lines become metadata of the message they hang from; the rest is the conversation's preamble.
+    /// Side lines become metadata of the message they hang from; the rest is the conversation's preamble. An
+    /// attachment Claude Code rendered for the model ([`rendered_blocks`]) goes with the message it was sent in:
+    /// one hanging from a reply goes with that reply's results, else with the prompt that follows the reply.
     fn attach_side_lines(&mut self, lines: &mut [Line]) -> Vec<Value> {
         let mut preamble = Vec::new();
+        let mut next_prompt: HashMap<usize, usize> = HashMap::new();
+        if self
+            .side_parent
+            .iter()
+            .any(|&(i, _)| is_rendered(&lines[i].value))
+        {
+            for c in 0..self.units.len() {
+                if self.units[c].role == Role::User
+                    && self.units[c].answers.is_none()
+                    && let Some(p) = self.parent_unit(c)
+                {
+                    next_prompt.entry(p).or_insert(c);
+                }
+            }
+        }
         for &(i, p) in &self.side_parent {
             let v = std::mem::take(&mut lines[i].value);
             match p.and_then(|j| self.unit_of_line[j]) {
-                Some(u) => self.units[u].attached.push(v),
+                Some(u) => {
+                    let u = if is_rendered(&v) && self.units[u].role == Role::Assistant {
+                        self.results_of_group
+                            .get(&u)
+                            .or_else(|| next_prompt.get(&u))
+                            .copied()
+                            .unwrap_or(u)
+                    } else {
+                        u
+                    };
+                    self.units[u].attached.push(v);
+                }
                 None => preamble.push(v),
             }
         }
@@ -945,6 +980,35 @@ fn preserved_of(meta: &Value) -> Option<Vec<String>> {
     )
 }
 
+/// Whether a side line is an attachment Claude Code rendered for the model (2.1.33x records what it sent:
+/// `rendered`, with `renderedRole`): a system reminder, the environment, a listing of skills or agents, a file
+/// changed meanwhile, a hook's added context.
+fn is_rendered(v: &Value) -> bool {
+    v.get("type").and_then(Value::as_str) == Some("attachment")
+        && v.get("rendered")
+            .and_then(Value::as_array)
+            .is_some_and(|r| !r.is_empty())
+}
+
+/// What a rendered attachment sent: each `rendered[].content`, a text or content blocks.
+fn rendered_blocks(v: &Value) -> Vec<crate::model::Block> {
+    if !is_rendered(v) {
+        return Vec::new();
+    }
+    v["rendered"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|r| match r.get("content") {
+            Some(Value::String(t)) if !t.is_empty() => vec![crate::model::Block::text(t.clone())],
+            Some(c @ Value::Array(_)) => {
+                wire::blocks_from_value(c.clone(), "rendered.content").unwrap_or_default()
+            }
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
 fn build_message(
     path: &Path,
     lines: &mut [Line],
@@ -1005,6 +1069,32 @@ fn build_message(
     }
     if compact_summary {
         meta["cairn"] = crate::model::CairnMeta::CompactSummary.to_value();
+    }
+    // what Claude Code rendered of its attachments went to the model in this user message: before a prompt, after
+    // tool results (Claude Code appends it to the last result's text)
+    let rendered: Vec<crate::model::Block> = if unit.role == Role::User {
+        unit.attached.iter().flat_map(rendered_blocks).collect()
+    } else {
+        Vec::new()
+    };
+    if !rendered.is_empty() {
+        let k = rendered.len();
+        let at = if unit.answers.is_some() {
+            let at = content.len();
+            content.extend(rendered);
+            at
+        } else {
+            content.splice(0..0, rendered);
+            extras = extras
+                .into_iter()
+                .map(|(i, v)| {
+                    let i = i.parse::<usize>().map_or(i, |n| (n + k).to_string());
+                    (i, v)
+                })
+                .collect();
+            0
+        };
+        meta["rendered_attachments"] = json!((at..at + k).collect::<Vec<_>>());
     }
     if !extras.is_empty() {
         meta["block_extras"] = Value::Object(extras);
