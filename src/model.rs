@@ -439,10 +439,22 @@ impl Message {
         ends_turn(self.role, &self.content, &self.meta)
     }
 
-    /// The first line of the message's text, for listings.
+    /// The first line of the message's text, for listings: what the message says first, then what its harness
+    /// rendered beside it for the model (Claude Code's reminders before a prompt, `meta.rendered_attachments`).
     pub fn summary(&self, max_chars: usize) -> String {
+        let rendered: Vec<usize> = self
+            .meta
+            .get("rendered_attachments")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_u64).map(|i| i as usize).collect())
+            .unwrap_or_default();
+        let (own, beside): (Vec<(usize, &Block)>, Vec<(usize, &Block)>) = self
+            .content
+            .iter()
+            .enumerate()
+            .partition(|(i, _)| !rendered.contains(i));
         let mut s = String::new();
-        for b in &self.content {
+        for (_, b) in own.into_iter().chain(beside) {
             let part = match b {
                 Block::Text { text } => text.clone(),
                 Block::Thinking { .. } => "[thinking]".to_string(),
