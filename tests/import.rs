@@ -191,6 +191,9 @@ fn claude_code_s_rendered_attachments_are_sent_where_its_recorded_requests_put_t
         path[2].meta["rendered_attachments"],
         serde_json::json!([1, 2])
     );
+    // listings show what the user said before what the harness rendered beside it
+    assert!(path[0].summary(80).starts_with("Read notes.txt"));
+    assert!(path[4].summary(80).starts_with("Thanks. Is anything"));
 }
 
 #[test]
