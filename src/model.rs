@@ -446,7 +446,12 @@ impl Message {
             .meta
             .get("rendered_attachments")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_u64).map(|i| i as usize).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_u64)
+                    .map(|i| i as usize)
+                    .collect()
+            })
             .unwrap_or_default();
         let (own, beside): (Vec<(usize, &Block)>, Vec<(usize, &Block)>) = self
             .content
