@@ -453,13 +453,15 @@ impl Message {
                     .collect()
             })
             .unwrap_or_default();
-        let (own, beside): (Vec<(usize, &Block)>, Vec<(usize, &Block)>) = self
-            .content
-            .iter()
-            .enumerate()
-            .partition(|(i, _)| !rendered.contains(i));
+        let rendered = &rendered;
+        let blocks = |beside: bool| {
+            self.content
+                .iter()
+                .enumerate()
+                .filter(move |(i, _)| rendered.contains(i) == beside)
+        };
         let mut s = String::new();
-        for (_, b) in own.into_iter().chain(beside) {
+        for (_, b) in blocks(false).chain(blocks(true)) {
             let part = match b {
                 Block::Text { text } => text.clone(),
                 Block::Thinking { .. } => "[thinking]".to_string(),
