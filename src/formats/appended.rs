@@ -22,7 +22,7 @@ pub fn reads_appended(format: Format) -> bool {
 /// new reading beside the one the store holds (`crate::store`'s reading fingerprint), where an unchanged file would
 /// otherwise never be read again. A test beside it holds a digest of what the reader makes of the Claude Code
 /// fixtures with the `READING` it was made with: a reader that reads them otherwise fails it until this is raised.
-pub const READING: u64 = 1;
+pub const READING: u64 = 2;
 
 /// The [`READING`] a [`linked_files`] listing was made with (none: before listings said).
 pub fn reading_of(listing: &str) -> Option<u64> {
@@ -160,8 +160,8 @@ mod tests {
 
     /// What the Claude Code reader makes of these fixtures, as a digest, and the [`READING`] it was recorded with.
     const READ_AS: (u64, &str) = (
-        1,
-        "3281a697f4c270e4edaee9a1ae0ce7a8e79228d3d842bf20a615e0ebc3a69f6f",
+        2,
+        "16d461acf43076c5d4bd8bb45a9fb7099c1d2a6218f24b44994264472d7eeef8",
     );
 
     /// The guard [`READING`] needs: a change to the Claude Code reader that reads a session otherwise must raise it,
