@@ -40,9 +40,11 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
         "claude-code/cc-compact-boundary.jsonl",
         "claude-code/cc-2.0.5-image-paste.jsonl",
         "claude-code/cc-1.0.98-inline-sidechains-task-fanout.jsonl",
+        "claude-code/cc-2.1.332-rendered-attachments.jsonl",
         "claude-code/coderabbit-review-helper/agent-ea02459f.jsonl",
         "codex/codex-desktop-spawn-agents-0.140.jsonl",
         "codex/codex-compacted-replacement.jsonl",
+        "codex/codex-service-tiers-cache-writes.jsonl",
         "pi/pi-v3-compaction-tiny.jsonl",
         "pi/pi-v1-before-compaction-two-compactions.jsonl",
         "small/cc-quirks.jsonl",
@@ -352,7 +354,7 @@ fn hostile_mutants_never_panic_never_leave_partial_or_unreadable_rows_and_export
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x0c41_12a1);
     let seeds = seeds();
-    assert_eq!(seeds.len(), 30, "every seed must be there");
+    assert_eq!(seeds.len(), 32, "every seed must be there");
     let lying = lying_png();
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Rng(seed | 1);
