@@ -442,17 +442,7 @@ impl Message {
     /// The first line of the message's text, for listings: what the message says first, then what its harness
     /// rendered beside it for the model (Claude Code's reminders before a prompt, `meta.rendered_attachments`).
     pub fn summary(&self, max_chars: usize) -> String {
-        let rendered: Vec<usize> = self
-            .meta
-            .get("rendered_attachments")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_u64)
-                    .map(|i| i as usize)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let rendered = rendered_beside(&self.meta);
         let rendered = &rendered;
         let blocks = |beside: bool| {
             self.content
@@ -501,6 +491,20 @@ impl Message {
             line
         }
     }
+}
+
+/// The blocks of a message its harness rendered beside what it says, for the model (Claude Code's reminders:
+/// `meta.rendered_attachments`, their indexes): sent and counted, but not what listings and search show it by.
+pub fn rendered_beside(meta: &Value) -> Vec<usize> {
+    meta.get("rendered_attachments")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_u64)
+                .map(|i| i as usize)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn is_failed(role: Role, meta: &Value) -> bool {

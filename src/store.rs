@@ -617,7 +617,7 @@ pub(crate) fn prepare(m: &NewMessage) -> Result<Prepared> {
         }
         None => None,
     };
-    let (text, result_tokens) = index::parts(&m.content);
+    let (text, result_tokens) = index::parts(&m.content, &m.meta);
     let measure = crate::models::measure(
         &m.content,
         crate::model::model_of(&m.meta),

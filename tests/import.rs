@@ -194,6 +194,19 @@ fn claude_code_s_rendered_attachments_are_sent_where_its_recorded_requests_put_t
     // listings show what the user said before what the harness rendered beside it
     assert!(path[0].summary(80).starts_with("Read notes.txt"));
     assert!(path[4].summary(80).starts_with("Thanks. Is anything"));
+    // and search finds a session by what was said, not by the reminders every session of the harness holds
+    let hits = |text: &str| {
+        s.search(&cairn::store::SearchQuery {
+            text: text.to_string(),
+            limit: 10,
+            ..Default::default()
+        })
+        .unwrap()
+        .total
+    };
+    assert_eq!(hits("plumber"), 2);
+    assert_eq!(hits("feedback"), 0);
+    assert_eq!(hits("Environment"), 0);
 }
 
 #[test]

@@ -15,20 +15,31 @@ use super::Result;
 use crate::model::{Block, NewMessage};
 
 /// The text the full-text index holds for a message: what a reader can see of it (prose, thinking, tool calls with
-/// their input, tool output).
-pub fn indexed_text(content: &[Block]) -> String {
-    crate::model::plain_text(content)
+/// their input, tool output), without what its harness rendered beside it for the model
+/// ([`crate::model::rendered_beside`]: the same reminders in every session would match every search).
+pub fn indexed_text(content: &[Block], meta: &Value) -> String {
+    let beside = crate::model::rendered_beside(meta);
+    if beside.is_empty() {
+        return crate::model::plain_text(content);
+    }
+    let own: Vec<Block> = content
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !beside.contains(i))
+        .map(|(_, b)| b.clone())
+        .collect();
+    crate::model::plain_text(&own)
 }
 
 /// What the index takes from a body: its [`indexed_text`] and the size of each tool result block in order.
-pub(crate) fn parts(content: &[Block]) -> (String, Vec<u64>) {
+pub(crate) fn parts(content: &[Block], meta: &Value) -> (String, Vec<u64>) {
     let empty = crate::tokens::blocks(&[]);
     let results = content
         .iter()
         .filter(|b| matches!(b, Block::ToolResult { .. }))
         .map(|b| crate::tokens::blocks(std::slice::from_ref(b)).saturating_sub(empty))
         .collect();
-    (indexed_text(content), results)
+    (indexed_text(content, meta), results)
 }
 
 /// A message body just written, as the index takes it.
@@ -138,7 +149,8 @@ pub(crate) fn backfill(tx: &Transaction<'_>) -> rusqlite::Result<()> {
             .and_then(|v| crate::wire::blocks_from_value(v, "content").ok())
             .unwrap_or_default();
         let m = NewMessage::new(crate::model::Role::User, blocks);
-        let (text, result_tokens) = parts(&m.content);
+        // bodies stored before v5 were read before any harness rendered reminders beside them
+        let (text, result_tokens) = parts(&m.content, &Value::Null);
         index_body(
             tx,
             Body {

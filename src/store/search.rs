@@ -273,16 +273,19 @@ impl Store {
 
     /// The text the index holds for a body (what a snippet is cut from).
     pub fn body_text(&self, body: i64) -> Result<String> {
-        let content: Option<String> =
-            self.conn
-                .query_row("SELECT content FROM messages WHERE seq = ?1", [body], |r| {
-                    r.get(0)
-                })?;
+        let (content, meta): (Option<String>, Option<String>) = self.conn.query_row(
+            "SELECT content, meta FROM messages WHERE seq = ?1",
+            [body],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
         let blocks = content
             .and_then(|c| serde_json::from_str::<serde_json::Value>(&c).ok())
             .and_then(|v| crate::wire::blocks_from_value(v, "content").ok())
             .unwrap_or_default();
-        Ok(super::index::indexed_text(&blocks))
+        let meta = meta
+            .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
+            .unwrap_or_default();
+        Ok(super::index::indexed_text(&blocks, &meta))
     }
 }
 
