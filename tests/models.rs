@@ -841,6 +841,76 @@ fn a_store_from_before_web_searches_were_counted_counts_them_when_opened() {
     assert_eq!(row(&mut s), fresh);
 }
 
+#[test]
+fn a_store_that_priced_codex_replies_at_the_standard_tier_prices_them_at_their_thread_s_when_opened()
+ {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let by_model = |s: &mut Store| {
+        let st = stats_by(s, &Settings::default(), By::Model);
+        st.rows
+            .iter()
+            .map(|r| {
+                (
+                    r.key.clone(),
+                    r.input_tokens,
+                    r.cache_write_tokens,
+                    r.cost_usd,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let fresh = {
+        let mut s = Store::open(&db).unwrap();
+        import(
+            &mut s,
+            &fixture("codex/codex-service-tiers-cache-writes.jsonl"),
+        );
+        by_model(&mut s)
+    };
+    assert_eq!(fresh.len(), 3);
+    // as a store written before Codex's tiers were read holds it: every reply measured as the model itself, its
+    // roll-ups summed so
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "UPDATE measures SET model = 'gpt-5.5' WHERE model LIKE 'gpt-5.5@%';
+             DELETE FROM usage_days;
+             INSERT INTO usage_days (day, conversation, model, messages, turns, compactions, input, output,
+                                     cache_read, cache_write, cache_write_1h, measured, tool_calls, tool_errors,
+                                     first, last)
+             SELECT created_at / 86400000, conversation, coalesce(model, ''), count(*),
+                    sum((flags & 4) != 0 AND ((flags >> 3) & 3) = 1), sum(compaction),
+                    sum(coalesce(input_tokens, 0)), sum(coalesce(output_tokens, 0)),
+                    sum(coalesce(cache_read_tokens, 0)), sum(coalesce(cache_write_tokens, 0)),
+                    sum(coalesce(cache_write_1h_tokens, 0)), count(input_tokens), sum(tool_calls),
+                    sum(tool_errors), min(created_at), max(created_at)
+             FROM measures WHERE copy = 0 GROUP BY 1, 2, 3;
+             DELETE FROM usage_hours;
+             INSERT INTO usage_hours (hour, conversation, model, replies, input, output, cache_read, cache_write,
+                                      cache_write_1h, max_prompt, web_searches)
+             SELECT created_at / 3600000, conversation, coalesce(model, ''), count(*), sum(input_tokens),
+                    sum(coalesce(output_tokens, 0)), sum(coalesce(cache_read_tokens, 0)),
+                    sum(coalesce(cache_write_tokens, 0)), sum(coalesce(cache_write_1h_tokens, 0)),
+                    max(input_tokens + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0)),
+                    sum(coalesce(web_searches, 0))
+             FROM measures WHERE copy = 0 AND input_tokens IS NOT NULL GROUP BY 1, 2, 3;
+             PRAGMA user_version = 17;",
+        )
+        .unwrap();
+    }
+    let stale = {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.query_row("SELECT count(DISTINCT model) FROM usage_hours", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .unwrap()
+    };
+    assert_eq!(stale, 1);
+    let mut s = Store::open(&db).unwrap();
+    assert_eq!(by_model(&mut s), fresh);
+}
+
 /// genai-prices' data (its v2 feed's shape) listing one Anthropic model this build's bundled data does not know.
 const NEWER_CATALOG: &str = r#"[{"id": "anthropic", "name": "Anthropic", "api_pattern": "https://api\\.anthropic\\.com",
   "model_match": {"contains": "claude"},

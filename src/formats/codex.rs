@@ -155,8 +155,8 @@ impl Rollout {
                     self.model = Some(m.to_string());
                 }
                 // rollouts that record the tier with each turn (a turn that names none keeps the thread's)
-                if let Some(t) = item.payload.get("service_tier") {
-                    self.speed = tier_of(t);
+                if let Some(t) = tier_set_by(line) {
+                    self.speed = t;
                 }
                 self.report
                     .skip("turn_context (kept as metadata)".to_string());
@@ -193,12 +193,7 @@ impl Rollout {
             }
             ("event_msg", "token_count") => self.token_count(&item),
             ("event_msg", "thread_settings_applied") => {
-                // the thread's settings as now applied, whole: a tier it does not name is the standard one
-                let t = item
-                    .payload
-                    .pointer("/thread_settings/service_tier")
-                    .or_else(|| item.payload.get("service_tier"));
-                self.speed = t.and_then(tier_of);
+                self.speed = tier_set_by(line).flatten();
                 self.report
                     .skip("event_msg thread_settings_applied (kept as metadata)".to_string());
                 self.records.push(line.clone());
@@ -765,10 +760,31 @@ fn call_id(path: &Path, no: usize, payload: &Value, what: &str) -> Result<String
         .ok_or_else(|| FormatError::new(path, no, format!("{what} without \"call_id\"")))
 }
 
+/// The tier a line of a rollout sets for the requests after it, where it sets one: `thread_settings_applied` (the
+/// thread's settings whole: none named is the standard tier), or a `turn_context` that names one. `Some(None)`:
+/// back to standard.
+pub(crate) fn tier_set_by(line: &Value) -> Option<Option<&'static str>> {
+    let payload = line.get("payload")?;
+    match line.get("type").and_then(Value::as_str)? {
+        "event_msg"
+            if payload.get("type").and_then(Value::as_str) == Some("thread_settings_applied") =>
+        {
+            Some(
+                payload
+                    .pointer("/thread_settings/service_tier")
+                    .or_else(|| payload.get("service_tier"))
+                    .and_then(tier_of),
+            )
+        }
+        "turn_context" => payload.get("service_tier").map(tier_of),
+        _ => None,
+    }
+}
+
 /// The speed a service tier Codex records is priced at ([`crate::models::SPEEDS`]): its `fast` setting, which it
 /// sends as OpenAI's `priority` tier (and records so since), and `flex`. None for the standard tier (`default`,
 /// `auto`, none named).
-fn tier_of(tier: &Value) -> Option<&'static str> {
+pub(crate) fn tier_of(tier: &Value) -> Option<&'static str> {
     match tier.as_str()?.trim().to_ascii_lowercase().as_str() {
         "priority" | "fast" => Some("priority"),
         "flex" => Some("flex"),

@@ -815,6 +815,11 @@ pub(crate) fn backfill_speeds(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     if changed == 0 {
         return Ok(());
     }
+    resum_rollups(tx)
+}
+
+/// The roll-ups `stats` sums (by day) and prices (by hour), summed again from the measures.
+fn resum_rollups(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(
         "DELETE FROM usage_days;
          INSERT INTO usage_days (day, conversation, model, messages, turns, compactions, input, output, cache_read,
@@ -854,13 +859,80 @@ pub(crate) fn backfill_web_searches(tx: &Transaction<'_>) -> rusqlite::Result<()
          WHERE input_tokens IS NOT NULL AND web_searches IS NULL AND seq IN (
              SELECT x.seq FROM messages x JOIN messages b ON b.seq = coalesce(x.body_of, x.seq)
              WHERE b.meta GLOB '*\"web_search_requests\":[1-9]*');
-         UPDATE measures SET web_searches = NULL WHERE web_searches = 0;
-         UPDATE usage_hours SET web_searches = coalesce((
+         UPDATE measures SET web_searches = NULL WHERE web_searches = 0;",
+    )?;
+    resum_web_searches(tx)
+}
+
+/// The hourly roll-up's web searches, summed again from the measures (where any reply counted one).
+fn resum_web_searches(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "UPDATE usage_hours SET web_searches = coalesce((
              SELECT sum(m.web_searches) FROM measures m
              WHERE m.copy = 0 AND m.conversation = usage_hours.conversation AND m.input_tokens IS NOT NULL
                AND m.created_at / 3600000 = usage_hours.hour AND coalesce(m.model, '') = usage_hours.model), 0)
          WHERE EXISTS (SELECT 1 FROM measures WHERE web_searches IS NOT NULL);",
     )
+}
+
+/// v18: a Codex reply stored before the tier of its thread was read (`thread_settings_applied`, a `turn_context`
+/// naming one, kept in the conversation's records) is measured as its model at that tier (`gpt-5.5@priority`),
+/// priced and summed apart, as [`backfill_speeds`] did for Claude Code's fast mode; the roll-ups are summed again
+/// where any changed.
+pub(crate) fn backfill_codex_tiers(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let convs: Vec<(i64, String)> = {
+        let mut stmt = tx.prepare(
+            "SELECT seq, meta FROM conversations
+             WHERE json_valid(meta) AND json_extract(meta, '$.source') = 'codex'
+               AND (instr(meta, '\"service_tier\":\"priority\"') > 0
+                    OR instr(meta, '\"service_tier\":\"fast\"') > 0
+                    OR instr(meta, '\"service_tier\":\"flex\"') > 0)",
+        )?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    let mut changed = 0;
+    for (conv, meta) in convs {
+        let Ok(meta) = serde_json::from_str::<Value>(&meta) else {
+            continue;
+        };
+        // when each record set the tier, in file order
+        let set: Vec<(i64, Option<&str>)> = meta["records"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|l| {
+                let at = crate::formats::timestamp_ms(l.get("timestamp"))?;
+                Some((at, crate::formats::codex::tier_set_by(l)?))
+            })
+            .collect();
+        let replies: Vec<(i64, i64)> = {
+            let mut stmt = tx.prepare(
+                "SELECT seq, created_at FROM measures
+                 WHERE conversation = ?1 AND copy = 0 AND model IS NOT NULL AND instr(model, '@') = 0",
+            )?;
+            stmt.query_map([conv], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        for (seq, at) in replies {
+            let tier = set
+                .iter()
+                .rev()
+                .find(|(t, _)| *t <= at)
+                .and_then(|(_, tier)| *tier);
+            if let Some(tier) = tier {
+                changed += tx.execute(
+                    "UPDATE measures SET model = model || '@' || ?2 WHERE seq = ?1",
+                    params![seq, tier],
+                )?;
+            }
+        }
+    }
+    if changed == 0 {
+        return Ok(());
+    }
+    resum_rollups(tx)?;
+    resum_web_searches(tx)
 }
 
 /// A model replies were written by, as the store measured it.

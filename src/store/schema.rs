@@ -82,6 +82,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: "",
         backfill: Some(super::measures::backfill_web_searches),
     },
+    Step {
+        sql: "",
+        backfill: Some(super::measures::backfill_codex_tiers),
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
