@@ -151,6 +151,40 @@ pub fn speed_of(meta: &serde_json::Value) -> Option<&str> {
         .filter(|s| SPEEDS.contains(s))
 }
 
+/// The tier a line of a Codex rollout sets for the requests after it (read where the rollout is, and where a store
+/// made before prices the replies it holds), where it sets one: `thread_settings_applied` (the
+/// thread's settings whole: none named is the standard tier), or a `turn_context` that names one. `Some(None)`:
+/// back to standard.
+pub fn codex_tier_set_by(line: &serde_json::Value) -> Option<Option<&'static str>> {
+    let payload = line.get("payload")?;
+    match line.get("type").and_then(serde_json::Value::as_str)? {
+        "event_msg"
+            if payload.get("type").and_then(serde_json::Value::as_str)
+                == Some("thread_settings_applied") =>
+        {
+            Some(
+                payload
+                    .pointer("/thread_settings/service_tier")
+                    .or_else(|| payload.get("service_tier"))
+                    .and_then(codex_tier),
+            )
+        }
+        "turn_context" => payload.get("service_tier").map(codex_tier),
+        _ => None,
+    }
+}
+
+/// The speed a service tier Codex records is priced at ([`SPEEDS`]): its `fast` setting, which it
+/// sends as OpenAI's `priority` tier (and records so since), and `flex`. None for the standard tier (`default`,
+/// `auto`, none named).
+fn codex_tier(tier: &serde_json::Value) -> Option<&'static str> {
+    match tier.as_str()?.trim().to_ascii_lowercase().as_str() {
+        "priority" | "fast" => Some("priority"),
+        "flex" => Some("flex"),
+        _ => None,
+    }
+}
+
 /// The name a reply is priced by: its model ([`crate::model::model_of`]) and the speed it was served at
 /// ([`speed_of`]), as [`at_speed`] writes them. What the store's measures record as the reply's model.
 pub fn priced_model(meta: &serde_json::Value) -> Option<std::borrow::Cow<'_, str>> {

@@ -30,7 +30,7 @@ struct Built {
     marker: Option<Value>,
     /// The model named by the latest `turn_context`, for replies.
     model: Option<String>,
-    /// The service tier a reply was requested at where it is priced otherwise than standard ([`tier_of`]).
+    /// The service tier a reply was requested at where it is priced otherwise than standard ([`crate::models::codex_tier_set_by`]).
     speed: Option<&'static str>,
     /// The web searches OpenAI ran for the reply (`web_search_call` items).
     searches: u64,
@@ -116,7 +116,7 @@ struct Rollout {
     last_assistant: Option<usize>,
     /// The model named by the latest `turn_context`.
     model: Option<String>,
-    /// The service tier the thread's settings request ([`tier_of`]): Codex sends every request at it.
+    /// The service tier the thread's settings request ([`crate::models::codex_tier_set_by`]): Codex sends every request at it.
     speed: Option<&'static str>,
     /// The context window Codex ran each model with (`token_count`'s `model_context_window`, which Codex holds
     /// its prompts to): the newest it stated for the model's replies.
@@ -155,7 +155,7 @@ impl Rollout {
                     self.model = Some(m.to_string());
                 }
                 // rollouts that record the tier with each turn (a turn that names none keeps the thread's)
-                if let Some(t) = tier_set_by(line) {
+                if let Some(t) = crate::models::codex_tier_set_by(line) {
                     self.speed = t;
                 }
                 self.report
@@ -193,7 +193,7 @@ impl Rollout {
             }
             ("event_msg", "token_count") => self.token_count(&item),
             ("event_msg", "thread_settings_applied") => {
-                self.speed = tier_set_by(line).flatten();
+                self.speed = crate::models::codex_tier_set_by(line).flatten();
                 self.report
                     .skip("event_msg thread_settings_applied (kept as metadata)".to_string());
                 self.records.push(line.clone());
@@ -758,38 +758,6 @@ fn call_id(path: &Path, no: usize, payload: &Value, what: &str) -> Result<String
         .and_then(Value::as_str)
         .map(str::to_string)
         .ok_or_else(|| FormatError::new(path, no, format!("{what} without \"call_id\"")))
-}
-
-/// The tier a line of a rollout sets for the requests after it, where it sets one: `thread_settings_applied` (the
-/// thread's settings whole: none named is the standard tier), or a `turn_context` that names one. `Some(None)`:
-/// back to standard.
-pub(crate) fn tier_set_by(line: &Value) -> Option<Option<&'static str>> {
-    let payload = line.get("payload")?;
-    match line.get("type").and_then(Value::as_str)? {
-        "event_msg"
-            if payload.get("type").and_then(Value::as_str) == Some("thread_settings_applied") =>
-        {
-            Some(
-                payload
-                    .pointer("/thread_settings/service_tier")
-                    .or_else(|| payload.get("service_tier"))
-                    .and_then(tier_of),
-            )
-        }
-        "turn_context" => payload.get("service_tier").map(tier_of),
-        _ => None,
-    }
-}
-
-/// The speed a service tier Codex records is priced at ([`crate::models::SPEEDS`]): its `fast` setting, which it
-/// sends as OpenAI's `priority` tier (and records so since), and `flex`. None for the standard tier (`default`,
-/// `auto`, none named).
-pub(crate) fn tier_of(tier: &Value) -> Option<&'static str> {
-    match tier.as_str()?.trim().to_ascii_lowercase().as_str() {
-        "priority" | "fast" => Some("priority"),
-        "flex" => Some("flex"),
-        _ => None,
-    }
 }
 
 fn assistant(

@@ -902,8 +902,12 @@ pub(crate) fn backfill_codex_tiers(tx: &Transaction<'_>) -> rusqlite::Result<()>
             .into_iter()
             .flatten()
             .filter_map(|l| {
-                let at = crate::formats::timestamp_ms(l.get("timestamp"))?;
-                Some((at, crate::formats::codex::tier_set_by(l)?))
+                let at = l
+                    .get("timestamp")?
+                    .as_str()?
+                    .parse::<jiff::Timestamp>()
+                    .ok()?;
+                Some((at.as_millisecond(), crate::models::codex_tier_set_by(l)?))
             })
             .collect();
         let replies: Vec<(i64, i64)> = {
