@@ -1075,6 +1075,55 @@ fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// One session of each harness cairn writes for another, tagged with the harness that wrote it; each peer test
+/// resumes those not its own, beside its own sessions.
+fn others(own: Harness) -> Vec<PathBuf> {
+    [
+        // Claude Code's compaction (its summary first, then what followed), the reminders 2.1.33x rendered for the
+        // model (before a prompt, beside tool results), a pasted image with thinking and calls
+        (
+            Harness::ClaudeCode,
+            fixture("claude-code/cc-compact-boundary.jsonl"),
+        ),
+        (
+            Harness::ClaudeCode,
+            fixture("claude-code/cc-2.1.332-rendered-attachments.jsonl"),
+        ),
+        (
+            Harness::ClaudeCode,
+            samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
+        ),
+        // pi's compactions that keep the turns before them and calls never answered; a pi reply aborted (left out
+        // of what pi sends after it, and of what every harness is handed)
+        (
+            Harness::Pi,
+            samples().join("pi/pi-v3-compaction-tiny.jsonl"),
+        ),
+        (Harness::Pi, fixture("pi/pi-v3-aborted-reply.jsonl")),
+        // Codex's thread with the agents it spawned
+        (
+            Harness::Codex,
+            samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl"),
+        ),
+        // Gemini CLI's failed and parallel calls
+        (
+            Harness::GeminiCli,
+            samples()
+                .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
+        ),
+        // opencode's auto-compaction: sent from its summary on
+        (
+            Harness::Opencode,
+            samples()
+                .join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
+        ),
+    ]
+    .into_iter()
+    .filter(|(h, _)| *h != own)
+    .map(|(_, p)| p)
+    .collect()
+}
+
 #[test]
 fn claude_code_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
     let r = Resumes {
@@ -1117,7 +1166,7 @@ fn claude_code_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         read: messages_lines,
         blocks: false,
     };
-    let cases = [
+    let mut cases = vec![
         // Claude Code's own compaction: its summary first, then what followed
         fixture("claude-code/cc-compact-boundary.jsonl"),
         // a pasted image, thinking, calls
@@ -1126,18 +1175,11 @@ fn claude_code_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         samples().join("claude-code/cc-rewind-fork-2.1.42.jsonl"),
         // reminders Claude Code 2.1.33x rendered for the model, before a prompt and beside tool results
         fixture("claude-code/cc-2.1.332-rendered-attachments.jsonl"),
-        // a pi reply aborted, an opencode step that failed with a call's result: they stay home (Claude Code would
-        // send them)
-        fixture("pi/pi-v3-aborted-reply.jsonl"),
+        // an opencode step that failed with a call's result: it stays home (Claude Code would send it), as a pi
+        // reply aborted does
         fixture("opencode/opencode-errored-step.json"),
-        // other harnesses' sessions: pi's compactions, Codex's spawned agents, Gemini CLI's failed and parallel
-        // calls, opencode's auto-compaction
-        samples().join("pi/pi-v3-compaction-tiny.jsonl"),
-        samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl"),
-        samples()
-            .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
-        samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
     ];
+    cases.extend(others(Harness::ClaudeCode));
     resumes_and_sends_what_cairn_sends(&r, &cases);
 }
 
@@ -1176,23 +1218,15 @@ fn pi_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         read: messages_lines,
         blocks: false,
     };
-    let cases = [
+    let mut cases = vec![
         // pi's own sessions: compactions that keep the turns before them, two compactions, thinking levels, a
         // reply aborted (left out of what pi sends after it), an older pi's aborted replies (sent again then)
         samples().join("pi/pi-v3-compaction-tiny.jsonl"),
         fixture("pi/pi-v3-aborted-reply.jsonl"),
         samples().join("pi/pi-v1-before-compaction-two-compactions.jsonl"),
         samples().join("pi/pi-v1-large-session-thinking-level-changes.jsonl"),
-        // other harnesses' sessions: Claude Code's compaction and a pasted image, Codex's spawned agents, Gemini
-        // CLI's failed and parallel calls, opencode's auto-compaction
-        fixture("claude-code/cc-compact-boundary.jsonl"),
-        fixture("claude-code/cc-2.1.332-rendered-attachments.jsonl"),
-        samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
-        samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl"),
-        samples()
-            .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
-        samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
     ];
+    cases.extend(others(Harness::Pi));
     resumes_and_sends_what_cairn_sends(&r, &cases);
 }
 
@@ -1237,21 +1271,12 @@ fn codex_resumes_a_session_cairn_wrote_and_sends_what_cairn_sends() {
         read: responses_blocks,
         blocks: true,
     };
-    let cases = [
+    let mut cases = vec![
         // Codex's own thread with the agents it spawned, and one of Codex 0.171 whose tier changed between turns
         samples().join("codex/codex-desktop-spawn-agents-0.140.jsonl"),
         fixture("codex/codex-service-tiers-cache-writes.jsonl"),
-        // other harnesses' sessions: Claude Code's compaction and a pasted image, pi's compactions and an aborted
-        // reply, Gemini CLI's failed and parallel calls, opencode's auto-compaction
-        fixture("claude-code/cc-compact-boundary.jsonl"),
-        fixture("claude-code/cc-2.1.332-rendered-attachments.jsonl"),
-        samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
-        samples().join("pi/pi-v3-compaction-tiny.jsonl"),
-        fixture("pi/pi-v3-aborted-reply.jsonl"),
-        samples()
-            .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
-        samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
     ];
+    cases.extend(others(Harness::Codex));
     resumes_and_sends_what_cairn_sends(&r, &cases);
 }
 
@@ -1309,24 +1334,16 @@ fn opencode_imports_a_session_cairn_wrote_resumes_it_and_sends_what_cairn_sends(
         read: chat_lines,
         blocks: false,
     };
-    let cases = [
+    let mut cases = vec![
         // opencode's own session with its auto-compaction: sent from its summary on, as opencode sent it
         samples().join("opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json"),
-        // a Claude Code session compacted: opencode's compaction, Claude Code's summary first
-        fixture("claude-code/cc-compact-boundary.jsonl"),
-        fixture("claude-code/cc-2.1.332-rendered-attachments.jsonl"),
-        // Gemini CLI's session with parallel calls and failed ones
-        samples()
-            .join("gemini-cli/gemini-cli-2026-03-3.1-pro-parallel-tool-calls-tool-errors.json"),
-        // a Claude Code session with a pasted image
-        samples().join("claude-code/cc-2.0.5-image-paste.jsonl"),
-        // pi's compactions that keep the turns before them (opencode's `tail_start_id`), and calls never answered;
-        // a pi reply aborted (written with an error, which opencode leaves out)
-        samples().join("pi/pi-v3-compaction-tiny.jsonl"),
-        fixture("pi/pi-v3-aborted-reply.jsonl"),
-        samples().join("pi/pi-v1-before-compaction-two-compactions.jsonl"),
         // opencode's step that failed, with a call's result: written back with its error, left out by opencode
         fixture("opencode/opencode-errored-step.json"),
+        // pi's two compactions (opencode's `tail_start_id` for the turns each keeps); the other harnesses' sessions
+        // below: a Claude Code compaction as opencode's, Claude Code's summary first; a pi reply aborted written
+        // with an error, which opencode leaves out
+        samples().join("pi/pi-v1-before-compaction-two-compactions.jsonl"),
     ];
+    cases.extend(others(Harness::Opencode));
     resumes_and_sends_what_cairn_sends(&r, &cases);
 }

@@ -51,6 +51,24 @@ fn stats_by(s: &mut Store, settings: &Settings, by: By) -> cairn::stats::Stats {
     st
 }
 
+/// `stats --by model` as rows of (model, uncached input, output, cache writes, cost): what a store opened again must
+/// still give.
+fn by_model(s: &mut Store) -> Vec<(String, u64, u64, u64, Option<f64>)> {
+    stats_by(s, &Settings::default(), By::Model)
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.key.clone(),
+                r.input_tokens,
+                r.output_tokens,
+                r.cache_write_tokens,
+                r.cost_usd,
+            )
+        })
+        .collect()
+}
+
 fn total_cost(s: &mut Store) -> Option<f64> {
     let st = stats_by(s, &Settings::default(), By::Conversation);
     st.rows.iter().map(|r| r.cost_usd).sum()
@@ -713,13 +731,6 @@ fn a_reply_claude_code_ran_in_fast_mode_is_priced_at_fast_mode_or_named_unpriced
 fn a_store_that_measured_fast_mode_replies_at_the_standard_speed_measures_them_again_when_opened() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
-    let by_model = |s: &mut Store| {
-        let st = stats_by(s, &Settings::default(), By::Model);
-        st.rows
-            .iter()
-            .map(|r| (r.key.clone(), r.input_tokens, r.output_tokens, r.cost_usd))
-            .collect::<Vec<_>>()
-    };
     let fresh = {
         let mut s = Store::open(&db).unwrap();
         import(&mut s, &write_fast_session(dir.path()));
@@ -846,20 +857,6 @@ fn a_store_that_priced_codex_replies_at_the_standard_tier_prices_them_at_their_t
  {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
-    let by_model = |s: &mut Store| {
-        let st = stats_by(s, &Settings::default(), By::Model);
-        st.rows
-            .iter()
-            .map(|r| {
-                (
-                    r.key.clone(),
-                    r.input_tokens,
-                    r.cache_write_tokens,
-                    r.cost_usd,
-                )
-            })
-            .collect::<Vec<_>>()
-    };
     let fresh = {
         let mut s = Store::open(&db).unwrap();
         import(
@@ -869,32 +866,14 @@ fn a_store_that_priced_codex_replies_at_the_standard_tier_prices_them_at_their_t
         by_model(&mut s)
     };
     assert_eq!(fresh.len(), 3);
-    // as a store written before Codex's tiers were read holds it: every reply measured as the model itself, its
-    // roll-ups summed so
+    // as a store written before Codex's tiers were read holds it: every reply measured as the model itself, the
+    // roll-ups of the tiers gone with them (what the store sums again from the measures)
     {
         let c = rusqlite::Connection::open(&db).unwrap();
         c.execute_batch(
             "UPDATE measures SET model = 'gpt-5.5' WHERE model LIKE 'gpt-5.5@%';
-             DELETE FROM usage_days;
-             INSERT INTO usage_days (day, conversation, model, messages, turns, compactions, input, output,
-                                     cache_read, cache_write, cache_write_1h, measured, tool_calls, tool_errors,
-                                     first, last)
-             SELECT created_at / 86400000, conversation, coalesce(model, ''), count(*),
-                    sum((flags & 4) != 0 AND ((flags >> 3) & 3) = 1), sum(compaction),
-                    sum(coalesce(input_tokens, 0)), sum(coalesce(output_tokens, 0)),
-                    sum(coalesce(cache_read_tokens, 0)), sum(coalesce(cache_write_tokens, 0)),
-                    sum(coalesce(cache_write_1h_tokens, 0)), count(input_tokens), sum(tool_calls),
-                    sum(tool_errors), min(created_at), max(created_at)
-             FROM measures WHERE copy = 0 GROUP BY 1, 2, 3;
-             DELETE FROM usage_hours;
-             INSERT INTO usage_hours (hour, conversation, model, replies, input, output, cache_read, cache_write,
-                                      cache_write_1h, max_prompt, web_searches)
-             SELECT created_at / 3600000, conversation, coalesce(model, ''), count(*), sum(input_tokens),
-                    sum(coalesce(output_tokens, 0)), sum(coalesce(cache_read_tokens, 0)),
-                    sum(coalesce(cache_write_tokens, 0)), sum(coalesce(cache_write_1h_tokens, 0)),
-                    max(input_tokens + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0)),
-                    sum(coalesce(web_searches, 0))
-             FROM measures WHERE copy = 0 AND input_tokens IS NOT NULL GROUP BY 1, 2, 3;
+             DELETE FROM usage_days WHERE model LIKE 'gpt-5.5@%';
+             DELETE FROM usage_hours WHERE model LIKE 'gpt-5.5@%';
              PRAGMA user_version = 17;",
         )
         .unwrap();

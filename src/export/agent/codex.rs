@@ -27,6 +27,19 @@ struct Writer {
     searches_left_out: usize,
 }
 
+/// The response items of type `ty` a reply read from a Codex rollout kept in its lines, as Codex recorded them (none
+/// for another source's reply).
+fn own_items<'a>(m: &'a Message, plan: &Plan, ty: &'a str) -> impl Iterator<Item = Value> + 'a {
+    let codex = plan.source == "codex";
+    m.meta
+        .get("lines")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(move |l| codex && l.pointer("/payload/type").and_then(Value::as_str) == Some(ty))
+        .filter_map(|l| l.get("payload").cloned())
+}
+
 fn data_url(media_type: &str, data: &crate::model::ImageData) -> Option<String> {
     super::image_base64(data).map(|d| format!("data:{media_type};base64,{d}"))
 }
@@ -133,18 +146,7 @@ impl Writer {
     fn searches(&mut self, m: &Message, plan: &Plan) {
         // the searches OpenAI ran for a Codex reply travel as Codex recorded them (another harness's searches have
         // no item Codex would send back: they are said)
-        let searches: Vec<Value> = m
-            .meta
-            .get("lines")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|l| {
-                l.pointer("/payload/type").and_then(Value::as_str) == Some("web_search_call")
-            })
-            .filter(|_| plan.source == "codex")
-            .filter_map(|l| l.get("payload").cloned())
-            .collect();
+        let searches: Vec<Value> = own_items(m, plan, "web_search_call").collect();
         let searched = m.usage.map_or(0, |u| u.web_search_requests);
         self.searches_left_out += (searched as usize).saturating_sub(searches.len());
         for s in searches {
@@ -155,15 +157,7 @@ impl Writer {
     fn reply(&mut self, m: &Message, plan: &Plan) {
         self.turn(m, plan);
         // Codex's own reasoning travels with its encrypted content; reasoning of other sources cannot be sent back
-        let mut reasoning = m
-            .meta
-            .get("lines")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|l| l.pointer("/payload/type").and_then(Value::as_str) == Some("reasoning"))
-            .filter(|_| plan.source == "codex")
-            .filter_map(|l| l.get("payload").cloned());
+        let mut reasoning = own_items(m, plan, "reasoning");
         let start = self.out.len();
         self.searches(m, plan);
         for b in &m.content {
