@@ -474,7 +474,7 @@ fn source_key(fmt: Format, file: &Path, c: &crate::store::ImportedConversation) 
         .or_else(|| str_at(&m.meta, "/lines/0/sessionId"))
         .or_else(|| str_at(&m.meta, "/line/sessionId"))
         .unwrap_or_default();
-    let fp = crate::store::fingerprint("", m.role, &m.content);
+    let fp = crate::store::own_fingerprint(m.role, &m.content, &m.meta);
     let name = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -33,7 +33,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 pub use error::{Result, StoreError};
-pub use identity::fingerprint;
+pub use identity::{fingerprint, own_fingerprint};
 pub use imported::{ImportedConversation, ImportedMessage};
 pub use measures::{Facts, ModelSeen};
 pub use merge::Merged;

@@ -170,6 +170,7 @@ fn a_grown_claude_code_session_is_read_from_where_its_import_stopped() {
         "claude-code/cc-rewind-fork-2.1.42.jsonl",
         "claude-code/cc-compact-boundary.jsonl",
         "claude-code/cc-2.0.5-image-paste.jsonl",
+        "claude-code/cc-2.1.332-rendered-attachments.jsonl",
     ] {
         let dir = tempfile::tempdir().unwrap();
         let mut once = Store::open(dir.path().join("once.db")).unwrap();
@@ -181,8 +182,29 @@ fn a_grown_claude_code_session_is_read_from_where_its_import_stopped() {
         // cut the live file at many places: wherever the new lines continue what was read exactly, only they
         // are read; elsewhere (a reply cut between its lines, a compaction among the new lines) the whole file
         // is; the result is the same either way
-        for k in 1..12 {
-            let n = total * k / 12;
+        // a short file is cut after every line (Claude Code 2.1.33x writes the reminders it sent with a prompt
+        // after the prompt's line: a cut between them too)
+        let cuts = if total <= 30 { total } else { 12 };
+        // the first and the last line that are part of a message: before the first nothing is read, after the
+        // last the new lines add nothing
+        let text = std::fs::read_to_string(fixture(f)).unwrap();
+        let of_message: Vec<bool> = text
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                matches!(
+                    v["type"].as_str(),
+                    Some("user" | "assistant" | "attachment")
+                )
+            })
+            .collect();
+        let first_message = of_message.iter().position(|&m| m).unwrap();
+        let last_message = of_message.iter().rposition(|&m| m).unwrap();
+        for k in 1..cuts {
+            let n = total * k / cuts;
+            if n <= first_message {
+                continue;
+            }
             let sub = tempfile::tempdir().unwrap();
             let live = sub.path().join("live.jsonl");
             first_lines(&fixture(f), &live, n);
@@ -193,7 +215,12 @@ fn a_grown_claude_code_session_is_read_from_where_its_import_stopped() {
             assert_eq!(first.read_from, None);
             std::fs::copy(fixture(f), &live).unwrap();
             let again = import(&mut s, &live);
-            assert_eq!(again.status, "grown", "{f} at {n}: {:?}", again.error);
+            let grown = if n > last_message {
+                "unchanged"
+            } else {
+                "grown"
+            };
+            assert_eq!(again.status, grown, "{f} at {n}: {:?}", again.error);
             assert_eq!(again.conversations[0], first.conversations[0], "{f} at {n}");
             assert_eq!(stats(&mut s).rows, want.rows, "{f} at {n}");
             assert_eq!(
@@ -232,7 +259,8 @@ fn a_grown_claude_code_session_is_read_from_where_its_import_stopped() {
         }
         assert!(
             from_end >= 4,
-            "{f}: only {from_end} of 11 cuts read from the end"
+            "{f}: only {from_end} of {} cuts read from the end",
+            cuts - 1
         );
     }
 }
@@ -837,4 +865,51 @@ fn a_thread_a_harness_rewrites_whole_as_it_grows_is_one_conversation_at_every_cu
             );
         }
     }
+}
+
+#[test]
+fn a_claude_code_session_with_rendered_reminders_imported_before_v19_is_found_again_when_read_whole()
+ {
+    let f = fixture("claude-code/cc-2.1.332-rendered-attachments.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let conv = {
+        let mut s = Store::open(&db).unwrap();
+        import(&mut s, &f).conversations[0].clone()
+    };
+    // as a store before v19 named the session: by the fingerprint of its whole first message, the reminders
+    // Claude Code rendered beside the prompt included
+    {
+        let s = Store::open(&db).unwrap();
+        let first = s.active_path(&conv).unwrap()[0].clone();
+        assert!(!cairn::model::rendered_beside(&first.meta).is_empty());
+        let whole = cairn::store::fingerprint("", first.role, &first.content);
+        let own = cairn::store::own_fingerprint(first.role, &first.content, &first.meta);
+        assert_ne!(whole, own);
+        drop(s);
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let key: String = c
+            .query_row(
+                "SELECT json_extract(meta, '$.source_key') FROM conversations WHERE id = ?1",
+                [&conv],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(key.contains(&own), "{key}");
+        c.execute(
+            "UPDATE conversations SET meta = json_set(meta, '$.source_key', ?1) WHERE id = ?2",
+            rusqlite::params![key.replace(&own, &whole), conv],
+        )
+        .unwrap();
+        c.execute_batch("PRAGMA user_version = 18;").unwrap();
+    }
+    // the same session in another folder (a copy, or the file read whole once more): one conversation
+    let mut s = Store::open(&db).unwrap();
+    let copy = dir.path().join("copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    let again = copy.join(f.file_name().unwrap());
+    std::fs::copy(&f, &again).unwrap();
+    let o = import(&mut s, &again);
+    assert_eq!(o.conversations, vec![conv], "{o:?}");
+    assert_eq!(s.conversations().unwrap().len(), 1);
 }

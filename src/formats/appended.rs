@@ -109,7 +109,8 @@ pub fn parse_window(
                     .iter()
                     .map(|m| {
                         let meta = &m.message.meta;
-                        let uuids: Vec<&str> = match meta.get("lines").and_then(Value::as_array) {
+                        let mut uuids: Vec<&str> = match meta.get("lines").and_then(Value::as_array)
+                        {
                             Some(ls) => ls.iter().filter_map(|l| l.get("uuid")?.as_str()).collect(),
                             None => meta
                                 .pointer("/line/uuid")
@@ -117,6 +118,16 @@ pub fn parse_window(
                                 .into_iter()
                                 .collect(),
                         };
+                        // what Claude Code rendered of its attachments is part of the message: a prompt read
+                        // before the attachments written after it is read again with them
+                        uuids.extend(
+                            meta.get("attached")
+                                .and_then(Value::as_array)
+                                .into_iter()
+                                .flatten()
+                                .filter(|a| claude_code::is_rendered(a))
+                                .filter_map(|a| a.get("uuid")?.as_str()),
+                        );
                         !uuids.is_empty()
                             && uuids
                                 .iter()

@@ -983,7 +983,7 @@ fn preserved_of(meta: &Value) -> Option<Vec<String>> {
 /// Whether a side line is an attachment Claude Code rendered for the model (2.1.33x records what it sent:
 /// `rendered`, with `renderedRole`): a system reminder, the environment, a listing of skills or agents, a file
 /// changed meanwhile, a hook's added context.
-fn is_rendered(v: &Value) -> bool {
+pub(crate) fn is_rendered(v: &Value) -> bool {
     v.get("type").and_then(Value::as_str) == Some("attachment")
         && v.get("rendered")
             .and_then(Value::as_array)

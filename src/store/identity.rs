@@ -11,6 +11,24 @@ pub fn fingerprint(parent: &str, role: Role, content: &[Block]) -> String {
     digest(parent, role, content, None)
 }
 
+/// What names a session by its first message (a part of its source key): the fingerprint of what the message
+/// itself says, without what its harness rendered beside it for the model ([`crate::model::rendered_beside`]:
+/// Claude Code writes its reminders after the prompt, so a session read between the two has the same first
+/// message as when read whole).
+pub fn own_fingerprint(role: Role, content: &[Block], meta: &serde_json::Value) -> String {
+    let beside = crate::model::rendered_beside(meta);
+    if beside.is_empty() {
+        return fingerprint("", role, content);
+    }
+    let own: Vec<Block> = content
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !beside.contains(i))
+        .map(|(_, b)| b.clone())
+        .collect();
+    fingerprint("", role, &own)
+}
+
 /// A message's fingerprint as a merge tells readings apart: [`fingerprint`], which of its thinking blocks came
 /// with the provider's signature, and what of cairn's record the reader decided ([`CairnMeta::reading`]). A newer
 /// reader that finds the signature an older one left out (opencode's encrypted OpenAI reasoning), or tells what
@@ -80,4 +98,49 @@ pub(super) fn entry_id(meta: &serde_json::Value) -> Option<&str> {
         .or_else(|| meta.pointer("/line/uuid"))
         .or_else(|| meta.pointer("/entry/id"))
         .and_then(|v| v.as_str())
+}
+
+/// v19: the source key of a session whose first message holds what its harness rendered beside it (Claude Code
+/// 2.1.33x's reminders) named the session by the whole message; it names it by the message's own words now
+/// ([`own_fingerprint`]), so the session read again, at any length, is found as the same one. The key is the
+/// importer's (`format:file:session:fingerprint:time`); only its fingerprint is replaced.
+pub(super) fn backfill_own_fingerprints(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+    let firsts: Vec<(i64, String, String, String, String)> = {
+        let mut stmt = tx.prepare(
+            "SELECT c.seq, json_extract(c.meta, '$.source_key'), b.role, b.content, b.meta
+             FROM conversations c
+             JOIN messages m ON m.seq = (SELECT min(seq) FROM messages WHERE conversation = c.seq)
+             JOIN messages b ON b.seq = coalesce(m.body_of, m.seq)
+             WHERE json_valid(c.meta) AND json_extract(c.meta, '$.source_key') IS NOT NULL
+               AND json_valid(b.meta) AND json_extract(b.meta, '$.rendered_attachments') IS NOT NULL",
+        )?;
+        stmt.query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?
+    };
+    for (conv, key, role, content, meta) in firsts {
+        let (Some(role), Ok(content), Ok(meta)) = (
+            Role::parse(&role),
+            serde_json::from_str::<serde_json::Value>(&content),
+            serde_json::from_str::<serde_json::Value>(&meta),
+        ) else {
+            continue;
+        };
+        let Ok(blocks) = crate::wire::blocks_from_value(content, "content") else {
+            continue;
+        };
+        let mut parts = key.rsplitn(3, ':');
+        let (Some(time), Some(_), Some(rest)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let rekeyed = format!("{rest}:{}:{time}", own_fingerprint(role, &blocks, &meta));
+        if rekeyed != key {
+            tx.execute(
+                "UPDATE conversations SET meta = json_set(meta, '$.source_key', ?1) WHERE seq = ?2",
+                rusqlite::params![rekeyed, conv],
+            )?;
+        }
+    }
+    Ok(())
 }

@@ -86,6 +86,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: "",
         backfill: Some(super::measures::backfill_codex_tiers),
     },
+    Step {
+        sql: "",
+        backfill: Some(super::identity::backfill_own_fingerprints),
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
