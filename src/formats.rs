@@ -813,6 +813,21 @@ pub fn said_by_harness(meta: &Value) -> bool {
             })
 }
 
+/// What a reply cost as its harness recorded it, in US dollars: pi's `usage.cost.total` (from pi's own price
+/// list), opencode's `cost` (from models.dev's). What prices a model no catalog knows ([`crate::models::learn`]).
+/// A harness that does not know the price, or serves the model under a subscription, records 0: no figure.
+pub fn recorded_cost(meta: &Value) -> Option<f64> {
+    let cost = match meta.get("source").and_then(Value::as_str)? {
+        "pi" => meta
+            .get("entry")
+            .or_else(|| meta.get("line"))?
+            .pointer("/message/usage/cost/total"),
+        "opencode" => meta.pointer("/info/cost"),
+        _ => None,
+    }?;
+    cost.as_f64().filter(|c| *c > 0.0 && c.is_finite())
+}
+
 /// The first line of a text, at most 80 characters.
 pub fn short_title(text: &str) -> String {
     let line = text.trim().lines().next().unwrap_or_default().trim();

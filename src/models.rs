@@ -18,7 +18,7 @@ use serde::Serialize;
 
 pub use catalog::{LARGEST_WINDOW_FLOOR, largest_window};
 pub use pages::{Pages, pages_of};
-pub use price::{Price, Pricer, cost, usd};
+pub use price::{Price, Pricer, cost, learn, usd};
 
 use crate::tokens::Tokenizer;
 
@@ -32,7 +32,8 @@ pub enum Source {
     Catalog,
     /// What the provider measured for this model (the largest prompt it took).
     Measured,
-    /// What the harness that wrote a session said it ran the model with (Codex's `model_context_window`).
+    /// What the harness that wrote a session said it ran the model with (Codex's `model_context_window`), or
+    /// recorded its replies cost (pi's and opencode's price, learned from them).
     Harness,
     /// cairn's own rule, for what the catalog does not say.
     Cairn,
@@ -284,7 +285,8 @@ pub fn model(name: &str, prices: &std::collections::BTreeMap<String, Price>) -> 
         Family::Claude => claude_version(id).is_none_or(|(_, major, _)| major >= 4),
         _ => true,
     };
-    let own_price = price::own(&name, prices).is_some();
+    let own = price::own(&name, prices);
+    let own_price = own.is_some();
     // prices and window: the router's entry where it has one, else the model's
     let sized = routed.as_ref().or(listed.as_ref());
     let priced = own_price || sized.is_some();
@@ -308,7 +310,9 @@ pub fn model(name: &str, prices: &std::collections::BTreeMap<String, Price>) -> 
         default_scale,
         keeps_past_thinking,
         priced,
-        price_source: if own_price {
+        price_source: if own.is_some_and(|p| p.learned_from > 0) {
+            Source::Harness
+        } else if own_price {
             Source::Settings
         } else if sized.is_some() {
             Source::Catalog

@@ -198,6 +198,89 @@ fn pi_sessions_cost_what_pi_itself_recorded() {
 }
 
 #[test]
+fn a_model_no_catalog_knows_is_priced_as_its_harness_recorded_its_replies_cost() {
+    // real sessions of pi (Opus 4.5) and opencode (gpt-5.3-codex, through opencode's own provider), their model
+    // renamed to one released after this build's catalog: pi and opencode recorded what each reply cost
+    let dir = tempfile::tempdir().unwrap();
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples");
+    let renamed = |from: &Path, old: &str, new: &str| {
+        let to = dir.path().join(from.file_name().unwrap());
+        let text = std::fs::read_to_string(from).unwrap();
+        std::fs::write(&to, text.replace(old, new)).unwrap();
+        to
+    };
+    let pi = renamed(
+        &fixture("pi/pi-v1-before-compaction-two-compactions.jsonl"),
+        "claude-opus-4-5",
+        "claude-opus-9-9",
+    );
+    let oc = renamed(
+        &samples.join("opencode/opencode-1.2.26-export-parent-with-4-subtasks.json"),
+        "gpt-5.3-codex",
+        "gpt-9-codex",
+    );
+    // pi: each line's `message.usage.cost.total`; opencode's export: each message's `info.cost`
+    let text = |p: &Path| std::fs::read_to_string(p).unwrap();
+    let want_pi: f64 = text(&pi)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["message"]["usage"]["cost"]["total"].as_f64())
+        .sum();
+    let export: Value = serde_json::from_str(&text(&oc)).unwrap();
+    let want_oc: f64 = export["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["info"]["cost"].as_f64())
+        .sum();
+    assert!(want_pi > 40.0 && want_oc > 1.0, "{want_pi} {want_oc}");
+    let mut s = Store::open_in_memory().unwrap();
+    import(&mut s, &pi);
+    import(&mut s, &oc);
+    let rows = stats_by(&mut s, &Settings::default(), By::Model).rows;
+    let cost = |m: &str| rows.iter().find(|r| r.key == m).unwrap().cost_usd.unwrap();
+    assert!(
+        (cost("claude-opus-9-9") - want_pi).abs() < 0.005,
+        "{rows:?}"
+    );
+    assert!((cost("gpt-9-codex") - want_oc).abs() < 0.005, "{rows:?}");
+    // the rates are the models' list prices, read back from the replies; `cairn models` says where they came from
+    let Outcome::Models(report) = run(&mut s, Action::Models) else {
+        panic!()
+    };
+    let row = |m: &str| report.models.iter().find(|r| r.model == m).unwrap();
+    for (m, want) in [
+        ("claude-opus-9-9", [5.0, 25.0, 0.5, 6.25]),
+        ("gpt-9-codex", [1.75, 14.0, 0.175, 1.75]),
+    ] {
+        let p = row(m).price_per_mtok.unwrap();
+        let got = [p.input, p.output, p.cache_read, p.cache_write_5m];
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-3, "{m}: {got:?}");
+        }
+        assert_eq!(row(m).price_source, cairn::models::Source::Harness, "{m}");
+    }
+    // the settings' own price comes first
+    let mut mine = Settings::default();
+    mine.prices.insert(
+        "claude-opus-9-9".into(),
+        cairn::models::Price {
+            input: 1.0,
+            output: 1.0,
+            cache_read: 1.0,
+            cache_write: 1.0,
+            cache_write_1h: None,
+            web_search: None,
+            learned_from: 0,
+        },
+    );
+    let rows = stats_by(&mut s, &mine, By::Model).rows;
+    let c = rows.iter().find(|r| r.key == "claude-opus-9-9").unwrap();
+    let tokens = c.input_tokens + c.output_tokens + c.cache_read_tokens + c.cache_write_tokens;
+    assert!((c.cost_usd.unwrap() - tokens as f64 / 1e6).abs() < 1e-6);
+}
+
+#[test]
 fn a_codex_session_is_priced_from_its_token_counts() {
     // gpt-5.5: $5 in, $0.50 cached, $30 out per million; Codex counts cached tokens inside input_tokens
     let f = fixture("codex/codex-desktop-spawn-agents-0.140.jsonl");

@@ -27,6 +27,136 @@ pub struct Price {
     /// US dollars per thousand web searches the provider ran (none: not priced).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub web_search: Option<f64>,
+    /// How many replies this price was learned from, where it was learned from what their harness recorded they
+    /// cost ([`learn`]); 0 for a price the settings give.
+    #[serde(skip)]
+    pub learned_from: u32,
+}
+
+/// What a harness recorded its replies of one model cost, read back as the model's price: the rates per million
+/// tokens (uncached input, output, cache reads, cache writes) that best give each reply's recorded cost from its
+/// usage (least squares, no rate below zero). pi records each reply's cost from its own price list, opencode from
+/// models.dev's: for a model neither the catalog nor the settings price, that is the price the session was run at.
+/// A kind of token the replies never used is priced as uncached input (a cache read or write costs no more than
+/// what it saves, as far as they tell). None when no reply recorded a cost above zero (a harness that does not
+/// know the price records 0), or when no rates give the recorded costs to within 2% of their sum, reply by reply
+/// (a price that is not linear in the tokens, such as a tier the replies crossed).
+pub fn learn(samples: &[(Usage, f64)]) -> Option<Price> {
+    let rows: Vec<([f64; 4], f64)> = samples
+        .iter()
+        .filter(|(u, c)| *c > 0.0 && c.is_finite() && u.is_one_request())
+        .map(|(u, c)| {
+            (
+                [
+                    u.input_tokens as f64,
+                    u.output_tokens as f64,
+                    u.cache_read_input_tokens as f64,
+                    u.cache_creation_input_tokens as f64,
+                ],
+                *c,
+            )
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    // the kinds the replies used; each column in millions of tokens
+    let used: Vec<usize> = (0..4)
+        .filter(|&k| rows.iter().any(|(x, _)| x[k] > 0.0))
+        .collect();
+    // a kind whose best rate is below zero costs nothing; of two kinds the replies always used in one proportion,
+    // the one they used less is priced as input
+    let mut per = [f64::NAN; 4];
+    let mut active = used;
+    while !active.is_empty() {
+        let Some(r) = least_squares(&rows, &active) else {
+            let least = active.iter().copied().min_by(|&a, &b| {
+                let sum = |k: usize| rows.iter().map(|(x, _)| x[k]).sum::<f64>();
+                sum(a).total_cmp(&sum(b))
+            })?;
+            active.retain(|&a| a != least);
+            continue;
+        };
+        match active
+            .iter()
+            .zip(&r)
+            .filter(|(_, v)| **v < 0.0)
+            .min_by(|a, b| a.1.total_cmp(b.1))
+        {
+            Some((&k, _)) => {
+                per[k] = 0.0;
+                active.retain(|&a| a != k);
+            }
+            None => {
+                for (k, v) in active.iter().zip(&r) {
+                    per[*k] = *v;
+                }
+                break;
+            }
+        }
+    }
+    if per.iter().all(|v| v.is_nan() || *v == 0.0) {
+        return None;
+    }
+    let input = if per[0].is_nan() { 0.0 } else { per[0] };
+    let or_input = |v: f64| if v.is_nan() { input } else { v };
+    let price = Price {
+        input,
+        output: or_input(per[1]),
+        cache_read: or_input(per[2]),
+        cache_write: or_input(per[3]),
+        cache_write_1h: None,
+        web_search: None,
+        learned_from: u32::try_from(rows.len()).unwrap_or(u32::MAX),
+    };
+    let recorded: f64 = rows.iter().map(|(_, c)| c).sum();
+    let missed: f64 = rows
+        .iter()
+        .map(|(x, c)| {
+            let fitted = (x[0] * price.input
+                + x[1] * price.output
+                + x[2] * price.cache_read
+                + x[3] * price.cache_write)
+                / 1e6;
+            (fitted - c).abs()
+        })
+        .sum();
+    (missed <= 0.02 * recorded).then_some(price)
+}
+
+/// The rates (US dollars per million tokens) of the columns `cols` that best give `rows`' costs: the normal
+/// equations, solved by Gaussian elimination with partial pivoting; None when they are singular (two kinds of
+/// token always used in one proportion cannot be told apart).
+fn least_squares(rows: &[([f64; 4], f64)], cols: &[usize]) -> Option<Vec<f64>> {
+    let n = cols.len();
+    // A'A | A'b, with tokens in millions
+    let mut m = vec![vec![0.0f64; n + 1]; n];
+    for (x, c) in rows {
+        for (i, &a) in cols.iter().enumerate() {
+            for (j, &b) in cols.iter().enumerate() {
+                m[i][j] += x[a] / 1e6 * x[b] / 1e6;
+            }
+            m[i][n] += x[a] / 1e6 * c;
+        }
+    }
+    let scale = (0..n).map(|i| m[i][i]).fold(0.0f64, f64::max);
+    for col in 0..n {
+        let pivot = (col..n).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
+        if m[pivot][col].abs() <= scale * 1e-12 {
+            return None;
+        }
+        m.swap(col, pivot);
+        let pivot_row = m[col].clone();
+        for (r, row) in m.iter_mut().enumerate() {
+            if r != col {
+                let f = row[col] / pivot_row[col];
+                for (x, p) in row.iter_mut().zip(&pivot_row).skip(col) {
+                    *x -= f * p;
+                }
+            }
+        }
+    }
+    Some((0..n).map(|i| m[i][n] / m[i][i]).collect())
 }
 
 /// The settings' price of a model: by the name as recorded, else by its key. A reply served at another speed
@@ -387,6 +517,7 @@ mod tests {
             cache_read: 0.0,
             cache_write: 0.0,
             cache_write_1h: None,
+            learned_from: 0,
         };
         mine.insert("claude-opus-4-8".to_string(), p(5.0, 25.0));
         assert_eq!(cost("claude-opus-4-8@fast", &m, now, &mine), None);
@@ -447,6 +578,7 @@ mod tests {
                 cache_write: 1.25,
                 cache_write_1h: None,
                 web_search: None,
+                learned_from: 0,
             },
         );
         let c = cost("mimo-v2.5-pro", &u(1_000_000, 1_000_000, 0, 0, 0), 0, &own).unwrap();
@@ -478,5 +610,66 @@ mod tests {
             p.map(|x| (x * 100.0).round() / 100.0),
             [5.0, 25.0, 0.5, 6.25, 10.0]
         );
+    }
+
+    #[test]
+    fn a_price_is_learned_from_what_a_harness_recorded_its_replies_cost() {
+        let list = Price {
+            input: 3.0,
+            output: 15.0,
+            cache_read: 0.3,
+            cache_write: 3.75,
+            cache_write_1h: None,
+            web_search: None,
+            learned_from: 0,
+        };
+        let priced = |u: Usage| {
+            (
+                u,
+                (u.input_tokens as f64 * list.input
+                    + u.output_tokens as f64 * list.output
+                    + u.cache_read_input_tokens as f64 * list.cache_read
+                    + u.cache_creation_input_tokens as f64 * list.cache_write)
+                    / 1e6,
+            )
+        };
+        let samples: Vec<(Usage, f64)> = (1..40u64)
+            .map(|i| {
+                priced(u(
+                    100 + i * 37 % 900,
+                    50 + i * 91 % 700,
+                    1000 * i,
+                    400 * (i % 5),
+                    0,
+                ))
+            })
+            .collect();
+        let p = learn(&samples).unwrap();
+        for (got, want) in [
+            (p.input, 3.0),
+            (p.output, 15.0),
+            (p.cache_read, 0.3),
+            (p.cache_write, 3.75),
+        ] {
+            assert!((got - want).abs() < 1e-6, "{p:?}");
+        }
+        assert_eq!(p.learned_from, 39);
+        // cache writes the replies never made are priced as input
+        let no_writes: Vec<(Usage, f64)> = (1..20u64)
+            .map(|i| priced(u(100 + i * 37 % 900, 50 + i * 91 % 700, 1000 * i, 0, 0)))
+            .collect();
+        let p = learn(&no_writes).unwrap();
+        assert!((p.cache_write - 3.0).abs() < 1e-6, "{p:?}");
+        // a harness that does not know the price records 0: nothing learned
+        let zero: Vec<(Usage, f64)> = samples.iter().map(|(u, _)| (*u, 0.0)).collect();
+        assert_eq!(learn(&zero), None);
+        // costs no rates give (a price that doubles past a prompt size) are not read as a price
+        let tiered: Vec<(Usage, f64)> = (1..30u64)
+            .map(|i| {
+                let (u, c) = priced(u(20_000 * i, 100, 0, 0, 0));
+                (u, if u.input_tokens > 200_000 { c * 2.0 } else { c })
+            })
+            .collect();
+        assert_eq!(learn(&tiered), None);
     }
 }

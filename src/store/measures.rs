@@ -973,6 +973,36 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// The newest `limit` replies of `model` (by name as recorded; a fork's copies add nothing) with the usage
+    /// their provider measured, and their meta (what their harness recorded beside it).
+    pub fn measured_replies(
+        &self,
+        model: &str,
+        limit: usize,
+    ) -> Result<Vec<(crate::model::Usage, Value)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT b.usage, b.meta FROM measures m JOIN messages b ON b.seq = m.seq
+             WHERE m.model = ?1 AND m.copy = 0 AND b.usage IS NOT NULL
+             ORDER BY m.seq DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(
+            rusqlite::params![model, i64::try_from(limit).unwrap_or(i64::MAX)],
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?)),
+        )?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (usage, meta) = row?;
+            let Ok(usage) = serde_json::from_str(&usage) else {
+                continue;
+            };
+            let meta = meta
+                .and_then(|m| serde_json::from_str(&m).ok())
+                .unwrap_or(Value::Null);
+            out.push((usage, meta));
+        }
+        Ok(out)
+    }
+
     /// The largest prompt a provider measured for `model` (by its key: every alias counts), if any.
     pub fn max_measured_prompt(&self, model: &str) -> Result<Option<u64>> {
         let key = crate::models::key_or_raw(model);

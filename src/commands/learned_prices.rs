@@ -1,0 +1,48 @@
+//! The prices a command runs with: the settings file's, and for a model neither it nor the catalog prices, what
+//! the harness that ran the model recorded its replies cost (pi and opencode record each reply's cost). A model
+//! released after the catalog was written is then priced as its sessions were, and says so (`cairn models`: price
+//! from the harness), where it would otherwise be unknown. Every command reads prices through its settings, so
+//! learning them here, once per command, gives stats, the cache report, compare, diff and the exports one price.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use crate::reclaim::Settings;
+use crate::store::{Store, StoreError};
+
+/// How many of a model's newest replies its price is learned from.
+const REPLIES: usize = 2000;
+
+/// `settings` with a learned price for each model the store's replies name that neither the settings nor the
+/// catalog price, where their harness recorded what they cost ([`crate::models::learn`]).
+pub fn with_learned_prices<'a>(
+    store: &Store,
+    settings: &'a Settings,
+) -> Result<Cow<'a, Settings>, StoreError> {
+    let mut learned = BTreeMap::new();
+    for seen in store.models_seen()? {
+        if crate::models::model(&seen.model, &settings.prices).priced {
+            continue;
+        }
+        let samples: Vec<_> = store
+            .measured_replies(&seen.model, REPLIES)?
+            .into_iter()
+            .filter_map(|(usage, meta)| Some((usage, crate::formats::recorded_cost(&meta)?)))
+            .collect();
+        if let Some(p) = crate::models::learn(&samples) {
+            learned.insert(seen.model, p);
+        }
+    }
+    if learned.is_empty() {
+        return Ok(Cow::Borrowed(settings));
+    }
+    let mut s = settings.clone();
+    // by the name as recorded and by its key (what `cairn models` lists it by)
+    for (model, price) in learned {
+        s.prices
+            .entry(crate::models::key_or_raw(&model))
+            .or_insert(price);
+        s.prices.entry(model).or_insert(price);
+    }
+    Ok(Cow::Owned(s))
+}
