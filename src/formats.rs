@@ -814,7 +814,8 @@ pub fn said_by_harness(meta: &Value) -> bool {
 }
 
 /// What a reply cost as its harness recorded it, in US dollars: pi's `usage.cost.total` (from pi's own price
-/// list), opencode's `cost` (from models.dev's). What prices a model no catalog knows ([`crate::models::learn`]).
+/// list), opencode's `cost` (from models.dev's), Cline's request `cost` (from its own). What prices a model no
+/// catalog knows ([`crate::models::learn`]).
 /// A harness that does not know the price, or serves the model under a subscription, records 0: no figure.
 pub fn recorded_cost(meta: &Value) -> Option<f64> {
     let cost = match meta.get("source").and_then(Value::as_str)? {
@@ -823,6 +824,7 @@ pub fn recorded_cost(meta: &Value) -> Option<f64> {
             .or_else(|| meta.get("line"))?
             .pointer("/message/usage/cost/total"),
         "opencode" => meta.pointer("/info/cost"),
+        "cline" => meta.get("cost"),
         _ => None,
     }?;
     cost.as_f64().filter(|c| *c > 0.0 && c.is_finite())

@@ -199,8 +199,9 @@ fn pi_sessions_cost_what_pi_itself_recorded() {
 
 #[test]
 fn a_model_no_catalog_knows_is_priced_as_its_harness_recorded_its_replies_cost() {
-    // real sessions of pi (Opus 4.5) and opencode (gpt-5.3-codex, through opencode's own provider), their model
-    // renamed to one released after this build's catalog: pi and opencode recorded what each reply cost
+    // real sessions of pi (Opus 4.5), opencode (gpt-5.3-codex, through opencode's own provider) and Cline (Sonnet
+    // 4.5), their model renamed to one released after this build's catalog: each harness recorded what each reply
+    // cost
     let dir = tempfile::tempdir().unwrap();
     let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples");
     let renamed = |from: &Path, old: &str, new: &str| {
@@ -221,6 +222,29 @@ fn a_model_no_catalog_knows_is_priced_as_its_harness_recorded_its_replies_cost()
     );
     // pi: each line's `message.usage.cost.total`; opencode's export: each message's `info.cost`
     let text = |p: &Path| std::fs::read_to_string(p).unwrap();
+    // Cline: a task's folder, its model named in the history and the metadata; each request's cost in the UI's log
+    let task = samples.join("cline/cline-3.51-task-1769053680585-sonnet-4.5");
+    let cline = dir.path().join("task");
+    std::fs::create_dir_all(&cline).unwrap();
+    for f in std::fs::read_dir(&task).unwrap() {
+        let f = f.unwrap().path();
+        let to = cline.join(f.file_name().unwrap());
+        let body = std::fs::read_to_string(&f).unwrap();
+        std::fs::write(
+            to,
+            body.replace("claude-sonnet-4-5-20250929", "claude-sonnet-9-1"),
+        )
+        .unwrap();
+    }
+    let ui: Value = serde_json::from_str(&text(&cline.join("ui_messages.json"))).unwrap();
+    let want_cline: f64 = ui
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["say"] == "api_req_started")
+        .filter_map(|m| serde_json::from_str::<Value>(m["text"].as_str()?).ok())
+        .filter_map(|r| r["cost"].as_f64())
+        .sum();
     let want_pi: f64 = text(&pi)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -233,10 +257,14 @@ fn a_model_no_catalog_knows_is_priced_as_its_harness_recorded_its_replies_cost()
         .iter()
         .filter_map(|m| m["info"]["cost"].as_f64())
         .sum();
-    assert!(want_pi > 40.0 && want_oc > 1.0, "{want_pi} {want_oc}");
+    assert!(
+        want_pi > 40.0 && want_oc > 1.0 && want_cline > 1.0,
+        "{want_pi} {want_oc} {want_cline}"
+    );
     let mut s = Store::open_in_memory().unwrap();
     import(&mut s, &pi);
     import(&mut s, &oc);
+    import(&mut s, &cline.join("api_conversation_history.json"));
     let rows = stats_by(&mut s, &Settings::default(), By::Model).rows;
     let cost = |m: &str| rows.iter().find(|r| r.key == m).unwrap().cost_usd.unwrap();
     assert!(
@@ -244,6 +272,10 @@ fn a_model_no_catalog_knows_is_priced_as_its_harness_recorded_its_replies_cost()
         "{rows:?}"
     );
     assert!((cost("gpt-9-codex") - want_oc).abs() < 0.005, "{rows:?}");
+    assert!(
+        (cost("claude-sonnet-9-1") - want_cline).abs() < 0.005,
+        "{rows:?}"
+    );
     // the rates are the models' list prices, read back from the replies; `cairn models` says where they came from
     let Outcome::Models(report) = run(&mut s, Action::Models) else {
         panic!()
@@ -252,6 +284,7 @@ fn a_model_no_catalog_knows_is_priced_as_its_harness_recorded_its_replies_cost()
     for (m, want) in [
         ("claude-opus-9-9", [5.0, 25.0, 0.5, 6.25]),
         ("gpt-9-codex", [1.75, 14.0, 0.175, 1.75]),
+        ("claude-sonnet-9-1", [3.0, 15.0, 0.3, 3.75]),
     ] {
         let p = row(m).price_per_mtok.unwrap();
         let got = [p.input, p.output, p.cache_read, p.cache_write_5m];

@@ -1,5 +1,5 @@
 //! The prices a command runs with: the settings file's, and for a model neither it nor the catalog prices, what
-//! the harness that ran the model recorded its replies cost (pi and opencode record each reply's cost). A model
+//! the harness that ran the model recorded its replies cost (pi, opencode and Cline record each reply's cost). A model
 //! released after the catalog was written is then priced as its sessions were, and says so (`cairn models`: price
 //! from the harness), where it would otherwise be unknown. Every command reads prices through its settings, so
 //! learning them here, once per command, gives stats, the cache report, compare, diff and the exports one price.

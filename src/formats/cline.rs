@@ -1,7 +1,8 @@
 //! Cline, Roo Code and Kilo Code task folders (`…/tasks/<taskId>/`): `api_conversation_history.json` is the
 //! conversation as the model saw it (a JSON array of Messages-shaped `{role, content}`, the model on each reply
 //! as `modelInfo`), `ui_messages.json` what the user saw, whose `api_req_started` entries carry each request's
-//! usage as a JSON string (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`), one per reply in order.
+//! usage as a JSON string (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`), one per reply in order;
+//! the cost is kept on the reply (`meta.cost`: what prices a model no catalog knows).
 //! Cline answers a native tool call in text (`[read_file for 'x'] Result:` …, `Tool [x] was not executed …`):
 //! those text blocks, in order, become the results of the calls before them. The file read is the history; the
 //! two files beside it are read with it.
@@ -41,8 +42,8 @@ fn as_result(text: &str) -> Option<bool> {
         .then(|| t.contains("[ERROR]") || t.starts_with("[ERROR]"))
 }
 
-/// The usage of each request, in order, from `ui_messages.json` beside the history.
-fn requests(path: &Path) -> Vec<Usage> {
+/// The usage of each request, in order, from `ui_messages.json` beside the history, with the cost Cline recorded.
+fn requests(path: &Path) -> Vec<(Usage, Option<f64>)> {
     let Some(ui) = path
         .parent()
         .map(|d| d.join("ui_messages.json"))
@@ -58,13 +59,14 @@ fn requests(path: &Path) -> Vec<Usage> {
         .filter_map(|u| serde_json::from_str::<Value>(u.get("text")?.as_str()?).ok())
         .map(|r| {
             let n = |k: &str| r.get(k).and_then(Value::as_u64).unwrap_or(0);
-            Usage {
+            let usage = Usage {
                 input_tokens: n("tokensIn"),
                 output_tokens: n("tokensOut"),
                 cache_read_input_tokens: n("cacheReads"),
                 cache_creation_input_tokens: n("cacheWrites"),
                 ..Usage::default()
-            }
+            };
+            (usage, r.get("cost").and_then(Value::as_f64))
         })
         .collect()
 }
@@ -157,7 +159,12 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
             nm.meta["block_extras"] = Value::Object(extras);
         }
         if role == Role::Assistant {
-            nm.usage = usage.get(replies).copied().or_else(|| {
+            let request = usage.get(replies).copied();
+            // what Cline recorded the request cost (from its own price list)
+            if let Some(cost) = request.and_then(|r| r.1) {
+                nm.meta["cost"] = json!(cost);
+            }
+            nm.usage = request.map(|r| r.0).or_else(|| {
                 m.pointer("/metrics/tokens").map(|t| Usage {
                     input_tokens: t.get("prompt").and_then(Value::as_u64).unwrap_or(0),
                     output_tokens: t.get("completion").and_then(Value::as_u64).unwrap_or(0),

@@ -35,11 +35,12 @@ pub struct Price {
 
 /// What a harness recorded its replies of one model cost, read back as the model's price: the rates per million
 /// tokens (uncached input, output, cache reads, cache writes) that best give each reply's recorded cost from its
-/// usage (least squares, no rate below zero). pi records each reply's cost from its own price list, opencode from
-/// models.dev's: for a model neither the catalog nor the settings price, that is the price the session was run at.
+/// usage (least squares, no rate below zero). pi and Cline record each reply's cost from their own price lists,
+/// opencode from models.dev's: for a model neither the catalog nor the settings price, that is the price the session was run at.
 /// A kind of token the replies never used is priced as uncached input (a cache read or write costs no more than
 /// what it saves, as far as they tell). None when no reply recorded a cost above zero (a harness that does not
-/// know the price records 0), or when no rates give the recorded costs to within 2% of their sum, reply by reply
+/// know the price records 0) or too few did to tell the rates apart (two more than the kinds of token they
+/// used), or when no rates give the recorded costs to within 2% of their sum, reply by reply
 /// (a price that is not linear in the tokens, such as a tier the replies crossed).
 pub fn learn(samples: &[(Usage, f64)]) -> Option<Price> {
     let rows: Vec<([f64; 4], f64)> = samples
@@ -64,6 +65,10 @@ pub fn learn(samples: &[(Usage, f64)]) -> Option<Price> {
     let used: Vec<usize> = (0..4)
         .filter(|&k| rows.iter().any(|(x, _)| x[k] > 0.0))
         .collect();
+    // as many replies as rates give any rates: two more, so that how well they fit says something
+    if rows.len() < used.len() + 2 {
+        return None;
+    }
     // a kind whose best rate is below zero costs nothing; of two kinds the replies always used in one proportion,
     // the one they used less is priced as input
     let mut per = [f64::NAN; 4];
@@ -663,6 +668,10 @@ mod tests {
         // a harness that does not know the price records 0: nothing learned
         let zero: Vec<(Usage, f64)> = samples.iter().map(|(u, _)| (*u, 0.0)).collect();
         assert_eq!(learn(&zero), None);
+        // one reply tells no rates apart (any kind of token alone would give its cost)
+        assert_eq!(learn(&samples[..1]), None);
+        assert_eq!(learn(&samples[..5]), None);
+        assert!(learn(&samples[..6]).is_some());
         // costs no rates give (a price that doubles past a prompt size) are not read as a price
         let tiered: Vec<(Usage, f64)> = (1..30u64)
             .map(|i| {
