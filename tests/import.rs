@@ -178,6 +178,17 @@ fn claude_code_s_rendered_attachments_are_sent_where_its_recorded_requests_put_t
             "request {rid}"
         );
     }
+    // what it sent beside the messages (its system prompt and tools, recorded once per shape): the part of the
+    // first reply's overhead known before any reply is measured
+    let meta = s.conversation_meta(&ids[0]).unwrap();
+    let beside = cairn::reclaim::replay::recorded_beside(&meta);
+    assert!(
+        beside.starts_with("You are a note-reading agent.\nRead the files"),
+        "{beside}"
+    );
+    assert!(beside.contains(r#""name":"Read""#) && beside.contains(r#""name":"Bash""#));
+    let (replayed, _) = cairn::reclaim::replay::store_samples(&s).unwrap();
+    assert_eq!(replayed[0].beside, cairn::tokens::text(&beside));
     // the prompt keeps its title; the reminders are marked as what Claude Code rendered
     assert_eq!(
         s.conversation(&ids[0]).unwrap().title.as_deref(),

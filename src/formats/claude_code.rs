@@ -876,7 +876,11 @@ fn parse_inner(
     let mut messages = tree.messages(path, &parents, &mut report)?;
     let tip = tree.tip(scan.last_prompt_leaf.as_deref());
 
+    let beside = sends_beside(&scan.records);
     let mut meta = json!({"source": "claude-code", "records": scan.records, "preamble": preamble});
+    if !beside.is_empty() {
+        meta["sends_beside"] = json!(beside);
+    }
     if let Some(s) = &scan.session {
         meta["sessionId"] = json!(s);
     }
@@ -978,6 +982,23 @@ fn preserved_of(meta: &Value) -> Option<Vec<String>> {
             .filter_map(|u| u.as_str().map(str::to_string))
             .collect(),
     )
+}
+
+/// Where in the conversation's meta (JSON pointers) is what Claude Code sent beside the messages of its first
+/// request: 2.1.33x records each request's system prompt and tools once per shape (`api-request-shape`, named by the
+/// requests' `shapeHash`). The overhead of a session's first reply is then known before any reply is measured.
+fn sends_beside(records: &[Value]) -> Vec<String> {
+    let Some(i) = records.iter().position(|r| {
+        r.get("type").and_then(Value::as_str) == Some("api-request-shape")
+            && r.get("shape").is_some()
+    }) else {
+        return Vec::new();
+    };
+    ["system", "tools"]
+        .into_iter()
+        .filter(|k| records[i]["shape"].get(k).is_some_and(|v| !v.is_null()))
+        .map(|k| format!("/records/{i}/shape/{k}"))
+        .collect()
 }
 
 /// Whether a side line is an attachment Claude Code rendered for the model (2.1.33x records what it sent:

@@ -481,8 +481,9 @@ pub struct ReplayedConversation {
 
 /// What a harness recorded of what it sends beside the messages (its system prompt, tool definitions), from a
 /// conversation's meta: its reader lists where under `sends_beside` (JSON pointers into the meta: Codex's base
-/// instructions and the app's dynamic tools, sent with every request). Empty where the harness records none of
-/// it: the overhead its replies measured is all there is.
+/// instructions and the app's dynamic tools, sent with every request; Claude Code 2.1.33x's system prompt and tools
+/// of its first request). Empty where the harness records none of it: the overhead its replies measured is all
+/// there is.
 pub fn recorded_beside(meta: &serde_json::Value) -> String {
     let pointers = meta
         .get("sends_beside")
@@ -491,12 +492,23 @@ pub fn recorded_beside(meta: &serde_json::Value) -> String {
         .into_iter()
         .flatten()
         .filter_map(|p| meta.pointer(p.as_str()?))
-        .map(|v| match v.as_str() {
-            Some(t) => t.to_string(),
-            None => v.to_string(),
+        .map(|v| match (v.as_str(), text_blocks(v)) {
+            (Some(t), _) => t.to_string(),
+            (None, Some(t)) => t,
+            (None, None) => v.to_string(),
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The text of a list of text blocks (a system prompt as the Messages API takes it: Claude Code's), None for
+/// anything else (tool definitions: sent as JSON).
+fn text_blocks(v: &serde_json::Value) -> Option<String> {
+    v.as_array()?
+        .iter()
+        .map(|b| b.get("text")?.as_str())
+        .collect::<Option<Vec<_>>>()
+        .map(|t| t.join("\n"))
 }
 
 /// Samples of every conversation of the store (conversations whose path cannot be read are left out and named in
