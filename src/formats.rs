@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::{Block, NewMessage, Role};
+use crate::model::{Block, NewMessage, Role, Usage};
 use crate::store::ImportedMessage;
 
 /// Why a file could not be read; names the file and line.
@@ -828,6 +828,42 @@ pub fn recorded_cost(meta: &Value) -> Option<f64> {
         _ => None,
     }?;
     cost.as_f64().filter(|c| *c > 0.0 && c.is_finite())
+}
+
+/// The kept records that say what a session cost so far, per model, as its harness priced it: Claude Code
+/// 2.1.33x's `cost-state` (its record type, for [`crate::store::Store::kept_records`]).
+pub const SESSION_COST_RECORD: &str = "cost-state";
+
+/// What a session cost so far per model, as Claude Code recorded it (`cost-state`: each model's tokens and
+/// `costUSD`, summed over the session's requests): (model as recorded, usage, US dollars). Nothing where Claude
+/// Code priced a model it does not know (`hasUnknownModelCost`), and no model whose sum holds web searches (priced
+/// per search, not per token) or no cost.
+pub fn recorded_session_costs(record: &Value) -> Vec<(String, Usage, f64)> {
+    if record.get("hasUnknownModelCost").and_then(Value::as_bool) == Some(true) {
+        return Vec::new();
+    }
+    let Some(models) = record.get("modelUsage").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    models
+        .iter()
+        .filter_map(|(model, u)| {
+            let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let cost = u.get("costUSD")?.as_f64().filter(|c| *c > 0.0)?;
+            if n("webSearchRequests") > 0 {
+                return None;
+            }
+            let usage = Usage {
+                input_tokens: n("inputTokens"),
+                output_tokens: n("outputTokens"),
+                cache_read_input_tokens: n("cacheReadInputTokens"),
+                cache_creation_input_tokens: n("cacheCreationInputTokens"),
+                cache_creation_1h_input_tokens: n("cacheCreationEphemeral1hInputTokens"),
+                ..Usage::default()
+            };
+            Some((model.clone(), usage, cost))
+        })
+        .collect()
 }
 
 /// The first line of a text, at most 80 characters.

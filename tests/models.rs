@@ -431,6 +431,95 @@ fn write_claude_code(dir: &Path, model: &str, usage: Value) -> PathBuf {
 }
 
 #[test]
+fn claude_code_s_recorded_session_costs_price_a_model_no_catalog_knows() {
+    // Claude Code 2.1.33x writes what a session cost so far, per model, as it priced it (`cost-state`): sessions of a
+    // model released after this build's catalog, one reply each, at Anthropic's rates for Opus ($5 in, $25 out,
+    // $0.50 read, $6.25 5-minute and $10 1-hour writes)
+    let dir = tempfile::tempdir().unwrap();
+    let rates = [5.0, 25.0, 0.5, 6.25, 10.0];
+    let mut want = 0.0;
+    for i in 0..8u64 {
+        let (input, output, read, w5m, w1h) = (
+            3 + (i * i * 7) % 50,
+            200 + (i * i * 131) % 2_000,
+            20_000 + (i * i * i * 977) % 90_000,
+            1_000 + 700 * (i % 3),
+            if i % 2 == 0 { 4_000 + 100 * i } else { 0 },
+        );
+        let cost = (input as f64 * rates[0]
+            + output as f64 * rates[1]
+            + read as f64 * rates[2]
+            + w5m as f64 * rates[3]
+            + w1h as f64 * rates[4])
+            / 1e6;
+        want += cost;
+        let session = format!("s{i}");
+        let p = dir.path().join(format!("{session}.jsonl"));
+        let usage = json!({"input_tokens": input, "output_tokens": output, "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": w5m + w1h,
+            "cache_creation": {"ephemeral_5m_input_tokens": w5m, "ephemeral_1h_input_tokens": w1h}});
+        write_jsonl(
+            &p,
+            &[
+                json!({"type": "user", "uuid": "u1", "parentUuid": null, "sessionId": session,
+                       "timestamp": "2026-12-02T10:00:00Z", "version": "2.1.332",
+                       "message": {"role": "user", "content": format!("task {i}")}}),
+                json!({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": session,
+                       "requestId": "r1", "timestamp": "2026-12-02T10:00:05Z", "version": "2.1.332",
+                       "message": {"id": "m1", "role": "assistant", "model": "claude-opus-9-9",
+                                   "content": [{"type": "text", "text": "done"}], "usage": usage}}),
+                json!({"type": "cost-state", "sessionId": session, "totalCostUSD": cost,
+                       "modelUsage": {"claude-opus-9-9": {"inputTokens": input, "outputTokens": output,
+                           "cacheReadInputTokens": read, "cacheCreationInputTokens": w5m + w1h,
+                           "cacheCreationEphemeral5mInputTokens": w5m, "cacheCreationEphemeral1hInputTokens": w1h,
+                           "webSearchRequests": 0, "costUSD": cost}},
+                       "hasUnknownModelCost": false}),
+            ],
+        );
+    }
+    let mut s = Store::open_in_memory().unwrap();
+    import(&mut s, dir.path());
+    let rows = stats_by(&mut s, &Settings::default(), By::Model).rows;
+    let got = rows[0].cost_usd.unwrap();
+    assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+    let Outcome::Models(report) = run(&mut s, Action::Models) else {
+        panic!()
+    };
+    let p = report.models[0].price_per_mtok.unwrap();
+    let got = [
+        p.input,
+        p.output,
+        p.cache_read,
+        p.cache_write_5m,
+        p.cache_write_1h,
+    ];
+    for (g, w) in got.iter().zip(rates) {
+        assert!((g - w).abs() < 1e-6, "{got:?}");
+    }
+    assert_eq!(
+        report.models[0].price_source,
+        cairn::models::Source::Harness
+    );
+    // a session Claude Code priced without knowing the model teaches nothing
+    let mut s = Store::open_in_memory().unwrap();
+    for f in std::fs::read_dir(dir.path()).unwrap() {
+        let f = f.unwrap().path();
+        let text = std::fs::read_to_string(&f).unwrap();
+        std::fs::write(
+            &f,
+            text.replace(
+                r#""hasUnknownModelCost":false"#,
+                r#""hasUnknownModelCost":true"#,
+            ),
+        )
+        .unwrap();
+    }
+    import(&mut s, dir.path());
+    let rows = stats_by(&mut s, &Settings::default(), By::Model).rows;
+    assert_eq!(rows[0].cost_usd, None);
+}
+
+#[test]
 fn one_hour_cache_writes_cost_twice_the_input_and_unknown_models_cost_unknown() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Store::open_in_memory().unwrap();

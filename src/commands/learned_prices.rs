@@ -1,5 +1,6 @@
 //! The prices a command runs with: the settings file's, and for a model neither it nor the catalog prices, what
-//! the harness that ran the model recorded its replies cost (pi, opencode and Cline record each reply's cost). A model
+//! the harness that ran the model recorded its replies cost (pi, opencode and Cline record each reply's cost,
+//! Claude Code 2.1.33x each session's sum per model). A model
 //! released after the catalog was written is then priced as its sessions were, and says so (`cairn models`: price
 //! from the harness), where it would otherwise be unknown. Every command reads prices through its settings, so
 //! learning them here, once per command, gives stats, the cache report, compare, diff and the exports one price.
@@ -20,15 +21,33 @@ pub fn with_learned_prices<'a>(
     settings: &'a Settings,
 ) -> Result<Cow<'a, Settings>, StoreError> {
     let mut learned = BTreeMap::new();
+    // what sessions cost so far, per model, where their harness recorded it (read once, only when a model needs it)
+    let mut sessions: Option<Vec<(String, crate::model::Usage, f64)>> = None;
     for seen in store.models_seen()? {
         if crate::models::model(&seen.model, &settings.prices).priced {
             continue;
         }
-        let samples: Vec<_> = store
+        let mut samples: Vec<_> = store
             .measured_replies(&seen.model, REPLIES)?
             .into_iter()
             .filter_map(|(usage, meta)| Some((usage, crate::formats::recorded_cost(&meta)?)))
             .collect();
+        let sessions = match &mut sessions {
+            Some(s) => s,
+            None => sessions.insert(
+                store
+                    .kept_records(crate::formats::SESSION_COST_RECORD)?
+                    .iter()
+                    .flat_map(crate::formats::recorded_session_costs)
+                    .collect(),
+            ),
+        };
+        samples.extend(
+            sessions
+                .iter()
+                .filter(|(m, ..)| *m == seen.model)
+                .map(|(_, u, c)| (*u, *c)),
+        );
         if let Some(p) = crate::models::learn(&samples) {
             learned.insert(seen.model, p);
         }

@@ -33,26 +33,33 @@ pub struct Price {
     pub learned_from: u32,
 }
 
+/// The kinds of token a price prices: uncached input, output, cache reads, 5-minute and 1-hour cache writes.
+const PRICED_KINDS: usize = 5;
+
 /// What a harness recorded its replies of one model cost, read back as the model's price: the rates per million
-/// tokens (uncached input, output, cache reads, cache writes) that best give each reply's recorded cost from its
-/// usage (least squares, no rate below zero). pi and Cline record each reply's cost from their own price lists,
-/// opencode from models.dev's: for a model neither the catalog nor the settings price, that is the price the session was run at.
-/// A kind of token the replies never used is priced as uncached input (a cache read or write costs no more than
-/// what it saves, as far as they tell). None when no reply recorded a cost above zero (a harness that does not
-/// know the price records 0) or too few did to tell the rates apart (two more than the kinds of token they
-/// used), or when no rates give the recorded costs to within 2% of their sum, reply by reply
-/// (a price that is not linear in the tokens, such as a tier the replies crossed).
+/// tokens (uncached input, output, cache reads, 5-minute and 1-hour cache writes) that best give each recorded
+/// cost from its usage (least squares, no rate below zero). A sample is one reply (pi and Cline price each from
+/// their own lists, opencode from models.dev's) or a session's sum so far (Claude Code's `cost-state`): for a
+/// model neither the catalog nor the settings price, that is the price the sessions were run at. A kind of token
+/// no sample used is priced as uncached input (1-hour writes as 5-minute ones). None when no sample recorded a cost
+/// above zero (a harness that does not know the price records 0), when too few did to tell the rates apart (two
+/// more than the kinds of token they used), or when no rates give the recorded costs to within 2% of their sum,
+/// sample by sample (a price that is not linear in the tokens, such as a tier the replies crossed).
 pub fn learn(samples: &[(Usage, f64)]) -> Option<Price> {
-    let rows: Vec<([f64; 4], f64)> = samples
+    let rows: Vec<([f64; PRICED_KINDS], f64)> = samples
         .iter()
-        .filter(|(u, c)| *c > 0.0 && c.is_finite() && u.is_one_request())
+        .filter(|(_, c)| *c > 0.0 && c.is_finite())
         .map(|(u, c)| {
+            let w1h = u
+                .cache_creation_1h_input_tokens
+                .min(u.cache_creation_input_tokens);
             (
                 [
                     u.input_tokens as f64,
                     u.output_tokens as f64,
                     u.cache_read_input_tokens as f64,
-                    u.cache_creation_input_tokens as f64,
+                    (u.cache_creation_input_tokens - w1h) as f64,
+                    w1h as f64,
                 ],
                 *c,
             )
@@ -62,7 +69,7 @@ pub fn learn(samples: &[(Usage, f64)]) -> Option<Price> {
         return None;
     }
     // the kinds the replies used; each column in millions of tokens
-    let used: Vec<usize> = (0..4)
+    let used: Vec<usize> = (0..PRICED_KINDS)
         .filter(|&k| rows.iter().any(|(x, _)| x[k] > 0.0))
         .collect();
     // as many replies as rates give any rates: two more, so that how well they fit says something
@@ -71,7 +78,7 @@ pub fn learn(samples: &[(Usage, f64)]) -> Option<Price> {
     }
     // a kind whose best rate is below zero costs nothing; of two kinds the replies always used in one proportion,
     // the one they used less is priced as input
-    let mut per = [f64::NAN; 4];
+    let mut per = [f64::NAN; PRICED_KINDS];
     let mut active = used;
     while !active.is_empty() {
         let Some(r) = least_squares(&rows, &active) else {
@@ -105,63 +112,88 @@ pub fn learn(samples: &[(Usage, f64)]) -> Option<Price> {
     }
     let input = if per[0].is_nan() { 0.0 } else { per[0] };
     let or_input = |v: f64| if v.is_nan() { input } else { v };
+    let cache_write = or_input(per[3]);
     let price = Price {
         input,
         output: or_input(per[1]),
         cache_read: or_input(per[2]),
-        cache_write: or_input(per[3]),
-        cache_write_1h: None,
+        cache_write,
+        // 1-hour writes the replies never made: the 5-minute price
+        cache_write_1h: (!per[4].is_nan()).then_some(per[4]),
         web_search: None,
         learned_from: u32::try_from(rows.len()).unwrap_or(u32::MAX),
     };
+    let rates = [
+        price.input,
+        price.output,
+        price.cache_read,
+        price.cache_write,
+        price.cache_write_1h.unwrap_or(cache_write),
+    ];
     let recorded: f64 = rows.iter().map(|(_, c)| c).sum();
     let missed: f64 = rows
         .iter()
         .map(|(x, c)| {
-            let fitted = (x[0] * price.input
-                + x[1] * price.output
-                + x[2] * price.cache_read
-                + x[3] * price.cache_write)
-                / 1e6;
+            let fitted: f64 = x.iter().zip(&rates).map(|(n, r)| n * r).sum::<f64>() / 1e6;
             (fitted - c).abs()
         })
         .sum();
     (missed <= 0.02 * recorded).then_some(price)
 }
 
-/// The rates (US dollars per million tokens) of the columns `cols` that best give `rows`' costs: the normal
-/// equations, solved by Gaussian elimination with partial pivoting; None when they are singular (two kinds of
-/// token always used in one proportion cannot be told apart).
-fn least_squares(rows: &[([f64; 4], f64)], cols: &[usize]) -> Option<Vec<f64>> {
+/// The rates (US dollars per million tokens) of the columns `cols` that best give `rows`' costs: each column scaled
+/// to unit length (a kind used by the few against one used by the million), then Householder QR, which keeps the
+/// precision the normal equations would square away; None when the columns are dependent (two kinds of token
+/// always used in one proportion cannot be told apart).
+fn least_squares(rows: &[([f64; PRICED_KINDS], f64)], cols: &[usize]) -> Option<Vec<f64>> {
     let n = cols.len();
-    // A'A | A'b, with tokens in millions
-    let mut m = vec![vec![0.0f64; n + 1]; n];
-    for (x, c) in rows {
-        for (i, &a) in cols.iter().enumerate() {
-            for (j, &b) in cols.iter().enumerate() {
-                m[i][j] += x[a] / 1e6 * x[b] / 1e6;
-            }
-            m[i][n] += x[a] / 1e6 * c;
-        }
+    let norms: Vec<f64> = cols
+        .iter()
+        .map(|&k| rows.iter().map(|(x, _)| x[k] * x[k]).sum::<f64>().sqrt())
+        .collect();
+    if norms.contains(&0.0) {
+        return None;
     }
-    let scale = (0..n).map(|i| m[i][i]).fold(0.0f64, f64::max);
-    for col in 0..n {
-        let pivot = (col..n).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
-        if m[pivot][col].abs() <= scale * 1e-12 {
+    let mut a: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|(x, _)| cols.iter().zip(&norms).map(|(&k, v)| x[k] / v).collect())
+        .collect();
+    let mut b: Vec<f64> = rows.iter().map(|(_, c)| *c).collect();
+    for k in 0..n {
+        let norm = a[k..].iter().map(|r| r[k] * r[k]).sum::<f64>().sqrt();
+        if norm < 1e-10 {
             return None;
         }
-        m.swap(col, pivot);
-        let pivot_row = m[col].clone();
-        for (r, row) in m.iter_mut().enumerate() {
-            if r != col {
-                let f = row[col] / pivot_row[col];
-                for (x, p) in row.iter_mut().zip(&pivot_row).skip(col) {
-                    *x -= f * p;
-                }
+        let alpha = if a[k][k] > 0.0 { -norm } else { norm };
+        // the reflector v = x - alpha e1, applied as I - 2 v v' / v'v
+        let mut v: Vec<f64> = a[k..].iter().map(|r| r[k]).collect();
+        v[0] -= alpha;
+        let vv: f64 = v.iter().map(|x| x * x).sum();
+        if vv == 0.0 {
+            continue;
+        }
+        for j in k..n {
+            let dot: f64 = v.iter().zip(&a[k..]).map(|(vi, r)| vi * r[j]).sum();
+            let f = 2.0 * dot / vv;
+            for (vi, r) in v.iter().zip(a[k..].iter_mut()) {
+                r[j] -= f * vi;
             }
         }
+        let dot: f64 = v.iter().zip(&b[k..]).map(|(vi, bi)| vi * bi).sum();
+        let f = 2.0 * dot / vv;
+        for (vi, bi) in v.iter().zip(b[k..].iter_mut()) {
+            *bi -= f * vi;
+        }
     }
-    Some((0..n).map(|i| m[i][n] / m[i][i]).collect())
+    let mut x = vec![0.0; n];
+    for k in (0..n).rev() {
+        if a[k][k].abs() < 1e-10 {
+            return None;
+        }
+        let rest: f64 = (k + 1..n).map(|j| a[k][j] * x[j]).sum();
+        x[k] = (b[k] - rest) / a[k][k];
+    }
+    Some(x.iter().zip(&norms).map(|(v, nm)| v / nm * 1e6).collect())
 }
 
 /// The settings' price of a model: by the name as recorded, else by its key. A reply served at another speed
