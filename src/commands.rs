@@ -48,7 +48,7 @@ mod files;
 pub mod find;
 pub mod fork;
 pub mod import;
-mod learned_prices;
+pub mod learned_prices;
 pub mod legibility;
 pub mod list;
 pub mod log;
@@ -621,10 +621,9 @@ pub fn exec<C: Command>(
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<C::Output, CommandError> {
-    let settings = learned_prices::with_learned_prices(store, settings)?;
     command.run(Env {
         store,
-        settings: &settings,
+        settings,
         progress,
         cancel,
     })

@@ -15,11 +15,12 @@ impl Command for CacheOf {
     type Output = CacheReport;
 
     fn run(self, env: Env<'_>) -> Result<CacheReport, CommandError> {
+        let prices = super::learned_prices::prices(env.store, env.settings)?;
         Ok(crate::cache::cache(
             env.store,
             &self.conversation,
             self.at.as_deref(),
-            &env.settings.prices,
+            &prices,
         )?)
     }
 

@@ -37,9 +37,10 @@ impl Command for CompareStrategies {
             policy.profile = p;
         }
         let budget = budget.unwrap_or_else(|| policy.target_tokens());
+        let prices = super::learned_prices::prices(store, settings)?;
         let pricing = Pricing {
             model: &policy.model,
-            prices: &settings.prices,
+            prices: &prices,
         };
         let rows = compare_priced(&view, budget, &policy.rung_options(budget), &pricing);
         Ok(Comparison {

@@ -14,11 +14,9 @@ impl Command for DiffPaths {
     type Output = Box<Diff>;
 
     fn run(self, env: Env<'_>) -> Result<Box<Diff>, CommandError> {
+        let prices = super::learned_prices::prices(env.store, env.settings)?;
         Ok(Box::new(crate::diff::diff(
-            env.store,
-            &self.a,
-            &self.b,
-            &env.settings.prices,
+            env.store, &self.a, &self.b, &prices,
         )?))
     }
 

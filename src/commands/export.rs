@@ -29,6 +29,7 @@ impl Command for ExportPath {
     type Output = ExportedTo;
 
     fn run(self, env: Env<'_>) -> Result<ExportedTo, CommandError> {
+        let prices = super::learned_prices::prices(env.store, env.settings)?;
         export(
             env.store,
             &self.conversation,
@@ -36,7 +37,7 @@ impl Command for ExportPath {
             self.format,
             self.options,
             self.out,
-            &env.settings.prices,
+            &prices,
         )
     }
 

@@ -2,24 +2,26 @@
 //! the harness that ran the model recorded its replies cost (pi, opencode and Cline record each reply's cost,
 //! Claude Code 2.1.33x each session's sum per model). A model
 //! released after the catalog was written is then priced as its sessions were, and says so (`cairn models`: price
-//! from the harness), where it would otherwise be unknown. Every command reads prices through its settings, so
-//! learning them here, once per command, gives stats, the cache report, compare, diff and the exports one price.
+//! from the harness), where it would otherwise be unknown. Every command that shows a cost asks [`prices`] for its
+//! prices, so stats, the cache report, compare, the timeline, diff, the exports and legibility price a model one way.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use crate::models::Price;
 use crate::reclaim::Settings;
 use crate::store::{Store, StoreError};
 
 /// How many of a model's newest replies its price is learned from.
 const REPLIES: usize = 2000;
 
-/// `settings` with a learned price for each model the store's replies name that neither the settings nor the
-/// catalog price, where their harness recorded what they cost ([`crate::models::learn`]).
-pub fn with_learned_prices<'a>(
+/// The prices a command that shows a cost uses: `settings`' own, and a learned price for each model the store's
+/// replies name that neither the settings nor the catalog price, where their harness recorded what they cost
+/// ([`crate::models::learn`]). Asked for only by the commands that price (a `list` or an import never pays for it).
+pub fn prices<'a>(
     store: &Store,
     settings: &'a Settings,
-) -> Result<Cow<'a, Settings>, StoreError> {
+) -> Result<Cow<'a, BTreeMap<String, Price>>, StoreError> {
     let mut learned = BTreeMap::new();
     // what sessions cost so far, per model, where their harness recorded it (read once, only when a model needs it)
     let mut sessions: Option<Vec<(String, crate::model::Usage, f64)>> = None;
@@ -53,15 +55,15 @@ pub fn with_learned_prices<'a>(
         }
     }
     if learned.is_empty() {
-        return Ok(Cow::Borrowed(settings));
+        return Ok(Cow::Borrowed(&settings.prices));
     }
-    let mut s = settings.clone();
+    let mut prices = settings.prices.clone();
     // by the name as recorded and by its key (what `cairn models` lists it by)
     for (model, price) in learned {
-        s.prices
+        prices
             .entry(crate::models::key_or_raw(&model))
             .or_insert(price);
-        s.prices.entry(model).or_insert(price);
+        prices.entry(model).or_insert(price);
     }
-    Ok(Cow::Owned(s))
+    Ok(Cow::Owned(prices))
 }

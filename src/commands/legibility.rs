@@ -61,6 +61,7 @@ fn legibility(
             )
         })?;
         if !confirmed {
+            let prices = super::learned_prices::prices(store, settings)?;
             let mut tokens = 0;
             let mut cost = Some(0.0);
             // the same questions go with every shape's pages
@@ -70,8 +71,7 @@ fn legibility(
                 let mut opts = render::Options::new(profile);
                 shape.apply(&mut opts);
                 let r = render::render(&sources, &opts)?;
-                let (t, c) =
-                    crate::legibility::provider_cost(&r, &prompt, &p.model, &settings.prices);
+                let (t, c) = crate::legibility::provider_cost(&r, &prompt, &p.model, &prices);
                 tokens += t;
                 cost = cost.zip(c).map(|(x, y)| x + y);
             }

@@ -49,10 +49,11 @@ impl Command for ListModels {
                 .max_by_key(|(_, f)| f.samples)
                 .map(|(_, f)| f.scale)
         };
+        let prices = super::learned_prices::prices(store, settings)?;
         let models = crate::models::listing(
             &seen,
             &settings.windows,
-            &settings.prices,
+            &prices,
             &fitted,
             &store.harness_windows()?,
         );

@@ -19,7 +19,7 @@ impl Command for UsageStats {
     type Output = Stats;
 
     fn run(self, env: Env<'_>) -> Result<Stats, CommandError> {
-        let prices = &env.settings.prices;
+        let prices = &super::learned_prices::prices(env.store, env.settings)?;
         Ok(if self.cache {
             crate::stats::with_cache(env.store, self.by, self.since, prices)?
         } else {

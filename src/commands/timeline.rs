@@ -28,8 +28,8 @@ impl Command for TimelineOf {
         let fits = crate::reclaim::replay::stored_fits(store)?;
         let mut t = crate::reclaim::timeline::timeline(Some(store), &view, &policy, &fits)?;
         // each reply's cache miss, on the point it hit
-        let cache =
-            crate::cache::on_heads(store, &view.conversation, &view.heads, &settings.prices)?;
+        let prices = super::learned_prices::prices(store, settings)?;
+        let cache = crate::cache::on_heads(store, &view.conversation, &view.heads, &prices)?;
         let misses: std::collections::HashMap<&str, &crate::cache::ReplyCache> = cache
             .replies
             .iter()
