@@ -507,6 +507,23 @@ pub fn rendered_beside(meta: &Value) -> Vec<usize> {
         .unwrap_or_default()
 }
 
+/// A message's blocks without those its harness rendered beside it ([`rendered_beside`]): what the message itself
+/// says, which names it (a session's key) and is searched. Borrowed when it rendered none.
+pub fn own_blocks<'a>(content: &'a [Block], meta: &Value) -> std::borrow::Cow<'a, [Block]> {
+    let beside = rendered_beside(meta);
+    if beside.is_empty() {
+        return std::borrow::Cow::Borrowed(content);
+    }
+    std::borrow::Cow::Owned(
+        content
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !beside.contains(i))
+            .map(|(_, b)| b.clone())
+            .collect(),
+    )
+}
+
 fn is_failed(role: Role, meta: &Value) -> bool {
     role == Role::Assistant
         && (meta.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)

@@ -12,21 +12,11 @@ pub fn fingerprint(parent: &str, role: Role, content: &[Block]) -> String {
 }
 
 /// What names a session by its first message (a part of its source key): the fingerprint of what the message
-/// itself says, without what its harness rendered beside it for the model ([`crate::model::rendered_beside`]:
+/// itself says, without what its harness rendered beside it for the model ([`crate::model::own_blocks`]:
 /// Claude Code writes its reminders after the prompt, so a session read between the two has the same first
 /// message as when read whole).
 pub fn own_fingerprint(role: Role, content: &[Block], meta: &serde_json::Value) -> String {
-    let beside = crate::model::rendered_beside(meta);
-    if beside.is_empty() {
-        return fingerprint("", role, content);
-    }
-    let own: Vec<Block> = content
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !beside.contains(i))
-        .map(|(_, b)| b.clone())
-        .collect();
-    fingerprint("", role, &own)
+    fingerprint("", role, &crate::model::own_blocks(content, meta))
 }
 
 /// A message's fingerprint as a merge tells readings apart: [`fingerprint`], which of its thinking blocks came

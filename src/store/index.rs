@@ -16,19 +16,9 @@ use crate::model::{Block, NewMessage};
 
 /// The text the full-text index holds for a message: what a reader can see of it (prose, thinking, tool calls with
 /// their input, tool output), without what its harness rendered beside it for the model
-/// ([`crate::model::rendered_beside`]: the same reminders in every session would match every search).
+/// ([`crate::model::own_blocks`]: the same reminders in every session would match every search).
 pub fn indexed_text(content: &[Block], meta: &Value) -> String {
-    let beside = crate::model::rendered_beside(meta);
-    if beside.is_empty() {
-        return crate::model::plain_text(content);
-    }
-    let own: Vec<Block> = content
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !beside.contains(i))
-        .map(|(_, b)| b.clone())
-        .collect();
-    crate::model::plain_text(&own)
+    crate::model::plain_text(&crate::model::own_blocks(content, meta))
 }
 
 /// What the index takes from a body: its [`indexed_text`] and the size of each tool result block in order.
