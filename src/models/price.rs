@@ -68,16 +68,16 @@ pub fn learn(samples: &[(Usage, f64)]) -> Option<Price> {
     if rows.is_empty() {
         return None;
     }
-    // the kinds the replies used; each column in millions of tokens
+    // the kinds of token the samples used
     let used: Vec<usize> = (0..PRICED_KINDS)
         .filter(|&k| rows.iter().any(|(x, _)| x[k] > 0.0))
         .collect();
-    // as many replies as rates give any rates: two more, so that how well they fit says something
+    // as many samples as rates give any rates: two more, so that how well they fit says something
     if rows.len() < used.len() + 2 {
         return None;
     }
-    // a kind whose best rate is below zero costs nothing; of two kinds the replies always used in one proportion,
-    // the one they used less is priced as input
+    // a kind whose best rate is below zero costs nothing; of kinds the samples always used in one proportion, the
+    // one they used least is priced as input
     let mut per = [f64::NAN; PRICED_KINDS];
     let mut active = used;
     while !active.is_empty() {
