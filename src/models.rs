@@ -478,6 +478,10 @@ pub struct Listing {
     pub shape: &'static str,
     pub price_per_mtok: Option<PerMillion>,
     pub price_source: Source,
+    /// How many recorded costs (replies, or sessions' sums) the price was learned from, where its source is the
+    /// harness ([`learn`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price_learned_from: Option<u32>,
     /// The windows harnesses said they ran it with (Codex's `model_context_window`): their conversations are
     /// planned against these, not against `window`.
     pub ran_with: Vec<RanWith>,
@@ -553,6 +557,9 @@ pub fn listing(
                     cache_write_1h: p[4],
                 }),
                 price_source: m.price_source,
+                price_learned_from: price::own(named, prices)
+                    .map(|p| p.learned_from)
+                    .filter(|&n| n > 0),
                 ran_with: ran_with_of(&k, ran_with),
                 model: k,
             }

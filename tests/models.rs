@@ -292,6 +292,12 @@ fn a_model_no_catalog_knows_is_priced_as_its_harness_recorded_its_replies_cost()
             assert!((g - w).abs() < 1e-3, "{m}: {got:?}");
         }
         assert_eq!(row(m).price_source, cairn::models::Source::Harness, "{m}");
+        // from the replies that recorded a cost above zero: nearly all that measured any usage
+        let n = u64::from(row(m).price_learned_from.unwrap());
+        assert!(
+            n * 10 >= row(m).measured_replies * 9 && n <= row(m).measured_replies,
+            "{m}: {n}"
+        );
     }
     // the settings' own price comes first
     let mut mine = Settings::default();

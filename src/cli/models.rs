@@ -71,6 +71,12 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         ))?;
     }
     for r in rows {
+        if let Some(n) = r.price_learned_from {
+            out(&format!(
+                "{}: priced as its harness recorded {n} cost(s) of it (no catalog or settings price)",
+                r.model
+            ))?;
+        }
         for w in &r.ran_with {
             out(&format!(
                 "{}: {} ran it with a {}-token window in {} conversation(s), which are planned against it",
