@@ -162,7 +162,12 @@ fn row(ui: &mut egui::Ui, r: &Listing) {
     ));
     ui.label(format!("{:.2} [{}]", r.scale, r.scale_source.name()));
     let price = r.price_per_mtok.map_or("unknown".into(), |p| p.line());
-    ui.label(format!("{price} [{}]", r.price_source.name()));
+    let priced = ui.label(format!("{price} [{}]", r.price_source.name()));
+    if let Some(n) = r.price_learned_from {
+        priced.on_hover_text(format!(
+            "learned from {n} cost(s) its harness recorded: no catalog or settings price"
+        ));
+    }
     ui.label(if r.keeps_past_thinking {
         "kept"
     } else {
