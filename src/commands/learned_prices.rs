@@ -23,8 +23,6 @@ pub fn prices<'a>(
     settings: &'a Settings,
 ) -> Result<Cow<'a, BTreeMap<String, Price>>, StoreError> {
     let mut learned = BTreeMap::new();
-    // what sessions cost so far, per model, where their harness recorded it (read once, only when a model needs it)
-    let mut sessions: Option<Vec<(String, crate::model::Usage, f64)>> = None;
     for seen in store.models_seen()? {
         if crate::models::model(&seen.model, &settings.prices).priced {
             continue;
@@ -34,21 +32,14 @@ pub fn prices<'a>(
             .into_iter()
             .filter_map(|(usage, meta)| Some((usage, crate::formats::recorded_cost(&meta)?)))
             .collect();
-        let sessions = match &mut sessions {
-            Some(s) => s,
-            None => sessions.insert(
-                store
-                    .kept_records(crate::formats::SESSION_COST_RECORD)?
-                    .iter()
-                    .flat_map(crate::formats::recorded_session_costs)
-                    .collect(),
-            ),
-        };
+        // what the sessions of this model cost so far, where their harness recorded it (their own records only)
         samples.extend(
-            sessions
+            store
+                .kept_records(crate::formats::SESSION_COST_RECORD, &seen.model)?
                 .iter()
+                .flat_map(crate::formats::recorded_session_costs)
                 .filter(|(m, ..)| *m == seen.model)
-                .map(|(_, u, c)| (*u, *c)),
+                .map(|(_, u, c)| (u, c)),
         );
         if let Some(p) = crate::models::learn(&samples) {
             learned.insert(seen.model, p);

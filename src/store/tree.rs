@@ -112,20 +112,24 @@ impl Store {
         Ok(rows)
     }
 
-    /// The records of type `ty` the conversations' meta keeps (`records`: what a reader kept of the lines that are
-    /// not messages, such as Claude Code's `cost-state`), in the order of the conversations. Read in SQLite: only
-    /// those records are parsed here.
-    pub fn kept_records(&self, ty: &str) -> Result<Vec<serde_json::Value>> {
+    /// The records of type `ty` that the conversations with replies of `model` (by name as recorded) keep in their
+    /// meta (`records`: what a reader kept of the lines that are not messages, such as Claude Code's `cost-state`),
+    /// in the order of the conversations. Read in SQLite, from those conversations only: only those records are
+    /// parsed here.
+    pub fn kept_records(&self, ty: &str, model: &str) -> Result<Vec<serde_json::Value>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT r.value
              FROM conversations c,
                   json_each(CASE WHEN json_valid(c.meta) THEN c.meta ELSE '{}' END, '$.records') r
-             WHERE instr(c.meta, ?1) > 0 AND json_extract(r.value, '$.type') = ?2
+             WHERE c.seq IN (SELECT DISTINCT conversation FROM measures WHERE model = ?3)
+               AND instr(c.meta, ?1) > 0 AND json_extract(r.value, '$.type') = ?2
              ORDER BY c.seq",
         )?;
         let needle = format!("\"type\":\"{ty}\"");
         let rows = stmt
-            .query_map(rusqlite::params![needle, ty], |r| r.get::<_, String>(0))?
+            .query_map(rusqlite::params![needle, ty, model], |r| {
+                r.get::<_, String>(0)
+            })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows
             .into_iter()
