@@ -495,14 +495,19 @@ pub struct RanWith {
     pub conversations: u64,
 }
 
+/// What `cairn calibrate` kept of a model: its fitted scale, and the tokenizer its measurements chose where its own
+/// is not public.
+pub type Fitted = (f64, Option<Tokenizer>);
+
 /// The listing of the models `seen`, one row per model key, under the settings' `windows` and `prices`; `fitted`
-/// gives a model's fitted scale where `cairn calibrate` kept one; `ran_with` the windows harnesses said they ran
+/// gives a model's fitted scale where `cairn calibrate` kept one, and the tokenizer its measurements chose where
+/// its own is not public; `ran_with` the windows harnesses said they ran
 /// models with ((model, harness, window), one per conversation).
 pub fn listing(
     seen: &[Seen],
     windows: &std::collections::BTreeMap<String, u64>,
     prices: &std::collections::BTreeMap<String, Price>,
-    fitted: &dyn Fn(&str) -> Option<f64>,
+    fitted: &dyn Fn(&str) -> Option<Fitted>,
     ran_with: &[(String, String, u64)],
 ) -> Vec<Listing> {
     let mut by_key: std::collections::BTreeMap<String, Vec<&Seen>> = Default::default();
@@ -524,7 +529,7 @@ pub fn listing(
             let max_prompt = all.iter().map(|s| s.max_prompt).max().unwrap_or(0);
             let (window, window_source) =
                 window(named, windows, (max_prompt > 0).then_some(max_prompt));
-            let fit = fitted(&k);
+            let (fit, chosen) = fitted(&k).map_or((None, None), |(s, t)| (Some(s), t));
             let pages = pages::pages_or_default(&k);
             Listing {
                 recorded_as: all.iter().map(|s| s.model.clone()).collect(),
@@ -536,8 +541,12 @@ pub fn listing(
                 family: m.family,
                 window,
                 window_source,
-                tokenizer: m.tokenizer,
-                tokenizer_source: m.tokenizer_source,
+                tokenizer: chosen.unwrap_or(m.tokenizer),
+                tokenizer_source: if chosen.is_some() {
+                    Source::Measured
+                } else {
+                    m.tokenizer_source
+                },
                 scale: fit.unwrap_or(m.default_scale),
                 scale_source: if fit.is_some() {
                     Source::Measured

@@ -66,8 +66,9 @@ fn next_request(
     prompt: &NewMessage,
 ) -> Result<u64, SendError> {
     let view = PathView::load(store, conv, None)?;
-    let view = view.counted_by(Some(store), crate::models::tokenizer(&policy.model))?;
     let fits = crate::reclaim::replay::stored_fits(store)?;
+    let tk = crate::reclaim::replay::counted_with(&fits, &view.harness, &policy.model);
+    let view = view.counted_by(Some(store), tk)?;
     let est =
         crate::reclaim::replay::Estimator::for_path(&fits, Some(store), &view, &policy.model)?;
     let reader = crate::reclaim::assemble::ModelReader::of(&policy.model);

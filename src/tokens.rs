@@ -4,7 +4,7 @@
 //! Each message is measured once when it is stored ([`Measure`]); the reclaim module fits the estimate to what
 //! providers measured ([`crate::reclaim::replay`]).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{Block, ImageData, Message, ToolResultContent};
 
@@ -125,7 +125,7 @@ fn is_cjk(c: char) -> bool {
 
 /// How text becomes tokens: cairn's estimate by text kind, or OpenAI's public tokenizer where the model is
 /// OpenAI's (exact for those models).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Tokenizer {
     Estimate,

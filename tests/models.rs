@@ -1287,3 +1287,140 @@ fn a_catalog_fetched_later_prices_and_sizes_a_model_released_after_this_build() 
     let (code, _, err) = cairn(&["list"]);
     assert_eq!((code, err.as_str()), (Some(0), ""));
 }
+
+/// Text of one kind and about `n` lines: prose, code, JSON, CJK or numbers, as a session's prompts hold them.
+fn text_of_kind(kind: usize, n: usize) -> String {
+    (0..n)
+        .map(|i| match kind % 5 {
+            0 => format!("The reviewer read line {i} of the report and asked why the totals did not add up.\n"),
+            1 => format!("fn step_{i}(x: u64) -> u64 {{ x.wrapping_mul({i}).rotate_left(7) ^ 0x{i:x} }}\n"),
+            2 => format!("{{\"id\": {i}, \"name\": \"item-{i}\", \"tags\": [\"a{i}\", \"b\"], \"ok\": true}}\n"),
+            3 => format!("第{i}行：我们需要检查每一个会话的令牌数量是否正确。\n"),
+            _ => format!("{} {} {}\n", 1_000_003 * i, 77_777 * i + 13, 424_242 + i),
+        })
+        .collect()
+}
+
+/// A Claude Code session of `model` whose replies measured 3,000 tokens of overhead plus every message's text
+/// before them as `count` counts it: prompts of each kind in turn, growing.
+fn write_measured_session(
+    dir: &Path,
+    name: &str,
+    model: &str,
+    count: &dyn Fn(&str) -> u64,
+) -> PathBuf {
+    let p = dir.join(format!("{name}.jsonl"));
+    let mut lines = Vec::new();
+    let mut context = 3_000;
+    let mut parent: Option<String> = None;
+    for t in 0..14usize {
+        let prompt = text_of_kind(t + name.len(), 20 + 15 * t);
+        let reply = format!("Done with step {t}.");
+        context += count(&prompt);
+        lines.push(
+            json!({"type": "user", "uuid": format!("u{t}"), "parentUuid": parent, "sessionId": name,
+                          "timestamp": format!("2026-12-01T10:{t:02}:00Z"),
+                          "message": {"role": "user", "content": prompt}}),
+        );
+        lines.push(
+            json!({"type": "assistant", "uuid": format!("a{t}"), "parentUuid": format!("u{t}"),
+                          "sessionId": name, "requestId": format!("r{t}"),
+                          "timestamp": format!("2026-12-01T10:{t:02}:05Z"),
+                          "message": {"id": format!("m{t}"), "role": "assistant", "model": model,
+                                      "content": [{"type": "text", "text": reply}],
+                                      "usage": {"input_tokens": context, "output_tokens": 5}}}),
+        );
+        context += count(&reply);
+        parent = Some(format!("a{t}"));
+    }
+    write_jsonl(&p, &lines);
+    p
+}
+
+#[test]
+fn the_tokenizer_of_a_model_no_catalog_knows_is_the_one_its_measurements_choose() {
+    // two models nobody has heard of: one whose provider counted with OpenAI's public tokenizer, one whose counts
+    // are cairn's estimate by text kind. Neither name says which.
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open_in_memory().unwrap();
+    let o200k = |t: &str| cairn::tokens::Tokenizer::O200k.count(t);
+    let estimate = |t: &str| cairn::tokens::text(t);
+    for name in ["first", "second"] {
+        import(
+            &mut s,
+            &write_measured_session(dir.path(), &format!("o-{name}"), "mystery-o", &o200k),
+        );
+        import(
+            &mut s,
+            &write_measured_session(dir.path(), &format!("e-{name}"), "mystery-e", &estimate),
+        );
+    }
+    let Outcome::Calibrated { models, .. } = run(&mut s, Action::Calibrate) else {
+        panic!("calibrate")
+    };
+    let chosen = |m: &str| {
+        models
+            .iter()
+            .find(|c| c.model == m)
+            .and_then(|c| c.fit.as_ref())
+            .and_then(|f| f.tokenizer)
+    };
+    assert_eq!(chosen("mystery-o"), Some(cairn::tokens::Tokenizer::O200k));
+    assert_eq!(
+        chosen("mystery-e"),
+        Some(cairn::tokens::Tokenizer::Estimate)
+    );
+    // `cairn models` says so, and that the measurements chose it
+    let Outcome::Models(report) = run(&mut s, Action::Models) else {
+        panic!()
+    };
+    let row = report
+        .models
+        .iter()
+        .find(|r| r.model == "mystery-o")
+        .unwrap();
+    assert_eq!(row.tokenizer, cairn::tokens::Tokenizer::O200k);
+    assert_eq!(row.tokenizer_source, cairn::models::Source::Measured);
+    // replay chooses as it goes, from what was measured before each reply: once a session has measured a few
+    // replies, the model's next ones are estimated from scratch to within 1%
+    let Outcome::Replayed(r) = run(&mut s, Action::Replay { conversation: None }) else {
+        panic!("replay")
+    };
+    for model in ["mystery-o", "mystery-e"] {
+        let mut late: Vec<f64> = Vec::new();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for x in r.replies.iter().filter(|x| x.model == model) {
+            let n = seen.entry(x.conversation.as_str()).or_default();
+            *n += 1;
+            if *n > 4 {
+                late.push(x.error.abs());
+            }
+        }
+        late.sort_by(f64::total_cmp);
+        assert!(late.len() >= 18, "{model}: {}", late.len());
+        let worst = late[late.len() - 1];
+        assert!(worst < 0.01, "{model}: worst {worst}");
+    }
+    // and `context` counts the session with the tokenizer the measurements chose
+    let conv = r
+        .replies
+        .iter()
+        .find(|x| x.model == "mystery-o")
+        .unwrap()
+        .conversation
+        .clone();
+    let Outcome::Context(report) = run(
+        &mut s,
+        Action::Context {
+            conversation: conv,
+            model: None,
+        },
+    ) else {
+        panic!("context")
+    };
+    assert!(
+        report.calibration.source.starts_with("tiktoken o200k"),
+        "{}",
+        report.calibration.source
+    );
+}

@@ -24,7 +24,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     for c in models {
         match &c.fit {
             Some(f) => out(&format!(
-                "{:<12} {:<28} {:>5} replies in {:>3} sessions  median abs error {:>6.1}% -> {:>5.1}%  (scale {:.3}{}, mean overhead {:.0})",
+                "{:<12} {:<28} {:>5} replies in {:>3} sessions  median abs error {:>6.1}% -> {:>5.1}%  (scale {:.3}{}, mean overhead {:.0}{})",
                 c.harness,
                 c.model,
                 c.samples,
@@ -33,7 +33,10 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
                 c.error_after,
                 f.scale,
                 crate::reclaim::parts::describe(&f.scales()),
-                f.overhead
+                f.overhead,
+                f.tokenizer
+                    .map(|t| format!(", counted best by {}", t.name()))
+                    .unwrap_or_default()
             ))?,
             None => out(&format!(
                 "{:<12} {:<28} {:>5} replies in {:>3} sessions  too few to fit: the defaults are used",

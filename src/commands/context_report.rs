@@ -25,9 +25,12 @@ impl Command for ContextOf {
         let model = self.model.as_deref();
         let view = PathView::load(store, conversation, None)?;
         let policy = policy_for(store, settings, &view, model, None)?;
-        // counted the way the model counts (OpenAI's models with their public tokenizer)
-        let view = view.counted_by(Some(store), crate::models::tokenizer(&policy.model))?;
-        let est = Estimator::for_path(&stored_fits(store)?, Some(store), &view, &policy.model)?;
+        // counted the way the model counts (OpenAI's models with their public tokenizer; a model whose tokenizer
+        // is not public with the one its measurements chose)
+        let fits = stored_fits(store)?;
+        let tk = crate::reclaim::replay::counted_with(&fits, &view.harness, &policy.model);
+        let view = view.counted_by(Some(store), tk)?;
+        let est = Estimator::for_path(&fits, Some(store), &view, &policy.model)?;
         Ok(Box::new(report::report(&view, &policy, &est)))
     }
 

@@ -47,7 +47,7 @@ impl Command for ListModels {
             fits.iter()
                 .filter(|(k, _)| k.rsplit_once(':').is_some_and(|(_, m)| m == model))
                 .max_by_key(|(_, f)| f.samples)
-                .map(|(_, f)| f.scale)
+                .map(|(_, f)| (f.scale, f.tokenizer))
         };
         let prices = super::learned_prices::prices(store, settings)?;
         let models = crate::models::listing(

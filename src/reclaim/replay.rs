@@ -152,9 +152,13 @@ pub fn model_key(model: &str) -> String {
     crate::models::key_or_raw(model)
 }
 
-/// The measured replies of a path, each against the context its own model would have been sent (counted with its
-/// public tokenizer where it has one: the bodies are read from `store` then).
-pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, StoreError> {
+/// The measured replies of a path, each against the context its own model would have been sent, counted with the
+/// tokenizer `counted` names for the model (a public one: the bodies are read from `store` then).
+pub fn samples(
+    store: Option<&Store>,
+    view: &PathView,
+    counted: &dyn Fn(&str) -> Tokenizer,
+) -> Result<Vec<Sample>, StoreError> {
     let mut totals: BTreeMap<(bool, Tokenizer), Vec<Parts>> = BTreeMap::new();
     let mut out = Vec::new();
     let changes = changes(store, view)?;
@@ -176,7 +180,7 @@ pub fn samples(store: Option<&Store>, view: &PathView) -> Result<Vec<Sample>, St
         let precision = f.usage.map_or(0, |u| u.precision);
         let model = model_key(f.model.as_deref().unwrap_or("unknown"));
         let reader = ModelReader::of(&model);
-        let tk = crate::models::tokenizer(&model);
+        let tk = counted(&model);
         let key = (reader.keeps_past_thinking, tk);
         let t = match totals.entry(key) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
@@ -217,6 +221,10 @@ pub struct Fit {
     pub overhead: f64,
     pub samples: usize,
     pub sessions: usize,
+    /// For a model of no known family, the tokenizer its measurements were explained best by ([`candidates`]);
+    /// None: the model's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<Tokenizer>,
 }
 
 /// Fewer measured replies than this and a model keeps the defaults.
@@ -257,6 +265,7 @@ pub fn fit(sessions: &[&[Sample]]) -> Option<Fit> {
         overhead,
         samples: n,
         sessions: per.len(),
+        tokenizer: None,
     })
 }
 
@@ -326,6 +335,36 @@ pub fn stored_fits(store: &Store) -> Result<Fits, StoreError> {
         .unwrap_or_default())
 }
 
+/// The tokenizers a model's measurements choose among: for a model of no known family (a third party's through a
+/// harness, one released after the catalog), cairn's estimate by text kind and each public tokenizer, since which
+/// it counts with is learned from what its provider measured, not guessed from its name; for any other, its own
+/// (the catalog names its family, and the family its tokenizer).
+pub fn candidates(model: &str) -> Vec<Tokenizer> {
+    if crate::models::family(model) == crate::models::Family::Other {
+        vec![Tokenizer::Estimate, Tokenizer::O200k]
+    } else {
+        vec![crate::models::tokenizer(model)]
+    }
+}
+
+/// The tokenizer `model`'s context is counted with: the one `cairn calibrate` found its measurements explained
+/// best by ([`Fit::tokenizer`]: as `harness` drives it, else as any harness does, the fit on most replies), else
+/// the model's own ([`crate::models::tokenizer`]).
+pub fn counted_with(fits: &Fits, harness: &str, model: &str) -> Tokenizer {
+    let model = model_key(model);
+    fits.get(&fit_key(harness, &model))
+        .and_then(|f| f.tokenizer)
+        .or_else(|| {
+            fits.iter()
+                .filter(|(k, f)| {
+                    f.tokenizer.is_some() && k.rsplit_once(':').is_some_and(|(_, m)| m == model)
+                })
+                .max_by_key(|(_, f)| f.samples)
+                .and_then(|(_, f)| f.tokenizer)
+        })
+        .unwrap_or_else(|| crate::models::tokenizer(&model))
+}
+
 /// How one path's assembled totals become estimates.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Estimator {
@@ -360,12 +399,13 @@ impl Estimator {
         let model = &model_key(model);
         let fit = fits.get(&fit_key(&view.harness, model));
         let prior = fit.map_or_else(|| [default_scale(model); KINDS], Fit::scales);
-        let own: Vec<Sample> = samples(store, view)?
+        let own: Vec<Sample> = samples(store, view, &|m| counted_with(fits, &view.harness, m))?
             .into_iter()
             .filter(|s| &s.model == model)
             .collect();
         let refs: Vec<&Sample> = own.iter().collect();
-        let kinds = session_scales(&refs, refs.len(), &prior);
+        let after = own_scale_after(model, fit.is_some());
+        let kinds = session_scales(&refs, refs.len(), &prior, after);
         let scale = own.last().map_or(kinds[0], |s| s.parts.overall(&kinds));
         // the segment the next request is in: after the path's last change
         let changes = changes(store, view)?;
@@ -393,7 +433,7 @@ impl Estimator {
             (None, None) => (0.0, "no overhead measured".to_string()),
         };
         let scale_how = match fit {
-            _ if own.len() >= MIN_SESSION_SAMPLES && kinds != prior => {
+            _ if own.len() >= after && kinds != prior => {
                 format!("scale {scale:.2} from this session's {} replies", own.len())
             }
             Some(f) => format!("scale {scale:.2} fitted on {} replies", f.samples),
@@ -414,7 +454,7 @@ impl Estimator {
             last_parts: last.map(|s| s.parts),
             source: format!(
                 "{}; {scale_how}{}; {how}",
-                crate::models::tokenizer(model).name(),
+                counted_with(fits, &view.harness, model).name(),
                 super::parts::describe(&kinds)
             ),
         })
@@ -468,6 +508,9 @@ pub struct ReplayedConversation {
     /// what it was sent beside the messages most nearly.
     pub parent: Option<String>,
     pub samples: Vec<Sample>,
+    /// The replies of models of no known family counted with each other tokenizer they may count with
+    /// ([`candidates`]): which one the model counts with is learned from the measurements.
+    pub alternatives: Vec<(Tokenizer, Vec<Sample>)>,
     /// Path indexes of the harness's own compactions, and their ids.
     pub compactions: Vec<usize>,
     /// Path indexes of every compaction marker (the harness's and cairn's): a prompt measured before one does not
@@ -519,8 +562,34 @@ pub fn store_samples(
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for c in store.conversations()? {
-        match PathView::load(store, &c.id, None).and_then(|v| Ok((samples(Some(store), &v)?, v))) {
+        let own = |m: &str| crate::models::tokenizer(m);
+        match PathView::load(store, &c.id, None)
+            .and_then(|v| Ok((samples(Some(store), &v, &own)?, v)))
+        {
             Ok((samples, v)) => {
+                // a model of no known family is counted with each tokenizer it may count with, too
+                let unknown: Vec<&str> = samples
+                    .iter()
+                    .map(|s| s.model.as_str())
+                    .filter(|m| candidates(m).len() > 1)
+                    .collect();
+                let mut alternatives = Vec::new();
+                if let Some(first) = unknown.first() {
+                    for tk in candidates(first).into_iter().skip(1) {
+                        let with = |m: &str| {
+                            if candidates(m).contains(&tk) {
+                                tk
+                            } else {
+                                crate::models::tokenizer(m)
+                            }
+                        };
+                        let alt: Vec<Sample> = self::samples(Some(store), &v, &with)?
+                            .into_iter()
+                            .filter(|s| unknown.contains(&s.model.as_str()))
+                            .collect();
+                        alternatives.push((tk, alt));
+                    }
+                }
                 let markers: Vec<usize> = (0..v.len())
                     .filter(|&i| v.heads[i].is_compaction())
                     .collect();
@@ -545,6 +614,7 @@ pub fn store_samples(
                     subagent: v.subagent,
                     parent,
                     samples,
+                    alternatives,
                     compactions,
                     markers,
                     compaction_ids,
@@ -575,52 +645,64 @@ pub struct Calibration {
 /// defaults).
 pub fn calibrate(store: &mut Store) -> Result<(Vec<Calibration>, Vec<String>), StoreError> {
     let (all, skipped) = store_samples(store)?;
-    let mut by_model: BTreeMap<(String, String), Vec<Vec<Sample>>> = BTreeMap::new();
+    // each model's sessions per harness, counted with each tokenizer it may count with (its own first)
+    type Counted = BTreeMap<Tokenizer, Vec<Vec<Sample>>>;
+    let mut by_model: BTreeMap<(String, String), Counted> = BTreeMap::new();
     for c in all {
-        let mut per: BTreeMap<(String, String), Vec<Sample>> = BTreeMap::new();
-        for s in c.samples {
-            per.entry((s.harness.clone(), s.model.clone()))
+        let own = c.samples.iter().map(|s| crate::models::tokenizer(&s.model));
+        let mut per: BTreeMap<(String, String, Tokenizer), Vec<Sample>> = BTreeMap::new();
+        for (s, tk) in c.samples.iter().zip(own) {
+            per.entry((s.harness.clone(), s.model.clone(), tk))
                 .or_default()
-                .push(s);
+                .push(s.clone());
         }
-        for (m, v) in per {
-            by_model.entry(m).or_default().push(v);
+        for (tk, v) in c.alternatives {
+            for s in v {
+                per.entry((s.harness.clone(), s.model.clone(), tk))
+                    .or_default()
+                    .push(s);
+            }
+        }
+        for ((h, m, tk), v) in per {
+            by_model
+                .entry((h, m))
+                .or_default()
+                .entry(tk)
+                .or_default()
+                .push(v);
         }
     }
     let mut out = Vec::new();
     let mut fits = Fits::new();
-    for ((harness, model), sessions) in by_model {
-        let refs: Vec<&[Sample]> = sessions.iter().map(Vec::as_slice).collect();
-        let f = fit(&refs);
-        let all: Vec<&Sample> = sessions.iter().flatten().collect();
-        let before = median(all.iter().map(|s| rel(s.assembled as f64, s.measured)));
-        // each stretch of one overhead at its own mean overhead, as the fit took it
-        let after = match &f {
-            Some(f) => {
-                let scales = f.scales();
-                median(
-                    sessions
-                        .iter()
-                        .flat_map(|s| segments(s.iter()))
-                        .flat_map(|seg| {
-                            let off = seg
-                                .iter()
-                                .map(|(p, y)| *y as f64 - p.scaled(&scales))
-                                .sum::<f64>()
-                                / seg.len() as f64;
-                            seg.into_iter()
-                                .map(move |(p, y)| rel(off + p.scaled(&scales), y))
-                        }),
-                )
-            }
-            None => before,
+    for ((harness, model), counted) in by_model {
+        let own = crate::models::tokenizer(&model);
+        // the tokenizer whose fit explains the measurements best (the model's own where none fits better)
+        let results: Vec<(Tokenizer, Option<Fit>, f64, f64, usize, usize)> = counted
+            .iter()
+            .map(|(tk, sessions)| {
+                let (f, before, after) = calibrated(sessions);
+                let n = sessions.iter().map(Vec::len).sum();
+                (*tk, f, before, after, n, sessions.len())
+            })
+            .collect();
+        let pick = results
+            .iter()
+            .filter(|r| r.1.is_some())
+            .min_by(|a, b| a.3.total_cmp(&b.3).then((a.0 != own).cmp(&(b.0 != own))))
+            .or_else(|| results.iter().find(|r| r.0 == own))
+            .or(results.first())
+            .cloned();
+        let Some((tk, mut f, before, after, samples, sessions)) = pick else {
+            continue;
         };
-        if let Some(f) = &f {
+        if let Some(f) = &mut f {
+            // said only where the measurements chose among tokenizers
+            f.tokenizer = (candidates(&model).len() > 1).then_some(tk);
             fits.insert(fit_key(&harness, &model), f.clone());
         }
         out.push(Calibration {
-            samples: all.len(),
-            sessions: sessions.len(),
+            samples,
+            sessions,
             model,
             harness,
             fit: f,
@@ -630,6 +712,40 @@ pub fn calibrate(store: &mut Store) -> Result<(Vec<Calibration>, Vec<String>), S
     }
     store.set_value(FITS_KEY, &json!(fits))?;
     Ok((out, skipped))
+}
+
+/// A model's fit on its sessions, and the median error of the raw estimate and of the fit (each stretch of one
+/// overhead at its own mean overhead, as the fit took it).
+fn calibrated(sessions: &[Vec<Sample>]) -> (Option<Fit>, f64, f64) {
+    let refs: Vec<&[Sample]> = sessions.iter().map(Vec::as_slice).collect();
+    let f = fit(&refs);
+    let before = median(
+        sessions
+            .iter()
+            .flatten()
+            .map(|s| rel(s.assembled as f64, s.measured)),
+    );
+    let after = match &f {
+        Some(f) => {
+            let scales = f.scales();
+            median(
+                sessions
+                    .iter()
+                    .flat_map(|s| segments(s.iter()))
+                    .flat_map(|seg| {
+                        let off = seg
+                            .iter()
+                            .map(|(p, y)| *y as f64 - p.scaled(&scales))
+                            .sum::<f64>()
+                            / seg.len() as f64;
+                        seg.into_iter()
+                            .map(move |(p, y)| rel(off + p.scaled(&scales), y))
+                    }),
+            )
+        }
+        None => before,
+    };
+    (f, before, after)
 }
 
 fn rel(estimated: f64, measured: u64) -> f64 {
@@ -821,83 +937,80 @@ pub struct Replay {
 pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
     let only = only.map(|c| store.resolve_conversation(c)).transpose()?;
     let (all, skipped) = store_samples(store)?;
-    // sessions: a conversation's replies of one model
-    let mut sessions: Vec<(&ReplayedConversation, &str, Vec<&Sample>)> = Vec::new();
+    // sessions: a conversation's replies of one model, counted with each tokenizer the model's measurements choose
+    // among ([`candidates`]): the first list is each model's own tokenizer
+    let mut counted: Vec<(Tokenizer, Vec<Session>)> = Vec::new();
+    let mut tokenizers: Vec<Tokenizer> = vec![];
     for c in &all {
-        let mut per: BTreeMap<&str, Vec<&Sample>> = BTreeMap::new();
-        for s in &c.samples {
-            per.entry(s.model.as_str()).or_default().push(s);
-        }
-        for (m, v) in per {
-            sessions.push((c, m, v));
+        for (tk, _) in &c.alternatives {
+            if !tokenizers.contains(tk) {
+                tokenizers.push(*tk);
+            }
         }
     }
-    // each session's own overhead at the model's default scale, beyond what its harness recorded sending, for the
-    // first-reply prior
-    let own: Vec<f64> = sessions
+    counted.push((Tokenizer::Estimate, sessions_of(&all, None)));
+    for tk in tokenizers {
+        counted.push((tk, sessions_of(&all, Some(tk))));
+    }
+    let runs: Vec<Vec<Vec<Replayed>>> = counted
         .iter()
-        .map(|(c, m, v)| {
-            v[0].measured as f64 - default_scale(m) * (v[0].assembled + c.beside) as f64
-        })
+        .map(|(_, sessions)| replay_sessions(sessions, only.as_deref()))
         .collect();
+    let mut methods: BTreeMap<String, bool> = BTreeMap::new();
     let mut replies = Vec::new();
     let mut compactions = Vec::new();
-    let mut methods: BTreeMap<String, bool> = BTreeMap::new();
-    for (conv, model, samples) in &sessions {
+    let (_, base) = &counted[0];
+    for (i, (conv, model, ..)) in base.iter().enumerate() {
         if only.as_deref().is_some_and(|o| o != conv.id) {
             continue;
         }
-        let others: Vec<Vec<Sample>> = sessions
-            .iter()
-            .filter(|(c, m, _)| c.id != conv.id && m == model && c.harness == conv.harness)
-            .map(|(_, _, v)| v.iter().map(|s| (*s).clone()).collect())
+        // the tokenizers this session was counted with (its own first)
+        let tried: Vec<usize> = (0..counted.len())
+            .filter(|&k| k == 0 || counted[k].1[i].3)
             .collect();
-        let refs: Vec<&[Sample]> = others.iter().map(Vec::as_slice).collect();
-        let f = fit(&refs);
-        if f.is_some() || !methods.contains_key(*model) {
-            methods.insert(model.to_string(), f.is_some());
-        }
-        let prior_scales = f
-            .as_ref()
-            .map_or_else(|| [default_scale(model); KINDS], Fit::scales);
-        let prior =
-            prior_overhead(&sessions, &own, conv) + default_scale(model) * conv.beside as f64;
-        for (n, s) in samples.iter().enumerate() {
-            let est = session_estimate(samples, n, &prior_scales, prior);
-            let predicted = (n > 0).then(|| {
-                let last = samples[n - 1];
-                let relaid = conv.markers.iter().any(|&c| last.index < c && c < s.index);
-                let from = (!relaid && est.overhead != OverheadFrom::SameSends)
-                    .then_some((last.measured, last.parts));
-                predicted_from(from, s.parts, &est.scales, est.estimated)
-            });
-            replies.push(ReplyRow {
-                message: s.message.clone(),
-                conversation: conv.id.clone(),
-                model: model.to_string(),
-                estimated: est.estimated,
-                measured: s.measured,
-                error: off(est.estimated, s),
-                predicted,
-                predicted_error: predicted.map(|p| off(p, s)),
-                overhead: est.overhead,
-            });
-            // the first measured prompt after a harness compaction
-            if let Some(c) = conv
-                .compactions
+        let rows = &runs[0][i];
+        for (n, _) in rows.iter().enumerate() {
+            // each reply takes the tokenizer that estimated best what was measured before it: this session's
+            // earlier replies (their overhead measured), the recent ones weighing most (a session's text changes
+            // kind as it goes), and the model's other sessions, as much as one reply of its own
+            let score = |k: usize| -> f64 {
+                let mut sum = 0.0;
+                let mut weight = 0.0;
+                for (j, r) in runs[k][i][..n].iter().enumerate() {
+                    if r.row.overhead == OverheadFrom::Measured {
+                        let w = 0.5f64.powf((n - j) as f64 / CHOICE_HALF_LIFE);
+                        sum += w * r.row.error.abs();
+                        weight += w;
+                    }
+                }
+                let others: Vec<f64> = counted[k]
+                    .1
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, (c, m, ..))| *j != i && c.id != conv.id && m == model)
+                    .flat_map(|(j, _)| runs[k][j].iter())
+                    .filter(|r| r.row.overhead == OverheadFrom::Measured)
+                    .map(|r| r.row.error.abs())
+                    .collect();
+                if !others.is_empty() {
+                    sum += others.iter().sum::<f64>() / others.len() as f64;
+                    weight += 1.0;
+                }
+                if weight > 0.0 { sum / weight } else { 0.0 }
+            };
+            let best = tried
                 .iter()
-                .find(|c| **c < s.index && (n == 0 || samples[n - 1].index < **c))
-            {
-                compactions.push(CompactionRow {
-                    message: conv.compaction_ids.get(c).cloned().unwrap_or_default(),
-                    conversation: conv.id.clone(),
-                    harness: conv.harness.clone(),
-                    reply: s.message.clone(),
-                    predicted: est.estimated,
-                    measured: s.measured,
-                    error: round4(off(est.estimated, s)),
-                });
+                .copied()
+                .map(|k| (k, score(k)))
+                .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+                .map_or(0, |(k, _)| k);
+            let r = &runs[best][i][n];
+            let fitted = r.fitted;
+            if fitted || !methods.contains_key(*model) {
+                methods.insert(model.to_string(), fitted);
             }
+            replies.push(r.row.clone());
+            compactions.extend(r.compaction.clone());
         }
     }
     let models = per_model(&replies, &methods);
@@ -912,6 +1025,123 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
         compactions,
         skipped,
     })
+}
+
+/// How many replies back a reply's error weighs half as much when a session's replies choose the tokenizer
+/// its next is counted with.
+const CHOICE_HALF_LIFE: f64 = 8.0;
+
+/// A conversation's replies of one model: the conversation, the model, its measured replies, and whether they were
+/// counted with another tokenizer than the model's own ([`ReplayedConversation::alternatives`]).
+type Session<'a> = (&'a ReplayedConversation, &'a str, Vec<&'a Sample>, bool);
+
+/// The sessions of `all`, each model's replies counted with its own tokenizer, or with `tk` where the
+/// conversation counted them so too.
+fn sessions_of(all: &[ReplayedConversation], tk: Option<Tokenizer>) -> Vec<Session<'_>> {
+    let mut sessions = Vec::new();
+    for c in all {
+        let alt = tk.and_then(|t| c.alternatives.iter().find(|(a, _)| *a == t));
+        let mut per: BTreeMap<&str, Vec<&Sample>> = BTreeMap::new();
+        for s in &c.samples {
+            per.entry(s.model.as_str()).or_default().push(s);
+        }
+        let mut by: BTreeMap<&str, Vec<&Sample>> = BTreeMap::new();
+        for s in alt.iter().flat_map(|(_, v)| v) {
+            by.entry(s.model.as_str()).or_default().push(s);
+        }
+        for (m, v) in per {
+            match by.remove(m) {
+                Some(a) if a.len() == v.len() => sessions.push((c, m, a, true)),
+                _ => sessions.push((c, m, v, false)),
+            }
+        }
+    }
+    sessions
+}
+
+/// One reply replayed: its row, the harness compaction it is the first measured prompt after (if any), and
+/// whether its model's estimator was fitted on other sessions.
+struct Replayed {
+    row: ReplyRow,
+    compaction: Option<CompactionRow>,
+    fitted: bool,
+}
+
+/// Every session's replies estimated from scratch and predicted from the last measurement, each with only what
+/// its session measured before it and what other sessions of the model and harness measured (`only`: one
+/// conversation's; the others are left empty).
+fn replay_sessions(sessions: &[Session], only: Option<&str>) -> Vec<Vec<Replayed>> {
+    // each session's own overhead at the model's default scale, beyond what its harness recorded sending, for the
+    // first-reply prior
+    let own: Vec<f64> = sessions
+        .iter()
+        .map(|(c, m, v, _)| {
+            v[0].measured as f64 - default_scale(m) * (v[0].assembled + c.beside) as f64
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (conv, model, samples, _) in sessions {
+        let mut rows = Vec::new();
+        // a model of unknown family is replayed whole: which tokenizer its other sessions chose is evidence
+        if only.is_some_and(|o| o != conv.id) && candidates(model).len() == 1 {
+            out.push(rows);
+            continue;
+        }
+        let others: Vec<Vec<Sample>> = sessions
+            .iter()
+            .filter(|(c, m, ..)| c.id != conv.id && m == model && c.harness == conv.harness)
+            .map(|(_, _, v, _)| v.iter().map(|s| (*s).clone()).collect())
+            .collect();
+        let refs: Vec<&[Sample]> = others.iter().map(Vec::as_slice).collect();
+        let f = fit(&refs);
+        let prior_scales = f
+            .as_ref()
+            .map_or_else(|| [default_scale(model); KINDS], Fit::scales);
+        let after = own_scale_after(model, f.is_some());
+        let prior =
+            prior_overhead(sessions, &own, conv) + default_scale(model) * conv.beside as f64;
+        for (n, s) in samples.iter().enumerate() {
+            let est = session_estimate(samples, n, &prior_scales, prior, after);
+            let predicted = (n > 0).then(|| {
+                let last = samples[n - 1];
+                let relaid = conv.markers.iter().any(|&c| last.index < c && c < s.index);
+                let from = (!relaid && est.overhead != OverheadFrom::SameSends)
+                    .then_some((last.measured, last.parts));
+                predicted_from(from, s.parts, &est.scales, est.estimated)
+            });
+            // the first measured prompt after a harness compaction
+            let compaction = conv
+                .compactions
+                .iter()
+                .find(|c| **c < s.index && (n == 0 || samples[n - 1].index < **c))
+                .map(|c| CompactionRow {
+                    message: conv.compaction_ids.get(c).cloned().unwrap_or_default(),
+                    conversation: conv.id.clone(),
+                    harness: conv.harness.clone(),
+                    reply: s.message.clone(),
+                    predicted: est.estimated,
+                    measured: s.measured,
+                    error: round4(off(est.estimated, s)),
+                });
+            rows.push(Replayed {
+                row: ReplyRow {
+                    message: s.message.clone(),
+                    conversation: conv.id.clone(),
+                    model: model.to_string(),
+                    estimated: est.estimated,
+                    measured: s.measured,
+                    error: off(est.estimated, s),
+                    predicted,
+                    predicted_error: predicted.map(|p| off(p, s)),
+                    overhead: est.overhead,
+                },
+                compaction,
+                fitted: f.is_some(),
+            });
+        }
+        out.push(rows);
+    }
+    out
 }
 
 /// Each model's errors over its replies (estimated from scratch and predicted from the last measurement), its
@@ -980,16 +1210,32 @@ struct SessionEstimate {
     overhead: OverheadFrom,
 }
 
-/// Fewer measured replies than this before a reply, and a session's own scale is not trusted yet.
+/// Fewer measured replies than this before a reply, and a session's own scale is not trusted over a prior that
+/// knows something (a fit on the model's other sessions, or its tokenizer's known scale).
 pub const MIN_SESSION_SAMPLES: usize = 3;
 
-/// The scales a session's own measurements tell, from the replies before `n`, once there are
-/// [`MIN_SESSION_SAMPLES`] of them (else `prior`): each kind's slope of measured against assembled
-/// ([`kind_scales`]), drawn toward the one slope of the measured total against the assembled total, so a kind the
-/// session holds little of takes the scale the session as a whole tells.
-fn session_scales(samples: &[&Sample], n: usize, prior: &Scales) -> Scales {
+/// Where a model's prior is a guess (no session of it fitted, and a tokenizer nobody published: a third party's
+/// model, or one released after the catalog), the first measured step of a session already says more: two
+/// measured replies give one slope.
+pub const MIN_SESSION_SAMPLES_UNKNOWN: usize = 2;
+
+/// How many of a session's measured replies must come before its own scale is used over the prior: fewer where
+/// the prior is only a guess ([`MIN_SESSION_SAMPLES_UNKNOWN`]).
+pub fn own_scale_after(model: &str, fitted: bool) -> usize {
+    if fitted || crate::models::family(model) != crate::models::Family::Other {
+        MIN_SESSION_SAMPLES
+    } else {
+        MIN_SESSION_SAMPLES_UNKNOWN
+    }
+}
+
+/// The scales a session's own measurements tell, from the replies before `n`, once there are `after` of them
+/// ([`own_scale_after`]; else `prior`): each kind's slope of measured against assembled ([`kind_scales`]), drawn
+/// toward the one slope of the measured total against the assembled total, so a kind the session holds little of
+/// takes the scale the session as a whole tells.
+fn session_scales(samples: &[&Sample], n: usize, prior: &Scales, after: usize) -> Scales {
     let before = &samples[..n];
-    if before.len() < MIN_SESSION_SAMPLES {
+    if before.len() < after {
         return *prior;
     }
     // each stretch with one overhead (between the changes the harness made unseen) fits as its own
@@ -1008,10 +1254,11 @@ fn session_estimate(
     n: usize,
     prior_scales: &Scales,
     prior_overhead: f64,
+    after: usize,
 ) -> SessionEstimate {
     // the session's own measurements beat other sessions' fit once there are enough of them: a model nobody
     // fitted (released yesterday, or a third party's through a harness) is learned within its first replies
-    let scales = session_scales(samples, n, prior_scales);
+    let scales = session_scales(samples, n, prior_scales, after);
     let s = samples[n];
     let unrecorded = unrecorded_size(samples, n, &scales);
     let (overhead, from) = match anchor(&samples[..n], s.segment, s.sends.as_deref()) {
@@ -1107,11 +1354,7 @@ type Likeness = (bool, bool, Vec<u64>);
 /// they were read, then the nearest version); for a harness no other session was written by, the median own
 /// overhead of every other session (an agent's system prompt and tools are of the same order whichever harness
 /// sends them; nothing is a worse guess than that); none when there are none.
-fn prior_overhead(
-    sessions: &[(&ReplayedConversation, &str, Vec<&Sample>)],
-    own: &[f64],
-    conv: &ReplayedConversation,
-) -> f64 {
+fn prior_overhead(sessions: &[Session], own: &[f64], conv: &ReplayedConversation) -> f64 {
     let version = |v: &Option<String>| -> Vec<u64> {
         v.as_deref()
             .unwrap_or("")
@@ -1134,14 +1377,14 @@ fn prior_overhead(
     let candidates: Vec<(usize, Likeness)> = sessions
         .iter()
         .enumerate()
-        .filter(|(_, (c, _, _))| c.id != conv.id && c.harness == conv.harness)
-        .map(|(j, (c, _, _))| (j, distance(c)))
+        .filter(|(_, (c, ..))| c.id != conv.id && c.harness == conv.harness)
+        .map(|(j, (c, ..))| (j, distance(c)))
         .collect();
     let Some(best) = candidates.iter().map(|(_, d)| d).min() else {
         let others: Vec<f64> = sessions
             .iter()
             .zip(own)
-            .filter(|((c, _, _), _)| c.id != conv.id)
+            .filter(|((c, ..), _)| c.id != conv.id)
             .map(|(_, &o)| o.max(0.0))
             .collect();
         return quantile(others, 0.5);
@@ -1156,7 +1399,7 @@ fn prior_overhead(
     if conv.parent.is_some() && !best.1 {
         let me = sessions
             .iter()
-            .position(|(c, _, _)| c.id == conv.id)
+            .position(|(c, ..)| c.id == conv.id)
             .unwrap_or(0);
         if let Some(j) = near.iter().min_by_key(|&&j| (j.abs_diff(me), j > me)) {
             return own[*j];
@@ -1214,9 +1457,15 @@ mod tests {
         let refs: Vec<&Sample> = v.iter().collect();
         let prior = [1.0; KINDS];
         // the reply right after the change: only what was measured before it, the old overhead
-        assert_eq!(session_estimate(&refs, 4, &prior, 0.0).estimated, 9_000);
+        assert_eq!(
+            session_estimate(&refs, 4, &prior, 0.0, MIN_SESSION_SAMPLES).estimated,
+            9_000
+        );
         // the ones after it: the overhead of the first reply measured after the change, the scale not bent by it
-        assert_eq!(session_estimate(&refs, 6, &prior, 0.0).estimated, 19_000);
+        assert_eq!(
+            session_estimate(&refs, 6, &prior, 0.0, MIN_SESSION_SAMPLES).estimated,
+            19_000
+        );
         assert_eq!(
             anchor(&refs[..6], 1, None),
             Some((4, OverheadFrom::Measured))
@@ -1253,7 +1502,7 @@ mod tests {
         }));
         let refs: Vec<&Sample> = v.iter().collect();
         let prior = [1.0; KINDS];
-        let e = session_estimate(&refs, 6, &prior, 0.0);
+        let e = session_estimate(&refs, 6, &prior, 0.0, MIN_SESSION_SAMPLES);
         assert_eq!((e.estimated, e.overhead), (11_000, OverheadFrom::SameSends));
         // what it sends not named: the overhead before the change, stale
         let unnamed: Vec<Sample> = v
@@ -1262,7 +1511,7 @@ mod tests {
             .map(|x| Sample { sends: None, ..x })
             .collect();
         let refs: Vec<&Sample> = unnamed.iter().collect();
-        let e = session_estimate(&refs, 6, &prior, 0.0);
+        let e = session_estimate(&refs, 6, &prior, 0.0, MIN_SESSION_SAMPLES);
         assert_eq!((e.estimated, e.overhead), (9_000, OverheadFrom::Stale));
     }
 
@@ -1305,8 +1554,14 @@ mod tests {
         assert_eq!(unrecorded_size(&refs, 3, &one), 0.0);
         assert_eq!(unrecorded_size(&refs, 4, &one), 1_200.0);
         // the first reply after a summary is estimated without it (nothing measured one yet), the next with it
-        assert_eq!(session_estimate(&refs, 3, &one, 0.0).estimated, 8_000);
-        assert_eq!(session_estimate(&refs, 4, &one, 0.0).estimated, 10_200);
+        assert_eq!(
+            session_estimate(&refs, 3, &one, 0.0, MIN_SESSION_SAMPLES).estimated,
+            8_000
+        );
+        assert_eq!(
+            session_estimate(&refs, 4, &one, 0.0, MIN_SESSION_SAMPLES).estimated,
+            10_200
+        );
         // a stretch whose overhead was measured after a summary takes the summary out of it
         let after: Vec<Sample> = v
             .iter()
@@ -1322,7 +1577,10 @@ mod tests {
             }))
             .collect();
         let refs: Vec<&Sample> = after.iter().collect();
-        assert_eq!(session_estimate(&refs, 7, &one, 0.0).estimated, 14_000);
+        assert_eq!(
+            session_estimate(&refs, 7, &one, 0.0, MIN_SESSION_SAMPLES).estimated,
+            14_000
+        );
     }
 
     #[test]
@@ -1334,6 +1592,7 @@ mod tests {
             subagent: false,
             parent: None,
             samples: Vec::new(),
+            alternatives: Vec::new(),
             compactions: Vec::new(),
             markers: Vec::new(),
             compaction_ids: BTreeMap::new(),
@@ -1345,8 +1604,7 @@ mod tests {
             conv("c", "pi", "0.40"),
             conv("d", "codex", "0.140"),
         ];
-        let sessions: Vec<(&ReplayedConversation, &str, Vec<&Sample>)> =
-            cs.iter().map(|c| (c, "m", Vec::new())).collect();
+        let sessions: Vec<Session> = cs.iter().map(|c| (c, "m", Vec::new(), false)).collect();
         let own = [20_000.0, 14_000.0, 3_000.0, 16_000.0];
         let new_cc = conv("e", "claude-code", "2.1.120");
         assert_eq!(
@@ -1370,8 +1628,7 @@ mod tests {
             sub("e3", "x"),
             sub("e4", "x"),
         ];
-        let sessions: Vec<(&ReplayedConversation, &str, Vec<&Sample>)> =
-            cs.iter().map(|c| (c, "m", Vec::new())).collect();
+        let sessions: Vec<Session> = cs.iter().map(|c| (c, "m", Vec::new(), false)).collect();
         let own = [1_000.0, 9_000.0, 2_000.0, 3_000.0, 4_000.0];
         assert_eq!(prior_overhead(&sessions, &own, &cs[3]), 2_000.0);
         assert_eq!(

@@ -105,7 +105,7 @@ pub fn timeline(
                 .as_deref()
                 .unwrap_or(policy.model.as_str()),
         );
-        let tk = crate::models::tokenizer(&model);
+        let tk = crate::reclaim::replay::counted_with(fits, &view.harness, &model);
         let reader = ModelReader::of(&model);
         // the stored measures are cairn's estimate: only another tokenizer needs a recounted copy of the view
         let v: &PathView = if tk == Tokenizer::Estimate {
