@@ -1424,3 +1424,94 @@ fn the_tokenizer_of_a_model_no_catalog_knows_is_the_one_its_measurements_choose(
         report.calibration.source
     );
 }
+
+#[test]
+fn a_grown_claude_code_session_teaches_the_price_its_later_cost_records_say() {
+    // Claude Code 2.1.33x writes what the session cost so far after each request (`cost-state`, cumulative). A
+    // session imported early, while its few records could not yet tell five rates apart, then read again as it
+    // grows: the records among the new lines are kept too, and the model is priced from all of them.
+    let dir = tempfile::tempdir().unwrap();
+    let rates = [5.0, 25.0, 0.5, 6.25, 10.0];
+    let mut lines = Vec::new();
+    let (mut sum, mut want) = ([0u64; 5], 0.0);
+    let mut parent: Option<String> = None;
+    for i in 0..8u64 {
+        let u = [
+            3 + (i * i * 7) % 50,
+            200 + (i * i * 131) % 2_000,
+            20_000 + (i * i * i * 977) % 90_000,
+            1_000 + 700 * (i % 3),
+            if i % 2 == 0 { 4_000 + 100 * i } else { 0 },
+        ];
+        let cost: f64 = u.iter().zip(rates).map(|(n, r)| *n as f64 * r).sum::<f64>() / 1e6;
+        want += cost;
+        for (s, n) in sum.iter_mut().zip(u) {
+            *s += n;
+        }
+        let usage = json!({"input_tokens": u[0], "output_tokens": u[1], "cache_read_input_tokens": u[2],
+            "cache_creation_input_tokens": u[3] + u[4],
+            "cache_creation": {"ephemeral_5m_input_tokens": u[3], "ephemeral_1h_input_tokens": u[4]}});
+        lines.push(json!({"type": "user", "uuid": format!("u{i}"), "parentUuid": parent, "sessionId": "grows",
+                          "timestamp": format!("2026-12-02T10:0{i}:00Z"), "version": "2.1.332",
+                          "message": {"role": "user", "content": format!("task {i}")}}));
+        lines.push(json!({"type": "assistant", "uuid": format!("a{i}"), "parentUuid": format!("u{i}"),
+                          "sessionId": "grows", "requestId": format!("r{i}"),
+                          "timestamp": format!("2026-12-02T10:0{i}:05Z"), "version": "2.1.332",
+                          "message": {"id": format!("m{i}"), "role": "assistant", "model": "claude-opus-9-9",
+                                      "content": [{"type": "text", "text": "done"}], "usage": usage}}));
+        lines.push(json!({"type": "cost-state", "sessionId": "grows", "totalCostUSD": want,
+                          "modelUsage": {"claude-opus-9-9": {"inputTokens": sum[0], "outputTokens": sum[1],
+                              "cacheReadInputTokens": sum[2], "cacheCreationInputTokens": sum[3] + sum[4],
+                              "cacheCreationEphemeral5mInputTokens": sum[3],
+                              "cacheCreationEphemeral1hInputTokens": sum[4],
+                              "webSearchRequests": 0, "costUSD": want}},
+                          "hasUnknownModelCost": false}));
+        parent = Some(format!("a{i}"));
+    }
+    let p = dir.path().join("grows.jsonl");
+    let mut s = Store::open_in_memory().unwrap();
+    // three requests in: three records cannot tell five rates apart, so the cost is unknown
+    write_jsonl(&p, &lines[..9]);
+    import(&mut s, &p);
+    let rows = stats_by(&mut s, &Settings::default(), By::Model).rows;
+    assert_eq!(rows[0].cost_usd, None);
+    // the session grew: read from where the import stopped, its new records price the model
+    write_jsonl(&p, &lines);
+    let Outcome::Imported(files) = run(
+        &mut s,
+        Action::Import {
+            paths: vec![p.clone()],
+            format: None,
+        },
+    ) else {
+        panic!("import")
+    };
+    assert_eq!(files[0].status, "grown", "{:?}", files[0].error);
+    let rows = stats_by(&mut s, &Settings::default(), By::Model).rows;
+    let got = rows[0].cost_usd.unwrap();
+    assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+    // the whole session read from elsewhere (a copy under its own name) into a store that held it early is merged,
+    // not read from where the import stopped: its records are taken too
+    std::fs::create_dir(dir.path().join("later")).unwrap();
+    let copy = dir.path().join("later/grows.jsonl");
+    std::fs::copy(&p, &copy).unwrap();
+    let mut early = Store::open_in_memory().unwrap();
+    write_jsonl(&p, &lines[..9]);
+    import(&mut early, &p);
+    import(&mut early, &copy);
+    let rows = stats_by(&mut early, &Settings::default(), By::Model).rows;
+    let got = rows[0].cost_usd.unwrap();
+    assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+    // each record is kept once, as a store that read the session whole at once keeps them
+    write_jsonl(&p, &lines);
+    let mut whole = Store::open_in_memory().unwrap();
+    import(&mut whole, &p);
+    let kept = |s: &Store| {
+        s.kept_records("cost-state", "claude-opus-9-9")
+            .unwrap()
+            .len()
+    };
+    assert_eq!(kept(&whole), 8);
+    assert_eq!(kept(&s), 8);
+    assert_eq!(kept(&early), 8);
+}
