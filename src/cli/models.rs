@@ -71,6 +71,14 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         ))?;
     }
     for r in rows {
+        if r.tokenizer_source == crate::models::Source::Measured {
+            out(&format!(
+                "{}: counted with {}, which its measured prompts chose (`cairn calibrate`; no family the catalog \
+                 knows says)",
+                r.model,
+                r.tokenizer.name()
+            ))?;
+        }
         if let Some(n) = r.price_learned_from {
             out(&format!(
                 "{}: priced as its harness recorded {n} cost(s) of it (no catalog or settings price)",
