@@ -268,7 +268,7 @@ pub const LARGE_RESULT_TOKENS: u64 = 50;
 /// What a message costs and holds, measured once when it is written and stored beside it, so every figure over a
 /// long path (the context breakdown, the rungs' savings, the snapshot's page count, usage statistics) is a sum over
 /// stored numbers and no body is decoded for it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Measure {
     /// Estimated tokens by kind. `tool_result` is the text of results (images inside them count as `image`).
     pub text: u64,

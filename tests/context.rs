@@ -43,3 +43,26 @@ fn context_reports_what_each_rung_would_reclaim_outside_the_protect_window() {
     assert_eq!(m[0], 2);
     assert!(view.heads[*m.last().unwrap()].ends_turn());
 }
+
+#[test]
+fn a_path_counted_by_a_public_tokenizer_reads_back_what_it_counted_before() {
+    // a GPT model's path is counted by o200k; the counts are kept with the messages, and a second count reads them
+    // back: the same numbers, message for message, as counting the bodies again
+    let mut s = Store::open_in_memory().unwrap();
+    let body = "fn example() { let x = compute(42); } // 第一行\n".repeat(40);
+    let c = helpers::tool_session(&mut s, 30, &|_| (body.clone(), false, None));
+    let view = PathView::load(&s, &c, None).unwrap();
+    let tk = cairn::tokens::Tokenizer::O200k;
+    let first = view.retokenized(Some(&s), tk).unwrap();
+    let again = view.retokenized(Some(&s), tk).unwrap();
+    let measures = |v: &PathView| v.facts.iter().map(|f| f.measure).collect::<Vec<_>>();
+    assert_eq!(measures(&first), measures(&again));
+    // counted by o200k, not the estimate the store measured at write time
+    assert_ne!(measures(&first), measures(&view));
+    // and the same as a path held in memory counts (nothing kept, the bodies counted)
+    let messages = s.active_path(&c).unwrap();
+    let held = PathView::from_messages(&c, messages)
+        .retokenized(None, tk)
+        .unwrap();
+    assert_eq!(measures(&first), measures(&held));
+}

@@ -335,15 +335,14 @@ pub fn stored_fits(store: &Store) -> Result<Fits, StoreError> {
         .unwrap_or_default())
 }
 
-/// The tokenizers a model's measurements choose among: for a model of no known family (a third party's through a
-/// harness, one released after the catalog), cairn's estimate by text kind and each public tokenizer, since which
-/// it counts with is learned from what its provider measured, not guessed from its name; for any other, its own
-/// (the catalog names its family, and the family its tokenizer).
+/// The tokenizers a model's measurements choose among: its own where it is public (OpenAI's o200k); for a model
+/// whose tokenizer is not public (Anthropic's and Google's, a third party's through a harness, one released after
+/// the catalog), cairn's estimate by text kind and each public tokenizer, since which counts its text most nearly
+/// as its provider does is learned from what the provider measured, not assumed from its name.
 pub fn candidates(model: &str) -> Vec<Tokenizer> {
-    if crate::models::family(model) == crate::models::Family::Other {
-        vec![Tokenizer::Estimate, Tokenizer::O200k]
-    } else {
-        vec![crate::models::tokenizer(model)]
+    match crate::models::tokenizer(model) {
+        Tokenizer::Estimate => vec![Tokenizer::Estimate, Tokenizer::O200k],
+        public => vec![public],
     }
 }
 

@@ -184,16 +184,41 @@ impl PathView {
         if tk == crate::tokens::Tokenizer::Estimate {
             return Ok(v);
         }
+        // a stored path's messages are counted once per tokenizer: what was counted before is read back
+        let kept = store.filter(|_| self.memory.is_none());
         for lo in (0..self.len()).step_by(1024) {
             let idx: Vec<usize> = (lo..(lo + 1024).min(self.len())).collect();
-            for (i, m) in idx.iter().zip(self.bodies(store, &idx)?) {
+            let seqs: Vec<i64> = idx.iter().map(|&i| self.heads[i].seq).collect();
+            let held = match kept {
+                Some(s) => s.recounts(&seqs, tk)?,
+                None => Default::default(),
+            };
+            let missing: Vec<usize> = idx
+                .iter()
+                .copied()
+                .filter(|&i| !held.contains_key(&self.heads[i].seq))
+                .collect();
+            let mut counted = Vec::with_capacity(missing.len());
+            let mut made = std::collections::HashMap::with_capacity(missing.len());
+            for (i, m) in missing.iter().zip(self.bodies(store, &missing)?) {
                 let f = &self.facts[*i];
-                let mut me =
+                let me =
                     crate::models::measure(&m.content, f.model.as_deref(), f.usage.as_ref(), tk);
+                counted.push((self.heads[*i].seq, me));
+                made.insert(*i, me);
+            }
+            if let Some(s) = kept {
+                s.keep_recounts(&counted, tk)?;
+            }
+            for &i in &idx {
+                let Some(&me) = made.get(&i).or_else(|| held.get(&self.heads[i].seq)) else {
+                    continue;
+                };
+                let mut me = me;
                 // what the store measured that text does not say (stored images' bytes)
-                me.image_bytes = self.facts[*i].measure.image_bytes;
-                me.large_result_image_bytes = self.facts[*i].measure.large_result_image_bytes;
-                v.facts[*i].measure = me;
+                me.image_bytes = self.facts[i].measure.image_bytes;
+                me.large_result_image_bytes = self.facts[i].measure.large_result_image_bytes;
+                v.facts[i].measure = me;
             }
         }
         Ok(v)

@@ -90,6 +90,10 @@ pub const MIGRATIONS: &[Step] = &[
         sql: "",
         backfill: Some(super::identity::backfill_own_fingerprints),
     },
+    Step {
+        sql: V20,
+        backfill: None,
+    },
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
@@ -453,6 +457,18 @@ DROP TABLE measures;
 ALTER TABLE measures_v13 RENAME TO measures;
 CREATE INDEX measures_by_conversation ON measures(conversation, seq);
 CREATE INDEX measures_by_time ON measures(created_at);
+"#;
+
+/// v20: messages counted by a public tokenizer ([`super::recounts`]), kept so a path is counted once: `measure` is
+/// the message's [`crate::tokens::Measure`], its numbers as a JSON array in the order of its fields, `version` the counting rules it was made under.
+const V20: &str = r#"
+CREATE TABLE IF NOT EXISTS recounts (
+    seq INTEGER NOT NULL REFERENCES messages(seq),
+    tokenizer TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    measure TEXT NOT NULL,
+    PRIMARY KEY (seq, tokenizer)
+) WITHOUT ROWID;
 "#;
 
 /// Brings a store at `from` up to [`VERSION`], all steps in one transaction.

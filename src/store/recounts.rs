@@ -1,0 +1,113 @@
+//! Messages counted by a public tokenizer, kept beside them. A stored message is measured once, by cairn's
+//! estimate, when it is written; a model that counts with another tokenizer (OpenAI's o200k, or the one a model's
+//! measurements chose: `crate::reclaim::replay::counted_with`) has its path counted again, which decodes every
+//! body and runs the tokenizer over it: seconds on a long session. Stored messages never change, so what a
+//! tokenizer made of one is kept here and read back as numbers the next time (`/context`, `send`, the timeline,
+//! replay). A count made under other counting rules ([`RECOUNT_VERSION`]) is made again.
+
+use std::collections::HashMap;
+
+use super::{Result, Store};
+use crate::tokens::{Measure, Tokenizer};
+
+/// The counting rules recounts are made under: raised when a tokenizer's measure of a message would change, so
+/// what was kept before is made again.
+pub const RECOUNT_VERSION: i64 = 1;
+
+/// A measure as kept: its numbers alone, in the order of its fields (a tenth of its JSON with names, on a path of
+/// 100k messages).
+fn packed(m: &Measure) -> Option<String> {
+    let serde_json::Value::Object(o) = serde_json::to_value(m).ok()? else {
+        return None;
+    };
+    Some(serde_json::Value::Array(o.into_iter().map(|(_, v)| v).collect()).to_string())
+}
+
+/// A kept measure read back: its numbers given their fields' names (a [`Measure`]'s, in order).
+fn unpacked(text: &str) -> Option<Measure> {
+    let serde_json::Value::Object(names) = serde_json::to_value(Measure::default()).ok()? else {
+        return None;
+    };
+    let serde_json::Value::Array(values) = serde_json::from_str(text).ok()? else {
+        return None;
+    };
+    if values.len() != names.len() {
+        return None;
+    }
+    let o: serde_json::Map<String, serde_json::Value> =
+        names.into_iter().map(|(k, _)| k).zip(values).collect();
+    serde_json::from_value(serde_json::Value::Object(o)).ok()
+}
+
+fn name(tk: Tokenizer) -> &'static str {
+    match tk {
+        Tokenizer::Estimate => "estimate",
+        Tokenizer::O200k => "o200k",
+    }
+}
+
+impl Store {
+    /// What `tk` made of the stored messages `seqs` before (those it counted under these rules), by seq.
+    pub(crate) fn recounts(&self, seqs: &[i64], tk: Tokenizer) -> Result<HashMap<i64, Measure>> {
+        let mut out = HashMap::with_capacity(seqs.len());
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT r.key, t.measure FROM json_each(?1) r
+             JOIN recounts t ON t.seq = r.value AND t.tokenizer = ?2 AND t.version = ?3",
+        )?;
+        let list = serde_json::Value::from(seqs.to_vec()).to_string();
+        let rows = stmt.query_map(rusqlite::params![list, name(tk), RECOUNT_VERSION], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })?;
+        for row in rows {
+            let (k, m) = row?;
+            if let (Some(&seq), Some(m)) = (
+                usize::try_from(k).ok().and_then(|k| seqs.get(k)),
+                unpacked(&m),
+            ) {
+                out.insert(seq, m);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Keeps what `tk` made of the stored messages `counted` ((seq, measure)), in one transaction.
+    pub(crate) fn keep_recounts(&self, counted: &[(i64, Measure)], tk: Tokenizer) -> Result<()> {
+        if counted.is_empty() {
+            return Ok(());
+        }
+        let tx = self.conn.unchecked_transaction()?;
+        {
+            let mut stmt = tx.prepare_cached(
+                "INSERT OR REPLACE INTO recounts (seq, tokenizer, version, measure) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for (seq, m) in counted {
+                let Some(measure) = packed(m) else {
+                    continue;
+                };
+                stmt.execute(rusqlite::params![seq, name(tk), RECOUNT_VERSION, measure])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_measure_reads_back_as_it_was_made() {
+        let mut m = Measure::default();
+        let mut v = serde_json::to_value(m).unwrap();
+        for (n, (_, x)) in v.as_object_mut().unwrap().iter_mut().enumerate() {
+            *x = serde_json::Value::from(n as u64 * 7 + 1);
+        }
+        m = serde_json::from_value(v).unwrap();
+        let kept = packed(&m).unwrap();
+        assert!(kept.starts_with('[') && kept.len() < 80, "{kept}");
+        assert_eq!(unpacked(&kept), Some(m));
+        // a measure kept with other fields (older rules) is not read as this one
+        assert_eq!(unpacked("[1,2,3]"), None);
+    }
+}
