@@ -16,6 +16,7 @@ mod measures;
 mod merge;
 mod oplog;
 mod paths;
+mod records;
 mod recounts;
 mod resume;
 mod rules;

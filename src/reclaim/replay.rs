@@ -951,9 +951,11 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
     for tk in tokenizers {
         counted.push((tk, sessions_of(&all, Some(tk))));
     }
+    // each session counted otherwise is replayed again; the others are the first list's
     let runs: Vec<Vec<Vec<Replayed>>> = counted
         .iter()
-        .map(|(_, sessions)| replay_sessions(sessions, only.as_deref()))
+        .enumerate()
+        .map(|(k, (_, sessions))| replay_sessions(sessions, only.as_deref(), k > 0))
         .collect();
     let mut methods: BTreeMap<String, bool> = BTreeMap::new();
     let mut replies = Vec::new();
@@ -1068,8 +1070,13 @@ struct Replayed {
 
 /// Every session's replies estimated from scratch and predicted from the last measurement, each with only what
 /// its session measured before it and what other sessions of the model and harness measured (`only`: one
-/// conversation's; the others are left empty).
-fn replay_sessions(sessions: &[Session], only: Option<&str>) -> Vec<Vec<Replayed>> {
+/// conversation's; `recounted_only`: the sessions counted with another tokenizer than their model's own; the others
+/// are left empty).
+fn replay_sessions(
+    sessions: &[Session],
+    only: Option<&str>,
+    recounted_only: bool,
+) -> Vec<Vec<Replayed>> {
     // each session's own overhead at the model's default scale, beyond what its harness recorded sending, for the
     // first-reply prior
     let own: Vec<f64> = sessions
@@ -1079,8 +1086,12 @@ fn replay_sessions(sessions: &[Session], only: Option<&str>) -> Vec<Vec<Replayed
         })
         .collect();
     let mut out = Vec::new();
-    for (conv, model, samples, _) in sessions {
+    for (conv, model, samples, recounted) in sessions {
         let mut rows = Vec::new();
+        if recounted_only && !recounted {
+            out.push(rows);
+            continue;
+        }
         // a model of unknown family is replayed whole: which tokenizer its other sessions chose is evidence
         if only.is_some_and(|o| o != conv.id) && candidates(model).len() == 1 {
             out.push(rows);

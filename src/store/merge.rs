@@ -95,7 +95,7 @@ impl Store {
                     // Qwen Code's `custom_title`, Droid's, Claude Code's summary)
                     super::sources::retitle(&tx, conv.seq, c.title.as_deref())?;
                     let recorded = record_more(&tx, &conv, &c.meta)?;
-                    add_records(&tx, conv.seq, &c.meta)?;
+                    super::records::add_records(&tx, conv.seq, &c.meta)?;
                     let (added, retired) = append_missing(&tx, &conv, c)?;
                     out.push(Merged {
                         conversation: id,
@@ -139,63 +139,6 @@ impl Store {
         tx.commit()?;
         Ok(out)
     }
-}
-
-/// Adds to a stored conversation's kept records (`records` in its meta: what its reader kept of the lines that are
-/// not messages) those of `read`, the same session read again, that it does not hold: a session that grew wrote
-/// more of them (Claude Code 2.1.33x what the session cost so far, after each request, which prices a model no
-/// catalog knows). A record is added as often as `read` holds it more than the store does; the held ones keep
-/// their places, so the meta's pointers into them stay true. Returns how many were added.
-pub(super) fn add_records(
-    tx: &rusqlite::Transaction<'_>,
-    seq: i64,
-    read: &serde_json::Value,
-) -> Result<usize> {
-    let Some(new) = read
-        .get("records")
-        .and_then(serde_json::Value::as_array)
-        .filter(|r| !r.is_empty())
-    else {
-        return Ok(0);
-    };
-    let stored: Option<String> = tx.query_row(
-        "SELECT meta FROM conversations WHERE seq = ?1",
-        [seq],
-        |r| r.get(0),
-    )?;
-    let mut meta = stored
-        .as_deref()
-        .and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok())
-        .filter(serde_json::Value::is_object)
-        .unwrap_or_else(|| serde_json::json!({}));
-    let Some(held) = meta
-        .as_object_mut()
-        .map(|o| o.entry("records").or_insert_with(|| serde_json::json!([])))
-        .and_then(serde_json::Value::as_array_mut)
-    else {
-        return Ok(0);
-    };
-    let mut have: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for r in held.iter() {
-        *have.entry(r.to_string()).or_default() += 1;
-    }
-    let mut added = 0;
-    for r in new {
-        match have.get_mut(&r.to_string()) {
-            Some(n) if *n > 0 => *n -= 1,
-            _ => {
-                held.push(r.clone());
-                added += 1;
-            }
-        }
-    }
-    if added > 0 {
-        tx.execute(
-            "UPDATE conversations SET meta = ?1 WHERE seq = ?2",
-            rusqlite::params![meta.to_string(), seq],
-        )?;
-    }
-    Ok(added)
 }
 
 /// What a newer reader records of the session that the stored conversation lacks (Codex's `sends_beside`: where its

@@ -214,7 +214,7 @@ impl Store {
         }
         // a title the harness gave the session among the new lines, and what else it kept beside the messages
         retitle(&tx, conv.seq, c.title.as_deref())?;
-        super::merge::add_records(&tx, conv.seq, &c.meta)?;
+        super::records::add_records(&tx, conv.seq, &c.meta)?;
         moved(&tx, read)?;
         tx.commit()?;
         Ok(Tail::Appended(added))
