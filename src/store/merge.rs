@@ -152,16 +152,7 @@ fn record_more(
     let Some(read) = read.as_object() else {
         return Ok(Vec::new());
     };
-    let stored: Option<String> = tx.query_row(
-        "SELECT meta FROM conversations WHERE seq = ?1",
-        [conv.seq],
-        |r| r.get(0),
-    )?;
-    let mut meta = stored
-        .as_deref()
-        .and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok())
-        .filter(serde_json::Value::is_object)
-        .unwrap_or_else(|| serde_json::json!({}));
+    let mut meta = super::records::stored_meta(tx, conv.seq)?;
     let Some(have) = meta.as_object_mut() else {
         return Ok(Vec::new());
     };

@@ -21,16 +21,7 @@ pub(super) fn add_records(
     else {
         return Ok(0);
     };
-    let stored: Option<String> = tx.query_row(
-        "SELECT meta FROM conversations WHERE seq = ?1",
-        [seq],
-        |r| r.get(0),
-    )?;
-    let mut meta = stored
-        .as_deref()
-        .and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok())
-        .filter(serde_json::Value::is_object)
-        .unwrap_or_else(|| serde_json::json!({}));
+    let mut meta = stored_meta(tx, seq)?;
     let Some(held) = meta
         .as_object_mut()
         .map(|o| o.entry("records").or_insert_with(|| serde_json::json!([])))
@@ -59,4 +50,18 @@ pub(super) fn add_records(
         )?;
     }
     Ok(added)
+}
+
+/// A stored conversation's meta as an object (an empty one where it holds none, or none readable).
+pub(super) fn stored_meta(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<serde_json::Value> {
+    let stored: Option<String> = tx.query_row(
+        "SELECT meta FROM conversations WHERE seq = ?1",
+        [seq],
+        |r| r.get(0),
+    )?;
+    Ok(stored
+        .as_deref()
+        .and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok())
+        .filter(serde_json::Value::is_object)
+        .unwrap_or_else(|| serde_json::json!({})))
 }
