@@ -969,6 +969,21 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
         let tried: Vec<usize> = (0..counted.len())
             .filter(|&k| k == 0 || counted[k].1[i].3)
             .collect();
+        // the model's other sessions' mean error, per tokenizer: the same for every reply of this session
+        let others: Vec<Option<f64>> = (0..counted.len())
+            .map(|k| {
+                let errors: Vec<f64> = counted[k]
+                    .1
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, (c, m, ..))| *j != i && c.id != conv.id && m == model)
+                    .flat_map(|(j, _)| runs[k][j].iter())
+                    .filter(|r| r.row.overhead == OverheadFrom::Measured)
+                    .map(|r| r.row.error.abs())
+                    .collect();
+                (!errors.is_empty()).then(|| errors.iter().sum::<f64>() / errors.len() as f64)
+            })
+            .collect();
         let rows = &runs[0][i];
         for (n, _) in rows.iter().enumerate() {
             // each reply takes the tokenizer that estimated best what was measured before it: this session's
@@ -984,17 +999,8 @@ pub fn replay(store: &Store, only: Option<&str>) -> Result<Replay, StoreError> {
                         weight += w;
                     }
                 }
-                let others: Vec<f64> = counted[k]
-                    .1
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, (c, m, ..))| *j != i && c.id != conv.id && m == model)
-                    .flat_map(|(j, _)| runs[k][j].iter())
-                    .filter(|r| r.row.overhead == OverheadFrom::Measured)
-                    .map(|r| r.row.error.abs())
-                    .collect();
-                if !others.is_empty() {
-                    sum += others.iter().sum::<f64>() / others.len() as f64;
+                if let Some(mean) = others[k] {
+                    sum += mean;
                     weight += 1.0;
                 }
                 if weight > 0.0 { sum / weight } else { 0.0 }

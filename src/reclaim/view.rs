@@ -160,8 +160,6 @@ impl PathView {
         view
     }
 
-    /// The same path with its messages measured by `tk` (bodies decoded a chunk at a time): what a model with a
-    /// public tokenizer is counted with.
     /// This view counted by `tk`, taken (not copied) where `tk` is the estimate the measures already hold.
     pub fn counted_by(
         self,
@@ -175,6 +173,8 @@ impl PathView {
         }
     }
 
+    /// The same path with its messages measured by `tk` (bodies decoded a chunk at a time): what a model with a
+    /// public tokenizer is counted with.
     pub fn retokenized(
         &self,
         store: Option<&Store>,
@@ -184,6 +184,12 @@ impl PathView {
         if tk == crate::tokens::Tokenizer::Estimate {
             return Ok(v);
         }
+        // what the store measured that text does not say (stored images' bytes) stays
+        let set = |v: &mut PathView, i: usize, mut me: crate::tokens::Measure| {
+            me.image_bytes = self.facts[i].measure.image_bytes;
+            me.large_result_image_bytes = self.facts[i].measure.large_result_image_bytes;
+            v.facts[i].measure = me;
+        };
         // a stored path's messages are counted once per tokenizer: what was counted before is read back
         let kept = store.filter(|_| self.memory.is_none());
         for lo in (0..self.len()).step_by(1024) {
@@ -193,32 +199,23 @@ impl PathView {
                 Some(s) => s.recounts(&seqs, tk)?,
                 None => Default::default(),
             };
-            let missing: Vec<usize> = idx
-                .iter()
-                .copied()
-                .filter(|&i| !held.contains_key(&self.heads[i].seq))
-                .collect();
+            let mut missing = Vec::new();
+            for &i in &idx {
+                match held.get(&self.heads[i].seq) {
+                    Some(&me) => set(&mut v, i, me),
+                    None => missing.push(i),
+                }
+            }
             let mut counted = Vec::with_capacity(missing.len());
-            let mut made = std::collections::HashMap::with_capacity(missing.len());
-            for (i, m) in missing.iter().zip(self.bodies(store, &missing)?) {
-                let f = &self.facts[*i];
+            for (&i, m) in missing.iter().zip(self.bodies(store, &missing)?) {
+                let f = &self.facts[i];
                 let me =
                     crate::models::measure(&m.content, f.model.as_deref(), f.usage.as_ref(), tk);
-                counted.push((self.heads[*i].seq, me));
-                made.insert(*i, me);
+                counted.push((self.heads[i].seq, me));
+                set(&mut v, i, me);
             }
             if let Some(s) = kept {
                 s.keep_recounts(&counted, tk)?;
-            }
-            for &i in &idx {
-                let Some(&me) = made.get(&i).or_else(|| held.get(&self.heads[i].seq)) else {
-                    continue;
-                };
-                let mut me = me;
-                // what the store measured that text does not say (stored images' bytes)
-                me.image_bytes = self.facts[i].measure.image_bytes;
-                me.large_result_image_bytes = self.facts[i].measure.large_result_image_bytes;
-                v.facts[i].measure = me;
             }
         }
         Ok(v)
@@ -240,8 +237,6 @@ impl PathView {
             .any(|p| p.at == i && matches!(p.marker, Resolved::Harness { .. }))
     }
 
-    /// The model of the newest reply that names one (a name that is no model, such as Claude Code's
-    /// `<synthetic>`, is skipped).
     /// The window the harness said it ran `model` with in this conversation (by name, or by the model's key).
     pub fn ran_with(&self, model: &str) -> Option<u64> {
         let key = crate::models::key_or_raw(model);
@@ -253,6 +248,8 @@ impl PathView {
         })
     }
 
+    /// The model of the newest reply that names one (a name that is no model, such as Claude Code's
+    /// `<synthetic>`, is skipped).
     pub fn model(&self) -> Option<&str> {
         self.facts
             .iter()
