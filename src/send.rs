@@ -66,11 +66,7 @@ fn next_request(
     prompt: &NewMessage,
 ) -> Result<u64, SendError> {
     let view = PathView::load(store, conv, None)?;
-    let fits = crate::reclaim::replay::stored_fits(store)?;
-    let tk = crate::reclaim::replay::counted_with(&fits, &view.harness, &policy.model);
-    let view = view.counted_by(Some(store), tk)?;
-    let est =
-        crate::reclaim::replay::Estimator::for_path(&fits, Some(store), &view, &policy.model)?;
+    let (view, est) = crate::reclaim::replay::as_model_counts(store, view, &policy.model)?;
     let reader = crate::reclaim::assemble::ModelReader::of(&policy.model);
     Ok(est.predict(
         crate::reclaim::replay::totals_after(&view, reader)
@@ -152,7 +148,8 @@ pub fn send(
             .into());
         }
         let l = layout(&view, &[], view.len());
-        let estimate = l.tally.total() + crate::tokens::blocks(&prompt.content);
+        // in the units the ladder aims in: the next request as the one estimator predicts it
+        let estimate = next_request(store, &conv, policy, &prompt)?;
         let answer = request(store, provider, (&view, &l), &prompt, on_text, cancel)?;
         match answer {
             Ok(reply) => {

@@ -380,7 +380,8 @@ fn compare_shows_every_strategy_and_the_cache_cost() {
         model: "claude-opus-4-7",
         prices: &prices,
     };
-    let rows = compare::compare_priced(&view, 60_000, &opts(30_000), &pricing);
+    let (view, est) = cairn::reclaim::replay::as_model_counts(&s, view, "claude-opus-4-7").unwrap();
+    let rows = compare::compare_priced(&view, 60_000, &opts(30_000), &pricing, &est);
     let names: Vec<_> = rows.iter().map(|r| r.strategy.as_str()).collect();
     assert_eq!(
         names,

@@ -66,3 +66,91 @@ fn a_path_counted_by_a_public_tokenizer_reads_back_what_it_counted_before() {
         .unwrap();
     assert_eq!(measures(&first), measures(&held));
 }
+
+#[test]
+fn context_compare_and_compact_measure_a_context_by_one_figure() {
+    // a real Claude Code session whose replies carry what Anthropic measured: some 23k tokens of system prompt and
+    // tools go with every request beside the messages. `send` tests its threshold against the next request as the
+    // one estimator predicts it; the comparison, the preview and the ladder that makes room must count the same
+    use cairn::commands::{Action, Compacted, Outcome, Quiet, run};
+    use cairn::reclaim::compare::Candidate;
+    use std::sync::atomic::AtomicBool;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(dir.path().join("s.db")).unwrap();
+    let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code/cc-2.0.5-image-paste.jsonl");
+    let c = cairn::import::import_file(&mut s, &f, None).conversations[0].clone();
+    let settings = cairn::reclaim::Settings::default();
+    let cancel = AtomicBool::new(false);
+    let mut go = |s: &mut Store, a: Action| run(s, &settings, a, &Quiet, &cancel).unwrap();
+    let context = |s: &mut Store, go: &mut dyn FnMut(&mut Store, Action) -> Outcome| match go(
+        s,
+        Action::Context {
+            conversation: c.clone(),
+            model: None,
+        },
+    ) {
+        Outcome::Context(r) => r,
+        _ => panic!("not a context report"),
+    };
+    let r = context(&mut s, &mut go);
+    let raw = r.messages.text
+        + r.messages.tool_use
+        + r.messages.tool_results
+        + r.messages.images
+        + r.messages.thinking;
+    assert!(
+        r.predicted_total > raw + 10_000,
+        "the overhead is sent too: {r:?}"
+    );
+    let target = 60_000;
+    assert!(raw < target && r.predicted_total > target, "{raw} {r:?}");
+    let rows = match go(
+        &mut s,
+        Action::Compare {
+            conversation: c.clone(),
+            budget: Some(target),
+            profile: None,
+        },
+    ) {
+        Outcome::Compared { rows, .. } => rows,
+        _ => panic!("not a comparison"),
+    };
+    let row = |n: Candidate| rows.iter().find(|r| r.strategy == n).unwrap();
+    let none = row(Candidate::None);
+    assert_eq!(
+        none.text_tokens_before + none.image_tokens_before,
+        r.predicted_total
+    );
+    assert!(!none.reaches_budget);
+    let snapshot = row(Candidate::Rung(cairn::reclaim::Strategy::Snapshot));
+    // the ladder `compact` runs needs no model: here the snapshot alone is taken
+    let o = match go(
+        &mut s,
+        Action::Compact {
+            conversation: c.clone(),
+            strategy: None,
+            force: false,
+            target: Some(target),
+            protect: None,
+            instructions: None,
+            provider: None,
+            from: None,
+            to: None,
+        },
+    ) {
+        Outcome::Compacted(Compacted::Ladder(o)) => o,
+        _ => panic!("not a ladder"),
+    };
+    assert_eq!(o.tokens_before, r.predicted_total, "{o:?}");
+    assert!(!o.steps.is_empty(), "{o:?}");
+    assert_eq!(
+        o.tokens_after,
+        snapshot.text_tokens_after + snapshot.image_tokens_after,
+        "{o:?}"
+    );
+    // and what `context` says the next request is, now that the markers are written, is what the ladder left
+    let after = context(&mut s, &mut go);
+    assert_eq!(after.predicted_total, o.tokens_after);
+    assert!(after.predicted_total < r.predicted_total);
+}

@@ -36,7 +36,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     }
     out(&format!("budget {budget} tokens"))?;
     out(&format!(
-        "{:<9} {:>9} {:>9} {:>6} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>10}  cache kept through",
+        "{:<15} {:>9} {:>9} {:>6} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>10}  cache kept through",
         "strategy",
         "text",
         "image",
@@ -51,7 +51,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     ))?;
     for r in rows {
         out(&format!(
-            "{:<9} {:>9} {:>9} {:>6} {:>9.0} {:>7} {:>7} {:>9} {:>9} {:>9} {:>10}  {}{}{}",
+            "{:<15} {:>9} {:>9} {:>6} {:>9.0} {:>7} {:>7} {:>9} {:>9} {:>9} {:>10}  {}{}{}",
             r.strategy,
             r.text_tokens_after,
             r.image_tokens_after,

@@ -3,6 +3,7 @@
 
 use super::{Command, CommandError, Env, policy_for};
 use crate::reclaim::compare::{Pricing, StrategyRow, compare_priced};
+use crate::reclaim::replay::as_model_counts;
 use crate::reclaim::{PathView, Policy};
 use crate::render::Profile;
 
@@ -33,6 +34,7 @@ impl Command for CompareStrategies {
         let (budget, profile) = (self.budget, self.profile);
         let view = PathView::load(store, conversation, None)?;
         let mut policy = policy_for(store, settings, &view, None, None)?;
+        let (view, est) = as_model_counts(store, view, &policy.model)?;
         if let Some(p) = profile {
             policy.profile = p;
         }
@@ -42,7 +44,7 @@ impl Command for CompareStrategies {
             model: &policy.model,
             prices: &prices,
         };
-        let rows = compare_priced(&view, budget, &policy.rung_options(budget), &pricing);
+        let rows = compare_priced(&view, budget, &policy.rung_options(budget), &pricing, &est);
         Ok(Comparison {
             conversation: view.conversation,
             budget,

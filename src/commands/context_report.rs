@@ -3,7 +3,7 @@
 
 use super::{Command, CommandError, Env, policy_for};
 use crate::reclaim::PathView;
-use crate::reclaim::replay::{Estimator, stored_fits};
+use crate::reclaim::replay::as_model_counts;
 use crate::reclaim::report::{self, ContextReport};
 
 /// The context report of a conversation.
@@ -27,10 +27,7 @@ impl Command for ContextOf {
         let policy = policy_for(store, settings, &view, model, None)?;
         // counted the way the model counts (OpenAI's models with their public tokenizer; a model whose tokenizer
         // is not public with the one its measurements chose)
-        let fits = stored_fits(store)?;
-        let tk = crate::reclaim::replay::counted_with(&fits, &view.harness, &policy.model);
-        let view = view.counted_by(Some(store), tk)?;
-        let est = Estimator::for_path(&fits, Some(store), &view, &policy.model)?;
+        let (view, est) = as_model_counts(store, view, &policy.model)?;
         Ok(Box::new(report::report(&view, &policy, &est)))
     }
 

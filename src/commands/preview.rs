@@ -3,6 +3,7 @@
 use super::{Command, CommandError, Env, policy_for};
 use crate::reclaim::assemble::materialize;
 use crate::reclaim::compare::{Candidate, after_of};
+use crate::reclaim::replay::as_model_counts;
 use crate::reclaim::{PathView, SentMessage};
 
 /// Previews a strategy on a conversation.
@@ -32,7 +33,11 @@ impl Command for PreviewStrategy {
         let view = PathView::load(store, conversation, None)?;
         let policy = policy_for(store, settings, &view, None, None)?;
         let budget = budget.unwrap_or_else(|| policy.target_tokens());
-        let (_, after, _, _) = after_of(&view, strategy, budget, &policy.rung_options(budget));
+        // the layout the comparison shows for this row: the path counted as its model counts, measured by the
+        // one estimator
+        let (view, est) = as_model_counts(store, view, &policy.model)?;
+        let (_, after, _, _) =
+            after_of(&view, strategy, budget, &policy.rung_options(budget), &est);
         let sent = materialize(&view, &after, Some(store))?;
         Ok(StrategyPreview {
             conversation: view.conversation,

@@ -6,6 +6,8 @@ use serde::Serialize;
 
 use super::assemble::{ContextLayout, Piece, Tally, layout};
 use super::marker::Strategy;
+use super::parts::{Parts, THINKING, TOOL_RESULT};
+use super::replay::Estimator;
 use super::rungs::{RungOptions, plan};
 use super::view::{PathView, Placed};
 use crate::model::Usage;
@@ -88,6 +90,8 @@ impl PartialEq<&str> for Candidate {
 pub struct StrategyRow {
     pub strategy: Candidate,
     pub ran: bool,
+    /// What the context sends before and after, as the one estimator gives it ([`Estimator::sent`]): images apart,
+    /// the rest (with the overhead sent beside the messages) as text.
     pub text_tokens_before: u64,
     pub image_tokens_before: u64,
     pub text_tokens_after: u64,
@@ -161,23 +165,15 @@ impl Pricing<'_> {
     }
 }
 
-/// Each strategy on `view`, against `budget` tokens, the next request priced for the path's model at the
-/// catalog's prices.
-pub fn compare(view: &PathView, budget: u64, opts: &RungOptions) -> Vec<StrategyRow> {
-    let none = std::collections::BTreeMap::new();
-    let pricing = Pricing {
-        model: view.model().unwrap_or("unknown"),
-        prices: &none,
-    };
-    compare_priced(view, budget, opts, &pricing)
-}
-
-/// Each strategy on `view`, against `budget` tokens, the next request priced by `pricing`.
+/// Each strategy on `view` (counted as its model counts: [`super::replay::as_model_counts`]), against `budget`
+/// tokens, each layout's tokens as `est` gives what it sends (the overhead sent beside the messages included), the
+/// next request priced by `pricing`.
 pub fn compare_priced(
     view: &PathView,
     budget: u64,
     opts: &RungOptions,
     pricing: &Pricing<'_>,
+    est: &Estimator,
 ) -> Vec<StrategyRow> {
     let before = layout(view, &[], view.len());
     Candidate::all()
@@ -190,27 +186,36 @@ pub fn compare_priced(
                     &super::editing::ClearToolUses::default(),
                     &|_| Vec::new(),
                 );
-                edited_row(view, name, &before, &c, budget, pricing)
+                edited_row(view, name, &before, &c, budget, (pricing, est))
             }
             Candidate::ClearThinking => {
                 let c = super::editing::clear_thinking(view, &before, 1);
-                edited_row(view, name, &before, &c, budget, pricing)
+                edited_row(view, name, &before, &c, budget, (pricing, est))
             }
             _ => {
-                let (_, after, calls, ran) = after_of(view, name, budget, opts);
-                row(view, name, &before, &after, (calls, ran), budget, pricing)
+                let (_, after, calls, ran) = after_of(view, name, budget, opts, est);
+                row(
+                    view,
+                    name,
+                    (&before, &after),
+                    (calls, ran),
+                    budget,
+                    (pricing, est),
+                )
             }
         })
         .collect()
 }
 
 /// The layout one row would leave (nothing, a rung, the ladder; a provider's edit leaves the context as it is
-/// here), with the markers it would write, its model calls and whether it had anything to do.
+/// here), with the markers it would write, its model calls and whether it had anything to do. The ladder stops
+/// once what the layout sends (`est`) is within the budget, as `compact` does.
 pub fn after_of(
     view: &PathView,
     name: Candidate,
     budget: u64,
     opts: &RungOptions,
+    est: &Estimator,
 ) -> (Vec<Placed>, ContextLayout, u32, bool) {
     let mut planned: Vec<Placed> = Vec::new();
     let mut now = layout(view, &planned, view.len());
@@ -222,7 +227,7 @@ pub fn after_of(
         Candidate::None | Candidate::ClearToolUses | Candidate::ClearThinking => Vec::new(),
     };
     for (s, force) in rungs {
-        if name == Candidate::Ladder && now.tally.total() <= budget {
+        if name == Candidate::Ladder && est.sent(&now, ran) <= budget {
             break;
         }
         if let Some(p) = plan(
@@ -262,7 +267,7 @@ fn edited_row(
     before: &ContextLayout,
     c: &super::editing::Cleared,
     budget: u64,
-    pricing: &Pricing<'_>,
+    (pricing, est): (&Pricing<'_>, &Estimator),
 ) -> StrategyRow {
     let first = c.messages.first().copied();
     let keep = first
@@ -273,8 +278,22 @@ fn edited_row(
                 .position(|p| matches!(p, Piece::Message { index, .. } if *index == f))
         })
         .unwrap_or(before.pieces.len());
-    let kept_tokens: u64 = before.tokens[..keep].iter().sum();
-    let total = before.tally.total().saturating_sub(c.saved);
+    let stay = est.sent(before, false);
+    let kept_tokens = if keep == before.pieces.len() {
+        stay
+    } else {
+        est.prefix(before.tokens[..keep].iter().sum()).min(stay)
+    };
+    // what the edit takes is of one kind (tool results, or thinking), scaled as that kind
+    let mut taken = Parts::default();
+    taken.0[if name == Candidate::ClearThinking {
+        THINKING
+    } else {
+        TOOL_RESULT
+    }] = c.saved;
+    let saved = (taken.scaled(&est.kind_scales).round() as u64).min(stay);
+    let total = stay - saved;
+    let image = est.images(before);
     let mut lost = before.tally.clone();
     lost.tool_results_elided = if name == Candidate::ClearToolUses {
         c.items
@@ -284,10 +303,10 @@ fn edited_row(
     StrategyRow {
         strategy: name,
         ran: !c.messages.is_empty(),
-        text_tokens_before: before.tally.text_tokens,
-        image_tokens_before: before.tally.image_tokens,
-        text_tokens_after: before.tally.text_tokens.saturating_sub(c.saved),
-        image_tokens_after: before.tally.image_tokens,
+        text_tokens_before: stay.saturating_sub(image),
+        image_tokens_before: image,
+        text_tokens_after: total.saturating_sub(image),
+        image_tokens_after: image,
         model_calls: 0,
         image_bytes: before.tally.image_bytes,
         lost,
@@ -300,7 +319,7 @@ fn edited_row(
         break_even_replies: break_even(
             pricing.costs(total, kept_tokens).1,
             pricing.cached(total),
-            pricing.cached(before.tally.total()),
+            pricing.cached(stay),
         ),
         reaches_budget: total <= budget,
     }
@@ -309,11 +328,10 @@ fn edited_row(
 fn row(
     view: &PathView,
     name: Candidate,
-    before: &ContextLayout,
-    after: &ContextLayout,
+    (before, after): (&ContextLayout, &ContextLayout),
     (calls, ran): (u32, bool),
     budget: u64,
-    pricing: &Pricing<'_>,
+    (pricing, est): (&Pricing<'_>, &Estimator),
 ) -> StrategyRow {
     let keep = before
         .pieces
@@ -321,15 +339,22 @@ fn row(
         .zip(&after.pieces)
         .position(|(a, b)| a != b)
         .unwrap_or(before.pieces.len().min(after.pieces.len()));
-    let kept_tokens: u64 = after.tokens[..keep].iter().sum();
-    let total = after.tally.total();
+    let stay = est.sent(before, false);
+    let total = est.sent(after, ran);
+    // the whole context kept is the whole request cached; else the overhead and the pieces before the change
+    let kept_tokens = if keep == after.pieces.len() {
+        total
+    } else {
+        est.prefix(after.tokens[..keep].iter().sum()).min(total)
+    };
+    let (image_before, image_after) = (est.images(before), est.images(after));
     StrategyRow {
         strategy: name,
         ran,
-        text_tokens_before: before.tally.text_tokens,
-        image_tokens_before: before.tally.image_tokens,
-        text_tokens_after: after.tally.text_tokens,
-        image_tokens_after: after.tally.image_tokens,
+        text_tokens_before: stay.saturating_sub(image_before),
+        image_tokens_before: image_before,
+        text_tokens_after: total.saturating_sub(image_after),
+        image_tokens_after: image_after,
         model_calls: calls,
         image_bytes: after.tally.image_bytes,
         lost: after.tally.clone(),
@@ -342,7 +367,7 @@ fn row(
         break_even_replies: break_even(
             pricing.costs(total, kept_tokens).1,
             pricing.cached(total),
-            pricing.cached(before.tally.total()),
+            pricing.cached(stay),
         ),
         reaches_budget: total <= budget,
     }

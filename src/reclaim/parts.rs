@@ -18,7 +18,10 @@ use crate::tokens::Measure;
 pub const KINDS: usize = 5;
 /// The kinds, in [`Parts`] order.
 pub const NAMES: [&str; KINDS] = ["text", "tool_use", "tool_result", "image", "thinking"];
-const THINKING: usize = 4;
+/// Where tool results, images and thinking are in [`Parts`].
+pub const TOOL_RESULT: usize = 2;
+pub const IMAGE: usize = 3;
+pub const THINKING: usize = 4;
 
 /// Tokens by kind: text (with framing, tool definitions loaded and anything else), tool calls, tool results,
 /// images, thinking.

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::assemble::{ModelReader, is_prompt_head, layout_for};
-use super::parts::{KINDS, Parts, Scales, overall_slope, sessions_kind_scales};
+use super::parts::{IMAGE, KINDS, Parts, Scales, overall_slope, sessions_kind_scales};
 use super::view::PathView;
 use crate::model::{CairnMeta, Role};
 use crate::models::default_scale;
@@ -364,6 +364,22 @@ pub fn counted_with(fits: &Fits, harness: &str, model: &str) -> Tokenizer {
         .unwrap_or_else(|| crate::models::tokenizer(&model))
 }
 
+/// A path counted the way its model counts (the tokenizer its measurements chose: [`counted_with`]) and the one
+/// estimator of what a layout of it sends: what `context`, `send`, `compact`, `compare` and the preview measure a
+/// context by, so the target a ladder aims at, the threshold `send` tests and the totals the comparison prices are
+/// one figure.
+pub fn as_model_counts(
+    store: &Store,
+    view: PathView,
+    model: &str,
+) -> Result<(PathView, Estimator), StoreError> {
+    let fits = stored_fits(store)?;
+    let tk = counted_with(&fits, &view.harness, model);
+    let view = view.counted_by(Some(store), tk)?;
+    let est = Estimator::for_path(&fits, Some(store), &view, model)?;
+    Ok((view, est))
+}
+
 /// How one path's assembled totals become estimates.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Estimator {
@@ -462,6 +478,33 @@ impl Estimator {
     /// From scratch: the overhead plus the assembled context, each kind scaled.
     pub fn estimate(&self, assembled: Parts) -> u64 {
         (self.overhead + assembled.scaled(&self.kind_scales))
+            .max(0.0)
+            .round() as u64
+    }
+
+    /// What a layout of the path sends: the next request as predicted while it is the path as it stands, from
+    /// scratch once rungs (planned, not yet written) laid it out again (the last measured prompt was of a context
+    /// that is gone).
+    pub fn sent(&self, l: &super::assemble::ContextLayout, relaid: bool) -> u64 {
+        let parts = Parts::of_kinds(&l.tally.by_kind);
+        if relaid {
+            self.estimate(parts)
+        } else {
+            self.predict(parts)
+        }
+    }
+
+    /// The images' share of a layout's tokens, scaled as [`Estimator::estimate`] scales them.
+    pub fn images(&self, l: &super::assemble::ContextLayout) -> u64 {
+        (l.tally.by_kind.images as f64 * self.kind_scales[IMAGE])
+            .max(0.0)
+            .round() as u64
+    }
+
+    /// The tokens of a prompt's prefix whose assembled messages are `assembled` tokens: what is sent before them
+    /// (the overhead) and them at the path's one scale. What a cache holding that prefix holds.
+    pub fn prefix(&self, assembled: u64) -> u64 {
+        (self.overhead + assembled as f64 * self.scale)
             .max(0.0)
             .round() as u64
     }

@@ -70,6 +70,8 @@ pub struct ContextReport {
     pub last_measured: Option<u64>,
     /// The prompt cache would still hit through this message (the one before the newest measured reply).
     pub cached_through: Option<String>,
+    /// The tokens of that prefix: the overhead sent before the messages and the messages through it, at the path's
+    /// scale ([`Estimator::prefix`]).
     pub cached_tokens: u64,
     pub free: i64,
     pub rungs: Vec<Rung>,
@@ -94,6 +96,11 @@ pub fn report(view: &PathView, policy: &Policy, est: &Estimator) -> ContextRepor
     let measured_at = (0..view.len()).rfind(|&i| view.facts[i].measured_input().is_some());
     let last_measured = measured_at.and_then(|i| view.facts[i].measured_input());
     let (cached_through, cached_tokens) = cached_prefix(view, &l, measured_at);
+    // what the cache holds is sent as the prompt's start: the overhead and those messages, as the estimate counts
+    let cached_tokens = match cached_through {
+        Some(_) => est.prefix(cached_tokens),
+        None => 0,
+    };
     let harness_compaction = l.harness.map(|h| HarnessCompaction {
         message: view.heads[h].id.clone(),
         harness: view

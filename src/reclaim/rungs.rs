@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::assemble::{ContextLayout, Piece, layout};
 use super::marker::{Marker, ProviderKept, Ref, Shape, Strategy, marker_meta};
+use super::replay::Estimator;
 use super::view::{PathView, Placed, VIRTUAL};
 use super::{ELIDE_WORTH_IT, ReclaimError, SUMMARY_TOKENS};
 use crate::model::{NewMessage, Role};
@@ -247,7 +248,7 @@ pub fn apply_keeping(
     opts: &RungOptions,
     kept: Option<ProviderKept>,
 ) -> Result<Option<Applied>, ReclaimError> {
-    let view = PathView::load(store, conversation, None)?;
+    let (view, est) = counted(store, conversation)?;
     let l = layout(&view, &[], view.len());
     let Some(p) = plan(
         &view,
@@ -264,16 +265,26 @@ pub fn apply_keeping(
     };
     let m = marker_message(&view, &p, kept.as_ref());
     let marker = store.append_marker(&view.conversation, m)?;
+    let after = layout(&view, std::slice::from_ref(&p.placed), view.len());
     Ok(Some(Applied {
         strategy,
         marker,
-        tokens_before: l.tally.total(),
-        tokens_after: l.tally.total().saturating_sub(p.saves),
+        tokens_before: est.sent(&l, false),
+        tokens_after: est.sent(&after, true),
         items: p.items,
     }))
 }
 
-/// Runs the free rungs and the snapshot in order until the assembled context fits `target`, one marker per rung
+/// A conversation's active path counted as its model counts, and the one estimator of what a layout of it sends
+/// ([`super::replay::as_model_counts`]): the target a ladder aims at is what `send` tests its threshold with.
+fn counted(store: &Store, conversation: &str) -> Result<(PathView, Estimator), ReclaimError> {
+    let view = PathView::load(store, conversation, None)?;
+    let model = view.model().unwrap_or_default().to_string();
+    Ok(super::replay::as_model_counts(store, view, &model)?)
+}
+
+/// Runs the free rungs and the snapshot in order until what the context sends (the one estimator's figure,
+/// [`Estimator::sent`]: the overhead beside the messages included, counted as the model counts) fits `target`, one marker per rung
 /// that had something to do; never loops. The rungs are planned in memory, each over the context the previous
 /// left, and their markers are written in one transaction: a ladder happens whole or not at all. The summary rung
 /// needs a model and is not run here: if the target is still out of reach, the outcome says so.
@@ -283,13 +294,14 @@ pub fn ladder(
     target: u64,
     opts: &RungOptions,
 ) -> Result<LadderOutcome, ReclaimError> {
-    let view = PathView::load(store, conversation, None)?;
+    let (view, est) = counted(store, conversation)?;
     let mut planned: Vec<Placed> = Vec::new();
     let mut now = layout(&view, &planned, view.len());
-    let before = now.tally.total();
+    let before = est.sent(&now, false);
+    let mut total = before;
     let mut plans: Vec<(Plan, u64, u64)> = Vec::new();
     for s in [Strategy::Elide, Strategy::Images, Strategy::Snapshot] {
-        if now.tally.total() <= target {
+        if total <= target {
             break;
         }
         if let Some(p) = plan(
@@ -304,9 +316,10 @@ pub fn ladder(
             opts.range,
         ) {
             planned.push(p.placed.clone());
-            let after = layout(&view, &planned, view.len());
-            plans.push((p, now.tally.total(), after.tally.total()));
-            now = after;
+            now = layout(&view, &planned, view.len());
+            let after = est.sent(&now, true);
+            plans.push((p, total, after));
+            total = after;
         }
     }
     let markers: Vec<_> = plans
@@ -329,7 +342,7 @@ pub fn ladder(
             items: p.items,
         })
         .collect();
-    let now = now.tally.total();
+    let now = total;
     let reached = now <= target;
     Ok(LadderOutcome {
         note: (!reached).then(|| {
