@@ -221,16 +221,21 @@ fn a_pi_compaction_at_the_tip_sends_its_summary_and_what_it_kept() {
     let none = &rows[0];
     assert_eq!(none.strategy, "none");
     assert!(none.text_tokens_after > 10_000);
-    // the same figure both ways: the comparison's "none" row is the context the report counts
+    // the same figure both ways: the comparison's "none" row is the next request the report predicts (the
+    // messages it counts and the overhead sent beside them)
     assert_eq!(
         none.text_tokens_after + none.image_tokens_after,
-        c.messages.text
-            + c.messages.tool_use
-            + c.messages.tool_results
-            + c.messages.images
-            + c.messages.thinking
-            + c.messages.other
-            + c.system
+        c.predicted_total
+    );
+    assert!(
+        c.predicted_total
+            > c.messages.text
+                + c.messages.tool_use
+                + c.messages.tool_results
+                + c.messages.images
+                + c.messages.thinking
+                + c.messages.other
+                + c.system
     );
 }
 

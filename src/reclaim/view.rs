@@ -160,65 +160,64 @@ impl PathView {
         view
     }
 
-    /// This view counted by `tk`, taken (not copied) where `tk` is the estimate the measures already hold.
+    /// This view counted by `tk`: the same path with its messages measured by `tk` (what was counted before read
+    /// back, the rest decoded a chunk at a time and kept), in place. What a model with a public tokenizer is
+    /// counted with.
     pub fn counted_by(
-        self,
+        mut self,
         store: Option<&Store>,
         tk: crate::tokens::Tokenizer,
     ) -> Result<PathView, StoreError> {
         if tk == crate::tokens::Tokenizer::Estimate {
-            Ok(self)
-        } else {
-            self.retokenized(store, tk)
-        }
-    }
-
-    /// The same path with its messages measured by `tk` (bodies decoded a chunk at a time): what a model with a
-    /// public tokenizer is counted with.
-    pub fn retokenized(
-        &self,
-        store: Option<&Store>,
-        tk: crate::tokens::Tokenizer,
-    ) -> Result<PathView, StoreError> {
-        let mut v = self.clone();
-        if tk == crate::tokens::Tokenizer::Estimate {
-            return Ok(v);
+            return Ok(self);
         }
         // what the store measured that text does not say (stored images' bytes) stays
-        let set = |v: &mut PathView, i: usize, mut me: crate::tokens::Measure| {
-            me.image_bytes = self.facts[i].measure.image_bytes;
-            me.large_result_image_bytes = self.facts[i].measure.large_result_image_bytes;
-            v.facts[i].measure = me;
+        let set = |f: &mut Facts, mut me: crate::tokens::Measure| {
+            me.image_bytes = f.measure.image_bytes;
+            me.large_result_image_bytes = f.measure.large_result_image_bytes;
+            f.measure = me;
         };
         // a stored path's messages are counted once per tokenizer: what was counted before is read back
         let kept = store.filter(|_| self.memory.is_none());
         for lo in (0..self.len()).step_by(1024) {
-            let idx: Vec<usize> = (lo..(lo + 1024).min(self.len())).collect();
-            let seqs: Vec<i64> = idx.iter().map(|&i| self.heads[i].seq).collect();
+            let idx = lo..(lo + 1024).min(self.len());
+            let seqs: Vec<i64> = idx.clone().map(|i| self.heads[i].seq).collect();
             let held = match kept {
                 Some(s) => s.recounts(&seqs, tk)?,
                 None => Default::default(),
             };
             let mut missing = Vec::new();
-            for &i in &idx {
+            for i in idx {
                 match held.get(&self.heads[i].seq) {
-                    Some(&me) => set(&mut v, i, me),
+                    Some(&me) => set(&mut self.facts[i], me),
                     None => missing.push(i),
                 }
             }
+            if missing.is_empty() {
+                continue;
+            }
             let mut counted = Vec::with_capacity(missing.len());
             for (&i, m) in missing.iter().zip(self.bodies(store, &missing)?) {
-                let f = &self.facts[i];
+                let f = &mut self.facts[i];
                 let me =
                     crate::models::measure(&m.content, f.model.as_deref(), f.usage.as_ref(), tk);
                 counted.push((self.heads[i].seq, me));
-                set(&mut v, i, me);
+                set(f, me);
             }
             if let Some(s) = kept {
                 s.keep_recounts(&counted, tk)?;
             }
         }
-        Ok(v)
+        Ok(self)
+    }
+
+    /// [`PathView::counted_by`] on a copy, this view kept as it is.
+    pub fn retokenized(
+        &self,
+        store: Option<&Store>,
+        tk: crate::tokens::Tokenizer,
+    ) -> Result<PathView, StoreError> {
+        self.clone().counted_by(store, tk)
     }
 
     pub fn len(&self) -> usize {

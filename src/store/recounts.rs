@@ -37,24 +37,42 @@ fn name(tk: Tokenizer) -> &'static str {
 }
 
 impl Store {
-    /// What `tk` made of the stored messages `seqs` before (those it counted under these rules), by seq.
+    /// What `tk` made of the stored messages `seqs` before (those it counted under these rules), by seq. A path's
+    /// messages are mostly written in a row: their seqs' range is read in one scan when it holds few others.
     pub(crate) fn recounts(&self, seqs: &[i64], tk: Tokenizer) -> Result<HashMap<i64, Measure>> {
         let mut out = HashMap::with_capacity(seqs.len());
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT r.key, t.measure FROM json_each(?1) r
-             JOIN recounts t ON t.seq = r.value AND t.tokenizer = ?2 AND t.version = ?3",
-        )?;
-        let list = serde_json::Value::from(seqs.to_vec()).to_string();
-        let rows = stmt.query_map(rusqlite::params![list, name(tk), RECOUNT_VERSION], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-        })?;
-        for row in rows {
-            let (k, m) = row?;
-            if let (Some(&seq), Some(m)) = (
-                usize::try_from(k).ok().and_then(|k| seqs.get(k)),
-                unpacked(&m),
-            ) {
+        let (Some(&lo), Some(&hi)) = (seqs.iter().min(), seqs.iter().max()) else {
+            return Ok(out);
+        };
+        let params = (name(tk), RECOUNT_VERSION);
+        // a cell that is no kept measure (not text, other fields) is counted again
+        let mut keep = |seq: i64, m: Option<&str>| {
+            if let Some(m) = m.and_then(unpacked) {
                 out.insert(seq, m);
+            }
+        };
+        if ((hi - lo) as u64) < 4 * seqs.len() as u64 {
+            let wanted: std::collections::HashSet<i64> = seqs.iter().copied().collect();
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT seq, measure FROM recounts
+                 WHERE seq BETWEEN ?1 AND ?2 AND tokenizer = ?3 AND version = ?4",
+            )?;
+            let mut rows = stmt.query(rusqlite::params![lo, hi, params.0, params.1])?;
+            while let Some(r) = rows.next()? {
+                let seq: i64 = r.get(0)?;
+                if wanted.contains(&seq) {
+                    keep(seq, r.get_ref(1)?.as_str().ok());
+                }
+            }
+        } else {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT r.value, t.measure FROM json_each(?1) r
+                 JOIN recounts t ON t.seq = r.value AND t.tokenizer = ?2 AND t.version = ?3",
+            )?;
+            let list = serde_json::Value::from(seqs.to_vec()).to_string();
+            let mut rows = stmt.query(rusqlite::params![list, params.0, params.1])?;
+            while let Some(r) = rows.next()? {
+                keep(r.get(0)?, r.get_ref(1)?.as_str().ok());
             }
         }
         Ok(out)
