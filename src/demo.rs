@@ -109,7 +109,7 @@ mod tests {
             &Default::default(),
             Some(&store),
             &view,
-            &policy.model,
+            (&policy.model, crate::tokens::Tokenizer::Estimate),
         )
         .unwrap();
         let r = crate::reclaim::report::report(&view, &policy, &est);

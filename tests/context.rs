@@ -21,7 +21,13 @@ fn context_reports_what_each_rung_would_reclaim_outside_the_protect_window() {
     });
     let view = PathView::load(&s, &c, None).unwrap();
     let policy = Policy::new(&Default::default(), Some("claude-opus-4-7"), None, None);
-    let est = Estimator::for_path(&Default::default(), Some(&s), &view, &policy.model).unwrap();
+    let est = Estimator::for_path(
+        &Default::default(),
+        Some(&s),
+        &view,
+        (&policy.model, cairn::tokens::Tokenizer::Estimate),
+    )
+    .unwrap();
     let r = report::report(&view, &policy, &est);
     // the catalog's window for Opus 4.7
     assert_eq!(r.window, 1_000_000);

@@ -1355,6 +1355,35 @@ fn the_tokenizer_of_a_model_no_catalog_knows_is_the_one_its_measurements_choose(
             &write_measured_session(dir.path(), &format!("e-{name}"), "mystery-e", &estimate),
         );
     }
+    // a store never calibrated counts each path with the tokenizer its own measured replies choose (calibrate's
+    // rule on one session)
+    let ids: Vec<String> = s
+        .conversations()
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(ids.len(), 4);
+    for id in ids {
+        let Outcome::Context(report) = run(
+            &mut s,
+            Action::Context {
+                conversation: id,
+                model: None,
+            },
+        ) else {
+            panic!("context")
+        };
+        let source = &report.calibration.source;
+        match report.model.as_str() {
+            "mystery-o" => assert!(
+                source.starts_with("tiktoken o200k, which this path's measured replies chose"),
+                "{source}"
+            ),
+            "mystery-e" => assert!(source.starts_with("estimate by text kind;"), "{source}"),
+            m => panic!("{m}"),
+        }
+    }
     let Outcome::Calibrated { models, .. } = run(&mut s, Action::Calibrate) else {
         panic!("calibrate")
     };

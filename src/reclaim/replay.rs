@@ -350,6 +350,13 @@ pub fn candidates(model: &str) -> Vec<Tokenizer> {
 /// best by ([`Fit::tokenizer`]: as `harness` drives it, else as any harness does, the fit on most replies), else
 /// the model's own ([`crate::models::tokenizer`]).
 pub fn counted_with(fits: &Fits, harness: &str, model: &str) -> Tokenizer {
+    fitted_tokenizer(fits, harness, model)
+        .unwrap_or_else(|| crate::models::tokenizer(&model_key(model)))
+}
+
+/// The tokenizer `calibrate` chose for `model` (as `harness` drives it, else as any harness does, the fit on most
+/// replies), if it chose one.
+fn fitted_tokenizer(fits: &Fits, harness: &str, model: &str) -> Option<Tokenizer> {
     let model = model_key(model);
     fits.get(&fit_key(harness, &model))
         .and_then(|f| f.tokenizer)
@@ -361,7 +368,58 @@ pub fn counted_with(fits: &Fits, harness: &str, model: &str) -> Tokenizer {
                 .max_by_key(|(_, f)| f.samples)
                 .and_then(|(_, f)| f.tokenizer)
         })
-        .unwrap_or_else(|| crate::models::tokenizer(&model))
+}
+
+/// Of tokenizers tried on the same measured prompts ((tokenizer, whether a fit was made, its median error)), the
+/// one whose fit explains them best; the model's `own` where none does better. `calibrate`'s rule, and
+/// [`tokenizer_for`]'s on one path.
+fn explains_best(
+    own: Tokenizer,
+    tried: impl Iterator<Item = (Tokenizer, bool, f64)>,
+) -> Option<Tokenizer> {
+    tried
+        .filter(|t| t.1)
+        .min_by(|a, b| a.2.total_cmp(&b.2).then((a.0 != own).cmp(&(b.0 != own))))
+        .map(|t| t.0)
+}
+
+/// The tokenizer `model`'s context on `view` (as stored, counted by the estimate) is counted with: the one
+/// `calibrate` chose ([`counted_with`]); where no calibration chose one for a model whose tokenizer is not
+/// public, the one whose fit explains this path's own measured replies of the model best (`calibrate`'s rule on
+/// one session: a store never calibrated counts as a calibrated one would); else the model's own. Only a path
+/// with measured replies is counted by another tokenizer to choose (once: the counts are kept).
+pub fn tokenizer_for(
+    fits: &Fits,
+    store: Option<&Store>,
+    view: &PathView,
+    model: &str,
+) -> Result<Tokenizer, StoreError> {
+    let model = model_key(model);
+    if let Some(tk) = fitted_tokenizer(fits, &view.harness, &model) {
+        return Ok(tk);
+    }
+    let own = crate::models::tokenizer(&model);
+    let tried = candidates(&model);
+    if tried.len() < 2 || !(0..view.len()).any(|i| view.facts[i].measured_input().is_some()) {
+        return Ok(own);
+    }
+    let mut results = Vec::with_capacity(tried.len());
+    for tk in tried {
+        let with = |m: &str| {
+            if m == model {
+                tk
+            } else {
+                crate::models::tokenizer(m)
+            }
+        };
+        let own_replies: Vec<Sample> = samples(store, view, &with)?
+            .into_iter()
+            .filter(|s| s.model == model)
+            .collect();
+        let (f, _, after) = calibrated(&[own_replies]);
+        results.push((tk, f.is_some(), after));
+    }
+    Ok(explains_best(own, results.into_iter()).unwrap_or(own))
 }
 
 /// A path counted the way its model counts (the tokenizer its measurements chose: [`counted_with`]) and the one
@@ -374,9 +432,9 @@ pub fn as_model_counts(
     model: &str,
 ) -> Result<(PathView, Estimator), StoreError> {
     let fits = stored_fits(store)?;
-    let tk = counted_with(&fits, &view.harness, model);
+    let tk = tokenizer_for(&fits, Some(store), &view, model)?;
     let view = view.counted_by(Some(store), tk)?;
-    let est = Estimator::for_path(&fits, Some(store), &view, model)?;
+    let est = Estimator::for_path(&fits, Some(store), &view, (model, tk))?;
     Ok((view, est))
 }
 
@@ -403,18 +461,19 @@ impl Estimator {
     /// model tell (once there are enough), else the model's stored fit, else its default; the overhead from the
     /// path's first measured reply of that model at that scale (else the fit's mean overhead, else none); and the
     /// last measured reply, which the next request is predicted from.
-    /// `view` is counted the way the model counts (see [`PathView::retokenized`]); `store` reads its bodies when a
-    /// sample needs them.
+    /// `view` is counted the way the model counts, by `tk` ([`tokenizer_for`], [`PathView::counted_by`]);
+    /// `store` reads its bodies when a sample needs them.
     pub fn for_path(
         fits: &Fits,
         store: Option<&Store>,
         view: &PathView,
-        model: &str,
+        (model, tk): (&str, Tokenizer),
     ) -> Result<Estimator, StoreError> {
         let model = &model_key(model);
         let fit = fits.get(&fit_key(&view.harness, model));
         let prior = fit.map_or_else(|| [default_scale(model); KINDS], Fit::scales);
-        let own: Vec<Sample> = samples(store, view, &|m| counted_with(fits, &view.harness, m))?
+        // the view's measures are already the model's counts: its samples are taken as they stand
+        let own: Vec<Sample> = samples(store, view, &|_| Tokenizer::Estimate)?
             .into_iter()
             .filter(|s| &s.model == model)
             .collect();
@@ -468,8 +527,15 @@ impl Estimator {
             last_measured: last.map(|s| (s.assembled, s.measured)),
             last_parts: last.map(|s| s.parts),
             source: format!(
-                "{}; {scale_how}{}; {how}",
-                counted_with(fits, &view.harness, model).name(),
+                "{}{}; {scale_how}{}; {how}",
+                tk.name(),
+                if fitted_tokenizer(fits, &view.harness, model).is_none()
+                    && tk != crate::models::tokenizer(model)
+                {
+                    ", which this path's measured replies chose"
+                } else {
+                    ""
+                },
                 super::parts::describe(&kinds)
             ),
         })
@@ -727,10 +793,9 @@ pub fn calibrate(store: &mut Store) -> Result<(Vec<Calibration>, Vec<String>), S
                 (*tk, f, before, after, n, sessions.len())
             })
             .collect();
-        let pick = results
-            .iter()
-            .filter(|r| r.1.is_some())
-            .min_by(|a, b| a.3.total_cmp(&b.3).then((a.0 != own).cmp(&(b.0 != own))))
+        let best = explains_best(own, results.iter().map(|r| (r.0, r.1.is_some(), r.3)));
+        let pick = best
+            .and_then(|tk| results.iter().find(|r| r.0 == tk))
             .or_else(|| results.iter().find(|r| r.0 == own))
             .or(results.first())
             .cloned();

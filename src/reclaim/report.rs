@@ -98,7 +98,7 @@ pub fn report(view: &PathView, policy: &Policy, est: &Estimator) -> ContextRepor
     let (cached_through, cached_tokens) = cached_prefix(view, &l, measured_at);
     // what the cache holds is sent as the prompt's start: the overhead and those messages, as the estimate counts
     let cached_tokens = match cached_through {
-        Some(_) => est.prefix(cached_tokens),
+        Some(_) => est.prefix(cached_tokens).min(predicted_total),
         None => 0,
     };
     let harness_compaction = l.harness.map(|h| HarnessCompaction {

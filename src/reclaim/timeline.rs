@@ -86,6 +86,7 @@ pub fn timeline(
         BTreeMap::new();
     let mut estimators: BTreeMap<String, Estimator> = BTreeMap::new();
     let mut views: BTreeMap<Tokenizer, PathView> = BTreeMap::new();
+    let mut chosen: BTreeMap<String, Tokenizer> = BTreeMap::new();
     let mut points = Vec::new();
     let (mut compaction, mut calls, mut errors) = (false, 0u64, 0u64);
     for i in 0..view.len() {
@@ -105,7 +106,12 @@ pub fn timeline(
                 .as_deref()
                 .unwrap_or(policy.model.as_str()),
         );
-        let tk = crate::reclaim::replay::counted_with(fits, &view.harness, &model);
+        let tk = match chosen.entry(model.clone()) {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => *e.insert(crate::reclaim::replay::tokenizer_for(
+                fits, store, view, &model,
+            )?),
+        };
         let reader = ModelReader::of(&model);
         // the stored measures are cairn's estimate: only another tokenizer needs a recounted copy of the view
         let v: &PathView = if tk == Tokenizer::Estimate {
@@ -121,7 +127,7 @@ pub fn timeline(
             .or_insert_with(|| totals_before(v, reader));
         let e = match estimators.entry(model.clone()) {
             Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(Estimator::for_path(fits, store, v, &model)?),
+            Entry::Vacant(e) => e.insert(Estimator::for_path(fits, store, v, (&model, tk))?),
         };
         let estimated = e.estimate(t[i]);
         points.push(Point {
