@@ -43,6 +43,14 @@ fn chain(n: usize) -> Vec<ImportedMessage> {
         .collect()
 }
 
+/// A store at `path` holding `msgs` as one conversation, "big"; its id.
+fn stored(path: &std::path::Path, msgs: &[ImportedMessage]) -> String {
+    let mut s = Store::open(path).unwrap();
+    s.import_conversation(Some("big"), msgs, None, &[], &Value::Null)
+        .unwrap()
+        .0
+}
+
 fn bench_append(dir: &std::path::Path) {
     let mut s = Store::open(dir.join("append.db")).unwrap();
     let c = s.create_conversation(None).unwrap();
@@ -275,12 +283,7 @@ fn bench_context(dir: &std::path::Path) {
     use std::sync::atomic::AtomicBool;
     const N: usize = 100_000;
     let path = dir.join("context.db");
-    let conv = {
-        let mut s = Store::open(&path).unwrap();
-        s.import_conversation(Some("big"), &chain(N), None, &[], &Value::Null)
-            .unwrap()
-            .0
-    };
+    let conv = stored(&path, &chain(N));
     let settings = cairn::reclaim::Settings::default();
     let cancel = AtomicBool::new(false);
     let measure = |label: &str, target: &str, action: &dyn Fn() -> Action| {
@@ -339,12 +342,7 @@ fn bench_context_o200k(dir: &std::path::Path) {
             m.message.meta = serde_json::json!({"model": "gpt-5"});
         }
     }
-    let conv = {
-        let mut s = Store::open(&path).unwrap();
-        s.import_conversation(Some("big"), &msgs, None, &[], &Value::Null)
-            .unwrap()
-            .0
-    };
+    let conv = stored(&path, &msgs);
     let settings = cairn::reclaim::Settings::default();
     let cancel = AtomicBool::new(false);
     let context = || Action::Context {
@@ -428,12 +426,7 @@ fn bench_cache(dir: &std::path::Path) {
             };
         }
     }
-    let conv = {
-        let mut s = Store::open(&path).unwrap();
-        s.import_conversation(Some("big"), &msgs, None, &[], &Value::Null)
-            .unwrap()
-            .0
-    };
+    let conv = stored(&path, &msgs);
     let settings = cairn::reclaim::Settings::default();
     let cancel = AtomicBool::new(false);
     let mut times = Vec::new();
