@@ -1384,6 +1384,40 @@ fn the_tokenizer_of_a_model_no_catalog_knows_is_the_one_its_measurements_choose(
             m => panic!("{m}"),
         }
     }
+    // the choice is kept with the path while it does not grow: a kept choice is read back (here one made to say
+    // otherwise), and a path that grew chooses again
+    let source_of = |s: &mut Store, id: &str| match run(
+        s,
+        Action::Context {
+            conversation: id.to_string(),
+            model: None,
+        },
+    ) {
+        Outcome::Context(r) => r.calibration.source,
+        _ => panic!("context"),
+    };
+    let id = s
+        .conversations()
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .find(|id| source_of(&mut s, id).starts_with("tiktoken o200k"))
+        .unwrap();
+    let key = format!("path-tokenizer/{id}/mystery-o");
+    let mut kept = s.value(&key).unwrap().unwrap();
+    assert_eq!(kept["tokenizer"], "o200k");
+    kept["tokenizer"] = serde_json::json!("estimate");
+    s.set_value(&key, &kept).unwrap();
+    assert!(source_of(&mut s, &id).starts_with("estimate by text kind"));
+    s.append_turn(
+        &id,
+        &[
+            cairn::model::NewMessage::text(cairn::model::Role::User, "and then?"),
+            cairn::model::NewMessage::text(cairn::model::Role::Assistant, "then it ends."),
+        ],
+    )
+    .unwrap();
+    assert!(source_of(&mut s, &id).starts_with("tiktoken o200k"));
     let Outcome::Calibrated { models, .. } = run(&mut s, Action::Calibrate) else {
         panic!("calibrate")
     };

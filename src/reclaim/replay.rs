@@ -394,32 +394,77 @@ pub fn tokenizer_for(
     view: &PathView,
     model: &str,
 ) -> Result<Tokenizer, StoreError> {
+    Ok(chosen_on(fits, store, view, model)?.0)
+}
+
+/// The rules a path's kept tokenizer choice was made under: raised when they change, so a kept choice is made
+/// again.
+const PATH_CHOICE_VERSION: u32 = 1;
+
+/// [`tokenizer_for`], with the path counted by the chosen tokenizer where choosing counted it (so it is not
+/// counted again).
+fn chosen_on(
+    fits: &Fits,
+    store: Option<&Store>,
+    view: &PathView,
+    model: &str,
+) -> Result<(Tokenizer, Option<PathView>), StoreError> {
     let model = model_key(model);
     if let Some(tk) = fitted_tokenizer(fits, &view.harness, &model) {
-        return Ok(tk);
+        return Ok((tk, None));
     }
     let own = crate::models::tokenizer(&model);
     let tried = candidates(&model);
     if tried.len() < 2 || !(0..view.len()).any(|i| view.facts[i].measured_input().is_some()) {
-        return Ok(own);
+        return Ok((own, None));
+    }
+    // what this path chose last, while it has not grown since
+    let memo = store
+        .filter(|_| view.is_stored())
+        .zip(view.heads.last())
+        .map(|(s, tip)| {
+            (
+                s,
+                format!("path-tokenizer/{}/{model}", view.conversation),
+                json!({"tip": tip.id, "version": PATH_CHOICE_VERSION}),
+            )
+        });
+    if let Some((s, key, at)) = &memo
+        && let Some(v) = s.value(key)?
+        && v.get("at") == Some(at)
+        && let Some(tk) = v
+            .get("tokenizer")
+            .and_then(|t| Tokenizer::deserialize(t).ok())
+    {
+        return Ok((tk, None));
     }
     let mut results = Vec::with_capacity(tried.len());
+    let mut counted = Vec::with_capacity(tried.len());
     for tk in tried {
-        let with = |m: &str| {
-            if m == model {
-                tk
-            } else {
-                crate::models::tokenizer(m)
-            }
+        let recounted = match tk {
+            Tokenizer::Estimate => None,
+            _ => Some(view.retokenized(store, tk)?),
         };
-        let own_replies: Vec<Sample> = samples(store, view, &with)?
-            .into_iter()
-            .filter(|s| s.model == model)
-            .collect();
+        // the model's replies, against the path as `tk` counts it
+        let own_replies: Vec<Sample> = samples(store, recounted.as_ref().unwrap_or(view), &|_| {
+            Tokenizer::Estimate
+        })?
+        .into_iter()
+        .filter(|s| s.model == model)
+        .collect();
         let (f, _, after) = calibrated(&[own_replies]);
         results.push((tk, f.is_some(), after));
+        counted.push((tk, recounted));
     }
-    Ok(explains_best(own, results.into_iter()).unwrap_or(own))
+    let tk = explains_best(own, results.into_iter()).unwrap_or(own);
+    if let Some((s, key, at)) = &memo {
+        s.keep_value(key, &json!({"at": at, "tokenizer": tk}))?;
+    }
+    let made = counted
+        .into_iter()
+        .find(|(t, _)| *t == tk)
+        .and_then(|(_, v)| v);
+    Ok((tk, made))
 }
 
 /// A path counted the way its model counts (the tokenizer its measurements chose: [`counted_with`]) and the one
@@ -432,8 +477,11 @@ pub fn as_model_counts(
     model: &str,
 ) -> Result<(PathView, Estimator), StoreError> {
     let fits = stored_fits(store)?;
-    let tk = tokenizer_for(&fits, Some(store), &view, model)?;
-    let view = view.counted_by(Some(store), tk)?;
+    let (tk, made) = chosen_on(&fits, Some(store), &view, model)?;
+    let view = match made {
+        Some(counted) => counted,
+        None => view.counted_by(Some(store), tk)?,
+    };
     let est = Estimator::for_path(&fits, Some(store), &view, (model, tk))?;
     Ok((view, est))
 }

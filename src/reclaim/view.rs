@@ -220,6 +220,11 @@ impl PathView {
         self.clone().counted_by(store, tk)
     }
 
+    /// Whether the path's bodies are in the store (a view loaded from it), not held in memory.
+    pub fn is_stored(&self) -> bool {
+        self.memory.is_none()
+    }
+
     pub fn len(&self) -> usize {
         self.heads.len()
     }

@@ -524,6 +524,12 @@ impl Store {
 
     /// Sets a derived value (see [`Store::value`]).
     pub fn set_value(&mut self, key: &str, value: &Value) -> Result<()> {
+        self.keep_value(key, value)
+    }
+
+    /// Keeps a value a read command derived and would otherwise derive again (what a path's measurements chose),
+    /// beside the store's own: a cache, written in its own statement.
+    pub(crate) fn keep_value(&self, key: &str, value: &Value) -> Result<()> {
         self.conn.execute(
             "INSERT INTO store_values (key, value) VALUES (?1, ?2)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
