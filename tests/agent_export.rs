@@ -430,6 +430,7 @@ fn opts(protect: u64) -> RungOptions {
         protect,
         shape: cairn::reclaim::Policy::new(&Default::default(), None, None, None).shape(),
         range: None,
+        model: None,
     }
 }
 

@@ -182,7 +182,7 @@ pub fn compare_priced(
             Candidate::ClearToolUses => {
                 let c = super::editing::clear_tool_uses(
                     view,
-                    &before,
+                    (&before, est.sent(&before, false)),
                     &super::editing::ClearToolUses::default(),
                     &|_| Vec::new(),
                 );

@@ -56,15 +56,17 @@ fn sent(l: &ContextLayout) -> Vec<usize> {
         .collect()
 }
 
-/// Which tool results `clear_tool_uses` would clear on the context `l` leaves. `tools(i)`: the tool names the
-/// results in message `i` answer (for `exclude_tools`; only asked when there are excluded tools).
+/// Which tool results `clear_tool_uses` would clear on the context `l` leaves, whose request would take `input`
+/// tokens (what its trigger is tested against: the whole prompt, system prompt and tools too). `tools(i)`:
+/// the tool names the results in message `i` answer (for `exclude_tools`; only asked when there are excluded
+/// tools).
 pub fn clear_tool_uses(
     view: &PathView,
-    l: &ContextLayout,
+    (l, input): (&ContextLayout, u64),
     cfg: &ClearToolUses,
     tools: &dyn Fn(usize) -> Vec<String>,
 ) -> Cleared {
-    if l.tally.total() <= cfg.trigger {
+    if input <= cfg.trigger {
         return Cleared::default();
     }
     // messages of results, newest first, with how many results each holds (the calls of the message before)
@@ -185,11 +187,12 @@ mod tests {
     fn the_newest_tool_uses_are_kept_and_the_rest_cleared_past_the_trigger() {
         let (view, _) = session(10, 4000);
         let l = super::super::layout(&view, &[], view.len());
+        let l = (&l, l.tally.total());
         let cfg = ClearToolUses {
             trigger: 1_000,
             ..ClearToolUses::default()
         };
-        let c = clear_tool_uses(&view, &l, &cfg, &|_| Vec::new());
+        let c = clear_tool_uses(&view, l, &cfg, &|_| Vec::new());
         // ten results, the newest three kept
         assert_eq!(c.items, 7);
         assert_eq!(c.messages, vec![2, 4, 6, 8, 10, 12, 14]);
@@ -200,7 +203,7 @@ mod tests {
             ..ClearToolUses::default()
         };
         assert_eq!(
-            clear_tool_uses(&view, &l, &quiet, &|_| Vec::new()),
+            clear_tool_uses(&view, l, &quiet, &|_| Vec::new()),
             Cleared::default()
         );
         // clear_at_least: an edit that would save less is not made
@@ -210,7 +213,7 @@ mod tests {
             ..ClearToolUses::default()
         };
         assert_eq!(
-            clear_tool_uses(&view, &l, &greedy, &|_| Vec::new()),
+            clear_tool_uses(&view, l, &greedy, &|_| Vec::new()),
             Cleared::default()
         );
     }
@@ -219,16 +222,17 @@ mod tests {
     fn excluded_tools_are_untouched_and_inputs_cleared_on_request() {
         let (view, names) = session(10, 4000);
         let l = super::super::layout(&view, &[], view.len());
+        let l = (&l, l.tally.total());
         let cfg = ClearToolUses {
             trigger: 1_000,
             exclude_tools: vec!["Bash".into()],
             ..ClearToolUses::default()
         };
-        let c = clear_tool_uses(&view, &l, &cfg, &|i| vec![names[i].clone()]);
+        let c = clear_tool_uses(&view, l, &cfg, &|i| vec![names[i].clone()]);
         assert!(c.messages.iter().all(|&i| names[i] == "Read"), "{c:?}");
         let plain = clear_tool_uses(
             &view,
-            &l,
+            l,
             &ClearToolUses {
                 trigger: 1_000,
                 ..Default::default()
@@ -237,7 +241,7 @@ mod tests {
         );
         let inputs = clear_tool_uses(
             &view,
-            &l,
+            l,
             &ClearToolUses {
                 trigger: 1_000,
                 clear_tool_inputs: true,

@@ -183,6 +183,7 @@ impl Policy {
             protect: self.protect_for(budget),
             shape: self.shape(),
             range: None,
+            model: Some(self.model.clone()),
         }
     }
 }

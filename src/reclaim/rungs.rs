@@ -223,6 +223,8 @@ pub struct RungOptions {
     pub shape: Shape,
     /// A partial compaction: only path indices `from..=to` (the protect window does not apply).
     pub range: Option<(usize, usize)>,
+    /// The model the context goes to (the policy's): what it is counted and estimated as. None: the path's own.
+    pub model: Option<String>,
 }
 
 /// Applies one rung to a conversation's active path (writes its marker at the tip). Returns None when the rung
@@ -248,7 +250,7 @@ pub fn apply_keeping(
     opts: &RungOptions,
     kept: Option<ProviderKept>,
 ) -> Result<Option<Applied>, ReclaimError> {
-    let (view, est) = counted(store, conversation)?;
+    let (view, est) = counted(store, conversation, opts)?;
     let l = layout(&view, &[], view.len());
     let Some(p) = plan(
         &view,
@@ -276,10 +278,18 @@ pub fn apply_keeping(
 }
 
 /// A conversation's active path counted as its model counts, and the one estimator of what a layout of it sends
-/// ([`super::replay::as_model_counts`]): the target a ladder aims at is what `send` tests its threshold with.
-fn counted(store: &Store, conversation: &str) -> Result<(PathView, Estimator), ReclaimError> {
+/// ([`super::replay::as_model_counts`]) for the model `opts` names: the target a ladder aims at is what `send`
+/// tests its threshold with.
+fn counted(
+    store: &Store,
+    conversation: &str,
+    opts: &RungOptions,
+) -> Result<(PathView, Estimator), ReclaimError> {
     let view = PathView::load(store, conversation, None)?;
-    let model = view.model().unwrap_or_default().to_string();
+    let model = match &opts.model {
+        Some(m) => m.clone(),
+        None => view.model().unwrap_or_default().to_string(),
+    };
     Ok(super::replay::as_model_counts(store, view, &model)?)
 }
 
@@ -294,7 +304,7 @@ pub fn ladder(
     target: u64,
     opts: &RungOptions,
 ) -> Result<LadderOutcome, ReclaimError> {
-    let (view, est) = counted(store, conversation)?;
+    let (view, est) = counted(store, conversation, opts)?;
     let mut planned: Vec<Placed> = Vec::new();
     let mut now = layout(&view, &planned, view.len());
     let before = est.sent(&now, false);
