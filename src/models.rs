@@ -470,6 +470,9 @@ pub struct Listing {
     pub window_source: Source,
     pub tokenizer: Tokenizer,
     pub tokenizer_source: Source,
+    /// Its own tokenizer is not public and no calibration chose one: each of its paths is counted with the one its
+    /// own measured replies choose (`tokenizer` is what a path with none measured is counted with).
+    pub tokenizer_per_path: bool,
     /// The estimator's scale: fitted on the store's measurements (`cairn calibrate`), else the default.
     pub scale: f64,
     pub scale_source: Source,
@@ -547,6 +550,9 @@ pub fn listing(
                 } else {
                     m.tokenizer_source
                 },
+                tokenizer_per_path: chosen.is_none()
+                    && m.tokenizer == Tokenizer::Estimate
+                    && all.iter().any(|s| s.measured > 0),
                 scale: fit.unwrap_or(m.default_scale),
                 scale_source: if fit.is_some() {
                     Source::Measured

@@ -1384,6 +1384,14 @@ fn the_tokenizer_of_a_model_no_catalog_knows_is_the_one_its_measurements_choose(
             m => panic!("{m}"),
         }
     }
+    // `cairn models` says each path chooses, until a calibration chooses for the model
+    let Outcome::Models(report) = run(&mut s, Action::Models) else {
+        panic!()
+    };
+    for m in ["mystery-o", "mystery-e"] {
+        let row = report.models.iter().find(|r| r.model == m).unwrap();
+        assert!(row.tokenizer_per_path, "{m}");
+    }
     // the choice is kept with the path while it does not grow: a kept choice is read back (here one made to say
     // otherwise), and a path that grew chooses again
     let source_of = |s: &mut Store, id: &str| match run(
@@ -1444,6 +1452,7 @@ fn the_tokenizer_of_a_model_no_catalog_knows_is_the_one_its_measurements_choose(
         .unwrap();
     assert_eq!(row.tokenizer, cairn::tokens::Tokenizer::O200k);
     assert_eq!(row.tokenizer_source, cairn::models::Source::Measured);
+    assert!(!row.tokenizer_per_path);
     // replay chooses as it goes, from what was measured before each reply: once a session has measured a few
     // replies, the model's next ones are estimated from scratch to within 1%
     let Outcome::Replayed(r) = run(&mut s, Action::Replay { conversation: None }) else {

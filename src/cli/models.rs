@@ -63,11 +63,27 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             r.family.name(),
             r.window,
             r.window_source.name(),
-            r.tokenizer.name(),
+            if r.tokenizer_per_path {
+                "chosen per path"
+            } else {
+                r.tokenizer.name()
+            },
             r.scale,
             r.scale_source.name(),
             price,
             r.price_source.name(),
+        ))?;
+    }
+    let per_path: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.tokenizer_per_path)
+        .map(|r| r.model.as_str())
+        .collect();
+    if !per_path.is_empty() {
+        out(&format!(
+            "{}: no calibration yet; each conversation is counted with the tokenizer (the estimate or o200k) its own \
+             measured replies are explained best by (`cairn calibrate` fits one per model)",
+            per_path.join(", ")
         ))?;
     }
     for r in rows {

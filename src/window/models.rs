@@ -155,11 +155,17 @@ fn row(ui: &mut egui::Ui, r: &Listing) {
                 .join("\n"),
         );
     }
-    ui.label(format!(
-        "{} [{}]",
-        r.tokenizer.name(),
-        r.tokenizer_source.name()
-    ));
+    let counted = ui.label(if r.tokenizer_per_path {
+        "chosen per path [measured]".to_string()
+    } else {
+        format!("{} [{}]", r.tokenizer.name(), r.tokenizer_source.name())
+    });
+    if r.tokenizer_per_path {
+        counted.on_hover_text(
+            "no calibration yet: each conversation is counted with the tokenizer (cairn's estimate or o200k) its \
+             own measured replies are explained best by; Calibrate fits one for the model",
+        );
+    }
     ui.label(format!("{:.2} [{}]", r.scale, r.scale_source.name()));
     let price = r.price_per_mtok.map_or("unknown".into(), |p| p.line());
     let priced = ui.label(format!("{price} [{}]", r.price_source.name()));
