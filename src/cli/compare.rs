@@ -34,7 +34,10 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     if a.json {
         return to_json(&rows);
     }
-    out(&format!("budget {budget} tokens"))?;
+    out(&format!(
+        "budget {budget} tokens; each row as its next request would send it (the system prompt and tools beside \
+         the messages included: `cairn context`'s next request is the first row)"
+    ))?;
     out(&format!(
         "{:<15} {:>9} {:>9} {:>6} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>10}  cache kept through",
         "strategy",
