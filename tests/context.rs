@@ -55,8 +55,9 @@ fn a_path_counted_by_a_public_tokenizer_reads_back_what_it_counted_before() {
     // a GPT model's path is counted by o200k; the counts are kept with the messages, and a second count reads them
     // back: the same numbers, message for message, as counting the bodies again
     let mut s = Store::open_in_memory().unwrap();
-    let body = "fn example() { let x = compute(42); } // 第一行\n".repeat(40);
-    let c = helpers::tool_session(&mut s, 30, &|_| (body.clone(), false, None));
+    let line = "fn example() { let x = compute(42); } // 第一行\n";
+    // bodies of many lengths: counted on several threads, each count must land on its own message
+    let c = helpers::tool_session(&mut s, 60, &|i| (line.repeat(i % 13 + 1), false, None));
     let view = PathView::load(&s, &c, None).unwrap();
     let tk = cairn::tokens::Tokenizer::O200k;
     let first = view.retokenized(Some(&s), tk).unwrap();
@@ -71,6 +72,14 @@ fn a_path_counted_by_a_public_tokenizer_reads_back_what_it_counted_before() {
         .retokenized(None, tk)
         .unwrap();
     assert_eq!(measures(&first), measures(&held));
+    // message for message what the tokenizer makes of each body alone
+    let one_by_one: Vec<_> = s
+        .active_path(&c)
+        .unwrap()
+        .iter()
+        .map(|m| cairn::models::measure(&m.content, None, m.usage.as_ref(), tk))
+        .collect();
+    assert_eq!(measures(&first), one_by_one);
 }
 
 #[test]

@@ -196,13 +196,12 @@ impl PathView {
             if missing.is_empty() {
                 continue;
             }
+            let bodies = self.bodies(store, &missing)?;
+            let made = measured_by(&self.facts, &missing, &bodies, tk);
             let mut counted = Vec::with_capacity(missing.len());
-            for (&i, m) in missing.iter().zip(self.bodies(store, &missing)?) {
-                let f = &mut self.facts[i];
-                let me =
-                    crate::models::measure(&m.content, f.model.as_deref(), f.usage.as_ref(), tk);
+            for (&i, me) in missing.iter().zip(made) {
                 counted.push((self.heads[i].seq, me));
-                set(f, me);
+                set(&mut self.facts[i], me);
             }
             if let Some(s) = kept {
                 s.keep_recounts(&counted, tk)?;
@@ -438,4 +437,39 @@ fn source_ids(meta: &Value) -> impl Iterator<Item = &str> {
         .flatten()
         .filter_map(|l| l.get("uuid").and_then(Value::as_str));
     entry.into_iter().chain(lines)
+}
+
+/// What `tk` makes of each of `bodies` (the messages at path indices `idx`, whose facts are `facts`), on as many
+/// threads as there are cores: a tokenizer over long text is what counting a path again costs.
+fn measured_by(
+    facts: &[Facts],
+    idx: &[usize],
+    bodies: &[Message],
+    tk: crate::tokens::Tokenizer,
+) -> Vec<crate::tokens::Measure> {
+    let one = |(&i, m): (&usize, &Message)| {
+        let f = &facts[i];
+        crate::models::measure(&m.content, f.model.as_deref(), f.usage.as_ref(), tk)
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if threads <= 1 || bodies.len() < 64 {
+        return idx.iter().zip(bodies).map(one).collect();
+    }
+    let per = bodies.len().div_ceil(threads);
+    let parts: Vec<Option<Vec<crate::tokens::Measure>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = idx
+            .chunks(per)
+            .zip(bodies.chunks(per))
+            .map(|(i, b)| s.spawn(move || i.iter().zip(b).map(one).collect::<Vec<_>>()))
+            .collect();
+        handles.into_iter().map(|h| h.join().ok()).collect()
+    });
+    // a part whose thread failed is counted again here, so every message is counted
+    parts
+        .into_iter()
+        .zip(idx.chunks(per).zip(bodies.chunks(per)))
+        .flat_map(|(made, (i, b))| made.unwrap_or_else(|| i.iter().zip(b).map(one).collect()))
+        .collect()
 }
