@@ -4,6 +4,7 @@
 mod helpers;
 
 use cairn::reclaim::replay::Estimator;
+use cairn::reclaim::report::ContextReport;
 use cairn::reclaim::rungs::covered_middle;
 use cairn::reclaim::{ELIDE_WORTH_IT, PathView, Policy, REPLY_RESERVE, layout, report};
 use cairn::store::Store;
@@ -168,4 +169,59 @@ fn context_compare_and_compact_measure_a_context_by_one_figure() {
     let after = context(&mut s, &mut go);
     assert_eq!(after.predicted_total, o.tokens_after);
     assert!(after.predicted_total < r.predicted_total);
+    // a snapshot lays the middle out anew: the next request is estimated from scratch. Elision takes out only the
+    // results it elides: the next is the last measured prompt less them, what the estimate misses carried over
+    let mut s = Store::open(dir.path().join("elided.db")).unwrap();
+    let c = cairn::import::import_file(&mut s, &f, None).conversations[0].clone();
+    assert_eq!(after.predicted_total, after.estimated_total);
+    let context = |s: &mut Store| match run(
+        s,
+        &settings,
+        Action::Context {
+            conversation: c.clone(),
+            model: None,
+        },
+        &Quiet,
+        &cancel,
+    )
+    .unwrap()
+    {
+        Outcome::Context(r) => r,
+        _ => panic!("not a context report"),
+    };
+    let before = context(&mut s);
+    let applied = match run(
+        &mut s,
+        &settings,
+        Action::Compact {
+            conversation: c.clone(),
+            strategy: Some(cairn::reclaim::Strategy::Elide),
+            force: true,
+            target: None,
+            protect: None,
+            instructions: None,
+            provider: None,
+            from: None,
+            to: None,
+        },
+        &Quiet,
+        &cancel,
+    )
+    .unwrap()
+    {
+        Outcome::Compacted(Compacted::Rung(_, Some(a))) => a,
+        _ => panic!("elision had nothing to do"),
+    };
+    let elided = context(&mut s);
+    assert_eq!(applied.tokens_before, before.predicted_total);
+    assert_eq!(elided.predicted_total, applied.tokens_after);
+    assert!(elided.predicted_total < before.predicted_total);
+    let missed = |r: &ContextReport| r.predicted_total as i64 - r.estimated_total as i64;
+    assert_ne!(missed(&before), 0);
+    assert!(
+        (missed(&elided) - missed(&before)).abs() <= 2,
+        "{} {}",
+        missed(&before),
+        missed(&elided)
+    );
 }

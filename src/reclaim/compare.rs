@@ -182,7 +182,7 @@ pub fn compare_priced(
             Candidate::ClearToolUses => {
                 let c = super::editing::clear_tool_uses(
                     view,
-                    (&before, est.sent(&before, false)),
+                    (&before, est.sent(&before, &[])),
                     &super::editing::ClearToolUses::default(),
                     &|_| Vec::new(),
                 );
@@ -193,7 +193,7 @@ pub fn compare_priced(
                 edited_row(view, name, &before, &c, budget, (pricing, est))
             }
             _ => {
-                let (_, after, calls, ran) = after_of(view, name, budget, opts, est);
+                let (planned, after, calls, ran) = after_of(view, name, budget, opts, est);
                 row(
                     view,
                     name,
@@ -201,6 +201,7 @@ pub fn compare_priced(
                     (calls, ran),
                     budget,
                     (pricing, est),
+                    &planned,
                 )
             }
         })
@@ -227,7 +228,7 @@ pub fn after_of(
         Candidate::None | Candidate::ClearToolUses | Candidate::ClearThinking => Vec::new(),
     };
     for (s, force) in rungs {
-        if name == Candidate::Ladder && est.sent(&now, ran) <= budget {
+        if name == Candidate::Ladder && est.sent(&now, &planned) <= budget {
             break;
         }
         if let Some(p) = plan(
@@ -278,7 +279,7 @@ fn edited_row(
                 .position(|p| matches!(p, Piece::Message { index, .. } if *index == f))
         })
         .unwrap_or(before.pieces.len());
-    let stay = est.sent(before, false);
+    let stay = est.sent(before, &[]);
     let kept_tokens = if keep == before.pieces.len() {
         stay
     } else {
@@ -332,6 +333,7 @@ fn row(
     (calls, ran): (u32, bool),
     budget: u64,
     (pricing, est): (&Pricing<'_>, &Estimator),
+    planned: &[Placed],
 ) -> StrategyRow {
     let keep = before
         .pieces
@@ -339,8 +341,8 @@ fn row(
         .zip(&after.pieces)
         .position(|(a, b)| a != b)
         .unwrap_or(before.pieces.len().min(after.pieces.len()));
-    let stay = est.sent(before, false);
-    let total = est.sent(after, ran);
+    let stay = est.sent(before, &[]);
+    let total = est.sent(after, planned);
     // the whole context kept is the whole request cached; else the overhead and the pieces before the change
     let kept_tokens = if keep == after.pieces.len() {
         total

@@ -564,7 +564,7 @@ impl Estimator {
         // a prompt measured before a compaction was of a context that is gone, and one measured before the harness
         // changed to what an earlier segment sent had that segment's overhead: the next is predicted from scratch
         let last = own.last().filter(|s| {
-            !(s.index + 1..view.len()).any(|i| view.heads[i].is_compaction())
+            !(s.index + 1..view.len()).any(|i| view.lays_out_anew(i))
                 && anchored.map(|(_, from)| from) != Some(OverheadFrom::SameSends)
         });
         Ok(Estimator {
@@ -596,12 +596,13 @@ impl Estimator {
             .round() as u64
     }
 
-    /// What a layout of the path sends: the next request as predicted while it is the path as it stands, from
-    /// scratch once rungs (planned, not yet written) laid it out again (the last measured prompt was of a context
-    /// that is gone).
-    pub fn sent(&self, l: &super::assemble::ContextLayout, relaid: bool) -> u64 {
+    /// What a layout of the path with `planned` markers (not yet written) sends: the next request as predicted
+    /// from the last measured prompt (what the rungs take out, taken out of it), from scratch where one of them
+    /// lays the context out anew (a summary: that prompt was of a context that is gone;
+    /// [`super::view::Resolved::lays_out_anew`]). What `context` says once they are written.
+    pub fn sent(&self, l: &super::assemble::ContextLayout, planned: &[super::view::Placed]) -> u64 {
         let parts = Parts::of_kinds(&l.tally.by_kind);
-        if relaid {
+        if planned.iter().any(|p| p.marker.lays_out_anew()) {
             self.estimate(parts)
         } else {
             self.predict(parts)
@@ -669,8 +670,8 @@ pub struct ReplayedConversation {
     pub alternatives: Vec<(Tokenizer, Vec<Sample>)>,
     /// Path indexes of the harness's own compactions, and their ids.
     pub compactions: Vec<usize>,
-    /// Path indexes of every compaction marker (the harness's and cairn's): a prompt measured before one does not
-    /// predict the next.
+    /// Path indexes of every compaction that lays the context out anew (the harness's, a summary): a prompt
+    /// measured before one does not predict the next.
     pub markers: Vec<usize>,
     pub compaction_ids: BTreeMap<usize, String>,
     /// The tokens of what the harness recorded it sends beside the messages ([`recorded_beside`]):
@@ -746,9 +747,7 @@ pub fn store_samples(
                         alternatives.push((tk, alt));
                     }
                 }
-                let markers: Vec<usize> = (0..v.len())
-                    .filter(|&i| v.heads[i].is_compaction())
-                    .collect();
+                let markers: Vec<usize> = (0..v.len()).filter(|&i| v.lays_out_anew(i)).collect();
                 let compactions: Vec<usize> = markers
                     .iter()
                     .copied()

@@ -271,8 +271,8 @@ pub fn apply_keeping(
     Ok(Some(Applied {
         strategy,
         marker,
-        tokens_before: est.sent(&l, false),
-        tokens_after: est.sent(&after, true),
+        tokens_before: est.sent(&l, &[]),
+        tokens_after: est.sent(&after, std::slice::from_ref(&p.placed)),
         items: p.items,
     }))
 }
@@ -307,7 +307,7 @@ pub fn ladder(
     let (view, est) = counted(store, conversation, opts)?;
     let mut planned: Vec<Placed> = Vec::new();
     let mut now = layout(&view, &planned, view.len());
-    let before = est.sent(&now, false);
+    let before = est.sent(&now, &[]);
     let mut total = before;
     let mut plans: Vec<(Plan, u64, u64)> = Vec::new();
     for s in [Strategy::Elide, Strategy::Images, Strategy::Snapshot] {
@@ -327,7 +327,7 @@ pub fn ladder(
         ) {
             planned.push(p.placed.clone());
             now = layout(&view, &planned, view.len());
-            let after = est.sent(&now, true);
+            let after = est.sent(&now, &planned);
             plans.push((p, total, after));
             total = after;
         }

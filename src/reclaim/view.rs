@@ -46,6 +46,20 @@ pub enum Resolved {
     },
 }
 
+impl Resolved {
+    /// Whether the context after it is laid out anew: a harness's compaction, a summary (cairn's rung, a
+    /// provider's compaction) or a snapshot sends something new in place of the middle, so a prompt measured
+    /// before it says little of the next (on the samples' harness compactions the next is closer from scratch).
+    /// Elision, pruned images and an edit take out only what they touch: the rest of what the last measured prompt
+    /// held is still sent, and the next is that prompt less what they took.
+    pub fn lays_out_anew(&self) -> bool {
+        matches!(
+            self,
+            Resolved::Harness { .. } | Resolved::Summary { .. } | Resolved::Snapshot { .. }
+        )
+    }
+}
+
 /// What a harness kept, as path indices.
 #[derive(Debug, Clone, PartialEq)]
 pub enum KeptAt {
@@ -230,6 +244,17 @@ impl PathView {
 
     pub fn is_empty(&self) -> bool {
         self.heads.is_empty()
+    }
+
+    /// Whether the compaction at path index `i` lays the context out anew ([`Resolved::lays_out_anew`]; a marker
+    /// that cannot be resolved is taken to).
+    pub fn lays_out_anew(&self, i: usize) -> bool {
+        self.heads[i].is_compaction()
+            && self
+                .markers
+                .iter()
+                .find(|p| p.at == i)
+                .is_none_or(|p| p.marker.lays_out_anew())
     }
 
     /// Whether the marker at path index `i` is a harness's own compaction (Claude Code's, pi's, Codex's), not
