@@ -598,7 +598,7 @@ impl Estimator {
 
     /// What a layout of the path with `planned` markers (not yet written) sends: the next request as predicted
     /// from the last measured prompt (what the rungs take out, taken out of it), from scratch where one of them
-    /// lays the context out anew (a summary: that prompt was of a context that is gone;
+    /// lays the context out anew (a summary or a snapshot: that prompt was of a context that is gone;
     /// [`super::view::Resolved::lays_out_anew`]). What `context` says once they are written.
     pub fn sent(&self, l: &super::assemble::ContextLayout, planned: &[super::view::Placed]) -> u64 {
         let parts = Parts::of_kinds(&l.tally.by_kind);
@@ -624,8 +624,8 @@ impl Estimator {
             .round() as u64
     }
 
-    /// The next request ([`predicted_from`] the last measured reply, when no compaction came after it). What
-    /// `send` compacts by.
+    /// The next request ([`predicted_from`] the last measured reply, when no compaction that lays the context out
+    /// anew came after it). What `send` compacts by.
     pub fn predict(&self, assembled: Parts) -> u64 {
         let last = self
             .last_measured
@@ -670,8 +670,8 @@ pub struct ReplayedConversation {
     pub alternatives: Vec<(Tokenizer, Vec<Sample>)>,
     /// Path indexes of the harness's own compactions, and their ids.
     pub compactions: Vec<usize>,
-    /// Path indexes of every compaction that lays the context out anew (the harness's, a summary): a prompt
-    /// measured before one does not predict the next.
+    /// Path indexes of every compaction that lays the context out anew (the harness's, a summary, a snapshot): a
+    /// prompt measured before one does not predict the next.
     pub markers: Vec<usize>,
     pub compaction_ids: BTreeMap<usize, String>,
     /// The tokens of what the harness recorded it sends beside the messages ([`recorded_beside`]):
