@@ -387,23 +387,9 @@ fn explains_best(
 /// `calibrate` chose ([`counted_with`]); where no calibration chose one for a model whose tokenizer is not
 /// public, the one whose fit explains this path's own measured replies of the model best (`calibrate`'s rule on
 /// one session: a store never calibrated counts as a calibrated one would); else the model's own. Only a path
-/// with measured replies is counted by another tokenizer to choose (once: the counts are kept).
+/// with measured replies is counted by another tokenizer to choose (once: the counts are kept); the path as the
+/// chosen one counted it is given back where choosing made it, so it is not counted again.
 pub fn tokenizer_for(
-    fits: &Fits,
-    store: Option<&Store>,
-    view: &PathView,
-    model: &str,
-) -> Result<Tokenizer, StoreError> {
-    Ok(chosen_on(fits, store, view, model)?.0)
-}
-
-/// The rules a path's kept tokenizer choice was made under: raised when they change, so a kept choice is made
-/// again.
-const PATH_CHOICE_VERSION: u32 = 1;
-
-/// [`tokenizer_for`], with the path counted by the chosen tokenizer where choosing counted it (so it is not
-/// counted again).
-fn chosen_on(
     fits: &Fits,
     store: Option<&Store>,
     view: &PathView,
@@ -466,6 +452,9 @@ fn chosen_on(
         .and_then(|(_, v)| v);
     Ok((tk, made))
 }
+/// The rules a path's kept tokenizer choice was made under: raised when they change, so a kept choice is made
+/// again.
+const PATH_CHOICE_VERSION: u32 = 1;
 
 /// A path counted the way its model counts (the tokenizer its measurements chose: [`counted_with`]) and the one
 /// estimator of what a layout of it sends: what `context`, `send`, `compact`, `compare` and the preview measure a
@@ -477,7 +466,7 @@ pub fn as_model_counts(
     model: &str,
 ) -> Result<(PathView, Estimator), StoreError> {
     let fits = stored_fits(store)?;
-    let (tk, made) = chosen_on(&fits, Some(store), &view, model)?;
+    let (tk, made) = tokenizer_for(&fits, Some(store), &view, model)?;
     let view = match made {
         Some(counted) => counted,
         None => view.counted_by(Some(store), tk)?,

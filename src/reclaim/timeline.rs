@@ -108,9 +108,14 @@ pub fn timeline(
         );
         let tk = match chosen.entry(model.clone()) {
             Entry::Occupied(e) => *e.get(),
-            Entry::Vacant(e) => *e.insert(crate::reclaim::replay::tokenizer_for(
-                fits, store, view, &model,
-            )?),
+            Entry::Vacant(e) => {
+                let (tk, made) = crate::reclaim::replay::tokenizer_for(fits, store, view, &model)?;
+                // the path as choosing counted it, kept for the replies counted with it
+                if let Some(v) = made {
+                    views.entry(tk).or_insert(v);
+                }
+                *e.insert(tk)
+            }
         };
         let reader = ModelReader::of(&model);
         // the stored measures are cairn's estimate: only another tokenizer needs a recounted copy of the view
