@@ -57,6 +57,9 @@ pub struct Store {
     read_only: bool,
 }
 
+/// How long a write waits for another process's write (an import, a turn) to commit before it fails.
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A conversation's internal row numbers, resolved from its public id.
 #[derive(Debug, Clone)]
 pub(crate) struct ConvRow {
@@ -173,8 +176,7 @@ impl Store {
             path: path.clone(),
             reason: e.to_string(),
         };
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(open_err)?;
+        conn.busy_timeout(BUSY_WAIT).map_err(open_err)?;
         // Reading the header first: a file that is not SQLite fails here, before anything is written to it. One
         // statement reads one snapshot: another process may be creating this store meanwhile, and a version read
         // before its commit with tables read after it would look like someone else's file.
@@ -279,6 +281,32 @@ impl Store {
             Ok(Ok(()))
         } else {
             Ok(Err(lines.join("; ")))
+        }
+    }
+
+    /// Writes what a read command derived and keeps so as not to derive it again (a path's recounts, what its
+    /// measurements chose). It is a cache: a store that cannot take it now, open read-only or its write lock held
+    /// by another process, goes without it and the command answers all the same. It does not wait for the lock:
+    /// a reader never stalls behind an import, and never fails for it.
+    fn keep_derived(&self, write: impl FnOnce(&Connection) -> rusqlite::Result<()>) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        self.conn.busy_timeout(std::time::Duration::ZERO)?;
+        let written = write(&self.conn);
+        self.conn.busy_timeout(BUSY_WAIT)?;
+        match written {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy
+                        | rusqlite::ErrorCode::DatabaseLocked
+                        | rusqlite::ErrorCode::ReadOnly
+                ) =>
+            {
+                Ok(())
+            }
+            other => Ok(other?),
         }
     }
 
@@ -736,8 +764,6 @@ pub(crate) fn move_tip(
     oplog::record(tx, conv.seq, kind, expected, new, &detail)
 }
 
-/// Runs `f` again while SQLite answers "busy" or "locked" (another process is creating or migrating the same
-/// store), for up to ten seconds.
 /// Whether the file at `path` can be opened for writing (its permissions and its mount allow it).
 fn writable(path: &Path) -> bool {
     match std::fs::OpenOptions::new().write(true).open(path) {
@@ -763,6 +789,8 @@ fn uri_path(path: &Path) -> String {
     out
 }
 
+/// Runs `f` again while SQLite answers "busy" or "locked" (another process is creating or migrating the same
+/// store), for up to ten seconds.
 fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
     let start = std::time::Instant::now();
     loop {

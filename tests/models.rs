@@ -1338,6 +1338,82 @@ fn write_measured_session(
 }
 
 #[test]
+fn a_read_command_answers_on_a_store_it_cannot_write_and_keeps_its_counts_once_it_can() {
+    // what `context` derives and keeps (a path counted by another tokenizer, the tokenizer its measurements
+    // chose) is a cache: a store another process holds busy, or one open read-only, answers without it
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cairn.db");
+    let mut s = Store::open(&db).unwrap();
+    let o200k = |t: &str| cairn::tokens::Tokenizer::O200k.count(t);
+    import(
+        &mut s,
+        &write_measured_session(dir.path(), "kept", "mystery-o", &o200k),
+    );
+    let id = s.conversations().unwrap()[0].id.clone();
+    drop(s);
+    // as a store imported before these counts were kept, or under older rules of keeping them
+    let other = rusqlite::Connection::open(&db).unwrap();
+    let kept = |c: &rusqlite::Connection| -> (i64, i64) {
+        c.query_row(
+            "SELECT (SELECT count(*) FROM recounts), (SELECT count(*) FROM store_values WHERE key LIKE 'path-tokenizer/%')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    };
+    other
+        .execute_batch(
+            "DELETE FROM recounts; DELETE FROM store_values WHERE key LIKE 'path-tokenizer/%';",
+        )
+        .unwrap();
+    assert_eq!(kept(&other), (0, 0));
+    let context = |s: &mut Store| match commands::run(
+        s,
+        &Settings::default(),
+        Action::Context {
+            conversation: id.clone(),
+            model: None,
+        },
+        &Quiet,
+        &AtomicBool::new(false),
+    ) {
+        Ok(Outcome::Context(r)) => (r.calibration.source, r.estimated_total, r.predicted_total),
+        Ok(_) => panic!("context"),
+        Err(e) => panic!("context failed: {e}"),
+    };
+    // another process holds the store's write lock (an import mid-way): `context` neither waits nor fails
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let mut s = Store::open(&db).unwrap();
+    let started = std::time::Instant::now();
+    let busy = context(&mut s);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(
+        busy.0
+            .starts_with("tiktoken o200k, which this path's measured replies chose"),
+        "{}",
+        busy.0
+    );
+    drop(s);
+    other.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(kept(&other), (0, 0));
+    // open read-only (a copy someone sent, a read-only mount): the same answer, nothing written
+    let mut s = Store::open_read_only(&db).unwrap();
+    assert_eq!(context(&mut s), busy);
+    drop(s);
+    assert_eq!(kept(&other), (0, 0));
+    // where it can write, it keeps them, and answers the same from them
+    let mut s = Store::open(&db).unwrap();
+    assert_eq!(context(&mut s), busy);
+    let (recounts, choices) = kept(&other);
+    assert!(recounts > 0 && choices == 1, "{recounts} {choices}");
+    assert_eq!(context(&mut s), busy);
+    // a write that must land still waits for the lock and says so when it cannot have it
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    assert!(s.set_value("calibration-test", &json!(1)).is_err());
+    other.execute_batch("ROLLBACK").unwrap();
+}
+
+#[test]
 fn the_tokenizer_of_a_model_no_catalog_knows_is_the_one_its_measurements_choose() {
     // two models nobody has heard of: one whose provider counted with OpenAI's public tokenizer, one whose counts
     // are cairn's estimate by text kind. Neither name says which.

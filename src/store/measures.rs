@@ -524,20 +524,24 @@ impl Store {
 
     /// Sets a derived value (see [`Store::value`]).
     pub fn set_value(&mut self, key: &str, value: &Value) -> Result<()> {
-        self.keep_value(key, value)
+        let tx = self.write_tx()?;
+        tx.execute(SET_VALUE, params![key, value.to_string()])?;
+        tx.commit()?;
+        Ok(())
     }
 
     /// Keeps a value a read command derived and would otherwise derive again (what a path's measurements chose),
-    /// beside the store's own: a cache, written in its own statement.
+    /// beside the store's own: a cache ([`Store::keep_derived`]), written in its own statement.
     pub(crate) fn keep_value(&self, key: &str, value: &Value) -> Result<()> {
-        self.conn.execute(
-            "INSERT INTO store_values (key, value) VALUES (?1, ?2)
-             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            params![key, value.to_string()],
-        )?;
-        Ok(())
+        self.keep_derived(|conn| {
+            conn.execute(SET_VALUE, params![key, value.to_string()])
+                .map(drop)
+        })
     }
 }
+
+const SET_VALUE: &str = "INSERT INTO store_values (key, value) VALUES (?1, ?2)
+                         ON CONFLICT(key) DO UPDATE SET value = excluded.value";
 
 /// Schema v4: measures for every row already stored (bodies decoded once; a body that cannot be decoded is
 /// measured as empty rather than stopping the migration), then the fork copies from their bodies' rows.

@@ -83,20 +83,21 @@ impl Store {
         if counted.is_empty() {
             return Ok(());
         }
-        let tx = self.conn.unchecked_transaction()?;
-        {
-            let mut stmt = tx.prepare_cached(
-                "INSERT OR REPLACE INTO recounts (seq, tokenizer, version, measure) VALUES (?1, ?2, ?3, ?4)",
-            )?;
-            for (seq, m) in counted {
-                let Some(measure) = packed(m) else {
-                    continue;
-                };
-                stmt.execute(rusqlite::params![seq, name(tk), RECOUNT_VERSION, measure])?;
+        self.keep_derived(|conn| {
+            let tx = conn.unchecked_transaction()?;
+            {
+                let mut stmt = tx.prepare_cached(
+                    "INSERT OR REPLACE INTO recounts (seq, tokenizer, version, measure) VALUES (?1, ?2, ?3, ?4)",
+                )?;
+                for (seq, m) in counted {
+                    let Some(measure) = packed(m) else {
+                        continue;
+                    };
+                    stmt.execute(rusqlite::params![seq, name(tk), RECOUNT_VERSION, measure])?;
+                }
             }
-        }
-        tx.commit()?;
-        Ok(())
+            tx.commit()
+        })
     }
 }
 
