@@ -58,20 +58,22 @@ fn body(store: &Store, kind: Kind, msgs: &[SentMessage]) -> Result<Value, StoreE
 }
 
 /// The next request as the one estimator predicts it (the last measured prompt plus what came since, and the
-/// prompt): the figure the timeline draws against the same threshold.
+/// prompt): the figure the timeline draws against the same threshold. With it, the path as loaded for it (counted
+/// as the model counts), so the request it stands for is made from the same load.
 fn next_request(
     store: &Store,
     conv: &str,
     policy: &Policy,
     prompt: &NewMessage,
-) -> Result<u64, SendError> {
+) -> Result<(PathView, u64), SendError> {
     let view = PathView::load(store, conv, None)?;
     let (view, est) = crate::reclaim::replay::as_model_counts(store, view, &policy.model)?;
     let reader = crate::reclaim::assemble::ModelReader::of(&policy.model);
-    Ok(est.predict(
+    let estimate = est.predict(
         crate::reclaim::replay::totals_after(&view, reader)
             + crate::reclaim::parts::Parts::of_measure(&crate::tokens::measure(&prompt.content)),
-    ))
+    );
+    Ok((view, estimate))
 }
 
 /// Sends the context a layout makes, with the prompt, to the provider (OpenAI's own compaction as the newest
@@ -125,7 +127,7 @@ pub fn send(
     let opts = policy.rung_options(target);
     // the next request as the one estimator predicts it (the last measured prompt plus what came since), the
     // figure the timeline draws against the same threshold
-    let estimate = next_request(store, &conv, policy, &prompt)?;
+    let (_, estimate) = next_request(store, &conv, policy, &prompt)?;
     if estimate > policy.threshold_tokens() {
         let outcome = rungs::ladder(store, &conv, target, &opts)?;
         compacted.extend(
@@ -136,7 +138,8 @@ pub fn send(
         );
     }
     for attempt in 1..=3u32 {
-        let view = PathView::load(store, &conv, None)?;
+        // in the units the ladder aims in: the next request as the one estimator predicts it
+        let (view, estimate) = next_request(store, &conv, policy, &prompt)?;
         if let Some(tip) = view.heads.last()
             && !tip.ends_turn()
         {
@@ -148,8 +151,6 @@ pub fn send(
             .into());
         }
         let l = layout(&view, &[], view.len());
-        // in the units the ladder aims in: the next request as the one estimator predicts it
-        let estimate = next_request(store, &conv, policy, &prompt)?;
         let answer = request(store, provider, (&view, &l), &prompt, on_text, cancel)?;
         match answer {
             Ok(reply) => {

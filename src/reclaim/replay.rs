@@ -452,6 +452,7 @@ pub fn tokenizer_for(
         .and_then(|(_, v)| v);
     Ok((tk, made))
 }
+
 /// The rules a path's kept tokenizer choice was made under: raised when they change, so a kept choice is made
 /// again.
 const PATH_CHOICE_VERSION: u32 = 1;
