@@ -79,8 +79,10 @@ impl ModelsPanel {
         if let Some(u) = &self.updated {
             ui.label(u);
         }
+        // filling the panel: shrunk to the table, the floating horizontal bar would cover its last row
         egui::ScrollArea::both()
             .id_salt("models-scroll")
+            .auto_shrink([false, false])
             .show(ui, |ui| {
                 egui::Grid::new("models-table")
                     .striped(true)
