@@ -31,8 +31,16 @@ pub struct StatsRow {
     pub web_searches: u64,
     /// Cache reads over all prompt tokens (None without any).
     pub cache_hit_ratio: Option<f64>,
-    /// At list prices; None when a model of the row has no price.
+    /// At list prices; None when a model of the row has no price, or when replies of the row recorded no prompt
+    /// (then `cost_floor_usd`).
     pub cost_usd: Option<f64>,
+    /// Replies whose prompt no usage records (a Copilot CLI run cut off before it wrote its totals): what they sent
+    /// is in no figure of the row, and its cost is unknown.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unrecorded_prompts: u64,
+    /// With unrecorded prompts, what the row's recorded tokens cost at list prices: its cost is at least this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_floor_usd: Option<f64>,
     /// The models of the row that have no price.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unpriced: Vec<String>,
@@ -57,10 +65,23 @@ impl StatsRow {
         self.tool_errors as f64 / self.tool_calls.max(1) as f64
     }
 
+    /// The cost as every shell shows it: `$1.23`; `≥ $1.23` where prompts went unrecorded; `unknown`.
+    pub fn cost_text(&self) -> String {
+        match (self.cost_usd, self.cost_floor_usd) {
+            (Some(c), _) => format!("${c:.2}"),
+            (None, Some(f)) => format!("≥ ${f:.2}"),
+            (None, None) => "unknown".into(),
+        }
+    }
+
     /// Every token of its replies: uncached input, cache reads and writes, output.
     pub fn tokens(&self) -> u64 {
         self.input_tokens + self.cache_read_tokens + self.cache_write_tokens + self.output_tokens
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The table.
@@ -77,8 +98,10 @@ pub struct StatsTotals {
     pub tokens: u64,
     /// The cost of the rows that have one, at list prices.
     pub cost_usd: f64,
-    /// Rows without a cost (a model of theirs has no price).
+    /// Rows without a cost (a model of theirs has no price, or replies of theirs recorded no prompt).
     pub unpriced_rows: usize,
+    /// Replies whose prompt no usage records, over the rows.
+    pub unrecorded_prompts: u64,
 }
 
 impl Stats {
@@ -87,6 +110,7 @@ impl Stats {
             tokens: self.rows.iter().map(StatsRow::tokens).sum(),
             cost_usd: self.rows.iter().filter_map(|r| r.cost_usd).sum(),
             unpriced_rows: self.rows.iter().filter(|r| r.cost_usd.is_none()).count(),
+            unrecorded_prompts: self.rows.iter().map(|r| r.unrecorded_prompts).sum(),
         }
     }
 
@@ -134,6 +158,7 @@ pub fn stats(
             m.tool_errors += g.tool_errors;
             m.compactions += g.compactions;
             m.wall_ms += g.wall_ms;
+            m.unrecorded_prompts += g.unrecorded_prompts;
             m.by_model.extend(g.by_model);
             m.buckets.extend(g.buckets);
         }
@@ -193,7 +218,14 @@ pub fn stats(
                 cache_write_tokens: t[3],
                 web_searches: g.buckets.iter().map(|b| b.usage.web_search_requests).sum(),
                 cache_hit_ratio: (prompt > 0).then(|| t[2] as f64 / prompt as f64),
-                cost_usd: (by != By::Tool && unpriced.is_empty() && !unmeasured).then_some(total),
+                cost_usd: (by != By::Tool
+                    && unpriced.is_empty()
+                    && !unmeasured
+                    && g.unrecorded_prompts == 0)
+                    .then_some(total),
+                unrecorded_prompts: g.unrecorded_prompts,
+                cost_floor_usd: (by != By::Tool && unpriced.is_empty() && g.unrecorded_prompts > 0)
+                    .then_some(total),
                 unpriced,
                 compactions: g.compactions,
                 wall_seconds: (g.wall_ms.max(0) / 1000) as u64,
@@ -273,12 +305,13 @@ pub fn csv(s: &Stats) -> String {
     };
     let mut out = String::from(
         "key,label,sessions,turns,tool_calls,tool_errors,input_tokens,output_tokens,cache_read_tokens,\
-         cache_write_tokens,cache_hit_ratio,cost_usd,compactions,wall_seconds,result_tokens,web_searches\n",
+         cache_write_tokens,cache_hit_ratio,cost_usd,compactions,wall_seconds,result_tokens,web_searches,\
+         unrecorded_prompts,cost_floor_usd\n",
     );
     for r in &s.rows {
         let opt = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             q(&r.key),
             q(r.label.as_deref().unwrap_or("")),
             r.sessions,
@@ -294,7 +327,9 @@ pub fn csv(s: &Stats) -> String {
             r.compactions,
             r.wall_seconds,
             r.result_tokens.map(|x| x.to_string()).unwrap_or_default(),
-            r.web_searches
+            r.web_searches,
+            r.unrecorded_prompts,
+            opt(r.cost_floor_usd)
         ));
     }
     out

@@ -788,6 +788,21 @@ fn copilot_usage_by_hand(f: &Path) -> (u64, u64, u64, u64) {
     )
 }
 
+/// The replies of a Copilot CLI file's runs that ended without `session.shutdown`: their prompts are written
+/// nowhere.
+fn copilot_replies_without_totals(f: &Path) -> u64 {
+    let mut pending = 0;
+    for line in std::fs::read_to_string(f).unwrap().lines() {
+        let ev: Value = serde_json::from_str(line).unwrap();
+        match ev["type"].as_str().unwrap_or("") {
+            "assistant.message" => pending += 1,
+            "session.shutdown" => pending = 0,
+            _ => {}
+        }
+    }
+    pending
+}
+
 /// Input, output, cache reads and writes of a store, and its conversations' titles and sizes.
 type Totals = ((u64, u64, u64, u64), Vec<(String, u64)>);
 
@@ -828,6 +843,7 @@ fn copilot_cli_sessions_import_with_their_run_totals_subagents_and_compaction() 
         .collect();
     files.sort();
     assert_eq!(files.len(), 3);
+    let mut unrecorded_seen = 0;
     for f in &files {
         let name = f.file_name().unwrap().to_string_lossy().to_string();
         let mut s = Store::open_in_memory().unwrap();
@@ -844,6 +860,30 @@ fn copilot_cli_sessions_import_with_their_run_totals_subagents_and_compaction() 
         assert_eq!(out[0].format.map(|x| x.name()), Some("copilot-cli"));
         let (whole, convs) = stats_totals(&mut s);
         assert_eq!(whole, copilot_usage_by_hand(f), "{name}");
+        // the replies of a run cut off before its totals recorded no prompt: their cost is unknown, at least what
+        // was recorded, never shown as if whole
+        let cut_off = copilot_replies_without_totals(f);
+        unrecorded_seen += cut_off;
+        for by in [By::Model, By::Conversation] {
+            let Outcome::Stats(st) = run(&mut s, Action::Stats { by, since: None }) else {
+                panic!()
+            };
+            let unrecorded: u64 = st.rows.iter().map(|r| r.unrecorded_prompts).sum();
+            assert_eq!(unrecorded, cut_off, "{name} by {by:?}");
+            for r in &st.rows {
+                if r.unrecorded_prompts > 0 {
+                    assert_eq!(r.cost_usd, None, "{name}: {}", r.key);
+                    assert!(
+                        r.cost_floor_usd.is_some_and(|c| c > 0.0),
+                        "{name}: {}",
+                        r.key
+                    );
+                    assert!(r.cost_text().starts_with("≥ $"), "{}", r.cost_text());
+                } else {
+                    assert_eq!(r.cost_floor_usd, None, "{name}: {}", r.key);
+                }
+            }
+        }
 
         // every call answered, every result under its call; the reasoning Copilot sends back (its opaque form)
         // is the thinking's signature, as the file has it
@@ -951,6 +991,8 @@ fn copilot_cli_sessions_import_with_their_run_totals_subagents_and_compaction() 
             );
         }
     }
+    // the samples hold such runs (a session left open, then resumed; a subagent's)
+    assert!(unrecorded_seen > 0);
 }
 
 #[test]

@@ -132,10 +132,15 @@ fn row_lines(r: &crate::stats::StatsRow) -> Result<()> {
         r.cache_hit_ratio
             .map(|h| format!("{:.0}%", h * 100.0))
             .unwrap_or_else(|| "-".into()),
-        r.cost_usd
-            .map(|c| format!("${c:.2}"))
-            .unwrap_or_else(|| "unknown".into())
+        r.cost_text()
     ))?;
+    if r.unrecorded_prompts > 0 {
+        out(&format!(
+            "{:<34} {} replies recorded no prompt: their input is unknown and in no figure here, so the cost is \
+             at least this",
+            "", r.unrecorded_prompts
+        ))?;
+    }
     if r.web_searches > 0 {
         out(&format!(
             "{:<34} {} web searches (in the cost)",

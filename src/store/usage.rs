@@ -92,6 +92,8 @@ pub struct UsageGroup {
     pub wall_ms: i64,
     /// (model, input, output, cache read, cache write) summed over the replies that recorded usage.
     pub by_model: Vec<(String, [u64; 4])>,
+    /// Replies whose prompt no usage records ([`Store::unrecorded_prompts`]): what they sent is in no sum here.
+    pub unrecorded_prompts: u64,
     /// The replies that recorded usage, summed per conversation, model and hour (prices are tiered by a request's
     /// size and change by date and time of day: a bucket whose largest prompt is below a model's first tier is
     /// priced as its sum; above, its replies are read one by one, [`Store::reply_usages`]).
@@ -176,9 +178,50 @@ impl Store {
         if by == By::Model {
             self.tool_calls_by_model(since, &mut groups)?;
         }
+        self.unrecorded_prompts(&g, since, &mut groups)?;
         let mut out: Vec<UsageGroup> = groups.into_values().collect();
         out.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(out)
+    }
+
+    /// Replies that recorded their output and never their prompt (a request always sends one: Copilot CLI writes
+    /// prompts only as a run's totals, at its end, so a run cut off has none), per conversation and model: the
+    /// replies with usage less the requests whose prompts a usage counts (one reply may carry a run's sum). Each
+    /// count falls under the day of the newest such reply.
+    fn unrecorded_prompts(
+        &self,
+        grouping: &Grouping,
+        since: i64,
+        groups: &mut HashMap<String, UsageGroup>,
+    ) -> Result<()> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT conversation, nullif(model, ''),
+                    sum(CASE WHEN p > 0 OR o > 0 THEN 1 ELSE 0 END) - sum(CASE WHEN p > 0 THEN max(r, 1) ELSE 0 END),
+                    max(CASE WHEN p = 0 AND o > 0 THEN created_at END)
+             FROM (SELECT conversation, model, created_at, coalesce(output_tokens, 0) AS o,
+                          coalesce(requests, 0) AS r,
+                          coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0)
+                            + coalesce(cache_write_tokens, 0) AS p
+                   FROM measures
+                   WHERE copy = 0 AND created_at >= ?1 AND (input_tokens IS NOT NULL OR output_tokens IS NOT NULL))
+             GROUP BY conversation, model
+             HAVING max(p = 0 AND o > 0)",
+        )?;
+        let mut rows = stmt.query([since])?;
+        while let Some(r) = rows.next()? {
+            let (conv, model): (i64, Option<String>) = (r.get(0)?, r.get(1)?);
+            let (n, at): (i64, i64) = (r.get(2)?, r.get(3)?);
+            if n <= 0 || (grouping.by == By::Model && model.is_none()) {
+                continue;
+            }
+            if let Some(g) = grouping
+                .key_of(conv, &model, at.div_euclid(86_400_000))
+                .and_then(|k| groups.get_mut(&k))
+            {
+                g.unrecorded_prompts += n as u64;
+            }
+        }
+        Ok(())
     }
 
     /// By tool: each tool's calls, errors, the conversations that called it and its results' size.

@@ -31,11 +31,6 @@ pub struct StatsPanel {
     pub waiting: Option<By>,
 }
 
-fn money(c: Option<f64>) -> String {
-    c.map(|c| format!("${c:.2}"))
-        .unwrap_or_else(|| "unknown".into())
-}
-
 impl StatsPanel {
     pub fn reset(&mut self) {
         self.by_day.reset();
@@ -166,7 +161,10 @@ fn chart(ui: &mut egui::Ui, days: &Stats) {
         days.rows.len(),
         crate::stats::human(totals.tokens),
         if unknown > 0 {
-            format!(" ({unknown} of the days include models without a price: add them under \"prices\" in the settings)")
+            format!(
+                " ({unknown} of the days include models without a price (add them under \"prices\" in the settings) \
+                 or replies that recorded no prompt)"
+            )
         } else {
             String::new()
         }
@@ -240,7 +238,14 @@ fn table(ui: &mut egui::Ui, t: &Stats) {
                             .map(|h| format!("{:.0}%", h * 100.0))
                             .unwrap_or_else(|| "-".into()),
                     );
-                    ui.label(money(r.cost_usd));
+                    let cost = ui.label(r.cost_text());
+                    if r.unrecorded_prompts > 0 {
+                        cost.on_hover_text(format!(
+                            "{} replies recorded no prompt: their input is in no figure here, so the cost is at \
+                             least what the recorded tokens cost",
+                            r.unrecorded_prompts
+                        ));
+                    }
                 }
                 ui.end_row();
             }
@@ -251,9 +256,9 @@ fn table(ui: &mut egui::Ui, t: &Stats) {
 fn costliest(ui: &mut egui::Ui, s: &Stats) -> Option<String> {
     let mut rows: Vec<&crate::stats::StatsRow> = s.rows.iter().collect();
     rows.sort_by(|a, b| {
-        b.cost_usd
-            .unwrap_or(-1.0)
-            .total_cmp(&a.cost_usd.unwrap_or(-1.0))
+        let cost = |r: &crate::stats::StatsRow| r.cost_usd.or(r.cost_floor_usd).unwrap_or(-1.0);
+        cost(b)
+            .total_cmp(&cost(a))
             .then(b.output_tokens.cmp(&a.output_tokens))
     });
     let mut open = None;
@@ -272,7 +277,7 @@ fn costliest(ui: &mut egui::Ui, s: &Stats) -> Option<String> {
                 if ui.link(title).clicked() {
                     open = Some(r.key.clone());
                 }
-                ui.label(money(r.cost_usd));
+                ui.label(r.cost_text());
                 ui.label(format!("{} turns", r.turns));
                 ui.label(format!("{} out", crate::stats::human(r.output_tokens)));
                 ui.end_row();
