@@ -162,8 +162,8 @@ fn chart(ui: &mut egui::Ui, days: &Stats) {
         crate::stats::human(totals.tokens),
         if unknown > 0 {
             format!(
-                " ({unknown} of the days include models without a price (add them under \"prices\" in the settings) \
-                 or replies that recorded no prompt)"
+                " ({unknown} of the days have no cost: a model without a price, to add under \"prices\" in the \
+                 settings, or replies that recorded no prompt)"
             )
         } else {
             String::new()
