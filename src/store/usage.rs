@@ -194,18 +194,26 @@ impl Store {
         since: i64,
         groups: &mut HashMap<String, UsageGroup>,
     ) -> Result<()> {
+        // the pairs that hold such a reply, from the partial index (v21) that lists only those; then each pair's
+        // replies, by the conversation's index
         let mut stmt = self.conn.prepare_cached(
-            "SELECT conversation, nullif(model, ''),
+            "WITH pairs AS (
+                 SELECT DISTINCT conversation, model FROM measures
+                 WHERE copy = 0 AND output_tokens > 0
+                   AND coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0)
+                       + coalesce(cache_write_tokens, 0) = 0
+                   AND created_at >= ?1)
+             SELECT conversation, nullif(model, ''),
                     sum(CASE WHEN p > 0 OR o > 0 THEN 1 ELSE 0 END) - sum(CASE WHEN p > 0 THEN max(r, 1) ELSE 0 END),
                     max(CASE WHEN p = 0 AND o > 0 THEN created_at END)
-             FROM (SELECT conversation, model, created_at, coalesce(output_tokens, 0) AS o,
-                          coalesce(requests, 0) AS r,
-                          coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0)
-                            + coalesce(cache_write_tokens, 0) AS p
-                   FROM measures
-                   WHERE copy = 0 AND created_at >= ?1 AND (input_tokens IS NOT NULL OR output_tokens IS NOT NULL))
-             GROUP BY conversation, model
-             HAVING max(p = 0 AND o > 0)",
+             FROM (SELECT m.conversation, m.model, m.created_at, coalesce(m.output_tokens, 0) AS o,
+                          coalesce(m.requests, 0) AS r,
+                          coalesce(m.input_tokens, 0) + coalesce(m.cache_read_tokens, 0)
+                            + coalesce(m.cache_write_tokens, 0) AS p
+                   FROM pairs JOIN measures m ON m.conversation = pairs.conversation AND m.model IS pairs.model
+                   WHERE m.copy = 0 AND m.created_at >= ?1
+                     AND (m.input_tokens IS NOT NULL OR m.output_tokens IS NOT NULL))
+             GROUP BY conversation, model",
         )?;
         let mut rows = stmt.query([since])?;
         while let Some(r) = rows.next()? {
