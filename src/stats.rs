@@ -100,8 +100,6 @@ pub struct StatsTotals {
     pub cost_usd: f64,
     /// Rows without a cost (a model of theirs has no price, or replies of theirs recorded no prompt).
     pub unpriced_rows: usize,
-    /// Replies whose prompt no usage records, over the rows.
-    pub unrecorded_prompts: u64,
 }
 
 impl Stats {
@@ -110,7 +108,6 @@ impl Stats {
             tokens: self.rows.iter().map(StatsRow::tokens).sum(),
             cost_usd: self.rows.iter().filter_map(|r| r.cost_usd).sum(),
             unpriced_rows: self.rows.iter().filter(|r| r.cost_usd.is_none()).count(),
-            unrecorded_prompts: self.rows.iter().map(|r| r.unrecorded_prompts).sum(),
         }
     }
 
