@@ -25,8 +25,15 @@ pub struct Side {
     pub tool_errors: u64,
     /// Estimated tokens of the continuation's content.
     pub tokens: u64,
-    /// At list prices, over replies that recorded usage; None when a model has no price.
+    /// At list prices, over replies that recorded usage; None when a model has no price, or when replies recorded
+    /// no prompt (then `cost_floor_usd`).
     pub cost_usd: Option<f64>,
+    /// Replies that recorded their output and never their prompt ([`crate::model::Usage::unrecorded_prompts`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unrecorded_prompts: u64,
+    /// With unrecorded prompts, what the recorded tokens cost: the side's cost is at least this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_floor_usd: Option<f64>,
     #[serde(skip)]
     pub compactions: u64,
     #[serde(skip)]
@@ -42,9 +49,14 @@ impl Side {
         format!(
             "{} tokens, {}{}",
             self.tokens,
-            self.cost_usd
-                .map(|c| format!("${c:.2}"))
-                .unwrap_or_else(|| "cost unknown".into()),
+            match (self.cost_usd, self.cost_floor_usd) {
+                (Some(c), _) => format!("${c:.2}"),
+                (None, Some(f)) => format!(
+                    "≥ ${f:.2} ({} replies recorded no prompt)",
+                    self.unrecorded_prompts
+                ),
+                (None, None) => "cost unknown".into(),
+            },
             if self.compactions > 0 {
                 format!(", {} compactions", self.compactions)
             } else {
@@ -147,6 +159,7 @@ fn side(
         cost_usd: Some(0.0),
         ..Side::default()
     };
+    let mut usages: BTreeMap<&str, Vec<crate::model::Usage>> = BTreeMap::new();
     for (m, f) in msgs.iter().zip(facts) {
         s.tool_calls += f.measure.tool_calls;
         s.tool_errors += f.measure.tool_errors;
@@ -175,6 +188,7 @@ fn side(
         if m.role == Role::Assistant {
             if let Some(u) = f.usage {
                 let model = f.model.as_deref().unwrap_or("unknown");
+                usages.entry(model).or_default().push(u);
                 s.cost_usd = match (
                     s.cost_usd,
                     crate::models::cost(model, &u, f.created_at, prices),
@@ -196,7 +210,18 @@ fn side(
             }
         }
     }
+    s.unrecorded_prompts = usages
+        .values()
+        .map(crate::model::Usage::unrecorded_prompts)
+        .sum();
+    if s.unrecorded_prompts > 0 {
+        s.cost_floor_usd = s.cost_usd.take();
+    }
     s
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Two aligned messages (or one side's alone).

@@ -226,6 +226,22 @@ impl Usage {
     pub fn is_one_request(&self) -> bool {
         self.requests <= 1
     }
+
+    /// Of one model's replies in one conversation (their usages), how many recorded their output and never their
+    /// prompt. A request always sends a prompt, so such a reply's prompt went unrecorded, unless a sum of requests
+    /// counts it: Copilot CLI writes a run's prompts once, on its last reply, as the sum of the run's requests (a
+    /// run cut off before it has none). What they sent is in no figure, and no cost made of the rest is whole.
+    pub fn unrecorded_prompts<'a>(usages: impl IntoIterator<Item = &'a Usage>) -> u64 {
+        let (mut bare, mut covered) = (0u64, 0u64);
+        for u in usages {
+            if u.prompt() > 0 {
+                covered += u.request_count() - 1;
+            } else if u.output_tokens > 0 {
+                bare += 1;
+            }
+        }
+        bare.saturating_sub(covered)
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -576,4 +592,32 @@ pub struct Checkpoint {
     pub label: String,
     pub message: String,
     pub created_at: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Usage;
+
+    #[test]
+    fn a_prompt_is_unrecorded_unless_a_sum_of_requests_counts_it() {
+        let out = |o: u64| Usage {
+            output_tokens: o,
+            ..Usage::default()
+        };
+        let sum = |requests: u64| Usage {
+            input_tokens: 9_000,
+            output_tokens: 40,
+            requests,
+            ..Usage::default()
+        };
+        // a run's three requests: two with output only, the last carrying the run's sum of three
+        assert_eq!(Usage::unrecorded_prompts(&[out(10), out(12), sum(3)]), 0);
+        // then a run cut off before its totals: its two replies recorded no prompt
+        assert_eq!(
+            Usage::unrecorded_prompts(&[out(10), out(12), sum(3), out(5), out(7)]),
+            2
+        );
+        // a reply measured as one request covers only itself; a step that recorded nothing at all is no request
+        assert_eq!(Usage::unrecorded_prompts(&[sum(1), out(3), out(0)]), 1);
+    }
 }

@@ -844,6 +844,7 @@ fn copilot_cli_sessions_import_with_their_run_totals_subagents_and_compaction() 
     files.sort();
     assert_eq!(files.len(), 3);
     let mut unrecorded_seen = 0;
+    let mut diffed_unrecorded = 0;
     for f in &files {
         let name = f.file_name().unwrap().to_string_lossy().to_string();
         let mut s = Store::open_in_memory().unwrap();
@@ -870,6 +871,35 @@ fn copilot_cli_sessions_import_with_their_run_totals_subagents_and_compaction() 
             };
             let unrecorded: u64 = st.rows.iter().map(|r| r.unrecorded_prompts).sum();
             assert_eq!(unrecorded, cut_off, "{name} by {by:?}");
+            if by == By::Conversation {
+                // `diff` counts a side's the same way: each conversation against another it shares nothing with
+                for r in &st.rows {
+                    for other in st.rows.iter().filter(|o| o.key != r.key) {
+                        let Outcome::Diffed(d) = run(
+                            &mut s,
+                            Action::Diff {
+                                a: r.key.clone(),
+                                b: other.key.clone(),
+                            },
+                        ) else {
+                            panic!()
+                        };
+                        if d.shared > 0 {
+                            continue;
+                        }
+                        assert_eq!(
+                            d.a.unrecorded_prompts, r.unrecorded_prompts,
+                            "{name}: {}",
+                            r.key
+                        );
+                        let cents = |c: Option<f64>| c.map(|c| (c * 100.0).round() as i64);
+                        assert_eq!(cents(d.a.cost_usd), cents(r.cost_usd), "{name}: {}", r.key);
+                        assert_eq!(d.a.cost_floor_usd.is_some(), r.cost_floor_usd.is_some());
+                        diffed_unrecorded += d.a.unrecorded_prompts;
+                        break;
+                    }
+                }
+            }
             for r in &st.rows {
                 if r.unrecorded_prompts > 0 {
                     assert_eq!(r.cost_usd, None, "{name}: {}", r.key);
@@ -992,7 +1022,7 @@ fn copilot_cli_sessions_import_with_their_run_totals_subagents_and_compaction() 
         }
     }
     // the samples hold such runs (a session left open, then resumed; a subagent's)
-    assert!(unrecorded_seen > 0);
+    assert!(unrecorded_seen > 0 && diffed_unrecorded > 0);
 }
 
 #[test]

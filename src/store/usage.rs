@@ -184,18 +184,16 @@ impl Store {
         Ok(out)
     }
 
-    /// Replies that recorded their output and never their prompt (a request always sends one: Copilot CLI writes
-    /// prompts only as a run's totals, at its end, so a run cut off has none), per conversation and model: the
-    /// replies with usage less the requests whose prompts a usage counts (one reply may carry a run's sum). Each
-    /// count falls under the day of the newest such reply.
+    /// Replies that recorded their output and never their prompt ([`crate::model::Usage::unrecorded_prompts`]),
+    /// per conversation and model; each count falls under the day of the newest such reply.
     fn unrecorded_prompts(
         &self,
         grouping: &Grouping,
         since: i64,
         groups: &mut HashMap<String, UsageGroup>,
     ) -> Result<()> {
-        // the pairs that hold such a reply, from the partial index (v21) that lists only those; then each pair's
-        // replies, by the conversation's index
+        // the pairs that hold such a reply, from the partial index (v21) that lists only those (its condition
+        // written as the index has it); then each pair's replies with usage, by the conversation's index
         let mut stmt = self.conn.prepare_cached(
             "WITH pairs AS (
                  SELECT DISTINCT conversation, model FROM measures
@@ -203,30 +201,45 @@ impl Store {
                    AND coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0)
                        + coalesce(cache_write_tokens, 0) = 0
                    AND created_at >= ?1)
-             SELECT conversation, nullif(model, ''),
-                    sum(CASE WHEN p > 0 OR o > 0 THEN 1 ELSE 0 END) - sum(CASE WHEN p > 0 THEN max(r, 1) ELSE 0 END),
-                    max(CASE WHEN p = 0 AND o > 0 THEN created_at END)
-             FROM (SELECT m.conversation, m.model, m.created_at, coalesce(m.output_tokens, 0) AS o,
-                          coalesce(m.requests, 0) AS r,
-                          coalesce(m.input_tokens, 0) + coalesce(m.cache_read_tokens, 0)
-                            + coalesce(m.cache_write_tokens, 0) AS p
-                   FROM pairs JOIN measures m ON m.conversation = pairs.conversation AND m.model IS pairs.model
-                   WHERE m.copy = 0 AND m.created_at >= ?1
-                     AND (m.input_tokens IS NOT NULL OR m.output_tokens IS NOT NULL))
-             GROUP BY conversation, model",
+             SELECT m.conversation, nullif(m.model, ''), m.created_at, m.input_tokens, m.output_tokens,
+                    m.cache_read_tokens, m.cache_write_tokens, m.requests
+             FROM pairs JOIN measures m ON m.conversation = pairs.conversation AND m.model IS pairs.model
+             WHERE m.copy = 0 AND m.created_at >= ?1
+               AND (m.input_tokens IS NOT NULL OR m.output_tokens IS NOT NULL)",
         )?;
+        let mut pairs: HashMap<(i64, Option<String>), (Vec<crate::model::Usage>, i64)> =
+            HashMap::new();
         let mut rows = stmt.query([since])?;
         while let Some(r) = rows.next()? {
-            let (conv, model): (i64, Option<String>) = (r.get(0)?, r.get(1)?);
-            let (n, at): (i64, i64) = (r.get(2)?, r.get(3)?);
-            if n <= 0 || (grouping.by == By::Model && model.is_none()) {
+            let n = |i: usize| -> rusqlite::Result<u64> {
+                Ok(r.get::<_, Option<i64>>(i)?.unwrap_or(0).max(0) as u64)
+            };
+            let u = crate::model::Usage {
+                input_tokens: n(3)?,
+                output_tokens: n(4)?,
+                cache_read_input_tokens: n(5)?,
+                cache_creation_input_tokens: n(6)?,
+                requests: n(7)?,
+                ..Default::default()
+            };
+            let pair = pairs
+                .entry((r.get(0)?, r.get(1)?))
+                .or_insert((Vec::new(), i64::MIN));
+            if u.prompt() == 0 && u.output_tokens > 0 {
+                pair.1 = pair.1.max(r.get(2)?);
+            }
+            pair.0.push(u);
+        }
+        for ((conv, model), (usages, at)) in pairs {
+            let n = crate::model::Usage::unrecorded_prompts(&usages);
+            if n == 0 || (grouping.by == By::Model && model.is_none()) {
                 continue;
             }
             if let Some(g) = grouping
                 .key_of(conv, &model, at.div_euclid(86_400_000))
                 .and_then(|k| groups.get_mut(&k))
             {
-                g.unrecorded_prompts += n as u64;
+                g.unrecorded_prompts += n;
             }
         }
         Ok(())
