@@ -265,7 +265,7 @@ fn a_store_from_before_the_index_is_indexed_when_opened() {
     {
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(
-            "DROP TABLE search; DROP TABLE tool_calls; DROP INDEX messages_by_body; DROP INDEX measures_by_time; DROP TABLE usage_days;
+            "DROP INDEX measures_unrecorded_prompts; DROP TABLE search; DROP TABLE tool_calls; DROP INDEX messages_by_body; DROP INDEX measures_by_time; DROP TABLE usage_days;
              ALTER TABLE measures DROP COLUMN packed; ALTER TABLE measures DROP COLUMN flags; ALTER TABLE measures DROP COLUMN compaction;
              ALTER TABLE measures DROP COLUMN copy; ALTER TABLE conversations DROP COLUMN project;
              PRAGMA user_version = 4;",
