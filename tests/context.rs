@@ -193,17 +193,7 @@ fn context_compare_and_compact_measure_a_context_by_one_figure() {
     let applied = match run(
         &mut s,
         &settings,
-        Action::Compact {
-            conversation: c.clone(),
-            strategy: Some(cairn::reclaim::Strategy::Elide),
-            force: true,
-            target: None,
-            protect: None,
-            instructions: None,
-            provider: None,
-            from: None,
-            to: None,
-        },
+        helpers::forced_compaction(&c, cairn::reclaim::Strategy::Elide),
         &Quiet,
         &cancel,
     )

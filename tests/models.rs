@@ -2,6 +2,9 @@
 //! its list price (sums made here from the files, not through cairn's readers), 1-hour cache writes, models the
 //! catalog does not know, sessions without usage, `cairn models`, and replay's prediction of the next request.
 
+#[path = "support/helpers.rs"]
+mod helpers;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -1367,20 +1370,11 @@ fn a_read_command_answers_on_a_store_it_cannot_write_and_keeps_its_counts_once_i
         )
         .unwrap();
     assert_eq!(kept(&other), (0, 0));
-    let context = |s: &mut Store| match commands::run(
-        s,
-        &Settings::default(),
-        Action::Context {
-            conversation: id.clone(),
-            model: None,
-        },
-        &Quiet,
-        &AtomicBool::new(false),
-    ) {
-        Ok(Outcome::Context(r)) => (r.calibration.source, r.estimated_total, r.predicted_total),
-        Ok(_) => panic!("context"),
-        Err(e) => panic!("context failed: {e}"),
+    let context = |s: &mut Store| {
+        let r = helpers::context_now(s, &id);
+        (r.calibration.source, r.estimated_total, r.predicted_total)
     };
+
     // another process holds the store's write lock (an import mid-way): `context` neither waits nor fails
     other.execute_batch("BEGIN IMMEDIATE").unwrap();
     let mut s = Store::open(&db).unwrap();
@@ -1441,15 +1435,7 @@ fn the_tokenizer_of_a_model_no_catalog_knows_is_the_one_its_measurements_choose(
         .collect();
     assert_eq!(ids.len(), 4);
     for id in ids {
-        let Outcome::Context(report) = run(
-            &mut s,
-            Action::Context {
-                conversation: id,
-                model: None,
-            },
-        ) else {
-            panic!("context")
-        };
+        let report = helpers::context_now(&mut s, &id);
         let source = &report.calibration.source;
         match report.model.as_str() {
             "mystery-o" => assert!(
@@ -1470,16 +1456,7 @@ fn the_tokenizer_of_a_model_no_catalog_knows_is_the_one_its_measurements_choose(
     }
     // the choice is kept with the path while it does not grow: a kept choice is read back (here one made to say
     // otherwise), and a path that grew chooses again
-    let source_of = |s: &mut Store, id: &str| match run(
-        s,
-        Action::Context {
-            conversation: id.to_string(),
-            model: None,
-        },
-    ) {
-        Outcome::Context(r) => r.calibration.source,
-        _ => panic!("context"),
-    };
+    let source_of = |s: &mut Store, id: &str| helpers::context_now(s, id).calibration.source;
     let id = s
         .conversations()
         .unwrap()

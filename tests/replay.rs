@@ -2,6 +2,9 @@
 //! counted. These tests replay every real sample (Claude Code of several eras, pi v1 and v3, Codex) and the
 //! compactions each harness records, through the same commands the CLI and the window run.
 
+#[path = "support/helpers.rs"]
+mod helpers;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
@@ -354,26 +357,8 @@ fn the_first_request_after_a_compaction_is_predicted_from_scratch() {
     );
     run(
         &mut s,
-        Action::Compact {
-            conversation: conv.clone(),
-            strategy: Some(cairn::reclaim::Strategy::Snapshot),
-            force: true,
-            target: None,
-            protect: None,
-            instructions: None,
-            provider: None,
-            from: None,
-            to: None,
-        },
+        helpers::forced_compaction(&conv, cairn::reclaim::Strategy::Snapshot),
     );
-    let Outcome::Context(c) = run(
-        &mut s,
-        Action::Context {
-            conversation: conv,
-            model: None,
-        },
-    ) else {
-        panic!()
-    };
+    let c = helpers::context_now(&mut s, &conv);
     assert_eq!(c.predicted_total, c.estimated_total);
 }

@@ -194,6 +194,24 @@ pub fn import_one(s: &mut Store, path: std::path::PathBuf) -> cairn::import::Fil
     f
 }
 
+/// `cairn compact CONV --strategy S --force`: one rung, whatever the threshold, over the usual middle.
+pub fn forced_compaction(
+    conversation: &str,
+    strategy: cairn::reclaim::Strategy,
+) -> cairn::commands::Action {
+    cairn::commands::Action::Compact {
+        conversation: conversation.to_string(),
+        strategy: Some(strategy),
+        force: true,
+        target: None,
+        protect: None,
+        instructions: None,
+        provider: None,
+        from: None,
+        to: None,
+    }
+}
+
 /// What `cairn context` says the model sees of `conversation` now.
 pub fn context_now(s: &mut Store, conversation: &str) -> cairn::reclaim::report::ContextReport {
     let cairn::commands::Outcome::Context(r) = run_action(
