@@ -141,8 +141,8 @@ fn as_if_hit(u: &Usage, shortfall: u64) -> Usage {
     h
 }
 
-/// The cache report of a conversation's active path (or the path to `at`): the path's heads, the narrow usage
-/// of its replies, and (where the conversation branches) its tree's shape.
+/// The cache report of a conversation's active path (or the path to `at`): the path's heads and where it
+/// branches (one scan), and the narrow usage of its replies.
 pub fn cache(
     store: &Store,
     conversation: &str,
@@ -150,37 +150,43 @@ pub fn cache(
     prices: &std::collections::BTreeMap<String, Price>,
 ) -> Result<CacheReport, StoreError> {
     let conversation = store.resolve_conversation(conversation)?;
-    let heads = match at {
-        None => store.active_path_heads(&conversation)?,
-        Some(m) => store.path_heads_to(&conversation, m)?,
-    };
-    on_heads(store, &conversation, &heads, prices)
+    let path = store.branching_path(&conversation, at)?;
+    let replies = store.path_usages(&conversation, &path.heads)?;
+    Ok(analyse(
+        &conversation,
+        &path.heads,
+        &replies,
+        &path.branches,
+        prices,
+    ))
 }
 
-/// The cache report of a path whose heads are already loaded (the timeline's view): the narrow usage of its
-/// replies and, where the conversation branches, its tree's shape.
-pub fn on_heads(
-    store: &Store,
-    conversation: &str,
-    heads: &[Head],
+/// The cache report of a path already loaded whole (the timeline's view): its replies' usage is in its facts, so
+/// nothing is read again.
+pub fn on_view(
+    view: &crate::reclaim::PathView,
     prices: &std::collections::BTreeMap<String, Price>,
-) -> Result<CacheReport, StoreError> {
-    let replies = store.path_usages(conversation, heads)?;
-    // messages with more than one child: where the tree branches (an edit, a rewind); a conversation whose every
-    // message is on the path has none
-    let mut children: std::collections::HashMap<i64, u32> = std::collections::HashMap::new();
-    if store.conversation(conversation)?.messages as usize > heads.len() {
-        for h in store.heads(conversation)? {
-            if let Some(p) = h.parent_seq {
-                *children.entry(p).or_default() += 1;
-            }
-        }
-    }
-    let branches: Vec<bool> = heads
+) -> CacheReport {
+    let replies: Vec<PathUsage> = view
+        .facts
         .iter()
-        .map(|h| children.get(&h.seq).copied().unwrap_or(0) > 1)
+        .enumerate()
+        .filter_map(|(index, f)| {
+            Some(PathUsage {
+                index,
+                model: f.model.clone(),
+                usage: f.usage?,
+                created_at: f.created_at,
+            })
+        })
         .collect();
-    Ok(analyse(conversation, heads, &replies, &branches, prices))
+    analyse(
+        &view.conversation,
+        &view.heads,
+        &replies,
+        &view.branches,
+        prices,
+    )
 }
 
 /// Why a request read less of the cache than the previous one (`p`) left: the cache expired, a compaction or a

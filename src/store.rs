@@ -40,7 +40,7 @@ pub use imported::{ImportedConversation, ImportedMessage};
 pub use measures::{Facts, ModelSeen};
 pub use merge::Merged;
 pub use oplog::Operation;
-pub use paths::Head;
+pub use paths::{Head, PathHeads};
 pub use resume::{Budget, Resumed, Retry};
 pub use search::{Hit, Hits, SearchQuery};
 pub use sources::{KnownSource, SourceRead, Tail};

@@ -230,6 +230,31 @@ fn each_cause_of_a_miss_is_told_apart_and_priced() {
         }
         let sum: f64 = r.replies.iter().filter_map(|x| x.cost).sum();
         assert!((r.totals.cost.unwrap() - sum).abs() < 1e-12);
+        // the timeline reads its path's usage and branch points from the path it loaded, not from `cache`'s
+        // queries: each reply shows the same miss, cause and loss
+        let Outcome::Timeline(t) = run(
+            &mut s,
+            Action::Timeline {
+                conversation: c.clone(),
+                model: None,
+            },
+        ) else {
+            panic!()
+        };
+        let shown: Vec<_> = t
+            .points
+            .iter()
+            .map(|p| (p.message.clone(), p.cache_miss, p.cache_lost))
+            .collect();
+        let reported: Vec<_> = r
+            .replies
+            .iter()
+            .map(|x| {
+                let lost = x.cause.and(x.cost.zip(x.cost_if_hit).map(|(a, b)| a - b));
+                (x.message.clone(), x.cause, lost)
+            })
+            .collect();
+        assert_eq!(shown, reported, "{name}");
     }
 }
 

@@ -26,10 +26,20 @@ impl Command for TimelineOf {
         let view = crate::reclaim::PathView::load(store, conversation, None)?;
         let policy = policy_for(store, settings, &view, model, None)?;
         let fits = crate::reclaim::replay::stored_fits(store)?;
-        let mut t = crate::reclaim::timeline::timeline(Some(store), &view, &policy, &fits)?;
-        // each reply's cache miss, on the point it hit
         let prices = super::learned_prices::prices(store, settings)?;
-        let cache = crate::cache::on_heads(store, &view.conversation, &view.heads, &prices)?;
+        // each reply's cache miss is read from the loaded path alone: drawn on a second core while this one
+        // estimates
+        let (t, cache) = std::thread::scope(|s| {
+            let cache = s.spawn(|| crate::cache::on_view(&view, &prices));
+            let t = crate::reclaim::timeline::timeline(Some(store), &view, &policy, &fits);
+            (
+                t,
+                cache
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            )
+        });
+        let mut t = t?;
         let misses: std::collections::HashMap<&str, &crate::cache::ReplyCache> = cache
             .replies
             .iter()

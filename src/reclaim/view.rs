@@ -89,6 +89,8 @@ pub struct PathView {
     /// model name): the conversation's prompts were held to it.
     pub ran_with: std::collections::BTreeMap<String, u64>,
     pub heads: Vec<Head>,
+    /// `branches[i]`: message `i` has another child off this path (an edit or a rewind branched there).
+    pub branches: Vec<bool>,
     pub facts: Vec<Facts>,
     pub markers: Vec<Placed>,
     /// Bodies held in memory (a view built from messages); otherwise they are read from the store on demand.
@@ -104,10 +106,8 @@ impl PathView {
         at: Option<&str>,
     ) -> Result<PathView, StoreError> {
         let conversation = store.resolve_conversation(conversation)?;
-        let heads = match at {
-            None => store.active_path_heads(&conversation)?,
-            Some(m) => store.path_heads_to(&conversation, m)?,
-        };
+        let crate::store::PathHeads { heads, branches } =
+            store.branching_path(&conversation, at)?;
         let facts = store.facts(&conversation, &heads)?;
         let meta = store.conversation_meta(&conversation)?;
         let text = |k: &str| meta.get(k).and_then(Value::as_str).map(str::to_string);
@@ -125,6 +125,7 @@ impl PathView {
                 .filter_map(|(m, w)| Some((m.clone(), w.as_u64()?)))
                 .collect(),
             heads,
+            branches,
             facts,
             markers: Vec::new(),
             memory: None,
@@ -150,7 +151,7 @@ impl PathView {
             })
             .collect();
         // each message measured once: its head's estimate is its measure's total
-        let heads = messages
+        let heads: Vec<Head> = messages
             .iter()
             .zip(&facts)
             .enumerate()
@@ -162,6 +163,7 @@ impl PathView {
             harness_version: None,
             subagent: false,
             ran_with: Default::default(),
+            branches: vec![false; heads.len()],
             heads,
             facts,
             markers: Vec::new(),
@@ -198,12 +200,12 @@ impl PathView {
             let seqs: Vec<i64> = idx.clone().map(|i| self.heads[i].seq).collect();
             let held = match kept {
                 Some(s) => s.recounts(&seqs, tk)?,
-                None => Default::default(),
+                None => vec![None; seqs.len()],
             };
             let mut missing = Vec::new();
-            for i in idx {
-                match held.get(&self.heads[i].seq) {
-                    Some(&me) => set(&mut self.facts[i], me),
+            for (i, me) in idx.zip(held) {
+                match me {
+                    Some(me) => set(&mut self.facts[i], me),
                     None => missing.push(i),
                 }
             }

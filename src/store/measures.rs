@@ -432,7 +432,7 @@ fn packed_facts(model: Option<String>, packed: &str) -> Facts {
 
 /// The comma-separated integers of a packed cell, an empty field as `None`: read a byte at a time (this is the
 /// inner loop of every figure over a long path; `str::parse` per field costs twice the whole row's read).
-fn unpack<const N: usize>(packed: &str) -> [Option<i64>; N] {
+pub(super) fn unpack<const N: usize>(packed: &str) -> [Option<i64>; N] {
     let mut v = [None; N];
     let (mut at, mut cur, mut negative) = (0usize, None::<i64>, false);
     let mut close = |at: usize, cur: Option<i64>, negative: bool| {

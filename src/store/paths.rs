@@ -204,6 +204,20 @@ pub(crate) fn conversation_heads(conn: &Connection, conv_seq: i64) -> Result<Vec
 
 /// The heads of the path from the root to `end`, root first.
 pub(crate) fn path_heads(conn: &Connection, conv_seq: i64, end: i64) -> Result<Vec<Head>> {
+    Ok(branching_path(conn, conv_seq, end)?.heads)
+}
+
+/// A path's heads, root first, and where the tree branches along it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PathHeads {
+    pub heads: Vec<Head>,
+    /// `branches[i]`: the path's message `i` has more than one child (an edit or a rewind left another branch
+    /// there). Read from the same scan as the heads.
+    pub branches: Vec<bool>,
+}
+
+/// [`path_heads`], with the branch points read from the same scan of the conversation's heads.
+pub(crate) fn branching_path(conn: &Connection, conv_seq: i64, end: i64) -> Result<PathHeads> {
     let all = conversation_heads(conn, conv_seq)?;
     let mut idx = Vec::new();
     let mut cur = Some(end);
@@ -231,9 +245,30 @@ pub(crate) fn path_heads(conn: &Connection, conv_seq: i64, end: i64) -> Result<V
         }
     }
     idx.reverse();
+    // a conversation whose every message is on the path has no branch; otherwise count each parent's children
+    let branches = if idx.len() == all.len() {
+        vec![false; idx.len()]
+    } else {
+        // by position in `all` (sorted by seq; a parent is mostly the row before its child)
+        let mut children = vec![0u32; all.len()];
+        for (i, h) in all.iter().enumerate() {
+            let Some(p) = h.parent_seq else { continue };
+            let at = match i.checked_sub(1) {
+                Some(j) if all[j].seq == p => Some(j),
+                _ => all.binary_search_by_key(&p, |h| h.seq).ok(),
+            };
+            if let Some(j) = at {
+                children[j] += 1;
+            }
+        }
+        idx.iter().map(|&i| children[i] > 1).collect()
+    };
     // Move the heads out of `all` in path order (indices increase along a path: parents are written first).
     let mut all: Vec<Option<Head>> = all.into_iter().map(Some).collect();
-    Ok(idx.into_iter().filter_map(|i| all[i].take()).collect())
+    Ok(PathHeads {
+        heads: idx.into_iter().filter_map(|i| all[i].take()).collect(),
+        branches,
+    })
 }
 
 /// Decodes the content of the given heads (which need not be contiguous), in the given order.

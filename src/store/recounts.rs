@@ -14,19 +14,67 @@ use crate::tokens::{Measure, Tokenizer};
 /// what was kept before is made again.
 pub const RECOUNT_VERSION: i64 = 1;
 
-/// A measure as kept: its numbers alone, in the order of its fields (a tenth of its JSON with names, on a path of
-/// 100k messages).
-fn packed(m: &Measure) -> Option<String> {
-    let serde_json::Value::Object(o) = serde_json::to_value(m).ok()? else {
-        return None;
-    };
-    Some(serde_json::Value::Array(o.into_iter().map(|(_, v)| v).collect()).to_string())
+/// A measure's numbers in the order they are kept: the order of its fields, which is also the order serde writes
+/// them in (what was kept before this was written by hand reads back the same).
+fn numbers(m: &Measure) -> [u64; FIELDS] {
+    [
+        m.text,
+        m.tool_use,
+        m.tool_result,
+        m.image,
+        m.thinking,
+        m.other,
+        m.chars,
+        m.images,
+        m.image_bytes,
+        m.large_results,
+        m.large_result_tokens,
+        m.large_result_images,
+        m.large_result_image_tokens,
+        m.large_result_image_bytes,
+        m.large_result_chars,
+        m.tool_calls,
+        m.tool_errors,
+        m.tool_refs,
+    ]
 }
 
-/// A kept measure read back: a struct's derived deserializer reads a sequence in the order of its fields, and one
-/// of another length (kept under other fields) is refused.
+const FIELDS: usize = 18;
+
+/// A measure as kept: its numbers alone, as a JSON array (a tenth of its JSON with names, on a path of 100k
+/// messages).
+fn packed(m: &Measure) -> String {
+    serde_json::Value::from(numbers(m).to_vec()).to_string()
+}
+
+/// A kept measure read back, a byte at a time (a path's worth of JSON parses cost more than the scan that reads
+/// them); one of another length (kept under other fields) is refused.
 fn unpacked(text: &str) -> Option<Measure> {
-    serde_json::from_str(text).ok()
+    let v = super::measures::unpack::<{ FIELDS + 1 }>(text);
+    if v[FIELDS].is_some() || v[..FIELDS].iter().any(Option::is_none) {
+        return None;
+    }
+    let g = |i: usize| v[i].unwrap_or(0).max(0) as u64;
+    Some(Measure {
+        text: g(0),
+        tool_use: g(1),
+        tool_result: g(2),
+        image: g(3),
+        thinking: g(4),
+        other: g(5),
+        chars: g(6),
+        images: g(7),
+        image_bytes: g(8),
+        large_results: g(9),
+        large_result_tokens: g(10),
+        large_result_images: g(11),
+        large_result_image_tokens: g(12),
+        large_result_image_bytes: g(13),
+        large_result_chars: g(14),
+        tool_calls: g(15),
+        tool_errors: g(16),
+        tool_refs: g(17),
+    })
 }
 
 fn name(tk: Tokenizer) -> &'static str {
@@ -37,32 +85,30 @@ fn name(tk: Tokenizer) -> &'static str {
 }
 
 impl Store {
-    /// What `tk` made of the stored messages `seqs` before (those it counted under these rules), by seq. A path's
-    /// messages are mostly written in a row: their seqs' range is read in one scan when it holds few others.
-    pub(crate) fn recounts(&self, seqs: &[i64], tk: Tokenizer) -> Result<HashMap<i64, Measure>> {
-        let mut out = HashMap::with_capacity(seqs.len());
+    /// What `tk` made of the stored messages `seqs` before (those it counted under these rules), in the order of
+    /// `seqs`. A path's messages are mostly written in a row: their seqs' range is read in one scan when it holds
+    /// few others.
+    pub(crate) fn recounts(&self, seqs: &[i64], tk: Tokenizer) -> Result<Vec<Option<Measure>>> {
+        let mut out = vec![None; seqs.len()];
         let (Some(&lo), Some(&hi)) = (seqs.iter().min(), seqs.iter().max()) else {
             return Ok(out);
         };
         let params = (name(tk), RECOUNT_VERSION);
-        // a cell that is no kept measure (not text, other fields) is counted again
+        // where each seq goes; a cell that is no kept measure (not text, other fields) is counted again
+        let at: HashMap<i64, usize> = seqs.iter().enumerate().map(|(i, &s)| (s, i)).collect();
         let mut keep = |seq: i64, m: Option<&str>| {
-            if let Some(m) = m.and_then(unpacked) {
-                out.insert(seq, m);
+            if let (Some(&i), Some(m)) = (at.get(&seq), m.and_then(unpacked)) {
+                out[i] = Some(m);
             }
         };
         if ((hi - lo) as u64) < 4 * seqs.len() as u64 {
-            let wanted: std::collections::HashSet<i64> = seqs.iter().copied().collect();
             let mut stmt = self.conn.prepare_cached(
                 "SELECT seq, measure FROM recounts
                  WHERE seq BETWEEN ?1 AND ?2 AND tokenizer = ?3 AND version = ?4",
             )?;
             let mut rows = stmt.query(rusqlite::params![lo, hi, params.0, params.1])?;
             while let Some(r) = rows.next()? {
-                let seq: i64 = r.get(0)?;
-                if wanted.contains(&seq) {
-                    keep(seq, r.get_ref(1)?.as_str().ok());
-                }
+                keep(r.get(0)?, r.get_ref(1)?.as_str().ok());
             }
         } else {
             let mut stmt = self.conn.prepare_cached(
@@ -90,10 +136,7 @@ impl Store {
                     "INSERT OR REPLACE INTO recounts (seq, tokenizer, version, measure) VALUES (?1, ?2, ?3, ?4)",
                 )?;
                 for (seq, m) in counted {
-                    let Some(measure) = packed(m) else {
-                        continue;
-                    };
-                    stmt.execute(rusqlite::params![seq, name(tk), RECOUNT_VERSION, measure])?;
+                    stmt.execute(rusqlite::params![seq, name(tk), RECOUNT_VERSION, packed(m)])?;
                 }
             }
             tx.commit()
@@ -104,6 +147,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn a_kept_measure_reads_back_as_it_was_made() {
@@ -113,9 +157,15 @@ mod tests {
             *x = serde_json::Value::from(n as u64 * 7 + 1);
         }
         m = serde_json::from_value(v).unwrap();
-        let kept = packed(&m).unwrap();
+        let kept = packed(&m);
         assert!(kept.starts_with('[') && kept.len() < 80, "{kept}");
         assert_eq!(unpacked(&kept), Some(m));
+        // the order is serde's: what was kept before the numbers were listed by hand reads back the same
+        let Value::Object(o) = serde_json::to_value(m).unwrap() else {
+            panic!("a measure is an object")
+        };
+        let by_serde = Value::Array(o.into_iter().map(|(_, v)| v).collect()).to_string();
+        assert_eq!(by_serde, kept);
         // a measure kept with other fields (older rules) is not read as this one, shorter or longer
         assert_eq!(unpacked("[1,2,3]"), None);
         let longer = format!("{},1]", kept.trim_end_matches(']'));

@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use rusqlite::{Connection, params};
 use serde_json::json;
 
-use super::paths::{Head, conversation_heads, load_bodies, load_messages, path_heads};
+use super::paths::{
+    Head, PathHeads, branching_path, conversation_heads, load_bodies, load_messages, path_heads,
+};
 use super::{
     ConvRow, Result, Store, StoreError, conv_row, insert_conversation, message_seq, move_tip, oplog,
 };
@@ -158,6 +160,20 @@ impl Store {
             None => Ok(Vec::new()),
             Some(tip) => path_heads(&self.conn, conv.seq, tip),
         }
+    }
+
+    /// The heads of the active path (or of the path to `at`) with where the tree branches along it, from one
+    /// scan of the conversation's heads.
+    pub fn branching_path(&self, conversation: &str, at: Option<&str>) -> Result<PathHeads> {
+        let conv = conv_row(&self.conn, conversation)?;
+        let end = match at {
+            Some(m) => message_seq(&self.conn, &conv, m)?.0,
+            None => match conv.tip {
+                Some(tip) => tip,
+                None => return Ok(PathHeads::default()),
+            },
+        };
+        branching_path(&self.conn, conv.seq, end)
     }
 
     /// The heads of the path from the root to a message (root first).
