@@ -1200,6 +1200,8 @@ impl eframe::App for Explorer {
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub conversation: Option<String>,
+    /// What the Diff view compares the conversation with (a conversation or a message id).
+    pub compare_with: Option<String>,
     /// Save a PNG of this view after it settled, then close; the flag opens messages in the transcript.
     /// Where to save, the view, and how it is staged (the screenshot view's name: "transcript", "readback", …).
     pub screenshot: Option<(PathBuf, View, &'static str)>,
@@ -1215,6 +1217,9 @@ pub fn run(store_path: PathBuf, options: Options) -> anyhow::Result<()> {
     let mut app = Explorer::new(store_path);
     if let Some(c) = &options.conversation {
         app.select(c);
+    }
+    if let Some(o) = &options.compare_with {
+        app.diff.other = Some(o.clone());
     }
     if options.first_run && options.screenshot.is_none() {
         let found = app

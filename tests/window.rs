@@ -1139,3 +1139,61 @@ fn a_session_file_an_agent_is_still_writing_is_followed_while_it_is_open() {
     assert_eq!(s.conv.id, conv, "in the same conversation");
     assert_eq!(Store::open(&db).unwrap().conversations().unwrap().len(), 1);
 }
+
+#[test]
+fn the_diff_view_says_a_side_s_cost_is_a_floor_where_replies_recorded_no_prompt() {
+    use cairn::commands::{self, Action, Outcome, Quiet};
+    // a real Copilot CLI session whose subagents' runs ended without totals: their replies recorded output only
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/samples/copilot-cli/copilot-cli-1.0.74-compaction-subagents-shutdown-resume.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cairn.db");
+    let mut s = Store::open(&path).unwrap();
+    let mut run = |a: Action| {
+        commands::run(
+            &mut s,
+            &cairn::reclaim::Settings::default(),
+            a,
+            &Quiet,
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .unwrap()
+    };
+    run(Action::Import {
+        paths: vec![file],
+        format: None,
+    });
+    let Outcome::Stats(st) = run(Action::Stats {
+        by: cairn::store::By::Conversation,
+        since: None,
+    }) else {
+        panic!()
+    };
+    let floor = st
+        .rows
+        .iter()
+        .find(|r| r.unrecorded_prompts > 0)
+        .expect("a conversation with replies that recorded no prompt");
+    let other = st.rows.iter().find(|r| r.key != floor.key).unwrap();
+    drop(s);
+
+    let mut app = Explorer::new(path.clone());
+    app.native_dialogs = false;
+    app.select(&floor.key);
+    app.diff.other = Some(other.key.clone());
+    let mut h = Harness::builder()
+        .with_size(eframe::egui::vec2(1280.0, 800.0))
+        .build_ui_state(|ui, app: &mut Explorer| app.draw(ui), app);
+    h.run();
+    h.get_by_label("Diff").click();
+    settle(&mut h);
+    let (_, _, d) = h.state().diff.data.ready().expect("the diff").clone();
+    assert_eq!(d.a.unrecorded_prompts, floor.unrecorded_prompts);
+    assert_eq!(d.a.cost_usd, None);
+    // the side's line is the core's, floor and count included
+    h.get_by_label(&d.a.cost_line());
+    h.get_by_label_contains(&format!(
+        "({} replies recorded no prompt)",
+        floor.unrecorded_prompts
+    ));
+}

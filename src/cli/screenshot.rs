@@ -1,4 +1,4 @@
-//! `cairn screenshot --view V --out FILE [--conversation ID] [--theme T] [--fit]`: opens the real window on a
+//! `cairn screenshot --view V --out FILE [--conversation ID] [--compare-with ID] [--theme T] [--fit]`: opens the real window on a
 //! view, waits for its background work, saves a PNG of the viewport and closes.
 
 use std::path::PathBuf;
@@ -56,6 +56,10 @@ pub struct Args {
     /// The conversation to show (default: the newest that is not a fork).
     #[arg(long)]
     conversation: Option<String>,
+    /// What the Diff view compares it with: a conversation id or a message id (default: a fork of it, else
+    /// another tip of its tree).
+    #[arg(long)]
+    compare_with: Option<String>,
     /// light or dark (default: the system's).
     #[arg(long, value_enum)]
     theme: Option<Theme>,
@@ -77,6 +81,7 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
             out: a.out,
             view: a.view.0,
             conversation,
+            compare_with: a.compare_with,
             dark: a.theme.map(|t| t == Theme::Dark),
             fit: a.fit,
         }),

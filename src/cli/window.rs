@@ -30,6 +30,8 @@ pub struct Shot {
     pub out: PathBuf,
     pub view: &'static str,
     pub conversation: Option<String>,
+    /// The Diff view's other side (a conversation or a message id).
+    pub compare_with: Option<String>,
     pub dark: Option<bool>,
     pub fit: bool,
 }
@@ -47,6 +49,7 @@ pub fn open(store: PathBuf, first_run: bool, screenshot: Option<Shot>) -> Result
             let view = crate::views::of_shot(s.view).unwrap_or(View::Tree);
             Options {
                 conversation: s.conversation,
+                compare_with: s.compare_with,
                 screenshot: Some((s.out, view, s.view)),
                 dark: s.dark,
                 first_run: false,
