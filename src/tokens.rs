@@ -299,6 +299,57 @@ pub struct Measure {
 }
 
 impl Measure {
+    /// How many numbers a measure holds.
+    pub const FIELDS: usize = 18;
+
+    /// Its numbers in the order of its fields (the order serde writes them in): how a measure is kept compactly.
+    pub fn numbers(&self) -> [u64; Self::FIELDS] {
+        [
+            self.text,
+            self.tool_use,
+            self.tool_result,
+            self.image,
+            self.thinking,
+            self.other,
+            self.chars,
+            self.images,
+            self.image_bytes,
+            self.large_results,
+            self.large_result_tokens,
+            self.large_result_images,
+            self.large_result_image_tokens,
+            self.large_result_image_bytes,
+            self.large_result_chars,
+            self.tool_calls,
+            self.tool_errors,
+            self.tool_refs,
+        ]
+    }
+
+    /// A measure from its numbers in the order of its fields ([`Measure::numbers`]).
+    pub fn from_numbers(n: [u64; Self::FIELDS]) -> Measure {
+        Measure {
+            text: n[0],
+            tool_use: n[1],
+            tool_result: n[2],
+            image: n[3],
+            thinking: n[4],
+            other: n[5],
+            chars: n[6],
+            images: n[7],
+            image_bytes: n[8],
+            large_results: n[9],
+            large_result_tokens: n[10],
+            large_result_images: n[11],
+            large_result_image_tokens: n[12],
+            large_result_image_bytes: n[13],
+            large_result_chars: n[14],
+            tool_calls: n[15],
+            tool_errors: n[16],
+            tool_refs: n[17],
+        }
+    }
+
     /// The message's estimated input tokens (its framing, and the tool definitions it loads, included).
     pub fn tokens(&self) -> u64 {
         MESSAGE_OVERHEAD + self.content_tokens() + self.tool_refs * TOOL_DEFINITION_TOKENS

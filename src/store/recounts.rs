@@ -10,41 +10,16 @@ use std::collections::HashMap;
 use super::{Result, Store};
 use crate::tokens::{Measure, Tokenizer};
 
+const FIELDS: usize = Measure::FIELDS;
+
 /// The counting rules recounts are made under: raised when a tokenizer's measure of a message would change, so
 /// what was kept before is made again.
 pub const RECOUNT_VERSION: i64 = 1;
 
-/// A measure's numbers in the order they are kept: the order of its fields, which is also the order serde writes
-/// them in (what was kept before this was written by hand reads back the same).
-fn numbers(m: &Measure) -> [u64; FIELDS] {
-    [
-        m.text,
-        m.tool_use,
-        m.tool_result,
-        m.image,
-        m.thinking,
-        m.other,
-        m.chars,
-        m.images,
-        m.image_bytes,
-        m.large_results,
-        m.large_result_tokens,
-        m.large_result_images,
-        m.large_result_image_tokens,
-        m.large_result_image_bytes,
-        m.large_result_chars,
-        m.tool_calls,
-        m.tool_errors,
-        m.tool_refs,
-    ]
-}
-
-const FIELDS: usize = 18;
-
 /// A measure as kept: its numbers alone, as a JSON array (a tenth of its JSON with names, on a path of 100k
 /// messages).
 fn packed(m: &Measure) -> String {
-    serde_json::Value::from(numbers(m).to_vec()).to_string()
+    serde_json::Value::from(m.numbers().to_vec()).to_string()
 }
 
 /// A kept measure read back, a byte at a time (a path's worth of JSON parses cost more than the scan that reads
@@ -54,27 +29,9 @@ fn unpacked(text: &str) -> Option<Measure> {
     if v[FIELDS].is_some() || v[..FIELDS].iter().any(Option::is_none) {
         return None;
     }
-    let g = |i: usize| v[i].unwrap_or(0).max(0) as u64;
-    Some(Measure {
-        text: g(0),
-        tool_use: g(1),
-        tool_result: g(2),
-        image: g(3),
-        thinking: g(4),
-        other: g(5),
-        chars: g(6),
-        images: g(7),
-        image_bytes: g(8),
-        large_results: g(9),
-        large_result_tokens: g(10),
-        large_result_images: g(11),
-        large_result_image_tokens: g(12),
-        large_result_image_bytes: g(13),
-        large_result_chars: g(14),
-        tool_calls: g(15),
-        tool_errors: g(16),
-        tool_refs: g(17),
-    })
+    Some(Measure::from_numbers(std::array::from_fn(|i| {
+        v[i].unwrap_or(0).max(0) as u64
+    })))
 }
 
 fn name(tk: Tokenizer) -> &'static str {
