@@ -152,6 +152,27 @@ pub fn model_key(model: &str) -> String {
     crate::models::key_or_raw(model)
 }
 
+/// A path's model names, each read once: its replies repeat a few names thousands of times, and reading one
+/// (its key, whether its model keeps past thinking) looks it up in the catalog.
+#[derive(Default)]
+pub struct Names<'a> {
+    read: std::collections::HashMap<&'a str, (String, ModelReader)>,
+}
+
+impl<'a> Names<'a> {
+    /// The model's key ([`model_key`]) and how it reads the context.
+    pub fn of(&mut self, raw: &'a str) -> (String, ModelReader) {
+        self.read
+            .entry(raw)
+            .or_insert_with(|| {
+                let key = model_key(raw);
+                let reader = ModelReader::of(&key);
+                (key, reader)
+            })
+            .clone()
+    }
+}
+
 /// The measured replies of a path, each against the context its own model would have been sent, counted with the
 /// tokenizer `counted` names for the model (a public one: the bodies are read from `store` then).
 pub fn samples(
@@ -161,6 +182,7 @@ pub fn samples(
 ) -> Result<Vec<Sample>, StoreError> {
     let mut totals: BTreeMap<(bool, Tokenizer), Vec<Parts>> = BTreeMap::new();
     let mut out = Vec::new();
+    let mut names = Names::default();
     let changes = changes(store, view)?;
     let unrecorded = after_unrecorded(store, view)?;
     let mut segment = 0;
@@ -178,8 +200,7 @@ pub fn samples(
             continue;
         };
         let precision = f.usage.map_or(0, |u| u.precision);
-        let model = model_key(f.model.as_deref().unwrap_or("unknown"));
-        let reader = ModelReader::of(&model);
+        let (model, reader) = names.of(f.model.as_deref().unwrap_or("unknown"));
         let tk = counted(&model);
         let key = (reader.keeps_past_thinking, tk);
         let t = match totals.entry(key) {

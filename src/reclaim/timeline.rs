@@ -9,8 +9,7 @@ use std::collections::btree_map::Entry;
 use serde::Serialize;
 
 use super::Policy;
-use super::assemble::ModelReader;
-use super::replay::{Estimator, Fits, model_key, totals_before};
+use super::replay::{Estimator, Fits, Names, totals_before};
 use super::view::PathView;
 use crate::model::Role;
 use crate::store::{Store, StoreError};
@@ -88,6 +87,7 @@ pub fn timeline(
     let mut views: BTreeMap<Tokenizer, PathView> = BTreeMap::new();
     let mut chosen: BTreeMap<String, Tokenizer> = BTreeMap::new();
     let mut points = Vec::new();
+    let mut names = Names::default();
     let (mut compaction, mut calls, mut errors) = (false, 0u64, 0u64);
     for i in 0..view.len() {
         let h = &view.heads[i];
@@ -100,12 +100,10 @@ pub fn timeline(
         if h.role != Role::Assistant {
             continue;
         }
-        let model = model_key(
-            view.facts[i]
-                .model
-                .as_deref()
-                .unwrap_or(policy.model.as_str()),
-        );
+        let (model, reader) = names.of(view.facts[i]
+            .model
+            .as_deref()
+            .unwrap_or(policy.model.as_str()));
         let tk = match chosen.entry(model.clone()) {
             Entry::Occupied(e) => *e.get(),
             Entry::Vacant(e) => {
@@ -117,7 +115,6 @@ pub fn timeline(
                 *e.insert(tk)
             }
         };
-        let reader = ModelReader::of(&model);
         // the stored measures are cairn's estimate: only another tokenizer needs a recounted copy of the view
         let v: &PathView = if tk == Tokenizer::Estimate {
             view
