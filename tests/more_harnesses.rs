@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use cairn::commands::{self, Action, Outcome, Quiet};
 use cairn::reclaim::Settings;
 use cairn::store::{By, Store};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 #[path = "support/helpers.rs"]
 mod helpers;
@@ -3095,4 +3095,90 @@ fn a_goose_session_that_names_no_model_takes_the_one_goose_is_configured_with_an
     // the fixture read where no configuration is beside it names no model
     let (_, plain) = imported(&goose_export());
     assert!(!plain.report.notes.iter().any(|n| n.contains("config.yaml")));
+}
+
+/// Copilot CLI sessions resumed and closed again, written here in the shape the real files have: Copilot 1.0.65
+/// wrote each run's own totals at its shutdown, later releases keep counting across a resume. Either way each
+/// request is counted once: the totals of the last run of a cumulative file are the whole session's.
+#[test]
+fn copilot_totals_kept_across_a_resume_are_counted_once() {
+    let ev = |ty: &str, data: Value, k: usize| {
+        json!({"type": ty, "data": data, "id": format!("e{k}"), "parentId": if k == 0 { Value::Null } else { json!(format!("e{}", k - 1)) },
+               "timestamp": format!("2026-11-02T10:{:02}:00.000Z", k)})
+        .to_string()
+    };
+    let model = "claude-sonnet-4.6";
+    let metrics = |count: u64, cost: f64, input: u64, output: u64, read: u64, write: u64| {
+        json!({"shutdownType": "routine", "modelMetrics": {model: {"requests": {"count": count, "cost": cost},
+               "usage": {"inputTokens": input, "outputTokens": output, "cacheReadTokens": read,
+                         "cacheWriteTokens": write, "reasoningTokens": 0}}}})
+    };
+    let reply = |id: &str, out: u64| json!({"messageId": id, "model": model, "content": "done", "toolRequests": [], "outputTokens": out});
+    let file = |second: Value| {
+        let events = [
+            (
+                "session.start",
+                json!({"sessionId": "s1", "version": 1, "copilotVersion": "1.0.80", "context": {"cwd": "/w"}}),
+            ),
+            ("user.message", json!({"content": "first"})),
+            ("assistant.message", reply("a1", 100)),
+            ("assistant.message", reply("a2", 50)),
+            (
+                "session.shutdown",
+                metrics(2, 1.0, 30_000, 150, 20_000, 9_000),
+            ),
+            ("session.resume", json!({"selectedModel": model})),
+            ("user.message", json!({"content": "second"})),
+            ("assistant.message", reply("a3", 70)),
+            ("session.shutdown", second),
+        ];
+        events
+            .iter()
+            .enumerate()
+            .map(|(k, (ty, d))| ev(ty, d.clone(), k))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (name, second, want) in [
+        // the second shutdown counts the first run too: the session sent 52,000 prompt tokens in all
+        (
+            "cumulative",
+            metrics(3, 2.0, 52_000, 220, 40_000, 11_000),
+            (1_000, 220, 40_000, 11_000),
+        ),
+        // each run's own (1.0.65): the two add up
+        (
+            "per-run",
+            metrics(1, 1.0, 21_000, 70, 20_000, 500),
+            (1_000 + 500, 220, 40_000, 9_500),
+        ),
+    ] {
+        let f = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&f, file(second)).unwrap();
+        let mut s = Store::open_in_memory().unwrap();
+        let Outcome::Imported(out) = run(
+            &mut s,
+            Action::Import {
+                paths: vec![f.clone()],
+                format: None,
+            },
+        ) else {
+            panic!()
+        };
+        assert!(out[0].error.is_none(), "{name}: {:?}", out[0].error);
+        let (whole, _) = stats_totals(&mut s);
+        assert_eq!(whole, want, "{name}");
+        let said = out[0]
+            .report
+            .notes
+            .iter()
+            .any(|n| n.contains("included the earlier runs'"));
+        assert_eq!(
+            said,
+            name == "cumulative",
+            "{name}: {:?}",
+            out[0].report.notes
+        );
+    }
 }

@@ -10,7 +10,9 @@
 //!
 //! Usage: while a session runs Copilot records only each request's `outputTokens`. Prompt tokens are written as
 //! totals per model when a run ends (`session.shutdown.modelMetrics`: requests, input with cache reads and writes
-//! inside, cache reads, cache writes, output), each run's own; a run cut off (no shutdown) has none. So each reply
+//! inside, cache reads, cache writes, output): each run's own in 1.0.65, and since then counted on across a resume,
+//! so a later shutdown's totals may hold the earlier runs' too, which are taken out ([`since`]); a run cut off
+//! (no shutdown) has none. So each reply
 //! carries its own output, and the last reply of each model in a run also carries the run's prompt totals, marked
 //! as the sum of that many requests ([`Usage::requests`]): counted and priced, never taken as one prompt's measure.
 //! A run of one request is exactly that request's usage. Hooks, permissions and the other bookkeeping events are
@@ -201,6 +203,11 @@ struct Events {
     run: HashMap<String, Vec<At>>,
     runs_without_totals: usize,
     runs: usize,
+    /// each model's totals at the last shutdown, as written: newer Copilot keeps counting across a resume, so a
+    /// later shutdown's totals may include these
+    shut: HashMap<String, Value>,
+    /// shutdowns whose totals included an earlier run's (taken out)
+    cumulative: usize,
 }
 
 /// One event: its line, type, data, time and the subagent it belongs to (None: the parent).
@@ -505,11 +512,24 @@ impl Events {
                                           "toolDefinitionsTokens": d.get("toolDefinitionsTokens")}}));
         let metrics = d.get("modelMetrics").and_then(Value::as_object);
         for (name, mm) in metrics.into_iter().flatten() {
-            match self.run.get(name.as_str()).filter(|r| !r.is_empty()) {
-                Some(replies) => apply_run_totals(&mut self.threads, replies, name, mm),
-                None => self
-                    .report
-                    .skip("run totals of a model with no reply in the run (kept as metadata)"),
+            let replies = self.run.get(name.as_str()).map_or(&[][..], Vec::as_slice);
+            // totals that carry an earlier run's: only this run's are its own
+            let own = match self.shut.get(name.as_str()) {
+                Some(before) => match since(before, mm, run_outputs(&self.threads, replies)) {
+                    Some(own) => {
+                        self.cumulative += 1;
+                        own
+                    }
+                    None => mm.clone(),
+                },
+                None => mm.clone(),
+            };
+            self.shut.insert(name.clone(), mm.clone());
+            if replies.is_empty() {
+                self.report
+                    .skip("run totals of a model with no reply in the run (kept as metadata)");
+            } else {
+                apply_run_totals(&mut self.threads, replies, name, &own);
             }
         }
         self.run.clear();
@@ -519,6 +539,13 @@ impl Events {
         let report = &mut self.report;
         if self.runs > 0 && !self.run.is_empty() {
             self.runs_without_totals += 1;
+        }
+        if self.cumulative > 0 {
+            report.notes.push(format!(
+                "{} run total(s) at a shutdown after a resume included the earlier runs' (Copilot kept counting \
+                 across the resume): only what the run added is counted",
+                self.cumulative
+            ));
         }
         if self.runs_without_totals > 0 {
             report.notes.push(format!(
@@ -642,6 +669,62 @@ fn apply_run_totals(threads: &mut Threads, replies: &[At], name: &str, mm: &Valu
         ..Usage::default()
     });
     m.meta["run_totals"] = json!({"model": name, "requests": requests});
+}
+
+/// A run's requests that recorded only their output, and those outputs (a compaction's request, measured whole,
+/// may or may not be in the run's totals: it is left out of both, which stay lower bounds).
+fn run_outputs(threads: &Threads, replies: &[At]) -> (u64, u64) {
+    replies
+        .iter()
+        .filter_map(|(t, i)| threads.get(t.as_deref())?.built.get(*i))
+        .filter(|m| m.usage.is_none_or(|u| u.prompt() == 0))
+        .fold((0, 0), |(n, out), m| {
+            (n + 1, out + m.usage.map_or(0, |u| u.output_tokens))
+        })
+}
+
+/// What a model's totals at a shutdown (`now`) added since the previous shutdown's (`before`), where `now` counts
+/// them too: Copilot 1.0.65 wrote each run's own totals, later releases keep counting across a resume. `now`
+/// includes `before` when no counter went down and it holds at least the earlier requests and output plus this
+/// run's own (`run`: requests, and the output tokens their replies recorded): a run's own totals hold those only
+/// if its unseen requests outnumbered, and out-wrote, the whole earlier run. None: `now` is the run's own.
+fn since(before: &Value, now: &Value, run: (u64, u64)) -> Option<Value> {
+    const USAGE: [&str; 5] = [
+        "inputTokens",
+        "outputTokens",
+        "cacheReadTokens",
+        "cacheWriteTokens",
+        "reasoningTokens",
+    ];
+    let n = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+    let requests = |v: &Value| n(v, "/requests/count");
+    let output = |v: &Value| n(v, "/usage/outputTokens");
+    let grew = USAGE
+        .iter()
+        .all(|k| n(now, &format!("/usage/{k}")) >= n(before, &format!("/usage/{k}")));
+    let includes = requests(before) > 0
+        && requests(now) >= requests(before) + run.0
+        && output(now) >= output(before) + run.1;
+    if !(grew && includes) {
+        return None;
+    }
+    let mut own = now.clone();
+    for k in USAGE {
+        let p = format!("/usage/{k}");
+        if let Some(x) = own.pointer_mut(&p) {
+            *x = json!(n(now, &p) - n(before, &p));
+        }
+    }
+    if let Some(x) = own.pointer_mut("/requests/count") {
+        *x = json!(requests(now) - requests(before));
+    }
+    let cost = |v: &Value| v.pointer("/requests/cost").and_then(Value::as_f64);
+    if let (Some(x), Some(a), Some(b)) =
+        (own.pointer_mut("/requests/cost"), cost(now), cost(before))
+    {
+        *x = json!((a - b).max(0.0));
+    }
+    Some(own)
 }
 
 /// A subagent's thread as a conversation linked to the call that spawned it.
