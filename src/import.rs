@@ -312,7 +312,11 @@ fn merge(
         .map(|m| m.conversation.clone())
         .unwrap_or_default();
     outcome.added = added;
-    outcome.status = if added > 0 { "grown" } else { "unchanged" };
+    outcome.status = if added > 0 || merged.iter().any(|m| m.late > 0) {
+        "grown"
+    } else {
+        "unchanged"
+    };
     let recorded: Vec<&str> = merged
         .iter()
         .flat_map(|m| m.recorded.iter().map(String::as_str))
@@ -323,7 +327,14 @@ fn merge(
             recorded.join(", ")
         ));
     }
-    if added == 0 && recorded.is_empty() {
+    let late: usize = merged.iter().map(|m| m.late).sum();
+    if late > 0 {
+        outcome.report.notes.push(format!(
+            "usage written since the last import (a run's totals, written when it ended) taken by {late} stored \
+             repl(ies)"
+        ));
+    }
+    if added == 0 && recorded.is_empty() && late == 0 {
         outcome.error = Some(format!(
             "{}: already imported as conversation {first} (the same session, nothing new)",
             file.display(),

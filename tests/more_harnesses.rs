@@ -3180,5 +3180,27 @@ fn copilot_totals_kept_across_a_resume_are_counted_once() {
             "{name}: {:?}",
             out[0].report.notes
         );
+
+        // the same session imported while its second run went on, then again once it ended: the same figures
+        let grown = dir.path().join(format!("{name}-grown.jsonl"));
+        let whole = std::fs::read_to_string(&f).unwrap();
+        let lines: Vec<&str> = whole.lines().collect();
+        std::fs::write(&grown, lines[..lines.len() - 1].join("\n") + "\n").unwrap();
+        let mut s = Store::open_in_memory().unwrap();
+        for _ in 0..2 {
+            let Outcome::Imported(out) = run(
+                &mut s,
+                Action::Import {
+                    paths: vec![grown.clone()],
+                    format: None,
+                },
+            ) else {
+                panic!()
+            };
+            assert!(out[0].error.is_none(), "{name}: {:?}", out[0].error);
+            std::fs::write(&grown, &whole).unwrap();
+        }
+        let (whole, _) = stats_totals(&mut s);
+        assert_eq!(whole, want, "{name}, read as it grew");
     }
 }

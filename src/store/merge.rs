@@ -47,6 +47,8 @@ pub struct Merged {
     /// What a newer reader recorded of the session that the stored conversation lacked, added to its meta (the
     /// keys; see `record_more`).
     pub recorded: Vec<String>,
+    /// Stored replies whose usage arrived since (a run's totals written when it ended: `measures::late_usage`).
+    pub late: usize,
 }
 
 impl Store {
@@ -96,13 +98,14 @@ impl Store {
                     super::sources::retitle(&tx, conv.seq, c.title.as_deref())?;
                     let recorded = record_more(&tx, &conv, &c.meta)?;
                     super::records::add_records(&tx, conv.seq, &c.meta)?;
-                    let (added, retired) = append_missing(&tx, &conv, c)?;
+                    let (added, retired, late) = append_missing(&tx, &conv, c)?;
                     out.push(Merged {
                         conversation: id,
                         added,
                         new: false,
                         retired,
                         recorded,
+                        late,
                     });
                 }
                 None => {
@@ -117,6 +120,7 @@ impl Store {
                         new: true,
                         retired: 0,
                         recorded: Vec::new(),
+                        late: 0,
                     });
                 }
             }
@@ -256,13 +260,13 @@ fn retire_read_again(
 type Leaf = (i64, Role, Option<String>, String);
 
 /// Appends to `conv` the messages of `c` it does not hold (by fingerprint), each under the message it follows, and
-/// moves the tip to `c`'s tip when anything was added. Returns how many were, and how many replies of a former
-/// reading were retired.
+/// moves the tip to `c`'s tip when anything was added. Returns how many were, how many replies of a former
+/// reading were retired, and how many stored replies took usage that arrived since.
 fn append_missing(
     tx: &rusqlite::Transaction<'_>,
     conv: &ConvRow,
     c: &ImportedConversation,
-) -> Result<(usize, usize)> {
+) -> Result<(usize, usize, usize)> {
     let heads = conversation_heads(tx, conv.seq)?;
     let stored = load_messages(tx, conv, &heads)?;
     // fingerprint -> (seq, depth) of what the store holds
@@ -294,6 +298,7 @@ fn append_missing(
     let mut placed: Vec<(i64, i64)> = Vec::with_capacity(c.messages.len());
     let mut fps: Vec<String> = Vec::with_capacity(c.messages.len());
     let mut added = 0;
+    let mut late = 0;
     let mut retired: Vec<i64> = Vec::new();
     for (i, im) in c.messages.iter().enumerate() {
         let parent = match im.parent {
@@ -310,8 +315,10 @@ fn append_missing(
         let fp = reading_fingerprint(&parent_fp, m.role, &m.content, &m.meta);
         let at = match held.get(&fp) {
             Some(&at) => {
-                if let Some(u) = &im.message.usage {
-                    super::measures::late_usage(tx, at.0, u)?;
+                if let Some(u) = &im.message.usage
+                    && super::measures::late_usage(tx, at.0, u)?
+                {
+                    late += 1;
                 }
                 at
             }
@@ -365,5 +372,5 @@ fn append_missing(
             )?;
         }
     }
-    Ok((added, former))
+    Ok((added, former, late))
 }
