@@ -161,14 +161,16 @@ pub fn cache(
     ))
 }
 
-/// The cache report of a path already loaded whole (the timeline's view): its replies' usage is in its facts, so
-/// nothing is read again.
-pub fn on_view(
-    view: &crate::reclaim::PathView,
+/// The cache report of a path already loaded whole (the timeline's view: its heads, their stored facts and where
+/// it branches): the replies' usage is in the facts, so nothing is read again.
+pub fn on_path(
+    conversation: &str,
+    heads: &[Head],
+    facts: &[crate::store::Facts],
+    branches: &[bool],
     prices: &std::collections::BTreeMap<String, Price>,
 ) -> CacheReport {
-    let replies: Vec<PathUsage> = view
-        .facts
+    let replies: Vec<PathUsage> = facts
         .iter()
         .enumerate()
         .filter_map(|(index, f)| {
@@ -180,13 +182,7 @@ pub fn on_view(
             })
         })
         .collect();
-    analyse(
-        &view.conversation,
-        &view.heads,
-        &replies,
-        &view.branches,
-        prices,
-    )
+    analyse(conversation, heads, &replies, branches, prices)
 }
 
 /// Why a request read less of the cache than the previous one (`p`) left: the cache expired, a compaction or a

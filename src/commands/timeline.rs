@@ -30,7 +30,15 @@ impl Command for TimelineOf {
         // each reply's cache miss is read from the loaded path alone: drawn on a second core while this one
         // estimates
         let (t, cache) = std::thread::scope(|s| {
-            let cache = s.spawn(|| crate::cache::on_view(&view, &prices));
+            let cache = s.spawn(|| {
+                crate::cache::on_path(
+                    &view.conversation,
+                    &view.heads,
+                    &view.facts,
+                    &view.branches,
+                    &prices,
+                )
+            });
             let t = crate::reclaim::timeline::timeline(Some(store), &view, &policy, &fits);
             (
                 t,
