@@ -297,8 +297,7 @@ fn append_missing(
     }
     let mut placed: Vec<(i64, i64)> = Vec::with_capacity(c.messages.len());
     let mut fps: Vec<String> = Vec::with_capacity(c.messages.len());
-    let mut added = 0;
-    let mut late = 0;
+    let (mut added, mut late) = (0, 0);
     let mut retired: Vec<i64> = Vec::new();
     for (i, im) in c.messages.iter().enumerate() {
         let parent = match im.parent {
@@ -315,10 +314,8 @@ fn append_missing(
         let fp = reading_fingerprint(&parent_fp, m.role, &m.content, &m.meta);
         let at = match held.get(&fp) {
             Some(&at) => {
-                if let Some(u) = &im.message.usage
-                    && super::measures::late_usage(tx, at.0, u)?
-                {
-                    late += 1;
+                if let Some(u) = &im.message.usage {
+                    late += usize::from(super::measures::late_usage(tx, at.0, u)?);
                 }
                 at
             }
