@@ -57,6 +57,10 @@ pub struct StatsRow {
     pub cache_lost_by_cause: Option<BTreeMap<String, f64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_misses: Option<u64>,
+    /// What GitHub Copilot billed for the row's sessions: premium requests, its own unit (a request's multiplier
+    /// by model), beside what the tokens cost at list prices. None where no session of the row recorded any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub premium_requests: Option<f64>,
 }
 
 impl StatsRow {
@@ -72,6 +76,22 @@ impl StatsRow {
             (None, Some(f)) => format!("≥ ${f:.2}"),
             (None, None) => "unknown".into(),
         }
+    }
+
+    /// What GitHub Copilot billed, as every shell says it: `GitHub Copilot billed 6 premium requests`, "at least"
+    /// where replies of the row recorded no prompt (a run cut off before its totals, which hold the billing too).
+    pub fn premium_text(&self) -> Option<String> {
+        let n = self.premium_requests?;
+        let n = format!("{n:.2}");
+        let n = n.trim_end_matches('0').trim_end_matches('.');
+        Some(if self.unrecorded_prompts > 0 {
+            format!(
+                "GitHub Copilot billed at least {n} premium requests (a run that ended without its totals is \
+                 not in them)"
+            )
+        } else {
+            format!("GitHub Copilot billed {n} premium requests")
+        })
     }
 
     /// Every token of its replies: uncached input, cache reads and writes, output.
@@ -230,10 +250,72 @@ pub fn stats(
                 cache_lost_usd: None,
                 cache_lost_by_cause: None,
                 cache_misses: None,
+                premium_requests: None,
             })
         })
         .collect::<Result<_, _>>()?;
-    Ok(Stats { by, rows })
+    let mut table = Stats { by, rows };
+    book_premium_requests(store, since, &mut table)?;
+    Ok(table)
+}
+
+/// The kept records of what GitHub Copilot billed for a run, per model: its premium requests at the run's end
+/// (`session.shutdown`), written by the Copilot CLI reader with `at` (epoch ms), `model` and `premium_requests`.
+pub const PREMIUM_REQUESTS_RECORD: &str = "copilot.premium_requests";
+
+/// Each run's premium requests booked to its row: its session, its model, the day or week it ended, its
+/// session's project (rows by tool have none), from `since` on.
+fn book_premium_requests(
+    store: &Store,
+    since: Option<i64>,
+    table: &mut Stats,
+) -> Result<(), StoreError> {
+    if table.by == By::Tool {
+        return Ok(());
+    }
+    let records = store.records_of_type(PREMIUM_REQUESTS_RECORD)?;
+    if records.is_empty() {
+        return Ok(());
+    }
+    let projects = match table.by {
+        By::Project => store.projects()?,
+        _ => Default::default(),
+    };
+    let mut billed: std::collections::HashMap<String, f64> = std::collections::HashMap::new();
+    for (conversation, r) in records {
+        let (Some(at), Some(n)) = (
+            r.get("at").and_then(serde_json::Value::as_i64),
+            r.get("premium_requests")
+                .and_then(serde_json::Value::as_f64),
+        ) else {
+            continue;
+        };
+        if since.is_some_and(|s| at < s) {
+            continue;
+        }
+        let model = r.get("model").and_then(serde_json::Value::as_str);
+        let key = match table.by {
+            By::Conversation => Some(conversation),
+            By::Model => model.map(crate::models::priced_key),
+            By::Project => Some(
+                projects
+                    .get(&conversation)
+                    .cloned()
+                    .unwrap_or_else(|| "(no project)".into()),
+            ),
+            By::Day | By::Week => crate::store::time_key(table.by, at),
+            By::Tool => None,
+        };
+        if let Some(k) = key {
+            *billed.entry(k).or_default() += n;
+        }
+    }
+    for row in &mut table.rows {
+        if let Some(n) = billed.remove(&row.key) {
+            row.premium_requests = Some((n * 1e6).round() / 1e6);
+        }
+    }
+    Ok(())
 }
 
 /// The table with the prompt cache's misses beside each row: every conversation's active path analysed
@@ -303,12 +385,12 @@ pub fn csv(s: &Stats) -> String {
     let mut out = String::from(
         "key,label,sessions,turns,tool_calls,tool_errors,input_tokens,output_tokens,cache_read_tokens,\
          cache_write_tokens,cache_hit_ratio,cost_usd,compactions,wall_seconds,result_tokens,web_searches,\
-         unrecorded_prompts,cost_floor_usd\n",
+         unrecorded_prompts,cost_floor_usd,premium_requests\n",
     );
     for r in &s.rows {
         let opt = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             q(&r.key),
             q(r.label.as_deref().unwrap_or("")),
             r.sessions,
@@ -326,7 +408,10 @@ pub fn csv(s: &Stats) -> String {
             r.result_tokens.map(|x| x.to_string()).unwrap_or_default(),
             r.web_searches,
             r.unrecorded_prompts,
-            opt(r.cost_floor_usd)
+            opt(r.cost_floor_usd),
+            r.premium_requests
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         ));
     }
     out

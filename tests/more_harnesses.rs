@@ -743,6 +743,24 @@ fn cline_task_folders_import_with_their_requests_usage_and_results_paired() {
 /// What a Copilot CLI file says it used, summed here from its events: each run that ended (`session.shutdown`)
 /// by its per-model totals (`inputTokens` holds the cache reads and writes); a run cut off by its replies'
 /// `outputTokens` and its compaction's `compactionTokensUsed`.
+/// The premium requests a Copilot CLI file's shutdowns billed, summed over its runs and models.
+fn copilot_premium_by_hand(f: &Path) -> f64 {
+    std::fs::read_to_string(f)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|ev| ev["type"] == "session.shutdown")
+        .flat_map(|ev| {
+            ev["data"]["modelMetrics"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter_map(|(_, m)| m["requests"]["cost"].as_f64())
+                .collect::<Vec<_>>()
+        })
+        .sum()
+}
+
 fn copilot_usage_by_hand(f: &Path) -> (u64, u64, u64, u64) {
     let (mut input, mut output, mut read, mut write) = (0u64, 0u64, 0u64, 0u64);
     let mut pending = (0u64, 0u64, 0u64, 0u64);
@@ -861,6 +879,27 @@ fn copilot_cli_sessions_import_with_their_run_totals_subagents_and_compaction() 
         assert_eq!(out[0].format.map(|x| x.name()), Some("copilot-cli"));
         let (whole, convs) = stats_totals(&mut s);
         assert_eq!(whole, copilot_usage_by_hand(f), "{name}");
+        // what Copilot billed: the premium requests of each run's totals (these files' runs each wrote their own),
+        // on the session's row, by model and by day alike
+        let by_hand = copilot_premium_by_hand(f);
+        for by in [By::Conversation, By::Model, By::Day] {
+            let Outcome::Stats(st) = run(&mut s, Action::Stats { by, since: None }) else {
+                panic!()
+            };
+            let billed: f64 = st.rows.iter().filter_map(|r| r.premium_requests).sum();
+            assert!(
+                (billed - by_hand).abs() < 1e-9,
+                "{name} by {by:?}: {billed} vs {by_hand}"
+            );
+            assert_eq!(
+                st.rows
+                    .iter()
+                    .filter(|r| r.premium_requests.is_some())
+                    .count(),
+                usize::from(by_hand > 0.0),
+                "{name} by {by:?}"
+            );
+        }
         // the replies of a run cut off before its totals recorded no prompt: their cost is unknown, at least what
         // was recorded, never shown as if whole
         let cut_off = copilot_replies_without_totals(f);
@@ -3150,7 +3189,7 @@ fn copilot_totals_kept_across_a_resume_are_counted_once() {
         // each run's own (1.0.65): the two add up
         (
             "per-run",
-            metrics(1, 1.0, 21_000, 70, 20_000, 500),
+            metrics(1, 0.5, 21_000, 70, 20_000, 500),
             (1_000 + 500, 220, 40_000, 9_500),
         ),
     ] {
@@ -3169,6 +3208,19 @@ fn copilot_totals_kept_across_a_resume_are_counted_once() {
         assert!(out[0].error.is_none(), "{name}: {:?}", out[0].error);
         let (whole, _) = stats_totals(&mut s);
         assert_eq!(whole, want, "{name}");
+        // what Copilot billed: each run's premium requests once (2 in all when the second run's totals carry the
+        // first's 1; 1 and 0.5 when each run wrote its own)
+        let Outcome::Stats(st) = run(
+            &mut s,
+            Action::Stats {
+                by: By::Conversation,
+                since: None,
+            },
+        ) else {
+            panic!()
+        };
+        let billed = if name == "cumulative" { 2.0 } else { 1.5 };
+        assert_eq!(st.rows[0].premium_requests, Some(billed), "{name}");
         let said = out[0]
             .report
             .notes

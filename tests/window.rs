@@ -1141,7 +1141,7 @@ fn a_session_file_an_agent_is_still_writing_is_followed_while_it_is_open() {
 }
 
 #[test]
-fn the_diff_view_says_a_side_s_cost_is_a_floor_where_replies_recorded_no_prompt() {
+fn a_copilot_session_s_floor_cost_and_premium_requests_show_in_the_diff_and_stats_views() {
     use cairn::commands::{self, Action, Outcome, Quiet};
     // a real Copilot CLI session whose subagents' runs ended without totals: their replies recorded output only
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -1196,4 +1196,19 @@ fn the_diff_view_says_a_side_s_cost_is_a_floor_where_replies_recorded_no_prompt(
         "({} replies recorded no prompt)",
         floor.unrecorded_prompts
     ));
+
+    // the Stats view: what Copilot billed, in a column of its own beside the list-price cost
+    h.get_by_label("Stats").click();
+    for _ in 0..4 {
+        settle(&mut h);
+    }
+    let table = h.state().stats.table.ready().expect("the table").clone();
+    let billed: Vec<f64> = table
+        .rows
+        .iter()
+        .filter_map(|r| r.premium_requests)
+        .collect();
+    assert_eq!(billed, vec![6.0]);
+    h.get_by_label("Copilot premium requests");
+    h.get_by_label("6");
 }

@@ -141,6 +141,9 @@ fn row_lines(r: &crate::stats::StatsRow) -> Result<()> {
             "", r.unrecorded_prompts
         ))?;
     }
+    if let Some(p) = r.premium_text() {
+        out(&format!("{:<34} {p}", ""))?;
+    }
     if r.web_searches > 0 {
         out(&format!(
             "{:<34} {} web searches (in the cost)",

@@ -525,6 +525,12 @@ impl Events {
                 None => mm.clone(),
             };
             self.shut.insert(name.clone(), mm.clone());
+            // what Copilot billed for the run: its premium requests
+            if let Some(cost) = own.pointer("/requests/cost").and_then(Value::as_f64) {
+                self.records
+                    .push(json!({"type": crate::stats::PREMIUM_REQUESTS_RECORD,
+                                         "at": e.at, "model": name, "premium_requests": cost}));
+            }
             if replies.is_empty() {
                 self.report
                     .skip("run totals of a model with no reply in the run (kept as metadata)");
@@ -722,7 +728,8 @@ fn since(before: &Value, now: &Value, run: (u64, u64)) -> Option<Value> {
     if let (Some(x), Some(a), Some(b)) =
         (own.pointer_mut("/requests/cost"), cost(now), cost(before))
     {
-        *x = json!((a - b).max(0.0));
+        // to the millionth: premium requests are billed in fractions such as 0.33
+        *x = json!(((a - b).max(0.0) * 1e6).round() / 1e6);
     }
     Some(own)
 }

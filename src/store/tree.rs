@@ -139,6 +139,28 @@ impl Store {
             .collect())
     }
 
+    /// Every kept record of type `ty` (see [`Store::kept_records`]) with the conversation that keeps it, in the
+    /// order of the conversations. Read in SQLite, from the conversations whose meta names the type only.
+    pub fn records_of_type(&self, ty: &str) -> Result<Vec<(String, serde_json::Value)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id, r.value
+             FROM conversations c,
+                  json_each(CASE WHEN json_valid(c.meta) THEN c.meta ELSE '{}' END, '$.records') r
+             WHERE instr(c.meta, ?1) > 0 AND json_extract(r.value, '$.type') = ?2
+             ORDER BY c.seq",
+        )?;
+        let needle = format!("\"type\":\"{ty}\"");
+        let rows = stmt
+            .query_map(rusqlite::params![needle, ty], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(c, r)| Some((c, serde_json::from_str(&r).ok()?)))
+            .collect())
+    }
+
     /// The active path, root to tip.
     pub fn active_path(&self, conversation: &str) -> Result<Vec<Message>> {
         let conv = conv_row(&self.conn, conversation)?;

@@ -193,9 +193,11 @@ fn chart(ui: &mut egui::Ui, days: &Stats) {
 
 fn table(ui: &mut egui::Ui, t: &Stats) {
     let tools = t.by == By::Tool;
+    // what GitHub Copilot billed, where a session of the table recorded it
+    let premium = !tools && t.rows.iter().any(|r| r.premium_requests.is_some());
     egui::Grid::new(("stats-table", t.by.name()))
         .striped(true)
-        .num_columns(if tools { 5 } else { 10 })
+        .num_columns(if tools { 5 } else { 10 + usize::from(premium) })
         .show(ui, |ui| {
             let head = if tools {
                 vec!["tool", "sessions", "calls", "error rate", "output tokens"]
@@ -212,6 +214,11 @@ fn table(ui: &mut egui::Ui, t: &Stats) {
                     "cache hits",
                     "cost",
                 ]
+            };
+            let head = if premium {
+                [head, vec!["Copilot premium requests"]].concat()
+            } else {
+                head
             };
             for h in head {
                 ui.label(RichText::new(h).strong());
@@ -245,6 +252,16 @@ fn table(ui: &mut egui::Ui, t: &Stats) {
                              least what the recorded tokens cost",
                             r.unrecorded_prompts
                         ));
+                    }
+                    if premium {
+                        match (r.premium_requests, r.premium_text()) {
+                            (Some(n), Some(said)) => {
+                                ui.label(format!("{n}")).on_hover_text(said);
+                            }
+                            _ => {
+                                ui.label("-");
+                            }
+                        }
                     }
                 }
                 ui.end_row();
