@@ -254,9 +254,7 @@ pub fn stats(
             })
         })
         .collect::<Result<_, _>>()?;
-    let mut table = Stats { by, rows };
-    book_premium_requests(store, since, &mut table)?;
-    Ok(table)
+    book_premium_requests(store, since, Stats { by, rows })
 }
 
 /// The kept records of what GitHub Copilot billed for a run, per model: its premium requests at the run's end
@@ -268,14 +266,14 @@ pub const PREMIUM_REQUESTS_RECORD: &str = "copilot.premium_requests";
 fn book_premium_requests(
     store: &Store,
     since: Option<i64>,
-    table: &mut Stats,
-) -> Result<(), StoreError> {
+    mut table: Stats,
+) -> Result<Stats, StoreError> {
     if table.by == By::Tool {
-        return Ok(());
+        return Ok(table);
     }
     let records = store.records_of_type(PREMIUM_REQUESTS_RECORD)?;
     if records.is_empty() {
-        return Ok(());
+        return Ok(table);
     }
     let projects = match table.by {
         By::Project => store.projects()?,
@@ -315,7 +313,7 @@ fn book_premium_requests(
             row.premium_requests = Some((n * 1e6).round() / 1e6);
         }
     }
-    Ok(())
+    Ok(table)
 }
 
 /// The table with the prompt cache's misses beside each row: every conversation's active path analysed
