@@ -79,15 +79,16 @@ impl StatsRow {
     }
 
     /// What GitHub Copilot billed, as every shell says it: `GitHub Copilot billed 6 premium requests`, "at least"
-    /// where replies of the row recorded no prompt (a run cut off before its totals, which hold the billing too).
+    /// where replies of the row recorded no prompt (a run cut off before its totals, which hold the billing too;
+    /// such a run's billing is counted to its last checkpoint, where Copilot wrote any).
     pub fn premium_text(&self) -> Option<String> {
         let n = self.premium_requests?;
         let n = format!("{n:.2}");
         let n = n.trim_end_matches('0').trim_end_matches('.');
         Some(if self.unrecorded_prompts > 0 {
             format!(
-                "GitHub Copilot billed at least {n} premium requests (a run that ended without its totals is \
-                 not in them)"
+                "GitHub Copilot billed at least {n} premium requests (a run ended without its totals: what it \
+                 billed after its last checkpoint is in none)"
             )
         } else {
             format!("GitHub Copilot billed {n} premium requests")

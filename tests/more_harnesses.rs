@@ -743,22 +743,39 @@ fn cline_task_folders_import_with_their_requests_usage_and_results_paired() {
 /// What a Copilot CLI file says it used, summed here from its events: each run that ended (`session.shutdown`)
 /// by its per-model totals (`inputTokens` holds the cache reads and writes); a run cut off by its replies'
 /// `outputTokens` and its compaction's `compactionTokensUsed`.
-/// The premium requests a Copilot CLI file's shutdowns billed, summed over its runs and models.
-fn copilot_premium_by_hand(f: &Path) -> f64 {
-    std::fs::read_to_string(f)
-        .unwrap()
+/// The premium requests a Copilot CLI file billed, read by hand: each shutdown's per-model `requests.cost` (these
+/// files' runs each wrote their own), and, for a run cut off before its shutdown, the session's count at the run's
+/// last checkpoint less its count when the run began. (The shutdowns', the cut-off runs'.)
+fn copilot_premium_by_hand(f: &Path) -> (f64, f64) {
+    let (mut shutdowns, mut cut_off) = (0.0, 0.0);
+    let (mut before, mut checkpoint) = (0.0, None::<f64>);
+    let text = std::fs::read_to_string(f).unwrap();
+    let mut events: Vec<Value> = text
         .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|ev| ev["type"] == "session.shutdown")
-        .flat_map(|ev| {
-            ev["data"]["modelMetrics"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .filter_map(|(_, m)| m["requests"]["cost"].as_f64())
-                .collect::<Vec<_>>()
-        })
-        .sum()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    events.push(json!({"type": "end"}));
+    for ev in &events {
+        let d = &ev["data"];
+        match ev["type"].as_str().unwrap_or("") {
+            "session.shutdown" => {
+                for (_, m) in d["modelMetrics"].as_object().unwrap() {
+                    shutdowns += m["requests"]["cost"].as_f64().unwrap_or(0.0);
+                }
+                before = d["totalPremiumRequests"].as_f64().unwrap_or(before);
+                checkpoint = None;
+            }
+            "session.usage_checkpoint" => checkpoint = d["totalPremiumRequests"].as_f64(),
+            "session.resume" | "end" => {
+                if let Some(n) = checkpoint.take() {
+                    cut_off += (n - before).max(0.0);
+                    before = n;
+                }
+            }
+            _ => {}
+        }
+    }
+    (shutdowns, cut_off)
 }
 
 fn copilot_usage_by_hand(f: &Path) -> (u64, u64, u64, u64) {
@@ -881,11 +898,18 @@ fn copilot_cli_sessions_import_with_their_run_totals_subagents_and_compaction() 
         assert_eq!(whole, copilot_usage_by_hand(f), "{name}");
         // what Copilot billed: the premium requests of each run's totals (these files' runs each wrote their own),
         // on the session's row, by model and by day alike
-        let by_hand = copilot_premium_by_hand(f);
+        // (a run cut off before its shutdown is billed to its last checkpoint, on no model: checkpoints count the
+        // session's)
+        let (shutdowns, cut_off) = copilot_premium_by_hand(f);
+        if name.contains("1.0.74") {
+            // the session's count grew from 6 at the shutdown to 7 at the resumed run's last checkpoint
+            assert_eq!((shutdowns, cut_off), (6.0, 1.0));
+        }
         for by in [By::Conversation, By::Model, By::Day] {
             let Outcome::Stats(st) = run(&mut s, Action::Stats { by, since: None }) else {
                 panic!()
             };
+            let by_hand = shutdowns + if by == By::Model { 0.0 } else { cut_off };
             let billed: f64 = st.rows.iter().filter_map(|r| r.premium_requests).sum();
             assert!(
                 (billed - by_hand).abs() < 1e-9,

@@ -208,6 +208,11 @@ struct Events {
     shut: HashMap<String, Value>,
     /// shutdowns whose totals included an earlier run's (taken out)
     cumulative: usize,
+    /// the session's premium requests so far as the current run's newest `session.usage_checkpoint` counted
+    /// them, and when (releases that write checkpoints keep counting across a resume)
+    checkpoint: Option<(f64, Option<i64>)>,
+    /// the session's premium requests when the current run began, as the last shutdown or checkpoint counted them
+    billed_before: f64,
 }
 
 /// One event: its line, type, data, time and the subagent it belongs to (None: the parent).
@@ -275,6 +280,14 @@ impl Events {
     fn bookkeeping(&mut self, e: &Event) {
         let ty = e.ty;
         match ty {
+            "session.usage_checkpoint" => {
+                if let Some(n) = e.d.get("totalPremiumRequests").and_then(Value::as_f64) {
+                    self.checkpoint = Some((n, e.at));
+                }
+                self.report.skip(format!(
+                    "{ty} events (bookkeeping; a run's premium requests kept where it has no shutdown)"
+                ));
+            }
             "hook.start" | "hook.end" => {
                 if ty == "hook.end" && e.d.get("success").and_then(Value::as_bool) == Some(false) {
                     self.records.push(e.ev.clone());
@@ -288,7 +301,6 @@ impl Events {
             | "assistant.turn_end"
             | "permission.requested"
             | "permission.completed"
-            | "session.usage_checkpoint"
             | "session.compaction_start"
             | "session.workspace_file_changed" => {
                 self.report.skip(format!("{ty} events (bookkeeping)"));
@@ -318,6 +330,7 @@ impl Events {
         if self.runs > 0 && !self.run.is_empty() {
             self.runs_without_totals += 1;
         }
+        self.bill_cut_off_run();
         self.runs += 1;
         self.run.clear();
         self.model =
@@ -539,9 +552,32 @@ impl Events {
             }
         }
         self.run.clear();
+        // what the session was billed so far: where checkpoints are written, the shutdown counts on from them
+        self.checkpoint = None;
+        if let Some(n) = d.get("totalPremiumRequests").and_then(Value::as_f64) {
+            self.billed_before = n;
+        }
+    }
+
+    /// A run that ended without a shutdown, whose checkpoints counted the session's premium requests: what it
+    /// added since the run began is kept as its billing (no model: checkpoints count the session's, not a
+    /// model's). Where the count did not grow, nothing.
+    fn bill_cut_off_run(&mut self) {
+        let Some((n, at)) = self.checkpoint.take() else {
+            return;
+        };
+        let added = ((n - self.billed_before) * 1e6).round() / 1e6;
+        if added > 0.0 {
+            self.records.push(
+                json!({"type": crate::stats::PREMIUM_REQUESTS_RECORD, "at": at,
+                                     "model": Value::Null, "premium_requests": added}),
+            );
+        }
+        self.billed_before = n;
     }
 
     fn finish(mut self, path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatError> {
+        self.bill_cut_off_run();
         let report = &mut self.report;
         if self.runs > 0 && !self.run.is_empty() {
             self.runs_without_totals += 1;
