@@ -3219,43 +3219,23 @@ fn copilot_totals_kept_across_a_resume_are_counted_once() {
     ] {
         let f = dir.path().join(format!("{name}.jsonl"));
         std::fs::write(&f, file(second)).unwrap();
-        let mut s = Store::open_in_memory().unwrap();
-        let Outcome::Imported(out) = run(
-            &mut s,
-            Action::Import {
-                paths: vec![f.clone()],
-                format: None,
-            },
-        ) else {
-            panic!()
-        };
-        assert!(out[0].error.is_none(), "{name}: {:?}", out[0].error);
+        let (mut s, out) = imported(&f);
         let (whole, _) = stats_totals(&mut s);
         assert_eq!(whole, want, "{name}");
         // what Copilot billed: each run's premium requests once (2 in all when the second run's totals carry the
         // first's 1; 1 and 0.5 when each run wrote its own)
-        let Outcome::Stats(st) = run(
-            &mut s,
-            Action::Stats {
-                by: By::Conversation,
-                since: None,
-            },
-        ) else {
-            panic!()
-        };
         let billed = if name == "cumulative" { 2.0 } else { 1.5 };
-        assert_eq!(st.rows[0].premium_requests, Some(billed), "{name}");
-        let said = out[0]
+        assert_eq!(
+            stats_by_conversation(&mut s).rows[0].premium_requests,
+            Some(billed),
+            "{name}"
+        );
+        let said = out
             .report
             .notes
             .iter()
             .any(|n| n.contains("included the earlier runs'"));
-        assert_eq!(
-            said,
-            name == "cumulative",
-            "{name}: {:?}",
-            out[0].report.notes
-        );
+        assert_eq!(said, name == "cumulative", "{name}: {:?}", out.report.notes);
 
         // the same session imported while its second run went on, then again once it ended: the same figures
         let grown = dir.path().join(format!("{name}-grown.jsonl"));
@@ -3264,16 +3244,8 @@ fn copilot_totals_kept_across_a_resume_are_counted_once() {
         std::fs::write(&grown, lines[..lines.len() - 1].join("\n") + "\n").unwrap();
         let mut s = Store::open_in_memory().unwrap();
         for _ in 0..2 {
-            let Outcome::Imported(out) = run(
-                &mut s,
-                Action::Import {
-                    paths: vec![grown.clone()],
-                    format: None,
-                },
-            ) else {
-                panic!()
-            };
-            assert!(out[0].error.is_none(), "{name}: {:?}", out[0].error);
+            let out = cairn::import::import_file(&mut s, &grown, None);
+            assert!(out.error.is_none(), "{name}: {:?}", out.error);
             std::fs::write(&grown, &whole).unwrap();
         }
         let (whole, _) = stats_totals(&mut s);
