@@ -3252,3 +3252,90 @@ fn copilot_totals_kept_across_a_resume_are_counted_once() {
         assert_eq!(whole, want, "{name}, read as it grew");
     }
 }
+
+/// A Copilot CLI session whose second run was cut off (no shutdown) between two that closed: where the last
+/// shutdown's totals count on across the resumes they cover the cut-off run too, its replies' outputs and its
+/// billing (counted from its checkpoint until then) included once; where each run wrote its own, the cut-off run
+/// keeps only its replies' outputs.
+#[test]
+fn copilot_totals_after_a_cut_off_run_count_it_once() {
+    let model = "claude-sonnet-4.6";
+    let metrics = |count: u64, cost: f64, input: u64, output: u64, read: u64, write: u64| {
+        json!({"shutdownType": "routine", "totalPremiumRequests": cost,
+               "modelMetrics": {model: {"requests": {"count": count, "cost": cost},
+               "usage": {"inputTokens": input, "outputTokens": output, "cacheReadTokens": read,
+                         "cacheWriteTokens": write, "reasoningTokens": 0}}}})
+    };
+    let reply = |id: &str, out: u64| json!({"messageId": id, "model": model, "content": "done", "toolRequests": [], "outputTokens": out});
+    let file = |checkpoint: Option<f64>, last: Value| {
+        let mut events = vec![
+            (
+                "session.start",
+                json!({"sessionId": "s2", "version": 1, "copilotVersion": "1.0.80", "context": {"cwd": "/w"}}),
+            ),
+            ("user.message", json!({"content": "first"})),
+            ("assistant.message", reply("a1", 100)),
+            ("assistant.message", reply("a2", 50)),
+            (
+                "session.shutdown",
+                metrics(2, 1.0, 30_000, 150, 20_000, 9_000),
+            ),
+            ("session.resume", json!({"selectedModel": model})),
+            ("user.message", json!({"content": "second"})),
+            ("assistant.message", reply("a3", 40)),
+        ];
+        if let Some(n) = checkpoint {
+            events.push((
+                "session.usage_checkpoint",
+                json!({"totalPremiumRequests": n}),
+            ));
+        }
+        events.extend([
+            ("session.resume", json!({"selectedModel": model})),
+            ("user.message", json!({"content": "third"})),
+            ("assistant.message", reply("a4", 70)),
+            ("session.shutdown", last),
+        ]);
+        events
+            .iter()
+            .enumerate()
+            .map(|(k, (ty, d))| {
+                json!({"type": ty, "data": d, "id": format!("e{k}"),
+                       "parentId": if k == 0 { Value::Null } else { json!(format!("e{}", k - 1)) },
+                       "timestamp": format!("2026-11-03T10:{:02}:00.000Z", k)})
+                .to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (name, checkpoint, last, want, billed) in [
+        // counted on: 80,000 prompt tokens and 260 output in all, 3 premium requests (the checkpoint's 1 among them)
+        (
+            "cumulative",
+            Some(2.0),
+            metrics(4, 3.0, 80_000, 260, 60_000, 15_000),
+            (5_000, 260, 60_000, 15_000),
+            3.0,
+        ),
+        // each run's own: the cut-off run adds its reply's output only
+        (
+            "per-run",
+            None,
+            metrics(1, 0.5, 21_000, 70, 20_000, 500),
+            (1_000 + 500, 260, 40_000, 9_500),
+            1.5,
+        ),
+    ] {
+        let f = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&f, file(checkpoint, last)).unwrap();
+        let (mut s, _) = imported(&f);
+        let (whole, _) = stats_totals(&mut s);
+        assert_eq!(whole, want, "{name}");
+        let row = &stats_by_conversation(&mut s).rows[0];
+        assert_eq!(row.premium_requests, Some(billed), "{name}");
+        // the cut-off run's reply is covered by the totals that count on across it; else it recorded no prompt
+        let unrecorded = if name == "cumulative" { 0 } else { 1 };
+        assert_eq!(row.unrecorded_prompts, unrecorded, "{name}");
+    }
+}

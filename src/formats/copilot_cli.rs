@@ -12,9 +12,9 @@
 //! totals per model when a run ends (`session.shutdown.modelMetrics`: requests, input with cache reads and writes
 //! inside, cache reads, cache writes, output): each run's own in 1.0.65, and since then counted on across a resume,
 //! so a later shutdown's totals may hold the earlier runs' too, which are taken out ([`since`]); a run cut off
-//! (no shutdown) has none. So each reply
-//! carries its own output, and the last reply of each model in a run also carries the run's prompt totals, marked
-//! as the sum of that many requests ([`Usage::requests`]): counted and priced, never taken as one prompt's measure.
+//! (no shutdown) has none. So each reply carries its own output, and the last reply of each model in a run also
+//! carries the run's prompt totals, marked as the sum of that many requests ([`Usage::requests`]): counted and
+//! priced, never taken as one prompt's measure.
 //! A run of one request is exactly that request's usage. Hooks, permissions and the other bookkeeping events are
 //! counted in the report; those that say something of their own (hook failures, model changes, notifications,
 //! shutdown figures) are kept as metadata.
@@ -206,6 +206,12 @@ struct Events {
     /// each model's totals at the last shutdown, as written: newer Copilot keeps counting across a resume, so a
     /// later shutdown's totals may include these
     shut: HashMap<String, Value>,
+    /// replies since the last shutdown, by model (this run's, and a cut-off run's before it): what totals that
+    /// count on across a resume cover
+    since_shutdown: HashMap<String, Vec<At>>,
+    /// the records of cut-off runs billed from their checkpoints since the last shutdown (indices into
+    /// `records`): a later shutdown whose totals count on across the resume bills them again, per model
+    provisional: Vec<usize>,
     /// shutdowns whose totals included an earlier run's (taken out)
     cumulative: usize,
     /// the session's premium requests so far as the current run's newest `session.usage_checkpoint` counted
@@ -417,13 +423,20 @@ impl Events {
                 ..Usage::default()
             });
         }
-        if let Some(name) = name {
-            self.run
-                .entry(name)
-                .or_default()
-                .push((e.agent.clone(), t.built.len()));
-        }
+        let at = (e.agent.clone(), t.built.len());
         t.built.push(m);
+        if let Some(name) = name {
+            self.replied(name, at);
+        }
+    }
+
+    /// A reply of `model` (where its thread holds it) belongs to this run, and to those since the last shutdown.
+    fn replied(&mut self, model: String, at: At) {
+        self.since_shutdown
+            .entry(model.clone())
+            .or_default()
+            .push(at.clone());
+        self.run.entry(model).or_default().push(at);
     }
 
     /// A tool call's result, gathered until the next message; a result of no call is kept as metadata.
@@ -501,14 +514,12 @@ impl Events {
         c.created_at = e.at;
         let t = self.threads.open(e.agent.as_deref());
         t.flush(&mut self.report);
-        if let Some(name) = &name {
-            self.run
-                .entry(name.clone())
-                .or_default()
-                .push((e.agent.clone(), t.built.len()));
-        }
+        let at = (e.agent.clone(), t.built.len());
         t.built.push(reply);
         t.built.push(c);
+        if let Some(name) = name {
+            self.replied(name, at);
+        }
         self.report.notes.push(
             "Copilot compacted the conversation: its summary is what the model saw after it".into(),
         );
@@ -524,18 +535,25 @@ impl Events {
                                           "systemTokens": d.get("systemTokens"),
                                           "toolDefinitionsTokens": d.get("toolDefinitionsTokens")}}));
         let metrics = d.get("modelMetrics").and_then(Value::as_object);
+        let mut counted_on = false;
         for (name, mm) in metrics.into_iter().flatten() {
-            let replies = self.run.get(name.as_str()).map_or(&[][..], Vec::as_slice);
-            // totals that carry an earlier run's: only this run's are its own
-            let own = match self.shut.get(name.as_str()) {
-                Some(before) => match since(before, mm, run_outputs(&self.threads, replies)) {
-                    Some(own) => {
-                        self.cumulative += 1;
-                        own
-                    }
-                    None => mm.clone(),
-                },
-                None => mm.clone(),
+            let run = self.run.get(name.as_str()).map_or(&[][..], Vec::as_slice);
+            let all = self
+                .since_shutdown
+                .get(name.as_str())
+                .map_or(&[][..], Vec::as_slice);
+            // totals that carry an earlier run's: only what came since it is new, and it covers every reply since
+            // (a cut-off run's too)
+            let counted = self.shut.get(name.as_str()).and_then(|before| {
+                since(before, mm, run_outputs(&self.threads, all)).map(|own| (own, all))
+            });
+            let (own, replies) = match counted {
+                Some(c) => {
+                    self.cumulative += 1;
+                    counted_on = true;
+                    c
+                }
+                None => (mm.clone(), run),
             };
             self.shut.insert(name.clone(), mm.clone());
             // what Copilot billed for the run: its premium requests
@@ -551,7 +569,14 @@ impl Events {
                 apply_run_totals(&mut self.threads, replies, name, &own);
             }
         }
+        // a cut-off run's billing from its checkpoints is in these totals now, per model
+        for i in std::mem::take(&mut self.provisional).into_iter().rev() {
+            if counted_on && i < self.records.len() {
+                self.records.remove(i);
+            }
+        }
         self.run.clear();
+        self.since_shutdown.clear();
         // what the session was billed so far: where checkpoints are written, the shutdown counts on from them
         self.checkpoint = None;
         if let Some(n) = d.get("totalPremiumRequests").and_then(Value::as_f64) {
@@ -568,6 +593,7 @@ impl Events {
         };
         let added = ((n - self.billed_before) * 1e6).round() / 1e6;
         if added > 0.0 {
+            self.provisional.push(self.records.len());
             self.records.push(
                 json!({"type": crate::stats::PREMIUM_REQUESTS_RECORD, "at": at,
                                      "model": Value::Null, "premium_requests": added}),
