@@ -3329,7 +3329,18 @@ fn copilot_totals_after_a_cut_off_run_count_it_once() {
     ] {
         let f = dir.path().join(format!("{name}.jsonl"));
         std::fs::write(&f, file(checkpoint, last)).unwrap();
-        let (mut s, _) = imported(&f);
+        let (mut s, out) = imported(&f);
+        // the report says which it was: the cut-off run covered by later totals, or left with its outputs only
+        let said = |text: &str| out.report.notes.iter().any(|n| n.contains(text));
+        assert_eq!(
+            (
+                said("cover their replies' prompts"),
+                said("carry only their output tokens")
+            ),
+            (name == "cumulative", name == "per-run"),
+            "{name}: {:?}",
+            out.report.notes
+        );
         let (whole, _) = stats_totals(&mut s);
         assert_eq!(whole, want, "{name}");
         let row = &stats_by_conversation(&mut s).rows[0];

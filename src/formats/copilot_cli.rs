@@ -212,6 +212,9 @@ struct Events {
     /// the records of cut-off runs billed from their checkpoints since the last shutdown (indices into
     /// `records`): a later shutdown whose totals count on across the resume bills them again, per model
     provisional: Vec<usize>,
+    /// runs cut off (no shutdown) since the last shutdown, and those a later shutdown's totals covered
+    cut_off_since_shutdown: usize,
+    covered_runs: usize,
     /// shutdowns whose totals included an earlier run's (taken out)
     cumulative: usize,
     /// the session's premium requests so far as the current run's newest `session.usage_checkpoint` counted
@@ -335,6 +338,7 @@ impl Events {
         }
         if self.runs > 0 && !self.run.is_empty() {
             self.runs_without_totals += 1;
+            self.cut_off_since_shutdown += 1;
         }
         self.bill_cut_off_run();
         self.runs += 1;
@@ -575,6 +579,14 @@ impl Events {
                 self.records.remove(i);
             }
         }
+        // a cut-off run the totals count on across is covered by them: its replies' prompts are in them
+        if counted_on {
+            self.runs_without_totals = self
+                .runs_without_totals
+                .saturating_sub(self.cut_off_since_shutdown);
+            self.covered_runs += self.cut_off_since_shutdown;
+        }
+        self.cut_off_since_shutdown = 0;
         self.run.clear();
         self.since_shutdown.clear();
         // what the session was billed so far: where checkpoints are written, the shutdown counts on from them
@@ -613,6 +625,13 @@ impl Events {
                 "{} run total(s) at a shutdown after a resume included the earlier runs' (Copilot kept counting \
                  across the resume): only what the run added is counted",
                 self.cumulative
+            ));
+        }
+        if self.covered_runs > 0 {
+            report.notes.push(format!(
+                "{} run(s) ended without session.shutdown, and a later shutdown's totals (counting on across the \
+                 resume) cover their replies' prompts",
+                self.covered_runs
             ));
         }
         if self.runs_without_totals > 0 {
