@@ -57,8 +57,9 @@ pub struct StatsRow {
     pub cache_lost_by_cause: Option<BTreeMap<String, f64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_misses: Option<u64>,
-    /// What GitHub Copilot billed for the row's sessions: premium requests, its own unit (a request's multiplier
-    /// by model), beside what the tokens cost at list prices. None where no session of the row recorded any.
+    /// What GitHub Copilot counted for the row's sessions in premium requests, its billing unit until June 2026 (a
+    /// request's multiplier by model; since then it bills AI credits by the token, which the list-price cost
+    /// equals). None where no session of the row recorded any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub premium_requests: Option<f64>,
 }

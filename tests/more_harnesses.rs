@@ -3350,3 +3350,25 @@ fn copilot_totals_after_a_cut_off_run_count_it_once() {
         assert_eq!(row.unrecorded_prompts, unrecorded, "{name}");
     }
 }
+
+/// What GitHub billed for a Copilot CLI run is in its shutdown as AI units (`totalNanoAiu`: GitHub's AI credits
+/// in billionths, a credit a cent), measured by GitHub at its per-token prices. A session whose runs all closed is
+/// priced by cairn's one cost function from the same tokens to that figure.
+#[test]
+fn a_closed_copilot_session_costs_what_github_billed_it() {
+    let f = samples().join("copilot-cli/copilot-cli-1.0.65-two-shutdowns-resume-haiku.jsonl");
+    let billed: f64 = std::fs::read_to_string(&f)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|ev| ev["type"] == "session.shutdown")
+        .filter_map(|ev| ev["data"]["totalNanoAiu"].as_f64())
+        .sum::<f64>()
+        * 1e-11;
+    assert!(billed > 0.02, "{billed}");
+    let (mut s, _) = imported(&f);
+    let row = &stats_by_conversation(&mut s).rows[0];
+    assert_eq!(row.unrecorded_prompts, 0);
+    let cost = row.cost_usd.expect("every run closed: a cost");
+    assert!((cost - billed).abs() < 1e-6, "{cost} vs {billed}");
+}
