@@ -79,7 +79,7 @@ impl StatsRow {
         }
     }
 
-    /// What GitHub Copilot billed, as every shell says it: `GitHub Copilot billed 6 premium requests`, "at least"
+    /// Copilot's premium requests, as every shell says them: `6 GitHub Copilot premium requests`, "at least"
     /// where replies of the row recorded no prompt (a run cut off before its totals, which hold the billing too;
     /// such a run's billing is counted to its last checkpoint, where Copilot wrote any).
     pub fn premium_text(&self) -> Option<String> {
@@ -88,11 +88,11 @@ impl StatsRow {
         let n = n.trim_end_matches('0').trim_end_matches('.');
         Some(if self.unrecorded_prompts > 0 {
             format!(
-                "GitHub Copilot billed at least {n} premium requests (a run ended without its totals: what it \
-                 billed after its last checkpoint is in none)"
+                "at least {n} GitHub Copilot premium requests (a run ended without its totals: what it counted \
+                 after its last checkpoint is in none)"
             )
         } else {
-            format!("GitHub Copilot billed {n} premium requests")
+            format!("{n} GitHub Copilot premium requests")
         })
     }
 
@@ -259,7 +259,7 @@ pub fn stats(
     book_premium_requests(store, since, Stats { by, rows })
 }
 
-/// The kept records of what GitHub Copilot billed for a run, per model: its premium requests at the run's end
+/// The kept records of what GitHub Copilot counted for a run, per model: its premium requests at the run's end
 /// (`session.shutdown`), written by the Copilot CLI reader with `at` (epoch ms), `model` and `premium_requests`.
 pub const PREMIUM_REQUESTS_RECORD: &str = "copilot.premium_requests";
 

@@ -896,7 +896,7 @@ fn copilot_cli_sessions_import_with_their_run_totals_subagents_and_compaction() 
         assert_eq!(out[0].format.map(|x| x.name()), Some("copilot-cli"));
         let (whole, convs) = stats_totals(&mut s);
         assert_eq!(whole, copilot_usage_by_hand(f), "{name}");
-        // what Copilot billed: the premium requests of each run's totals (these files' runs each wrote their own),
+        // Copilot's premium requests: those of each run's totals (these files' runs each wrote their own),
         // on the session's row, by model and by day alike
         // (a run cut off before its shutdown is billed to its last checkpoint, on no model: checkpoints count the
         // session's)
@@ -3222,7 +3222,7 @@ fn copilot_totals_kept_across_a_resume_are_counted_once() {
         let (mut s, out) = imported(&f);
         let (whole, _) = stats_totals(&mut s);
         assert_eq!(whole, want, "{name}");
-        // what Copilot billed: each run's premium requests once (2 in all when the second run's totals carry the
+        // Copilot's premium requests: each run's once (2 in all when the second run's totals carry the
         // first's 1; 1 and 0.5 when each run wrote its own)
         let billed = if name == "cumulative" { 2.0 } else { 1.5 };
         assert_eq!(

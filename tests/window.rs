@@ -1197,7 +1197,7 @@ fn a_copilot_session_s_floor_cost_and_premium_requests_show_in_the_diff_and_stat
         floor.unrecorded_prompts
     ));
 
-    // the Stats view: what Copilot billed, in a column of its own beside the list-price cost
+    // the Stats view: Copilot's premium requests, in a column of its own beside the list-price cost
     h.get_by_label("Stats").click();
     for _ in 0..4 {
         settle(&mut h);

@@ -560,7 +560,7 @@ impl Events {
                 None => (mm.clone(), run),
             };
             self.shut.insert(name.clone(), mm.clone());
-            // what Copilot billed for the run: its premium requests
+            // what Copilot counted for the run in premium requests (its billing unit until June 2026)
             if let Some(cost) = own.pointer("/requests/cost").and_then(Value::as_f64) {
                 self.records
                     .push(json!({"type": crate::stats::PREMIUM_REQUESTS_RECORD,

@@ -193,7 +193,7 @@ fn chart(ui: &mut egui::Ui, days: &Stats) {
 
 fn table(ui: &mut egui::Ui, t: &Stats) {
     let tools = t.by == By::Tool;
-    // what GitHub Copilot billed, where a session of the table recorded it
+    // GitHub Copilot's premium requests, where a session of the table recorded them
     let premium = !tools && t.rows.iter().any(|r| r.premium_requests.is_some());
     egui::Grid::new(("stats-table", t.by.name()))
         .striped(true)
