@@ -3160,60 +3160,82 @@ fn a_goose_session_that_names_no_model_takes_the_one_goose_is_configured_with_an
     assert!(!plain.report.notes.iter().any(|n| n.contains("config.yaml")));
 }
 
+/// The model of the Copilot CLI sessions the tests below write, in the shape the real files have.
+const COPILOT_MODEL: &str = "claude-sonnet-4.6";
+
+/// A Copilot run's totals at its shutdown: requests, premium requests, and input (cache reads and writes inside),
+/// output, cache reads and cache writes.
+fn copilot_totals(count: u64, cost: f64, input: u64, output: u64, read: u64, write: u64) -> Value {
+    json!({"shutdownType": "routine", "totalPremiumRequests": cost,
+           "modelMetrics": {COPILOT_MODEL: {"requests": {"count": count, "cost": cost},
+           "usage": {"inputTokens": input, "outputTokens": output, "cacheReadTokens": read,
+                     "cacheWriteTokens": write, "reasoningTokens": 0}}}})
+}
+
+/// A Copilot reply that recorded its output only, as every reply does while a run goes on.
+fn copilot_reply(id: &str, out: u64) -> Value {
+    json!({"messageId": id, "model": COPILOT_MODEL, "content": "done", "toolRequests": [], "outputTokens": out})
+}
+
+/// A first run of two replies, closed: 30,000 prompt tokens and 150 output, one premium request.
+fn copilot_first_run() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "session.start",
+            json!({"sessionId": "s1", "version": 1, "copilotVersion": "1.0.80", "context": {"cwd": "/w"}}),
+        ),
+        ("user.message", json!({"content": "first"})),
+        ("assistant.message", copilot_reply("a1", 100)),
+        ("assistant.message", copilot_reply("a2", 50)),
+        (
+            "session.shutdown",
+            copilot_totals(2, 1.0, 30_000, 150, 20_000, 9_000),
+        ),
+    ]
+}
+
+/// Events as a Copilot CLI `events.jsonl`: one chain, a minute apart.
+fn copilot_file(events: &[(&str, Value)]) -> String {
+    events
+        .iter()
+        .enumerate()
+        .map(|(k, (ty, d))| {
+            json!({"type": ty, "data": d, "id": format!("e{k}"),
+                   "parentId": if k == 0 { Value::Null } else { json!(format!("e{}", k - 1)) },
+                   "timestamp": format!("2026-11-02T10:{:02}:00.000Z", k)})
+            .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Copilot CLI sessions resumed and closed again, written here in the shape the real files have: Copilot 1.0.65
 /// wrote each run's own totals at its shutdown, later releases keep counting across a resume. Either way each
 /// request is counted once: the totals of the last run of a cumulative file are the whole session's.
 #[test]
 fn copilot_totals_kept_across_a_resume_are_counted_once() {
-    let ev = |ty: &str, data: Value, k: usize| {
-        json!({"type": ty, "data": data, "id": format!("e{k}"), "parentId": if k == 0 { Value::Null } else { json!(format!("e{}", k - 1)) },
-               "timestamp": format!("2026-11-02T10:{:02}:00.000Z", k)})
-        .to_string()
-    };
-    let model = "claude-sonnet-4.6";
-    let metrics = |count: u64, cost: f64, input: u64, output: u64, read: u64, write: u64| {
-        json!({"shutdownType": "routine", "modelMetrics": {model: {"requests": {"count": count, "cost": cost},
-               "usage": {"inputTokens": input, "outputTokens": output, "cacheReadTokens": read,
-                         "cacheWriteTokens": write, "reasoningTokens": 0}}}})
-    };
-    let reply = |id: &str, out: u64| json!({"messageId": id, "model": model, "content": "done", "toolRequests": [], "outputTokens": out});
     let file = |second: Value| {
-        let events = [
-            (
-                "session.start",
-                json!({"sessionId": "s1", "version": 1, "copilotVersion": "1.0.80", "context": {"cwd": "/w"}}),
-            ),
-            ("user.message", json!({"content": "first"})),
-            ("assistant.message", reply("a1", 100)),
-            ("assistant.message", reply("a2", 50)),
-            (
-                "session.shutdown",
-                metrics(2, 1.0, 30_000, 150, 20_000, 9_000),
-            ),
-            ("session.resume", json!({"selectedModel": model})),
+        let mut events = copilot_first_run();
+        events.extend([
+            ("session.resume", json!({"selectedModel": COPILOT_MODEL})),
             ("user.message", json!({"content": "second"})),
-            ("assistant.message", reply("a3", 70)),
+            ("assistant.message", copilot_reply("a3", 70)),
             ("session.shutdown", second),
-        ];
-        events
-            .iter()
-            .enumerate()
-            .map(|(k, (ty, d))| ev(ty, d.clone(), k))
-            .collect::<Vec<_>>()
-            .join("\n")
+        ]);
+        copilot_file(&events)
     };
     let dir = tempfile::tempdir().unwrap();
     for (name, second, want) in [
         // the second shutdown counts the first run too: the session sent 52,000 prompt tokens in all
         (
             "cumulative",
-            metrics(3, 2.0, 52_000, 220, 40_000, 11_000),
+            copilot_totals(3, 2.0, 52_000, 220, 40_000, 11_000),
             (1_000, 220, 40_000, 11_000),
         ),
         // each run's own (1.0.65): the two add up
         (
             "per-run",
-            metrics(1, 0.5, 21_000, 70, 20_000, 500),
+            copilot_totals(1, 0.5, 21_000, 70, 20_000, 500),
             (1_000 + 500, 220, 40_000, 9_500),
         ),
     ] {
@@ -3259,31 +3281,13 @@ fn copilot_totals_kept_across_a_resume_are_counted_once() {
 /// keeps only its replies' outputs.
 #[test]
 fn copilot_totals_after_a_cut_off_run_count_it_once() {
-    let model = "claude-sonnet-4.6";
-    let metrics = |count: u64, cost: f64, input: u64, output: u64, read: u64, write: u64| {
-        json!({"shutdownType": "routine", "totalPremiumRequests": cost,
-               "modelMetrics": {model: {"requests": {"count": count, "cost": cost},
-               "usage": {"inputTokens": input, "outputTokens": output, "cacheReadTokens": read,
-                         "cacheWriteTokens": write, "reasoningTokens": 0}}}})
-    };
-    let reply = |id: &str, out: u64| json!({"messageId": id, "model": model, "content": "done", "toolRequests": [], "outputTokens": out});
     let file = |checkpoint: Option<f64>, last: Value| {
-        let mut events = vec![
-            (
-                "session.start",
-                json!({"sessionId": "s2", "version": 1, "copilotVersion": "1.0.80", "context": {"cwd": "/w"}}),
-            ),
-            ("user.message", json!({"content": "first"})),
-            ("assistant.message", reply("a1", 100)),
-            ("assistant.message", reply("a2", 50)),
-            (
-                "session.shutdown",
-                metrics(2, 1.0, 30_000, 150, 20_000, 9_000),
-            ),
-            ("session.resume", json!({"selectedModel": model})),
+        let mut events = copilot_first_run();
+        events.extend([
+            ("session.resume", json!({"selectedModel": COPILOT_MODEL})),
             ("user.message", json!({"content": "second"})),
-            ("assistant.message", reply("a3", 40)),
-        ];
+            ("assistant.message", copilot_reply("a3", 40)),
+        ]);
         if let Some(n) = checkpoint {
             events.push((
                 "session.usage_checkpoint",
@@ -3291,22 +3295,12 @@ fn copilot_totals_after_a_cut_off_run_count_it_once() {
             ));
         }
         events.extend([
-            ("session.resume", json!({"selectedModel": model})),
+            ("session.resume", json!({"selectedModel": COPILOT_MODEL})),
             ("user.message", json!({"content": "third"})),
-            ("assistant.message", reply("a4", 70)),
+            ("assistant.message", copilot_reply("a4", 70)),
             ("session.shutdown", last),
         ]);
-        events
-            .iter()
-            .enumerate()
-            .map(|(k, (ty, d))| {
-                json!({"type": ty, "data": d, "id": format!("e{k}"),
-                       "parentId": if k == 0 { Value::Null } else { json!(format!("e{}", k - 1)) },
-                       "timestamp": format!("2026-11-03T10:{:02}:00.000Z", k)})
-                .to_string()
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        copilot_file(&events)
     };
     let dir = tempfile::tempdir().unwrap();
     for (name, checkpoint, last, want, billed) in [
@@ -3314,7 +3308,7 @@ fn copilot_totals_after_a_cut_off_run_count_it_once() {
         (
             "cumulative",
             Some(2.0),
-            metrics(4, 3.0, 80_000, 260, 60_000, 15_000),
+            copilot_totals(4, 3.0, 80_000, 260, 60_000, 15_000),
             (5_000, 260, 60_000, 15_000),
             3.0,
         ),
@@ -3322,7 +3316,7 @@ fn copilot_totals_after_a_cut_off_run_count_it_once() {
         (
             "per-run",
             None,
-            metrics(1, 0.5, 21_000, 70, 20_000, 500),
+            copilot_totals(1, 0.5, 21_000, 70, 20_000, 500),
             (1_000 + 500, 260, 40_000, 9_500),
             1.5,
         ),
