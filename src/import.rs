@@ -312,7 +312,9 @@ fn merge(
         .map(|m| m.conversation.clone())
         .unwrap_or_default();
     outcome.added = added;
-    outcome.status = if added > 0 || merged.iter().any(|m| m.late > 0) {
+    // stored replies that took usage written since: the session grew in its figures
+    let late: usize = merged.iter().map(|m| m.late).sum();
+    outcome.status = if added > 0 || late > 0 {
         "grown"
     } else {
         "unchanged"
@@ -327,7 +329,6 @@ fn merge(
             recorded.join(", ")
         ));
     }
-    let late: usize = merged.iter().map(|m| m.late).sum();
     if late > 0 {
         outcome.report.notes.push(format!(
             "usage written since the last import (a run's totals, written when it ended) taken by {late} stored \

@@ -79,6 +79,17 @@ impl StatsRow {
         }
     }
 
+    /// Where replies of the row recorded no prompt, what that does to its cost, as every shell says it.
+    pub fn unrecorded_text(&self) -> Option<String> {
+        (self.unrecorded_prompts > 0).then(|| {
+            format!(
+                "{} replies recorded no prompt: their input is unknown and in no figure here, so the cost is at \
+                 least what the recorded tokens cost",
+                self.unrecorded_prompts
+            )
+        })
+    }
+
     /// Copilot's premium requests, as every shell says them: `6 GitHub Copilot premium requests`, "at least"
     /// where replies of the row recorded no prompt (a run cut off before its totals, which hold the billing too;
     /// such a run's billing is counted to its last checkpoint, where Copilot wrote any).
@@ -294,19 +305,7 @@ fn book_premium_requests(
             continue;
         }
         let model = r.get("model").and_then(serde_json::Value::as_str);
-        let key = match table.by {
-            By::Conversation => Some(conversation),
-            By::Model => model.map(crate::models::priced_key),
-            By::Project => Some(
-                projects
-                    .get(&conversation)
-                    .cloned()
-                    .unwrap_or_else(|| "(no project)".into()),
-            ),
-            By::Day | By::Week => crate::store::time_key(table.by, at),
-            By::Tool => None,
-        };
-        if let Some(k) = key {
+        if let Some(k) = row_key(table.by, &conversation, model, at, &projects) {
             *billed.entry(k).or_default() += n;
         }
     }
@@ -316,6 +315,30 @@ fn book_premium_requests(
         }
     }
     Ok(table)
+}
+
+/// The row of a table by `by` that a figure of `conversation` falls in, where it is of `model` and was made `at`
+/// (epoch ms): its conversation, its model's row, its day or week, its conversation's project. None by tool, or by
+/// model for a figure of no model.
+fn row_key(
+    by: By,
+    conversation: &str,
+    model: Option<&str>,
+    at: i64,
+    projects: &std::collections::HashMap<String, String>,
+) -> Option<String> {
+    match by {
+        By::Conversation => Some(conversation.to_string()),
+        By::Model => model.map(crate::models::priced_key),
+        By::Project => Some(
+            projects
+                .get(conversation)
+                .cloned()
+                .unwrap_or_else(|| "(no project)".into()),
+        ),
+        By::Day | By::Week => crate::store::time_key(by, at),
+        By::Tool => None,
+    }
 }
 
 /// The table with the prompt cache's misses beside each row: every conversation's active path analysed
@@ -344,19 +367,9 @@ pub fn with_cache(
             if since.is_some_and(|s| x.at < s) {
                 continue;
             }
-            let key = match by {
-                By::Conversation => Some(c.id.clone()),
-                By::Model => Some(crate::models::key_or_raw(&x.model)),
-                By::Project => Some(
-                    projects
-                        .get(&c.id)
-                        .cloned()
-                        .unwrap_or_else(|| "(no project)".into()),
-                ),
-                By::Day | By::Week => crate::store::time_key(by, x.at),
-                By::Tool => None,
+            let Some(key) = row_key(by, &c.id, Some(&x.model), x.at, &projects) else {
+                continue;
             };
-            let Some(key) = key else { continue };
             let e = lost.entry(key).or_default();
             let l = (cost - if_hit).max(0.0);
             e.0 += l;

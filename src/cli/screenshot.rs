@@ -1,5 +1,5 @@
-//! `cairn screenshot --view V --out FILE [--conversation ID] [--compare-with ID] [--theme T] [--fit]`: opens the real window on a
-//! view, waits for its background work, saves a PNG of the viewport and closes.
+//! `cairn screenshot --view V --out FILE [--conversation ID] [--compare-with ID] [--theme T] [--fit]`: opens the
+//! real window on a view, waits for its background work, saves a PNG of the viewport and closes.
 
 use std::path::PathBuf;
 

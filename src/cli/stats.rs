@@ -134,12 +134,8 @@ fn row_lines(r: &crate::stats::StatsRow) -> Result<()> {
             .unwrap_or_else(|| "-".into()),
         r.cost_text()
     ))?;
-    if r.unrecorded_prompts > 0 {
-        out(&format!(
-            "{:<34} {} replies recorded no prompt: their input is unknown and in no figure here, so the cost is \
-             at least this",
-            "", r.unrecorded_prompts
-        ))?;
+    if let Some(u) = r.unrecorded_text() {
+        out(&format!("{:<34} {u}", ""))?;
     }
     if let Some(p) = r.premium_text() {
         out(&format!("{:<34} {p}", ""))?;

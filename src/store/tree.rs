@@ -119,39 +119,33 @@ impl Store {
     /// in the order of the conversations. Read in SQLite, from those conversations only: only those records are
     /// parsed here.
     pub fn kept_records(&self, ty: &str, model: &str) -> Result<Vec<serde_json::Value>> {
+        Ok(self
+            .records(ty, Some(model))?
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect())
+    }
+
+    /// Every kept record of type `ty` (see [`Store::kept_records`]) with the conversation that keeps it, in the
+    /// order of the conversations.
+    pub fn records_of_type(&self, ty: &str) -> Result<Vec<(String, serde_json::Value)>> {
+        self.records(ty, None)
+    }
+
+    /// The kept records of type `ty`, of the conversations with replies of `model` where one is named, with the
+    /// conversation that keeps each. Read in SQLite, from the conversations whose meta names the type only.
+    fn records(&self, ty: &str, model: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT r.value
+            "SELECT c.id, r.value
              FROM conversations c,
                   json_each(CASE WHEN json_valid(c.meta) THEN c.meta ELSE '{}' END, '$.records') r
-             WHERE c.seq IN (SELECT DISTINCT conversation FROM measures WHERE model = ?3)
+             WHERE (?3 IS NULL OR c.seq IN (SELECT DISTINCT conversation FROM measures WHERE model = ?3))
                AND instr(c.meta, ?1) > 0 AND json_extract(r.value, '$.type') = ?2
              ORDER BY c.seq",
         )?;
         let needle = format!("\"type\":\"{ty}\"");
         let rows = stmt
             .query_map(rusqlite::params![needle, ty, model], |r| {
-                r.get::<_, String>(0)
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|r| serde_json::from_str(&r).ok())
-            .collect())
-    }
-
-    /// Every kept record of type `ty` (see [`Store::kept_records`]) with the conversation that keeps it, in the
-    /// order of the conversations. Read in SQLite, from the conversations whose meta names the type only.
-    pub fn records_of_type(&self, ty: &str) -> Result<Vec<(String, serde_json::Value)>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT c.id, r.value
-             FROM conversations c,
-                  json_each(CASE WHEN json_valid(c.meta) THEN c.meta ELSE '{}' END, '$.records') r
-             WHERE instr(c.meta, ?1) > 0 AND json_extract(r.value, '$.type') = ?2
-             ORDER BY c.seq",
-        )?;
-        let needle = format!("\"type\":\"{ty}\"");
-        let rows = stmt
-            .query_map(rusqlite::params![needle, ty], |r| {
                 Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;

@@ -246,12 +246,8 @@ fn table(ui: &mut egui::Ui, t: &Stats) {
                             .unwrap_or_else(|| "-".into()),
                     );
                     let cost = ui.label(r.cost_text());
-                    if r.unrecorded_prompts > 0 {
-                        cost.on_hover_text(format!(
-                            "{} replies recorded no prompt: their input is in no figure here, so the cost is at \
-                             least what the recorded tokens cost",
-                            r.unrecorded_prompts
-                        ));
+                    if let Some(u) = r.unrecorded_text() {
+                        cost.on_hover_text(u);
                     }
                     if premium {
                         match (r.premium_requests, r.premium_text()) {
