@@ -62,6 +62,11 @@ pub struct StatsRow {
     /// equals). None where no session of the row recorded any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub premium_requests: Option<f64>,
+    /// What GitHub Copilot billed the row's sessions in AI credits (a credit a US cent), its unit since June 2026:
+    /// measured by GitHub per token, equal to the list-price cost where every run closed; where a run was cut off,
+    /// what its last checkpoint counted. None where no session of the row recorded any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ai_credits: Option<f64>,
 }
 
 impl StatsRow {
@@ -105,6 +110,35 @@ impl StatsRow {
         } else {
             format!("{n} GitHub Copilot premium requests")
         })
+    }
+
+    /// Copilot's AI credits, as every shell says them: `2,466.68 GitHub Copilot AI credits ($24.67)`, "at least"
+    /// where replies of the row recorded no prompt (a run cut off before its totals is billed to its last
+    /// checkpoint, where Copilot wrote any).
+    pub fn credits_text(&self) -> Option<String> {
+        let n = self.ai_credits?;
+        let said = format!(
+            "{} GitHub Copilot AI credits (${:.2})",
+            self.credits_figure()?,
+            n / 100.0
+        );
+        Some(if self.unrecorded_prompts > 0 {
+            format!(
+                "at least {said} (a run ended without its totals: what it billed after its last checkpoint is in none)"
+            )
+        } else {
+            said
+        })
+    }
+
+    /// Copilot's AI credits to the hundredth, grouped by thousands: `2,466.68`.
+    pub fn credits_figure(&self) -> Option<String> {
+        let hundredths = (self.ai_credits? * 100.0).round() as u64;
+        Some(format!(
+            "{}.{:02}",
+            crate::export::thousands(hundredths / 100),
+            hundredths % 100
+        ))
     }
 
     /// Every token of its replies: uncached input, cache reads and writes, output.
@@ -264,40 +298,66 @@ pub fn stats(
                 cache_lost_by_cause: None,
                 cache_misses: None,
                 premium_requests: None,
+                ai_credits: None,
             })
         })
         .collect::<Result<_, _>>()?;
-    book_premium_requests(store, since, Stats { by, rows })
+    with_billing(store, since, Stats { by, rows })
 }
 
-/// The kept records of what GitHub Copilot counted for a run, per model: its premium requests at the run's end
+/// The table with what GitHub Copilot billed beside each row, in premium requests and in AI credits.
+fn with_billing(store: &Store, since: Option<i64>, mut table: Stats) -> Result<Stats, StoreError> {
+    for (ty, field) in [
+        (PREMIUM_REQUESTS_RECORD, "premium_requests"),
+        (AI_CREDITS_RECORD, "ai_credits"),
+    ] {
+        let billed = book_billing(store, since, table.by, ty, field)?;
+        for row in &mut table.rows {
+            if let Some(n) = billed.get(&row.key) {
+                let n = Some((n * 1e6).round() / 1e6);
+                match ty {
+                    PREMIUM_REQUESTS_RECORD => row.premium_requests = n,
+                    _ => row.ai_credits = n,
+                }
+            }
+        }
+    }
+    Ok(table)
+}
+
+/// The tallies of what GitHub Copilot counted for a run, per model (a run cut off before its totals: the
+/// session's from its last checkpoint, on no model unless the run had one): its premium requests at the run's end
 /// (`session.shutdown`), written by the Copilot CLI reader with `at` (epoch ms), `model` and `premium_requests`.
 pub const PREMIUM_REQUESTS_RECORD: &str = "copilot.premium_requests";
+/// The same of its AI credits (`ai_credits`).
+pub const AI_CREDITS_RECORD: &str = "copilot.ai_credits";
 
-/// Each run's premium requests booked to its row: its session, its model, the day or week it ended, its
-/// session's project (rows by tool have none), from `since` on.
-fn book_premium_requests(
+/// What the kept tallies of type `ty` count in their `field`, booked to the rows of a table by `by`: the
+/// session's, its model's, the day or week it ended, its session's project (rows by tool have none), from
+/// `since` on.
+fn book_billing(
     store: &Store,
     since: Option<i64>,
-    mut table: Stats,
-) -> Result<Stats, StoreError> {
-    if table.by == By::Tool {
-        return Ok(table);
+    by: By,
+    ty: &str,
+    field: &str,
+) -> Result<std::collections::HashMap<String, f64>, StoreError> {
+    let mut billed = std::collections::HashMap::new();
+    if by == By::Tool {
+        return Ok(billed);
     }
-    let records = store.records_of_type(PREMIUM_REQUESTS_RECORD)?;
+    let records = store.records_of_type(ty)?;
     if records.is_empty() {
-        return Ok(table);
+        return Ok(billed);
     }
-    let projects = match table.by {
+    let projects = match by {
         By::Project => store.projects()?,
         _ => Default::default(),
     };
-    let mut billed: std::collections::HashMap<String, f64> = std::collections::HashMap::new();
     for (conversation, r) in records {
         let (Some(at), Some(n)) = (
             r.get("at").and_then(serde_json::Value::as_i64),
-            r.get("premium_requests")
-                .and_then(serde_json::Value::as_f64),
+            r.get(field).and_then(serde_json::Value::as_f64),
         ) else {
             continue;
         };
@@ -305,16 +365,11 @@ fn book_premium_requests(
             continue;
         }
         let model = r.get("model").and_then(serde_json::Value::as_str);
-        if let Some(k) = row_key(table.by, &conversation, model, at, &projects) {
+        if let Some(k) = row_key(by, &conversation, model, at, &projects) {
             *billed.entry(k).or_default() += n;
         }
     }
-    for row in &mut table.rows {
-        if let Some(n) = billed.remove(&row.key) {
-            row.premium_requests = Some((n * 1e6).round() / 1e6);
-        }
-    }
-    Ok(table)
+    Ok(billed)
 }
 
 /// The row of a table by `by` that a figure of `conversation` falls in, where it is of `model` and was made `at`
@@ -398,12 +453,12 @@ pub fn csv(s: &Stats) -> String {
     let mut out = String::from(
         "key,label,sessions,turns,tool_calls,tool_errors,input_tokens,output_tokens,cache_read_tokens,\
          cache_write_tokens,cache_hit_ratio,cost_usd,compactions,wall_seconds,result_tokens,web_searches,\
-         unrecorded_prompts,cost_floor_usd,premium_requests\n",
+         unrecorded_prompts,cost_floor_usd,premium_requests,ai_credits\n",
     );
     for r in &s.rows {
         let opt = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             q(&r.key),
             q(r.label.as_deref().unwrap_or("")),
             r.sessions,
@@ -424,7 +479,8 @@ pub fn csv(s: &Stats) -> String {
             opt(r.cost_floor_usd),
             r.premium_requests
                 .map(|n| n.to_string())
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            r.ai_credits.map(|n| n.to_string()).unwrap_or_default()
         ));
     }
     out

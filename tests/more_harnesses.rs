@@ -740,13 +740,11 @@ fn cline_task_folders_import_with_their_requests_usage_and_results_paired() {
     }
 }
 
-/// What a Copilot CLI file says it used, summed here from its events: each run that ended (`session.shutdown`)
-/// by its per-model totals (`inputTokens` holds the cache reads and writes); a run cut off by its replies'
-/// `outputTokens` and its compaction's `compactionTokensUsed`.
-/// The premium requests a Copilot CLI file billed, read by hand: each shutdown's per-model `requests.cost` (these
-/// files' runs each wrote their own), and, for a run cut off before its shutdown, the session's count at the run's
-/// last checkpoint less its count when the run began. (The shutdowns', the cut-off runs'.)
-fn copilot_premium_by_hand(f: &Path) -> (f64, f64) {
+/// What a Copilot CLI file billed in one unit, read by hand: each shutdown's per-model figure at `per_model` (a
+/// JSON pointer; these files' runs each wrote their own), and, for a run cut off before its shutdown, the session's
+/// count (`session`) at the run's last checkpoint less its count when the run began. (The shutdowns', the cut-off
+/// runs'.)
+fn copilot_billed_by_hand(f: &Path, session: &str, per_model: &str) -> (f64, f64) {
     let (mut shutdowns, mut cut_off) = (0.0, 0.0);
     let (mut before, mut checkpoint) = (0.0, None::<f64>);
     let text = std::fs::read_to_string(f).unwrap();
@@ -760,12 +758,12 @@ fn copilot_premium_by_hand(f: &Path) -> (f64, f64) {
         match ev["type"].as_str().unwrap_or("") {
             "session.shutdown" => {
                 for (_, m) in d["modelMetrics"].as_object().unwrap() {
-                    shutdowns += m["requests"]["cost"].as_f64().unwrap_or(0.0);
+                    shutdowns += m.pointer(per_model).and_then(Value::as_f64).unwrap_or(0.0);
                 }
-                before = d["totalPremiumRequests"].as_f64().unwrap_or(before);
+                before = d[session].as_f64().unwrap_or(before);
                 checkpoint = None;
             }
-            "session.usage_checkpoint" => checkpoint = d["totalPremiumRequests"].as_f64(),
+            "session.usage_checkpoint" => checkpoint = d[session].as_f64(),
             "session.resume" | "end" => {
                 if let Some(n) = checkpoint.take() {
                     cut_off += (n - before).max(0.0);
@@ -778,6 +776,9 @@ fn copilot_premium_by_hand(f: &Path) -> (f64, f64) {
     (shutdowns, cut_off)
 }
 
+/// What a Copilot CLI file says it used, summed here from its events: each run that ended (`session.shutdown`)
+/// by its per-model totals (`inputTokens` holds the cache reads and writes); a run cut off by its replies'
+/// `outputTokens` and its compaction's `compactionTokensUsed`.
 fn copilot_usage_by_hand(f: &Path) -> (u64, u64, u64, u64) {
     let (mut input, mut output, mut read, mut write) = (0u64, 0u64, 0u64, 0u64);
     let mut pending = (0u64, 0u64, 0u64, 0u64);
@@ -896,33 +897,43 @@ fn copilot_cli_sessions_import_with_their_run_totals_subagents_and_compaction() 
         assert_eq!(out[0].format.map(|x| x.name()), Some("copilot-cli"));
         let (whole, convs) = stats_totals(&mut s);
         assert_eq!(whole, copilot_usage_by_hand(f), "{name}");
-        // Copilot's premium requests: those of each run's totals (these files' runs each wrote their own),
-        // on the session's row, by model and by day alike
-        // (a run cut off before its shutdown is billed to its last checkpoint, on no model: checkpoints count the
-        // session's)
-        let (shutdowns, cut_off) = copilot_premium_by_hand(f);
+        // what Copilot billed, in premium requests and in AI credits: that of each run's totals (these files' runs
+        // each wrote their own), on the session's row, by model and by day alike (a run cut off before its
+        // shutdown is billed to its last checkpoint, on no model where it had more than one: checkpoints count
+        // the session's)
+        let premium = copilot_billed_by_hand(f, "totalPremiumRequests", "/requests/cost");
+        let (aiu, aiu_cut_off) = copilot_billed_by_hand(f, "totalNanoAiu", "/totalNanoAiu");
+        let credits = (aiu / 1e9, aiu_cut_off / 1e9);
         if name.contains("1.0.74") {
-            // the session's count grew from 6 at the shutdown to 7 at the resumed run's last checkpoint
-            assert_eq!((shutdowns, cut_off), (6.0, 1.0));
+            // the session's count grew from 6 at the shutdown to 7 at the resumed run's last checkpoint, and its
+            // credits from 1,565.3795 to 2,466.682725; that run's replies were of two models
+            assert_eq!(premium, (6.0, 1.0));
+            assert!((credits.0 - 1565.3795).abs() < 1e-9 && (credits.1 - 901.303225).abs() < 1e-6);
         }
         for by in [By::Conversation, By::Model, By::Day] {
             let Outcome::Stats(st) = run(&mut s, Action::Stats { by, since: None }) else {
                 panic!()
             };
-            let by_hand = shutdowns + if by == By::Model { 0.0 } else { cut_off };
-            let billed: f64 = st.rows.iter().filter_map(|r| r.premium_requests).sum();
-            assert!(
-                (billed - by_hand).abs() < 1e-9,
-                "{name} by {by:?}: {billed} vs {by_hand}"
-            );
-            assert_eq!(
-                st.rows
-                    .iter()
-                    .filter(|r| r.premium_requests.is_some())
-                    .count(),
-                usize::from(by_hand > 0.0),
-                "{name} by {by:?}"
-            );
+            for (unit, (shutdowns, cut_off), field) in [
+                (
+                    "premium requests",
+                    premium,
+                    (|r: &cairn::stats::StatsRow| r.premium_requests) as fn(&_) -> _,
+                ),
+                ("AI credits", credits, |r| r.ai_credits),
+            ] {
+                let by_hand = shutdowns + if by == By::Model { 0.0 } else { cut_off };
+                let billed: f64 = st.rows.iter().filter_map(field).sum();
+                assert!(
+                    (billed - by_hand).abs() < 1e-6,
+                    "{name} by {by:?}, {unit}: {billed} vs {by_hand}"
+                );
+                assert_eq!(
+                    st.rows.iter().filter(|r| field(r).is_some()).count(),
+                    usize::from(by_hand > 0.0),
+                    "{name} by {by:?}, {unit}"
+                );
+            }
         }
         // the replies of a run cut off before its totals recorded no prompt: their cost is unknown, at least what
         // was recorded, never shown as if whole
@@ -3163,13 +3174,45 @@ fn a_goose_session_that_names_no_model_takes_the_one_goose_is_configured_with_an
 /// The model of the Copilot CLI sessions the tests below write, in the shape the real files have.
 const COPILOT_MODEL: &str = "claude-sonnet-4.6";
 
+/// The AI credits the Copilot sessions the tests below write bill for a premium request, in billionths
+/// (`totalNanoAiu`): 40 credits, 40 cents.
+const COPILOT_NANO_AIU_PER_REQUEST: f64 = 40e9;
+
 /// A Copilot run's totals at its shutdown: requests, premium requests, and input (cache reads and writes inside),
-/// output, cache reads and cache writes.
+/// output, cache reads and cache writes; its AI credits follow its premium requests.
 fn copilot_totals(count: u64, cost: f64, input: u64, output: u64, read: u64, write: u64) -> Value {
-    json!({"shutdownType": "routine", "totalPremiumRequests": cost,
-           "modelMetrics": {COPILOT_MODEL: {"requests": {"count": count, "cost": cost},
+    let aiu = cost * COPILOT_NANO_AIU_PER_REQUEST;
+    json!({"shutdownType": "routine", "totalPremiumRequests": cost, "totalNanoAiu": aiu,
+           "modelMetrics": {COPILOT_MODEL: {"requests": {"count": count, "cost": cost}, "totalNanoAiu": aiu,
            "usage": {"inputTokens": input, "outputTokens": output, "cacheReadTokens": read,
                      "cacheWriteTokens": write, "reasoningTokens": 0}}}})
+}
+
+/// A Copilot checkpoint: the session's premium requests so far, and its AI credits after them.
+fn copilot_checkpoint(premium_requests: f64) -> Value {
+    json!({"totalPremiumRequests": premium_requests,
+           "totalNanoAiu": premium_requests * COPILOT_NANO_AIU_PER_REQUEST,
+           "modelCacheState": [{"modelId": COPILOT_MODEL, "cacheTtlSeconds": 300}]})
+}
+
+/// What a store's Copilot sessions were billed, by conversation (the first row's) and by model: premium
+/// requests and AI credits.
+fn copilot_billed(s: &mut Store) -> [(Option<f64>, Option<f64>); 2] {
+    let row = stats_by_conversation(s).rows[0].clone();
+    let Outcome::Stats(by_model) = run(
+        s,
+        Action::Stats {
+            by: By::Model,
+            since: None,
+        },
+    ) else {
+        panic!()
+    };
+    let model = by_model.rows[0].clone();
+    [
+        (row.premium_requests, row.ai_credits),
+        (model.premium_requests, model.ai_credits),
+    ]
 }
 
 /// A Copilot reply that recorded its output only, as every reply does while a run goes on.
@@ -3289,10 +3332,7 @@ fn copilot_totals_after_a_cut_off_run_count_it_once() {
             ("assistant.message", copilot_reply("a3", 40)),
         ]);
         if let Some(n) = checkpoint {
-            events.push((
-                "session.usage_checkpoint",
-                json!({"totalPremiumRequests": n}),
-            ));
+            events.push(("session.usage_checkpoint", copilot_checkpoint(n)));
         }
         events.extend([
             ("session.resume", json!({"selectedModel": COPILOT_MODEL})),
@@ -3339,10 +3379,93 @@ fn copilot_totals_after_a_cut_off_run_count_it_once() {
         assert_eq!(whole, want, "{name}");
         let row = &stats_by_conversation(&mut s).rows[0];
         assert_eq!(row.premium_requests, Some(billed), "{name}");
+        let credits = Some(billed * COPILOT_NANO_AIU_PER_REQUEST / 1e9);
+        assert_eq!(row.ai_credits, credits, "{name}");
         // the cut-off run's reply is covered by the totals that count on across it; else it recorded no prompt
         let unrecorded = if name == "cumulative" { 0 } else { 1 };
         assert_eq!(row.unrecorded_prompts, unrecorded, "{name}");
+
+        // the same session imported as it was written: after the cut-off run's checkpoint, after the third run's
+        // reply, then whole. Each import bills what the file says then, never what an earlier import said as well
+        let whole = std::fs::read_to_string(&f).unwrap();
+        let lines: Vec<&str> = whole.lines().collect();
+        let grown = dir.path().join(format!("{name}-grown.jsonl"));
+        let mut s = Store::open_in_memory().unwrap();
+        let at = |k: usize| lines[..k].join("\n") + "\n";
+        let checkpoint_line = lines
+            .iter()
+            .position(|l| l.contains("usage_checkpoint"))
+            .map_or(7, |k| k + 1);
+        for (k, want) in [
+            // to the checkpoint: the first run's 1, and the cut-off run's 1 more on its one model
+            (
+                checkpoint_line,
+                if checkpoint.is_some() { 2.0 } else { 1.0 },
+            ),
+            (
+                lines.len() - 1,
+                if checkpoint.is_some() { 2.0 } else { 1.0 },
+            ),
+            (lines.len(), billed),
+        ] {
+            std::fs::write(&grown, at(k)).unwrap();
+            let out = cairn::import::import_file(&mut s, &grown, None);
+            assert!(
+                out.error.is_none() || out.duplicate_of.is_some(),
+                "{name}: {:?}",
+                out.error
+            );
+            let credits = Some(want * COPILOT_NANO_AIU_PER_REQUEST / 1e9);
+            assert_eq!(
+                copilot_billed(&mut s),
+                [(Some(want), credits); 2],
+                "{name}, the first {k} lines"
+            );
+        }
     }
+}
+
+/// A store written before Copilot's billing was kept apart from the records (its premium requests among them) is
+/// read as it was, and a session of it imported again counts its billing once.
+#[test]
+fn copilot_billing_an_older_cairn_kept_among_the_records_counts_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut events = copilot_first_run();
+    events.extend([
+        ("session.resume", json!({"selectedModel": COPILOT_MODEL})),
+        ("user.message", json!({"content": "second"})),
+        ("assistant.message", copilot_reply("a3", 70)),
+    ]);
+    let f = dir.path().join("s.jsonl");
+    std::fs::write(&f, copilot_file(&events)).unwrap();
+    let db = dir.path().join("s.db");
+    let mut s = Store::open(&db).unwrap();
+    assert!(cairn::import::import_file(&mut s, &f, None).error.is_none());
+    drop(s);
+    // the older layout: the premium requests among the records, no AI credits
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let moved = c
+        .execute(
+            "UPDATE conversations SET meta = json_remove(json_set(meta, '$.records[#]',
+                 json(json_extract(meta, '$.tallies[0]'))), '$.tallies')
+             WHERE json_extract(meta, '$.tallies[0].type') = 'copilot.premium_requests'",
+            [],
+        )
+        .unwrap();
+    assert_eq!(moved, 1);
+    drop(c);
+    let mut s = Store::open(&db).unwrap();
+    assert_eq!(copilot_billed(&mut s), [(Some(1.0), None); 2]);
+    // the session grew a shutdown, and is read again whole: its billing is what the file says, once
+    events.push((
+        "session.shutdown",
+        copilot_totals(3, 2.0, 52_000, 220, 40_000, 11_000),
+    ));
+    std::fs::write(&f, copilot_file(&events)).unwrap();
+    let out = cairn::import::import_file(&mut s, &f, None);
+    assert!(out.error.is_none(), "{:?}", out.error);
+    let credits = Some(2.0 * COPILOT_NANO_AIU_PER_REQUEST / 1e9);
+    assert_eq!(copilot_billed(&mut s), [(Some(2.0), credits); 2]);
 }
 
 /// What GitHub billed for a Copilot CLI run is in its shutdown as AI units (`totalNanoAiu`: GitHub's AI credits
@@ -3365,4 +3488,14 @@ fn a_closed_copilot_session_costs_what_github_billed_it() {
     assert_eq!(row.unrecorded_prompts, 0);
     let cost = row.cost_usd.expect("every run closed: a cost");
     assert!((cost - billed).abs() < 1e-6, "{cost} vs {billed}");
+    // and GitHub's bill is kept beside it, in its own unit, said the same in every shell
+    let credits = row.ai_credits.expect("AI credits");
+    assert!(
+        (credits / 100.0 - billed).abs() < 1e-9,
+        "{credits} vs {billed}"
+    );
+    assert_eq!(
+        row.credits_text().as_deref(),
+        Some("2.41 GitHub Copilot AI credits ($0.02)")
+    );
 }

@@ -1211,4 +1211,13 @@ fn a_copilot_session_s_floor_cost_and_premium_requests_show_in_the_diff_and_stat
     assert_eq!(billed, vec![6.0]);
     h.get_by_label("Copilot premium requests");
     h.get_by_label("6");
+    // and its AI credits, GitHub's bill for the run: the figure in the cell, what it means on hover
+    let credits: Vec<String> = table
+        .rows
+        .iter()
+        .filter_map(|r| r.credits_figure())
+        .collect();
+    assert_eq!(credits, vec!["1,565.38".to_string()]);
+    h.get_by_label("Copilot AI credits");
+    h.get_by_label("1,565.38");
 }

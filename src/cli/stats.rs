@@ -137,8 +137,8 @@ fn row_lines(r: &crate::stats::StatsRow) -> Result<()> {
     if let Some(u) = r.unrecorded_text() {
         out(&format!("{:<34} {u}", ""))?;
     }
-    if let Some(p) = r.premium_text() {
-        out(&format!("{:<34} {p}", ""))?;
+    for said in [r.premium_text(), r.credits_text()].into_iter().flatten() {
+        out(&format!("{:<34} {said}", ""))?;
     }
     if r.web_searches > 0 {
         out(&format!(

@@ -15,7 +15,9 @@
 //! (no shutdown) has none. So each reply carries its own output, and the last reply of each model in a run also
 //! carries the run's prompt totals, marked as the sum of that many requests ([`Usage::requests`]): counted and
 //! priced, never taken as one prompt's measure.
-//! A run of one request is exactly that request's usage. Hooks, permissions and the other bookkeeping events are
+//! A run of one request is exactly that request's usage. What GitHub billed (premium requests and AI credits, per
+//! model at each shutdown; a cut-off run to its last `session.usage_checkpoint`) is kept as the file's tallies,
+//! which a reading of the grown file replaces ([`Billed`]). Hooks, permissions and the other bookkeeping events are
 //! counted in the report; those that say something of their own (hook failures, model changes, notifications,
 //! shutdown figures) are kept as metadata.
 
@@ -209,19 +211,85 @@ struct Events {
     /// replies since the last shutdown, by model (this run's, and a cut-off run's before it): what totals that
     /// count on across a resume cover
     since_shutdown: HashMap<String, Vec<At>>,
-    /// the records of cut-off runs billed from their checkpoints since the last shutdown (indices into
-    /// `records`): a later shutdown whose totals count on across the resume bills them again, per model
+    /// what Copilot billed, run by run and model by model (premium requests, AI credits): figures of the whole
+    /// file, which a reading of the file grown since replaces (`tallies` in the meta)
+    tallies: Vec<Value>,
+    /// the tallies of cut-off runs billed from their checkpoints since the last shutdown (indices into
+    /// `tallies`): a later shutdown whose totals count on across the resume bills them again, per model
     provisional: Vec<usize>,
     /// runs cut off (no shutdown) since the last shutdown, and those a later shutdown's totals covered
     cut_off_since_shutdown: usize,
     covered_runs: usize,
     /// shutdowns whose totals included an earlier run's (taken out)
     cumulative: usize,
-    /// the session's premium requests so far as the current run's newest `session.usage_checkpoint` counted
-    /// them, and when (releases that write checkpoints keep counting across a resume)
-    checkpoint: Option<(f64, Option<i64>)>,
-    /// the session's premium requests when the current run began, as the last shutdown or checkpoint counted them
-    billed_before: f64,
+    /// the session's billing so far as the current run's newest `session.usage_checkpoint` counted it, and when
+    /// (releases that write checkpoints keep counting across a resume)
+    checkpoint: Option<(Billed, Option<i64>)>,
+    /// the session's billing when the current run began, as the last shutdown or checkpoint counted it
+    billed_before: Billed,
+}
+
+/// What Copilot billed: premium requests (`totalPremiumRequests`, a model's `requests.cost`: its billing unit
+/// until June 2026) and AI credits (`totalNanoAiu`, in billionths of a credit, a credit a US cent: what it bills
+/// by the token since).
+#[derive(Clone, Copy, Default, PartialEq)]
+struct Billed {
+    premium_requests: Option<f64>,
+    nano_aiu: Option<f64>,
+}
+
+impl Billed {
+    /// The billing counted in `v` at `premium` and `aiu` (JSON pointers), each where it says.
+    fn read(v: &Value, premium: &str, aiu: &str) -> Billed {
+        Billed {
+            premium_requests: v.pointer(premium).and_then(Value::as_f64),
+            nano_aiu: v.pointer(aiu).and_then(Value::as_f64),
+        }
+    }
+
+    /// The session's billing as a shutdown or a checkpoint counts it, where it says (else `or`'s).
+    fn of_session(d: &Value, or: Billed) -> Billed {
+        let now = Billed::read(d, "/totalPremiumRequests", "/totalNanoAiu");
+        Billed {
+            premium_requests: now.premium_requests.or(or.premium_requests),
+            nano_aiu: now.nano_aiu.or(or.nano_aiu),
+        }
+    }
+
+    /// What `self` (the session's so far) counts beyond `before`: each count that grew.
+    fn beyond(self, before: Billed) -> Billed {
+        let grew = |now: Option<f64>, was: Option<f64>| {
+            now.map(|n| n - was.unwrap_or(0.0)).filter(|d| *d > 0.0)
+        };
+        Billed {
+            premium_requests: grew(self.premium_requests, before.premium_requests),
+            nano_aiu: grew(self.nano_aiu, before.nano_aiu),
+        }
+    }
+
+    /// The tallies of what was billed `at` (epoch ms) on `model` (None: the session's, on no one model), one per
+    /// unit counted.
+    fn tallies(self, at: Option<i64>, model: Option<&str>) -> Vec<Value> {
+        let mut out = Vec::new();
+        if let Some(n) = self.premium_requests {
+            out.push(
+                json!({"type": crate::stats::PREMIUM_REQUESTS_RECORD, "at": at, "model": model,
+                            "premium_requests": millionths(n)}),
+            );
+        }
+        if let Some(n) = self.nano_aiu {
+            out.push(
+                json!({"type": crate::stats::AI_CREDITS_RECORD, "at": at, "model": model,
+                            "ai_credits": millionths(n / 1e9)}),
+            );
+        }
+        out
+    }
+}
+
+/// To the millionth: premium requests are billed in fractions such as 0.33, AI credits in billionths.
+fn millionths(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
 }
 
 /// One event: its line, type, data, time and the subagent it belongs to (None: the parent).
@@ -290,11 +358,10 @@ impl Events {
         let ty = e.ty;
         match ty {
             "session.usage_checkpoint" => {
-                if let Some(n) = e.d.get("totalPremiumRequests").and_then(Value::as_f64) {
-                    self.checkpoint = Some((n, e.at));
-                }
+                let was = self.checkpoint.map_or(self.billed_before, |c| c.0);
+                self.checkpoint = Some((Billed::of_session(e.d, was), e.at));
                 self.report.skip(format!(
-                    "{ty} events (bookkeeping; a run's premium requests kept where it has no shutdown)"
+                    "{ty} events (bookkeeping; a run's billing kept where it has no shutdown)"
                 ));
             }
             "hook.start" | "hook.end" => {
@@ -560,12 +627,9 @@ impl Events {
                 None => (mm.clone(), run),
             };
             self.shut.insert(name.clone(), mm.clone());
-            // what Copilot counted for the run in premium requests (its billing unit until June 2026)
-            if let Some(cost) = own.pointer("/requests/cost").and_then(Value::as_f64) {
-                self.records
-                    .push(json!({"type": crate::stats::PREMIUM_REQUESTS_RECORD,
-                                         "at": e.at, "model": name, "premium_requests": cost}));
-            }
+            // what Copilot billed the model for the run
+            let billed = Billed::read(&own, "/requests/cost", "/totalNanoAiu");
+            self.tallies.extend(billed.tallies(e.at, Some(name)));
             if replies.is_empty() {
                 self.report
                     .skip("run totals of a model with no reply in the run (kept as metadata)");
@@ -575,8 +639,8 @@ impl Events {
         }
         // a cut-off run's billing from its checkpoints is in these totals now, per model
         for i in std::mem::take(&mut self.provisional).into_iter().rev() {
-            if counted_on && i < self.records.len() {
-                self.records.remove(i);
+            if counted_on && i < self.tallies.len() {
+                self.tallies.remove(i);
             }
         }
         // a cut-off run the totals count on across is covered by them: its replies' prompts are in them
@@ -591,27 +655,27 @@ impl Events {
         self.since_shutdown.clear();
         // what the session was billed so far: where checkpoints are written, the shutdown counts on from them
         self.checkpoint = None;
-        if let Some(n) = d.get("totalPremiumRequests").and_then(Value::as_f64) {
-            self.billed_before = n;
-        }
+        self.billed_before = Billed::of_session(d, self.billed_before);
     }
 
-    /// A run that ended without a shutdown, whose checkpoints counted the session's premium requests: what it
-    /// added since the run began is kept as its billing (no model: checkpoints count the session's, not a
-    /// model's). Where the count did not grow, nothing.
+    /// A run that ended without a shutdown, whose checkpoints counted the session's billing: what it added since
+    /// the run began is kept as its billing, on the run's model where all its replies were of one (checkpoints
+    /// count the session's, not a model's). Where a count did not grow, nothing of it.
     fn bill_cut_off_run(&mut self) {
-        let Some((n, at)) = self.checkpoint.take() else {
+        let Some((now, at)) = self.checkpoint.take() else {
             return;
         };
-        let added = ((n - self.billed_before) * 1e6).round() / 1e6;
-        if added > 0.0 {
-            self.provisional.push(self.records.len());
-            self.records.push(
-                json!({"type": crate::stats::PREMIUM_REQUESTS_RECORD, "at": at,
-                                     "model": Value::Null, "premium_requests": added}),
-            );
+        let added = now.beyond(self.billed_before);
+        let mut models = self.run.keys();
+        let model = match (models.next(), models.next()) {
+            (Some(m), None) => Some(m.as_str()),
+            _ => None,
+        };
+        for t in added.tallies(at, model) {
+            self.provisional.push(self.tallies.len());
+            self.tallies.push(t);
         }
-        self.billed_before = n;
+        self.billed_before = now;
     }
 
     fn finish(mut self, path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatError> {
@@ -667,7 +731,7 @@ impl Events {
             meta: json!({"source": SOURCE,
                          "header": {"id": header.get("sessionId"), "cwd": header.pointer("/context/cwd"),
                                     "version": header.get("copilotVersion")},
-                         "session": header, "records": self.records}),
+                         "session": header, "records": self.records, "tallies": self.tallies}),
             report: self.report,
             children,
         })
@@ -805,12 +869,11 @@ fn since(before: &Value, now: &Value, run: (u64, u64)) -> Option<Value> {
     if let Some(x) = own.pointer_mut("/requests/count") {
         *x = json!(requests(now) - requests(before));
     }
-    let cost = |v: &Value| v.pointer("/requests/cost").and_then(Value::as_f64);
-    if let (Some(x), Some(a), Some(b)) =
-        (own.pointer_mut("/requests/cost"), cost(now), cost(before))
-    {
-        // to the millionth: premium requests are billed in fractions such as 0.33
-        *x = json!(((a - b).max(0.0) * 1e6).round() / 1e6);
+    for p in ["/requests/cost", "/totalNanoAiu"] {
+        let billed = |v: &Value| v.pointer(p).and_then(Value::as_f64);
+        if let (Some(x), Some(a), Some(b)) = (own.pointer_mut(p), billed(now), billed(before)) {
+            *x = json!(millionths((a - b).max(0.0)));
+        }
     }
     Some(own)
 }

@@ -98,6 +98,7 @@ impl Store {
                     super::sources::retitle(&tx, conv.seq, c.title.as_deref())?;
                     let recorded = record_more(&tx, &conv, &c.meta)?;
                     super::records::add_records(&tx, conv.seq, &c.meta)?;
+                    super::records::replace_tallies(&tx, conv.seq, &c.meta)?;
                     let (added, retired, late) = append_missing(&tx, &conv, c)?;
                     out.push(Merged {
                         conversation: id,

@@ -52,6 +52,49 @@ pub(super) fn add_records(
     Ok(added)
 }
 
+/// Replaces a stored conversation's tallies (`tallies` in its meta: figures its reader summed over the whole file,
+/// such as what GitHub Copilot billed run by run) with those of `read`, the same session read whole again: a file
+/// that grew changes them (a run cut off at one reading is billed to its checkpoint, and at the next its shutdown's
+/// totals cover it), so they are never added to. Records of a tally's type that an older reader kept among the
+/// records are dropped with them. Returns whether anything changed. Not for a reading from where the last stopped
+/// (`sources.rs`): its tallies are of the new lines only.
+pub(super) fn replace_tallies(
+    tx: &rusqlite::Transaction<'_>,
+    seq: i64,
+    read: &serde_json::Value,
+) -> Result<bool> {
+    let Some(new) = read.get("tallies").and_then(serde_json::Value::as_array) else {
+        return Ok(false);
+    };
+    let mut meta = stored_meta(tx, seq)?;
+    let Some(o) = meta.as_object_mut() else {
+        return Ok(false);
+    };
+    let type_of = |r: &serde_json::Value| {
+        r.get("type")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    };
+    let types: std::collections::HashSet<String> = new.iter().filter_map(type_of).collect();
+    let mut changed = o.get("tallies") != Some(&serde_json::Value::Array(new.clone()));
+    if let Some(records) = o
+        .get_mut("records")
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        let before = records.len();
+        records.retain(|r| type_of(r).is_none_or(|t| !types.contains(&t)));
+        changed |= records.len() != before;
+    }
+    if changed {
+        o.insert("tallies".into(), serde_json::Value::Array(new.clone()));
+        tx.execute(
+            "UPDATE conversations SET meta = ?1 WHERE seq = ?2",
+            rusqlite::params![meta.to_string(), seq],
+        )?;
+    }
+    Ok(changed)
+}
+
 /// A stored conversation's meta as an object (an empty one where it holds none, or none readable).
 pub(super) fn stored_meta(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<serde_json::Value> {
     let stored: Option<String> = tx.query_row(

@@ -126,7 +126,7 @@ impl Store {
             .collect())
     }
 
-    /// Every kept record of type `ty` (see [`Store::kept_records`]) with the conversation that keeps it, in the
+    /// Every kept record or tally of type `ty` (see [`Store::kept_records`]) with the conversation that keeps it, in the
     /// order of the conversations.
     pub fn records_of_type(&self, ty: &str) -> Result<Vec<(String, serde_json::Value)>> {
         self.records(ty, None)
@@ -138,7 +138,8 @@ impl Store {
         let mut stmt = self.conn.prepare_cached(
             "SELECT c.id, r.value
              FROM conversations c,
-                  json_each(CASE WHEN json_valid(c.meta) THEN c.meta ELSE '{}' END, '$.records') r
+                  (SELECT '$.records' AS kept UNION ALL SELECT '$.tallies') k,
+                  json_each(CASE WHEN json_valid(c.meta) THEN c.meta ELSE '{}' END, k.kept) r
              WHERE (?3 IS NULL OR c.seq IN (SELECT DISTINCT conversation FROM measures WHERE model = ?3))
                AND instr(c.meta, ?1) > 0 AND json_extract(r.value, '$.type') = ?2
              ORDER BY c.seq",

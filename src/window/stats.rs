@@ -193,11 +193,16 @@ fn chart(ui: &mut egui::Ui, days: &Stats) {
 
 fn table(ui: &mut egui::Ui, t: &Stats) {
     let tools = t.by == By::Tool;
-    // GitHub Copilot's premium requests, where a session of the table recorded them
+    // what GitHub Copilot billed, in premium requests and in AI credits, where a session of the table recorded it
     let premium = !tools && t.rows.iter().any(|r| r.premium_requests.is_some());
+    let credits = !tools && t.rows.iter().any(|r| r.ai_credits.is_some());
     egui::Grid::new(("stats-table", t.by.name()))
         .striped(true)
-        .num_columns(if tools { 5 } else { 10 + usize::from(premium) })
+        .num_columns(if tools {
+            5
+        } else {
+            10 + usize::from(premium) + usize::from(credits)
+        })
         .show(ui, |ui| {
             let head = if tools {
                 vec!["tool", "sessions", "calls", "error rate", "output tokens"]
@@ -215,11 +220,11 @@ fn table(ui: &mut egui::Ui, t: &Stats) {
                     "cost",
                 ]
             };
-            let head = if premium {
-                [head, vec!["Copilot premium requests"]].concat()
-            } else {
-                head
-            };
+            let copilot = [
+                (premium, "Copilot premium requests"),
+                (credits, "Copilot AI credits"),
+            ];
+            let head = [head, copilot.iter().filter(|c| c.0).map(|c| c.1).collect()].concat();
             for h in head {
                 ui.label(RichText::new(h).strong());
             }
@@ -249,12 +254,21 @@ fn table(ui: &mut egui::Ui, t: &Stats) {
                     if let Some(u) = r.unrecorded_text() {
                         cost.on_hover_text(u);
                     }
-                    if premium {
-                        match (r.premium_requests, r.premium_text()) {
-                            (Some(n), Some(said)) => {
-                                ui.label(format!("{n}")).on_hover_text(said);
+                    let cells = [
+                        (
+                            premium,
+                            r.premium_requests.map(|n| n.to_string()),
+                            r.premium_text(),
+                        ),
+                        (credits, r.credits_figure(), r.credits_text()),
+                    ];
+                    for (shown, figure, said) in cells {
+                        match (shown, figure, said) {
+                            (false, _, _) => {}
+                            (true, Some(figure), Some(said)) => {
+                                ui.label(figure).on_hover_text(said);
                             }
-                            _ => {
+                            (true, _, _) => {
                                 ui.label("-");
                             }
                         }
