@@ -31,13 +31,12 @@ fn imported(f: &Path) -> (Store, cairn::import::FileOutcome) {
 
 /// Usage per conversation (`cairn stats --by conversation`).
 fn stats_by_conversation(s: &mut Store) -> cairn::stats::Stats {
-    let Outcome::Stats(st) = run(
-        s,
-        Action::Stats {
-            by: By::Conversation,
-            since: None,
-        },
-    ) else {
+    stats_by(s, By::Conversation)
+}
+
+/// Usage grouped by `by` (`cairn stats --by …`).
+fn stats_by(s: &mut Store, by: By) -> cairn::stats::Stats {
+    let Outcome::Stats(st) = run(s, Action::Stats { by, since: None }) else {
         panic!()
     };
     st
@@ -3199,16 +3198,7 @@ fn copilot_checkpoint(premium_requests: f64) -> Value {
 /// requests and AI credits.
 fn copilot_billed(s: &mut Store) -> [(Option<f64>, Option<f64>); 2] {
     let row = stats_by_conversation(s).rows[0].clone();
-    let Outcome::Stats(by_model) = run(
-        s,
-        Action::Stats {
-            by: By::Model,
-            since: None,
-        },
-    ) else {
-        panic!()
-    };
-    let model = by_model.rows[0].clone();
+    let model = stats_by(s, By::Model).rows[0].clone();
     [
         (row.premium_requests, row.ai_credits),
         (model.premium_requests, model.ai_credits),
