@@ -14,6 +14,10 @@
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+// The allocator the cairn binary runs with (`src/main.rs`): the figures are the shipped program's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use cairn::commands::{Action, Outcome, Quiet, run};
 use cairn::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 use cairn::store::{By, ImportedMessage, SearchQuery, Store};
