@@ -257,21 +257,6 @@ impl Store {
         &self.path
     }
 
-    /// A second connection to the store's file, to read beside this one on another core (it sees the last commit
-    /// when it reads, which may be newer than what this one read). None for a store in memory, one opened
-    /// read-only (its file may be opened as immutable), or where the file cannot be opened again.
-    fn sibling(&self) -> Option<Connection> {
-        if self.read_only || self.path == Path::new(":memory:") {
-            return None;
-        }
-        let flags =
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(&self.path, flags).ok()?;
-        conn.busy_timeout(BUSY_WAIT).ok()?;
-        conn.pragma_update(None, "mmap_size", 1i64 << 30).ok()?;
-        Some(conn)
-    }
-
     /// A number that changes when another connection (another process, another `Store`) commits to the file,
     /// and not for this connection's own writes (`PRAGMA data_version`): a constant-time "did anyone else
     /// write?" for viewers that follow a store.

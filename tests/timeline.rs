@@ -97,35 +97,3 @@ fn pi_compactions_are_marked_and_estimates_track_what_was_measured() {
     let median = sorted[sorted.len() / 2];
     assert!(median < 0.03, "median error {median}");
 }
-
-/// A path and its measures read at once (the heads on the store's connection, the measures on a second) are the
-/// path and measures read one after the other: on a file store and in memory, on the active path of a session the
-/// harness rewound (a branch beside it) and on the path to a message of the abandoned branch.
-#[test]
-fn a_path_read_on_two_connections_is_the_path_read_on_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut file = Store::open(dir.path().join("s.db")).unwrap();
-    let mut memory = Store::open_in_memory().unwrap();
-    for s in [&mut file, &mut memory] {
-        let conv = import(s, "claude-code/cc-rewind-fork-2.1.42.jsonl");
-        let all = s.active_path_heads(&conv).unwrap();
-        let tree = s.messages(&conv).unwrap();
-        // a message off the active path: the rewind left a branch
-        let off = tree
-            .iter()
-            .find(|n| !all.iter().any(|h| h.id == n.id))
-            .map(|n| n.id.clone())
-            .expect("a message off the active path");
-        for at in [None, Some(off.as_str())] {
-            let (path, facts) = s.path_with_facts(&conv, at).unwrap();
-            let one = s.branching_path(&conv, at).unwrap();
-            assert_eq!(path, one, "{at:?}");
-            assert_eq!(facts, s.facts(&conv, &one.heads).unwrap(), "{at:?}");
-            assert!(
-                path.branches.iter().any(|b| *b),
-                "{at:?}: the path passes a branch point"
-            );
-            assert!(facts.iter().any(|f| f.usage.is_some()), "{at:?}");
-        }
-    }
-}

@@ -106,8 +106,9 @@ impl PathView {
         at: Option<&str>,
     ) -> Result<PathView, StoreError> {
         let conversation = store.resolve_conversation(conversation)?;
-        let (crate::store::PathHeads { heads, branches }, facts) =
-            store.path_with_facts(&conversation, at)?;
+        let crate::store::PathHeads { heads, branches } =
+            store.branching_path(&conversation, at)?;
+        let facts = store.facts(&conversation, &heads)?;
         let meta = store.conversation_meta(&conversation)?;
         let text = |k: &str| meta.get(k).and_then(Value::as_str).map(str::to_string);
         let mut view = PathView {

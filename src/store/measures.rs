@@ -6,7 +6,7 @@
 //! narrow and keyed by the message's row number, so a path's measures are one range scan. A fork's copies get
 //! copies of their body's row.
 
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{OptionalExtension, Transaction, params};
 use serde_json::Value;
 
 use super::paths::Head;
@@ -467,58 +467,6 @@ fn row_facts(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Facts> {
         u.web_search_requests = n.max(0) as u64;
     }
     Ok(facts)
-}
-
-/// The stored measures of every message of a conversation (`conv_seq`) written up to `end` (a seq), ascending by
-/// seq, with their seqs: what a path ending there takes its measures from, read without knowing the path (on a
-/// connection of its own, while the path's heads are read on the store's).
-pub(super) fn facts_up_to(
-    conn: &Connection,
-    conv_seq: i64,
-    end: i64,
-) -> Result<(Vec<i64>, Vec<Facts>)> {
-    let first: Option<i64> = conn
-        .prepare_cached("SELECT min(seq) FROM messages WHERE conversation = ?1")?
-        .query_row([conv_seq], |r| r.get(0))?;
-    let Some(first) = first else {
-        return Ok((Vec::new(), Vec::new()));
-    };
-    // a conversation's messages are mostly written in a row: room for all of them at once
-    let room = usize::try_from(end.saturating_sub(first) + 1)
-        .unwrap_or(0)
-        .min(1 << 22);
-    let (mut seqs, mut facts) = (Vec::with_capacity(room), Vec::with_capacity(room));
-    let mut stmt = conn.prepare_cached(
-        "SELECT seq, model, packed, web_searches FROM measures
-         WHERE seq BETWEEN ?1 AND ?2 AND conversation = ?3 ORDER BY seq",
-    )?;
-    let mut rows = stmt.query(params![first, end, conv_seq])?;
-    while let Some(r) = rows.next()? {
-        seqs.push(r.get(0)?);
-        facts.push(row_facts(r, 1)?);
-    }
-    Ok((seqs, facts))
-}
-
-/// The measures of `heads` (ascending by seq) taken from what [`facts_up_to`] read, in order: as read where the
-/// path is every message read (a conversation that never branched), else the path's picked out. None where one
-/// is missing (written after it was read).
-pub(super) fn facts_of(heads: &[Head], seqs: &[i64], mut facts: Vec<Facts>) -> Option<Vec<Facts>> {
-    if heads.len() == seqs.len() && heads.iter().zip(seqs).all(|(h, s)| h.seq == *s) {
-        return Some(facts);
-    }
-    let mut keep = vec![false; seqs.len()];
-    let mut at = 0;
-    for h in heads {
-        at += seqs.get(at..)?.iter().position(|s| *s >= h.seq)?;
-        if seqs[at] != h.seq {
-            return None;
-        }
-        keep[at] = true;
-    }
-    let mut k = keep.into_iter();
-    facts.retain(|_| k.next().unwrap_or(false));
-    Some(facts)
 }
 
 impl Store {
@@ -1174,49 +1122,6 @@ pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Facts, Head, facts_of};
-    use crate::model::Role;
-
-    fn head(seq: i64) -> Head {
-        Head {
-            seq,
-            parent_seq: None,
-            id: format!("m{seq}"),
-            role: Role::User,
-            depth: 0,
-            tokens: 0,
-            flags: 0,
-        }
-    }
-
-    fn facts_at(seqs: &[i64]) -> Vec<Facts> {
-        seqs.iter()
-            .map(|&s| Facts {
-                created_at: s,
-                ..Facts::default()
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_path_s_measures_are_picked_from_its_conversation_s() {
-        let read = [1, 2, 3, 5, 8, 9];
-        // every message read is on the path: as read
-        let all: Vec<Head> = read.iter().map(|&s| head(s)).collect();
-        assert_eq!(
-            facts_of(&all, &read, facts_at(&read)),
-            Some(facts_at(&read))
-        );
-        // a path that leaves a branch aside: its own, in order
-        let path = [head(1), head(2), head(5), head(9)];
-        assert_eq!(
-            facts_of(&path, &read, facts_at(&read)),
-            Some(facts_at(&[1, 2, 5, 9]))
-        );
-        // a message written after the read, or one never read: none (read again on the store's connection)
-        assert_eq!(facts_of(&[head(1), head(10)], &read, facts_at(&read)), None);
-        assert_eq!(facts_of(&[head(1), head(4)], &read, facts_at(&read)), None);
-    }
     use super::unpack;
 
     #[test]

@@ -193,45 +193,6 @@ impl Store {
         branching_path(&self.conn, conv.seq, end)
     }
 
-    /// [`Store::branching_path`] with the path's measures ([`Store::facts`]), read at once where the store is a
-    /// file: the heads on this connection, the measures of the conversation's messages up to the path's end on a
-    /// second, on another core, then matched to the heads. Where the second did not see one (a message written in
-    /// between) they are read again here, after the heads.
-    pub fn path_with_facts(
-        &self,
-        conversation: &str,
-        at: Option<&str>,
-    ) -> Result<(PathHeads, Vec<super::Facts>)> {
-        let conv = conv_row(&self.conn, conversation)?;
-        let end = match at {
-            Some(m) => message_seq(&self.conn, &conv, m)?.0,
-            None => match conv.tip {
-                Some(tip) => tip,
-                None => return Ok((PathHeads::default(), Vec::new())),
-            },
-        };
-        let Some(reader) = self.sibling() else {
-            let path = branching_path(&self.conn, conv.seq, end)?;
-            let facts = self.facts(conversation, &path.heads)?;
-            return Ok((path, facts));
-        };
-        let (path, read) = std::thread::scope(|s| {
-            let read = s.spawn(move || super::measures::facts_up_to(&reader, conv.seq, end));
-            let path = branching_path(&self.conn, conv.seq, end);
-            (
-                path,
-                read.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-            )
-        });
-        let path = path?;
-        let (seqs, read) = read?;
-        let facts = match super::measures::facts_of(&path.heads, &seqs, read) {
-            Some(f) => f,
-            None => self.facts(conversation, &path.heads)?,
-        };
-        Ok((path, facts))
-    }
-
     /// The heads of the path from the root to a message (root first).
     pub fn path_heads_to(&self, conversation: &str, message: &str) -> Result<Vec<Head>> {
         let conv = conv_row(&self.conn, conversation)?;
