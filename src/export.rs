@@ -410,17 +410,7 @@ pub(crate) fn sizes(before: Option<u64>, after: Option<u64>) -> String {
 }
 
 /// `166,909`: a count as the readable exports write it.
-pub(crate) fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (k, c) in s.chars().enumerate() {
-        if k > 0 && (s.len() - k).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub(crate) use crate::tokens::thousands;
 
 /// Text of the blocks a reader sees, for Markdown and HTML.
 pub(crate) fn is_thinking(b: &Block) -> bool {

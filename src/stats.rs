@@ -136,7 +136,7 @@ impl StatsRow {
         let hundredths = (self.ai_credits? * 100.0).round() as u64;
         Some(format!(
             "{}.{:02}",
-            crate::export::thousands(hundredths / 100),
+            crate::tokens::thousands(hundredths / 100),
             hundredths % 100
         ))
     }

@@ -18,6 +18,20 @@ const PATCH: f64 = 28.0;
 const MAX_EDGE: f64 = 2576.0;
 const MAX_PATCHES: f64 = 4784.0;
 
+/// `166,909`: a count as people read it in prose and tables (the readable exports, Copilot's AI credits in
+/// `stats`).
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (k, c) in s.chars().enumerate() {
+        if k > 0 && (s.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// An image's pixel size read from its header, if the format is known.
 pub fn image_size(bytes: &[u8]) -> Option<(u32, u32)> {
     let s = imagesize::blob_size(bytes).ok()?;

@@ -126,8 +126,8 @@ impl Store {
             .collect())
     }
 
-    /// Every kept record or tally of type `ty` (see [`Store::kept_records`]) with the conversation that keeps it, in the
-    /// order of the conversations.
+    /// Every kept record or tally of type `ty` (see [`Store::kept_records`]) with the conversation that keeps it,
+    /// in the order of the conversations.
     pub fn records_of_type(&self, ty: &str) -> Result<Vec<(String, serde_json::Value)>> {
         self.records(ty, None)
     }
