@@ -99,36 +99,33 @@ impl StatsRow {
     /// where replies of the row recorded no prompt (a run cut off before its totals, which hold the billing too;
     /// such a run's billing is counted to its last checkpoint, where Copilot wrote any).
     pub fn premium_text(&self) -> Option<String> {
-        let n = self.premium_requests?;
-        let n = format!("{n:.2}");
+        let n = format!("{:.2}", self.premium_requests?);
         let n = n.trim_end_matches('0').trim_end_matches('.');
-        Some(if self.unrecorded_prompts > 0 {
-            format!(
-                "at least {n} GitHub Copilot premium requests (a run ended without its totals: what it counted \
-                 after its last checkpoint is in none)"
-            )
-        } else {
-            format!("{n} GitHub Copilot premium requests")
-        })
+        Some(self.billed(format!("{n} GitHub Copilot premium requests")))
     }
 
     /// Copilot's AI credits, as every shell says them: `2,466.68 GitHub Copilot AI credits ($24.67)`, "at least"
     /// where replies of the row recorded no prompt (a run cut off before its totals is billed to its last
     /// checkpoint, where Copilot wrote any).
     pub fn credits_text(&self) -> Option<String> {
-        let n = self.ai_credits?;
         let said = format!(
             "{} GitHub Copilot AI credits (${:.2})",
             self.credits_figure()?,
-            n / 100.0
+            self.ai_credits? / 100.0
         );
-        Some(if self.unrecorded_prompts > 0 {
+        Some(self.billed(said))
+    }
+
+    /// What Copilot billed the row, `said`, as a floor where replies of the row recorded no prompt (a run that
+    /// ended without its totals is billed to its last checkpoint at most).
+    fn billed(&self, said: String) -> String {
+        if self.unrecorded_prompts > 0 {
             format!(
                 "at least {said} (a run ended without its totals: what it billed after its last checkpoint is in none)"
             )
         } else {
             said
-        })
+        }
     }
 
     /// Copilot's AI credits to the hundredth, grouped by thousands: `2,466.68`.
@@ -307,18 +304,29 @@ pub fn stats(
 
 /// The table with what GitHub Copilot billed beside each row, in premium requests and in AI credits.
 fn with_billing(store: &Store, since: Option<i64>, mut table: Stats) -> Result<Stats, StoreError> {
-    for (ty, field) in [
-        (PREMIUM_REQUESTS_RECORD, "premium_requests"),
-        (AI_CREDITS_RECORD, "ai_credits"),
-    ] {
-        let billed = book_billing(store, since, table.by, ty, field)?;
+    if table.by == By::Tool {
+        return Ok(table);
+    }
+    type Field = fn(&mut StatsRow) -> &mut Option<f64>;
+    let units: [(&str, &str, Field); 2] = [
+        (PREMIUM_REQUESTS_RECORD, "premium_requests", |r| {
+            &mut r.premium_requests
+        }),
+        (AI_CREDITS_RECORD, "ai_credits", |r| &mut r.ai_credits),
+    ];
+    let mut read = Vec::with_capacity(units.len());
+    for (ty, field, of_row) in units {
+        read.push((store.records_of_type(ty)?, field, of_row));
+    }
+    let projects = match table.by {
+        By::Project if read.iter().any(|r| !r.0.is_empty()) => store.projects()?,
+        _ => Default::default(),
+    };
+    for (records, field, of_row) in read {
+        let billed = book_billing(records, since, table.by, field, &projects);
         for row in &mut table.rows {
             if let Some(n) = billed.get(&row.key) {
-                let n = Some((n * 1e6).round() / 1e6);
-                match ty {
-                    PREMIUM_REQUESTS_RECORD => row.premium_requests = n,
-                    _ => row.ai_credits = n,
-                }
+                *of_row(row) = Some((n * 1e6).round() / 1e6);
             }
         }
     }
@@ -332,28 +340,17 @@ pub const PREMIUM_REQUESTS_RECORD: &str = "copilot.premium_requests";
 /// The same of its AI credits (`ai_credits`).
 pub const AI_CREDITS_RECORD: &str = "copilot.ai_credits";
 
-/// What the kept tallies of type `ty` count in their `field`, booked to the rows of a table by `by`: the
-/// session's, its model's, the day or week it ended, its session's project (rows by tool have none), from
-/// `since` on.
+/// What the kept tallies (`records`: each with the conversation that keeps it) count in their `field`, booked to
+/// the rows of a table by `by`: the session's, its model's, the day or week it ended, its session's project (with
+/// `projects`), from `since` on.
 fn book_billing(
-    store: &Store,
+    records: Vec<(String, serde_json::Value)>,
     since: Option<i64>,
     by: By,
-    ty: &str,
     field: &str,
-) -> Result<std::collections::HashMap<String, f64>, StoreError> {
+    projects: &std::collections::HashMap<String, String>,
+) -> std::collections::HashMap<String, f64> {
     let mut billed = std::collections::HashMap::new();
-    if by == By::Tool {
-        return Ok(billed);
-    }
-    let records = store.records_of_type(ty)?;
-    if records.is_empty() {
-        return Ok(billed);
-    }
-    let projects = match by {
-        By::Project => store.projects()?,
-        _ => Default::default(),
-    };
     for (conversation, r) in records {
         let (Some(at), Some(n)) = (
             r.get("at").and_then(serde_json::Value::as_i64),
@@ -365,11 +362,11 @@ fn book_billing(
             continue;
         }
         let model = r.get("model").and_then(serde_json::Value::as_str);
-        if let Some(k) = row_key(by, &conversation, model, at, &projects) {
+        if let Some(k) = row_key(by, &conversation, model, at, projects) {
             *billed.entry(k).or_default() += n;
         }
     }
-    Ok(billed)
+    billed
 }
 
 /// The row of a table by `by` that a figure of `conversation` falls in, where it is of `model` and was made `at`

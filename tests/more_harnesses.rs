@@ -3227,6 +3227,15 @@ fn copilot_first_run() -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// A run resumed after an earlier one: the user's `prompt` and one reply (`id`) that recorded `out` output tokens.
+fn copilot_resumed_run(prompt: &str, id: &str, out: u64) -> [(&'static str, Value); 3] {
+    [
+        ("session.resume", json!({"selectedModel": COPILOT_MODEL})),
+        ("user.message", json!({"content": prompt})),
+        ("assistant.message", copilot_reply(id, out)),
+    ]
+}
+
 /// Events as a Copilot CLI `events.jsonl`: one chain, a minute apart.
 fn copilot_file(events: &[(&str, Value)]) -> String {
     events
@@ -3249,12 +3258,8 @@ fn copilot_file(events: &[(&str, Value)]) -> String {
 fn copilot_totals_kept_across_a_resume_are_counted_once() {
     let file = |second: Value| {
         let mut events = copilot_first_run();
-        events.extend([
-            ("session.resume", json!({"selectedModel": COPILOT_MODEL})),
-            ("user.message", json!({"content": "second"})),
-            ("assistant.message", copilot_reply("a3", 70)),
-            ("session.shutdown", second),
-        ]);
+        events.extend(copilot_resumed_run("second", "a3", 70));
+        events.push(("session.shutdown", second));
         copilot_file(&events)
     };
     let dir = tempfile::tempdir().unwrap();
@@ -3316,20 +3321,12 @@ fn copilot_totals_kept_across_a_resume_are_counted_once() {
 fn copilot_totals_after_a_cut_off_run_count_it_once() {
     let file = |checkpoint: Option<f64>, last: Value| {
         let mut events = copilot_first_run();
-        events.extend([
-            ("session.resume", json!({"selectedModel": COPILOT_MODEL})),
-            ("user.message", json!({"content": "second"})),
-            ("assistant.message", copilot_reply("a3", 40)),
-        ]);
+        events.extend(copilot_resumed_run("second", "a3", 40));
         if let Some(n) = checkpoint {
             events.push(("session.usage_checkpoint", copilot_checkpoint(n)));
         }
-        events.extend([
-            ("session.resume", json!({"selectedModel": COPILOT_MODEL})),
-            ("user.message", json!({"content": "third"})),
-            ("assistant.message", copilot_reply("a4", 70)),
-            ("session.shutdown", last),
-        ]);
+        events.extend(copilot_resumed_run("third", "a4", 70));
+        events.push(("session.shutdown", last));
         copilot_file(&events)
     };
     let dir = tempfile::tempdir().unwrap();
@@ -3421,11 +3418,7 @@ fn copilot_totals_after_a_cut_off_run_count_it_once() {
 fn copilot_billing_an_older_cairn_kept_among_the_records_counts_once() {
     let dir = tempfile::tempdir().unwrap();
     let mut events = copilot_first_run();
-    events.extend([
-        ("session.resume", json!({"selectedModel": COPILOT_MODEL})),
-        ("user.message", json!({"content": "second"})),
-        ("assistant.message", copilot_reply("a3", 70)),
-    ]);
+    events.extend(copilot_resumed_run("second", "a3", 70));
     let f = dir.path().join("s.jsonl");
     std::fs::write(&f, copilot_file(&events)).unwrap();
     let db = dir.path().join("s.db");

@@ -232,7 +232,7 @@ struct Events {
 /// What Copilot billed: premium requests (`totalPremiumRequests`, a model's `requests.cost`: its billing unit
 /// until June 2026) and AI credits (`totalNanoAiu`, in billionths of a credit, a credit a US cent: what it bills
 /// by the token since).
-#[derive(Clone, Copy, Default, PartialEq)]
+#[derive(Clone, Copy, Default)]
 struct Billed {
     premium_requests: Option<f64>,
     nano_aiu: Option<f64>,

@@ -76,7 +76,7 @@ pub(super) fn replace_tallies(
             .map(str::to_string)
     };
     let types: std::collections::HashSet<String> = new.iter().filter_map(type_of).collect();
-    let mut changed = o.get("tallies") != Some(&serde_json::Value::Array(new.clone()));
+    let mut changed = o.get("tallies").and_then(serde_json::Value::as_array) != Some(new);
     if let Some(records) = o
         .get_mut("records")
         .and_then(serde_json::Value::as_array_mut)

@@ -132,8 +132,8 @@ impl Store {
         self.records(ty, None)
     }
 
-    /// The kept records of type `ty`, of the conversations with replies of `model` where one is named, with the
-    /// conversation that keeps each. Read in SQLite, from the conversations whose meta names the type only.
+    /// The kept records and tallies of type `ty`, of the conversations with replies of `model` where one is named,
+    /// with the conversation that keeps each. Read in SQLite, from the conversations whose meta names the type only.
     fn records(&self, ty: &str, model: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT c.id, r.value
