@@ -9,7 +9,9 @@
 //! - with `CAIRN_BENCH_BACKFILL=1`, the v7 migration (large results' characters) and the v5 migration (indexing a
 //!   store written before the index)
 //!
-//! `CAIRN_BENCH_CONVERSATIONS` and `CAIRN_BENCH_MESSAGES` scale it down for a quick look.
+//! `CAIRN_BENCH_CONVERSATIONS` and `CAIRN_BENCH_MESSAGES` scale it down for a quick look; `CAIRN_BENCH_KEEP=1`
+//! keeps the store, `CAIRN_BENCH_STORE=PATH` measures a kept one, `CAIRN_BENCH_ONLY=search|stats|timeline` times
+//! that part alone.
 
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -380,13 +382,19 @@ fn main() {
     let mut s = Store::open(&path).unwrap();
     let settings = cairn::reclaim::Settings::default();
     let cancel = AtomicBool::new(false);
+    // CAIRN_BENCH_ONLY=search|stats|timeline: that part alone
+    let only = std::env::var("CAIRN_BENCH_ONLY").ok();
+    let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     for (label, q) in [
         ("a rare word", "zyxqwvrare"),
         ("a common word", "connection"),
         ("a phrase", "\"connection refused\""),
         ("a prefix", "serial*"),
         ("words with AND", "timeout AND cluster"),
-    ] {
+    ]
+    .into_iter()
+    .filter(|_| wants("search"))
+    {
         let mut times = Vec::new();
         let mut total = 0;
         for _ in 0..20 {
@@ -414,7 +422,10 @@ fn main() {
             ms(pct(&mut times, 0.95))
         );
     }
-    for by in [By::Day, By::Tool, By::Model] {
+    for by in [By::Day, By::Tool, By::Model]
+        .into_iter()
+        .filter(|_| wants("stats"))
+    {
         let mut times = Vec::new();
         let mut rows = 0;
         for _ in 0..5 {
@@ -449,7 +460,7 @@ fn main() {
     };
     let mut times = Vec::new();
     let mut points = 0;
-    for _ in 0..5 {
+    for _ in 0..9 {
         let t = Instant::now();
         let o = run(
             &mut s,

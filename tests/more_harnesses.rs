@@ -3409,6 +3409,21 @@ fn copilot_totals_after_a_cut_off_run_count_it_once() {
                 "{name}, the first {k} lines"
             );
         }
+        // an older copy of the session imported after the whole (a backup, another machine's) adds nothing and
+        // leaves the billing of the whole file
+        std::fs::write(&grown, at(checkpoint_line + 1)).unwrap();
+        let out = cairn::import::import_file(&mut s, &grown, None);
+        assert!(
+            out.error.is_none() || out.duplicate_of.is_some(),
+            "{name}: {:?}",
+            out.error
+        );
+        let credits = Some(billed * COPILOT_NANO_AIU_PER_REQUEST / 1e9);
+        assert_eq!(
+            copilot_billed(&mut s),
+            [(Some(billed), credits); 2],
+            "{name}, an older copy after the whole"
+        );
     }
 }
 

@@ -56,7 +56,8 @@ pub(super) fn add_records(
 /// such as what GitHub Copilot billed run by run) with those of `read`, the same session read whole again: a file
 /// that grew changes them (a run cut off at one reading is billed to its checkpoint, and at the next its shutdown's
 /// totals cover it), so they are never added to. Records of a tally's type that an older reader kept among the
-/// records are dropped with them. Returns whether anything changed. Not for a reading from where the last stopped
+/// records are dropped with them. A reading whose last tally is older than the stored ones' last (an older copy of
+/// the file, read after the grown one) leaves them. Returns whether anything changed. Not for a reading from where the last stopped
 /// (`sources.rs`): its tallies are of the new lines only.
 pub(super) fn replace_tallies(
     tx: &rusqlite::Transaction<'_>,
@@ -75,8 +76,14 @@ pub(super) fn replace_tallies(
             .and_then(serde_json::Value::as_str)
             .map(str::to_string)
     };
+    let stored = o.get("tallies").and_then(serde_json::Value::as_array);
+    // an older copy of the file (a backup, another machine's) read after the grown one: its tallies stop earlier,
+    // and the stored ones cover what it billed
+    if stored.and_then(|t| latest(t)) > latest(new) {
+        return Ok(false);
+    }
     let types: std::collections::HashSet<String> = new.iter().filter_map(type_of).collect();
-    let mut changed = o.get("tallies").and_then(serde_json::Value::as_array) != Some(new);
+    let mut changed = stored != Some(new);
     if let Some(records) = o
         .get_mut("records")
         .and_then(serde_json::Value::as_array_mut)
@@ -93,6 +100,14 @@ pub(super) fn replace_tallies(
         )?;
     }
     Ok(changed)
+}
+
+/// When the last of `tallies` was billed (`at`, epoch ms), where they say.
+fn latest(tallies: &[serde_json::Value]) -> Option<i64> {
+    tallies
+        .iter()
+        .filter_map(|t| t.get("at").and_then(serde_json::Value::as_i64))
+        .max()
 }
 
 /// A stored conversation's meta as an object (an empty one where it holds none, or none readable).
