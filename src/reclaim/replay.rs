@@ -14,6 +14,7 @@
 //! into an estimate.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -31,9 +32,10 @@ use crate::tokens::Tokenizer;
 pub struct Sample {
     pub index: usize,
     pub message: String,
-    pub model: String,
+    /// Its model's key; one string shared by the path's replies of the model (a long path has tens of thousands).
+    pub model: Arc<str>,
     /// The harness of its session (fits are per harness and model: a harness's hidden context grows its own way).
-    pub harness: String,
+    pub harness: Arc<str>,
     pub assembled: u64,
     /// `assembled` by kind.
     pub parts: Parts,
@@ -45,7 +47,7 @@ pub struct Sample {
     pub segment: usize,
     /// What the harness sends beside the messages in this segment, where the change into it named it
     /// ([`crate::model::CairnMeta::sends`]): segments that send the same share an overhead.
-    pub sends: Option<String>,
+    pub sends: Option<Arc<str>>,
     /// Its context holds a compaction's text the harness sent but never recorded (Aider's summary): what that
     /// cost is learned from the replies measured after earlier ones ([`unrecorded_size`]). The compaction's
     /// index on the path: replies after one compaction and after another hold texts of different sizes.
@@ -81,7 +83,7 @@ fn after_unrecorded(
 fn changes(
     store: Option<&Store>,
     view: &PathView,
-) -> Result<Vec<(usize, Option<String>)>, StoreError> {
+) -> Result<Vec<(usize, Option<Arc<str>>)>, StoreError> {
     let idx: Vec<usize> = (0..view.len())
         .filter(|&i| view.heads[i].changes_context())
         .collect();
@@ -92,7 +94,7 @@ fn changes(
     Ok(idx
         .into_iter()
         .zip(bodies)
-        .map(|(i, m)| (i, CairnMeta::sends(&m.meta).map(str::to_string)))
+        .map(|(i, m)| (i, CairnMeta::sends(&m.meta).map(Arc::from)))
         .collect())
 }
 
@@ -156,20 +158,18 @@ pub fn model_key(model: &str) -> String {
 /// (its key, whether its model keeps past thinking) looks it up in the catalog.
 #[derive(Default)]
 pub struct Names<'a> {
-    read: std::collections::HashMap<&'a str, (String, ModelReader)>,
+    read: std::collections::HashMap<&'a str, (Arc<str>, ModelReader)>,
 }
 
 impl<'a> Names<'a> {
-    /// The model's key ([`model_key`]) and how it reads the context.
-    pub fn of(&mut self, raw: &'a str) -> (String, ModelReader) {
-        self.read
-            .entry(raw)
-            .or_insert_with(|| {
-                let key = model_key(raw);
-                let reader = ModelReader::of(&key);
-                (key, reader)
-            })
-            .clone()
+    /// The model's key ([`model_key`]; one string for every reply of the model) and how it reads the context.
+    pub fn of(&mut self, raw: &'a str) -> (&Arc<str>, ModelReader) {
+        let (key, reader) = self.read.entry(raw).or_insert_with(|| {
+            let key = model_key(raw);
+            let reader = ModelReader::of(&key);
+            (Arc::from(key), reader)
+        });
+        (key, *reader)
     }
 }
 
@@ -180,17 +180,61 @@ pub fn samples(
     view: &PathView,
     counted: &dyn Fn(&str) -> Tokenizer,
 ) -> Result<Vec<Sample>, StoreError> {
+    collect_samples(store, view, counted, None, &Marks::of(store, view)?)
+}
+
+/// The measured replies of `model` on a path as it stands (its measures already the model's counts), against
+/// `totals` ([`totals_before`] as the model reads the path) where the caller has them.
+fn model_samples(
+    store: Option<&Store>,
+    view: &PathView,
+    (model, totals): (&str, Option<&[Parts]>),
+    marks: &Marks,
+) -> Result<Vec<Sample>, StoreError> {
+    collect_samples(
+        store,
+        view,
+        &|_| Tokenizer::Estimate,
+        Some((model, totals)),
+        marks,
+    )
+}
+
+/// What a path's compactions and the harness's changes mark on it ([`changes`], [`after_unrecorded`]): read once
+/// for its samples and its estimator.
+struct Marks {
+    changes: Vec<(usize, Option<Arc<str>>)>,
+    unrecorded: Vec<Option<usize>>,
+}
+
+impl Marks {
+    fn of(store: Option<&Store>, view: &PathView) -> Result<Marks, StoreError> {
+        Ok(Marks {
+            changes: changes(store, view)?,
+            unrecorded: after_unrecorded(store, view)?,
+        })
+    }
+}
+
+/// [`samples`], or only those of one model (against the totals given, where given).
+fn collect_samples(
+    store: Option<&Store>,
+    view: &PathView,
+    counted: &dyn Fn(&str) -> Tokenizer,
+    only: Option<(&str, Option<&[Parts]>)>,
+    marks: &Marks,
+) -> Result<Vec<Sample>, StoreError> {
     let mut totals: BTreeMap<(bool, Tokenizer), Vec<Parts>> = BTreeMap::new();
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(view.len() / 2);
     let mut names = Names::default();
-    let changes = changes(store, view)?;
-    let unrecorded = after_unrecorded(store, view)?;
+    // the harness, one string for all the samples
+    let harness: Arc<str> = Arc::from(view.harness.as_str());
     let mut segment = 0;
-    let mut sends: Option<&str> = None;
+    let mut sends: Option<&Arc<str>> = None;
     for i in 0..view.len() {
-        if let Some((_, s)) = changes.get(segment).filter(|(at, _)| *at == i) {
+        if let Some((_, s)) = marks.changes.get(segment).filter(|(at, _)| *at == i) {
             segment += 1;
-            sends = s.as_deref();
+            sends = s.as_ref();
         }
         let f = &view.facts[i];
         if view.heads[i].role != Role::Assistant {
@@ -201,30 +245,39 @@ pub fn samples(
         };
         let precision = f.usage.map_or(0, |u| u.precision);
         let (model, reader) = names.of(f.model.as_deref().unwrap_or("unknown"));
-        let tk = counted(&model);
-        let key = (reader.keeps_past_thinking, tk);
-        let t = match totals.entry(key) {
-            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-            // the stored measures are cairn's estimate: no copy of the view is needed for it
-            std::collections::btree_map::Entry::Vacant(e) if tk == Tokenizer::Estimate => {
-                e.insert(totals_before(view, reader))
-            }
-            std::collections::btree_map::Entry::Vacant(e) => {
-                e.insert(totals_before(&view.retokenized(store, tk)?, reader))
+        let given = match only {
+            Some((m, _)) if m != &**model => continue,
+            Some((_, given)) => given,
+            None => None,
+        };
+        let t: &[Parts] = match given {
+            Some(t) => t,
+            None => {
+                let tk = counted(model);
+                match totals.entry((reader.keeps_past_thinking, tk)) {
+                    std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                    // the stored measures are cairn's estimate: no copy of the view is needed for it
+                    std::collections::btree_map::Entry::Vacant(e) if tk == Tokenizer::Estimate => {
+                        e.insert(totals_before(view, reader))
+                    }
+                    std::collections::btree_map::Entry::Vacant(e) => {
+                        e.insert(totals_before(&view.retokenized(store, tk)?, reader))
+                    }
+                }
             }
         };
         out.push(Sample {
             index: i,
             message: view.heads[i].id.clone(),
-            model,
-            harness: view.harness.clone(),
+            model: model.clone(),
+            harness: harness.clone(),
             assembled: t[i].total(),
             parts: t[i],
             measured,
             precision,
             segment,
-            sends: sends.map(str::to_string),
-            unrecorded: unrecorded[i],
+            sends: sends.cloned(),
+            unrecorded: marks.unrecorded[i],
         });
     }
     Ok(out)
@@ -453,12 +506,8 @@ pub fn tokenizer_for(
             _ => Some(view.retokenized(store, tk)?),
         };
         // the model's replies, against the path as `tk` counts it
-        let own_replies: Vec<Sample> = samples(store, recounted.as_ref().unwrap_or(view), &|_| {
-            Tokenizer::Estimate
-        })?
-        .into_iter()
-        .filter(|s| s.model == model)
-        .collect();
+        let v = recounted.as_ref().unwrap_or(view);
+        let own_replies = model_samples(store, v, (&model, None), &Marks::of(store, v)?)?;
         let (f, _, after) = calibrated(&[own_replies]);
         results.push((tk, f.is_some(), after));
         counted.push((tk, recounted));
@@ -528,24 +577,44 @@ impl Estimator {
         view: &PathView,
         (model, tk): (&str, Tokenizer),
     ) -> Result<Estimator, StoreError> {
+        Self::made(fits, store, view, (model, tk), None)
+    }
+
+    /// [`Estimator::for_path`] where the caller has the path's [`totals_before`] as the model reads it (the
+    /// timeline, which estimates every reply from them): they are not made again.
+    pub fn for_path_with_totals(
+        fits: &Fits,
+        store: Option<&Store>,
+        view: &PathView,
+        (model, tk): (&str, Tokenizer),
+        totals: &[Parts],
+    ) -> Result<Estimator, StoreError> {
+        Self::made(fits, store, view, (model, tk), Some(totals))
+    }
+
+    fn made(
+        fits: &Fits,
+        store: Option<&Store>,
+        view: &PathView,
+        (model, tk): (&str, Tokenizer),
+        totals: Option<&[Parts]>,
+    ) -> Result<Estimator, StoreError> {
         let model = &model_key(model);
         let fit = fits.get(&fit_key(&view.harness, model));
         let prior = fit.map_or_else(|| [default_scale(model); KINDS], Fit::scales);
         // the view's measures are already the model's counts: its samples are taken as they stand
-        let own: Vec<Sample> = samples(store, view, &|_| Tokenizer::Estimate)?
-            .into_iter()
-            .filter(|s| &s.model == model)
-            .collect();
+        let marks = Marks::of(store, view)?;
+        let own = model_samples(store, view, (model, totals), &marks)?;
         let refs: Vec<&Sample> = own.iter().collect();
         let after = own_scale_after(model, fit.is_some());
         let kinds = session_scales(&refs, refs.len(), &prior, after);
         let scale = own.last().map_or(kinds[0], |s| s.parts.overall(&kinds));
         // the segment the next request is in: after the path's last change
-        let changes = changes(store, view)?;
+        let changes = &marks.changes;
         let end = changes.last().and_then(|(_, s)| s.as_deref());
         let anchored = anchor(&refs, changes.len(), end);
         let unrecorded = unrecorded_size(&refs, refs.len(), &kinds);
-        let held = match after_unrecorded(store, view)?[view.len()] {
+        let held = match marks.unrecorded[view.len()] {
             Some(_) => unrecorded,
             None => 0.0,
         };
@@ -738,7 +807,7 @@ pub fn store_samples(
                 // a model of no known family is counted with each tokenizer it may count with, too
                 let unknown: Vec<&str> = samples
                     .iter()
-                    .map(|s| s.model.as_str())
+                    .map(|s| &*s.model)
                     .filter(|m| candidates(m).len() > 1)
                     .collect();
                 let mut alternatives = Vec::new();
@@ -753,7 +822,7 @@ pub fn store_samples(
                         };
                         let alt: Vec<Sample> = self::samples(Some(store), &v, &with)?
                             .into_iter()
-                            .filter(|s| unknown.contains(&s.model.as_str()))
+                            .filter(|s| unknown.contains(&&*s.model))
                             .collect();
                         alternatives.push((tk, alt));
                     }
@@ -818,13 +887,13 @@ pub fn calibrate(store: &mut Store) -> Result<(Vec<Calibration>, Vec<String>), S
         let own = c.samples.iter().map(|s| crate::models::tokenizer(&s.model));
         let mut per: BTreeMap<(String, String, Tokenizer), Vec<Sample>> = BTreeMap::new();
         for (s, tk) in c.samples.iter().zip(own) {
-            per.entry((s.harness.clone(), s.model.clone(), tk))
+            per.entry((s.harness.to_string(), s.model.to_string(), tk))
                 .or_default()
                 .push(s.clone());
         }
         for (tk, v) in c.alternatives {
             for s in v {
-                per.entry((s.harness.clone(), s.model.clone(), tk))
+                per.entry((s.harness.to_string(), s.model.to_string(), tk))
                     .or_default()
                     .push(s);
             }
@@ -1216,11 +1285,11 @@ fn sessions_of(all: &[ReplayedConversation], tk: Option<Tokenizer>) -> Vec<Sessi
         let alt = tk.and_then(|t| c.alternatives.iter().find(|(a, _)| *a == t));
         let mut per: BTreeMap<&str, Vec<&Sample>> = BTreeMap::new();
         for s in &c.samples {
-            per.entry(s.model.as_str()).or_default().push(s);
+            per.entry(&*s.model).or_default().push(s);
         }
         let mut by: BTreeMap<&str, Vec<&Sample>> = BTreeMap::new();
         for s in alt.iter().flat_map(|(_, v)| v) {
-            by.entry(s.model.as_str()).or_default().push(s);
+            by.entry(&*s.model).or_default().push(s);
         }
         for (m, v) in per {
             match by.remove(m) {

@@ -104,15 +104,17 @@ pub fn timeline(
             .model
             .as_deref()
             .unwrap_or(policy.model.as_str()));
-        let tk = match chosen.entry(model.clone()) {
-            Entry::Occupied(e) => *e.get(),
-            Entry::Vacant(e) => {
-                let (tk, made) = crate::reclaim::replay::tokenizer_for(fits, store, view, &model)?;
+        let model: &str = model;
+        let tk = match chosen.get(model) {
+            Some(tk) => *tk,
+            None => {
+                let (tk, made) = crate::reclaim::replay::tokenizer_for(fits, store, view, model)?;
                 // the path as choosing counted it, kept for the replies counted with it
                 if let Some(v) = made {
                     views.entry(tk).or_insert(v);
                 }
-                *e.insert(tk)
+                chosen.insert(model.to_string(), tk);
+                tk
             }
         };
         // the stored measures are cairn's estimate: only another tokenizer needs a recounted copy of the view
@@ -127,11 +129,11 @@ pub fn timeline(
         let t = totals
             .entry((reader.keeps_past_thinking, tk))
             .or_insert_with(|| totals_before(v, reader));
-        let e = match estimators.entry(model.clone()) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(Estimator::for_path(fits, store, v, (&model, tk))?),
-        };
-        let estimated = e.estimate(t[i]);
+        if !estimators.contains_key(model) {
+            let e = Estimator::for_path_with_totals(fits, store, v, (model, tk), t)?;
+            estimators.insert(model.to_string(), e);
+        }
+        let estimated = estimators.get(model).map_or(0, |e| e.estimate(t[i]));
         points.push(Point {
             message: h.id.clone(),
             index: i,
