@@ -176,7 +176,7 @@ pub fn on_path(
         .filter_map(|(index, f)| {
             Some(PathUsage {
                 index,
-                model: f.model.clone(),
+                model: f.model.as_deref().map(str::to_string),
                 usage: f.usage?,
                 created_at: f.created_at,
             })

@@ -1734,7 +1734,7 @@ mod tests {
     fn a_change_back_to_what_an_earlier_stretch_sent_takes_its_overhead() {
         // a run with a file (5k of overhead), one without it (3k), then the file again: a new run, or dropped and
         // added back
-        let with = Some("m\na.rs".to_string());
+        let with: Option<Arc<str>> = Some("m\na.rs".into());
         let mut v: Vec<Sample> = (0..3)
             .map(|i| Sample {
                 sends: with.clone(),

@@ -88,7 +88,8 @@ pub struct PathView {
     /// The context window the harness ran each model with, where it said so (Codex's `model_context_window`, by
     /// model name): the conversation's prompts were held to it.
     pub ran_with: std::collections::BTreeMap<String, u64>,
-    pub heads: Vec<Head>,
+    /// Shared with the copies a recount makes ([`PathView::retokenized`]): a recount changes the measures only.
+    pub heads: std::sync::Arc<Vec<Head>>,
     /// `branches[i]`: message `i` has another child off this path (an edit or a rewind branched there).
     pub branches: Vec<bool>,
     pub facts: Vec<Facts>,
@@ -124,7 +125,7 @@ impl PathView {
                 .flatten()
                 .filter_map(|(m, w)| Some((m.clone(), w.as_u64()?)))
                 .collect(),
-            heads,
+            heads: std::sync::Arc::new(heads),
             branches,
             facts,
             markers: Vec::new(),
@@ -145,7 +146,8 @@ impl PathView {
                     m.usage.as_ref(),
                     crate::tokens::Tokenizer::Estimate,
                 ),
-                model: crate::models::priced_model(&m.meta).map(|m| m.into_owned()),
+                model: crate::models::priced_model(&m.meta)
+                    .map(|m| std::sync::Arc::from(m.as_ref())),
                 usage: m.usage,
                 created_at: m.created_at,
             })
@@ -164,7 +166,7 @@ impl PathView {
             subagent: false,
             ran_with: Default::default(),
             branches: vec![false; heads.len()],
-            heads,
+            heads: std::sync::Arc::new(heads),
             facts,
             markers: Vec::new(),
             memory: Some(messages),

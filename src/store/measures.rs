@@ -6,6 +6,8 @@
 //! narrow and keyed by the message's row number, so a path's measures are one range scan. A fork's copies get
 //! copies of their body's row.
 
+use std::sync::Arc;
+
 use rusqlite::{OptionalExtension, Transaction, params};
 use serde_json::Value;
 
@@ -19,7 +21,7 @@ use crate::tokens::{Measure, Tokenizer, measure};
 pub struct Facts {
     pub measure: Measure,
     /// The model that wrote it (replies), where the harness recorded it.
-    pub model: Option<String>,
+    pub model: Option<std::sync::Arc<str>>,
     /// What the provider measured for the request that produced it (replies).
     pub usage: Option<Usage>,
     pub created_at: i64,
@@ -385,7 +387,7 @@ pub(crate) fn copy(tx: &Transaction<'_>, conversation: i64, pairs_json: &str) ->
 /// A message's facts from its `model` and `packed` cells (schema v13: the 26 numbers in [`COLUMNS`]' order, model
 /// aside, comma-separated, an empty field for a NULL). A cell that does not parse reads as zero (the store writes
 /// only integers there).
-fn packed_facts(model: Option<String>, packed: &str) -> Facts {
+fn packed_facts(model: Option<Arc<str>>, packed: &str) -> Facts {
     let v = unpack::<26>(packed);
     let g = |i: usize| v[i].unwrap_or(0).max(0) as u64;
     let opt = |i: usize| v[i].map(|x| x.max(0) as u64);
@@ -459,9 +461,30 @@ pub(super) fn unpack<const N: usize>(packed: &str) -> [Option<i64>; N] {
     v
 }
 
-fn row_facts(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Facts> {
+/// A path's model names, one string each: its replies repeat a few names tens of thousands of times.
+#[derive(Default)]
+struct Names(Vec<Arc<str>>);
+
+impl Names {
+    fn of(&mut self, name: &str) -> Arc<str> {
+        match self.0.iter().find(|n| &***n == name) {
+            Some(n) => n.clone(),
+            None => {
+                let n: Arc<str> = Arc::from(name);
+                self.0.push(n.clone());
+                n
+            }
+        }
+    }
+}
+
+fn row_facts(r: &rusqlite::Row<'_>, at: usize, names: &mut Names) -> rusqlite::Result<Facts> {
     let packed = r.get_ref(at + 1)?.as_str().unwrap_or_default();
-    let mut facts = packed_facts(r.get(at)?, packed);
+    let model = match r.get_ref(at)? {
+        rusqlite::types::ValueRef::Null => None,
+        v => Some(names.of(v.as_str()?)),
+    };
+    let mut facts = packed_facts(model, packed);
     // web searches (v17), a column beside the packed cell: rebuilding the table to pack them is not worth it
     if let (Some(u), Some(n)) = (facts.usage.as_mut(), r.get::<_, Option<i64>>(at + 2)?) {
         u.web_search_requests = n.max(0) as u64;
@@ -482,6 +505,7 @@ impl Store {
             )?;
             let mut rows = stmt.query(params![first.seq, last.seq, conv.seq])?;
             let mut want = heads.iter().peekable();
+            let mut names = Names::default();
             while let Some(r) = rows.next()? {
                 let seq: i64 = r.get(0)?;
                 // a message stored without measures (it cannot be: every insert writes them) reads as zeros
@@ -491,7 +515,7 @@ impl Store {
                 }
                 if want.peek().is_some_and(|h| h.seq == seq) {
                     want.next();
-                    out.push(row_facts(r, 1)?);
+                    out.push(row_facts(r, 1, &mut names)?);
                 }
             }
             out.extend(want.map(|_| Facts::default()));
@@ -500,9 +524,10 @@ impl Store {
         let mut stmt = self.conn.prepare_cached(
             "SELECT seq, model, packed, web_searches FROM measures WHERE seq = ?1",
         )?;
+        let mut names = Names::default();
         for h in heads {
             out.push(
-                stmt.query_row([h.seq], |r| row_facts(r, 1))
+                stmt.query_row([h.seq], |r| row_facts(r, 1, &mut names))
                     .optional()?
                     .unwrap_or_default(),
             );

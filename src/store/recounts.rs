@@ -51,14 +51,29 @@ impl Store {
             return Ok(out);
         };
         let params = (name(tk), RECOUNT_VERSION);
-        // where each seq goes; a cell that is no kept measure (not text, other fields) is counted again
-        let at: HashMap<i64, usize> = seqs.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+        let dense = ((hi - lo) as u64) < 4 * seqs.len() as u64;
+        // where each seq goes (by its offset from the lowest, where they lie close); a cell that is no kept measure
+        // (not text, other fields) is counted again
+        let mut by_offset = vec![usize::MAX; if dense { (hi - lo) as usize + 1 } else { 0 }];
+        let mut by_seq: HashMap<i64, usize> = HashMap::new();
+        for (i, &s) in seqs.iter().enumerate() {
+            match by_offset.get_mut((s - lo) as usize) {
+                Some(slot) => *slot = i,
+                None => {
+                    by_seq.insert(s, i);
+                }
+            }
+        }
         let mut keep = |seq: i64, m: Option<&str>| {
-            if let (Some(&i), Some(m)) = (at.get(&seq), m.and_then(unpacked)) {
+            let i = match by_offset.get((seq - lo) as usize) {
+                Some(&i) => Some(i).filter(|&i| i != usize::MAX),
+                None => by_seq.get(&seq).copied(),
+            };
+            if let (Some(i), Some(m)) = (i, m.and_then(unpacked)) {
                 out[i] = Some(m);
             }
         };
-        if ((hi - lo) as u64) < 4 * seqs.len() as u64 {
+        if dense {
             let mut stmt = self.conn.prepare_cached(
                 "SELECT seq, measure FROM recounts
                  WHERE seq BETWEEN ?1 AND ?2 AND tokenizer = ?3 AND version = ?4",
