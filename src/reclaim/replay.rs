@@ -78,12 +78,12 @@ fn after_unrecorded(
     Ok(out)
 }
 
-/// Where the harness changed what it sends beside the messages on a path: each change's index, and what it sends
-/// after it where the change named it.
-fn changes(
-    store: Option<&Store>,
-    view: &PathView,
-) -> Result<Vec<(usize, Option<Arc<str>>)>, StoreError> {
+/// A change of what the harness sends beside the messages: its index on the path, and what it sends after it
+/// where the change named it.
+type Change = (usize, Option<Arc<str>>);
+
+/// Where the harness changed what it sends beside the messages on a path.
+fn changes(store: Option<&Store>, view: &PathView) -> Result<Vec<Change>, StoreError> {
     let idx: Vec<usize> = (0..view.len())
         .filter(|&i| view.heads[i].changes_context())
         .collect();
@@ -203,7 +203,7 @@ fn model_samples(
 /// What a path's compactions and the harness's changes mark on it ([`changes`], [`after_unrecorded`]): read once
 /// for its samples and its estimator.
 struct Marks {
-    changes: Vec<(usize, Option<Arc<str>>)>,
+    changes: Vec<Change>,
     unrecorded: Vec<Option<usize>>,
 }
 
