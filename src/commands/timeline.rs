@@ -28,36 +28,38 @@ impl Command for TimelineOf {
         let fits = crate::reclaim::replay::stored_fits(store)?;
         let prices = super::learned_prices::prices(store, settings)?;
         // each reply's cache miss is read from the loaded path alone: drawn on a second core while this one
-        // estimates
-        let (t, cache) = std::thread::scope(|s| {
-            let cache = s.spawn(|| {
-                crate::cache::on_path(
+        // estimates, which keeps of the report only the misses (the rest is let go there too)
+        let (t, misses) = std::thread::scope(|s| {
+            let misses = s.spawn(|| {
+                let report = crate::cache::on_path(
                     &view.conversation,
                     &view.heads,
                     &view.facts,
                     &view.branches,
                     &prices,
-                )
+                );
+                report
+                    .replies
+                    .into_iter()
+                    .filter_map(|r| {
+                        let lost = r.cost.zip(r.cost_if_hit).map(|(a, b)| a - b);
+                        Some((r.message, (r.cause?, lost)))
+                    })
+                    .collect::<std::collections::HashMap<String, _>>()
             });
             let t = crate::reclaim::timeline::timeline(Some(store), &view, &policy, &fits);
             (
                 t,
-                cache
+                misses
                     .join()
                     .unwrap_or_else(|p| std::panic::resume_unwind(p)),
             )
         });
         let mut t = t?;
-        let misses: std::collections::HashMap<&str, &crate::cache::ReplyCache> = cache
-            .replies
-            .iter()
-            .filter(|r| r.cause.is_some())
-            .map(|r| (r.message.as_str(), r))
-            .collect();
         for p in &mut t.points {
-            if let Some(r) = misses.get(p.message.as_str()) {
-                p.cache_miss = r.cause;
-                p.cache_lost = r.cost.zip(r.cost_if_hit).map(|(a, b)| a - b);
+            if let Some(&(cause, lost)) = misses.get(p.message.as_str()) {
+                p.cache_miss = Some(cause);
+                p.cache_lost = lost;
             }
         }
         Ok(t)
