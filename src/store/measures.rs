@@ -21,7 +21,7 @@ use crate::tokens::{Measure, Tokenizer, measure};
 pub struct Facts {
     pub measure: Measure,
     /// The model that wrote it (replies), where the harness recorded it.
-    pub model: Option<std::sync::Arc<str>>,
+    pub model: Option<Arc<str>>,
     /// What the provider measured for the request that produced it (replies).
     pub usage: Option<Usage>,
     pub created_at: i64,
