@@ -452,17 +452,15 @@ fn print_json(v: &Value) -> Result<()> {
     }
     // JSON escapes the C0 controls itself; DEL and the C1 controls it leaves raw, so they are escaped here the
     // JSON way (the text stays valid JSON)
-    let text = serde_json::to_string_pretty(&v)?;
-    let text: String = text
-        .chars()
-        .map(|c| {
-            if c.is_control() && c != '\n' {
-                format!("\\u{:04x}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect();
+    let pretty = serde_json::to_string_pretty(&v)?;
+    let mut text = String::with_capacity(pretty.len());
+    for c in pretty.chars() {
+        if c.is_control() && c != '\n' {
+            text.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            text.push(c);
+        }
+    }
     let mut o = std::io::stdout().lock();
     writeln!(o, "{text}")?;
     Ok(())
