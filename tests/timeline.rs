@@ -97,3 +97,62 @@ fn pi_compactions_are_marked_and_estimates_track_what_was_measured() {
     let median = sorted[sorted.len() / 2];
     assert!(median < 0.03, "median error {median}");
 }
+
+/// The timeline hands its estimator the totals it made: the estimator is the one `/context` makes from the path
+/// alone, and each reply's point is that estimator's figure, on real sessions of each kind of path (compactions whose
+/// text the harness never recorded, harness compactions, a harness that changed what it sends, a path counted by
+/// another tokenizer).
+#[test]
+fn the_timeline_estimates_each_reply_with_the_estimator_context_makes() {
+    use cairn::reclaim::assemble::ModelReader;
+    use cairn::reclaim::replay::{self, Estimator};
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples");
+    let mut checked = 0;
+    for f in [
+        "aider/aider-0.62-0.68-claude-3.5-sonnet-opus-infinite-output.aider.chat.history.md",
+        "pi/pi-v1-before-compaction-two-compactions.jsonl",
+        "opencode/opencode-1.4.3-export-auto-compaction-copilot-sonnet-4.6.json",
+        "gemini-cli/gemini-cli-2026-03-flash-preview-api-errors-model-switches.json",
+        "claude-code/cc-2.0.5-image-paste.jsonl",
+    ] {
+        let mut s = Store::open_in_memory().unwrap();
+        let o = cairn::import::import_file(&mut s, &samples.join(f), None);
+        assert!(o.error.is_none(), "{f}: {:?}", o.error);
+        let conv = o.conversations[0].clone();
+        let t = timeline(&mut s, &conv);
+        let view = cairn::reclaim::PathView::load(&s, &conv, None).unwrap();
+        let fits = replay::stored_fits(&s).unwrap();
+        let models: std::collections::BTreeSet<String> = view
+            .facts
+            .iter()
+            .filter(|f| f.measured_input().is_some())
+            .filter_map(|f| Some(replay::model_key(f.model.as_deref()?)))
+            .collect();
+        assert!(!models.is_empty(), "{f}");
+        for model in models {
+            let (tk, made) = replay::tokenizer_for(&fits, Some(&s), &view, &model).unwrap();
+            let v = match made {
+                Some(v) => v,
+                None => view.clone().counted_by(Some(&s), tk).unwrap(),
+            };
+            let totals = replay::totals_before(&v, ModelReader::of(&model));
+            let alone = Estimator::for_path(&fits, Some(&s), &v, (&model, tk)).unwrap();
+            let given = Estimator::for_path_with_totals(&fits, Some(&s), &v, (&model, tk), &totals)
+                .unwrap();
+            assert_eq!(alone, given, "{f}: {model}");
+            for p in &t.points {
+                let of = view.facts[p.index].model.as_deref().map(replay::model_key);
+                if of.as_deref() == Some(model.as_str()) {
+                    assert_eq!(
+                        p.estimated,
+                        alone.estimate(totals[p.index]),
+                        "{f}: {}",
+                        p.message
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 300, "{checked}");
+}
