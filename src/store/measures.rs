@@ -500,9 +500,16 @@ impl Store {
         let mut out = Vec::with_capacity(heads.len());
         let ascending = heads.windows(2).all(|w| w[0].seq < w[1].seq);
         if let (true, Some(first), Some(last)) = (ascending, heads.first(), heads.last()) {
-            let mut stmt = self.conn.prepare_cached(
-                "SELECT seq, model, packed, web_searches FROM measures WHERE seq BETWEEN ?1 AND ?2 AND conversation = ?3 ORDER BY seq",
-            )?;
+            // a path written in a row (most are) is read along the table itself; one whose range other
+            // conversations' rows fill mostly, through the conversation's index (a lookup in the table per row)
+            let dense = ((last.seq - first.seq) as u64) < 2 * heads.len() as u64;
+            let mut stmt = self.conn.prepare_cached(if dense {
+                "SELECT seq, model, packed, web_searches FROM measures
+                 WHERE seq BETWEEN ?1 AND ?2 AND +conversation = ?3 ORDER BY seq"
+            } else {
+                "SELECT seq, model, packed, web_searches FROM measures
+                 WHERE seq BETWEEN ?1 AND ?2 AND conversation = ?3 ORDER BY seq"
+            })?;
             let mut rows = stmt.query(params![first.seq, last.seq, conv.seq])?;
             let mut want = heads.iter().peekable();
             let mut names = Names::default();
