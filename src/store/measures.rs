@@ -461,11 +461,12 @@ pub(super) fn unpack<const N: usize>(packed: &str) -> [Option<i64>; N] {
     v
 }
 
-/// A path's model names, one string each: its replies repeat a few names tens of thousands of times.
+/// The model names of the measures read together, one string each: a path's replies repeat a few names tens of
+/// thousands of times.
 #[derive(Default)]
-struct Names(Vec<Arc<str>>);
+struct ModelNames(Vec<Arc<str>>);
 
-impl Names {
+impl ModelNames {
     fn of(&mut self, name: &str) -> Arc<str> {
         match self.0.iter().find(|n| &***n == name) {
             Some(n) => n.clone(),
@@ -478,7 +479,7 @@ impl Names {
     }
 }
 
-fn row_facts(r: &rusqlite::Row<'_>, at: usize, names: &mut Names) -> rusqlite::Result<Facts> {
+fn row_facts(r: &rusqlite::Row<'_>, at: usize, names: &mut ModelNames) -> rusqlite::Result<Facts> {
     let packed = r.get_ref(at + 1)?.as_str().unwrap_or_default();
     let model = match r.get_ref(at)? {
         rusqlite::types::ValueRef::Null => None,
@@ -512,7 +513,7 @@ impl Store {
             })?;
             let mut rows = stmt.query(params![first.seq, last.seq, conv.seq])?;
             let mut want = heads.iter().peekable();
-            let mut names = Names::default();
+            let mut names = ModelNames::default();
             while let Some(r) = rows.next()? {
                 let seq: i64 = r.get(0)?;
                 // a message stored without measures (it cannot be: every insert writes them) reads as zeros
@@ -531,7 +532,7 @@ impl Store {
         let mut stmt = self.conn.prepare_cached(
             "SELECT seq, model, packed, web_searches FROM measures WHERE seq = ?1",
         )?;
-        let mut names = Names::default();
+        let mut names = ModelNames::default();
         for h in heads {
             out.push(
                 stmt.query_row([h.seq], |r| row_facts(r, 1, &mut names))

@@ -57,8 +57,8 @@ pub(super) fn add_records(
 /// that grew changes them (a run cut off at one reading is billed to its checkpoint, and at the next its shutdown's
 /// totals cover it), so they are never added to. Records of a tally's type that an older reader kept among the
 /// records are dropped with them. A reading whose last tally is older than the stored ones' last (an older copy of
-/// the file, read after the grown one) leaves them. Returns whether anything changed. Not for a reading from where the last stopped
-/// (`sources.rs`): its tallies are of the new lines only.
+/// the file, read after the grown one) leaves them. Returns whether anything changed. Not for a reading from where
+/// the last stopped (`sources.rs`): its tallies are of the new lines only.
 pub(super) fn replace_tallies(
     tx: &rusqlite::Transaction<'_>,
     seq: i64,

@@ -54,11 +54,12 @@ impl Store {
         let dense = ((hi - lo) as u64) < 4 * seqs.len() as u64;
         // where each seq goes (by its offset from the lowest, where they lie close); a cell that is no kept measure
         // (not text, other fields) is counted again
-        let mut by_offset = vec![usize::MAX; if dense { (hi - lo) as usize + 1 } else { 0 }];
+        let mut by_offset: Vec<Option<usize>> =
+            vec![None; if dense { (hi - lo) as usize + 1 } else { 0 }];
         let mut by_seq: HashMap<i64, usize> = HashMap::new();
         for (i, &s) in seqs.iter().enumerate() {
             match by_offset.get_mut((s - lo) as usize) {
-                Some(slot) => *slot = i,
+                Some(slot) => *slot = Some(i),
                 None => {
                     by_seq.insert(s, i);
                 }
@@ -66,7 +67,7 @@ impl Store {
         }
         let mut keep = |seq: i64, m: Option<&str>| {
             let i = match by_offset.get((seq - lo) as usize) {
-                Some(&i) => Some(i).filter(|&i| i != usize::MAX),
+                Some(&i) => i,
                 None => by_seq.get(&seq).copied(),
             };
             if let (Some(i), Some(m)) = (i, m.and_then(unpacked)) {
