@@ -96,9 +96,15 @@ impl Store {
                     // the session read whole names itself as it does now (a title the harness gave it later:
                     // Qwen Code's `custom_title`, Droid's, Claude Code's summary)
                     super::sources::retitle(&tx, conv.seq, c.title.as_deref())?;
-                    let recorded = record_more(&tx, &conv, &c.meta)?;
-                    super::records::add_records(&tx, conv.seq, &c.meta)?;
-                    super::records::replace_tallies(&tx, conv.seq, &c.meta)?;
+                    // what the reading kept beside the messages, taken into the stored meta read and written
+                    // once
+                    let mut meta = super::records::stored_meta(&tx, conv.seq)?;
+                    let recorded = record_more(&mut meta, &c.meta);
+                    let records = super::records::take_records(&mut meta, &c.meta);
+                    let tallies = super::records::take_tallies(&mut meta, &c.meta);
+                    if !recorded.is_empty() || records > 0 || tallies {
+                        super::records::write_meta(&tx, conv.seq, &meta)?;
+                    }
                     let (added, retired, late) = append_missing(&tx, &conv, c)?;
                     out.push(Merged {
                         conversation: id,
@@ -149,17 +155,9 @@ impl Store {
 /// What a newer reader records of the session that the stored conversation lacks (Codex's `sends_beside`: where its
 /// base instructions and tools are) is added to its meta: only keys it does not have, so nothing recorded before,
 /// by a reader or by cairn, changes.
-fn record_more(
-    tx: &rusqlite::Transaction<'_>,
-    conv: &ConvRow,
-    read: &serde_json::Value,
-) -> Result<Vec<String>> {
-    let Some(read) = read.as_object() else {
-        return Ok(Vec::new());
-    };
-    let mut meta = super::records::stored_meta(tx, conv.seq)?;
-    let Some(have) = meta.as_object_mut() else {
-        return Ok(Vec::new());
+fn record_more(meta: &mut serde_json::Value, read: &serde_json::Value) -> Vec<String> {
+    let (Some(read), Some(have)) = (read.as_object(), meta.as_object_mut()) else {
+        return Vec::new();
     };
     let mut more = Vec::new();
     for (k, v) in read {
@@ -168,13 +166,7 @@ fn record_more(
             more.push(k.clone());
         }
     }
-    if !more.is_empty() {
-        tx.execute(
-            "UPDATE conversations SET meta = ?1 WHERE seq = ?2",
-            rusqlite::params![meta.to_string(), conv.seq],
-        )?;
-    }
-    Ok(more)
+    more
 }
 
 /// A former reading of the file is retired from the figures. A newer reader may read a harness's file otherwise
