@@ -326,7 +326,7 @@ fn with_billing(store: &Store, since: Option<i64>, mut table: Stats) -> Result<S
         let billed = book_billing(records, since, table.by, field, &projects);
         for row in &mut table.rows {
             if let Some(n) = billed.get(&row.key) {
-                *of_row(row) = Some((n * 1e6).round() / 1e6);
+                *of_row(row) = Some(millionths(*n));
             }
         }
     }
@@ -339,6 +339,12 @@ fn with_billing(store: &Store, since: Option<i64>, mut table: Stats) -> Result<S
 pub const PREMIUM_REQUESTS_RECORD: &str = "copilot.premium_requests";
 /// The same of its AI credits (`ai_credits`).
 pub const AI_CREDITS_RECORD: &str = "copilot.ai_credits";
+
+/// What Copilot billed, to the millionth (as the tallies keep it and the rows sum it): premium requests are billed in
+/// fractions such as 0.33, AI credits in billionths.
+pub fn millionths(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
 
 /// What the kept tallies (`records`: each with the conversation that keeps it) count in their `field`, booked to
 /// the rows of a table by `by`: the session's, its model's, the day or week it ended, its session's project (with

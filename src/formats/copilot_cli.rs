@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 use super::{FormatError, ImportReport, Parsed, note, text_of, timestamp_ms};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 use crate::reclaim::marker::{Kept, harness_meta};
+use crate::stats::millionths;
 
 const SOURCE: &str = "copilot-cli";
 
@@ -285,11 +286,6 @@ impl Billed {
         }
         out
     }
-}
-
-/// To the millionth: premium requests are billed in fractions such as 0.33, AI credits in billionths.
-fn millionths(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
 }
 
 /// One event: its line, type, data, time and the subagent it belongs to (None: the parent).
