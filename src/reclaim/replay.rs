@@ -500,6 +500,8 @@ pub fn tokenizer_for(
     }
     let mut results = Vec::with_capacity(tried.len());
     let mut counted = Vec::with_capacity(tried.len());
+    // where the harness changed what it sends and compacted: the path's own, however its messages are counted
+    let marks = Marks::of(store, view)?;
     for tk in tried {
         let recounted = match tk {
             Tokenizer::Estimate => None,
@@ -507,7 +509,7 @@ pub fn tokenizer_for(
         };
         // the model's replies, against the path as `tk` counts it
         let v = recounted.as_ref().unwrap_or(view);
-        let own_replies = model_samples(store, v, (&model, None), &Marks::of(store, v)?)?;
+        let own_replies = model_samples(store, v, (&model, None), &marks)?;
         let (f, _, after) = calibrated(&[own_replies]);
         results.push((tk, f.is_some(), after));
         counted.push((tk, recounted));
