@@ -84,7 +84,7 @@ enum Command {
     /// it and prints the command that resumes it.
     #[command(name = "continue")]
     Continue(continue_in::Args),
-    /// List the Claude Code, pi and Codex sessions in their standard folders, newest first.
+    /// List the sessions other harnesses left in their standard folders, newest first.
     Discover(discover::Args),
     /// Render messages (or a text file) into snapshot pages: page-001.png..., manifest.json, factsheet.txt.
     Render(render::Args),
@@ -383,6 +383,24 @@ impl Ctx {
             &cancel,
         )?)
     }
+}
+
+/// A table's cell of `width` terminal columns: `s` cut to fit (by the columns its characters take, two for a CJK
+/// one) and padded with spaces.
+fn cell(s: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let mut taken = 0;
+    let mut cut = String::with_capacity(s.len().min(width * 4));
+    for c in s.chars() {
+        let w = c.width().unwrap_or(0);
+        if taken + w > width {
+            break;
+        }
+        taken += w;
+        cut.push(c);
+    }
+    cut.extend(std::iter::repeat_n(' ', width - taken));
+    cut
 }
 
 /// Prints a line on stdout.

@@ -11,7 +11,8 @@
 //! (`~/.local/share/opencode/storage/session/<project>/ses_*.json`, its messages read beside it), and the task
 //! folders of Cline, Roo Code and Kilo Code in the editors' extension storage (`<editor>/User/globalStorage/
 //! <extension>/tasks/<id>/api_conversation_history.json`, for VS Code, its Insiders build, VSCodium, Cursor and
-//! Windsurf, under `~/.config` and macOS's `~/Library/Application Support`). Newest first, with size and a message count from a quick scan (no full parse).
+//! Windsurf, under `~/.config` and macOS's `~/Library/Application Support`), and mini-SWE-agent's last run
+//! (`~/.config/mini-swe-agent/last_mini_run.traj.json`). Newest first, with size and a message count from a quick scan (no full parse).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -45,6 +46,7 @@ pub const LOCATIONS: &[(Format, &str)] = &[
     (Format::KimiCli, ".kimi/sessions"),
     (Format::Amp, ".local/share/amp/threads"),
     (Format::Goose, ".local/share/goose/sessions"),
+    (Format::MiniSweAgent, ".config/mini-swe-agent"),
 ];
 
 /// Editors whose extension storage may hold Cline-family task folders, and the extensions' ids.
@@ -145,6 +147,11 @@ fn locations(home: &Home) -> Vec<(Format, PathBuf)> {
             ));
         }
     }
+    // mini-SWE-agent keeps its last run in the platform's configuration folder: macOS's is Application Support
+    out.push((
+        Format::MiniSweAgent,
+        home.join("Library/Application Support/mini-swe-agent"),
+    ));
     out
 }
 
@@ -209,6 +216,10 @@ fn is_session(format: Format, p: &Path) -> bool {
         Format::Cline => p
             .file_name()
             .is_some_and(|n| n == "api_conversation_history.json"),
+        // the `mini` CLI's last run (`last_mini_run.traj.json`) and any trajectory kept beside it
+        Format::MiniSweAgent => p
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().ends_with(".traj.json")),
         // `session/<project>/ses_*.json`
         Format::Opencode => {
             p.extension().is_some_and(|x| x == "json")
@@ -299,8 +310,8 @@ pub fn discover_in(home: &Home) -> Vec<SessionFile> {
 }
 
 fn count_messages(p: &Path, format: Format) -> usize {
-    // Cline keeps one JSON array: its messages; Amp one document: its `messages`
-    if matches!(format, Format::Cline | Format::Amp) {
+    // Cline keeps one JSON array: its messages; Amp and mini-SWE-agent one document: its `messages`
+    if matches!(format, Format::Cline | Format::Amp | Format::MiniSweAgent) {
         return std::fs::read(p)
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())

@@ -68,6 +68,8 @@ pub enum Format {
     SweAgent,
     /// An OpenHands trajectory (an array of events).
     OpenHands,
+    /// A mini-SWE-agent trajectory (`.traj.json`: one JSON document).
+    MiniSweAgent,
     /// A Gemini CLI chat file (one JSON document).
     GeminiCli,
     /// An opencode session (`opencode export`: one JSON document).
@@ -95,7 +97,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 20] = [
+    pub const ALL: [Format; 21] = [
         Format::Cairn,
         Format::ClaudeCode,
         Format::Pi,
@@ -104,6 +106,7 @@ impl Format {
         Format::Openai,
         Format::SweAgent,
         Format::OpenHands,
+        Format::MiniSweAgent,
         Format::GeminiCli,
         Format::Opencode,
         Format::Cursor,
@@ -133,6 +136,7 @@ impl Format {
             Format::Openai => "openai",
             Format::SweAgent => "swe-agent",
             Format::OpenHands => "openhands",
+            Format::MiniSweAgent => "mini-swe-agent",
             Format::GeminiCli => "gemini-cli",
             Format::Opencode => "opencode",
             Format::Cursor => "cursor",
@@ -508,6 +512,9 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
     if lines.len() == 1 && trajectories::is_openhands(first) {
         return Some(Format::OpenHands);
     }
+    if lines.len() == 1 && trajectories::mini_swe_agent::is_mini_swe_agent(first) {
+        return Some(Format::MiniSweAgent);
+    }
     if gemini_cli::is_document(lines) || gemini_cli::log::is_log(lines) {
         return Some(Format::GeminiCli);
     }
@@ -653,7 +660,7 @@ fn parse_as(
             let (l, d) = one_document(path, &lines, "a Gemini CLI chat file is one JSON document")?;
             gemini_cli::parse(path, l, d)?
         }
-        Format::SweAgent | Format::OpenHands => {
+        Format::SweAgent | Format::OpenHands | Format::MiniSweAgent => {
             let (line, doc) = match lines.as_slice() {
                 [(l, d)] => (*l, d.clone()),
                 _ => {
@@ -665,10 +672,10 @@ fn parse_as(
                     (1, doc)
                 }
             };
-            if format == Format::SweAgent {
-                trajectories::parse_sweagent(path, line, &doc)?
-            } else {
-                trajectories::parse_openhands(path, line, &doc)?
+            match format {
+                Format::SweAgent => trajectories::parse_sweagent(path, line, &doc)?,
+                Format::MiniSweAgent => trajectories::mini_swe_agent::parse(path, line, &doc)?,
+                _ => trajectories::parse_openhands(path, line, &doc)?,
             }
         }
     })
@@ -814,7 +821,8 @@ pub fn said_by_harness(meta: &Value) -> bool {
 }
 
 /// What a reply cost as its harness recorded it, in US dollars: pi's `usage.cost.total` (from pi's own price
-/// list), opencode's `cost` (from models.dev's), Cline's request `cost` (from its own). What prices a model no
+/// list), opencode's `cost` (from models.dev's), Cline's request `cost` (from its own), mini-SWE-agent's `extra.cost`
+/// and SWE-agent's run total (from litellm's). What prices a model no
 /// catalog knows ([`crate::models::learn`]).
 /// A harness that does not know the price, or serves the model under a subscription, records 0: no figure.
 pub fn recorded_cost(meta: &Value) -> Option<f64> {
@@ -825,6 +833,8 @@ pub fn recorded_cost(meta: &Value) -> Option<f64> {
             .pointer("/message/usage/cost/total"),
         "opencode" => meta.pointer("/info/cost"),
         "cline" => meta.get("cost"),
+        trajectories::mini_swe_agent::SOURCE => meta.pointer("/entry/extra/cost"),
+        "swe-agent" => meta.pointer("/run_totals/cost"),
         _ => None,
     }?;
     cost.as_f64().filter(|c| *c > 0.0 && c.is_finite())

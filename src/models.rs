@@ -83,11 +83,14 @@ impl Family {
 
 /// Names harnesses record where there was no model: Claude Code's placeholder for replies it wrote itself, and
 /// the empty and "unknown" names of files that did not say.
-const NOT_MODELS: &[&str] = &["<synthetic>", "unknown", "(no model)"];
+const NOT_MODELS: &[&str] = &["<synthetic>", "unknown", NO_MODEL];
+
+/// What figures of replies whose harness named no model are listed under (a SWE-agent run before 1.0).
+pub const NO_MODEL: &str = "(no model)";
 
 /// A model's name as cairn keys it: any router prefix (`anthropic/`, `openrouter/x/`) and the snapshot's date
-/// (`-20250929`, `@20250929`) removed, so one model's replies are counted together whichever alias a harness
-/// recorded. None for names that are not a model (Claude Code's `<synthetic>`).
+/// (`-20250929`, `@20250929`, OpenAI's `-2025-04-14`) removed, so one model's replies are counted together
+/// whichever alias a harness recorded. None for names that are not a model (Claude Code's `<synthetic>`).
 pub fn key(raw: &str) -> Option<String> {
     let raw = raw.trim();
     if raw.is_empty() || NOT_MODELS.contains(&raw) {
@@ -97,7 +100,12 @@ pub fn key(raw: &str) -> Option<String> {
     let base = base.rsplit('/').next().unwrap_or(base);
     let base = match base.rsplit_once('-') {
         Some((head, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => head,
-        _ => base,
+        _ => match openai_snapshot(base) {
+            // OpenAI's dated snapshots (`gpt-4.1-2025-04-14`) are the model, unless the catalog prices the snapshot
+            // as a model of its own (`gpt-4o-2024-05-13`)
+            Some(head) if catalog::listed(base).is_none_or(|l| l.id != base) => head,
+            _ => base,
+        },
     };
     // routers spell Claude's versions with dots (`claude-sonnet-4.6`); Anthropic with hyphens
     let base = if base.starts_with("claude-") {
@@ -106,6 +114,21 @@ pub fn key(raw: &str) -> Option<String> {
         base.to_string()
     };
     (!base.is_empty()).then_some(base)
+}
+
+/// The model of an OpenAI snapshot's name: `gpt-4.1` of `gpt-4.1-2025-04-14` (a `-YYYY-MM-DD` suffix).
+fn openai_snapshot(name: &str) -> Option<&str> {
+    let (head, date) = name.split_at_checked(name.len().checked_sub(11)?)?;
+    let b = date.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    (b[0] == b'-'
+        && digits(1..5)
+        && b[5] == b'-'
+        && digits(6..8)
+        && b[8] == b'-'
+        && digits(9..11)
+        && !head.is_empty())
+    .then_some(head)
 }
 
 /// The speeds (service tiers) a provider reports serving a request at that are priced otherwise than its standard
@@ -646,6 +669,24 @@ mod tests {
             Some("claude-sonnet-4-6")
         );
         assert_eq!(key("gpt-5.5").as_deref(), Some("gpt-5.5"));
+        // OpenAI's dated snapshots, as its API and litellm name them, are their model...
+        assert_eq!(key("gpt-4.1-2025-04-14").as_deref(), Some("gpt-4.1"));
+        assert_eq!(
+            key("openai/gpt-5-mini-2025-08-07").as_deref(),
+            Some("gpt-5-mini")
+        );
+        // ...unless the catalog prices the snapshot apart ($5 / $15, where gpt-4o is $2.50 / $10)
+        assert_eq!(
+            key("gpt-4o-2024-05-13").as_deref(),
+            Some("gpt-4o-2024-05-13")
+        );
+        let u = crate::model::Usage {
+            input_tokens: 1_000_000,
+            ..Default::default()
+        };
+        let none = Default::default();
+        assert_eq!(cost("gpt-4o-2024-05-13", &u, 0, &none), Some(5.0));
+        assert_eq!(cost("gpt-4o-2024-08-06", &u, 0, &none), Some(2.5));
         assert_eq!(key("<synthetic>"), None);
         assert_eq!(key(""), None);
     }

@@ -238,7 +238,7 @@ pub fn stats(
             let mut total = 0.0;
             let mut unpriced = std::collections::BTreeSet::new();
             for b in &g.buckets {
-                let name = b.model.as_deref().unwrap_or("(no model)");
+                let name = b.model.as_deref().unwrap_or(crate::models::NO_MODEL);
                 let c = match pricer.cost_of_sum(name, &b.usage, b.hour, b.max_prompt) {
                     Ok(c) => c,
                     // a request of this hour may reach a tier: each priced as its own

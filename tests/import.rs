@@ -7,7 +7,7 @@ use cairn::formats::{self, Format};
 use cairn::import;
 use cairn::model::{Block, Role};
 use cairn::pairs;
-use cairn::store::Store;
+use cairn::store::{By, Store};
 
 fn fixture(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -558,6 +558,200 @@ fn swe_agent_trajectories_import_as_tool_calls_with_their_outcome() {
     let meta = s.conversation_meta(&ids[0]).unwrap();
     assert_eq!(meta["info"]["model_stats"]["api_calls"], 5);
     assert_eq!(meta["info"]["exit_status"], "submitted");
+    // SWE-agent measures the run, not a reply: its totals are the last reply's, as the sum of its 5 requests
+    let last = path
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant)
+        .unwrap();
+    let u = last.usage.unwrap();
+    assert_eq!(
+        (u.input_tokens, u.output_tokens, u.requests),
+        (52_861, 326, 5)
+    );
+    assert_eq!(last.meta["run_totals"]["cost"], 0.53839);
+    // a run before SWE-agent 1.0 names no model: its tokens are counted, its cost is unknown, never $0
+    let st = cairn::stats::stats(&s, By::Conversation, None, &Default::default()).unwrap();
+    let row = st.rows.iter().find(|r| r.key == ids[0]).unwrap();
+    assert_eq!((row.input_tokens, row.output_tokens), (52_861, 326));
+    assert_eq!(row.cost_usd, None);
+    assert_eq!(row.unpriced, vec![cairn::models::NO_MODEL.to_string()]);
+}
+
+#[test]
+fn a_swe_agent_run_that_names_its_model_is_priced_as_that_model() {
+    // SWE-agent 1.x keeps the run's configuration as a JSON string, with the model under `agent.model.name`
+    let mut doc: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(fixture("trajectories/sweagent-gpt4-test-repo-i1.traj")).unwrap(),
+    )
+    .unwrap();
+    doc["replay_config"] =
+        serde_json::json!(r#"{"agent": {"model": {"name": "claude-3-5-sonnet-20241022"}}}"#);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.traj");
+    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let mut s = Store::open(dir.path().join("i.db")).unwrap();
+    let o = import::import_file(&mut s, &file, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    let path = s.active_path(&o.conversations[0]).unwrap();
+    assert!(
+        path.iter()
+            .filter(|m| m.role == Role::Assistant)
+            .all(|m| m.meta["model"] == "claude-3-5-sonnet-20241022")
+    );
+    let st = cairn::stats::stats(&s, By::Model, None, &Default::default()).unwrap();
+    let row = st
+        .rows
+        .iter()
+        .find(|r| r.key == "claude-3-5-sonnet")
+        .unwrap();
+    // $3 / $15 per million: 52,861 in and 326 out
+    let cost = row.cost_usd.unwrap();
+    assert!(
+        (cost - (52_861.0 * 3.0 + 326.0 * 15.0) / 1e6).abs() < 1e-9,
+        "{cost}"
+    );
+}
+
+/// mini-SWE-agent's trajectories as mini-SWE-agent 2.4.6 and 1.17.5 wrote them (their model scripted: litellm
+/// responses whose usage litellm's token counter gave, so what the fixtures call measured is litellm's count).
+#[test]
+fn mini_swe_agent_trajectories_of_every_layout_import_with_their_measured_replies() {
+    let (_d, mut s) = store();
+    let prices = Default::default();
+    // 2.x with tool calls, one reply rejected for want of one
+    let (ids, r) = import_ok(
+        &mut s,
+        "mini-swe-agent/mini-2.4-toolcall-format-error-gpt-4.1.traj.json",
+    );
+    let conv = &ids[0];
+    assert_eq!(
+        s.conversation(conv).unwrap().title.as_deref(),
+        Some(
+            "calc.py crashes with ZeroDivisionError when b is 0; make div raise a clear error… \
+             (mini-SWE-agent, Submitted)"
+        )
+    );
+    assert_eq!((r.messages, r.tool_pairs), (13, 4));
+    assert_eq!(
+        r.skipped
+            .get("the run's exit (never sent to the model; kept as metadata)"),
+        Some(&1)
+    );
+    assert_active_path_pair_valid(&s, conv);
+    let path = s.active_path(conv).unwrap();
+    let replies: Vec<_> = path.iter().filter(|m| m.role == Role::Assistant).collect();
+    assert_eq!(replies.len(), 6);
+    assert!(
+        replies
+            .iter()
+            .all(|m| m.meta["model"] == "gpt-4.1-2025-04-14" && m.usage.is_some())
+    );
+    // the rejected reply was billed and measured, and is never sent again
+    let rejected: Vec<_> = replies.iter().filter(|m| m.is_failed()).collect();
+    assert_eq!(rejected.len(), 1);
+    assert!(
+        cairn::model::plain_text(&rejected[0].content)
+            .starts_with("I will explain without a command")
+    );
+    // the command that exited 1 is an error
+    let errors = path
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .filter(|b| matches!(b, Block::ToolResult { is_error: true, .. }))
+        .count();
+    assert_eq!(errors, 1);
+    // the system message and the task carry the run's time (the first reply's), not the import's
+    assert_eq!(path[0].created_at, replies[0].created_at);
+    assert!(path.windows(2).all(|w| w[0].created_at <= w[1].created_at));
+    // the model's list price gives what mini-SWE-agent computed with litellm's, to the cent and beyond
+    let meta = s.conversation_meta(conv).unwrap();
+    let computed = meta["info"]["model_stats"]["instance_cost"]
+        .as_f64()
+        .unwrap();
+    let st = cairn::stats::stats(&s, By::Conversation, None, &prices).unwrap();
+    let row = st.rows.iter().find(|r| &r.key == conv).unwrap();
+    assert!((row.cost_usd.unwrap() - computed).abs() < 1e-9);
+    assert_eq!((row.tool_calls, row.tool_errors), (5, 1));
+    // every reply is replayed against its measured prompt (litellm's `prompt_tokens`, the cache inside it)
+    let rp = cairn::reclaim::replay::replay(&s, Some(conv)).unwrap();
+    assert_eq!(rp.replies.len(), 6);
+    let first = replies[0].usage.unwrap();
+    assert_eq!(rp.replies[0].measured, first.prompt());
+    assert_eq!(rp.models[0].model, "gpt-4.1");
+
+    // 2.x through the Responses API: replies are response objects, results `function_call_output` items
+    let (ids, r) = import_ok(
+        &mut s,
+        "mini-swe-agent/mini-2.4-responses-api-gpt-5.1.traj.json",
+    );
+    assert_eq!((r.messages, r.tool_pairs), (7, 2));
+    assert_active_path_pair_valid(&s, &ids[0]);
+    let path = s.active_path(&ids[0]).unwrap();
+    let reply = path.iter().find(|m| m.role == Role::Assistant).unwrap();
+    assert!(matches!(reply.content[0], Block::Thinking { .. }));
+    assert!(
+        reply
+            .content
+            .iter()
+            .any(|b| matches!(b, Block::ToolUse { name, .. } if name == "bash"))
+    );
+    let u = reply.usage.unwrap();
+    assert_eq!(reply.meta["model"], "gpt-5.1-2025-11-13");
+    assert!(u.input_tokens > 0 && u.output_tokens > 0);
+    let st = cairn::stats::stats(&s, By::Conversation, None, &prices).unwrap();
+    let row = st.rows.iter().find(|r| r.key == ids[0]).unwrap();
+    let meta = s.conversation_meta(&ids[0]).unwrap();
+    let computed = meta["info"]["model_stats"]["instance_cost"]
+        .as_f64()
+        .unwrap();
+    assert!((row.cost_usd.unwrap() - computed).abs() < 1e-9);
+
+    // the text-based form (2.x) and 1.x: commands in the reply's text, their output the next user message
+    let mut conv = String::new();
+    for (f, replies_n) in [
+        ("mini-swe-agent/mini-2.4-textbased-gpt-4.1.traj.json", 6),
+        (
+            "mini-swe-agent/mini-1.17-textbased-claude-sonnet-4.traj.json",
+            5,
+        ),
+    ] {
+        let (ids, r) = import_ok(&mut s, f);
+        conv = ids[0].clone();
+        assert_eq!(r.tool_pairs, 0, "{f}");
+        let path = s.active_path(&ids[0]).unwrap();
+        let replies: Vec<_> = path.iter().filter(|m| m.role == Role::Assistant).collect();
+        assert_eq!(replies.len(), replies_n, "{f}");
+        assert!(replies.iter().all(|m| m.usage.is_some()), "{f}");
+    }
+    // 1.x through litellm to Anthropic: cache writes and reads apart from the uncached input
+    let path = s.active_path(&conv).unwrap();
+    let second = path
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .nth(1)
+        .unwrap();
+    let u = second.usage.unwrap();
+    assert_eq!(second.meta["model"], "claude-sonnet-4-20250514");
+    assert!(u.cache_read_input_tokens > 0 && u.cache_creation_input_tokens > 0);
+
+    // `cairn discover` finds the `mini` CLI's last run where mini-SWE-agent keeps it (its settings beside it are not
+    // a session)
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join(".config/mini-swe-agent");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        fixture("mini-swe-agent/mini-2.4-textbased-gpt-4.1.traj.json"),
+        dir.join("last_mini_run.traj.json"),
+    )
+    .unwrap();
+    std::fs::write(dir.join(".env"), "MSWEA_CONFIGURED=true\n").unwrap();
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].format, found[0].messages),
+        (Format::MiniSweAgent, 13)
+    );
 }
 
 #[test]

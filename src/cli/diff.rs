@@ -54,19 +54,9 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     for p in &d.pairs {
         let mark = if p.same { "=" } else { "≠" };
         out(&format!(
-            "{mark} {:<60} | {}",
-            p.a_line
-                .as_deref()
-                .unwrap_or("")
-                .chars()
-                .take(60)
-                .collect::<String>(),
-            p.b_line
-                .as_deref()
-                .unwrap_or("")
-                .chars()
-                .take(60)
-                .collect::<String>()
+            "{mark} {} | {}",
+            super::cell(p.a_line.as_deref().unwrap_or(""), 60),
+            super::cell(p.b_line.as_deref().unwrap_or(""), 60).trim_end()
         ))?;
         if let Some(diff) = &p.diff {
             for l in diff.lines().take(40) {

@@ -79,11 +79,19 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
     for r in &s.rows {
         row_lines(r)?;
     }
-    let unpriced = s.unpriced();
+    let (nameless, unpriced): (Vec<String>, Vec<String>) = s
+        .unpriced()
+        .into_iter()
+        .partition(|m| m == crate::models::NO_MODEL);
     if !unpriced.is_empty() {
         eprintln!(
             "cairn: no list price for {} (add them under \"prices\" in the settings file); their cost is unknown",
             unpriced.join(", ")
+        );
+    }
+    if !nameless.is_empty() {
+        eprintln!(
+            "cairn: some replies recorded usage but their harness named no model; their cost is unknown"
         );
     }
     Ok(())
@@ -111,16 +119,15 @@ fn tools_table(s: &crate::stats::Stats) -> Result<()> {
 
 /// One row of the table, and the line of its cache misses beneath.
 fn row_lines(r: &crate::stats::StatsRow) -> Result<()> {
-    let key: String = match &r.label {
-        Some(l) => format!("{} {}", r.key, l),
-        None => r.key.clone(),
-    }
-    .chars()
-    .take(34)
-    .collect();
+    let key = super::cell(
+        &match &r.label {
+            Some(l) => format!("{} {}", r.key, l),
+            None => r.key.clone(),
+        },
+        34,
+    );
     out(&format!(
-        "{:<34} {:>8} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>8} {:>6} {:>10}",
-        key,
+        "{key} {:>8} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>8} {:>6} {:>10}",
         r.sessions,
         r.turns,
         r.tool_calls,

@@ -12,6 +12,8 @@ use serde_json::{Value, json};
 use super::{FormatError, ImportReport, Parsed, chain, text_of, timestamp_ms};
 use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 
+pub mod mini_swe_agent;
+
 /// Whether a document is a SWE-agent trajectory.
 pub fn is_sweagent(doc: &Value) -> bool {
     doc.get("history").is_some_and(Value::is_array)
@@ -63,6 +65,15 @@ pub fn parse_sweagent(path: &Path, line: usize, doc: &Value) -> Result<Parsed, F
         report.skip("trajectory steps (the history holds them; kept as metadata)");
     }
     let info = doc.get("info").cloned().unwrap_or(Value::Null);
+    let model = sweagent_model(doc);
+    if let Some(model) = &model {
+        for m in out.iter_mut().filter(|m| m.role == Role::Assistant) {
+            m.meta["model"] = json!(model);
+        }
+    }
+    if let Some(stats) = info.get("model_stats") {
+        sweagent_totals(&mut out, stats);
+    }
     let title = sweagent_title(&out, &info);
     let mut meta = json!({"source": "swe-agent", "info": info});
     if let Some(env) = doc.get("environment") {
@@ -83,6 +94,49 @@ pub fn parse_sweagent(path: &Path, line: usize, doc: &Value) -> Result<Parsed, F
         report,
         children: Vec::new(),
     })
+}
+
+/// The model a SWE-agent run used, where the trajectory names it: SWE-agent 1.x keeps the run's configuration
+/// (`replay_config`, a JSON string) with `agent.model.name`. Runs before 1.0 name it only in their output folder.
+fn sweagent_model(doc: &Value) -> Option<String> {
+    let cfg = doc.get("replay_config")?;
+    let parsed;
+    let cfg = match cfg {
+        Value::String(s) => {
+            parsed = serde_json::from_str::<Value>(s).ok()?;
+            &parsed
+        }
+        v => v,
+    };
+    cfg.pointer("/agent/model/name")
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty())
+        .map(str::to_string)
+}
+
+/// SWE-agent measures a run as a whole (`info.model_stats`: tokens sent and received over all its calls, the
+/// calls, and what it computed they cost), never a reply: the sum is set on the last reply as the usage of that
+/// many requests (no reply's prompt is measured), with what SWE-agent computed beside it.
+fn sweagent_totals(out: &mut [NewMessage], stats: &Value) {
+    let n = |k: &str| stats.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let (sent, received, calls) = (n("tokens_sent"), n("tokens_received"), n("api_calls"));
+    if sent == 0 && received == 0 {
+        return;
+    }
+    let Some(last) = out.iter_mut().rev().find(|m| m.role == Role::Assistant) else {
+        return;
+    };
+    last.usage = Some(Usage {
+        input_tokens: sent,
+        output_tokens: received,
+        requests: calls.max(1),
+        ..Usage::default()
+    });
+    last.meta["run_totals"] = json!({
+        "source": "info.model_stats",
+        "requests": calls,
+        "cost": stats.get("instance_cost"),
+    });
 }
 
 /// One message of a SWE-agent history (`open_call`: the call an old-style action opened, answered by the next
@@ -201,22 +255,36 @@ fn sweagent_title(out: &[NewMessage], info: &Value) -> Option<String> {
     }
 }
 
-/// The usage an OpenHands action's LLM response recorded (litellm's shape: `prompt_tokens` includes the cache).
-fn openhands_usage(mr: &Value) -> Option<Usage> {
-    let u = mr.get("usage")?;
-    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-    let read = u
-        .get("cache_read_input_tokens")
-        .and_then(Value::as_u64)
-        .or_else(|| {
-            u.pointer("/prompt_tokens_details/cached_tokens")
-                .and_then(Value::as_u64)
-        })
-        .unwrap_or(0);
-    let write = n("cache_creation_input_tokens");
+/// What a provider measured for one request, as litellm writes it (OpenHands, mini-SWE-agent): Chat Completions (`prompt_tokens`, which holds
+/// the cache reads and writes; `cache_read_input_tokens` or `prompt_tokens_details.cached_tokens`;
+/// `cache_creation_input_tokens` or OpenRouter's `prompt_tokens_details.cache_write_tokens`) or the Responses API
+/// (`input_tokens`, holding `input_tokens_details.cached_tokens`). None where it measured nothing.
+pub(super) fn litellm_usage(u: &Value) -> Option<Usage> {
+    let n = |p: &str| u.pointer(p).and_then(Value::as_u64);
+    let (prompt, output, read, write) =
+        if u.get("prompt_tokens").is_some() || u.get("completion_tokens").is_some() {
+            (
+                n("/prompt_tokens"),
+                n("/completion_tokens"),
+                n("/cache_read_input_tokens").or_else(|| n("/prompt_tokens_details/cached_tokens")),
+                n("/cache_creation_input_tokens")
+                    .or_else(|| n("/prompt_tokens_details/cache_write_tokens")),
+            )
+        } else {
+            (
+                n("/input_tokens"),
+                n("/output_tokens"),
+                n("/input_tokens_details/cached_tokens"),
+                None,
+            )
+        };
+    if prompt.is_none() && output.is_none() {
+        return None;
+    }
+    let (read, write) = (read.unwrap_or(0), write.unwrap_or(0));
     Some(Usage {
-        input_tokens: n("prompt_tokens").saturating_sub(read + write),
-        output_tokens: n("completion_tokens"),
+        input_tokens: prompt.unwrap_or(0).saturating_sub(read + write),
+        output_tokens: output.unwrap_or(0),
         cache_read_input_tokens: read,
         cache_creation_input_tokens: write,
         ..Usage::default()
@@ -324,7 +392,7 @@ impl OpenHands {
             blocks.push(Block::text(text));
         }
         let mut m = NewMessage::new(Role::Assistant, blocks);
-        m.usage = openhands_usage(mr);
+        m.usage = mr.get("usage").and_then(litellm_usage);
         m.meta = json!({"source": "openhands", "model": mr.get("model"), "response_id": rid});
         m.created_at = timestamp_ms(e.get("timestamp"));
         self.out.push(m);

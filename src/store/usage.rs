@@ -330,7 +330,9 @@ impl Store {
                 g.tool_errors += n(13)?;
             }
             if n(11)? > 0 {
-                let model = model.clone().unwrap_or_else(|| "(no model)".into());
+                let model = model
+                    .clone()
+                    .unwrap_or_else(|| crate::models::NO_MODEL.into());
                 g.by_model.push((model, [n(7)?, n(8)?, n(9)?, n(10)?]));
             }
             let (a, b): (i64, i64) = (r.get(5)?, r.get(6)?);
