@@ -2421,6 +2421,7 @@ fn a_session_read_again_takes_the_title_its_harness_gave_it_since() {
         .join("5f0c2a4e-8d1b-4c7e-9a31-2b6d4e8f1a90.jsonl");
     let whole = std::fs::read_to_string(qwen_fixture()).unwrap();
     let early: String = whole.lines().take(8).map(|l| format!("{l}\n")).collect();
+    let early_copy = early.clone();
     std::fs::write(&f, early).unwrap();
     let (mut s, o) = imported(&f);
     let conv = o.conversations[0].clone();
@@ -2434,6 +2435,18 @@ fn a_session_read_again_takes_the_title_its_harness_gave_it_since() {
         (again.status, again.conversations.clone()),
         ("grown", vec![conv.clone()])
     );
+    assert_eq!(
+        s.conversation(&conv).unwrap().title.as_deref(),
+        Some("Verbose flag for the CLI")
+    );
+    // an older copy of the session read after it (a backup, the session synced from another machine) adds nothing
+    // and does not name it back
+    let backup = dir.path().join("backup");
+    std::fs::create_dir_all(&backup).unwrap();
+    let old = backup.join("5f0c2a4e-8d1b-4c7e-9a31-2b6d4e8f1a90.jsonl");
+    std::fs::write(&old, early_copy).unwrap();
+    let o = cairn::import::import_file(&mut s, &old, None);
+    assert_eq!(o.conversations, vec![conv.clone()], "{:?}", o.error);
     assert_eq!(
         s.conversation(&conv).unwrap().title.as_deref(),
         Some("Verbose flag for the CLI")

@@ -93,9 +93,6 @@ impl Store {
             match existing {
                 Some(id) => {
                     let conv = conv_row(&tx, &id)?;
-                    // the session read whole names itself as it does now (a title the harness gave it later:
-                    // Qwen Code's `custom_title`, Droid's, Claude Code's summary)
-                    super::sources::retitle(&tx, conv.seq, c.title.as_deref())?;
                     // what the reading kept beside the messages, taken into the stored meta read and written
                     // once
                     let mut meta = super::records::stored_meta(&tx, conv.seq)?;
@@ -105,14 +102,20 @@ impl Store {
                     if !recorded.is_empty() || records > 0 || tallies {
                         super::records::write_meta(&tx, conv.seq, &meta)?;
                     }
-                    let (added, retired, late) = append_missing(&tx, &conv, c)?;
+                    let a = append_missing(&tx, &conv, c)?;
+                    // the session read whole names itself as it does now (a title the harness gave it later:
+                    // Qwen Code's `custom_title`, Droid's, Claude Code's summary); an older copy of it does not
+                    // name it back
+                    if !a.older {
+                        super::sources::retitle(&tx, conv.seq, c.title.as_deref())?;
+                    }
                     out.push(Merged {
                         conversation: id,
-                        added,
+                        added: a.added,
                         new: false,
-                        retired,
+                        retired: a.retired,
                         recorded,
-                        late,
+                        late: a.late,
                     });
                 }
                 None => {
@@ -255,11 +258,31 @@ type Leaf = (i64, Role, Option<String>, String);
 /// Appends to `conv` the messages of `c` it does not hold (by fingerprint), each under the message it follows, and
 /// moves the tip to `c`'s tip when anything was added. Returns how many were, how many replies of a former
 /// reading were retired, and how many stored replies took usage that arrived since.
+/// The stored message a reading ends on (its tip, else its last message), from where each of its messages was
+/// placed.
+fn reading_tip(c: &ImportedConversation, placed: &[(i64, i64)]) -> Option<i64> {
+    match c.tip {
+        Some(t) => placed.get(t),
+        None => placed.last(),
+    }
+    .map(|p| p.0)
+}
+
+/// What merging a reading did to a stored conversation.
+struct Appended {
+    added: usize,
+    retired: usize,
+    late: usize,
+    /// The reading is an older copy of the session (a backup, the session synced from another machine): it adds
+    /// nothing, and the store holds messages after the one it ends on.
+    older: bool,
+}
+
 fn append_missing(
     tx: &rusqlite::Transaction<'_>,
     conv: &ConvRow,
     c: &ImportedConversation,
-) -> Result<(usize, usize, usize)> {
+) -> Result<Appended> {
     let heads = conversation_heads(tx, conv.seq)?;
     let stored = load_messages(tx, conv, &heads)?;
     // fingerprint -> (seq, depth) of what the store holds
@@ -340,27 +363,22 @@ fn append_missing(
         placed.push(at);
         fps.push(fp);
     }
-    // nothing added, nothing that can repeat a former reading
-    let former = if added > 0 {
-        retire_read_again(tx, &stored, &heads, &placed, &retired, c)?
-    } else {
-        0
-    };
+    // what the reading ends on, where the store holds more after it: an older copy
+    let older = added == 0 && reading_tip(c, &placed).is_some_and(|p| has_child.contains(&p));
+    // nothing added, nothing that can repeat a former reading, and the tip stays
+    let mut former = 0;
+    let tip = reading_tip(c, &placed);
     if added > 0 {
-        let tip = match c.tip {
-            Some(t) => placed.get(t).map(|p| p.0),
-            None => placed.last().map(|p| p.0),
-        };
+        former = retire_read_again(tx, &stored, &heads, &placed, &retired, c)?;
         if tip.is_some() && tip != conv.tip {
-            move_tip(
-                tx,
-                conv,
-                conv.tip,
-                tip,
-                "import",
-                serde_json::json!({"messages": added, "grown": true}),
-            )?;
+            let detail = serde_json::json!({"messages": added, "grown": true});
+            move_tip(tx, conv, conv.tip, tip, "import", detail)?;
         }
     }
-    Ok((added, former, late))
+    Ok(Appended {
+        added,
+        retired: former,
+        late,
+        older,
+    })
 }
