@@ -83,17 +83,9 @@ pub fn parse_sweagent(path: &Path, line: usize, doc: &Value) -> Result<Parsed, F
         meta["replay_config"] = cfg.clone();
     }
     meta["trajectory"] = doc.get("trajectory").cloned().unwrap_or(Value::Null);
-    let messages = chain(out);
-    let tip = messages.len().checked_sub(1);
-    Ok(Parsed {
-        title,
-        messages,
-        tip,
-        checkpoints: Vec::new(),
-        meta,
-        report,
-        children: Vec::new(),
-    })
+    let mut parsed = Parsed::chained(out, None, meta, report);
+    parsed.title = title.or(parsed.title);
+    Ok(parsed)
 }
 
 /// The model a SWE-agent run used, where the trajectory names it: SWE-agent 1.x keeps the run's configuration

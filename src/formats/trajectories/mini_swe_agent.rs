@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::super::{FormatError, ImportReport, Parsed, chain, short_title, text_of};
+use super::super::{FormatError, ImportReport, Parsed, short_title, text_of};
 use super::litellm_usage;
 use crate::model::{Block, CairnMeta, NewMessage, Role, ToolResultContent};
 
@@ -93,17 +93,9 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
     if !exits.is_empty() {
         meta["exit"] = Value::Array(exits);
     }
-    let messages = chain(out);
-    let tip = messages.len().checked_sub(1);
-    Ok(Parsed {
-        title,
-        messages,
-        tip,
-        checkpoints: Vec::new(),
-        meta,
-        report,
-        children: Vec::new(),
-    })
+    let mut parsed = Parsed::chained(out, None, meta, report);
+    parsed.title = title.or(parsed.title);
+    Ok(parsed)
 }
 
 /// The message one entry of `messages` is (not the run's exit). A feedback message that replaced a rejected reply
@@ -183,6 +175,12 @@ fn entry_meta(m: &Value) -> Value {
 /// A reply's metadata: its fields, and the model its response names (else the one configured).
 fn reply_meta(m: &Value, response: &Value, configured: Option<&str>) -> Value {
     let mut meta = entry_meta(m);
+    set_model(&mut meta, response, configured);
+    meta
+}
+
+/// Records in a reply's `meta` the model its response (`response`) names, else the one configured.
+fn set_model(meta: &mut Value, response: &Value, configured: Option<&str>) {
     if let Some(model) = response
         .get("model")
         .and_then(Value::as_str)
@@ -191,7 +189,6 @@ fn reply_meta(m: &Value, response: &Value, configured: Option<&str>) -> Value {
     {
         meta["model"] = json!(model);
     }
-    meta
 }
 
 /// A Responses API reply (`object: "response"`): its `output` items as text, reasoning and tool calls.
@@ -243,16 +240,8 @@ fn reply_of_response(m: &Value, configured: Option<&str>) -> NewMessage {
     }
     let mut r = NewMessage::new(Role::Assistant, blocks);
     r.usage = m.get("usage").and_then(litellm_usage);
-    let mut meta = json!({"source": SOURCE, "entry": {"extra": m.get("extra"), "id": m.get("id")}});
-    if let Some(model) = m
-        .get("model")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .or(configured)
-    {
-        meta["model"] = json!(model);
-    }
-    r.meta = meta;
+    r.meta = json!({"source": SOURCE, "entry": {"extra": m.get("extra"), "id": m.get("id")}});
+    set_model(&mut r.meta, m, configured);
     r
 }
 
@@ -323,14 +312,7 @@ fn rejected(response: &Value, configured: Option<&str>) -> NewMessage {
         let mut r = NewMessage::new(Role::Assistant, blocks);
         r.usage = response.get("usage").and_then(litellm_usage);
         r.meta = json!({"source": SOURCE});
-        if let Some(model) = response
-            .get("model")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .or(configured)
-        {
-            r.meta["model"] = json!(model);
-        }
+        set_model(&mut r.meta, response, configured);
         r
     };
     r.meta["rejected"] = json!(true);
