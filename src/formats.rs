@@ -21,7 +21,7 @@ pub mod pi;
 pub mod qwen_code;
 pub mod sqlite;
 pub mod stores;
-mod trajectories;
+pub mod trajectories;
 pub mod zed;
 
 use std::collections::BTreeMap;
@@ -732,7 +732,7 @@ pub fn parse_bytes(
             return Err(FormatError::new(
                 path,
                 lines[0].0,
-                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, Qwen Code, Kimi CLI, Amp, Goose, Zed, Copilot CLI, opencode, Cursor, Droid, Aider, Cline, SWE-agent, OpenHands, \
+                "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, Qwen Code, Kimi CLI, Amp, Goose, Zed, Copilot CLI, opencode, Cursor, Droid, Aider, Cline, SWE-agent, mini-SWE-agent, OpenHands, \
                  Anthropic or OpenAI messages, cairn)",
             ));
         }

@@ -98,6 +98,7 @@ pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
                         && read_with(&e).is_none()
                         && !formats::opencode::storage::is_stored_piece(&e)
                         && !formats::kimi_cli::is_bookkeeping(&e)
+                        && !formats::trajectories::is_predictions(&e)
                     {
                         out.push(e);
                     }

@@ -752,6 +752,34 @@ fn mini_swe_agent_trajectories_of_every_layout_import_with_their_measured_replie
         (found[0].format, found[0].messages),
         (Format::MiniSweAgent, 13)
     );
+
+    // a batch run's folder: a folder per instance with its trajectory, and the predictions beside them, which are
+    // no session (a folder imported whole is not refused for them)
+    let batch = tempfile::tempdir().unwrap();
+    let inst = batch.path().join("django__django-11099");
+    std::fs::create_dir_all(&inst).unwrap();
+    let traj = inst.join("django__django-11099.traj.json");
+    std::fs::copy(
+        fixture("mini-swe-agent/mini-2.4-toolcall-format-error-gpt-4.1.traj.json"),
+        &traj,
+    )
+    .unwrap();
+    let preds = batch.path().join("preds.json");
+    std::fs::write(
+        &preds,
+        r#"{"django__django-11099": {"model_name_or_path": "openai/gpt-4.1", "instance_id": "django__django-11099", "model_patch": ""}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        cairn::import::collect(&[batch.path().to_path_buf()]).unwrap(),
+        vec![traj]
+    );
+    // alone (no trajectories beside it), a file of that name is read as any other
+    std::fs::remove_dir_all(&inst).unwrap();
+    assert_eq!(
+        cairn::import::collect(&[batch.path().to_path_buf()]).unwrap(),
+        vec![preds]
+    );
 }
 
 #[test]

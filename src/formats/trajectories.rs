@@ -14,6 +14,23 @@ use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
 
 pub mod mini_swe_agent;
 
+/// Whether a file is the predictions a SWE-agent or mini-SWE-agent batch run writes beside its trajectories
+/// (`preds.json`: each instance's patch, a folder per instance holding its `.traj` or `.traj.json`): no session.
+pub fn is_predictions(p: &Path) -> bool {
+    if p.file_name().is_none_or(|n| n != "preds.json") {
+        return false;
+    }
+    let Some(Ok(dirs)) = p.parent().map(std::fs::read_dir) else {
+        return false;
+    };
+    dirs.flatten().any(|d| {
+        let name = d.file_name().to_string_lossy().into_owned();
+        [".traj", ".traj.json"]
+            .iter()
+            .any(|ext| d.path().join(format!("{name}{ext}")).is_file())
+    })
+}
+
 /// Whether a document is a SWE-agent trajectory.
 pub fn is_sweagent(doc: &Value) -> bool {
     doc.get("history").is_some_and(Value::is_array)
