@@ -54,6 +54,8 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
         "small/openai-request.json",
         "trajectories/sweagent-gpt4-test-repo-i1.traj",
         "trajectories/openhands-basic-gui-mode-trajectory.json",
+        "mini-swe-agent/mini-2.4-toolcall-format-error-gpt-4.1.traj.json",
+        "mini-swe-agent/mini-2.4-responses-api-gpt-5.1.traj.json",
         "small/codex-legacy-rollout.jsonl",
         "small/copilot-cli-small.jsonl",
         "small/gemini-cli-small.json",
@@ -354,7 +356,7 @@ fn hostile_mutants_never_panic_never_leave_partial_or_unreadable_rows_and_export
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x0c41_12a1);
     let seeds = seeds();
-    assert_eq!(seeds.len(), 32, "every seed must be there");
+    assert_eq!(seeds.len(), 34, "every seed must be there");
     let lying = lying_png();
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Rng(seed | 1);
