@@ -611,6 +611,34 @@ fn a_swe_agent_run_that_names_its_model_is_priced_as_that_model() {
         (cost - (52_861.0 * 3.0 + 326.0 * 15.0) / 1e6).abs() < 1e-9,
         "{cost}"
     );
+
+    // before 1.0 the run's output folder names the model (`<model>__<data>__<config>__t-…`); SWE-agent's own
+    // aliases name none
+    for (run, model) in [
+        (
+            "claude-3-5-sonnet-20240620__SWE-bench_Lite__default__t-0.00__p-0.95__c-3.00__install-1",
+            Some("claude-3-5-sonnet-20240620"),
+        ),
+        (
+            "gpt4__SWE-bench_Lite__default__t-0.00__p-0.95__c-3.00__install-1",
+            None,
+        ),
+    ] {
+        let folder = dir.path().join(run);
+        std::fs::create_dir_all(&folder).unwrap();
+        let file = folder.join("marshmallow-code__marshmallow-1867.traj");
+        std::fs::copy(
+            fixture("trajectories/sweagent-gpt4-test-repo-i1.traj"),
+            &file,
+        )
+        .unwrap();
+        let mut s = Store::open(folder.join("i.db")).unwrap();
+        let o = import::import_file(&mut s, &file, None);
+        assert!(o.error.is_none(), "{:?}", o.error);
+        let path = s.active_path(&o.conversations[0]).unwrap();
+        let reply = path.iter().find(|m| m.role == Role::Assistant).unwrap();
+        assert_eq!(reply.meta["model"].as_str(), model, "{run}");
+    }
 }
 
 /// mini-SWE-agent's trajectories as mini-SWE-agent 2.4.6 and 1.17.5 wrote them (their model scripted: litellm

@@ -82,7 +82,7 @@ pub fn parse_sweagent(path: &Path, line: usize, doc: &Value) -> Result<Parsed, F
         report.skip("trajectory steps (the history holds them; kept as metadata)");
     }
     let info = doc.get("info").cloned().unwrap_or(Value::Null);
-    let model = sweagent_model(doc);
+    let model = sweagent_model(doc).or_else(|| sweagent_run_model(path));
     if let Some(model) = &model {
         for m in out.iter_mut().filter(|m| m.role == Role::Assistant) {
             m.meta["model"] = json!(model);
@@ -121,6 +121,16 @@ fn sweagent_model(doc: &Value) -> Option<String> {
         .and_then(Value::as_str)
         .filter(|m| !m.is_empty())
         .map(str::to_string)
+}
+
+/// The model a run before SWE-agent 1.0 used, where its output folder names it: the run's name begins with the
+/// model's (`trajectories/<user>/<model>__<data>__<config>__t-<temperature>__…/<instance>.traj`, a `:` written
+/// `-`). Only a name the catalog lists is taken: SWE-agent's own aliases (`gpt4`) name no model.
+fn sweagent_run_model(path: &Path) -> Option<String> {
+    let run = path.parent()?.file_name()?.to_str()?;
+    let (model, rest) = run.split_once("__")?;
+    (rest.contains("__t-") && crate::models::catalog::listed(model).is_some())
+        .then(|| model.to_string())
 }
 
 /// SWE-agent measures a run as a whole (`info.model_stats`: tokens sent and received over all its calls, the
