@@ -934,6 +934,15 @@ pub(crate) fn text_of(v: Option<&Value>) -> String {
     }
 }
 
+/// A tool call's input from the arguments a model wrote: a JSON string read as the JSON it holds (kept as the
+/// string where it holds none), anything else as it is.
+pub(crate) fn call_input(args: &Value) -> Value {
+    match args {
+        Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
+        v => v.clone(),
+    }
+}
+
 /// A text message with metadata, for readers.
 pub(crate) fn note(role: Role, text: impl Into<String>, meta: Value) -> NewMessage {
     let mut m = NewMessage::text(role, text);

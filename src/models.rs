@@ -103,7 +103,7 @@ pub fn key(raw: &str) -> Option<String> {
         _ => match openai_snapshot(base) {
             // OpenAI's dated snapshots (`gpt-4.1-2025-04-14`) are the model, unless the catalog prices the snapshot
             // as a model of its own (`gpt-4o-2024-05-13`)
-            Some(head) if catalog::listed(base).is_none_or(|l| l.id != base) => head,
+            Some(head) if !catalog::lists_apart(base) => head,
             _ => base,
         },
     };

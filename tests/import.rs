@@ -570,6 +570,23 @@ fn swe_agent_trajectories_import_as_tool_calls_with_their_outcome() {
         (52_861, 326, 5)
     );
     assert_eq!(last.meta["run_totals"]["cost"], 0.53839);
+    // a trajectory that does not count its calls: the sum is still of every reply's request, never one measure
+    let mut doc: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(fixture("trajectories/sweagent-gpt4-test-repo-i1.traj")).unwrap(),
+    )
+    .unwrap();
+    doc["info"]["model_stats"]
+        .as_object_mut()
+        .unwrap()
+        .remove("api_calls");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("uncounted.traj");
+    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let mut s2 = Store::open(dir.path().join("i.db")).unwrap();
+    let o = import::import_file(&mut s2, &file, None);
+    let p2 = s2.active_path(&o.conversations[0]).unwrap();
+    let u = p2.iter().rev().find_map(|m| m.usage).unwrap();
+    assert_eq!((u.input_tokens, u.requests), (52_861, 5));
     // a run before SWE-agent 1.0 names no model: its tokens are counted, its cost is unknown, never $0
     let st = cairn::stats::stats(&s, By::Conversation, None, &Default::default()).unwrap();
     let row = st.rows.iter().find(|r| r.key == ids[0]).unwrap();

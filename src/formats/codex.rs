@@ -302,10 +302,7 @@ impl Rollout {
             .or_else(|| payload.get("input"))
             .or_else(|| payload.get("action"))
         {
-            Some(Value::String(s)) => {
-                serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
-            }
-            Some(v) => v.clone(),
+            Some(v) => super::call_input(v),
             None => json!({}),
         };
         let a = self.assistant(item.at);

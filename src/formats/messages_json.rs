@@ -181,7 +181,6 @@ pub(super) fn openai_message(m: &Value, at: &str) -> Result<NewMessage, String> 
                 let f = c
                     .get("function")
                     .ok_or_else(|| format!("{at}.tool_calls[{j}]: missing \"function\""))?;
-                let args = f.get("arguments").cloned().unwrap_or(Value::Null);
                 blocks.push(Block::ToolUse {
                     id: c
                         .get("id")
@@ -193,10 +192,7 @@ pub(super) fn openai_message(m: &Value, at: &str) -> Result<NewMessage, String> 
                         .and_then(Value::as_str)
                         .unwrap_or_default()
                         .to_string(),
-                    input: match args {
-                        Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
-                        v => v,
-                    },
+                    input: f.get("arguments").map_or(Value::Null, super::call_input),
                 });
             }
             Role::Assistant

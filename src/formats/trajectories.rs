@@ -142,13 +142,15 @@ fn sweagent_totals(out: &mut [NewMessage], stats: &Value) {
     if sent == 0 && received == 0 {
         return;
     }
+    // a trajectory that does not count its calls made one a reply: the sum is never one request's measure
+    let replies = out.iter().filter(|m| m.role == Role::Assistant).count() as u64;
     let Some(last) = out.iter_mut().rev().find(|m| m.role == Role::Assistant) else {
         return;
     };
     last.usage = Some(Usage {
         input_tokens: sent,
         output_tokens: received,
-        requests: calls.max(1),
+        requests: if calls > 0 { calls } else { replies },
         ..Usage::default()
     });
     last.meta["run_totals"] = json!({
@@ -274,10 +276,11 @@ fn sweagent_title(out: &[NewMessage], info: &Value) -> Option<String> {
     }
 }
 
-/// What a provider measured for one request, as litellm writes it (OpenHands, mini-SWE-agent): Chat Completions (`prompt_tokens`, which holds
-/// the cache reads and writes; `cache_read_input_tokens` or `prompt_tokens_details.cached_tokens`;
-/// `cache_creation_input_tokens` or OpenRouter's `prompt_tokens_details.cache_write_tokens`) or the Responses API
-/// (`input_tokens`, holding `input_tokens_details.cached_tokens`). None where it measured nothing.
+/// What a provider measured for one request, as litellm writes it (OpenHands, mini-SWE-agent): Chat Completions
+/// (`prompt_tokens`, which holds the cache reads and writes; `cache_read_input_tokens` or
+/// `prompt_tokens_details.cached_tokens`; `cache_creation_input_tokens` or OpenRouter's
+/// `prompt_tokens_details.cache_write_tokens`) or the Responses API (`input_tokens`, holding
+/// `input_tokens_details.cached_tokens`). None where it measured nothing.
 pub(super) fn litellm_usage(u: &Value) -> Option<Usage> {
     let n = |p: &str| u.pointer(p).and_then(Value::as_u64);
     let (prompt, output, read, write) =
@@ -442,10 +445,7 @@ impl OpenHands {
                     .find(|c| c.get("id").and_then(Value::as_str) == Some(&call_id))
             })
             .and_then(|c| c.pointer("/function/arguments"))
-            .map(|a| match a {
-                Value::String(s) => serde_json::from_str(s).unwrap_or(Value::String(s.clone())),
-                v => v.clone(),
-            })
+            .map(super::call_input)
             .unwrap_or_else(|| e.get("args").cloned().unwrap_or(Value::Null));
         let idx = self.response(k, e, &mr);
         if action == "message" || action == "finish" {

@@ -380,6 +380,12 @@ pub fn listed(name: &str) -> Option<Listed> {
     current().listed(name)
 }
 
+/// Whether the catalog lists `name` as a model of its own (its entry's id is the name itself: a snapshot priced
+/// apart, `gpt-4o-2024-05-13`), not as another model's alias. Asked without copying the entry.
+pub fn lists_apart(name: &str) -> bool {
+    current().answer(name, |a| a.listed.as_ref().is_some_and(|l| l.id == name))
+}
+
 /// The entry a recorded name has under the provider its prefix names (a router's or proxy's `provider/model`, as
 /// LiteLLM and so Aider write it): what requests made through that provider are priced by. None for a name
 /// without such a prefix.

@@ -255,9 +255,6 @@ fn retire_read_again(
 /// A stored leaf a grown reply may replace: its seq, role, harness entry id and plain text.
 type Leaf = (i64, Role, Option<String>, String);
 
-/// Appends to `conv` the messages of `c` it does not hold (by fingerprint), each under the message it follows, and
-/// moves the tip to `c`'s tip when anything was added. Returns how many were, how many replies of a former
-/// reading were retired, and how many stored replies took usage that arrived since.
 /// The stored message a reading ends on (its tip, else its last message), from where each of its messages was
 /// placed.
 fn reading_tip(c: &ImportedConversation, placed: &[(i64, i64)]) -> Option<i64> {
@@ -278,6 +275,9 @@ struct Appended {
     older: bool,
 }
 
+/// Appends to `conv` the messages of `c` it does not hold (by fingerprint), each under the message it follows, and
+/// moves the tip to `c`'s tip when anything was added. Returns how many were, how many replies of a former
+/// reading were retired, how many stored replies took usage that arrived since, and whether `c` is an older copy.
 fn append_missing(
     tx: &rusqlite::Transaction<'_>,
     conv: &ConvRow,
@@ -363,11 +363,11 @@ fn append_missing(
         placed.push(at);
         fps.push(fp);
     }
+    let tip = reading_tip(c, &placed);
     // what the reading ends on, where the store holds more after it: an older copy
-    let older = added == 0 && reading_tip(c, &placed).is_some_and(|p| has_child.contains(&p));
+    let older = added == 0 && tip.is_some_and(|p| has_child.contains(&p));
     // nothing added, nothing that can repeat a former reading, and the tip stays
     let mut former = 0;
-    let tip = reading_tip(c, &placed);
     if added > 0 {
         former = retire_read_again(tx, &stored, &heads, &placed, &retired, c)?;
         if tip.is_some() && tip != conv.tip {

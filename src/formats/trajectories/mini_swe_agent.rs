@@ -116,18 +116,8 @@ fn entry(
     match m.get("role").and_then(Value::as_str) {
         Some("assistant") => {
             let mut r = super::super::messages_json::openai_message(&strip(m), at)?;
-            if let Some(t) = m
-                .get("reasoning_content")
-                .and_then(Value::as_str)
-                .filter(|t| !t.is_empty())
-            {
-                r.content.insert(
-                    0,
-                    Block::Thinking {
-                        thinking: t.to_string(),
-                        signature: None,
-                    },
-                );
+            if let Some(b) = reasoning(m) {
+                r.content.insert(0, b);
             }
             let response = extra.get("response").unwrap_or(&Value::Null);
             r.usage = response.get("usage").and_then(litellm_usage);
@@ -148,6 +138,18 @@ fn entry(
             "{at}: neither a message with a \"role\" nor a response or a tool's output"
         )),
     }
+}
+
+/// The reasoning a Chat Completions message carries beside its content (`reasoning_content`, as litellm gives it).
+fn reasoning(m: &Value) -> Option<Block> {
+    let t = m
+        .get("reasoning_content")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())?;
+    Some(Block::Thinking {
+        thinking: t.to_string(),
+        signature: None,
+    })
 }
 
 /// A message without its `extra`, for the Chat Completions reader (the extra is kept in the metadata).
@@ -227,13 +229,9 @@ fn reply_of_response(m: &Value, configured: Option<&str>) -> NewMessage {
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_string(),
-                input: match item.get("arguments") {
-                    Some(Value::String(s)) => {
-                        serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
-                    }
-                    Some(v) => v.clone(),
-                    None => Value::Null,
-                },
+                input: item
+                    .get("arguments")
+                    .map_or(Value::Null, super::super::call_input),
             }),
             _ => blocks.push(super::super::unknown_block(item)),
         }
@@ -294,17 +292,7 @@ fn rejected(response: &Value, configured: Option<&str>) -> NewMessage {
         let said = response
             .pointer("/choices/0/message")
             .unwrap_or(&Value::Null);
-        let mut blocks = Vec::new();
-        if let Some(t) = said
-            .get("reasoning_content")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-        {
-            blocks.push(Block::Thinking {
-                thinking: t.to_string(),
-                signature: None,
-            });
-        }
+        let mut blocks: Vec<Block> = reasoning(said).into_iter().collect();
         let t = text_of(said.get("content"));
         if !t.is_empty() {
             blocks.push(Block::text(t));
