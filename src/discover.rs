@@ -12,7 +12,8 @@
 //! folders of Cline, Roo Code and Kilo Code in the editors' extension storage (`<editor>/User/globalStorage/
 //! <extension>/tasks/<id>/api_conversation_history.json`, for VS Code, its Insiders build, VSCodium, Cursor and
 //! Windsurf, under `~/.config` and macOS's `~/Library/Application Support`), and mini-SWE-agent's last run
-//! (`~/.config/mini-swe-agent/last_mini_run.traj.json`). Newest first, with size and a message count from a quick scan (no full parse).
+//! (`~/.config/mini-swe-agent/last_mini_run.traj.json`), OpenHands' conversations
+//! (`~/.openhands/conversations/<id>/base_state.json`). Newest first, with size and a message count from a quick scan (no full parse).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -47,6 +48,7 @@ pub const LOCATIONS: &[(Format, &str)] = &[
     (Format::Amp, ".local/share/amp/threads"),
     (Format::Goose, ".local/share/goose/sessions"),
     (Format::MiniSweAgent, ".config/mini-swe-agent"),
+    (Format::OpenHands, ".openhands/conversations"),
 ];
 
 /// Editors whose extension storage may hold Cline-family task folders, and the extensions' ids.
@@ -220,6 +222,10 @@ fn is_session(format: Format, p: &Path) -> bool {
         Format::MiniSweAgent => p
             .file_name()
             .is_some_and(|n| n.to_string_lossy().ends_with(".traj.json")),
+        // `conversations/<id>/base_state.json` (its events beside it are read with it)
+        Format::OpenHands => p
+            .file_name()
+            .is_some_and(|n| n == crate::formats::openhands::STATE_FILE),
         // `session/<project>/ses_*.json`
         Format::Opencode => {
             p.extension().is_some_and(|x| x == "json")
@@ -323,6 +329,17 @@ fn count_messages(p: &Path, format: Format) -> usize {
                     .map(Vec::len)
             })
             .unwrap_or(0);
+    }
+    // OpenHands keeps an event a file, beside the conversation's state: `events/`
+    if format == Format::OpenHands {
+        return p
+            .parent()
+            .and_then(|d| std::fs::read_dir(d.join("events")).ok())
+            .map_or(0, |rd| {
+                rd.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("event-"))
+                    .count()
+            });
     }
     // opencode stores a message a file, beside the session: `storage/message/<session>/`
     if format == Format::Opencode {

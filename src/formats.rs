@@ -17,6 +17,7 @@ pub mod goose;
 pub mod kimi_cli;
 pub mod messages_json;
 pub mod opencode;
+pub mod openhands;
 pub mod pi;
 pub mod qwen_code;
 pub mod sqlite;
@@ -66,7 +67,8 @@ pub enum Format {
     Openai,
     /// A SWE-agent trajectory (`.traj`).
     SweAgent,
-    /// An OpenHands trajectory (an array of events).
+    /// An OpenHands conversation (the SDK's `base_state.json` with its `events/` beside it) or an older trajectory
+    /// (an array of events).
     OpenHands,
     /// A mini-SWE-agent trajectory (`.traj.json`: one JSON document).
     MiniSweAgent,
@@ -509,7 +511,7 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
     if lines.len() == 1 && trajectories::is_sweagent(first) {
         return Some(Format::SweAgent);
     }
-    if lines.len() == 1 && trajectories::is_openhands(first) {
+    if lines.len() == 1 && (trajectories::is_openhands(first) || openhands::is_state(first)) {
         return Some(Format::OpenHands);
     }
     if lines.len() == 1 && trajectories::mini_swe_agent::is_mini_swe_agent(first) {
@@ -675,6 +677,7 @@ fn parse_as(
             match format {
                 Format::SweAgent => trajectories::parse_sweagent(path, line, &doc)?,
                 Format::MiniSweAgent => trajectories::mini_swe_agent::parse(path, line, &doc)?,
+                _ if openhands::is_state(&doc) => openhands::parse(path, line, &doc)?,
                 _ => trajectories::parse_openhands(path, line, &doc)?,
             }
         }

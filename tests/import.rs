@@ -1490,3 +1490,227 @@ fn a_codex_agent_s_task_from_another_agent_is_its_prompt() {
             .any(|what| what.starts_with("inter_agent_communication_metadata"))
     );
 }
+
+/// The OpenHands SDK's conversation folders (V1): written by `openhands-sdk` 1.58 itself, its model scripted (the
+/// usage litellm's token counter made), one on Claude through litellm's Chat Completions (parallel tool calls,
+/// thinking, a failed command, two condensations, a branch made by moving the HEAD back), one on GPT-5 mini through
+/// the Responses API (reasoning, a call of a tool that does not exist).
+#[test]
+fn openhands_conversations_import_as_the_sdk_kept_them() {
+    let (_d, mut s) = store();
+    let prices = Default::default();
+    let dir = "openhands-v1/conversations/1c1a3cd1c8b74b748e53140ce92222b2";
+    let (ids, r) = import_ok(&mut s, &format!("{dir}/base_state.json"));
+    let conv = &ids[0];
+    // 31 events: the two calls of one response are one reply, their two results one message
+    assert_eq!((r.messages, r.branches, r.tool_pairs), (29, 1, 12));
+    assert_eq!(
+        s.conversation(conv).unwrap().title.as_deref(),
+        Some("The check in test_calc.py fails. Find out why and fix it.")
+    );
+    assert_active_path_pair_valid(&s, conv);
+    let path = s.active_path(conv).unwrap();
+    assert_eq!(path[0].role, Role::System);
+    assert!(cairn::model::plain_text(&path[0].content).starts_with("<SOUL>"));
+    // the tip is the HEAD: the branch started from the first turn's answer, not the turn after it
+    let prompts: Vec<String> = path
+        .iter()
+        .filter(|m| {
+            m.role == Role::User
+                && !m
+                    .content
+                    .iter()
+                    .any(|b| matches!(b, Block::ToolResult { .. }))
+        })
+        .map(|m| cairn::model::plain_text(&m.content))
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            "The check in test_calc.py fails. Find out why and fix it.",
+            "Instead of a docstring, add a check for negative numbers to the test."
+        ]
+    );
+    // one response, two calls, signed thinking; both results in the next message
+    let first = &path[2];
+    let calls = first
+        .content
+        .iter()
+        .filter(|b| matches!(b, Block::ToolUse { .. }))
+        .count();
+    assert_eq!(calls, 2);
+    assert!(first.content.iter().any(Block::is_signed_thinking));
+    assert_eq!(first.meta["model"], "anthropic/claude-sonnet-4-5-20250929");
+    let results = path[3]
+        .content
+        .iter()
+        .filter(|b| matches!(b, Block::ToolResult { .. }))
+        .count();
+    assert_eq!(results, 2);
+    // the failed test run: an error, its output framed as the terminal tool sends it
+    let failed = path
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .find_map(|b| match b {
+            Block::ToolResult {
+                content,
+                is_error: true,
+                ..
+            } => Some(content.text()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        failed.contains("AssertionError: add(2, 3) should be 5"),
+        "{failed}"
+    );
+    assert!(failed.ends_with(
+        "[Current working directory: /workspace/calc]\n[Python interpreter: /opt/venv/bin/python]\n\
+         [Command finished with exit code 1]"
+    ));
+    // the condensation on this branch keeps what it did not forget; its summary is sent, and the first prompt
+    // after it is predicted within the goal's 8%
+    let markers: Vec<_> = path
+        .iter()
+        .filter(|m| m.cairn_kind() == Some(cairn::model::KIND_COMPACTION))
+        .collect();
+    assert_eq!(markers.len(), 1);
+    assert!(
+        cairn::model::plain_text(&markers[0].content)
+            .starts_with("USER_CONTEXT: fix the failing test, then")
+    );
+    let rp = cairn::reclaim::replay::replay(&s, Some(conv)).unwrap();
+    assert_eq!(rp.compactions.len(), 1);
+    assert!(
+        rp.compactions[0].error.abs() <= 0.08,
+        "{:?}",
+        rp.compactions
+    );
+    assert_eq!(rp.replies.len(), 8);
+    // the cost is the SDK's own, agent and condenser (both condensations, both branches) alike
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture(&format!("{dir}/base_state.json"))).unwrap())
+            .unwrap();
+    let sdk: f64 = state["stats"]["usage_to_metrics"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|m| m["accumulated_cost"].as_f64().unwrap())
+        .sum();
+    let st = cairn::stats::stats(&s, By::Conversation, None, &prices).unwrap();
+    let row = st.rows.iter().find(|r| &r.key == conv).unwrap();
+    assert!(
+        (row.cost_usd.unwrap() - sdk).abs() < 1e-9,
+        "{:?} vs {sdk}",
+        row.cost_usd
+    );
+    assert_eq!(
+        (row.tool_calls, row.tool_errors, row.compactions),
+        (12, 1, 2)
+    );
+
+    // GPT-5 mini through the Responses API, found by content alone
+    let dir = "openhands-v1/conversations/d6735859d88d47f7a55284f23fbe280a";
+    let o = import::import_file(&mut s, &fixture(&format!("{dir}/base_state.json")), None);
+    assert_eq!(o.format, Some(Format::OpenHands));
+    let conv = &o.conversations[0];
+    let path = s.active_path(conv).unwrap();
+    assert_eq!(path.len(), 11);
+    let reply = &path[2];
+    assert!(reply.content.iter().any(Block::is_signed_thinking));
+    assert_eq!(reply.usage.unwrap().cache_read_input_tokens, 0);
+    let missing = path
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .find_map(|b| match b {
+            Block::ToolResult {
+                content, is_error, ..
+            } if content.text().contains("search_code") => Some(*is_error),
+            _ => None,
+        });
+    assert_eq!(missing, Some(true));
+    let st = cairn::stats::stats(&s, By::Conversation, None, &prices).unwrap();
+    let row = st.rows.iter().find(|r| &r.key == conv).unwrap();
+    assert!(
+        (row.cost_usd.unwrap() - 0.0028429).abs() < 1e-9,
+        "{:?}",
+        row.cost_usd
+    );
+    assert_eq!((row.tool_calls, row.tool_errors), (4, 2));
+}
+
+/// A conversation read again after it grew adds what is new (it is never counted twice), whichever of its files is
+/// named; a broken event refuses the import, naming that event's file, and leaves the store as it was.
+#[test]
+fn an_openhands_conversation_that_grew_adds_its_new_events_once() {
+    let (_d, mut s) = store();
+    let prices = Default::default();
+    let id = "1c1a3cd1c8b74b748e53140ce92222b2";
+    let work = tempfile::tempdir().unwrap();
+    let copy = |from: &str| {
+        let to = work.path().join(id);
+        if to.exists() {
+            std::fs::remove_dir_all(&to).unwrap();
+        }
+        std::fs::create_dir_all(to.join("events")).unwrap();
+        let src = fixture(&format!("openhands-v1/{from}/{id}"));
+        std::fs::copy(src.join("base_state.json"), to.join("base_state.json")).unwrap();
+        for e in std::fs::read_dir(src.join("events")).unwrap() {
+            let e = e.unwrap().path();
+            std::fs::copy(&e, to.join("events").join(e.file_name().unwrap())).unwrap();
+        }
+        to
+    };
+    let conv_dir = copy("grown");
+    let o = import::import_file(&mut s, &conv_dir.join("base_state.json"), None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    let conv = o.conversations[0].clone();
+    assert_eq!(s.conversation(&conv).unwrap().messages, 11);
+    // the same conversation after two more turns, named by one of its events
+    let conv_dir = copy("conversations");
+    let event = std::fs::read_dir(conv_dir.join("events"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("event-00003-"))
+        .unwrap();
+    let (files, named) = import::collect_named(std::slice::from_ref(&event)).unwrap();
+    assert_eq!(files, [conv_dir.join("base_state.json")]);
+    assert_eq!(named.len(), 1);
+    let o = import::import_file(&mut s, &files[0], None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    assert_eq!(o.conversations, std::slice::from_ref(&conv));
+    assert_eq!(s.conversation(&conv).unwrap().messages, 29);
+    let st = cairn::stats::stats(&s, By::Conversation, None, &prices).unwrap();
+    assert_eq!(st.rows.len(), 1);
+    assert!(
+        (st.rows[0].cost_usd.unwrap() - 0.06946095).abs() < 1e-9,
+        "{:?}",
+        st.rows[0].cost_usd
+    );
+    // a folder walk takes the state once and no event on its own
+    assert_eq!(
+        import::collect(&[work.path().to_path_buf()]).unwrap(),
+        files
+    );
+
+    // a broken event: refused, named, nothing written
+    let (_d2, mut fresh) = store();
+    std::fs::write(&event, "{\"id\": \"x\", \"kind\": ").unwrap();
+    let o = import::import_file(&mut fresh, &files[0], None);
+    let err = o.error.unwrap();
+    assert!(err.contains("event-00003-"), "{err}");
+    assert!(fresh.conversations().unwrap().is_empty());
+
+    // `cairn discover` finds each conversation's state where the CLI keeps them, its events counted
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join(".openhands/conversations");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::rename(&conv_dir, root.join(id)).unwrap();
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].format, found[0].messages),
+        (Format::OpenHands, 31)
+    );
+    assert!(found[0].path.ends_with("base_state.json"));
+}
