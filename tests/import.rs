@@ -1587,6 +1587,49 @@ fn openhands_conversations_import_as_the_sdk_kept_them() {
         rp.compactions
     );
     assert_eq!(rp.replies.len(), 8);
+    // the condenser's call is priced on its marker but is no prompt of the path: with the tip on the marker,
+    // `context` reads the prompt of the reply before it
+    let at = path
+        .iter()
+        .position(|m| m.cairn_kind() == Some(cairn::model::KIND_COMPACTION))
+        .unwrap();
+    assert!(path[at].usage.is_some());
+    let before = path[..at]
+        .iter()
+        .rev()
+        .find_map(|m| m.usage.filter(|_| m.role == Role::Assistant))
+        .unwrap();
+    let settings = cairn::reclaim::Settings::default();
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let mut run = |s: &mut Store, a| {
+        cairn::commands::run(s, &settings, a, &cairn::commands::Quiet, &cancel).unwrap()
+    };
+    run(
+        &mut s,
+        cairn::commands::Action::Branch {
+            conversation: conv.clone(),
+            message: path[at].id.clone(),
+            expect: None,
+        },
+    );
+    let cairn::commands::Outcome::Context(c) = run(
+        &mut s,
+        cairn::commands::Action::Context {
+            conversation: conv.clone(),
+            model: None,
+        },
+    ) else {
+        panic!()
+    };
+    assert_eq!(c.last_measured, Some(before.prompt()));
+    run(
+        &mut s,
+        cairn::commands::Action::Branch {
+            conversation: conv.clone(),
+            message: path.last().unwrap().id.clone(),
+            expect: None,
+        },
+    );
     // the cost is the SDK's own, agent and condenser (both condensations, both branches) alike
     let state: serde_json::Value =
         serde_json::from_slice(&std::fs::read(fixture(&format!("{dir}/base_state.json"))).unwrap())

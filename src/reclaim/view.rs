@@ -150,6 +150,7 @@ impl PathView {
                     .map(|m| std::sync::Arc::from(m.as_ref())),
                 usage: m.usage,
                 created_at: m.created_at,
+                beside: m.cairn_kind() == Some(crate::model::KIND_COMPACTION),
             })
             .collect();
         // each message measured once: its head's estimate is its measure's total

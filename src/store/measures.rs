@@ -25,14 +25,17 @@ pub struct Facts {
     /// What the provider measured for the request that produced it (replies).
     pub usage: Option<Usage>,
     pub created_at: i64,
+    /// The usage is of a call made beside the path, not of a request the path was sent: a harness's compaction
+    /// marker carrying its summarising call (OpenHands' condenser). Priced with the rest; never a measured prompt.
+    pub beside: bool,
 }
 
 impl Facts {
     /// The prompt tokens the provider counted for the request that produced this reply: uncached input, cache
-    /// reads and cache writes (zero, or a sum of several requests, counts as not measured).
+    /// reads and cache writes (zero, a sum of several requests, or a call beside the path counts as not measured).
     pub fn measured_input(&self) -> Option<u64> {
         self.usage
-            .filter(Usage::is_one_request)
+            .filter(|u| u.is_one_request() && !self.beside)
             .map(|u| u.prompt())
             .filter(|&n| n > 0)
     }
@@ -430,6 +433,7 @@ fn packed_facts(model: Option<Arc<str>>, packed: &str) -> Facts {
         model,
         usage,
         created_at: v[21].unwrap_or(0),
+        beside: false,
     }
 }
 
@@ -497,6 +501,15 @@ impl Store {
     /// The stored measures of the given heads (a path, or any heads of one conversation), in their order. Rows
     /// in write order are read with one range scan.
     pub fn facts(&self, conversation: &str, heads: &[Head]) -> Result<Vec<Facts>> {
+        let mut out = self.stored_facts(conversation, heads)?;
+        // a compaction marker's usage is its summarising call's: beside the path
+        for (f, h) in out.iter_mut().zip(heads) {
+            f.beside = h.is_compaction();
+        }
+        Ok(out)
+    }
+
+    fn stored_facts(&self, conversation: &str, heads: &[Head]) -> Result<Vec<Facts>> {
         let conv = conv_row(&self.conn, conversation)?;
         let mut out = Vec::with_capacity(heads.len());
         let ascending = heads.windows(2).all(|w| w[0].seq < w[1].seq);
