@@ -1601,7 +1601,7 @@ fn openhands_conversations_import_as_the_sdk_kept_them() {
         .unwrap();
     let settings = cairn::reclaim::Settings::default();
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    let mut run = |s: &mut Store, a| {
+    let run = |s: &mut Store, a| {
         cairn::commands::run(s, &settings, a, &cairn::commands::Quiet, &cancel).unwrap()
     };
     run(
