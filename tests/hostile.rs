@@ -2,7 +2,8 @@
 //! huge lines, invalid UTF-8, NUL, BOM, CRLF, parent cycles, duplicate ids, orphan and unanswered tool calls,
 //! non-image base64, an image header claiming 100000x100000 pixels) go through import, every read command and every
 //! export. Whatever a mutant is, nothing panics; a refusal names FILE:LINE and writes nothing; an import writes rows
-//! that all decode; every provider export is pair-valid and starts with a user message.
+//! that all decode; every provider export is pair-valid and starts with a user message. A harness that keeps a
+//! conversation as a folder (OpenHands) is mutated a file at a time, and a refusal names the file at fault.
 //!
 //! `CAIRN_HOSTILE_CASES` (default 2000) and `CAIRN_HOSTILE_SEED` set the run (`CAIRN_HOSTILE_ONLY=N` reruns case N,
 //! its file kept); `scripts/hostile` runs a long one.
@@ -471,5 +472,148 @@ fn hostile_mutants_never_panic_never_leave_partial_or_unreadable_rows_and_export
     assert!(
         only.is_some() || (t.imported > cases / 10 && t.refused > cases / 10),
         "{t:?}"
+    );
+}
+
+/// OpenHands' conversation folders, mutated where a folder can break: one event file (or the state file) of a copy
+/// at a time, with the same mutations, plus parents that name the event itself, a later event or none. Nothing
+/// panics; a refusal names the file at fault (the state or the event) and its line and writes nothing; an import
+/// decodes and reads and exports as any other.
+#[test]
+fn hostile_openhands_folders_never_panic_and_refuse_by_the_file_at_fault() {
+    let cases: usize = std::env::var("CAIRN_HOSTILE_CASES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(100, |n| (n / 20).max(1));
+    let root =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/openhands-v1/conversations");
+    let convs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(convs.len(), 2);
+    let lying = lying_png();
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(0x0be4_7a11 | 1);
+    let (mut imported, mut refused) = (0, 0);
+    let mut failures: Vec<String> = Vec::new();
+    for case in 0..cases {
+        let src = &convs[rng.below(convs.len())];
+        let conv = dir.path().join(format!("case-{case}"));
+        std::fs::create_dir_all(conv.join("events")).unwrap();
+        std::fs::copy(src.join("base_state.json"), conv.join("base_state.json")).unwrap();
+        let mut events: Vec<PathBuf> = std::fs::read_dir(src.join("events"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        events.sort();
+        for e in &events {
+            std::fs::copy(e, conv.join("events").join(e.file_name().unwrap())).unwrap();
+        }
+        // the file mutated: an event mostly, the state sometimes
+        let target = match rng.below(events.len() + 2) {
+            k if k < events.len() => conv.join("events").join(events[k].file_name().unwrap()),
+            _ => conv.join("base_state.json"),
+        };
+        let bytes = std::fs::read(&target).unwrap();
+        let kind = if rng.below(5) == 0 && target.to_string_lossy().contains("event-") {
+            // a parent that names the event itself, an event after it, or the root's sentinel
+            let mut v: Value = serde_json::from_slice(&bytes).unwrap();
+            let later = events
+                .last()
+                .and_then(|p| p.file_name())
+                .map(|n| {
+                    n.to_string_lossy()
+                        .split('-')
+                        .skip(2)
+                        .collect::<Vec<_>>()
+                        .join("-")
+                })
+                .unwrap_or_default()
+                .trim_end_matches(".json")
+                .to_string();
+            v["parent_id"] = match rng.below(3) {
+                0 => v["id"].clone(),
+                1 => Value::from(later),
+                _ => Value::from("__root__"),
+            };
+            std::fs::write(&target, v.to_string()).unwrap();
+            "parent"
+        } else {
+            let (out, kind) = mutate(&bytes, &mut rng, &lying);
+            std::fs::write(&target, out).unwrap();
+            kind
+        };
+        let name = target.file_name().unwrap().to_string_lossy().into_owned();
+        let db = dir.path().join(format!("case-{case}.db"));
+        let state = conv.join("base_state.json");
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut s = Store::open(&db).unwrap();
+            let o = cairn::import::import_file(&mut s, &state, None);
+            let n = s.conversations().unwrap().len();
+            (s, o, n)
+        }));
+        let Ok((mut s, o, n)) = outcome else {
+            failures.push(format!("case {case} ({kind} {name}): import panicked"));
+            continue;
+        };
+        match &o.error {
+            Some(e) => {
+                refused += 1;
+                let at_fault = e.starts_with(&format!("{}:", state.display()))
+                    || e.starts_with(&format!("{}", conv.join("events").join("event-").display()));
+                let line_ok = e
+                    .split_once(".json:")
+                    .and_then(|(_, r)| r.split(':').next())
+                    .is_some_and(|l| l.parse::<usize>().is_ok());
+                if !(at_fault && line_ok) {
+                    failures.push(format!(
+                        "case {case} ({kind} {name}): refusal names no file:line: {e}"
+                    ));
+                }
+                if n != 0 {
+                    failures.push(format!(
+                        "case {case} ({kind} {name}): refused but wrote {n}"
+                    ));
+                }
+            }
+            None => {
+                imported += 1;
+                if let Some(u) = s.unreadable_rows().unwrap().first() {
+                    failures.push(format!("case {case} ({kind} {name}): unreadable row {u:?}"));
+                }
+                for c in &o.conversations {
+                    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        read_everything(&mut s, c)
+                    })) {
+                        Err(_) => {
+                            failures.push(format!("case {case} ({kind} {name}): a read panicked"))
+                        }
+                        Ok(Err(e)) => failures
+                            .push(format!("case {case} ({kind} {name}): a read failed: {e}")),
+                        Ok(Ok((_, invalid))) if invalid > 0 => failures.push(format!(
+                            "case {case} ({kind} {name}): a provider export is not pair-valid"
+                        )),
+                        Ok(Ok(_)) => {}
+                    }
+                }
+            }
+        }
+        drop(s);
+        std::fs::remove_dir_all(&conv).ok();
+        for ext in ["", "-wal", "-shm"] {
+            std::fs::remove_file(format!("{}{ext}", db.display())).ok();
+        }
+    }
+    println!("hostile OpenHands folders: {cases} cases: {imported} imported, {refused} refused");
+    assert!(
+        failures.is_empty(),
+        "{} failures, first: {:#?}",
+        failures.len(),
+        &failures[..failures.len().min(5)]
+    );
+    assert!(
+        imported > cases / 10 && refused > cases / 20,
+        "{imported} / {refused}"
     );
 }
