@@ -488,6 +488,9 @@ fn source_key(fmt: Format, file: &Path, c: &crate::store::ImportedConversation) 
         .or_else(|| str_at(&c.meta, "/session_meta/payload/id"))
         .or_else(|| str_at(&c.meta, "/session_meta/id"))
         .or_else(|| str_at(&c.meta, "/sessionId"))
+        // OpenHands: every conversation's state file has the one name, and a fork copies the events it started
+        // from (ids and times) into a conversation of its own
+        .or_else(|| str_at(&c.meta, "/conversation_id"))
         .or_else(|| str_at(&m.meta, "/lines/0/sessionId"))
         .or_else(|| str_at(&m.meta, "/line/sessionId"))
         .unwrap_or_default();

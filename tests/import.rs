@@ -1757,3 +1757,47 @@ fn an_openhands_conversation_that_grew_adds_its_new_events_once() {
     );
     assert!(found[0].path.ends_with("base_state.json"));
 }
+
+/// A fork OpenHands made (`Conversation.fork()`): the events it started from copied, ids and times alike, into a
+/// conversation of its own with its metrics reset. It imports as a conversation of its own (not as the original
+/// read again), and each costs what the SDK summed for it: the copied replies are not billed twice.
+#[test]
+fn an_openhands_fork_is_a_conversation_of_its_own() {
+    let (_d, mut s) = store();
+    let prices = Default::default();
+    let mut sdk = Vec::new();
+    for id in [
+        "4ece7077e5ba4562855d9e4d5db19180",
+        "43c5100dbb3147c88cf5cb36981496f6",
+    ] {
+        let state = fixture(&format!("openhands-v1/fork/{id}/base_state.json"));
+        let o = import::import_file(&mut s, &state, None);
+        assert!(o.error.is_none(), "{id}: {:?}", o.error);
+        assert_eq!(o.status, "new", "{id}");
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+        sdk.push((
+            o.conversations[0].clone(),
+            v["stats"]["usage_to_metrics"]["agent"]["accumulated_cost"]
+                .as_f64()
+                .unwrap(),
+        ));
+    }
+    let st = cairn::stats::stats(&s, By::Conversation, None, &prices).unwrap();
+    assert_eq!(st.rows.len(), 2);
+    for (conv, cost) in &sdk {
+        let row = st.rows.iter().find(|r| &r.key == conv).unwrap();
+        assert!(
+            (row.cost_usd.unwrap() - cost).abs() < 1e-9,
+            "{conv}: {:?} vs {cost}",
+            row.cost_usd
+        );
+    }
+    // the fork holds the turn it started from (unmeasured there) and its own
+    let fork = s.active_path(&sdk[1].0).unwrap();
+    assert_eq!(fork.len(), 10);
+    assert_eq!(fork.iter().filter(|m| m.usage.is_some()).count(), 2);
+    assert_eq!(
+        cairn::model::plain_text(&fork.last().unwrap().content),
+        "The last line now reads: the sea keeps what it takes."
+    );
+}
