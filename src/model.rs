@@ -547,9 +547,9 @@ fn is_failed(role: Role, meta: &Value) -> bool {
 }
 
 /// Whether a conversation may rest after this message: nothing is waiting for an answer. An assistant reply
-/// without tool calls ends a turn; so do system messages and the notes cairn writes (rewind digests). A user
-/// prompt awaiting its reply, tool results awaiting the model, tool calls awaiting results and failed replies
-/// do not.
+/// without tool calls ends a turn; so do system messages, the notes cairn writes (rewind digests) and the result
+/// of the call by which a harness's agent finished (OpenHands' `finish`). A user prompt awaiting its reply, tool
+/// results awaiting the model, tool calls awaiting results and failed replies do not.
 pub fn ends_turn(role: Role, content: &[Block], meta: &Value) -> bool {
     let kind = CairnMeta::kind(meta);
     match role {
@@ -557,7 +557,8 @@ pub fn ends_turn(role: Role, content: &[Block], meta: &Value) -> bool {
             !content.iter().any(|b| matches!(b, Block::ToolUse { .. })) && !is_failed(role, meta)
         }
         Role::System => true,
-        Role::User | Role::Tool => kind == Some(KIND_DIGEST),
+        // a digest cairn wrote, or the result of the call by which the harness's agent finished
+        Role::User | Role::Tool => kind == Some(KIND_DIGEST) || CairnMeta::finished(meta),
     }
 }
 

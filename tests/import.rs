@@ -1651,6 +1651,12 @@ fn openhands_conversations_import_as_the_sdk_kept_them() {
         (row.tool_calls, row.tool_errors, row.compactions),
         (12, 1, 2)
     );
+    // the agent's `finish` ended the run: its result is a turn boundary, so nothing is left to retry
+    assert!(path.last().unwrap().ends_turn());
+    assert!(matches!(
+        s.retry(conv).unwrap(),
+        cairn::store::Retry::NothingToRetry { .. }
+    ));
 
     // GPT-5 mini through the Responses API, found by content alone
     let dir = "openhands-v1/conversations/d6735859d88d47f7a55284f23fbe280a";

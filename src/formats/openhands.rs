@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{FormatError, ImportReport, Parsed, timestamp_ms};
-use crate::model::{Block, NewMessage, Role, ToolResultContent, Usage};
+use crate::model::{Block, CairnMeta, NewMessage, Role, ToolResultContent, Usage};
 use crate::reclaim::marker::{Kept, Ref, harness_meta};
 use crate::store::ImportedMessage;
 
@@ -526,6 +526,15 @@ impl Reader {
                 true,
             ),
         };
+        // the agent's `finish`: the run ended with this result
+        let finished =
+            e.pointer("/observation/kind").and_then(Value::as_str) == Some("FinishObservation");
+        if finished {
+            if !self.out[m].meta.is_object() {
+                self.out[m].meta = json!({"source": SOURCE});
+            }
+            self.out[m].meta["cairn"] = CairnMeta::Finished.to_value();
+        }
         self.out[m].content.push(Block::ToolResult {
             tool_use_id: e
                 .get("tool_call_id")

@@ -40,6 +40,9 @@ pub enum CairnMeta<'a> {
     /// harness sends beside the messages from here on, where it can tell: a stretch that sends the same as an
     /// earlier one has its overhead.
     ContextChanged { sends: Option<&'a str> },
+    /// The result of the tool call by which the harness's agent ended its turn (OpenHands' `finish`): the turn,
+    /// and the run, end here, though the last message is a tool's result.
+    Finished,
     /// A reply whose recorded usage the provider's own later measurement contradicts (opencode through Copilot: a
     /// step recorded with twice the uncached input the next step's cache read measured): the figure recorded. Its
     /// usage holds what was measured.
@@ -72,6 +75,7 @@ impl CairnMeta<'_> {
             CairnMeta::LinkedTo(conversation) => json!({ "linked_to": conversation }),
             CairnMeta::SentBy(who) => json!({ "sent_by": who }),
             CairnMeta::Remeasured { recorded_input } => json!({ RECORDED_INPUT: recorded_input }),
+            CairnMeta::Finished => json!({ "finished": true }),
             CairnMeta::ContextChanged { sends } => match sends {
                 Some(s) => json!({ "context_changed": true, "sends": s }),
                 None => json!({ "context_changed": true }),
@@ -106,6 +110,14 @@ impl CairnMeta<'_> {
                 .and_then(|c| c.get("sent_again"))
                 .and_then(Value::as_bool)
                 == Some(false)
+    }
+
+    /// Whether the harness's agent ended its turn with this tool result ([`CairnMeta::Finished`]).
+    pub fn finished(meta: &Value) -> bool {
+        meta.get("cairn")
+            .and_then(|c| c.get("finished"))
+            .and_then(Value::as_bool)
+            == Some(true)
     }
 
     /// Whether the harness changed what it sends beside the messages before this message
