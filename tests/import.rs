@@ -1622,6 +1622,11 @@ fn openhands_conversations_import_as_the_sdk_kept_them() {
         panic!()
     };
     assert_eq!(c.last_measured, Some(before.prompt()));
+    // the window the SDK ran the model with (its calls' `context_window`) is the conversation's
+    assert_eq!(
+        (c.window, c.window_source),
+        (200_000, cairn::models::Source::Harness)
+    );
     run(
         &mut s,
         cairn::commands::Action::Branch {
@@ -1686,6 +1691,20 @@ fn openhands_conversations_import_as_the_sdk_kept_them() {
         row.cost_usd
     );
     assert_eq!((row.tool_calls, row.tool_errors), (4, 2));
+    // GPT-5 mini ran with litellm's 272k input window, not the catalog's 400k (input and output)
+    let cairn::commands::Outcome::Context(c) = run(
+        &mut s,
+        cairn::commands::Action::Context {
+            conversation: conv.clone(),
+            model: None,
+        },
+    ) else {
+        panic!()
+    };
+    assert_eq!(
+        (c.window, c.window_source),
+        (272_000, cairn::models::Source::Harness)
+    );
 }
 
 /// A conversation read again after it grew adds what is new (it is never counted twice), whichever of its files is

@@ -697,6 +697,31 @@ fn conversation_meta(
     if !untaken.is_empty() {
         meta["calls_without_event"] = json!(untaken);
     }
+    // the window the SDK ran each model with (`context_window` on each call's usage: litellm's, or the one the
+    // user set): the conversation's threshold and target are drawn from it
+    let mut windows = serde_json::Map::new();
+    let metrics = state
+        .pointer("/stats/usage_to_metrics")
+        .and_then(Value::as_object);
+    for u in metrics
+        .into_iter()
+        .flat_map(|m| m.values())
+        .filter_map(|m| m.get("token_usages").and_then(Value::as_array))
+        .flatten()
+    {
+        if let (Some(m), Some(w)) = (
+            u.get("model").and_then(Value::as_str),
+            u.get("context_window")
+                .and_then(Value::as_u64)
+                .filter(|&w| w > 0),
+        ) {
+            let known = windows.get(m).and_then(Value::as_u64).unwrap_or(0);
+            windows.insert(m.to_string(), json!(known.max(w)));
+        }
+    }
+    if !windows.is_empty() {
+        meta["windows"] = Value::Object(windows);
+    }
     if let Some(tags) = state
         .get("tags")
         .filter(|t| t.as_object().is_some_and(|o| !o.is_empty()))
