@@ -1656,6 +1656,8 @@ fn openhands_conversations_import_as_the_sdk_kept_them() {
         (row.tool_calls, row.tool_errors, row.compactions),
         (12, 1, 2)
     );
+    // three turns: one the agent ended in words, two with its `finish`
+    assert_eq!(row.turns, 3);
     // the agent's `finish` ended the run: its result is a turn boundary, so nothing is left to retry
     assert!(path.last().unwrap().ends_turn());
     assert!(matches!(

@@ -75,7 +75,7 @@ pub(crate) fn insert(
     )?;
     // the day's usage roll-up (what `stats` sums): a reply counts once, where it was written
     let u = m.usage.unwrap_or_default();
-    let turn = flags & 4 != 0 && (flags >> 3) & 3 == 1;
+    let turn = super::paths::counts_as_turn(flags);
     tx.prepare_cached(
         "INSERT INTO usage_days (day, conversation, model, messages, turns, compactions, input, output,
                                  cache_read, cache_write, measured, tool_calls, tool_errors, first, last,
@@ -877,12 +877,13 @@ pub(crate) fn backfill_speeds(tx: &Transaction<'_>) -> rusqlite::Result<()> {
 
 /// The roll-ups `stats` sums (by day) and prices (by hour), summed again from the measures.
 fn resum_rollups(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    tx.execute_batch(
+    let turn = super::paths::TURN_SQL;
+    tx.execute_batch(&format!(
         "DELETE FROM usage_days;
          INSERT INTO usage_days (day, conversation, model, messages, turns, compactions, input, output, cache_read,
                                  cache_write, cache_write_1h, measured, tool_calls, tool_errors, first, last)
          SELECT created_at / 86400000, conversation, coalesce(model, ''), count(*),
-                sum((flags & 4) != 0 AND ((flags >> 3) & 3) = 1), sum(compaction),
+                sum({turn}), sum(compaction),
                 sum(coalesce(input_tokens, 0)), sum(coalesce(output_tokens, 0)),
                 sum(coalesce(cache_read_tokens, 0)), sum(coalesce(cache_write_tokens, 0)),
                 sum(coalesce(cache_write_1h_tokens, 0)), count(input_tokens), sum(tool_calls), sum(tool_errors),
@@ -897,7 +898,7 @@ fn resum_rollups(tx: &Transaction<'_>) -> rusqlite::Result<()> {
                 max((input_tokens + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0))
                     / max(coalesce(requests, 1), 1))
          FROM measures WHERE copy = 0 AND input_tokens IS NOT NULL GROUP BY 1, 2, 3;",
-    )
+    ))
 }
 
 /// v17: the web searches a provider ran for each reply (priced per search), in a column of the measures and of the
@@ -1078,11 +1079,14 @@ pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
     #[allow(clippy::type_complexity)]
     let row: Option<(i64, Option<String>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)> = tx
         .query_row(
-            "SELECT conversation, model, coalesce(input_tokens, 0), coalesce(output_tokens, 0),
+            &format!(
+                "SELECT conversation, model, coalesce(input_tokens, 0), coalesce(output_tokens, 0),
                     coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0),
                     coalesce(cache_write_1h_tokens, 0), input_tokens IS NOT NULL, tool_calls, tool_errors,
-                    (flags & 4) != 0 AND ((flags >> 3) & 3) = 1, created_at
+                    {}, created_at
              FROM measures WHERE seq = ?1 AND copy = 0",
+                super::paths::TURN_SQL
+            ),
             [seq],
             |r| {
                 Ok((

@@ -40,6 +40,17 @@ fn role_code(r: Role) -> i64 {
     }
 }
 
+/// Whether a message with these flags ends a turn as `stats` counts turns: a reply that ends it, or the result by
+/// which a harness's agent finished (OpenHands' `finish`; the only results that end a turn).
+pub(crate) fn counts_as_turn(flags: i64) -> bool {
+    flags & ENDS_TURN != 0
+        && (role_of_flags(flags) == Role::Assistant || flags & HAS_TOOL_RESULT != 0)
+}
+
+/// [`counts_as_turn`] over a row's `flags`, in SQL (the roll-ups `stats` sums).
+pub(crate) const TURN_SQL: &str =
+    "((flags & 4) != 0 AND (((flags >> 3) & 3) = 1 OR (flags & 2) != 0))";
+
 fn role_of_flags(f: i64) -> Role {
     match (f >> ROLE_SHIFT) & 3 {
         0 => Role::User,
@@ -427,4 +438,31 @@ fn decode(
         usage,
         depth: h.depth,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turn_is_counted_alike_in_rust_and_in_sql() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let mut turns = 0;
+        for flags in 0..2048i64 {
+            let sql: bool = conn
+                .query_row(
+                    &format!("SELECT {TURN_SQL} FROM (SELECT ?1 AS flags)"),
+                    [flags],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(sql, counts_as_turn(flags), "flags {flags:#b}");
+            turns += usize::from(sql);
+        }
+        // a reply that ends a turn, and a result that does (OpenHands' finish): not a prompt, not a digest
+        assert!(counts_as_turn(ENDS_TURN | (1 << ROLE_SHIFT)));
+        assert!(counts_as_turn(ENDS_TURN | HAS_TOOL_RESULT));
+        assert!(!counts_as_turn(ENDS_TURN));
+        assert!(turns > 0 && turns < 2048);
+    }
 }

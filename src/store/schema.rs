@@ -350,6 +350,7 @@ CREATE TABLE usage_days (
 INSERT INTO usage_days (day, conversation, model, messages, turns, compactions, input, output, cache_read,
                         cache_write, measured, tool_calls, tool_errors, first, last)
 SELECT created_at / 86400000, conversation, coalesce(model, ''), count(*),
+       -- turns as v6 counted them (paths::TURN_SQL since: no result ended a turn before it)
        sum((flags & 4) != 0 AND ((flags >> 3) & 3) = 1), sum(compaction),
        sum(coalesce(input_tokens, 0)), sum(coalesce(output_tokens, 0)), sum(coalesce(cache_read_tokens, 0)),
        sum(coalesce(cache_write_tokens, 0)), count(input_tokens), sum(tool_calls), sum(tool_errors),
