@@ -1587,6 +1587,37 @@ fn openhands_conversations_import_as_the_sdk_kept_them() {
         rp.compactions
     );
     assert_eq!(rp.replies.len(), 8);
+    // sent as OpenHands sends it: the system prompt, the task, the summary, then what it kept of the rest
+    let body: serde_json::Value = serde_json::from_str(
+        &cairn::export::export(
+            &s,
+            conv,
+            None,
+            cairn::export::ExportFormat::Anthropic,
+            Default::default(),
+        )
+        .unwrap()
+        .text,
+    )
+    .unwrap();
+    assert!(
+        body["system"]
+            .to_string()
+            .contains("You are OpenHands agent")
+    );
+    let first = body["messages"][0]["content"].as_array().unwrap();
+    let texts: Vec<&str> = first.iter().filter_map(|b| b["text"].as_str()).collect();
+    assert_eq!(texts.len(), 2, "{first:?}");
+    assert_eq!(
+        texts[0],
+        "The check in test_calc.py fails. Find out why and fix it."
+    );
+    assert!(texts[1].starts_with("USER_CONTEXT: fix the failing test, then"));
+    assert!(
+        body["messages"][1]["content"]
+            .to_string()
+            .contains("Fixed: `add()`")
+    );
     // the condenser's call is priced on its marker but is no prompt of the path: with the tip on the marker,
     // `context` reads the prompt of the reply before it
     let at = path

@@ -568,16 +568,23 @@ impl Reader {
             at = self.parents[m];
         }
         path.reverse();
-        let kept: Vec<Ref> = path
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| {
-                self.events_of[**m]
-                    .iter()
-                    .any(|ev| !forgotten.contains(ev.as_str()))
-            })
-            .map(|(depth, _)| Ref::Depth(depth))
-            .collect();
+        // what it kept, and how many of those the summary follows (`summary_offset` counts the events it kept)
+        let offset = e.get("summary_offset").and_then(Value::as_u64).unwrap_or(0);
+        let (mut kept, mut head, mut events) = (Vec::new(), 0, 0);
+        for (depth, m) in path.iter().enumerate() {
+            let live = self.events_of[*m]
+                .iter()
+                .filter(|ev| !forgotten.contains(ev.as_str()))
+                .count() as u64;
+            if live == 0 {
+                continue;
+            }
+            kept.push(Ref::Depth(depth));
+            if events < offset {
+                head += 1;
+                events += live;
+            }
+        }
         let summary = e.get("summary").and_then(Value::as_str);
         let m = self.place(id, Kind::Other, Role::System, parent);
         self.out[m].content = vec![Block::text(summary.map_or_else(
@@ -587,7 +594,7 @@ impl Reader {
         self.out[m].meta = json!({
             "source": SOURCE,
             "forgotten": forgotten.len(),
-            "cairn": harness_meta(SOURCE, Kept::Each(kept), summary.is_some()),
+            "cairn": harness_meta(SOURCE, Kept::Around { head, each: kept }, summary.is_some()),
         });
         // the condenser's own call: priced, never a prompt of the conversation
         let rid = e.get("llm_response_id").and_then(Value::as_str);

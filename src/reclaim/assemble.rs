@@ -190,10 +190,12 @@ pub fn layout_for(
         .iter()
         .rposition(|p| matches!(p.marker, Resolved::Harness { .. }));
     let mut out = ContextLayout::default();
-    let (mut seq, summary_at) = match harness.map(|k| markers[k]) {
+    let (mut seq, summary_at, head) = match harness.map(|k| markers[k]) {
         Some(p) => kept_by_harness(view, p, end, &mut out),
-        None => (Vec::new(), None),
+        None => (Vec::new(), None, 0),
     };
+    // the summary goes after the kept messages the harness sends before it (none, for most harnesses)
+    let head: Vec<usize> = seq[..head.min(seq.len())].to_vec();
     let after = out.harness.map_or(0, |at| at + 1);
     let is_marker = |i: usize| view.heads[i].is_compaction();
     // a summary message after the marker that the harness sends before what it kept is sent first, once
@@ -222,11 +224,17 @@ pub fn layout_for(
         pruned,
         cover,
     } = rungs_after(&markers[harness.map_or(0, |k| k + 1)..]);
-    if let Some(h) = summary_at {
-        let k = harness_summary(view, h);
-        out.tally.add(&k);
-        out.tokens.push(k.total());
-        out.pieces.push(Piece::HarnessSummary { index: h });
+    let mut summary = summary_at;
+    let mut send_summary = |out: &mut ContextLayout| {
+        if let Some(h) = summary.take() {
+            let k = harness_summary(view, h);
+            out.tally.add(&k);
+            out.tokens.push(k.total());
+            out.pieces.push(Piece::HarnessSummary { index: h });
+        }
+    };
+    if head.is_empty() {
+        send_summary(&mut out);
     }
     // the current turn starts at the last prompt the user typed: thinking before it is dropped by readers that
     // drop past thinking
@@ -237,6 +245,9 @@ pub fn layout_for(
     let mut k = 0;
     while k < seq.len() {
         let i = seq[k];
+        if !head.contains(&i) {
+            send_summary(&mut out);
+        }
         if let Some((from, to, by)) = &cover
             && (*from..=*to).contains(&i)
         {
@@ -283,20 +294,22 @@ pub fn layout_for(
         });
         k += 1;
     }
+    send_summary(&mut out);
     out.seq = seq;
     out
 }
 
 /// What a harness's compaction at `p` kept before it (in path order, markers left out), and where its summary is
-/// when a message sends it first: the marker's own, or the harness's summary message after the marker where the
-/// harness sends it before what it kept (Claude Code's preserved segment anchored on its summary); records the
-/// compaction in `out`.
+/// when a message sends it: the marker's own, or the harness's summary message after the marker where the harness
+/// sends it before what it kept (Claude Code's preserved segment anchored on its summary); and how many of the kept
+/// messages are sent before the summary (OpenHands' first events; none for the others). Records the compaction in
+/// `out`.
 fn kept_by_harness(
     view: &PathView,
     p: &Placed,
     end: usize,
     out: &mut ContextLayout,
-) -> (Vec<usize>, Option<usize>) {
+) -> (Vec<usize>, Option<usize>, usize) {
     let Placed {
         at,
         marker: Resolved::Harness {
@@ -304,7 +317,7 @@ fn kept_by_harness(
         },
     } = p
     else {
-        return (Vec::new(), None);
+        return (Vec::new(), None, 0);
     };
     let is_marker = |i: usize| view.heads[i].is_compaction();
     let at = (*at).min(end);
@@ -314,7 +327,7 @@ fn kept_by_harness(
     match kept {
         KeptAt::Nothing => {}
         KeptAt::From(k) => seq.extend((*k..at).filter(|&i| !is_marker(i))),
-        KeptAt::Each(each) | KeptAt::AfterSummary { each, .. } => {
+        KeptAt::Each(each) | KeptAt::AfterSummary { each, .. } | KeptAt::Around { each, .. } => {
             let mut v: Vec<usize> = each
                 .iter()
                 .copied()
@@ -332,9 +345,24 @@ fn kept_by_harness(
         && *summary < end
         && !is_marker(*summary)
     {
-        return (seq, Some(*summary));
+        return (seq, Some(*summary), 0);
     }
-    (seq, summary_at)
+    let head = match kept {
+        KeptAt::Around { head, each } => {
+            // the first `head` of what was kept, as it still stands on the path
+            let mut first: Vec<usize> = each
+                .iter()
+                .copied()
+                .filter(|&i| i < at && !is_marker(i))
+                .collect();
+            first.sort_unstable();
+            first.dedup();
+            first.truncate(*head);
+            seq.iter().take_while(|i| first.contains(i)).count()
+        }
+        _ => 0,
+    };
+    (seq, summary_at, head)
 }
 
 /// What cairn's rungs did after the newest harness compaction: the results elided, the images pruned, and the

@@ -78,6 +78,12 @@ pub enum Kept {
     /// The user's prompts before the marker, newest first, up to this many tokens, with the instructions the
     /// harness injected (Codex's history rebuilt after a local compaction).
     UserPrompts(u64),
+    /// These messages, the harness's summary (the marker's text) sent after the first `head` of them: OpenHands
+    /// keeps its first events (the system prompt, the task), then its summary, then the recent events.
+    Around {
+        head: usize,
+        each: Vec<Ref>,
+    },
 }
 
 /// The snapshot's page shape, as recorded in its marker.
@@ -194,6 +200,10 @@ impl Marker {
                         "after": depth(summary),
                     }),
                     Kept::UserPrompts(t) => json!({"user_prompts": t}),
+                    Kept::Around { head, each } => json!({
+                        "each": each.iter().map(depth).collect::<Vec<_>>(),
+                        "summary_after": head,
+                    }),
                 };
                 json!({"kind": KIND_COMPACTION, "harness": harness, "kept": kept, "sends_text": sends_text})
             }
@@ -368,12 +378,19 @@ fn harness_of(meta: &Value, c: &Value) -> Marker {
         let kept = if let Some(d) = k.and_then(|k| k.get("from")).and_then(depth_ref) {
             Kept::From(d)
         } else if let Some(each) = k.and_then(|k| k.get("each")) {
-            match k.and_then(|k| k.get("after")).and_then(depth_ref) {
-                Some(summary) => Kept::AfterSummary {
+            let head = k
+                .and_then(|k| k.get("summary_after"))
+                .and_then(Value::as_u64);
+            match (k.and_then(|k| k.get("after")).and_then(depth_ref), head) {
+                (Some(summary), _) => Kept::AfterSummary {
                     summary,
                     each: refs(Some(each), depth_ref),
                 },
-                None => Kept::Each(refs(Some(each), depth_ref)),
+                (None, Some(head)) => Kept::Around {
+                    head: usize::try_from(head).unwrap_or(usize::MAX),
+                    each: refs(Some(each), depth_ref),
+                },
+                (None, None) => Kept::Each(refs(Some(each), depth_ref)),
             }
         } else if let Some(t) = k
             .and_then(|k| k.get("user_prompts"))
@@ -477,6 +494,14 @@ mod tests {
             Marker::Harness {
                 harness: "codex".into(),
                 kept: Kept::UserPrompts(20_000),
+                sends_text: true,
+            },
+            Marker::Harness {
+                harness: "openhands".into(),
+                kept: Kept::Around {
+                    head: 2,
+                    each: vec![Ref::Depth(0), Ref::Depth(1), Ref::Depth(10)],
+                },
                 sends_text: true,
             },
         ] {

@@ -72,6 +72,11 @@ pub enum KeptAt {
         each: Vec<usize>,
     },
     UserPrompts(u64),
+    /// These, the marker's summary sent after the first `head` of them.
+    Around {
+        head: usize,
+        each: Vec<usize>,
+    },
 }
 
 /// A path: heads and measures of every message root to end, and its markers.
@@ -401,6 +406,10 @@ impl PathView {
                         _ => KeptAt::Each(many(each)?),
                     },
                     Kept::UserPrompts(t) => KeptAt::UserPrompts(*t),
+                    Kept::Around { head, each } => KeptAt::Around {
+                        head: *head,
+                        each: many(each)?,
+                    },
                 },
                 sends_text: *sends_text,
             }),
