@@ -204,19 +204,7 @@ pub fn layout_for(
     // a reply the harness recorded as failed is history, not context: pi leaves one that stopped on an error or was
     // aborted out of every request after it (its `transformMessages`)
     seq.retain(|&i| !view.heads[i].is_failed());
-    // a harness's edits of the context (pi's `context_edit`), wherever they sit on the path (an edit holds across a
-    // later compaction that kept its message): the newest for a message wins
-    let mut edits: std::collections::HashMap<usize, (usize, Option<&Vec<Block>>)> =
-        std::collections::HashMap::new();
-    for p in &markers {
-        if let Resolved::Edit {
-            target,
-            replacement,
-        } = &p.marker
-        {
-            edits.insert(*target, (p.at, replacement.as_ref()));
-        }
-    }
+    let edits = edits_of(&markers);
     seq.retain(|i| !matches!(edits.get(i), Some((_, None))));
     // cairn's markers after the harness's (markers placed before it were superseded by it)
     let RungsDone {
@@ -297,6 +285,25 @@ pub fn layout_for(
     send_summary(&mut out);
     out.seq = seq;
     out
+}
+
+/// A harness's edits of the context (pi's `context_edit`), wherever they sit on the path (an edit holds across a
+/// later compaction that kept its message), by the message edited: the edit's place and what is sent instead (none:
+/// the message is left out). The newest for a message wins.
+fn edits_of<'a>(
+    markers: &[&'a Placed],
+) -> std::collections::HashMap<usize, (usize, Option<&'a Vec<Block>>)> {
+    let mut edits = std::collections::HashMap::new();
+    for p in markers {
+        if let Resolved::Edit {
+            target,
+            replacement,
+        } = &p.marker
+        {
+            edits.insert(*target, (p.at, replacement.as_ref()));
+        }
+    }
+    edits
 }
 
 /// What a harness's compaction at `p` kept before it (in path order, markers left out), and where its summary is
