@@ -269,6 +269,20 @@ struct Tally {
     partial: usize,
 }
 
+/// Imports `file` into a new store at `db`, a panic caught: the store, the outcome and how many conversations the
+/// store holds after it.
+fn import_caught(
+    db: &Path,
+    file: &Path,
+) -> std::thread::Result<(Store, cairn::import::FileOutcome, usize)> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut s = Store::open(db).unwrap();
+        let o = cairn::import::import_file(&mut s, file, None);
+        let convs = s.conversations().unwrap().len();
+        (s, o, convs)
+    }))
+}
+
 fn run(s: &mut Store, a: Action) -> Result<Outcome, commands::CommandError> {
     commands::run(s, &Settings::default(), a, &Quiet, &AtomicBool::new(false))
 }
@@ -383,13 +397,7 @@ fn hostile_mutants_never_panic_never_leave_partial_or_unreadable_rows_and_export
         let db = dir.path().join(format!("case-{case}.db"));
         t.cases += 1;
         let started = std::time::Instant::now();
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut s = Store::open(&db).unwrap();
-            let o = cairn::import::import_file(&mut s, &file, None);
-            let convs = s.conversations().unwrap().len();
-            (s, o, convs)
-        }));
-        let Ok((mut s, o, convs)) = outcome else {
+        let Ok((mut s, o, convs)) = import_caught(&db, &file) else {
             t.panics += 1;
             failures.push(format!("case {case} ({kind} {name}): import panicked"));
             continue;
@@ -547,13 +555,7 @@ fn hostile_openhands_folders_never_panic_and_refuse_by_the_file_at_fault() {
         let name = target.file_name().unwrap().to_string_lossy().into_owned();
         let db = dir.path().join(format!("case-{case}.db"));
         let state = conv.join("base_state.json");
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut s = Store::open(&db).unwrap();
-            let o = cairn::import::import_file(&mut s, &state, None);
-            let n = s.conversations().unwrap().len();
-            (s, o, n)
-        }));
-        let Ok((mut s, o, n)) = outcome else {
+        let Ok((mut s, o, n)) = import_caught(&db, &state) else {
             failures.push(format!("case {case} ({kind} {name}): import panicked"));
             continue;
         };

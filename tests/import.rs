@@ -1635,6 +1635,18 @@ fn openhands_conversations_import_as_the_sdk_kept_them() {
     let run = |s: &mut Store, a| {
         cairn::commands::run(s, &settings, a, &cairn::commands::Quiet, &cancel).unwrap()
     };
+    let context = |s: &mut Store, conv: &str| {
+        let cairn::commands::Outcome::Context(c) = run(
+            s,
+            cairn::commands::Action::Context {
+                conversation: conv.to_string(),
+                model: None,
+            },
+        ) else {
+            panic!("context of {conv}")
+        };
+        c
+    };
     run(
         &mut s,
         cairn::commands::Action::Branch {
@@ -1643,15 +1655,7 @@ fn openhands_conversations_import_as_the_sdk_kept_them() {
             expect: None,
         },
     );
-    let cairn::commands::Outcome::Context(c) = run(
-        &mut s,
-        cairn::commands::Action::Context {
-            conversation: conv.clone(),
-            model: None,
-        },
-    ) else {
-        panic!()
-    };
+    let c = context(&mut s, conv);
     assert_eq!(c.last_measured, Some(before.prompt()));
     // the window the SDK ran the model with (its calls' `context_window`) is the conversation's
     assert_eq!(
@@ -1725,15 +1729,7 @@ fn openhands_conversations_import_as_the_sdk_kept_them() {
     );
     assert_eq!((row.tool_calls, row.tool_errors), (4, 2));
     // GPT-5 mini ran with litellm's 272k input window, not the catalog's 400k (input and output)
-    let cairn::commands::Outcome::Context(c) = run(
-        &mut s,
-        cairn::commands::Action::Context {
-            conversation: conv.clone(),
-            model: None,
-        },
-    ) else {
-        panic!()
-    };
+    let c = context(&mut s, conv);
     assert_eq!(
         (c.window, c.window_source),
         (272_000, cairn::models::Source::Harness)

@@ -576,7 +576,10 @@ impl Reader {
                 .iter()
                 .filter(|ev| !forgotten.contains(ev.as_str()))
                 .count() as u64;
-            if live == 0 {
+            // an earlier condensation is no event of the view (and never forgotten): not kept
+            if live == 0
+                || CairnMeta::kind(&self.out[*m].meta) == Some(crate::model::KIND_COMPACTION)
+            {
                 continue;
             }
             kept.push(Ref::Depth(depth));

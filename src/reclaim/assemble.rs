@@ -354,19 +354,9 @@ fn kept_by_harness(
     {
         return (seq, Some(*summary), 0);
     }
+    // what was kept is in path order: the summary follows the first `head` of it
     let head = match kept {
-        KeptAt::Around { head, each } => {
-            // the first `head` of what was kept, as it still stands on the path
-            let mut first: Vec<usize> = each
-                .iter()
-                .copied()
-                .filter(|&i| i < at && !is_marker(i))
-                .collect();
-            first.sort_unstable();
-            first.dedup();
-            first.truncate(*head);
-            seq.iter().take_while(|i| first.contains(i)).count()
-        }
+        KeptAt::Around { head, .. } => (*head).min(seq.len()),
         _ => 0,
     };
     (seq, summary_at, head)
