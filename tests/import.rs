@@ -1512,6 +1512,7 @@ fn openhands_conversations_import_as_the_sdk_kept_them() {
     let path = s.active_path(conv).unwrap();
     assert_eq!(path[0].role, Role::System);
     assert!(cairn::model::plain_text(&path[0].content).starts_with("<SOUL>"));
+    assert!(path.iter().all(|m| m.meta["source"] == "openhands"));
     // the tip is the HEAD: the branch started from the first turn's answer, not the turn after it
     let prompts: Vec<String> = path
         .iter()

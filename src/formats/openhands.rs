@@ -341,7 +341,9 @@ impl Reader {
             self.at.insert(id.to_string(), Some(m));
             return m;
         }
-        self.out.push(NewMessage::new(role, Vec::new()));
+        let mut message = NewMessage::new(role, Vec::new());
+        message.meta = json!({"source": SOURCE});
+        self.out.push(message);
         self.parents.push(parent.0);
         self.kinds.push(kind);
         self.events_of.push(vec![id.to_string()]);
@@ -361,7 +363,9 @@ impl Reader {
             }
             None => None,
         };
-        if let Some(model) = model.or_else(|| self.configured.clone()) {
+        // the call's model; else (no call recorded) the one configured, where the message names none yet
+        let named = self.out[m].meta.get("model").is_some();
+        if let Some(model) = model.or_else(|| self.configured.clone().filter(|_| !named)) {
             self.out[m].meta["model"] = json!(model);
         }
     }
@@ -431,9 +435,6 @@ impl Reader {
             self.out[m].created_at = timestamp_ms(e.get("timestamp"));
         }
         let meta = &mut self.out[m].meta;
-        if !meta.is_object() {
-            *meta = json!({"source": SOURCE});
-        }
         let mut kept = e.clone();
         if let Some(o) = kept.as_object_mut() {
             // what became the message is not kept twice; the rest (ids, the action, its observation's
@@ -530,9 +531,6 @@ impl Reader {
         let finished =
             e.pointer("/observation/kind").and_then(Value::as_str) == Some("FinishObservation");
         if finished {
-            if !self.out[m].meta.is_object() {
-                self.out[m].meta = json!({"source": SOURCE});
-            }
             self.out[m].meta["cairn"] = CairnMeta::Finished.to_value();
         }
         self.out[m].content.push(Block::ToolResult {
@@ -594,11 +592,9 @@ impl Reader {
             || format!("OpenHands forgot {} events here", forgotten.len()),
             str::to_string,
         ))];
-        self.out[m].meta = json!({
-            "source": SOURCE,
-            "forgotten": forgotten.len(),
-            "cairn": harness_meta(SOURCE, Kept::Around { head, each: kept }, summary.is_some()),
-        });
+        self.out[m].meta["forgotten"] = json!(forgotten.len());
+        self.out[m].meta["cairn"] =
+            harness_meta(SOURCE, Kept::Around { head, each: kept }, summary.is_some());
         // the condenser's own call: priced, never a prompt of the conversation
         let rid = e.get("llm_response_id").and_then(Value::as_str);
         self.measure(m, rid);
