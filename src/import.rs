@@ -44,7 +44,9 @@ fn lossy_path<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
 
 /// Files to import under `paths`: files as given, except that a file another present file reads with it (a
 /// subagent, a sidecar: [`read_with`]) is replaced by that file; folders recursively (`.jsonl`, `.json` and
-/// SWE-agent `.traj` files, skipping the files read with another). Each file once, however often it was named.
+/// SWE-agent `.traj` files, skipping the files read with another in the folder, and taking the one they are read
+/// with where it is outside it: an OpenHands conversation's `events/` given alone). Each file once, however often
+/// it was named.
 ///
 /// A folder is walked once per real folder: a symbolic link to a folder is followed only when it stays inside the
 /// folder being imported and leads somewhere not yet walked (so `..` links and loops end), and only regular files
@@ -95,12 +97,22 @@ pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
                         out.extend((store.sessions)(&e).map_err(std::io::Error::other)?);
                     } else if meta.is_file()
                         && is_transcript_name(&e)
-                        && read_with(&e).is_none()
                         && !formats::opencode::storage::is_stored_piece(&e)
                         && !formats::kimi_cli::is_bookkeeping(&e)
                         && !formats::trajectories::is_predictions(&e)
                     {
-                        out.push(e);
+                        match read_with(&e) {
+                            None => out.push(e),
+                            // a file read with one outside the folder (an OpenHands conversation's `events/`
+                            // given alone): that one is imported; one inside is found by the walk itself
+                            Some(main) => {
+                                let main = main_file(&main);
+                                if !std::fs::canonicalize(&main).is_ok_and(|m| m.starts_with(&root))
+                                {
+                                    out.push(main);
+                                }
+                            }
+                        }
                     }
                 }
             }

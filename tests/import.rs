@@ -1785,11 +1785,12 @@ fn an_openhands_conversation_that_grew_adds_its_new_events_once() {
         "{:?}",
         st.rows[0].cost_usd
     );
-    // a folder walk takes the state once and no event on its own
+    // a folder walk takes the state once and no event on its own; the events' folder given alone, its state
     assert_eq!(
         import::collect(&[work.path().to_path_buf()]).unwrap(),
         files
     );
+    assert_eq!(import::collect(&[conv_dir.join("events")]).unwrap(), files);
 
     // a broken event: refused, named, nothing written
     let (_d2, mut fresh) = store();
