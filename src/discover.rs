@@ -61,8 +61,9 @@ const CLINE_FAMILY: &[&str] = &[
 
 /// A home folder, and where the harnesses that can be told to keep their files elsewhere were told to: Claude
 /// Code's `CLAUDE_CONFIG_DIR` (for `~/.claude`), Codex's `CODEX_HOME` (for `~/.codex`), pi's `PI_CODING_AGENT_DIR`
-/// (for `~/.pi/agent`), Gemini CLI's `GEMINI_CLI_HOME` (the folder holding its `.gemini`). Sessions are looked for,
-/// and written back, where the harness itself would.
+/// (for `~/.pi/agent`), Gemini CLI's `GEMINI_CLI_HOME` (the folder holding its `.gemini`), OpenHands'
+/// `OPENHANDS_CONVERSATIONS_DIR` (or `OPENHANDS_PERSISTENCE_DIR`, for `~/.openhands`). Sessions are looked for, and
+/// written back, where the harness itself would.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Home {
     pub dir: PathBuf,
@@ -71,6 +72,8 @@ pub struct Home {
     pub pi: Option<PathBuf>,
     /// Gemini CLI's `.gemini` folder, where `GEMINI_CLI_HOME` moved it.
     pub gemini: Option<PathBuf>,
+    /// OpenHands' conversations folder, where `OPENHANDS_CONVERSATIONS_DIR` or `OPENHANDS_PERSISTENCE_DIR` moved it.
+    pub openhands: Option<PathBuf>,
 }
 
 impl Home {
@@ -82,6 +85,7 @@ impl Home {
             codex: None,
             pi: None,
             gemini: None,
+            openhands: None,
         }
     }
 
@@ -98,6 +102,8 @@ impl Home {
             codex: var("CODEX_HOME"),
             pi: var("PI_CODING_AGENT_DIR"),
             gemini: var("GEMINI_CLI_HOME").map(|h| h.join(".gemini")),
+            openhands: var("OPENHANDS_CONVERSATIONS_DIR")
+                .or_else(|| var("OPENHANDS_PERSISTENCE_DIR").map(|d| d.join("conversations"))),
         })
     }
 
@@ -109,6 +115,7 @@ impl Home {
             Format::Codex => moved(&self.codex, "sessions"),
             Format::Pi => moved(&self.pi, "sessions"),
             Format::GeminiCli => moved(&self.gemini, "tmp"),
+            Format::OpenHands => self.openhands.clone(),
             _ => None,
         };
         own.or_else(|| {

@@ -68,7 +68,8 @@ pub enum Format {
     /// A SWE-agent trajectory (`.traj`).
     SweAgent,
     /// An OpenHands conversation (the SDK's `base_state.json` with its `events/` beside it) or an older trajectory
-    /// (an array of events).
+    /// (an array of events). Spelled in JSON as on the command line (`openhands`).
+    #[serde(rename = "openhands")]
     OpenHands,
     /// A mini-SWE-agent trajectory (`.traj.json`: one JSON document).
     MiniSweAgent,

@@ -192,9 +192,12 @@ pub fn read_with(p: &Path) -> Option<PathBuf> {
     if let Some(context) = formats::kimi_cli::session_of_sidecar(p) {
         return Some(context);
     }
-    // an OpenHands conversation's event, read with the conversation's state
+    // an OpenHands conversation's event, read with the conversation's state; a subagent's state, with its parent's
     if let Some(state) = formats::openhands::state_of_event(p) {
         return Some(state);
+    }
+    if let Some(parent) = formats::openhands::parent_of_subagent(p) {
+        return Some(parent);
     }
     if !name.starts_with("agent-") || !name.ends_with(".jsonl") {
         return None;

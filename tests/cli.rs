@@ -440,6 +440,10 @@ fn import_and_export_take_every_format_by_its_name() {
         let err = e.fails(&["import", "--format", f, missing.to_str().unwrap()]);
         assert!(err.contains("missing.jsonl"), "--format {f}: {err}");
     }
+    // and a format is spelled in JSON (`import --json`, `discover --json`) as `--format` takes it
+    for f in cairn::formats::Format::ALL {
+        assert_eq!(serde_json::to_value(f).unwrap(), f.name(), "{f:?}");
+    }
     let err = e.fails(&["import", "--format", "nope", missing.to_str().unwrap()]);
     assert!(
         err.contains("droid") && err.contains("copilot-cli"),

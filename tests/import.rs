@@ -1372,6 +1372,16 @@ fn sessions_are_found_where_the_harnesses_own_settings_moved_them() {
         "session-2026-04-01T10-00-0a1b2c3d.json",
         "small/gemini-cli-small.json",
     );
+    // OPENHANDS_PERSISTENCE_DIR: the folder holding OpenHands' `conversations`
+    let conv = fixture("openhands-v1/conversations/d6735859d88d47f7a55284f23fbe280a");
+    for f in walk(&conv) {
+        let to = moved
+            .path()
+            .join("openhands/conversations/d6735859d88d47f7a55284f23fbe280a")
+            .join(f.strip_prefix(&conv).unwrap());
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&f, &to).unwrap();
+    }
     let run = |env: &[(&str, std::path::PathBuf)]| -> Vec<String> {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
         c.args([
@@ -1384,7 +1394,9 @@ fn sessions_are_found_where_the_harnesses_own_settings_moved_them() {
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("CODEX_HOME")
         .env_remove("PI_CODING_AGENT_DIR")
-        .env_remove("GEMINI_CLI_HOME");
+        .env_remove("GEMINI_CLI_HOME")
+        .env_remove("OPENHANDS_CONVERSATIONS_DIR")
+        .env_remove("OPENHANDS_PERSISTENCE_DIR");
         for (k, v) in env {
             c.env(k, v);
         }
@@ -1406,8 +1418,21 @@ fn sessions_are_found_where_the_harnesses_own_settings_moved_them() {
         ("CODEX_HOME", moved.path().join("codex")),
         ("PI_CODING_AGENT_DIR", moved.path().join("pi")),
         ("GEMINI_CLI_HOME", moved.path().join("gemini")),
+        ("OPENHANDS_PERSISTENCE_DIR", moved.path().join("openhands")),
     ]);
-    assert_eq!(found, vec!["claude-code", "codex", "gemini-cli", "pi"]);
+    assert_eq!(
+        found,
+        vec!["claude-code", "codex", "gemini-cli", "openhands", "pi"]
+    );
+    // OPENHANDS_CONVERSATIONS_DIR names the conversations folder itself, before the persistence folder
+    let found = run(&[
+        (
+            "OPENHANDS_CONVERSATIONS_DIR",
+            moved.path().join("openhands/conversations"),
+        ),
+        ("OPENHANDS_PERSISTENCE_DIR", moved.path().join("elsewhere")),
+    ]);
+    assert_eq!(found, vec!["openhands"]);
     // and a session continued in a harness is written where that harness will look
     let h = cairn::discover::Home {
         claude: Some(moved.path().join("claude")),
@@ -1856,4 +1881,94 @@ fn an_openhands_fork_is_a_conversation_of_its_own() {
         cairn::model::plain_text(&fork.last().unwrap().content),
         "The last line now reads: the sea keeps what it takes."
     );
+}
+
+/// A subagent OpenHands' task tool ran (`subagents/<id>/` under its parent's folder, written by the SDK): read with
+/// its parent as a linked conversation, whichever of their files is named. The parent's state counts the
+/// subagent's calls too (a `task:<id>` usage); they are the subagent's, so the two together cost what the parent's
+/// state summed, once.
+#[test]
+fn an_openhands_subagent_is_read_with_its_parent_and_billed_once() {
+    let (_d, mut s) = store();
+    let prices = Default::default();
+    let dir = fixture("openhands-v1/subagent/793db1640db744e381c0a1e44c69cfbc");
+    let sub = dir.join("subagents/77ffaea96f864bb988ef39599c68386f");
+    // a subagent's state, or its event, is imported as its parent
+    for named in [
+        sub.join("base_state.json"),
+        std::fs::read_dir(sub.join("events"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path(),
+    ] {
+        assert_eq!(import::main_file(&named), dir.join("base_state.json"));
+    }
+    assert_eq!(
+        import::collect(std::slice::from_ref(&dir)).unwrap(),
+        [dir.join("base_state.json")]
+    );
+    let o = import::import_file(&mut s, &dir.join("base_state.json"), None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    assert_eq!(o.conversations.len(), 2);
+    assert!(o.report.notes.is_empty(), "{:?}", o.report.notes);
+    let child = s.conversation(&o.conversations[1]).unwrap();
+    assert_eq!(
+        child.linked_to.as_deref(),
+        Some(o.conversations[0].as_str())
+    );
+    assert_eq!(
+        child.title.as_deref(),
+        Some("Count the lines of /workspace/sub/notes.txt and answer with the number only.")
+    );
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("base_state.json")).unwrap()).unwrap();
+    let sdk: f64 = state["stats"]["usage_to_metrics"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|m| m["accumulated_cost"].as_f64().unwrap())
+        .sum();
+    let st = cairn::stats::stats(&s, By::Conversation, None, &prices).unwrap();
+    let total: f64 = st.rows.iter().map(|r| r.cost_usd.unwrap()).sum();
+    assert!((total - sdk).abs() < 1e-9, "{total} vs {sdk}");
+    // the subagent's own calls are its own
+    let row = st
+        .rows
+        .iter()
+        .find(|r| r.key == o.conversations[1])
+        .unwrap();
+    assert!(
+        (row.cost_usd.unwrap() - 0.00260205).abs() < 1e-9,
+        "{:?}",
+        row.cost_usd
+    );
+    // `cairn discover` lists the parent, not its subagent apart
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join(".openhands/conversations");
+    std::fs::create_dir_all(&root).unwrap();
+    let copy = root.join("793db1640db744e381c0a1e44c69cfbc");
+    for e in walk(&dir) {
+        let to = copy.join(e.strip_prefix(&dir).unwrap());
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&e, &to).unwrap();
+    }
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].path, copy.join("base_state.json"));
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }

@@ -602,8 +602,78 @@ impl Reader {
     }
 }
 
-/// A conversation's state and its events: one conversation, its tree as the SDK kept it, its tip the HEAD.
+/// A conversation's state and its events: one conversation, its tree as the SDK kept it, its tip the HEAD; and
+/// its subagents' conversations (`subagents/<id>/`, a task or delegate tool's), theirs in turn, read with it as
+/// linked conversations.
 pub fn parse(path: &Path, line: usize, state: &Value) -> Result<Parsed, FormatError> {
+    let mut children = Vec::new();
+    subagents(path, 0, &mut children)?;
+    // the parent's state counts its subagents' calls too (`task:<id>` usages): theirs, not the parent's
+    let theirs: HashSet<String> = children
+        .iter()
+        .flat_map(|c: &(Parsed, HashSet<String>)| c.1.iter().cloned())
+        .collect();
+    let (mut parsed, _) = parse_one(path, line, state, &theirs)?;
+    parsed.children = children.into_iter().map(|(c, _)| c).collect();
+    Ok(parsed)
+}
+
+/// The subagents under the conversation whose state is at `path`, each with the response ids its own state
+/// recorded, depth first (a subagent's own subagents after it). A subagent with no events yet is left out.
+fn subagents(
+    path: &Path,
+    depth: usize,
+    out: &mut Vec<(Parsed, HashSet<String>)>,
+) -> Result<(), FormatError> {
+    let Ok(rd) = std::fs::read_dir(path.with_file_name("subagents")) else {
+        return Ok(());
+    };
+    let mut states: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path().join(STATE_FILE))
+        .filter(|p| p.is_file())
+        .collect();
+    states.sort();
+    for state_path in states {
+        let bytes = super::read_file(&state_path)?;
+        let state: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| FormatError::new(&state_path, e.line(), format!("not JSON: {e}")))?;
+        if events(&state_path)?.is_empty() {
+            continue;
+        }
+        let (mut child, ids) = parse_one(&state_path, 1, &state, &HashSet::new())?;
+        child.meta["subagent"] = json!(true);
+        out.push((child, ids));
+        // a subagent's own subagents (a bounded depth: a link loop ends)
+        if depth < 4 {
+            subagents(&state_path, depth + 1, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// The conversation a subagent's state belongs to: `<conversation>/subagents/<id>/base_state.json` →
+/// `<conversation>/base_state.json`, where it is present.
+pub fn parent_of_subagent(p: &Path) -> Option<PathBuf> {
+    if p.file_name()? != STATE_FILE {
+        return None;
+    }
+    let subagents = p.parent()?.parent()?;
+    if subagents.file_name()? != "subagents" {
+        return None;
+    }
+    let parent = subagents.with_file_name(STATE_FILE);
+    parent.is_file().then_some(parent)
+}
+
+/// One conversation (no subagents), the response ids its state recorded, and the calls of `theirs` (its
+/// subagents') not counted as its own.
+fn parse_one(
+    path: &Path,
+    line: usize,
+    state: &Value,
+    theirs: &HashSet<String>,
+) -> Result<(Parsed, HashSet<String>), FormatError> {
     let events = events(path)?;
     if events.is_empty() {
         return Err(FormatError::new(
@@ -616,13 +686,16 @@ pub fn parse(path: &Path, line: usize, state: &Value) -> Result<Parsed, FormatEr
         .pointer("/agent/llm/model")
         .and_then(Value::as_str)
         .map(str::to_string);
+    let mut own = calls(state);
+    own.retain(|id, _| !theirs.contains(id));
+    let recorded: HashSet<String> = own.keys().cloned().collect();
     let mut r = Reader {
         out: Vec::new(),
         parents: Vec::new(),
         kinds: Vec::new(),
         events_of: Vec::new(),
         at: HashMap::new(),
-        calls: calls(state),
+        calls: own,
         configured,
         report: ImportReport::default(),
         kept: Vec::new(),
@@ -665,15 +738,24 @@ pub fn parse(path: &Path, line: usize, state: &Value) -> Result<Parsed, FormatEr
         .map(|(message, parent)| ImportedMessage { parent, message })
         .collect();
     let meta = conversation_meta(state, &events, r.kept, untaken);
-    Ok(Parsed {
-        title: super::title_of(&messages),
-        messages,
-        tip,
-        checkpoints: Vec::new(),
-        meta,
-        report: r.report,
-        children: Vec::new(),
-    })
+    // the title the conversation's tags give it, else its first prompt
+    let named = state.pointer("/tags/title").and_then(Value::as_str);
+    let title = named
+        .filter(|t| !t.trim().is_empty())
+        .map(super::short_title)
+        .or_else(|| super::title_of(&messages));
+    Ok((
+        Parsed {
+            title,
+            messages,
+            tip,
+            checkpoints: Vec::new(),
+            meta,
+            report: r.report,
+            children: Vec::new(),
+        },
+        recorded,
+    ))
 }
 
 /// The conversation's metadata: the state's figures (the model configured, how the run ended, each usage's totals
