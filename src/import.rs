@@ -160,10 +160,10 @@ fn is_transcript_name(p: &Path) -> bool {
 /// The file `p` is read with, when that file is present: a Claude Code subagent's session
 /// (`<session>/subagents/agent-x.jsonl` with `<session>.jsonl` beside `<session>/`, Claude Code 2.1; or
 /// `agent-<8hex>.jsonl` beside `<sessionId>.jsonl`, 2.0), a subagent's `.meta.json`'s transcript, a Cline task's
-/// `ui_messages.json` or `task_metadata.json`'s history, an OpenHands event's conversation state, Aider's input and LLM logs' chat history, a spawned Codex
-/// agent's parent rollout. Importing `p`
-/// means importing that file, which reads `p` with it: so a session is never imported twice, once whole and once
-/// as its subagent on its own (a shell glob that names both).
+/// `ui_messages.json` or `task_metadata.json`'s history, an OpenHands event's conversation state (a subagent's
+/// state, its parent's), Aider's input and LLM logs' chat history, a spawned Codex agent's parent rollout.
+/// Importing `p` means importing that file, which reads `p` with it: so a session is never imported twice, once
+/// whole and once as its subagent on its own (a shell glob that names both).
 pub fn read_with(p: &Path) -> Option<PathBuf> {
     let name = p.file_name()?.to_string_lossy().into_owned();
     if let Some(stem) = name.strip_suffix(".meta.json") {
