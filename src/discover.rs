@@ -4,16 +4,17 @@
 //! (`~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl`) and GitHub Copilot CLI
 //! (`~/.copilot/session-state/<id>/events.jsonl`), Qwen Code (`~/.qwen/projects/<project>/chats/<id>.jsonl`, and
 //! `~/.qwen/tmp/<project>/chats/` before), Kimi CLI (`~/.kimi/sessions/<work dir hash>/<id>/context.jsonl`), Amp
-//! (`~/.local/share/amp/threads/T-<uuid>.json`, and its editor extension's `threads3` before), Goose's SQLite store (`~/.local/share/goose/sessions/sessions.db`, a
-//! session each) and the JSONL files it kept before, Zed's agent threads (`~/.local/share/zed/threads/threads.db`, a
-//! thread each), opencode's SQLite store (`~/.local/share/opencode/opencode.db`,
-//! a session each) and its older storage folders
-//! (`~/.local/share/opencode/storage/session/<project>/ses_*.json`, its messages read beside it), and the task
-//! folders of Cline, Roo Code and Kilo Code in the editors' extension storage (`<editor>/User/globalStorage/
-//! <extension>/tasks/<id>/api_conversation_history.json`, for VS Code, its Insiders build, VSCodium, Cursor and
-//! Windsurf, under `~/.config` and macOS's `~/Library/Application Support`), and mini-SWE-agent's last run
-//! (`~/.config/mini-swe-agent/last_mini_run.traj.json`), OpenHands' conversations
-//! (`~/.openhands/conversations/<id>/base_state.json`). Newest first, with size and a message count from a quick scan (no full parse).
+//! (`~/.local/share/amp/threads/T-<uuid>.json`, and its editor extension's `threads3` before), Goose's SQLite store
+//! (`~/.local/share/goose/sessions/sessions.db`, a session each) and the JSONL files it kept before, Zed's agent
+//! threads (`~/.local/share/zed/threads/threads.db`, a thread each), opencode's SQLite store
+//! (`~/.local/share/opencode/opencode.db`, a session each) and its older storage folders
+//! (`~/.local/share/opencode/storage/session/<project>/ses_*.json`, its messages read beside it), the task folders of
+//! Cline, Roo Code and Kilo Code in the editors' extension storage (`<editor>/User/globalStorage/<extension>/tasks/
+//! <id>/api_conversation_history.json`, for VS Code, its Insiders build, VSCodium, Cursor and Windsurf, under
+//! `~/.config` and macOS's `~/Library/Application Support`), mini-SWE-agent's last run
+//! (`~/.config/mini-swe-agent/last_mini_run.traj.json`) and OpenHands' conversations
+//! (`~/.openhands/conversations/<id>/base_state.json`, a subagent's read with its parent's). Newest first, with size
+//! and a message count from a quick scan (no full parse).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
