@@ -269,6 +269,27 @@ struct Tally {
     partial: usize,
 }
 
+/// Copies the folder `from` to `to`, every file under it; the files copied, in order.
+fn copy_tree(from: &Path, to: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(from)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    std::fs::create_dir_all(to).unwrap();
+    for e in entries {
+        let into = to.join(e.file_name().unwrap());
+        if e.is_dir() {
+            out.extend(copy_tree(&e, &into));
+        } else {
+            std::fs::copy(&e, &into).unwrap();
+            out.push(into);
+        }
+    }
+    out
+}
+
 /// Imports `file` into a new store at `db`, a panic caught: the store, the outcome and how many conversations the
 /// store holds after it.
 fn import_caught(
@@ -493,13 +514,15 @@ fn hostile_openhands_folders_never_panic_and_refuse_by_the_file_at_fault() {
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
         .map_or(100, |n| (n / 20).max(1));
-    let root =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/openhands-v1/conversations");
-    let convs: Vec<PathBuf> = std::fs::read_dir(&root)
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/openhands-v1");
+    let mut convs: Vec<PathBuf> = std::fs::read_dir(fixtures.join("conversations"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
-    assert_eq!(convs.len(), 2);
+    convs.sort();
+    // and one with a subagent's conversation under it
+    convs.push(fixtures.join("subagent/793db1640db744e381c0a1e44c69cfbc"));
+    assert_eq!(convs.len(), 3);
     let lying = lying_png();
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Rng(0x0be4_7a11 | 1);
@@ -508,20 +531,17 @@ fn hostile_openhands_folders_never_panic_and_refuse_by_the_file_at_fault() {
     for case in 0..cases {
         let src = &convs[rng.below(convs.len())];
         let conv = dir.path().join(format!("case-{case}"));
-        std::fs::create_dir_all(conv.join("events")).unwrap();
-        std::fs::copy(src.join("base_state.json"), conv.join("base_state.json")).unwrap();
-        let mut events: Vec<PathBuf> = std::fs::read_dir(src.join("events"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        events.sort();
-        for e in &events {
-            std::fs::copy(e, conv.join("events").join(e.file_name().unwrap())).unwrap();
-        }
-        // the file mutated: an event mostly, the state sometimes
+        let files = copy_tree(src, &conv);
+        let is = |f: &PathBuf, start: &str| {
+            f.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(start))
+        };
+        let events: Vec<&PathBuf> = files.iter().filter(|f| is(f, "event-")).collect();
+        let states: Vec<&PathBuf> = files.iter().filter(|f| is(f, "base_state")).collect();
+        // the file mutated: an event mostly, a state sometimes
         let target = match rng.below(events.len() + 2) {
-            k if k < events.len() => conv.join("events").join(events[k].file_name().unwrap()),
-            _ => conv.join("base_state.json"),
+            k if k < events.len() => events[k].clone(),
+            _ => states[rng.below(states.len())].clone(),
         };
         let bytes = std::fs::read(&target).unwrap();
         let kind = if rng.below(5) == 0 && target.to_string_lossy().contains("event-") {
@@ -562,8 +582,8 @@ fn hostile_openhands_folders_never_panic_and_refuse_by_the_file_at_fault() {
         match &o.error {
             Some(e) => {
                 refused += 1;
-                let at_fault = e.starts_with(&format!("{}:", state.display()))
-                    || e.starts_with(&format!("{}", conv.join("events").join("event-").display()));
+                // the file at fault: the state, an event, a subagent's
+                let at_fault = e.starts_with(&format!("{}/", conv.display()));
                 let line_ok = e
                     .split_once(".json:")
                     .and_then(|(_, r)| r.split(':').next())
