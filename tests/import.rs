@@ -1697,15 +1697,7 @@ fn openhands_conversations_import_as_the_sdk_kept_them() {
         },
     );
     // the cost is the SDK's own, agent and condenser (both condensations, both branches) alike
-    let state: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(fixture(&format!("{dir}/base_state.json"))).unwrap())
-            .unwrap();
-    let sdk: f64 = state["stats"]["usage_to_metrics"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|m| m["accumulated_cost"].as_f64().unwrap())
-        .sum();
+    let sdk = sdk_cost(&fixture(&format!("{dir}/base_state.json")));
     let st = cairn::stats::stats(&s, By::Conversation, None, &prices).unwrap();
     let row = st.rows.iter().find(|r| &r.key == conv).unwrap();
     assert!(
@@ -1922,14 +1914,7 @@ fn an_openhands_subagent_is_read_with_its_parent_and_billed_once() {
         child.title.as_deref(),
         Some("Count the lines of /workspace/sub/notes.txt and answer with the number only.")
     );
-    let state: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("base_state.json")).unwrap()).unwrap();
-    let sdk: f64 = state["stats"]["usage_to_metrics"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|m| m["accumulated_cost"].as_f64().unwrap())
-        .sum();
+    let sdk = sdk_cost(&dir.join("base_state.json"));
     let st = cairn::stats::stats(&s, By::Conversation, None, &prices).unwrap();
     let total: f64 = st.rows.iter().map(|r| r.cost_usd.unwrap()).sum();
     assert!((total - sdk).abs() < 1e-9, "{total} vs {sdk}");
@@ -1971,4 +1956,16 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// What an OpenHands conversation's state summed as its cost: every usage's (the agent's, the condenser's, a
+/// subagent's) `accumulated_cost`.
+fn sdk_cost(state: &Path) -> f64 {
+    let state: serde_json::Value = serde_json::from_slice(&std::fs::read(state).unwrap()).unwrap();
+    state["stats"]["usage_to_metrics"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|m| m["accumulated_cost"].as_f64().unwrap())
+        .sum()
 }
