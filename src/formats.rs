@@ -938,6 +938,31 @@ pub(crate) fn text_of(v: Option<&Value>) -> String {
     }
 }
 
+/// A Responses API reasoning item as thinking: its summary's text, signed by its encrypted form (what a harness sends
+/// back whole).
+pub(crate) fn reasoning_item(item: &Value) -> Block {
+    Block::Thinking {
+        thinking: text_of(item.get("summary")),
+        signature: item
+            .get("encrypted_content")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
+    }
+}
+
+/// The reasoning litellm gives a Chat Completions message beside its content (`reasoning_content`), unsigned.
+pub(crate) fn reasoning_content(m: &Value) -> Option<Block> {
+    let t = m
+        .get("reasoning_content")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())?;
+    Some(Block::Thinking {
+        thinking: t.to_string(),
+        signature: None,
+    })
+}
+
 /// A tool call's input from the arguments a model wrote: a JSON string read as the JSON it holds (kept as the
 /// string where it holds none), anything else as it is.
 pub(crate) fn call_input(args: &Value) -> Value {

@@ -67,6 +67,7 @@ pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
             let root = std::fs::canonicalize(p)?;
             let mut seen = std::collections::HashSet::new();
             seen.insert(root.clone());
+            let mut mains = std::collections::HashSet::new();
             let mut stack = vec![p.clone()];
             while let Some(dir) = stack.pop() {
                 let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)?
@@ -105,13 +106,15 @@ pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
                             None => out.push(e),
                             // a file read with one outside the folder (an OpenHands conversation's `events/`
                             // given alone): that one is imported; one inside is found by the walk itself
-                            Some(main) => {
+                            // (a conversation's thousands of events are one file: decided once)
+                            Some(main) if mains.insert(main.clone()) => {
                                 let main = main_file(&main);
                                 if !std::fs::canonicalize(&main).is_ok_and(|m| m.starts_with(&root))
                                 {
                                     out.push(main);
                                 }
                             }
+                            Some(_) => {}
                         }
                     }
                 }

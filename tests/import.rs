@@ -1969,3 +1969,37 @@ fn sdk_cost(state: &Path) -> f64 {
         .map(|m| m["accumulated_cost"].as_f64().unwrap())
         .sum()
 }
+
+/// A conversation the SDK wrote before it kept a tree (no `parent_id` on its events, no HEAD in its state) is read
+/// as the chain its events make, its tip the last: the same path the tree gives.
+#[test]
+fn an_openhands_conversation_from_before_the_tree_is_its_events_in_order() {
+    let (_d, mut s) = store();
+    let src = fixture("openhands-v1/conversations/d6735859d88d47f7a55284f23fbe280a");
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("d6735859d88d47f7a55284f23fbe280a");
+    for f in walk(&src) {
+        let to = dir.join(f.strip_prefix(&src).unwrap());
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+        let o = v.as_object_mut().unwrap();
+        for k in ["parent_id", "leaf_event_id", "head_is_empty"] {
+            o.remove(k);
+        }
+        std::fs::write(&to, v.to_string()).unwrap();
+    }
+    let o = import::import_file(&mut s, &dir.join("base_state.json"), None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    assert_eq!((o.report.messages, o.report.branches), (11, 0));
+    let legacy = s.active_path(&o.conversations[0]).unwrap();
+    let (_d2, mut s2) = store();
+    let (ids, _) = import_ok(
+        &mut s2,
+        "openhands-v1/conversations/d6735859d88d47f7a55284f23fbe280a/base_state.json",
+    );
+    let tree = s2.active_path(&ids[0]).unwrap();
+    let text = |p: &[cairn::model::Message]| -> Vec<String> {
+        p.iter().map(|m| format!("{:?}", m.content)).collect()
+    };
+    assert_eq!(text(&legacy), text(&tree));
+}

@@ -173,7 +173,9 @@ fn content_blocks(items: Option<&Value>) -> Vec<Block> {
                 for u in urls.into_iter().flatten().filter_map(Value::as_str) {
                     match crate::model::image::from_data_url(u) {
                         Some(Ok(b)) => out.push(b),
-                        _ => out.push(Block::text(format!("[image: {u}]"))),
+                        // an image by address is named; one whose data does not decode is not pasted as text
+                        Some(Err(_)) => out.push(Block::text("[image: data that does not decode]")),
+                        None => out.push(Block::text(format!("[image: {u}]"))),
                     }
                 }
             }
@@ -267,32 +269,9 @@ fn reasoning(e: &Value) -> Vec<Block> {
         return thinking;
     }
     if let Some(item) = e.get("responses_reasoning_item").filter(|v| v.is_object()) {
-        let summary: Vec<&str> = item
-            .get("summary")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|s| s.as_str().or_else(|| s.get("text").and_then(Value::as_str)))
-            .collect();
-        return vec![Block::Thinking {
-            thinking: summary.join("\n\n"),
-            signature: item
-                .get("encrypted_content")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string),
-        }];
+        return vec![super::reasoning_item(item)];
     }
-    e.get("reasoning_content")
-        .and_then(Value::as_str)
-        .filter(|t| !t.is_empty())
-        .map(|t| {
-            vec![Block::Thinking {
-                thinking: t.to_string(),
-                signature: None,
-            }]
-        })
-        .unwrap_or_default()
+    super::reasoning_content(e).into_iter().collect()
 }
 
 impl Reader {
@@ -437,15 +416,32 @@ impl Reader {
         let meta = &mut self.out[m].meta;
         let mut kept = e.clone();
         if let Some(o) = kept.as_object_mut() {
-            // what became the message is not kept twice; the rest (ids, the action, its observation's
-            // extras) is
+            // what became the message (its text, thinking, call, result) is not kept twice; the rest (ids, the
+            // action's kind, the observation's exit code and metadata) is
             for k in [
                 "system_prompt",
+                "dynamic_context",
                 "tools",
                 "llm_message",
+                "extended_content",
+                "thought",
+                "thinking_blocks",
+                "reasoning_content",
+                "responses_reasoning_item",
                 "forgotten_event_ids",
+                "summary",
+                "error",
             ] {
                 o.remove(k);
+            }
+            if let Some(a) = o.get_mut("action").and_then(Value::as_object_mut) {
+                a.retain(|k, _| k == "kind");
+            }
+            if let Some(c) = o.get_mut("tool_call").and_then(Value::as_object_mut) {
+                c.remove("arguments");
+            }
+            if let Some(ob) = o.get_mut("observation").and_then(Value::as_object_mut) {
+                ob.remove("content");
             }
         }
         match meta.get_mut("events").and_then(Value::as_array_mut) {
@@ -613,7 +609,7 @@ pub fn parse(path: &Path, line: usize, state: &Value) -> Result<Parsed, FormatEr
         .iter()
         .flat_map(|c: &(Parsed, HashSet<String>)| c.1.iter().cloned())
         .collect();
-    let (mut parsed, _) = parse_one(path, line, state, &theirs)?;
+    let (mut parsed, _) = parse_one(path, line, state, &events(path)?, &theirs)?;
     parsed.children = children.into_iter().map(|(c, _)| c).collect();
     Ok(parsed)
 }
@@ -638,10 +634,11 @@ fn subagents(
         let bytes = super::read_file(&state_path)?;
         let state: Value = serde_json::from_slice(&bytes)
             .map_err(|e| FormatError::new(&state_path, e.line(), format!("not JSON: {e}")))?;
-        if events(&state_path)?.is_empty() {
+        let events = events(&state_path)?;
+        if events.is_empty() {
             continue;
         }
-        let (mut child, ids) = parse_one(&state_path, 1, &state, &HashSet::new())?;
+        let (mut child, ids) = parse_one(&state_path, 1, &state, &events, &HashSet::new())?;
         child.meta["subagent"] = json!(true);
         out.push((child, ids));
         // a subagent's own subagents (a bounded depth: a link loop ends)
@@ -672,9 +669,9 @@ fn parse_one(
     path: &Path,
     line: usize,
     state: &Value,
+    events: &[Value],
     theirs: &HashSet<String>,
 ) -> Result<(Parsed, HashSet<String>), FormatError> {
-    let events = events(path)?;
     if events.is_empty() {
         return Err(FormatError::new(
             path,
@@ -701,7 +698,7 @@ fn parse_one(
         kept: Vec::new(),
     };
     let mut before: Option<&str> = None;
-    for e in &events {
+    for e in events {
         r.event(e, before);
         before = e.get("id").and_then(Value::as_str).or(before);
     }
@@ -737,7 +734,7 @@ fn parse_one(
         .zip(r.parents)
         .map(|(message, parent)| ImportedMessage { parent, message })
         .collect();
-    let meta = conversation_meta(state, &events, r.kept, untaken);
+    let meta = conversation_meta(state, events, r.kept, untaken);
     // the title the conversation's tags give it, else its first prompt
     let named = state.pointer("/tags/title").and_then(Value::as_str);
     let title = named

@@ -194,8 +194,9 @@ pub fn layout_for(
         Some(p) => kept_by_harness(view, p, end, &mut out),
         None => (Vec::new(), None, 0),
     };
-    // the summary goes after the kept messages the harness sends before it (none, for most harnesses)
-    let head: Vec<usize> = seq[..head.min(seq.len())].to_vec();
+    // the summary goes after the kept messages the harness sends before it (none, for most harnesses): the last
+    // of them, by its place on the path (what is sent is in path order)
+    let head_end: Option<usize> = head.checked_sub(1).and_then(|k| seq.get(k).copied());
     let after = out.harness.map_or(0, |at| at + 1);
     let is_marker = |i: usize| view.heads[i].is_compaction();
     // a summary message after the marker that the harness sends before what it kept is sent first, once
@@ -221,7 +222,7 @@ pub fn layout_for(
             out.pieces.push(Piece::HarnessSummary { index: h });
         }
     };
-    if head.is_empty() {
+    if head_end.is_none() {
         send_summary(&mut out);
     }
     // the current turn starts at the last prompt the user typed: thinking before it is dropped by readers that
@@ -233,7 +234,7 @@ pub fn layout_for(
     let mut k = 0;
     while k < seq.len() {
         let i = seq[k];
-        if !head.contains(&i) {
+        if head_end.is_none_or(|h| i > h) {
             send_summary(&mut out);
         }
         if let Some((from, to, by)) = &cover

@@ -116,7 +116,7 @@ fn entry(
     match m.get("role").and_then(Value::as_str) {
         Some("assistant") => {
             let mut r = super::super::messages_json::openai_message(&strip(m), at)?;
-            if let Some(b) = reasoning(m) {
+            if let Some(b) = super::super::reasoning_content(m) {
                 r.content.insert(0, b);
             }
             let response = extra.get("response").unwrap_or(&Value::Null);
@@ -138,18 +138,6 @@ fn entry(
             "{at}: neither a message with a \"role\" nor a response or a tool's output"
         )),
     }
-}
-
-/// The reasoning a Chat Completions message carries beside its content (`reasoning_content`, as litellm gives it).
-fn reasoning(m: &Value) -> Option<Block> {
-    let t = m
-        .get("reasoning_content")
-        .and_then(Value::as_str)
-        .filter(|t| !t.is_empty())?;
-    Some(Block::Thinking {
-        thinking: t.to_string(),
-        signature: None,
-    })
 }
 
 /// A message without its `extra`, for the Chat Completions reader (the extra is kept in the metadata).
@@ -209,14 +197,7 @@ fn reply_of_response(m: &Value, configured: Option<&str>) -> NewMessage {
                     blocks.push(Block::text(t));
                 }
             }
-            Some("reasoning") => blocks.push(Block::Thinking {
-                thinking: text_of(item.get("summary")),
-                signature: item
-                    .get("encrypted_content")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string),
-            }),
+            Some("reasoning") => blocks.push(super::super::reasoning_item(item)),
             Some("function_call") => blocks.push(Block::ToolUse {
                 id: item
                     .get("call_id")
@@ -292,7 +273,7 @@ fn rejected(response: &Value, configured: Option<&str>) -> NewMessage {
         let said = response
             .pointer("/choices/0/message")
             .unwrap_or(&Value::Null);
-        let mut blocks: Vec<Block> = reasoning(said).into_iter().collect();
+        let mut blocks: Vec<Block> = super::super::reasoning_content(said).into_iter().collect();
         let t = text_of(said.get("content"));
         if !t.is_empty() {
             blocks.push(Block::text(t));
