@@ -210,8 +210,8 @@ fn kill_during(name: &str, before: &std::path::Path, args: &[&str], rounds: u64,
         was, done,
         "{name}: the operation changes nothing; the test proves nothing"
     );
-    let (mut saw_before, mut saw_after) = (0, 0);
-    for round in 0..rounds {
+    // true when the kill left the operation whole, false when it left the store as before
+    let kill_at = |round: u64, delay: u64| -> bool {
         let db = dir.path().join(format!("round-{round}.db"));
         std::fs::copy(before, &db).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
@@ -222,9 +222,7 @@ fn kill_during(name: &str, before: &std::path::Path, args: &[&str], rounds: u64,
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        // stratified over [0, 1.2 x the uninterrupted run]: every stretch of the operation gets its kills
-        let span = took * 6 / 5 / rounds + 1;
-        std::thread::sleep(Duration::from_micros(round * span + rng.next() % span));
+        std::thread::sleep(Duration::from_micros(delay));
         child.kill().unwrap();
         child.wait().unwrap();
         let s = Store::open(&db)
@@ -240,21 +238,38 @@ fn kill_during(name: &str, before: &std::path::Path, args: &[&str], rounds: u64,
         );
         drop(s);
         let now = shape(&db);
-        if now == was {
-            saw_before += 1;
-        } else if now == done {
-            saw_after += 1;
-        } else {
-            panic!(
-                "{name} round {round}: half an operation: {now:?}\nbefore {was:?}\nafter {done:?}"
-            );
-        }
+        assert!(
+            now == was || now == done,
+            "{name} round {round}: half an operation: {now:?}\nbefore {was:?}\nafter {done:?}"
+        );
         for ext in ["", "-wal", "-shm"] {
             std::fs::remove_file(format!("{}{ext}", db.display())).ok();
         }
+        now == done
+    };
+    // [left as before, whole]
+    let mut seen = [0u64; 2];
+    // stratified over [0, 1.2 x the uninterrupted run]: every stretch of the operation gets its kills
+    let span = took * 6 / 5 / rounds + 1;
+    for round in 0..rounds {
+        seen[usize::from(kill_at(round, round * span + rng.next() % span))] += 1;
     }
+    // A loaded machine runs the killed copies slower or faster than the timed one: the window then widens (or
+    // narrows) until both sides are seen, so the check that the kills landed on both sides holds on any machine.
+    let mut extra = 0;
+    while seen.contains(&0) && extra < rounds {
+        extra += 1;
+        let delay = if seen[1] == 0 {
+            took * (1 + extra) + rng.next() % (took + 1)
+        } else {
+            rng.next() % (took / (1 + extra) + 1)
+        };
+        seen[usize::from(kill_at(rounds + extra, delay))] += 1;
+    }
+    let [saw_before, saw_after] = seen;
     eprintln!(
-        "{name}: {rounds} kills over {took} us: {saw_before} left it as before, {saw_after} whole"
+        "{name}: {} kills over {took} us: {saw_before} left it as before, {saw_after} whole",
+        rounds + extra
     );
     assert!(
         saw_before > 0 && saw_after > 0,
