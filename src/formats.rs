@@ -42,6 +42,10 @@ pub struct FormatError {
     /// 1-based; 0 when the problem is the file as a whole.
     pub line: usize,
     pub reason: String,
+    /// Set when the file holds no session: no reader claims it (a harness's settings, credentials or caches beside
+    /// its sessions), or the one that does finds nothing in it to import. A folder walk skips such a file; a file
+    /// named is refused.
+    pub not_a_transcript: bool,
 }
 
 impl FormatError {
@@ -50,7 +54,22 @@ impl FormatError {
             file: file.to_path_buf(),
             line,
             reason: reason.into(),
+            not_a_transcript: false,
         }
+    }
+
+    /// A file no reader claims: see [`FormatError::not_a_transcript`].
+    fn unclaimed(file: &Path, line: usize, reason: impl Into<String>) -> FormatError {
+        FormatError {
+            not_a_transcript: true,
+            ..FormatError::new(file, line, reason)
+        }
+    }
+
+    /// A file its reader finds nothing in to import (a session started and not yet written to, an empty list):
+    /// like one no reader claims, a folder walk skips it (see [`FormatError::not_a_transcript`]).
+    pub fn empty(file: &Path, line: usize, reason: impl Into<String>) -> FormatError {
+        FormatError::unclaimed(file, line, reason)
     }
 }
 
@@ -543,7 +562,9 @@ pub fn detect(lines: &[(usize, Value)]) -> Option<Format> {
     if lines.len() == 1 && first.get("messages").is_some_and(Value::is_array) {
         return Some(messages_json::detect(first));
     }
-    if first.is_array() {
+    // a bare array is messages when it holds one, or nothing (another tool's list, a harness's todos, is no
+    // transcript)
+    if first.as_array().is_some_and(Vec::is_empty) || messages_json::holds_a_message(first) {
         return Some(messages_json::detect(first));
     }
     if first.get("type").and_then(Value::as_str) == Some("cairn") {
@@ -723,7 +744,7 @@ pub fn parse_bytes(
         (lines.is_empty() && kimi_cli::has_moved_histories(path)).then_some(Format::KimiCli)
     });
     if lines.is_empty() && format != Some(Format::KimiCli) {
-        return Err(FormatError::new(path, 0, "empty file"));
+        return Err(FormatError::unclaimed(path, 0, "empty file"));
     }
     // Cline's history is a bare array of messages like a provider request's: told apart by what its replies carry
     let cline = || lines.len() == 1 && cline::is_cline(path, &lines[0].1);
@@ -733,7 +754,7 @@ pub fn parse_bytes(
     {
         Some(f) => f,
         None => {
-            return Err(FormatError::new(
+            return Err(FormatError::unclaimed(
                 path,
                 lines[0].0,
                 "not a transcript cairn knows (tried: Claude Code, pi, Codex, Gemini CLI, Qwen Code, Kimi CLI, Amp, Goose, Zed, Copilot CLI, opencode, Cursor, Droid, Aider, Cline, SWE-agent, mini-SWE-agent, OpenHands, \

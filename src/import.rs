@@ -29,13 +29,26 @@ pub struct FileOutcome {
     pub error: Option<String>,
     pub duplicate_of: Option<String>,
     /// `new` (a session the store did not hold), `grown` (one it held, with messages added: `added`),
-    /// `unchanged` (one it held whole), or `refused`.
+    /// `unchanged` (one it held whole), `refused`, or `skipped` (a file a folder walk found that no reader claims:
+    /// `error` says why; nothing was written and the import does not fail for it).
     pub status: &'static str,
     /// Messages added to conversations the store already held (grown sessions).
     pub added: usize,
     /// Where the file was read from, when only what it gained since the last import was read (the byte the
     /// last import stopped at); `None` when it was read whole.
     pub read_from: Option<u64>,
+    /// Set when the file was refused because no reader claims it (see [`formats::FormatError`]): a folder walk
+    /// reports it as `skipped`.
+    #[serde(skip)]
+    pub not_a_transcript: bool,
+}
+
+impl FileOutcome {
+    /// Whether the file was refused (its error says why); a file already imported, or one a folder walk found that
+    /// no reader claims, carries its reason in `error` too but is not refused.
+    pub fn is_refused(&self) -> bool {
+        self.error.is_some() && self.duplicate_of.is_none() && self.status != "skipped"
+    }
 }
 
 fn lossy_path<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
@@ -52,16 +65,27 @@ fn lossy_path<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
 /// folder being imported and leads somewhere not yet walked (so `..` links and loops end), and only regular files
 /// are taken (a FIFO named `*.jsonl` would block the import).
 pub fn collect(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
-    Ok(collect_named(paths)?.0)
+    Ok(collect_named(paths)?.files)
 }
 
-/// The files to import, and each file named that is imported as another: (the file imported, the file named).
-pub type Collected = (Vec<PathBuf>, Vec<(PathBuf, PathBuf)>);
+/// The files to import, and how each was found.
+#[derive(Debug, Default)]
+pub struct Collected {
+    /// Each file once, in the order found.
+    pub files: Vec<PathBuf>,
+    /// Each file named that is imported as another: (the file imported, the file named).
+    pub named: Vec<(PathBuf, PathBuf)>,
+    /// The files only a folder walk found (none of them named): one no reader claims is skipped, not refused (a
+    /// harness's settings, credentials or caches beside its sessions: `cairn import ~/.claude`).
+    pub walked: std::collections::HashSet<PathBuf>,
+}
 
-/// [`collect`], with each file named that is imported as another.
+/// [`collect`], with how each file was found.
 pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
     let mut out = Vec::new();
     let mut named = Vec::new();
+    let mut walked = std::collections::HashSet::new();
+    let mut given = std::collections::HashSet::new();
     for p in paths {
         if p.is_dir() {
             let root = std::fs::canonicalize(p)?;
@@ -95,7 +119,9 @@ pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
                         .filter(|s| (s.is_db)(&e))
                     {
                         // a harness's store (opencode, Goose, Zed): each of its sessions
-                        out.extend((store.sessions)(&e).map_err(std::io::Error::other)?);
+                        let sessions = (store.sessions)(&e).map_err(std::io::Error::other)?;
+                        walked.extend(sessions.iter().cloned());
+                        out.extend(sessions);
                     } else if meta.is_file()
                         && is_transcript_name(&e)
                         && !formats::opencode::storage::is_stored_piece(&e)
@@ -103,7 +129,10 @@ pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
                         && !formats::trajectories::is_predictions(&e)
                     {
                         match read_with(&e) {
-                            None => out.push(e),
+                            None => {
+                                walked.insert(e.clone());
+                                out.push(e);
+                            }
                             // a file read with one outside the folder (an OpenHands conversation's `events/`
                             // given alone): that one is imported; one inside is found by the walk itself
                             // (a conversation's thousands of events are one file: decided once)
@@ -111,6 +140,7 @@ pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
                                 let main = main_file(&main);
                                 if !std::fs::canonicalize(&main).is_ok_and(|m| m.starts_with(&root))
                                 {
+                                    walked.insert(main.clone());
                                     out.push(main);
                                 }
                             }
@@ -120,19 +150,29 @@ pub fn collect_named(paths: &[PathBuf]) -> std::io::Result<Collected> {
                 }
             }
         } else if let Some(store) = formats::stores::store_of(p) {
-            out.extend((store.sessions)(p).map_err(std::io::Error::other)?);
+            let sessions = (store.sessions)(p).map_err(std::io::Error::other)?;
+            given.extend(sessions.iter().cloned());
+            out.extend(sessions);
         } else {
             let main = main_file(p);
             if main != *p {
                 named.push((main.clone(), p.clone()));
             }
+            given.insert(main.clone());
             out.push(main);
         }
     }
     // a file named twice (given, and found in a folder also given; or read with another given) is read once
+    let real = |f: &PathBuf| std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
+    let given: std::collections::HashSet<PathBuf> = given.iter().map(real).collect();
     let mut seen = std::collections::HashSet::new();
-    out.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
-    Ok((out, named))
+    out.retain(|f| seen.insert(real(f)));
+    walked.retain(|f| !given.contains(&real(f)));
+    Ok(Collected {
+        files: out,
+        named,
+        walked,
+    })
 }
 
 /// The file a file given by name is imported as: itself, or the file that reads it ([`read_with`], followed: a
@@ -237,6 +277,7 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
         status: "refused",
         added: 0,
         read_from: None,
+        not_a_transcript: false,
     };
     let key = source_path(file);
     let linked_now =
@@ -264,6 +305,7 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
         Ok(x) => x,
         Err(e) => {
             outcome.error = Some(e.to_string());
+            outcome.not_a_transcript = e.not_a_transcript;
             return outcome;
         }
     };
@@ -304,7 +346,19 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
             .inspect(|_| outcome.status = "new"),
     };
     match done {
-        Ok(ids) => outcome.conversations = ids,
+        Ok(ids) => {
+            for id in &ids {
+                match store.copies_in(id) {
+                    Ok(Some((n, from))) => outcome.report.notes.push(format!(
+                        "{n} messages of {id} are copies its harness made of conversation {from}'s (a fork or \
+                         a resume): their usage, turns and tool calls count once, in {from}"
+                    )),
+                    Ok(None) => {}
+                    Err(e) => outcome.report.notes.push(format!("copies not counted: {e}")),
+                }
+            }
+            outcome.conversations = ids;
+        }
         Err(StoreError::Duplicate { conversation, .. }) => {
             outcome.error = Some(format!(
                 "{}: already imported as conversation {conversation}",

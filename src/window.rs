@@ -534,13 +534,17 @@ impl Explorer {
         }
         let refused: Vec<&String> = files
             .iter()
-            .filter(|f| f.duplicate_of.is_none())
+            .filter(|f| f.is_refused())
             .filter_map(|f| f.error.as_ref())
             .collect();
         let skipped = files.iter().filter(|f| f.duplicate_of.is_some()).count();
+        let unclaimed = files.iter().filter(|f| f.status == "skipped").count();
         let mut line = format!("imported {} conversation(s)", added.len());
         if skipped > 0 {
             line.push_str(&format!("; {skipped} file(s) already imported, skipped"));
+        }
+        if unclaimed > 0 {
+            line.push_str(&format!("; {unclaimed} file(s) not transcripts, skipped"));
         }
         match refused.first() {
             Some(e) => self.fail(format!("{line}; {e}")),
@@ -636,7 +640,7 @@ impl Explorer {
         let added: usize = files.iter().map(|f| f.added).sum();
         if let Some(e) = files
             .iter()
-            .filter(|f| f.duplicate_of.is_none())
+            .filter(|f| f.is_refused())
             .find_map(|f| f.error.as_ref())
         {
             return self.fail(format!("following the session's file: {e}"));

@@ -666,3 +666,84 @@ fn replay_prints_the_estimate_the_prediction_and_each_harness_s_compactions() {
         "{pi}"
     );
 }
+
+#[test]
+fn a_harness_s_home_folder_imports_its_sessions_and_skips_its_settings() {
+    let e = Env::new();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let home = tempfile::tempdir().unwrap();
+    let claude = home.path().join(".claude");
+    let project = claude.join("projects/-home-dev-proj");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(claude.join("todos")).unwrap();
+    std::fs::copy(
+        fixtures.join("small/cc-quirks.jsonl"),
+        project.join("4c1e1f64-0000-4000-8000-000000000001.jsonl"),
+    )
+    .unwrap();
+    // what Claude Code keeps beside its sessions: settings, credentials, todo lists, the prompt history
+    let beside = [
+        (
+            ".credentials.json",
+            r#"{"claudeAiOauth":{"accessToken":"sk-ant-oat01-x"}}"#,
+        ),
+        ("settings.json", r#"{"permissions":{"allow":[]}}"#),
+        ("todos/a-agent-a.json", "[]"),
+        (
+            "todos/b-agent-b.json",
+            r#"[{"content":"Run the tests","status":"pending","activeForm":"Running the tests"}]"#,
+        ),
+        (
+            "history.jsonl",
+            r#"{"display":"fix it","pastedContents":{},"timestamp":1760000000000,"project":"/p"}"#,
+        ),
+        ("empty.jsonl", ""),
+    ];
+    for (name, text) in beside {
+        std::fs::write(claude.join(name), text).unwrap();
+    }
+    let dir = claude.to_str().unwrap();
+    let out = e.ok(&["import", dir]);
+    assert!(
+        out.contains("skipped 6 files found in the folders that are no transcript cairn knows"),
+        "{out}"
+    );
+    assert_eq!(e.json(&["list", "--json"]).as_array().unwrap().len(), 1);
+    let v = e.json(&["import", dir, "--json"]);
+    let mut statuses: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["status"].as_str().unwrap())
+        .collect();
+    statuses.sort_unstable();
+    assert_eq!(
+        statuses,
+        [
+            "skipped",
+            "skipped",
+            "skipped",
+            "skipped",
+            "skipped",
+            "skipped",
+            "unchanged"
+        ]
+    );
+    // named, such a file is refused by name
+    for (name, _) in beside {
+        let f = claude.join(name);
+        let err = e.fails(&["import", f.to_str().unwrap()]);
+        assert!(err.contains(name.rsplit('/').next().unwrap()), "{err}");
+    }
+    // a transcript that is broken is refused, found in a folder or not: only what no reader claims is skipped
+    std::fs::copy(
+        fixtures.join("small/cc-malformed.jsonl"),
+        project.join("broken.jsonl"),
+    )
+    .unwrap();
+    let o = e.run(&["import", dir]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("broken.jsonl:2:"), "{err}");
+    assert_eq!(e.json(&["list", "--json"]).as_array().unwrap().len(), 1);
+}

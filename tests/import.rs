@@ -1788,9 +1788,15 @@ fn an_openhands_conversation_that_grew_adds_its_new_events_once() {
         .map(|e| e.unwrap().path())
         .find(|p| p.to_string_lossy().contains("event-00003-"))
         .unwrap();
-    let (files, named) = import::collect_named(std::slice::from_ref(&event)).unwrap();
+    let import::Collected {
+        files,
+        named,
+        walked,
+    } = import::collect_named(std::slice::from_ref(&event)).unwrap();
     assert_eq!(files, [conv_dir.join("base_state.json")]);
     assert_eq!(named.len(), 1);
+    // named, not found by a walk: refused, not skipped, were it no transcript
+    assert!(walked.is_empty(), "{walked:?}");
     let o = import::import_file(&mut s, &files[0], None);
     assert!(o.error.is_none(), "{:?}", o.error);
     assert_eq!(o.conversations, std::slice::from_ref(&conv));
@@ -2002,4 +2008,100 @@ fn an_openhands_conversation_from_before_the_tree_is_its_events_in_order() {
         p.iter().map(|m| format!("{:?}", m.content)).collect()
     };
     assert_eq!(text(&legacy), text(&tree));
+}
+
+/// Sums (input, output, turns, tool calls) over every row of `stats --by model`.
+fn totals(s: &Store) -> (u64, u64, u64, u64) {
+    let st = cairn::stats::stats(s, By::Model, None, &Default::default()).unwrap();
+    st.rows.iter().fold((0, 0, 0, 0), |t, r| {
+        (
+            t.0 + r.input_tokens,
+            t.1 + r.output_tokens,
+            t.2 + r.turns,
+            t.3 + r.tool_calls,
+        )
+    })
+}
+
+#[test]
+fn a_history_its_harness_copied_into_a_fork_counts_once_whichever_is_read_first() {
+    // pi's fork copies the path root→leaf into a new file, entry ids, times and usage alike, under a header that
+    // names the parent session; the fork then goes on on its own
+    let dir = tempfile::tempdir().unwrap();
+    let original = fixture("small/pi-v3-context-edit.jsonl");
+    let text = std::fs::read_to_string(&original).unwrap();
+    let mut fork: Vec<String> = vec![format!(
+        r#"{{"type":"session","version":3,"id":"ce-2","timestamp":"2026-11-20T10:05:00.000Z","cwd":"/p","parentSession":"{}"}}"#,
+        original.display()
+    )];
+    // root → a3 (the path at the first answer): u1 a1 r1 a2 e1 a3
+    fork.extend(text.lines().skip(1).take(6).map(str::to_string));
+    fork.push(r#"{"type":"message","id":"u9","parentId":"a3","timestamp":"2026-11-20T10:05:01.000Z","message":{"role":"user","content":[{"type":"text","text":"and how do I free the disk?"}],"timestamp":1795000301000}}"#.to_string());
+    fork.push(r#"{"type":"message","id":"a9","parentId":"u9","timestamp":"2026-11-20T10:05:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Remove the old build artifacts."}],"timestamp":1795000302000,"model":"claude-sonnet-4-5","provider":"anthropic","usage":{"input":2500,"output":40,"cacheRead":0,"cacheWrite":0},"stopReason":"stop"}}"#.to_string());
+    let forked = dir.path().join("fork.jsonl");
+    std::fs::write(&forked, fork.join("\n") + "\n").unwrap();
+
+    let alone = {
+        let (_d, mut s) = store();
+        import_ok(&mut s, "small/pi-v3-context-edit.jsonl");
+        totals(&s)
+    };
+    assert_eq!(
+        (alone.0, alone.1, alone.3),
+        (1200 + 1900 + 1310, 30 + 20 + 5, 1)
+    );
+    // the fork's own turn, once: 2,500 in, 40 out; the copied calls and turns are the original's
+    let want = (alone.0 + 2500, alone.1 + 40, alone.2 + 1, alone.3);
+    for fork_first in [false, true] {
+        let (_d, mut s) = store();
+        let mut order = [original.clone(), forked.clone()];
+        if fork_first {
+            order.reverse();
+        }
+        let outcomes: Vec<_> = order
+            .iter()
+            .map(|f| import::import_file(&mut s, f, None))
+            .collect();
+        assert!(outcomes.iter().all(|o| o.error.is_none()), "{outcomes:?}");
+        assert_eq!(totals(&s), want, "fork first: {fork_first}");
+        let noted = &outcomes[1].report.notes;
+        assert!(
+            noted
+                .iter()
+                .any(|n| n.contains("are copies its harness made of conversation")),
+            "{noted:?}"
+        );
+        // each conversation still reads whole, measured as before: the fork's last prompt is its own reply's
+        let fork_conv = &outcomes[usize::from(!fork_first)].conversations[0];
+        let path = s.active_path(fork_conv).unwrap();
+        assert_eq!(path.len(), 8);
+        assert_eq!(path.last().unwrap().usage.unwrap().input_tokens, 2500);
+    }
+
+    // Claude Code's `--fork-session` (and a resume before it appended) copies every line under a new session id
+    let cc = fixture("claude-code/cc-2.0.5-image-paste.jsonl");
+    let copied: String = std::fs::read_to_string(&cc)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if v.get("sessionId").is_some() {
+                v["sessionId"] = serde_json::json!("11111111-2222-4333-8444-555555555555");
+            }
+            v.to_string() + "\n"
+        })
+        .collect();
+    let cc_fork = dir
+        .path()
+        .join("11111111-2222-4333-8444-555555555555.jsonl");
+    std::fs::write(&cc_fork, copied).unwrap();
+    let (_d, mut s) = store();
+    let first = import::import_file(&mut s, &cc, None);
+    assert!(first.error.is_none(), "{:?}", first.error);
+    let once = totals(&s);
+    assert!(once.0 > 0 && once.3 > 0);
+    let second = import::import_file(&mut s, &cc_fork, None);
+    assert!(second.error.is_none(), "{:?}", second.error);
+    assert_eq!(second.status, "new");
+    assert_eq!(totals(&s), once);
 }

@@ -1,6 +1,7 @@
 //! `cairn import PATH... [--format F] [--json]`: imports transcripts; per file the new conversation(s), what was
 //! read and what was not a message. A file already imported is skipped; a refused one fails the command (exit 2)
-//! after the others were imported.
+//! after the others were imported. A file found in a folder that holds no transcript (a harness's settings,
+//! credentials or caches: `cairn import ~/.claude`) is skipped and counted in one line; named, it is refused.
 
 use anyhow::{Result, bail};
 
@@ -53,11 +54,19 @@ pub(super) fn import_paths(
         for o in &outcomes {
             show(o)?;
         }
+        let skipped: Vec<&FileOutcome> =
+            outcomes.iter().filter(|o| o.status == "skipped").collect();
+        if let Some(first) = skipped.first() {
+            out(&format!(
+                "skipped {} {} found in the folders that {} no transcript cairn knows, first: {}",
+                skipped.len(),
+                if skipped.len() == 1 { "file" } else { "files" },
+                if skipped.len() == 1 { "is" } else { "are" },
+                super::terminal_safe(&first.file.display().to_string())
+            ))?;
+        }
     }
-    let refused: Vec<&FileOutcome> = outcomes
-        .iter()
-        .filter(|o| o.error.is_some() && o.duplicate_of.is_none())
-        .collect();
+    let refused: Vec<&FileOutcome> = outcomes.iter().filter(|o| o.is_refused()).collect();
     match refused.as_slice() {
         [] => Ok(()),
         [one] => bail!("{}", one.error.clone().unwrap_or_default()),
@@ -72,6 +81,7 @@ pub(super) fn import_paths(
 fn show(o: &FileOutcome) -> Result<()> {
     match (&o.error, &o.duplicate_of) {
         (Some(e), Some(_)) => out(&format!("skipped {e}")),
+        // refused (named at the end) or skipped (counted at the end)
         (Some(_), None) => Ok(()),
         (None, _) => {
             let r = &o.report;

@@ -1,6 +1,7 @@
 //! `import`: transcripts (files and folders, recursively), one transaction per file: a file already imported is
-//! reported as a duplicate, a refused one with its FILE:LINE, and nothing of it is written. Stops between files
-//! when cancelled.
+//! reported as a duplicate, a refused one with its FILE:LINE, and nothing of it is written. A file a folder walk
+//! found that no reader claims (a harness's settings beside its sessions) is skipped, not refused. Stops between
+//! files when cancelled.
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -37,11 +38,14 @@ impl Command for ImportFiles {
             }
         }
         // the files named that are imported as another (a subagent as its session): each outcome says so
-        let (files, named) =
-            crate::import::collect_named(&self.paths).map_err(|e| CommandError::Io {
-                path: self.paths.first().cloned().unwrap_or_default(),
-                reason: format!("listing files: {e}"),
-            })?;
+        let crate::import::Collected {
+            files,
+            named,
+            walked,
+        } = crate::import::collect_named(&self.paths).map_err(|e| CommandError::Io {
+            path: self.paths.first().cloned().unwrap_or_default(),
+            reason: format!("listing files: {e}"),
+        })?;
         let mut out = Vec::with_capacity(files.len());
         for (k, f) in files.iter().enumerate() {
             if cancel.load(Ordering::Relaxed) {
@@ -49,6 +53,11 @@ impl Command for ImportFiles {
             }
             progress.step(k, files.len(), &f.display().to_string());
             let mut o = crate::import::import_file(store, f, self.format);
+            if o.not_a_transcript && walked.contains(f) {
+                // found by walking a folder and claimed by no reader: a harness's settings or caches, not a
+                // session refused
+                o.status = "skipped";
+            }
             for (_, p) in named.iter().filter(|(main, _)| main == f) {
                 o.report.notes.push(format!(
                     "{} is read with this file (imported as it, so nothing is read twice)",

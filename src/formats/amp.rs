@@ -345,7 +345,7 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
         built.push(nm);
     }
     if built.is_empty() {
-        return Err(FormatError::new(
+        return Err(FormatError::empty(
             path,
             line,
             "nothing to import: the Amp thread holds no prompt or reply yet",

@@ -327,7 +327,7 @@ fn read<'a>(
         built.push(nm);
     }
     if built.is_empty() {
-        return Err(FormatError::new(
+        return Err(FormatError::empty(
             path,
             line,
             "nothing to import: the Goose session holds no prompt or reply yet",

@@ -498,7 +498,7 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
         t.history(k, file, lines)?;
     }
     if t.messages.is_empty() {
-        return Err(FormatError::new(
+        return Err(FormatError::empty(
             path,
             lines.first().map_or(1, |l| l.0),
             "nothing to import: the Kimi CLI session holds no prompt or reply yet",

@@ -34,6 +34,16 @@ pub fn detect(v: &Value) -> Format {
     }
 }
 
+/// Whether a bare JSON array holds a message (an object with a `role`, or a Responses API `message` item): what
+/// makes it a conversation rather than another list.
+pub fn holds_a_message(v: &Value) -> bool {
+    v.as_array().is_some_and(|a| {
+        a.iter().any(|m| {
+            m.get("role").is_some() || m.get("type").and_then(Value::as_str) == Some("message")
+        })
+    })
+}
+
 pub fn parse(path: &Path, lines: &[(usize, Value)], format: Format) -> Result<Parsed, FormatError> {
     // The file is one JSON document (possibly pretty-printed over many lines).
     let doc: Value = if lines.len() == 1 {
@@ -82,7 +92,7 @@ pub fn parse(path: &Path, lines: &[(usize, Value)], format: Format) -> Result<Pa
         }
     };
     if messages.is_empty() {
-        return Err(FormatError::new(
+        return Err(FormatError::empty(
             path,
             line,
             "nothing to import: the document holds no messages",

@@ -673,7 +673,7 @@ fn parse_one(
     theirs: &HashSet<String>,
 ) -> Result<(Parsed, HashSet<String>), FormatError> {
     if events.is_empty() {
-        return Err(FormatError::new(
+        return Err(FormatError::empty(
             path,
             line,
             "nothing to import: no events beside the conversation's state (an `events` folder of event-*.json)",
@@ -703,7 +703,7 @@ fn parse_one(
         before = e.get("id").and_then(Value::as_str).or(before);
     }
     if r.out.is_empty() {
-        return Err(FormatError::new(
+        return Err(FormatError::empty(
             path,
             line,
             "nothing to import: no messages among the events",

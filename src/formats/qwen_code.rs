@@ -315,7 +315,7 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
         r.record(*no, v);
     }
     if r.messages.is_empty() {
-        return Err(FormatError::new(
+        return Err(FormatError::empty(
             path,
             lines.first().map_or(1, |l| l.0),
             "nothing to import: the Qwen Code session holds no prompt or reply yet",

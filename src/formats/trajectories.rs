@@ -60,7 +60,7 @@ pub fn parse_sweagent(path: &Path, line: usize, doc: &Value) -> Result<Parsed, F
         .cloned()
         .unwrap_or_default();
     if history.is_empty() {
-        return Err(FormatError::new(
+        return Err(FormatError::empty(
             path,
             line,
             "nothing to import: the trajectory's history is empty",
@@ -542,7 +542,7 @@ pub fn parse_openhands(path: &Path, line: usize, doc: &Value) -> Result<Parsed, 
     let mut out = r.out;
     out.retain(|m| !m.content.is_empty());
     if out.is_empty() {
-        return Err(FormatError::new(
+        return Err(FormatError::empty(
             path,
             line,
             "nothing to import: no messages in the trajectory",

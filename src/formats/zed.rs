@@ -408,7 +408,7 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
     };
     let mut report = ImportReport::default();
     if built.is_empty() {
-        return Err(FormatError::new(
+        return Err(FormatError::empty(
             path,
             line,
             "nothing to import: the Zed thread holds no prompt or reply yet",

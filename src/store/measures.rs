@@ -556,6 +556,36 @@ impl Store {
         Ok(out)
     }
 
+    /// How many messages of an imported conversation are copies of another's (its harness copied them there:
+    /// [`mark_copies`]), and the conversation the newest copied reply was first written in. None without copies.
+    pub fn copies_in(&self, conversation: &str) -> Result<Option<(usize, String)>> {
+        let conv = conv_row(&self.conn, conversation)?;
+        let n: i64 = self.conn.query_row(
+            "SELECT count(*) FROM measures x JOIN messages m ON m.seq = x.seq
+             WHERE x.conversation = ?1 AND x.copy = 1 AND m.body_of IS NULL",
+            [conv.seq],
+            |r| r.get(0),
+        )?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let from: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT c.id FROM measures n JOIN measures o ON o.created_at = n.created_at
+                    AND o.seq < n.seq AND o.conversation != n.conversation AND o.model IS n.model
+                    AND o.input_tokens IS n.input_tokens AND o.output_tokens IS n.output_tokens
+                    AND o.cache_read_tokens IS n.cache_read_tokens AND o.cache_write_tokens IS n.cache_write_tokens
+                 JOIN conversations c ON c.seq = o.conversation
+                 WHERE n.conversation = ?1 AND n.copy = 1 AND n.output_tokens > 0
+                 ORDER BY n.seq DESC, o.seq LIMIT 1",
+                [conv.seq],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(from.map(|f| (n as usize, f)))
+    }
+
     /// A value derived from the whole store and kept in it (e.g. a fitted calibration), by key.
     pub fn value(&self, key: &str) -> Result<Option<Value>> {
         let v: Option<String> = self
@@ -1076,6 +1106,56 @@ impl Store {
 /// Takes a stored leaf out of the figures (a partial reply read again whole): its usage in the measures and the
 /// day roll-up, its tool calls. The message stays.
 pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
+    if !uncount(tx, seq, false)? {
+        return Ok(());
+    }
+    tx.execute(
+        "UPDATE measures SET input_tokens = NULL, output_tokens = NULL, cache_read_tokens = NULL,
+            cache_write_tokens = NULL, cache_write_1h_tokens = NULL, web_searches = NULL, tool_calls = 0,
+            tool_errors = 0
+         WHERE seq = ?1",
+        [seq],
+    )?;
+    Ok(())
+}
+
+/// Marks as copies the messages of conversation `conv` (just written) that another conversation written before
+/// it holds already: a harness that forks or resumes a session into a new file copies its history there (pi's
+/// fork, Claude Code's `--fork-session`, Codex's and opencode's forks), times and usage alike. A reply is the
+/// same provider call when its time, model and four token counts are (what ccusage dedups Claude Code by, the
+/// message and request ids, made general); what comes before a copied reply on its path was copied with it. A
+/// copy keeps its measures (its own path is measured as before) and leaves every roll-up and the tool calls:
+/// usage, turns and calls count once, in the conversation that held them first, as a cairn fork's copies do.
+/// Returns how many messages became copies.
+pub(crate) fn mark_copies(tx: &Transaction<'_>, conv: i64) -> Result<usize> {
+    let copied: Vec<i64> = tx
+        .prepare_cached(
+            "WITH RECURSIVE matched(seq) AS (
+                SELECT n.seq FROM measures n
+                WHERE n.conversation = ?1 AND n.copy = 0 AND n.output_tokens > 0
+                  AND EXISTS (SELECT 1 FROM measures o
+                              WHERE o.created_at = n.created_at AND o.seq < n.seq
+                                AND o.conversation != n.conversation AND o.model IS n.model
+                                AND o.input_tokens IS n.input_tokens AND o.output_tokens IS n.output_tokens
+                                AND o.cache_read_tokens IS n.cache_read_tokens
+                                AND o.cache_write_tokens IS n.cache_write_tokens)),
+             copied(seq) AS (
+                SELECT seq FROM matched
+                UNION SELECT m.parent FROM messages m JOIN copied c ON m.seq = c.seq WHERE m.parent IS NOT NULL)
+             SELECT c.seq FROM copied c JOIN measures x ON x.seq = c.seq WHERE x.copy = 0 ORDER BY c.seq",
+        )?
+        .query_map([conv], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for &seq in &copied {
+        uncount(tx, seq, true)?;
+        tx.execute("UPDATE measures SET copy = 1 WHERE seq = ?1", [seq])?;
+    }
+    Ok(copied.len())
+}
+
+/// Takes the message `seq` out of the roll-ups `stats` sums (its usage, turn, calls; with `whole`, the message
+/// and its compaction too) and deletes its tool calls; its measures stay. False when it counted in none (a copy).
+fn uncount(tx: &Transaction<'_>, seq: i64, whole: bool) -> Result<bool> {
     #[allow(clippy::type_complexity)]
     let row: Option<(i64, Option<String>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)> = tx
         .query_row(
@@ -1107,7 +1187,16 @@ pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
         )
         .optional()?;
     let Some((conv, model, i, o, cr, cw, cw1, measured, calls, errors, turn, created)) = row else {
-        return Ok(());
+        return Ok(false);
+    };
+    let (message, compaction): (i64, i64) = if whole {
+        tx.query_row(
+            "SELECT 1, compaction FROM measures WHERE seq = ?1",
+            [seq],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?
+    } else {
+        (0, 0)
     };
     let searches: i64 = tx.query_row(
         "SELECT coalesce(web_searches, 0) FROM measures WHERE seq = ?1",
@@ -1117,7 +1206,8 @@ pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
     tx.execute(
         "UPDATE usage_days SET input = input - ?1, output = output - ?2, cache_read = cache_read - ?3,
             cache_write = cache_write - ?4, cache_write_1h = cache_write_1h - ?5, measured = measured - ?6,
-            tool_calls = tool_calls - ?7, tool_errors = tool_errors - ?8, turns = turns - ?12
+            tool_calls = tool_calls - ?7, tool_errors = tool_errors - ?8, turns = turns - ?12,
+            messages = messages - ?13, compactions = compactions - ?14
          WHERE day = ?9 AND conversation = ?10 AND model = ?11",
         rusqlite::params![
             i,
@@ -1131,7 +1221,9 @@ pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
             created.div_euclid(86_400_000),
             conv,
             model.clone().unwrap_or_default(),
-            turn
+            turn,
+            message,
+            compaction
         ],
     )?;
     // the hour's roll-up loses the reply too (its largest prompt stays: a bound, priced exactly past it)
@@ -1153,13 +1245,6 @@ pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
             searches
         ],
     )?;
-    tx.execute(
-        "UPDATE measures SET input_tokens = NULL, output_tokens = NULL, cache_read_tokens = NULL,
-            cache_write_tokens = NULL, cache_write_1h_tokens = NULL, web_searches = NULL, tool_calls = 0,
-            tool_errors = 0
-         WHERE seq = ?1",
-        [seq],
-    )?;
     tx.execute("DELETE FROM tool_calls WHERE body = ?1", [seq])?;
     if let Some(m) = model {
         tx.execute(
@@ -1167,7 +1252,7 @@ pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
             rusqlite::params![m, measured],
         )?;
     }
-    Ok(())
+    Ok(true)
 }
 
 #[cfg(test)]

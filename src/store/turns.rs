@@ -148,7 +148,14 @@ impl Store {
         let mut ids: Vec<String> = Vec::with_capacity(conversations.len());
         for conv in conversations {
             let link = conv.linked_to.and_then(|i| ids.get(i)).cloned();
-            ids.push(write_imported(&tx, conv, link.as_deref())?.0);
+            let id = write_imported(&tx, conv, link.as_deref())?.0;
+            // a history its harness copied from a session already held (a fork, a resume) counts once
+            let seq: i64 =
+                tx.query_row("SELECT seq FROM conversations WHERE id = ?1", [&id], |r| {
+                    r.get(0)
+                })?;
+            super::measures::mark_copies(&tx, seq)?;
+            ids.push(id);
         }
         if let Some(first) = ids.first() {
             let seq: i64 = tx.query_row(

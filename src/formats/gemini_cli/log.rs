@@ -400,7 +400,7 @@ pub fn parse(path: &Path, lines: &[(usize, Value)]) -> Result<Parsed, FormatErro
     keep(&mut out, markers, &of_entry);
     if out.is_empty() {
         // a session just begun (its metadata, nothing said yet): read once something is
-        return Err(FormatError::new(
+        return Err(FormatError::empty(
             path,
             lines.last().map_or(1, |l| l.0),
             "nothing to import: the Gemini CLI session holds no messages yet",

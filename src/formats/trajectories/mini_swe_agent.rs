@@ -73,7 +73,7 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
         }
     }
     if out.is_empty() {
-        return Err(FormatError::new(
+        return Err(FormatError::empty(
             path,
             line,
             "nothing to import: the trajectory holds no messages",
