@@ -13,8 +13,9 @@
 //! <id>/api_conversation_history.json`, for VS Code, its Insiders build, VSCodium, Cursor and Windsurf, under
 //! `~/.config` and macOS's `~/Library/Application Support`), mini-SWE-agent's last run
 //! (`~/.config/mini-swe-agent/last_mini_run.traj.json`) and OpenHands' conversations
-//! (`~/.openhands/conversations/<id>/base_state.json`, a subagent's read with its parent's). Newest first, with size
-//! and a message count from a quick scan (no full parse).
+//! (`~/.openhands/conversations/<id>/base_state.json`, a subagent's read with its parent's; from before its SDK,
+//! `~/.openhands/sessions/<id>/events/0.json`). Newest first, with size and a message count from a quick scan (no
+//! full parse).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -75,6 +76,9 @@ pub struct Home {
     pub gemini: Option<PathBuf>,
     /// OpenHands' conversations folder, where `OPENHANDS_CONVERSATIONS_DIR` or `OPENHANDS_PERSISTENCE_DIR` moved it.
     pub openhands: Option<PathBuf>,
+    /// OpenHands' folder of conversations from before its SDK (`sessions/`), where `OPENHANDS_PERSISTENCE_DIR`
+    /// moved it.
+    pub openhands_sessions: Option<PathBuf>,
 }
 
 impl Home {
@@ -87,6 +91,7 @@ impl Home {
             pi: None,
             gemini: None,
             openhands: None,
+            openhands_sessions: None,
         }
     }
 
@@ -105,6 +110,7 @@ impl Home {
             gemini: var("GEMINI_CLI_HOME").map(|h| h.join(".gemini")),
             openhands: var("OPENHANDS_CONVERSATIONS_DIR")
                 .or_else(|| var("OPENHANDS_PERSISTENCE_DIR").map(|d| d.join("conversations"))),
+            openhands_sessions: var("OPENHANDS_PERSISTENCE_DIR").map(|d| d.join("sessions")),
         })
     }
 
@@ -135,6 +141,7 @@ fn locations(home: &Home) -> Vec<(Format, PathBuf)> {
         .iter()
         .filter_map(|(f, _)| Some((*f, home.sessions(*f)?)))
         .collect();
+    let home_of = home;
     let home = &home.dir;
     for base in [".config", "Library/Application Support"] {
         for editor in EDITORS {
@@ -157,6 +164,15 @@ fn locations(home: &Home) -> Vec<(Format, PathBuf)> {
             ));
         }
     }
+    // OpenHands before its SDK (V0: the app and the CLI) kept a conversation a folder under `sessions/`, beside the
+    // SDK's `conversations/` (or where `OPENHANDS_PERSISTENCE_DIR` moved both)
+    out.push((
+        Format::OpenHands,
+        home_of
+            .openhands_sessions
+            .clone()
+            .unwrap_or_else(|| home.join(".openhands/sessions")),
+    ));
     // mini-SWE-agent keeps its last run in the platform's configuration folder: macOS's is Application Support
     out.push((
         Format::MiniSweAgent,
@@ -230,10 +246,13 @@ fn is_session(format: Format, p: &Path) -> bool {
         Format::MiniSweAgent => p
             .file_name()
             .is_some_and(|n| n.to_string_lossy().ends_with(".traj.json")),
-        // `conversations/<id>/base_state.json` (its events beside it are read with it)
-        Format::OpenHands => p
-            .file_name()
-            .is_some_and(|n| n == crate::formats::openhands::STATE_FILE),
+        // `conversations/<id>/base_state.json` (its events beside it are read with it); before the SDK,
+        // `sessions/<id>/events/0.json` (the later events, cached pages and metadata are read with it)
+        Format::OpenHands => {
+            p.file_name()
+                .is_some_and(|n| n == crate::formats::openhands::STATE_FILE)
+                || crate::formats::openhands::sessions::is_first_event(p)
+        }
         // `session/<project>/ses_*.json`
         Format::Opencode => {
             p.extension().is_some_and(|x| x == "json")
@@ -338,8 +357,15 @@ fn count_messages(p: &Path, format: Format) -> usize {
             })
             .unwrap_or(0);
     }
-    // OpenHands keeps an event a file, beside the conversation's state: `events/`
+    // OpenHands keeps an event a file, beside the conversation's state: `events/` (before its SDK, the first
+    // event's own folder)
     if format == Format::OpenHands {
+        if crate::formats::openhands::sessions::is_first_event(p) {
+            return p
+                .parent()
+                .and_then(|d| std::fs::read_dir(d).ok())
+                .map_or(0, |rd| rd.flatten().count());
+        }
         return p
             .parent()
             .and_then(|d| std::fs::read_dir(d.join("events")).ok())

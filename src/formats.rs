@@ -700,6 +700,9 @@ fn parse_as(
                 Format::SweAgent => trajectories::parse_sweagent(path, line, &doc)?,
                 Format::MiniSweAgent => trajectories::mini_swe_agent::parse(path, line, &doc)?,
                 _ if openhands::is_state(&doc) => openhands::parse(path, line, &doc)?,
+                _ if doc.is_object() && openhands::sessions::is_first_event(path) => {
+                    openhands::sessions::parse(path)?
+                }
                 _ => trajectories::parse_openhands(path, line, &doc)?,
             }
         }
@@ -748,8 +751,15 @@ pub fn parse_bytes(
     }
     // Cline's history is a bare array of messages like a provider request's: told apart by what its replies carry
     let cline = || lines.len() == 1 && cline::is_cline(path, &lines[0].1);
+    // an OpenHands conversation of before the SDK: its first event's file, told by its place and shape
+    let openhands_events = || {
+        lines.len() == 1
+            && lines[0].1.get("source").is_some()
+            && openhands::sessions::is_first_event(path)
+    };
     let format = match format
         .or_else(|| cline().then_some(Format::Cline))
+        .or_else(|| openhands_events().then_some(Format::OpenHands))
         .or_else(|| detect(&lines))
     {
         Some(f) => f,

@@ -242,6 +242,10 @@ pub fn read_with(p: &Path) -> Option<PathBuf> {
     if let Some(parent) = formats::openhands::parent_of_subagent(p) {
         return Some(parent);
     }
+    // a conversation of OpenHands before the SDK: a later event, a cached page, the metadata, with the first event
+    if let Some(first) = formats::openhands::sessions::first_event_of(p) {
+        return Some(first);
+    }
     if !name.starts_with("agent-") || !name.ends_with(".jsonl") {
         return None;
     }
@@ -300,7 +304,7 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
             return outcome;
         }
     };
-    let hash = format!("{:x}", Sha256::digest(&bytes));
+    let hash = content_hash(file, &bytes);
     let (fmt, parsed) = match formats::parse_bytes(file, &bytes, format) {
         Ok(x) => x,
         Err(e) => {
@@ -347,16 +351,7 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
     };
     match done {
         Ok(ids) => {
-            for id in &ids {
-                match store.copies_in(id) {
-                    Ok(Some((n, from))) => outcome.report.notes.push(format!(
-                        "{n} messages of {id} are copies its harness made of conversation {from}'s (a fork or \
-                         a resume): their usage, turns and tool calls count once, in {from}"
-                    )),
-                    Ok(None) => {}
-                    Err(e) => outcome.report.notes.push(format!("copies not counted: {e}")),
-                }
-            }
+            note_copies(store, &ids, &mut outcome.report);
             outcome.conversations = ids;
         }
         Err(StoreError::Duplicate { conversation, .. }) => {
@@ -370,6 +365,31 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
         Err(e) => outcome.error = Some(format!("{}:0: {e}", file.display())),
     }
     outcome
+}
+
+/// What identifies a file's reading: its bytes' hash, with the files read beside it where a conversation is a folder
+/// of files (OpenHands' events before its SDK: which of them there are).
+fn content_hash(file: &Path, bytes: &[u8]) -> String {
+    let mut h = Sha256::new();
+    h.update(bytes);
+    if formats::openhands::sessions::is_first_event(file) {
+        h.update(formats::openhands::sessions::listing(file));
+    }
+    format!("{:x}", h.finalize())
+}
+
+/// Says in the report which new conversations repeat another's requests ([`Store::copies_in`]).
+fn note_copies(store: &Store, ids: &[String], report: &mut ImportReport) {
+    for id in ids {
+        match store.copies_in(id) {
+            Ok(Some((n, from))) => report.notes.push(format!(
+                "{n} messages of {id} repeat conversation {from}'s (the same requests: a fork, a resume or an \
+                 export of it): their usage, turns and tool calls count once, in {from}"
+            )),
+            Ok(None) => {}
+            Err(e) => report.notes.push(format!("copies not counted: {e}")),
+        }
+    }
 }
 
 /// Merges the conversations of `file` into the session the store holds: only what it lacks is added, and the

@@ -522,7 +522,12 @@ fn hostile_openhands_folders_never_panic_and_refuse_by_the_file_at_fault() {
     convs.sort();
     // and one with a subagent's conversation under it
     convs.push(fixtures.join("subagent/793db1640db744e381c0a1e44c69cfbc"));
-    assert_eq!(convs.len(), 3);
+    // and one as OpenHands kept them before its SDK: `events/<n>.json` and the metadata beside
+    convs.push(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/openhands-v0/sessions/4f1c2a9e7b3d4c5e8f6a0b1c2d3e4f5a"),
+    );
+    assert_eq!(convs.len(), 4);
     let lying = lying_png();
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Rng(0x0be4_7a11 | 1);
@@ -536,15 +541,22 @@ fn hostile_openhands_folders_never_panic_and_refuse_by_the_file_at_fault() {
             f.file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with(start))
         };
-        let events: Vec<&PathBuf> = files.iter().filter(|f| is(f, "event-")).collect();
-        let states: Vec<&PathBuf> = files.iter().filter(|f| is(f, "base_state")).collect();
+        let v0 = conv.join("events/0.json").is_file();
+        let events: Vec<&PathBuf> = files
+            .iter()
+            .filter(|f| is(f, "event-") || v0 && f.parent().is_some_and(|d| d.ends_with("events")))
+            .collect();
+        let states: Vec<&PathBuf> = files
+            .iter()
+            .filter(|f| is(f, "base_state") || v0 && is(f, "metadata"))
+            .collect();
         // the file mutated: an event mostly, a state sometimes
         let target = match rng.below(events.len() + 2) {
             k if k < events.len() => events[k].clone(),
             _ => states[rng.below(states.len())].clone(),
         };
         let bytes = std::fs::read(&target).unwrap();
-        let kind = if rng.below(5) == 0 && target.to_string_lossy().contains("event-") {
+        let kind = if rng.below(5) == 0 && !v0 && target.to_string_lossy().contains("event-") {
             // a parent that names the event itself, an event after it, or the root's sentinel
             let mut v: Value = serde_json::from_slice(&bytes).unwrap();
             let later = events
@@ -574,7 +586,11 @@ fn hostile_openhands_folders_never_panic_and_refuse_by_the_file_at_fault() {
         };
         let name = target.file_name().unwrap().to_string_lossy().into_owned();
         let db = dir.path().join(format!("case-{case}.db"));
-        let state = conv.join("base_state.json");
+        let state = if v0 {
+            conv.join("events/0.json")
+        } else {
+            conv.join("base_state.json")
+        };
         let Ok((mut s, o, n)) = import_caught(&db, &state) else {
             failures.push(format!("case {case} ({kind} {name}): import panicked"));
             continue;

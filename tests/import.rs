@@ -2066,9 +2066,7 @@ fn a_history_its_harness_copied_into_a_fork_counts_once_whichever_is_read_first(
         assert_eq!(totals(&s), want, "fork first: {fork_first}");
         let noted = &outcomes[1].report.notes;
         assert!(
-            noted
-                .iter()
-                .any(|n| n.contains("are copies its harness made of conversation")),
+            noted.iter().any(|n| n.contains("repeat conversation")),
             "{noted:?}"
         );
         // each conversation still reads whole, measured as before: the fork's last prompt is its own reply's
@@ -2104,4 +2102,117 @@ fn a_history_its_harness_copied_into_a_fork_counts_once_whichever_is_read_first(
     assert!(second.error.is_none(), "{:?}", second.error);
     assert_eq!(second.status, "new");
     assert_eq!(totals(&s), once);
+}
+
+#[test]
+fn an_openhands_conversation_from_before_the_sdk_is_its_folder_of_events() {
+    // the app's and the CLI's layout before the SDK: `sessions/<id>/events/<n>.json`, the metadata beside, cached
+    // pages of events in `event_cache/`
+    let id = "4f1c2a9e7b3d4c5e8f6a0b1c2d3e4f5a";
+    let src = fixture(&format!("openhands-v0/sessions/{id}"));
+    let home = tempfile::tempdir().unwrap();
+    let persistence = home.path().join(".openhands");
+    let conv_dir = persistence.join("sessions").join(id);
+    std::fs::create_dir_all(conv_dir.join("events")).unwrap();
+    std::fs::create_dir_all(conv_dir.join("event_cache")).unwrap();
+    std::fs::copy(src.join("metadata.json"), conv_dir.join("metadata.json")).unwrap();
+    let mut events: Vec<(u64, PathBuf)> = std::fs::read_dir(src.join("events"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| (p.file_stem().unwrap().to_str().unwrap().parse().unwrap(), p))
+        .collect();
+    events.sort();
+    assert_eq!(events.len(), 18);
+    let write_events = |upto: usize| {
+        for (_, p) in &events[..upto] {
+            std::fs::copy(p, conv_dir.join("events").join(p.file_name().unwrap())).unwrap();
+        }
+    };
+    // the conversation after its first answer (events 0..=8), with a page of what it had cached (a page repeats
+    // events: never a trajectory of its own)
+    write_events(9);
+    let page: Vec<serde_json::Value> = events[..9]
+        .iter()
+        .map(|(_, p)| serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap())
+        .collect();
+    std::fs::write(
+        conv_dir.join("event_cache/0-25.json"),
+        serde_json::to_vec(&page).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(persistence.join("settings.json"), r#"{"llm_model":"x"}"#).unwrap();
+    let walked = import::collect_named(std::slice::from_ref(&persistence)).unwrap();
+    let first = conv_dir.join("events/0.json");
+    assert_eq!(
+        walked.files,
+        [persistence.join("settings.json"), first.clone()]
+    );
+    let (_d, mut s) = store();
+    let o = import::import_file(&mut s, &first, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    assert_eq!(o.format, Some(Format::OpenHands));
+    let conv = o.conversations[0].clone();
+    let c = s.conversation(&conv).unwrap();
+    assert_eq!(
+        c.title.as_deref(),
+        Some("Client-only Vue todo list with due dates")
+    );
+    let early = c.messages;
+    // naming any other file of the folder imports the conversation: nothing new yet
+    for other in [
+        conv_dir.join("events/5.json"),
+        conv_dir.join("event_cache/0-25.json"),
+        conv_dir.join("metadata.json"),
+    ] {
+        assert_eq!(import::main_file(&other), first, "{}", other.display());
+    }
+    assert_eq!(
+        import::import_file(&mut s, &first, None).status,
+        "unchanged"
+    );
+    // the conversation went on: read again, it adds what it gained, once
+    write_events(18);
+    let o = import::import_file(&mut s, &first, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    assert_eq!(o.status, "grown");
+    assert_eq!(o.conversations, std::slice::from_ref(&conv));
+    assert_eq!(s.conversation(&conv).unwrap().messages, 10);
+    assert!(early < 10);
+    // as the trajectory export of the same conversation reads: the same messages, tool pairs and usage
+    let (_d2, mut t) = store();
+    let (ids, _) = import_ok(
+        &mut t,
+        "trajectories/openhands-basic-gui-mode-trajectory.json",
+    );
+    let text = |s: &Store, c: &str| -> Vec<String> {
+        s.active_path(c)
+            .unwrap()
+            .iter()
+            .map(|m| format!("{:?} {:?} {:?}", m.role, m.content, m.usage))
+            .collect()
+    };
+    assert_eq!(text(&s, &conv), text(&t, &ids[0]));
+    assert_active_path_pair_valid(&s, &conv);
+    // an event that is not JSON is refused by its name, and nothing is written
+    std::fs::write(conv_dir.join("events/18.json"), "{\"id\": 18, \"sou").unwrap();
+    let before = s.conversation(&conv).unwrap().messages;
+    let o = import::import_file(&mut s, &first, None);
+    let e = o.error.unwrap();
+    assert!(e.contains("events/18.json:1:"), "{e}");
+    assert_eq!(s.conversation(&conv).unwrap().messages, before);
+    std::fs::remove_file(conv_dir.join("events/18.json")).unwrap();
+    // another conversation whose first event is the same bytes (an agent starting at the same moment) is its own
+    let other = persistence.join("sessions/0a9b8c7d6e5f40312233445566778899");
+    std::fs::create_dir_all(other.join("events")).unwrap();
+    for (_, p) in &events[..12] {
+        std::fs::copy(p, other.join("events").join(p.file_name().unwrap())).unwrap();
+    }
+    let o = import::import_file(&mut s, &other.join("events/0.json"), None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    assert_eq!(o.status, "new");
+    std::fs::remove_dir_all(&other).unwrap();
+    // found where the app keeps it
+    let found = cairn::discover::discover(home.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].path, first);
 }

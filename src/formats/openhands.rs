@@ -4,12 +4,15 @@
 //! response id) and `events/event-<n>-<id>.json`, one event a file, each naming its parent. The events make a tree:
 //! moving the HEAD back (`navigate_to`) and sending a message starts a sibling branch, as in cairn. The state file
 //! is what is imported; its events are read with it. The older trajectory (an array of events) is read by
-//! [`super::trajectories::parse_openhands`].
+//! [`super::trajectories::parse_openhands`], and the app's and CLI's folders from before the SDK (one event a file
+//! under `sessions/<id>/events/`) by [`sessions`].
 //!
 //! An LLM response is one reply: its text, reasoning and every tool call its action events carry; the observations
 //! that answer them are one message of results, as the SDK sends them (a terminal's output with the working folder,
 //! interpreter and exit code it appends; an error's header). A condensation is the harness's compaction: its
 //! summary, what it kept (the events on its path it did not forget) and the condenser's own call's usage.
+
+pub mod sessions;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
