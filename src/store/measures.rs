@@ -1157,21 +1157,27 @@ pub(crate) fn mark_copies(tx: &Transaction<'_>, conv: i64) -> Result<usize> {
 /// and its compaction too) and deletes its tool calls; its measures stay. False when it counted in none (a copy).
 fn uncount(tx: &Transaction<'_>, seq: i64, whole: bool) -> Result<bool> {
     #[allow(clippy::type_complexity)]
-    let row: Option<(i64, Option<String>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)> = tx
-        .query_row(
-            &format!(
-                "SELECT conversation, model, coalesce(input_tokens, 0), coalesce(output_tokens, 0),
+    let row: Option<(
+        i64,
+        Option<String>,
+        [i64; 7],
+        (i64, i64, i64),
+        i64,
+        i64,
+    )> = tx
+        .prepare_cached(&format!(
+            "SELECT conversation, model, coalesce(input_tokens, 0), coalesce(output_tokens, 0),
                     coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0),
                     coalesce(cache_write_1h_tokens, 0), input_tokens IS NOT NULL, tool_calls, tool_errors,
-                    {}, created_at
+                    {}, created_at, compaction, coalesce(web_searches, 0)
              FROM measures WHERE seq = ?1 AND copy = 0",
-                super::paths::TURN_SQL
-            ),
-            [seq],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
+            super::paths::TURN_SQL
+        ))?
+        .query_row([seq], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                [
                     r.get(2)?,
                     r.get(3)?,
                     r.get(4)?,
@@ -1179,60 +1185,59 @@ fn uncount(tx: &Transaction<'_>, seq: i64, whole: bool) -> Result<bool> {
                     r.get(6)?,
                     r.get(7)?,
                     r.get(8)?,
-                    r.get(9)?,
-                    r.get(10)?,
-                    r.get(11)?,
-                ))
-            },
-        )
+                ],
+                (r.get(9)?, r.get(10)?, r.get(11)?),
+                r.get(12)?,
+                r.get(13)?,
+            ))
+        })
         .optional()?;
-    let Some((conv, model, i, o, cr, cw, cw1, measured, calls, errors, turn, created)) = row else {
+    let Some((
+        conv,
+        model,
+        [i, o, cr, cw, cw1, measured, calls],
+        (errors, turn, created),
+        compaction,
+        searches,
+    )) = row
+    else {
         return Ok(false);
     };
-    let (message, compaction): (i64, i64) = if whole {
-        tx.query_row(
-            "SELECT 1, compaction FROM measures WHERE seq = ?1",
-            [seq],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?
-    } else {
-        (0, 0)
-    };
-    let searches: i64 = tx.query_row(
-        "SELECT coalesce(web_searches, 0) FROM measures WHERE seq = ?1",
-        [seq],
-        |r| r.get(0),
-    )?;
-    tx.execute(
+    // with the message itself: one message, and its compaction, fewer
+    let (message, compaction) = if whole { (1, compaction) } else { (0, 0) };
+    let model = model.unwrap_or_default();
+    tx.prepare_cached(
         "UPDATE usage_days SET input = input - ?1, output = output - ?2, cache_read = cache_read - ?3,
             cache_write = cache_write - ?4, cache_write_1h = cache_write_1h - ?5, measured = measured - ?6,
             tool_calls = tool_calls - ?7, tool_errors = tool_errors - ?8, turns = turns - ?12,
             messages = messages - ?13, compactions = compactions - ?14
          WHERE day = ?9 AND conversation = ?10 AND model = ?11",
-        rusqlite::params![
-            i,
-            o,
-            cr,
-            cw,
-            cw1,
-            measured,
-            calls,
-            errors,
-            created.div_euclid(86_400_000),
-            conv,
-            model.clone().unwrap_or_default(),
-            turn,
-            message,
-            compaction
-        ],
-    )?;
+    )?
+    .execute(rusqlite::params![
+        i,
+        o,
+        cr,
+        cw,
+        cw1,
+        measured,
+        calls,
+        errors,
+        created.div_euclid(86_400_000),
+        conv,
+        model,
+        turn,
+        message,
+        compaction
+    ])?;
     // the hour's roll-up loses the reply too (its largest prompt stays: a bound, priced exactly past it)
-    tx.execute(
-        "UPDATE usage_hours SET replies = replies - ?1, input = input - ?2, output = output - ?3,
-            cache_read = cache_read - ?4, cache_write = cache_write - ?5, cache_write_1h = cache_write_1h - ?6,
-            web_searches = web_searches - ?10
-         WHERE hour = ?7 AND conversation = ?8 AND model = ?9",
-        rusqlite::params![
+    {
+        tx.prepare_cached(
+            "UPDATE usage_hours SET replies = replies - ?1, input = input - ?2, output = output - ?3,
+                cache_read = cache_read - ?4, cache_write = cache_write - ?5, cache_write_1h = cache_write_1h - ?6,
+                web_searches = web_searches - ?10
+             WHERE hour = ?7 AND conversation = ?8 AND model = ?9",
+        )?
+        .execute(rusqlite::params![
             measured,
             i,
             o,
@@ -1241,16 +1246,17 @@ fn uncount(tx: &Transaction<'_>, seq: i64, whole: bool) -> Result<bool> {
             cw1,
             created.div_euclid(3_600_000),
             conv,
-            model.clone().unwrap_or_default(),
+            model,
             searches
-        ],
-    )?;
-    tx.execute("DELETE FROM tool_calls WHERE body = ?1", [seq])?;
-    if let Some(m) = model {
-        tx.execute(
+        ])?;
+    }
+    tx.prepare_cached("DELETE FROM tool_calls WHERE body = ?1")?
+        .execute([seq])?;
+    if !model.is_empty() {
+        tx.prepare_cached(
             "UPDATE models_seen SET replies = max(replies - 1, 0), measured = max(measured - ?2, 0) WHERE model = ?1",
-            rusqlite::params![m, measured],
-        )?;
+        )?
+        .execute(rusqlite::params![model, measured])?;
     }
     Ok(true)
 }
