@@ -1156,17 +1156,10 @@ pub(crate) fn mark_copies(tx: &Transaction<'_>, conv: i64) -> Result<usize> {
 /// Takes the message `seq` out of the roll-ups `stats` sums (its usage, turn, calls; with `whole`, the message
 /// and its compaction too) and deletes its tool calls; its measures stay. False when it counted in none (a copy).
 fn uncount(tx: &Transaction<'_>, seq: i64, whole: bool) -> Result<bool> {
-    #[allow(clippy::type_complexity)]
-    let row: Option<(
-        i64,
-        Option<String>,
-        [i64; 7],
-        (i64, i64, i64),
-        i64,
-        i64,
-    )> = tx
+    // the model, then the figures the roll-ups hold
+    let row: Option<(Option<String>, [i64; 13])> = tx
         .prepare_cached(&format!(
-            "SELECT conversation, model, coalesce(input_tokens, 0), coalesce(output_tokens, 0),
+            "SELECT model, conversation, coalesce(input_tokens, 0), coalesce(output_tokens, 0),
                     coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0),
                     coalesce(cache_write_1h_tokens, 0), input_tokens IS NOT NULL, tool_calls, tool_errors,
                     {}, created_at, compaction, coalesce(web_searches, 0)
@@ -1174,31 +1167,30 @@ fn uncount(tx: &Transaction<'_>, seq: i64, whole: bool) -> Result<bool> {
             super::paths::TURN_SQL
         ))?
         .query_row([seq], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                [
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                    r.get(8)?,
-                ],
-                (r.get(9)?, r.get(10)?, r.get(11)?),
-                r.get(12)?,
-                r.get(13)?,
-            ))
+            let mut n = [0i64; 13];
+            for (k, v) in n.iter_mut().enumerate() {
+                *v = r.get(k + 1)?;
+            }
+            Ok((r.get(0)?, n))
         })
         .optional()?;
     let Some((
-        conv,
         model,
-        [i, o, cr, cw, cw1, measured, calls],
-        (errors, turn, created),
-        compaction,
-        searches,
+        [
+            conv,
+            i,
+            o,
+            cr,
+            cw,
+            cw1,
+            measured,
+            calls,
+            errors,
+            turn,
+            created,
+            compaction,
+            searches,
+        ],
     )) = row
     else {
         return Ok(false);
