@@ -351,7 +351,7 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
     };
     match done {
         Ok(ids) => {
-            note_copies(store, &ids, &mut outcome.report);
+            note_copies(store, &ids, &convs, &mut outcome.report);
             outcome.conversations = ids;
         }
         Err(StoreError::Duplicate { conversation, .. }) => {
@@ -378,18 +378,60 @@ fn content_hash(file: &Path, bytes: &[u8]) -> String {
     format!("{:x}", h.finalize())
 }
 
-/// Says in the report which new conversations repeat another's requests ([`Store::copies_in`]).
-fn note_copies(store: &Store, ids: &[String], report: &mut ImportReport) {
-    for id in ids {
+/// Says in the report which new conversations repeat another's requests ([`Store::copies_in`]); one whose file
+/// names the session it was forked from ([`records_origin`]) records the conversation it repeats as its origin, as a
+/// cairn fork does.
+fn note_copies(
+    store: &mut Store,
+    ids: &[String],
+    convs: &[crate::store::ImportedConversation],
+    report: &mut ImportReport,
+) {
+    for (id, c) in ids.iter().zip(convs) {
         match store.copies_in(id) {
-            Ok(Some((n, from))) => report.notes.push(format!(
-                "{n} messages of {id} repeat conversation {from}'s (the same requests: a fork, a resume or an \
-                 export of it): their usage, turns and tool calls count once, in {from}"
-            )),
+            Ok(Some(copies)) => {
+                let from = &copies.conversation;
+                report.notes.push(format!(
+                    "{} messages of {id} repeat conversation {from}'s (the same requests: a fork, a resume or an \
+                     export of it): their usage, turns and tool calls count once, in {from}",
+                    copies.messages
+                ));
+                if records_origin(c) {
+                    match store.record_harness_fork(id, from, &copies.message) {
+                        Ok(true) => report.notes.push(format!(
+                            "{id} is a fork of {from}, from its message {}",
+                            copies.message
+                        )),
+                        Ok(false) => {}
+                        Err(e) => report.notes.push(format!("fork not recorded: {e}")),
+                    }
+                }
+            }
             Ok(None) => {}
             Err(e) => report.notes.push(format!("copies not counted: {e}")),
         }
     }
+}
+
+/// Whether a harness wrote, in the session, the session it forked it from: pi's header (`parentSession`, format
+/// 4's `parentSessionId`, v1's `branchedFrom`), Codex's `forked_from_id`, Claude Code's `forkedFrom` on its lines.
+fn records_origin(c: &crate::store::ImportedConversation) -> bool {
+    let set = |v: &serde_json::Value, p: &str| v.pointer(p).is_some_and(|x| !x.is_null());
+    [
+        "/header/parentSession",
+        "/header/parentSessionId",
+        "/header/branchedFrom",
+    ]
+    .iter()
+    .chain(&[
+        "/session_meta/payload/forked_from_id",
+        "/session_meta/forked_from_id",
+    ])
+    .any(|p| set(&c.meta, p))
+        || c.messages
+            .iter()
+            .take(3)
+            .any(|m| set(&m.message.meta, "/lines/0/forkedFrom"))
 }
 
 /// Merges the conversations of `file` into the session the store holds: only what it lacks is added, and the

@@ -37,7 +37,7 @@ use sha2::{Digest, Sha256};
 pub use error::{Result, StoreError};
 pub use identity::{fingerprint, own_fingerprint};
 pub use imported::{ImportedConversation, ImportedMessage};
-pub use measures::{Facts, ModelSeen};
+pub use measures::{Copies, Facts, ModelSeen};
 pub use merge::Merged;
 pub use oplog::Operation;
 pub use paths::{Head, PathHeads};

@@ -2071,9 +2071,31 @@ fn a_history_its_harness_copied_into_a_fork_counts_once_whichever_is_read_first(
         );
         // each conversation still reads whole, measured as before: the fork's last prompt is its own reply's
         let fork_conv = &outcomes[usize::from(!fork_first)].conversations[0];
+        let orig_conv = &outcomes[usize::from(fork_first)].conversations[0];
         let path = s.active_path(fork_conv).unwrap();
         assert_eq!(path.len(), 8);
         assert_eq!(path.last().unwrap().usage.unwrap().input_tokens, 2500);
+        // read after its origin, the fork (its header names its parent) records where it was forked, at the reply
+        // its copies end on; read first, it has nothing to repeat yet, and the original names no parent
+        let recorded = s.conversation(fork_conv).unwrap().forked_from;
+        if fork_first {
+            assert_eq!(recorded, None);
+            assert_eq!(s.conversation(orig_conv).unwrap().forked_from, None);
+        } else {
+            let at = s
+                .active_path(orig_conv)
+                .unwrap()
+                .into_iter()
+                .find(|m| m.usage.is_some_and(|u| u.input_tokens == 1900))
+                .unwrap();
+            assert_eq!(
+                recorded,
+                Some(cairn::model::ForkedFrom {
+                    conversation: orig_conv.clone(),
+                    message: at.id
+                })
+            );
+        }
     }
 
     // Claude Code's `--fork-session` (and a resume before it appended) copies every line under a new session id
@@ -2102,6 +2124,13 @@ fn a_history_its_harness_copied_into_a_fork_counts_once_whichever_is_read_first(
     assert!(second.error.is_none(), "{:?}", second.error);
     assert_eq!(second.status, "new");
     assert_eq!(totals(&s), once);
+    // a copy that does not say it was forked is not called a fork
+    assert_eq!(
+        s.conversation(&second.conversations[0])
+            .unwrap()
+            .forked_from,
+        None
+    );
 }
 
 #[test]

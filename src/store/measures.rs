@@ -556,9 +556,9 @@ impl Store {
         Ok(out)
     }
 
-    /// How many messages of an imported conversation are copies of another's (its harness copied them there:
-    /// [`mark_copies`]), and the conversation the newest copied reply was first written in. None without copies.
-    pub fn copies_in(&self, conversation: &str) -> Result<Option<(usize, String)>> {
+    /// The copies in an imported conversation ([`mark_copies`]): how many messages, and the conversation and
+    /// message the newest copied reply repeats. None without copies.
+    pub fn copies_in(&self, conversation: &str) -> Result<Option<Copies>> {
         let conv = conv_row(&self.conn, conversation)?;
         let n: i64 = self.conn.query_row(
             "SELECT count(*) FROM measures x JOIN messages m ON m.seq = x.seq
@@ -569,21 +569,48 @@ impl Store {
         if n == 0 {
             return Ok(None);
         }
-        let from: Option<String> = self
+        let from: Option<(String, String)> = self
             .conn
             .query_row(
-                "SELECT c.id FROM measures n JOIN measures o ON o.created_at = n.created_at
-                    AND o.seq < n.seq AND o.conversation != n.conversation AND o.model IS n.model
-                    AND o.input_tokens IS n.input_tokens AND o.output_tokens IS n.output_tokens
-                    AND o.cache_read_tokens IS n.cache_read_tokens AND o.cache_write_tokens IS n.cache_write_tokens
-                 JOIN conversations c ON c.seq = o.conversation
-                 WHERE n.conversation = ?1 AND n.copy = 1 AND n.output_tokens > 0
-                 ORDER BY n.seq DESC, o.seq LIMIT 1",
+                &format!(
+                    "SELECT c.id, om.id FROM measures n JOIN measures o ON {SAME_REQUEST}
+                     JOIN conversations c ON c.seq = o.conversation JOIN messages om ON om.seq = o.seq
+                     WHERE n.conversation = ?1 AND n.copy = 1 AND n.output_tokens > 0
+                     ORDER BY n.seq DESC, o.seq LIMIT 1"
+                ),
                 [conv.seq],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?;
-        Ok(from.map(|f| (n as usize, f)))
+        Ok(from.map(|(conversation, message)| Copies {
+            messages: n as usize,
+            conversation,
+            message,
+        }))
+    }
+
+    /// Records that an imported conversation was forked by its harness from `message` of `from` (its copies
+    /// repeat them: [`Store::copies_in`]), as a cairn fork records its origin. A conversation that records an origin
+    /// already keeps it. Returns whether it was recorded.
+    pub fn record_harness_fork(
+        &mut self,
+        conversation: &str,
+        from: &str,
+        message: &str,
+    ) -> Result<bool> {
+        let tx = self.write_tx()?;
+        let n = tx.execute(
+            "UPDATE conversations SET
+                forked_from_conversation = (SELECT seq FROM conversations WHERE id = ?2),
+                forked_from_message = (SELECT seq FROM messages WHERE id = ?3
+                                       AND conversation = (SELECT seq FROM conversations WHERE id = ?2))
+             WHERE id = ?1 AND forked_from_conversation IS NULL
+               AND EXISTS (SELECT 1 FROM messages m JOIN conversations c ON c.seq = m.conversation
+                           WHERE m.id = ?3 AND c.id = ?2)",
+            params![conversation, from, message],
+        )?;
+        tx.commit()?;
+        Ok(n > 0)
     }
 
     /// A value derived from the whole store and kept in it (e.g. a fitted calibration), by key.
@@ -1119,6 +1146,22 @@ pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
     Ok(())
 }
 
+/// The one test of two replies' measures being the same provider request: `o`, written earlier in another
+/// conversation, and `n` have the same time, model and four token counts.
+const SAME_REQUEST: &str = "o.created_at = n.created_at AND o.seq < n.seq AND o.conversation != n.conversation
+    AND o.model IS n.model AND o.input_tokens IS n.input_tokens AND o.output_tokens IS n.output_tokens
+    AND o.cache_read_tokens IS n.cache_read_tokens AND o.cache_write_tokens IS n.cache_write_tokens";
+
+/// The copies an imported conversation holds ([`Store::copies_in`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Copies {
+    /// How many of its messages are copies.
+    pub messages: usize,
+    /// The conversation the newest copied reply was first written in, and that reply there.
+    pub conversation: String,
+    pub message: String,
+}
+
 /// Marks as copies the messages of conversation `conv` (just written) that another conversation written before
 /// it holds already: a harness that forks or resumes a session into a new file copies its history there (pi's
 /// fork, Claude Code's `--fork-session`, Codex's and opencode's forks), times and usage alike. A reply is the
@@ -1129,21 +1172,16 @@ pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
 /// Returns how many messages became copies.
 pub(crate) fn mark_copies(tx: &Transaction<'_>, conv: i64) -> Result<usize> {
     let copied: Vec<i64> = tx
-        .prepare_cached(
+        .prepare_cached(&format!(
             "WITH RECURSIVE matched(seq) AS (
                 SELECT n.seq FROM measures n
                 WHERE n.conversation = ?1 AND n.copy = 0 AND n.output_tokens > 0
-                  AND EXISTS (SELECT 1 FROM measures o
-                              WHERE o.created_at = n.created_at AND o.seq < n.seq
-                                AND o.conversation != n.conversation AND o.model IS n.model
-                                AND o.input_tokens IS n.input_tokens AND o.output_tokens IS n.output_tokens
-                                AND o.cache_read_tokens IS n.cache_read_tokens
-                                AND o.cache_write_tokens IS n.cache_write_tokens)),
+                  AND EXISTS (SELECT 1 FROM measures o WHERE {SAME_REQUEST})),
              copied(seq) AS (
                 SELECT seq FROM matched
                 UNION SELECT m.parent FROM messages m JOIN copied c ON m.seq = c.seq WHERE m.parent IS NOT NULL)
-             SELECT c.seq FROM copied c JOIN measures x ON x.seq = c.seq WHERE x.copy = 0 ORDER BY c.seq",
-        )?
+             SELECT c.seq FROM copied c JOIN measures x ON x.seq = c.seq WHERE x.copy = 0 ORDER BY c.seq"
+        ))?
         .query_map([conv], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     for &seq in &copied {
