@@ -67,26 +67,37 @@ fn event_index(p: &Path) -> Option<u64> {
 /// The events of the conversation whose state is at `path`, in the order they were appended. A file that is not
 /// JSON refuses the import (naming that file).
 fn events(path: &Path) -> Result<Vec<Value>, FormatError> {
-    let dir = path.with_file_name("events");
-    let rd = match std::fs::read_dir(&dir) {
+    numbered_files(&path.with_file_name("events"), event_index)?
+        .iter()
+        .map(|p| read_event(p))
+        .collect()
+}
+
+/// The files of a folder of events that `index` numbers, in the order of their numbers (none when the folder is
+/// not there).
+fn numbered_files(
+    dir: &Path,
+    index: fn(&Path) -> Option<u64>,
+) -> Result<Vec<PathBuf>, FormatError> {
+    let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(FormatError::new(&dir, 0, e.to_string())),
+        Err(e) => return Err(FormatError::new(dir, 0, e.to_string())),
     };
     let mut files: Vec<(u64, PathBuf)> = rd
         .flatten()
         .map(|e| e.path())
-        .filter_map(|p| Some((event_index(&p)?, p)))
+        .filter_map(|p| Some((index(&p)?, p)))
         .collect();
     files.sort();
-    files
-        .into_iter()
-        .map(|(_, p)| {
-            let bytes = super::read_file(&p)?;
-            serde_json::from_slice(&bytes)
-                .map_err(|e| FormatError::new(&p, e.line(), format!("not JSON: {e}")))
-        })
-        .collect()
+    Ok(files.into_iter().map(|(_, p)| p).collect())
+}
+
+/// One event's file, as JSON; one that is not refuses the import, naming the file.
+fn read_event(p: &Path) -> Result<Value, FormatError> {
+    let bytes = super::read_file(p)?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| FormatError::new(p, e.line(), format!("not JSON: {e}")))
 }
 
 /// One LLM call the state recorded: its usage, its model, and whether a message took it yet.

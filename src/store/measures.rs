@@ -1260,26 +1260,24 @@ fn uncount(tx: &Transaction<'_>, seq: i64, whole: bool) -> Result<bool> {
         compaction
     ])?;
     // the hour's roll-up loses the reply too (its largest prompt stays: a bound, priced exactly past it)
-    {
-        tx.prepare_cached(
-            "UPDATE usage_hours SET replies = replies - ?1, input = input - ?2, output = output - ?3,
-                cache_read = cache_read - ?4, cache_write = cache_write - ?5, cache_write_1h = cache_write_1h - ?6,
-                web_searches = web_searches - ?10
-             WHERE hour = ?7 AND conversation = ?8 AND model = ?9",
-        )?
-        .execute(rusqlite::params![
-            measured,
-            i,
-            o,
-            cr,
-            cw,
-            cw1,
-            created.div_euclid(3_600_000),
-            conv,
-            model,
-            searches
-        ])?;
-    }
+    tx.prepare_cached(
+        "UPDATE usage_hours SET replies = replies - ?1, input = input - ?2, output = output - ?3,
+            cache_read = cache_read - ?4, cache_write = cache_write - ?5, cache_write_1h = cache_write_1h - ?6,
+            web_searches = web_searches - ?10
+         WHERE hour = ?7 AND conversation = ?8 AND model = ?9",
+    )?
+    .execute(rusqlite::params![
+        measured,
+        i,
+        o,
+        cr,
+        cw,
+        cw1,
+        created.div_euclid(3_600_000),
+        conv,
+        model,
+        searches
+    ])?;
     tx.prepare_cached("DELETE FROM tool_calls WHERE body = ?1")?
         .execute([seq])?;
     if !model.is_empty() {

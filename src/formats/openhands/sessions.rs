@@ -73,15 +73,7 @@ pub fn first_event_of(p: &Path) -> Option<PathBuf> {
 
 /// The conversation's event files, in the order of their ids.
 fn event_files(first: &Path) -> Result<Vec<PathBuf>, FormatError> {
-    let dir = first.parent().unwrap_or(first);
-    let rd = std::fs::read_dir(dir).map_err(|e| FormatError::new(dir, 0, e.to_string()))?;
-    let mut files: Vec<(u64, PathBuf)> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter_map(|p| Some((event_id(&p)?, p)))
-        .collect();
-    files.sort();
-    Ok(files.into_iter().map(|(_, p)| p).collect())
+    super::numbered_files(first.parent().unwrap_or(first), event_id)
 }
 
 /// What identifies a reading of the conversation beside its first event's bytes (which two conversations may share:
@@ -111,9 +103,7 @@ pub fn listing(first: &Path) -> Vec<u8> {
 pub fn parse(first: &Path) -> Result<Parsed, FormatError> {
     let mut events = Vec::new();
     for p in event_files(first)? {
-        let bytes = super::super::read_file(&p)?;
-        let v: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| FormatError::new(&p, e.line(), format!("not JSON: {e}")))?;
+        let v = super::read_event(&p)?;
         if !v.is_object() {
             return Err(FormatError::new(&p, 1, "an event is a JSON object"));
         }
