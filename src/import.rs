@@ -29,23 +29,24 @@ pub struct FileOutcome {
     pub error: Option<String>,
     pub duplicate_of: Option<String>,
     /// `new` (a session the store did not hold), `grown` (one it held, with messages added: `added`),
-    /// `unchanged` (one it held whole), `refused`, or `skipped` (a file a folder walk found that no reader claims:
-    /// `error` says why; nothing was written and the import does not fail for it).
+    /// `unchanged` (one it held whole), `refused`, or `skipped` (a file a folder walk found that holds no session:
+    /// no reader claims it, or its reader finds nothing in it; `error` says why; nothing was written and the import
+    /// does not fail for it).
     pub status: &'static str,
     /// Messages added to conversations the store already held (grown sessions).
     pub added: usize,
     /// Where the file was read from, when only what it gained since the last import was read (the byte the
     /// last import stopped at); `None` when it was read whole.
     pub read_from: Option<u64>,
-    /// Set when the file was refused because no reader claims it (see [`formats::FormatError`]): a folder walk
-    /// reports it as `skipped`.
+    /// Set when the file was refused because it holds no session (see [`formats::FormatError::not_a_transcript`]):
+    /// a folder walk reports it as `skipped`.
     #[serde(skip)]
     pub not_a_transcript: bool,
 }
 
 impl FileOutcome {
     /// Whether the file was refused (its error says why); a file already imported, or one a folder walk found that
-    /// no reader claims, carries its reason in `error` too but is not refused.
+    /// holds no session, carries its reason in `error` too but is not refused.
     pub fn is_refused(&self) -> bool {
         self.error.is_some() && self.duplicate_of.is_none() && self.status != "skipped"
     }
@@ -75,8 +76,8 @@ pub struct Collected {
     pub files: Vec<PathBuf>,
     /// Each file named that is imported as another: (the file imported, the file named).
     pub named: Vec<(PathBuf, PathBuf)>,
-    /// The files only a folder walk found (none of them named): one no reader claims is skipped, not refused (a
-    /// harness's settings, credentials or caches beside its sessions: `cairn import ~/.claude`).
+    /// The files only a folder walk found (none of them named): one that holds no session is skipped, not refused
+    /// (a harness's settings, credentials or caches beside its sessions: `cairn import ~/.claude`).
     pub walked: std::collections::HashSet<PathBuf>,
 }
 
@@ -417,17 +418,14 @@ fn note_copies(
 /// 4's `parentSessionId`, v1's `branchedFrom`), Codex's `forked_from_id`, Claude Code's `forkedFrom` on its lines.
 fn records_origin(c: &crate::store::ImportedConversation) -> bool {
     let set = |v: &serde_json::Value, p: &str| v.pointer(p).is_some_and(|x| !x.is_null());
-    [
+    const ORIGINS: [&str; 5] = [
         "/header/parentSession",
         "/header/parentSessionId",
         "/header/branchedFrom",
-    ]
-    .iter()
-    .chain(&[
         "/session_meta/payload/forked_from_id",
         "/session_meta/forked_from_id",
-    ])
-    .any(|p| set(&c.meta, p))
+    ];
+    ORIGINS.iter().any(|p| set(&c.meta, p))
         || c.messages
             .iter()
             .take(3)
