@@ -705,7 +705,7 @@ fn a_harness_s_home_folder_imports_its_sessions_and_skips_its_settings() {
     let dir = claude.to_str().unwrap();
     let out = e.ok(&["import", dir]);
     assert!(
-        out.contains("skipped 6 files found in the folders that are no transcript cairn knows"),
+        out.contains("skipped 6 files in the folders that hold no session"),
         "{out}"
     );
     assert_eq!(e.json(&["list", "--json"]).as_array().unwrap().len(), 1);

@@ -58,10 +58,11 @@ pub(super) fn import_paths(
             outcomes.iter().filter(|o| o.status == "skipped").collect();
         if let Some(first) = skipped.first() {
             out(&format!(
-                "skipped {} {} found in the folders that {} no transcript cairn knows, first: {}",
+                "skipped {} {} in the folders that {} no session (a harness's settings, caches or a session not \
+                 yet written to), first: {}",
                 skipped.len(),
                 if skipped.len() == 1 { "file" } else { "files" },
-                if skipped.len() == 1 { "is" } else { "are" },
+                if skipped.len() == 1 { "holds" } else { "hold" },
                 super::terminal_safe(&first.file.display().to_string())
             ))?;
         }
