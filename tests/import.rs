@@ -2245,3 +2245,88 @@ fn an_openhands_conversation_from_before_the_sdk_is_its_folder_of_events() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].path, first);
 }
+
+#[test]
+fn an_openhands_answer_without_a_tool_call_is_measured_by_what_the_totals_gained() {
+    // since 2025 OpenHands attaches the totals so far to each action (`llm_metrics.accumulated_token_usage`, a
+    // TokenUsage whose prompt holds the cache); an answer made without a tool call has no response of its own
+    let mut events: Vec<serde_json::Value> = serde_json::from_slice(
+        &std::fs::read(fixture(
+            "trajectories/openhands-basic-gui-mode-trajectory.json",
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let mut totals = serde_json::json!({"model": "claude-3-5-sonnet-20241022", "prompt_tokens": 0,
+        "completion_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0});
+    let add = |t: &mut serde_json::Value, k: &str, n: u64| {
+        t[k] = serde_json::json!(t[k].as_u64().unwrap() + n);
+    };
+    let mut seen = std::collections::HashSet::new();
+    for e in &mut events {
+        if e["source"] != "agent" || e.get("action").is_none() {
+            continue;
+        }
+        if let Some(u) = e
+            .pointer("/tool_call_metadata/model_response/usage")
+            .cloned()
+        {
+            let id = e.pointer("/tool_call_metadata/model_response/id").cloned();
+            if seen.insert(id) {
+                let n = |k: &str| u.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+                add(&mut totals, "prompt_tokens", n("prompt_tokens"));
+                add(&mut totals, "completion_tokens", n("completion_tokens"));
+                add(
+                    &mut totals,
+                    "cache_read_tokens",
+                    n("cache_read_input_tokens"),
+                );
+                add(
+                    &mut totals,
+                    "cache_write_tokens",
+                    n("cache_creation_input_tokens"),
+                );
+            }
+        } else {
+            // the closing answer's own call: 9,200 in (8,000 of them read from the cache, 150 written), 310 out
+            add(&mut totals, "prompt_tokens", 9200);
+            add(&mut totals, "completion_tokens", 310);
+            add(&mut totals, "cache_read_tokens", 8000);
+            add(&mut totals, "cache_write_tokens", 150);
+        }
+        e["llm_metrics"] =
+            serde_json::json!({"accumulated_cost": 0.1, "accumulated_token_usage": totals.clone()});
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("trajectory.json");
+    std::fs::write(&file, serde_json::to_vec(&events).unwrap()).unwrap();
+    let (_d, mut s) = store();
+    let o = import::import_file(&mut s, &file, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    let path = s.active_path(&o.conversations[0]).unwrap();
+    let last = path.last().unwrap();
+    assert_eq!(last.role, Role::Assistant);
+    let u = last.usage.unwrap();
+    assert_eq!(
+        (
+            u.input_tokens,
+            u.cache_read_input_tokens,
+            u.cache_creation_input_tokens,
+            u.output_tokens
+        ),
+        (1050, 8000, 150, 310)
+    );
+    assert_eq!(last.meta["model"], "claude-3-5-sonnet-20241022");
+    // the replies made by tool calls keep their responses' own usage: every call is counted once
+    let measured = path.iter().filter(|m| m.usage.is_some()).count();
+    let (_d2, mut t) = store();
+    let (ids, _) = import_ok(
+        &mut t,
+        "trajectories/openhands-basic-gui-mode-trajectory.json",
+    );
+    let before = t.active_path(&ids[0]).unwrap();
+    assert_eq!(
+        measured,
+        before.iter().filter(|m| m.usage.is_some()).count() + 1
+    );
+}

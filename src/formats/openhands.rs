@@ -107,6 +107,20 @@ struct Call {
     taken: bool,
 }
 
+/// An OpenHands `TokenUsage` (a call's, or the totals so far) as usage: its prompt holds the cache reads and writes
+/// (litellm's), kept apart here.
+pub(super) fn token_usage(u: &Value) -> Usage {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let (read, write) = (n("cache_read_tokens"), n("cache_write_tokens"));
+    Usage {
+        input_tokens: n("prompt_tokens").saturating_sub(read.saturating_add(write)),
+        output_tokens: n("completion_tokens"),
+        cache_read_input_tokens: read,
+        cache_creation_input_tokens: write,
+        ..Usage::default()
+    }
+}
+
 /// Every LLM call's usage, by response id, over every usage (the agent's, the condenser's, …).
 fn calls(state: &Value) -> HashMap<String, Call> {
     let mut out = HashMap::new();
@@ -123,16 +137,7 @@ fn calls(state: &Value) -> HashMap<String, Call> {
             else {
                 continue;
             };
-            let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-            // the SDK's prompt holds the cache reads and writes (litellm's)
-            let (read, write) = (n("cache_read_tokens"), n("cache_write_tokens"));
-            let usage = Usage {
-                input_tokens: n("prompt_tokens").saturating_sub(read.saturating_add(write)),
-                output_tokens: n("completion_tokens"),
-                cache_read_input_tokens: read,
-                cache_creation_input_tokens: write,
-                ..Usage::default()
-            };
+            let usage = token_usage(u);
             let model = u
                 .get("model")
                 .or_else(|| m.get("model_name"))

@@ -324,6 +324,9 @@ struct OpenHands {
     pending: Vec<Block>,
     /// what OpenHands showed its user for a pending result where the model read another text, by call id
     shown: serde_json::Map<String, Value>,
+    /// the totals so far of the last action that carried them (`llm_metrics.accumulated_token_usage`, which
+    /// OpenHands attaches to each action since 2025)
+    totals: Option<Usage>,
 }
 
 /// What OpenHands sent the model for a file edit (`FileEditObservation.__str__`): the editor's own output for its
@@ -381,6 +384,9 @@ impl OpenHands {
                 ("agent", _, Some(t)) => self.agent_call(k, e, action, t),
                 ("agent", "message" | "finish", None) => self.agent_message(e, action),
                 _ => self.report.skip(format!("{source} {action} events")),
+            }
+            if let Some(t) = e.pointer("/llm_metrics/accumulated_token_usage") {
+                self.totals = Some(super::openhands::token_usage(t));
             }
             return;
         }
@@ -486,6 +492,34 @@ impl OpenHands {
         let mut m = NewMessage::text(Role::Assistant, text);
         m.meta = json!({"source": "openhands", "event_id": e.get("id")});
         m.created_at = timestamp_ms(e.get("timestamp"));
+        // a reply with no tool call carries no response of its own: its call is what the totals its action carries
+        // gained since the last action's (OpenHands attaches the totals so far to each action)
+        if let Some(t) = e.pointer("/llm_metrics/accumulated_token_usage") {
+            let now = super::openhands::token_usage(t);
+            let before = self.totals.unwrap_or_default();
+            let call = Usage {
+                input_tokens: now.input_tokens.saturating_sub(before.input_tokens),
+                output_tokens: now.output_tokens.saturating_sub(before.output_tokens),
+                cache_read_input_tokens: now
+                    .cache_read_input_tokens
+                    .saturating_sub(before.cache_read_input_tokens),
+                cache_creation_input_tokens: now
+                    .cache_creation_input_tokens
+                    .saturating_sub(before.cache_creation_input_tokens),
+                ..Usage::default()
+            };
+            if call.output_tokens > 0 {
+                m.usage = Some(call);
+                m.meta["usage_from"] = json!("the totals' gain since the last action");
+                if let Some(model) = t
+                    .get("model")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                {
+                    m.meta["model"] = json!(model);
+                }
+            }
+        }
         self.out.push(m);
     }
 
