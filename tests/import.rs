@@ -2329,4 +2329,38 @@ fn an_openhands_answer_without_a_tool_call_is_measured_by_what_the_totals_gained
         measured,
         before.iter().filter(|m| m.usage.is_some()).count() + 1
     );
+    // every call the totals count is on a reply: nothing is said to be left out
+    assert!(
+        !o.report
+            .notes
+            .iter()
+            .any(|n| n.contains("more than the replies carry")),
+        "{:?}",
+        o.report.notes
+    );
+    // a call no event names (a condenser's, made before the last tool call) is in the totals from there on and on
+    // no reply: said, with its tokens
+    let from = events
+        .iter()
+        .rposition(|e| e.get("llm_metrics").is_some() && e.get("tool_call_metadata").is_some())
+        .unwrap();
+    for e in events.iter_mut().skip(from) {
+        if let Some(t) = e.pointer_mut("/llm_metrics/accumulated_token_usage") {
+            t["prompt_tokens"] = serde_json::json!(t["prompt_tokens"].as_u64().unwrap() + 4000);
+            t["completion_tokens"] =
+                serde_json::json!(t["completion_tokens"].as_u64().unwrap() + 500);
+        }
+    }
+    std::fs::write(&file, serde_json::to_vec(&events).unwrap()).unwrap();
+    let (_d3, mut u) = store();
+    let o = import::import_file(&mut u, &file, None);
+    assert!(
+        o.report
+            .notes
+            .iter()
+            .any(|n| n
+                .contains("count 4000 prompt and 500 output tokens more than the replies carry")),
+        "{:?}",
+        o.report.notes
+    );
 }

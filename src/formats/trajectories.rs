@@ -582,6 +582,29 @@ pub fn parse_openhands(path: &Path, line: usize, doc: &Value) -> Result<Parsed, 
             "nothing to import: no messages in the trajectory",
         ));
     }
+    let mut report = r.report;
+    let mut meta = json!({"source": "openhands", "events": events.len()});
+    // what the totals counted that no reply carries: calls no event names (the condenser's, a title's)
+    if let Some(t) = r.totals {
+        let (mut input, mut output) = (0, 0);
+        for u in out.iter().filter_map(|m| m.usage) {
+            input += u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
+            output += u.output_tokens;
+        }
+        let total_in = t.input_tokens + t.cache_read_input_tokens + t.cache_creation_input_tokens;
+        let (more_in, more_out) = (
+            total_in.saturating_sub(input),
+            t.output_tokens.saturating_sub(output),
+        );
+        if more_out > 0 {
+            meta["calls_without_event"] =
+                json!({"prompt_tokens": more_in, "completion_tokens": more_out});
+            report.notes.push(format!(
+                "OpenHands' totals count {more_in} prompt and {more_out} output tokens more than the replies carry \
+                 (calls no event names: a condenser's, a title's); they are in no figure"
+            ));
+        }
+    }
     let messages = chain(out);
     let tip = messages.len().checked_sub(1);
     Ok(Parsed {
@@ -589,8 +612,8 @@ pub fn parse_openhands(path: &Path, line: usize, doc: &Value) -> Result<Parsed, 
         messages,
         tip,
         checkpoints: Vec::new(),
-        meta: json!({"source": "openhands", "events": events.len()}),
-        report: r.report,
+        meta,
+        report,
         children: Vec::new(),
     })
 }
