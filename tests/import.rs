@@ -1879,6 +1879,11 @@ fn an_openhands_fork_is_a_conversation_of_its_own() {
         cairn::model::plain_text(&fork.last().unwrap().content),
         "The last line now reads: the sea keeps what it takes."
     );
+    // the turn and calls it copied (events, ids and times alike; their usage reset) count once, in the original:
+    // the fork counts its own turn and call
+    let row = |c: &str| st.rows.iter().find(|r| r.key == c).unwrap();
+    assert_eq!((row(&sdk[0].0).turns, row(&sdk[0].0).tool_calls), (1, 2));
+    assert_eq!((row(&sdk[1].0).turns, row(&sdk[1].0).tool_calls), (1, 1));
 }
 
 /// A subagent OpenHands' task tool ran (`subagents/<id>/` under its parent's folder, written by the SDK): read with

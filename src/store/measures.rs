@@ -573,10 +573,11 @@ impl Store {
             .conn
             .query_row(
                 &format!(
-                    "SELECT c.id, om.id FROM measures n JOIN measures o ON {SAME_REQUEST}
+                    "SELECT c.id, om.id FROM measures n JOIN measures o ON {}
                      JOIN conversations c ON c.seq = o.conversation JOIN messages om ON om.seq = o.seq
-                     WHERE n.conversation = ?1 AND n.copy = 1 AND n.output_tokens > 0
-                     ORDER BY n.seq DESC, o.seq LIMIT 1"
+                     WHERE n.conversation = ?1 AND n.copy = 1
+                     ORDER BY n.seq DESC, o.seq LIMIT 1",
+                    repeats()
                 ),
                 [conv.seq],
                 |r| Ok((r.get(0)?, r.get(1)?)),
@@ -1152,6 +1153,19 @@ const SAME_REQUEST: &str = "o.created_at = n.created_at AND o.seq < n.seq AND o.
     AND o.model IS n.model AND o.input_tokens IS n.input_tokens AND o.output_tokens IS n.output_tokens
     AND o.cache_read_tokens IS n.cache_read_tokens AND o.cache_write_tokens IS n.cache_write_tokens";
 
+/// The one test of two messages' measures being the same message (a copy without usage of its own: a harness that
+/// resets the usage of what it copies, as OpenHands' fork does): `o`, written earlier in another conversation, and
+/// `n` have the same time, kind, model and every measure (`packed`: each kind's tokens, characters, images, calls).
+const SAME_MESSAGE: &str =
+    "o.created_at = n.created_at AND o.seq < n.seq AND o.conversation != n.conversation
+    AND o.flags = n.flags AND o.model IS n.model AND o.packed = n.packed";
+
+/// Whether `n` repeats a message written before it in another conversation (`o`): the same request, or the same
+/// message.
+fn repeats() -> String {
+    format!("((n.output_tokens > 0 AND {SAME_REQUEST}) OR ({SAME_MESSAGE}))")
+}
+
 /// The copies an imported conversation holds ([`Store::copies_in`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Copies {
@@ -1166,7 +1180,8 @@ pub struct Copies {
 /// it holds already: a harness that forks or resumes a session into a new file copies its history there (pi's
 /// fork, Claude Code's `--fork-session`, Codex's and opencode's forks), times and usage alike. A reply is the
 /// same provider call when its time, model and four token counts are (what ccusage dedups Claude Code by, the
-/// message and request ids, made general); what comes before a copied reply on its path was copied with it. A
+/// message and request ids, made general); any message is the same when its time, kind and every measure are (a
+/// copy whose usage the harness reset: OpenHands' fork); what comes before a copy on its path was copied with it. A
 /// copy keeps its measures (its own path is measured as before) and leaves every roll-up and the tool calls:
 /// usage, turns and calls count once, in the conversation that held them first, as a cairn fork's copies do.
 /// Returns how many messages became copies.
@@ -1175,18 +1190,20 @@ pub(crate) fn mark_copies(tx: &Transaction<'_>, conv: i64) -> Result<usize> {
         .prepare_cached(&format!(
             "WITH RECURSIVE matched(seq) AS (
                 SELECT n.seq FROM measures n
-                WHERE n.conversation = ?1 AND n.copy = 0 AND n.output_tokens > 0
-                  AND EXISTS (SELECT 1 FROM measures o WHERE {SAME_REQUEST})),
+                WHERE n.conversation = ?1 AND n.copy = 0
+                  AND EXISTS (SELECT 1 FROM measures o WHERE {})),
              copied(seq) AS (
                 SELECT seq FROM matched
                 UNION SELECT m.parent FROM messages m JOIN copied c ON m.seq = c.seq WHERE m.parent IS NOT NULL)
-             SELECT c.seq FROM copied c JOIN measures x ON x.seq = c.seq WHERE x.copy = 0 ORDER BY c.seq"
+             SELECT c.seq FROM copied c JOIN measures x ON x.seq = c.seq WHERE x.copy = 0 ORDER BY c.seq",
+            repeats()
         ))?
         .query_map([conv], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     for &seq in &copied {
         uncount(tx, seq, true)?;
-        tx.execute("UPDATE measures SET copy = 1 WHERE seq = ?1", [seq])?;
+        tx.prepare_cached("UPDATE measures SET copy = 1 WHERE seq = ?1")?
+            .execute([seq])?;
     }
     Ok(copied.len())
 }
