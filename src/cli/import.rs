@@ -1,6 +1,6 @@
 //! `cairn import PATH... [--format F] [--json]`: imports transcripts; per file the new conversation(s), what was
 //! read and what was not a message. A file already imported is skipped; a refused one fails the command (exit 2)
-//! after the others were imported. A file found in a folder that holds no transcript (a harness's settings,
+//! after the others were imported. A file found in a folder that holds no session (a harness's settings,
 //! credentials or caches: `cairn import ~/.claude`) is skipped and counted in one line; named, it is refused.
 
 use anyhow::{Result, bail};

@@ -1,6 +1,6 @@
 //! `import`: transcripts (files and folders, recursively), one transaction per file: a file already imported is
 //! reported as a duplicate, a refused one with its FILE:LINE, and nothing of it is written. A file a folder walk
-//! found that no reader claims (a harness's settings beside its sessions) is skipped, not refused. Stops between
+//! found that holds no session (a harness's settings beside its sessions) is skipped, not refused. Stops between
 //! files when cancelled.
 
 use std::path::PathBuf;
@@ -54,7 +54,7 @@ impl Command for ImportFiles {
             progress.step(k, files.len(), &f.display().to_string());
             let mut o = crate::import::import_file(store, f, self.format);
             if o.not_a_transcript && walked.contains(f) {
-                // found by walking a folder and claimed by no reader: a harness's settings or caches, not a
+                // found by walking a folder and holding no session: a harness's settings or caches, not a
                 // session refused
                 o.status = "skipped";
             }
