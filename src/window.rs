@@ -544,7 +544,9 @@ impl Explorer {
             line.push_str(&format!("; {skipped} file(s) already imported, skipped"));
         }
         if unclaimed > 0 {
-            line.push_str(&format!("; {unclaimed} file(s) holding no session, skipped"));
+            line.push_str(&format!(
+                "; {unclaimed} file(s) holding no session, skipped"
+            ));
         }
         match refused.first() {
             Some(e) => self.fail(format!("{line}; {e}")),
