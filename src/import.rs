@@ -44,11 +44,19 @@ pub struct FileOutcome {
     pub not_a_transcript: bool,
 }
 
+/// The status of a file a folder walk found that holds no session.
+pub const SKIPPED: &str = "skipped";
+
 impl FileOutcome {
     /// Whether the file was refused (its error says why); a file already imported, or one a folder walk found that
     /// holds no session, carries its reason in `error` too but is not refused.
     pub fn is_refused(&self) -> bool {
-        self.error.is_some() && self.duplicate_of.is_none() && self.status != "skipped"
+        self.error.is_some() && self.duplicate_of.is_none() && !self.is_skipped()
+    }
+
+    /// Whether a folder walk found the file and skipped it: it holds no session.
+    pub fn is_skipped(&self) -> bool {
+        self.status == SKIPPED
     }
 }
 

@@ -538,7 +538,7 @@ impl Explorer {
             .filter_map(|f| f.error.as_ref())
             .collect();
         let skipped = files.iter().filter(|f| f.duplicate_of.is_some()).count();
-        let unclaimed = files.iter().filter(|f| f.status == "skipped").count();
+        let unclaimed = files.iter().filter(|f| f.is_skipped()).count();
         let mut line = format!("imported {} conversation(s)", added.len());
         if skipped > 0 {
             line.push_str(&format!("; {skipped} file(s) already imported, skipped"));

@@ -491,12 +491,7 @@ fn hostile_mutants_never_panic_never_leave_partial_or_unreadable_rows_and_export
          exports, {} panics, {} undecodable rows, {} pair-invalid exports",
         t.cases, t.imported, t.refused, t.repairs, t.panics, t.undecodable, t.pair_invalid
     );
-    assert!(
-        failures.is_empty(),
-        "{} failures, first: {:#?}",
-        failures.len(),
-        &failures[..failures.len().min(5)]
-    );
+    no_failures(&failures);
     // (a run of one case has no mix to check)
     assert!(
         only.is_some() || (t.imported > cases / 10 && t.refused > cases / 10),
@@ -644,14 +639,19 @@ fn hostile_openhands_folders_never_panic_and_refuse_by_the_file_at_fault() {
         }
     }
     println!("hostile OpenHands folders: {cases} cases: {imported} imported, {refused} refused");
+    no_failures(&failures);
+    assert!(
+        imported > cases / 10 && refused > cases / 20,
+        "{imported} / {refused}"
+    );
+}
+
+/// Fails with the count of failures and the first five.
+fn no_failures(failures: &[String]) {
     assert!(
         failures.is_empty(),
         "{} failures, first: {:#?}",
         failures.len(),
         &failures[..failures.len().min(5)]
-    );
-    assert!(
-        imported > cases / 10 && refused > cases / 20,
-        "{imported} / {refused}"
     );
 }

@@ -9,6 +9,9 @@ use cairn::model::{Block, Role};
 use cairn::pairs;
 use cairn::store::{By, Store};
 
+#[path = "support/helpers.rs"]
+mod helpers;
+
 fn fixture(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
@@ -1045,17 +1048,13 @@ fn files_named_one_by_one_import_each_session_once() {
     );
     // and the import says so
     let (_d2, mut s2) = store();
-    let cairn::commands::Outcome::Imported(out) = cairn::commands::run(
+    let cairn::commands::Outcome::Imported(out) = helpers::run_action(
         &mut s2,
-        &cairn::reclaim::Settings::default(),
         cairn::commands::Action::Import {
             paths: vec![fixture(named[2])],
             format: None,
         },
-        &cairn::commands::Quiet,
-        &std::sync::atomic::AtomicBool::new(false),
-    )
-    .unwrap() else {
+    ) else {
         panic!()
     };
     assert_eq!(out.len(), 1);
@@ -1111,17 +1110,13 @@ fn codex_compacted_records_of_every_shape_are_markers_with_what_the_model_saw() 
         let text: Vec<String> = lines.iter().map(|v| v.to_string()).collect();
         std::fs::write(&f, text.join("\n") + "\n").unwrap();
         let (_d, mut s) = store();
-        let cairn::commands::Outcome::Imported(out) = cairn::commands::run(
+        let cairn::commands::Outcome::Imported(out) = helpers::run_action(
             &mut s,
-            &cairn::reclaim::Settings::default(),
             cairn::commands::Action::Import {
                 paths: vec![f],
                 format: None,
             },
-            &cairn::commands::Quiet,
-            &std::sync::atomic::AtomicBool::new(false),
-        )
-        .unwrap() else {
+        ) else {
             panic!()
         };
         assert!(out[0].error.is_none(), "shape {k}: {:?}", out[0].error);
@@ -1656,24 +1651,7 @@ fn openhands_conversations_import_as_the_sdk_kept_them() {
         .rev()
         .find_map(|m| m.usage.filter(|_| m.role == Role::Assistant))
         .unwrap();
-    let settings = cairn::reclaim::Settings::default();
-    let cancel = std::sync::atomic::AtomicBool::new(false);
-    let run = |s: &mut Store, a| {
-        cairn::commands::run(s, &settings, a, &cairn::commands::Quiet, &cancel).unwrap()
-    };
-    let context = |s: &mut Store, conv: &str| {
-        let cairn::commands::Outcome::Context(c) = run(
-            s,
-            cairn::commands::Action::Context {
-                conversation: conv.to_string(),
-                model: None,
-            },
-        ) else {
-            panic!("context of {conv}")
-        };
-        c
-    };
-    run(
+    helpers::run_action(
         &mut s,
         cairn::commands::Action::Branch {
             conversation: conv.clone(),
@@ -1681,14 +1659,14 @@ fn openhands_conversations_import_as_the_sdk_kept_them() {
             expect: None,
         },
     );
-    let c = context(&mut s, conv);
+    let c = helpers::context_now(&mut s, conv);
     assert_eq!(c.last_measured, Some(before.prompt()));
     // the window the SDK ran the model with (its calls' `context_window`) is the conversation's
     assert_eq!(
         (c.window, c.window_source),
         (200_000, cairn::models::Source::Harness)
     );
-    run(
+    helpers::run_action(
         &mut s,
         cairn::commands::Action::Branch {
             conversation: conv.clone(),
@@ -1747,7 +1725,7 @@ fn openhands_conversations_import_as_the_sdk_kept_them() {
     );
     assert_eq!((row.tool_calls, row.tool_errors), (4, 2));
     // GPT-5 mini ran with litellm's 272k input window, not the catalog's 400k (input and output)
-    let c = context(&mut s, conv);
+    let c = helpers::context_now(&mut s, conv);
     assert_eq!(
         (c.window, c.window_source),
         (272_000, cairn::models::Source::Harness)

@@ -54,8 +54,7 @@ pub(super) fn import_paths(
         for o in &outcomes {
             show(o)?;
         }
-        let skipped: Vec<&FileOutcome> =
-            outcomes.iter().filter(|o| o.status == "skipped").collect();
+        let skipped: Vec<&FileOutcome> = outcomes.iter().filter(|o| o.is_skipped()).collect();
         if let Some(first) = skipped.first() {
             out(&format!(
                 "skipped {} {} in the folders that {} no session (a harness's settings, caches or a session not \

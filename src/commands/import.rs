@@ -56,7 +56,7 @@ impl Command for ImportFiles {
             if o.not_a_transcript && walked.contains(f) {
                 // found by walking a folder and holding no session: a harness's settings or caches, not a
                 // session refused
-                o.status = "skipped";
+                o.status = crate::import::SKIPPED;
             }
             for (_, p) in named.iter().filter(|(main, _)| main == f) {
                 o.report.notes.push(format!(
