@@ -387,9 +387,10 @@ fn content_hash(file: &Path, bytes: &[u8]) -> String {
     format!("{:x}", h.finalize())
 }
 
-/// Says in the report which new conversations repeat another's requests ([`Store::copies_in`]); one whose file
-/// names the session it was forked from ([`records_origin`]) records the conversation it repeats as its origin, as a
-/// cairn fork does.
+/// Says in the report which new conversations repeat another's requests ([`Store::copies_in`]). Where one of the two
+/// names the session it was forked from ([`records_origin`]), it is recorded as a fork of the other, as a cairn fork
+/// is, whichever was read first: an origin read after its fork takes the counts of what they share
+/// ([`Store::hand_copies_to`]), so each figure, and each conversation's own, is the same in either order.
 fn note_copies(
     store: &mut Store,
     ids: &[String],
@@ -397,34 +398,75 @@ fn note_copies(
     report: &mut ImportReport,
 ) {
     for (id, c) in ids.iter().zip(convs) {
+        let firsts = c.messages.iter().take(3).map(|m| &m.message.meta);
         match store.copies_in(id) {
-            Ok(Some(copies)) => {
-                let from = &copies.conversation;
-                report.notes.push(format!(
-                    "{} messages of {id} repeat conversation {from}'s (the same requests: a fork, a resume or an \
-                     export of it): their usage, turns and tool calls count once, in {from}",
-                    copies.messages
-                ));
-                if records_origin(c) {
-                    match store.record_harness_fork(id, from, &copies.message) {
-                        Ok(true) => report.notes.push(format!(
-                            "{id} is a fork of {from}, from its message {}",
-                            copies.message
-                        )),
-                        Ok(false) => {}
-                        Err(e) => report.notes.push(format!("fork not recorded: {e}")),
-                    }
-                }
+            Ok(Some(copies)) if records_origin(&c.meta, firsts) => {
+                note_repeats(id, &copies, report);
+                record_fork(store, id, &copies.conversation, &copies.message, report);
             }
+            Ok(Some(copies)) => match stored_fork(store, &copies.conversation) {
+                Ok(true) => hand_copies(store, id, &copies.conversation, report),
+                Ok(false) => note_repeats(id, &copies, report),
+                Err(e) => report.notes.push(format!("copies not counted: {e}")),
+            },
             Ok(None) => {}
             Err(e) => report.notes.push(format!("copies not counted: {e}")),
         }
     }
 }
 
-/// Whether a harness wrote, in the session, the session it forked it from: pi's header (`parentSession`, format
-/// 4's `parentSessionId`, v1's `branchedFrom`), Codex's `forked_from_id`, Claude Code's `forkedFrom` on its lines.
-fn records_origin(c: &crate::store::ImportedConversation) -> bool {
+fn note_repeats(id: &str, copies: &crate::store::Copies, report: &mut ImportReport) {
+    let from = &copies.conversation;
+    report.notes.push(format!(
+        "{} messages of {id} repeat conversation {from}'s (the same requests: a fork, a resume or an export of it): \
+         their usage, turns and tool calls count once, in {from}",
+        copies.messages
+    ));
+}
+
+/// Whether a stored conversation names the session it was forked from ([`records_origin`]).
+fn stored_fork(store: &Store, id: &str) -> Result<bool, StoreError> {
+    let meta = store.conversation_meta(id)?;
+    let firsts = store.opening_metas(id, 3)?;
+    Ok(records_origin(&meta, firsts.iter()))
+}
+
+/// `origin`, just read, holds copies of `fork`, read before it and naming its origin: the origin takes the counts
+/// of what they share, and the fork is recorded as the origin's.
+fn hand_copies(store: &mut Store, origin: &str, fork: &str, report: &mut ImportReport) {
+    let handed = store
+        .hand_copies_to(origin, fork)
+        .and_then(|_| store.copies_in(fork));
+    match handed {
+        Ok(Some(copies)) => {
+            report.notes.push(format!(
+                "{fork}, read before, is a fork of {origin}: the {} messages they share count once, in {origin}",
+                copies.messages
+            ));
+            record_fork(store, fork, origin, &copies.message, report);
+        }
+        Ok(None) => {}
+        Err(e) => report.notes.push(format!("copies not counted: {e}")),
+    }
+}
+
+fn record_fork(store: &mut Store, id: &str, from: &str, message: &str, report: &mut ImportReport) {
+    match store.record_harness_fork(id, from, message) {
+        Ok(true) => report.notes.push(format!(
+            "{id} is a fork of {from}, from its message {message}"
+        )),
+        Ok(false) => {}
+        Err(e) => report.notes.push(format!("fork not recorded: {e}")),
+    }
+}
+
+/// Whether a harness wrote, in the session (its meta, and its first messages'), the session it forked it from: pi's
+/// header (`parentSession`, format 4's `parentSessionId`, v1's `branchedFrom`), Codex's `forked_from_id`, Claude
+/// Code's `forkedFrom` on its lines.
+fn records_origin<'a>(
+    meta: &serde_json::Value,
+    mut firsts: impl Iterator<Item = &'a serde_json::Value>,
+) -> bool {
     let set = |v: &serde_json::Value, p: &str| v.pointer(p).is_some_and(|x| !x.is_null());
     const ORIGINS: [&str; 5] = [
         "/header/parentSession",
@@ -433,11 +475,7 @@ fn records_origin(c: &crate::store::ImportedConversation) -> bool {
         "/session_meta/payload/forked_from_id",
         "/session_meta/forked_from_id",
     ];
-    ORIGINS.iter().any(|p| set(&c.meta, p))
-        || c.messages
-            .iter()
-            .take(3)
-            .any(|m| set(&m.message.meta, "/lines/0/forkedFrom"))
+    ORIGINS.iter().any(|p| set(meta, p)) || firsts.any(|m| set(m, "/lines/0/forkedFrom"))
 }
 
 /// Merges the conversations of `file` into the session the store holds: only what it lacks is added, and the

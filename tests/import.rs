@@ -2048,37 +2048,51 @@ fn a_history_its_harness_copied_into_a_fork_counts_once_whichever_is_read_first(
         assert!(outcomes.iter().all(|o| o.error.is_none()), "{outcomes:?}");
         assert_eq!(totals(&s), want, "fork first: {fork_first}");
         let noted = &outcomes[1].report.notes;
-        assert!(
-            noted.iter().any(|n| n.contains("repeat conversation")),
-            "{noted:?}"
-        );
+        assert!(noted.iter().any(|n| n.contains("count once")), "{noted:?}");
         // each conversation still reads whole, measured as before: the fork's last prompt is its own reply's
         let fork_conv = &outcomes[usize::from(!fork_first)].conversations[0];
         let orig_conv = &outcomes[usize::from(fork_first)].conversations[0];
         let path = s.active_path(fork_conv).unwrap();
         assert_eq!(path.len(), 8);
         assert_eq!(path.last().unwrap().usage.unwrap().input_tokens, 2500);
-        // read after its origin, the fork (its header names its parent) records where it was forked, at the reply
-        // its copies end on; read first, it has nothing to repeat yet, and the original names no parent
+        // the fork (its header names its parent) records where it was forked, at the reply its copies end on,
+        // whichever was read first: read first, it had nothing to repeat yet, and its origin takes the counts of
+        // what they share when it comes
         let recorded = s.conversation(fork_conv).unwrap().forked_from;
-        if fork_first {
-            assert_eq!(recorded, None);
-            assert_eq!(s.conversation(orig_conv).unwrap().forked_from, None);
-        } else {
-            let at = s
-                .active_path(orig_conv)
-                .unwrap()
-                .into_iter()
-                .find(|m| m.usage.is_some_and(|u| u.input_tokens == 1900))
-                .unwrap();
-            assert_eq!(
-                recorded,
-                Some(cairn::model::ForkedFrom {
-                    conversation: orig_conv.clone(),
-                    message: at.id
-                })
-            );
-        }
+        let at = s
+            .active_path(orig_conv)
+            .unwrap()
+            .into_iter()
+            .find(|m| m.usage.is_some_and(|u| u.input_tokens == 1900))
+            .unwrap();
+        assert_eq!(
+            recorded,
+            Some(cairn::model::ForkedFrom {
+                conversation: orig_conv.clone(),
+                message: at.id
+            }),
+            "fork first: {fork_first}"
+        );
+        assert_eq!(s.conversation(orig_conv).unwrap().forked_from, None);
+        assert!(
+            noted.iter().any(|n| n.contains("is a fork of")),
+            "{noted:?}"
+        );
+        // each conversation's own figures are the same in either order: the original's whole, the fork's turn
+        let by_conv = cairn::stats::stats(&s, By::Conversation, None, &Default::default()).unwrap();
+        let own = |id: &str| {
+            let r = by_conv.rows.iter().find(|r| r.key == id).unwrap();
+            (r.input_tokens, r.output_tokens, r.turns, r.tool_calls)
+        };
+        assert_eq!(own(orig_conv), alone, "fork first: {fork_first}");
+        assert_eq!(own(fork_conv), (2500, 40, 1, 0), "fork first: {fork_first}");
+        // and so are the calls by tool, read from the calls' own index
+        let by_tool = cairn::stats::stats(&s, By::Tool, None, &Default::default()).unwrap();
+        assert_eq!(
+            by_tool.rows.iter().map(|r| r.tool_calls).sum::<u64>(),
+            alone.3,
+            "fork first: {fork_first}"
+        );
     }
 
     // Claude Code's `--fork-session` (and a resume before it appended) copies every line under a new session id
@@ -2114,6 +2128,47 @@ fn a_history_its_harness_copied_into_a_fork_counts_once_whichever_is_read_first(
             .forked_from,
         None
     );
+
+    // `/branch` writes `forkedFrom` on each line it copies: read before its origin, it is still its fork
+    let branched: String = std::fs::read_to_string(&cc)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if let Some(id) = v.get("sessionId").cloned() {
+                v["forkedFrom"] = serde_json::json!({"sessionId": id, "messageUuid": v["uuid"]});
+                v["sessionId"] = serde_json::json!("22222222-2222-4333-8444-555555555555");
+            }
+            v.to_string() + "\n"
+        })
+        .collect();
+    let cc_branch = dir
+        .path()
+        .join("22222222-2222-4333-8444-555555555555.jsonl");
+    std::fs::write(&cc_branch, branched).unwrap();
+    let (_d, mut s) = store();
+    let fork = import::import_file(&mut s, &cc_branch, None);
+    let origin = import::import_file(&mut s, &cc, None);
+    assert!(fork.error.is_none() && origin.error.is_none());
+    assert_eq!(totals(&s), once);
+    let recorded = s.conversation(&fork.conversations[0]).unwrap().forked_from;
+    assert_eq!(
+        recorded.map(|f| f.conversation),
+        Some(origin.conversations[0].clone()),
+        "{:?}",
+        origin.report.notes
+    );
+    // the origin holds every count: the branch copied all of it and added nothing
+    let by_conv = cairn::stats::stats(&s, By::Conversation, None, &Default::default()).unwrap();
+    let turns = |id: &str| {
+        by_conv
+            .rows
+            .iter()
+            .find(|r| r.key == id)
+            .map_or(0, |r| r.turns)
+    };
+    assert_eq!(turns(&origin.conversations[0]), once.2);
+    assert_eq!(turns(&fork.conversations[0]), 0);
 }
 
 #[test]

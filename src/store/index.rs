@@ -47,6 +47,16 @@ pub(crate) struct Body<'a> {
 
 /// Indexes a message body just written: its tool calls (and the results that answer earlier ones) and its text.
 pub(crate) fn index_body(tx: &Transaction<'_>, b: Body<'_>) -> Result<()> {
+    let mut tools = index_calls(tx, &b)?;
+    tools.sort();
+    tools.dedup();
+    tx.prepare_cached("INSERT INTO search (rowid, text, tools) VALUES (?1, ?2, ?3)")?
+        .execute(params![b.seq, b.text, tools.join(" ")])?;
+    Ok(())
+}
+
+/// Indexes the tool calls of a body (and the results in it that answer earlier ones); returns the tools named.
+fn index_calls(tx: &Transaction<'_>, b: &Body<'_>) -> Result<Vec<String>> {
     let mut tools: Vec<String> = Vec::new();
     let mut results = b.result_tokens.iter();
     let model = crate::model::model_of(&b.message.meta);
@@ -91,10 +101,47 @@ pub(crate) fn index_body(tx: &Transaction<'_>, b: Body<'_>) -> Result<()> {
             _ => {}
         }
     }
-    tools.sort();
-    tools.dedup();
-    tx.prepare_cached("INSERT INTO search (rowid, text, tools) VALUES (?1, ?2, ?3)")?
-        .execute(params![b.seq, b.text, tools.join(" ")])?;
+    Ok(tools)
+}
+
+/// Indexes again the tool calls of the body stored in row `seq` (a message that counts again, whose calls left the
+/// index when it was taken for a copy), from the body itself; parents first, so a result finds its call. A body
+/// that does not decode indexes nothing (the store writes only bodies that do).
+pub(crate) fn index_calls_again(tx: &Transaction<'_>, seq: i64) -> Result<()> {
+    let row: Option<(i64, Option<i64>, String, Option<String>, i64)> = tx
+        .prepare_cached(
+            "SELECT m.conversation, coalesce(p.body_of, p.seq), m.content, m.meta, m.created_at
+             FROM messages m LEFT JOIN messages p ON p.seq = m.parent
+             WHERE m.seq = ?1 AND m.content IS NOT NULL",
+        )?
+        .query_row([seq], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .optional()?;
+    let Some((conversation, parent_body, content, meta, created_at)) = row else {
+        return Ok(());
+    };
+    let blocks = serde_json::from_str::<Value>(&content)
+        .ok()
+        .and_then(|v| crate::wire::blocks_from_value(v, "content").ok())
+        .unwrap_or_default();
+    let mut m = NewMessage::new(crate::model::Role::User, blocks);
+    m.meta = meta
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    let (_, result_tokens) = parts(&m.content, &m.meta);
+    index_calls(
+        tx,
+        &Body {
+            seq,
+            conversation,
+            parent_body,
+            message: &m,
+            created_at,
+            text: "",
+            result_tokens: &result_tokens,
+        },
+    )?;
     Ok(())
 }
 

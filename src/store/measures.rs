@@ -569,24 +569,29 @@ impl Store {
         if n == 0 {
             return Ok(None);
         }
-        let from: Option<(String, String)> = self
+        // the message a copy repeats is the one that counts (`o.copy = 0`) where there is one, written before it
+        // or after (an origin read after its fork takes the counts: [`Store::hand_copies_to`])
+        let from: Option<(String, String, String)> = self
             .conn
             .query_row(
                 &format!(
-                    "SELECT c.id, om.id FROM measures n JOIN measures o ON {}
+                    "SELECT c.id, om.id, nm.id FROM measures n JOIN measures o
+                       ON o.conversation != n.conversation AND {}
                      JOIN conversations c ON c.seq = o.conversation JOIN messages om ON om.seq = o.seq
+                     JOIN messages nm ON nm.seq = n.seq
                      WHERE n.conversation = ?1 AND n.copy = 1
-                     ORDER BY n.seq DESC, o.seq LIMIT 1",
-                    repeats()
+                     ORDER BY n.seq DESC, o.copy, o.seq LIMIT 1",
+                    same()
                 ),
                 [conv.seq],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()?;
-        Ok(from.map(|(conversation, message)| Copies {
+        Ok(from.map(|(conversation, message, copy)| Copies {
             messages: n as usize,
             conversation,
             message,
+            copy,
         }))
     }
 
@@ -612,6 +617,48 @@ impl Store {
         )?;
         tx.commit()?;
         Ok(n > 0)
+    }
+
+    /// Gives the counts of what `fork` and `origin` share to the origin, as a cairn fork's copies leave them:
+    /// `fork` was read first and holds them, and the origin, read after it, was marked a copy of it
+    /// ([`mark_copies`] counts a message where it was written first). The fork's messages that are the same as the
+    /// origin's, and what comes before them on its paths, become copies (out of every roll-up, their tool calls
+    /// gone); the origin's copies of the fork's count again, their tool calls indexed from their bodies. Returns
+    /// how many of the fork's messages became copies.
+    pub fn hand_copies_to(&mut self, origin: &str, fork: &str) -> Result<usize> {
+        let (o, f) = (
+            conv_row(&self.conn, origin)?.seq,
+            conv_row(&self.conn, fork)?.seq,
+        );
+        let tx = self.write_tx()?;
+        let taken = copied_from(&tx, f, o, false)?;
+        let given = copied_from(&tx, o, f, true)?;
+        if taken.is_empty() && given.is_empty() {
+            return Ok(0);
+        }
+        for &seq in &taken {
+            tx.prepare_cached("DELETE FROM tool_calls WHERE body = ?1")?
+                .execute([seq])?;
+            tx.prepare_cached("UPDATE measures SET copy = 1 WHERE seq = ?1")?
+                .execute([seq])?;
+        }
+        for &seq in &given {
+            tx.prepare_cached("UPDATE measures SET copy = 0 WHERE seq = ?1")?
+                .execute([seq])?;
+            super::index::index_calls_again(&tx, seq)?;
+        }
+        // the roll-ups `stats` sums, and what each model was seen to take, summed again from the measures
+        let of = format!("conversation IN ({o}, {f})");
+        resum_rollups_where(&tx, &of)?;
+        resum_web_searches_where(&tx, &of)?;
+        tx.execute_batch(
+            "UPDATE models_seen SET replies = m.replies, measured = m.measured
+             FROM (SELECT model, count(*) AS replies, count(input_tokens) AS measured FROM measures
+                   WHERE copy = 0 AND model IS NOT NULL GROUP BY model) AS m
+             WHERE m.model = models_seen.model",
+        )?;
+        tx.commit()?;
+        Ok(taken.len())
     }
 
     /// A value derived from the whole store and kept in it (e.g. a fitted calibration), by key.
@@ -935,9 +982,14 @@ pub(crate) fn backfill_speeds(tx: &Transaction<'_>) -> rusqlite::Result<()> {
 
 /// The roll-ups `stats` sums (by day) and prices (by hour), summed again from the measures.
 fn resum_rollups(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    resum_rollups_where(tx, "1")
+}
+
+/// The roll-ups of the rows that `filter` (SQL on a measure's and a roll-up's `conversation`) selects.
+fn resum_rollups_where(tx: &Transaction<'_>, filter: &str) -> rusqlite::Result<()> {
     let turn = super::paths::TURN_SQL;
     tx.execute_batch(&format!(
-        "DELETE FROM usage_days;
+        "DELETE FROM usage_days WHERE {filter};
          INSERT INTO usage_days (day, conversation, model, messages, turns, compactions, input, output, cache_read,
                                  cache_write, cache_write_1h, measured, tool_calls, tool_errors, first, last)
          SELECT created_at / 86400000, conversation, coalesce(model, ''), count(*),
@@ -946,8 +998,8 @@ fn resum_rollups(tx: &Transaction<'_>) -> rusqlite::Result<()> {
                 sum(coalesce(cache_read_tokens, 0)), sum(coalesce(cache_write_tokens, 0)),
                 sum(coalesce(cache_write_1h_tokens, 0)), count(input_tokens), sum(tool_calls), sum(tool_errors),
                 min(created_at), max(created_at)
-         FROM measures WHERE copy = 0 GROUP BY 1, 2, 3;
-         DELETE FROM usage_hours;
+         FROM measures WHERE copy = 0 AND {filter} GROUP BY 1, 2, 3;
+         DELETE FROM usage_hours WHERE {filter};
          INSERT INTO usage_hours (hour, conversation, model, replies, input, output, cache_read, cache_write,
                                   cache_write_1h, max_prompt)
          SELECT created_at / 3600000, conversation, coalesce(model, ''), count(*), sum(input_tokens),
@@ -955,7 +1007,7 @@ fn resum_rollups(tx: &Transaction<'_>) -> rusqlite::Result<()> {
                 sum(coalesce(cache_write_tokens, 0)), sum(coalesce(cache_write_1h_tokens, 0)),
                 max((input_tokens + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0))
                     / max(coalesce(requests, 1), 1))
-         FROM measures WHERE copy = 0 AND input_tokens IS NOT NULL GROUP BY 1, 2, 3;",
+         FROM measures WHERE copy = 0 AND input_tokens IS NOT NULL AND {filter} GROUP BY 1, 2, 3;",
     ))
 }
 
@@ -982,13 +1034,19 @@ pub(crate) fn backfill_web_searches(tx: &Transaction<'_>) -> rusqlite::Result<()
 
 /// The hourly roll-up's web searches, summed again from the measures (where any reply counted one).
 fn resum_web_searches(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    tx.execute_batch(
+    resum_web_searches_where(tx, "1")
+}
+
+/// The web searches of the hourly roll-up's rows that `filter` (SQL on its `conversation`) selects
+/// ([`resum_web_searches`]).
+fn resum_web_searches_where(tx: &Transaction<'_>, filter: &str) -> rusqlite::Result<()> {
+    tx.execute_batch(&format!(
         "UPDATE usage_hours SET web_searches = coalesce((
              SELECT sum(m.web_searches) FROM measures m
              WHERE m.copy = 0 AND m.conversation = usage_hours.conversation AND m.input_tokens IS NOT NULL
                AND m.created_at / 3600000 = usage_hours.hour AND coalesce(m.model, '') = usage_hours.model), 0)
-         WHERE EXISTS (SELECT 1 FROM measures WHERE web_searches IS NOT NULL);",
-    )
+         WHERE {filter} AND EXISTS (SELECT 1 FROM measures WHERE web_searches IS NOT NULL);",
+    ))
 }
 
 /// v18: a Codex reply stored before the tier of its thread was read (`thread_settings_applied`, a `turn_context`
@@ -1147,23 +1205,47 @@ pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
     Ok(())
 }
 
-/// The one test of two replies' measures being the same provider request: `o`, written earlier in another
-/// conversation, and `n` have the same time, model and four token counts.
-const SAME_REQUEST: &str = "o.created_at = n.created_at AND o.seq < n.seq AND o.conversation != n.conversation
+/// The one test of two replies' measures being the same provider request: `o` and `n` have the same time, model and
+/// four token counts.
+const SAME_REQUEST: &str = "o.created_at = n.created_at
     AND o.model IS n.model AND o.input_tokens IS n.input_tokens AND o.output_tokens IS n.output_tokens
     AND o.cache_read_tokens IS n.cache_read_tokens AND o.cache_write_tokens IS n.cache_write_tokens";
 
 /// The one test of two messages' measures being the same message (a copy without usage of its own: a harness that
-/// resets the usage of what it copies, as OpenHands' fork does): `o`, written earlier in another conversation, and
-/// `n` have the same time, kind, model and every measure (`packed`: each kind's tokens, characters, images, calls).
-const SAME_MESSAGE: &str =
-    "o.created_at = n.created_at AND o.seq < n.seq AND o.conversation != n.conversation
-    AND o.flags = n.flags AND o.model IS n.model AND o.packed = n.packed";
+/// resets the usage of what it copies, as OpenHands' fork does): `o` and `n` have the same time, kind, model and
+/// every measure (`packed`: each kind's tokens, characters, images, calls).
+const SAME_MESSAGE: &str = "o.created_at = n.created_at AND o.flags = n.flags AND o.model IS n.model AND o.packed = n.packed";
 
-/// Whether `n` repeats a message written before it in another conversation (`o`): the same request, or the same
-/// message.
-fn repeats() -> String {
+/// Whether `n` is the same as `o`: the same request, or the same message.
+fn same() -> String {
     format!("((n.output_tokens > 0 AND {SAME_REQUEST}) OR ({SAME_MESSAGE}))")
+}
+
+/// Whether `n` repeats `o`, a message written before it in another conversation ([`same`]).
+fn repeats() -> String {
+    format!(
+        "(o.seq < n.seq AND o.conversation != n.conversation AND {})",
+        same()
+    )
+}
+
+/// The messages of conversation `?1` that are [`same`] as one of conversation `?2`, with what comes before them on
+/// their paths (copied with them), that are not copies yet (`copy = 0`) or are (`copy = 1`): in write order.
+fn copied_from(tx: &Transaction<'_>, n: i64, o: i64, copy: bool) -> Result<Vec<i64>> {
+    Ok(tx
+        .prepare_cached(&format!(
+            "WITH RECURSIVE matched(seq) AS (
+                SELECT n.seq FROM measures n
+                WHERE n.conversation = ?1
+                  AND EXISTS (SELECT 1 FROM measures o WHERE o.conversation = ?2 AND {})),
+             copied(seq) AS (
+                SELECT seq FROM matched
+                UNION SELECT m.parent FROM messages m JOIN copied c ON m.seq = c.seq WHERE m.parent IS NOT NULL)
+             SELECT c.seq FROM copied c JOIN measures x ON x.seq = c.seq WHERE x.copy = ?3 ORDER BY c.seq",
+            same()
+        ))?
+        .query_map(params![n, o, copy], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?)
 }
 
 /// The copies an imported conversation holds ([`Store::copies_in`]).
@@ -1174,6 +1256,8 @@ pub struct Copies {
     /// The conversation the newest copied reply was first written in, and that reply there.
     pub conversation: String,
     pub message: String,
+    /// The newest copied message itself (in the conversation that holds the copies).
+    pub copy: String,
 }
 
 /// Marks as copies the messages of conversation `conv` (just written) that another conversation written before

@@ -92,6 +92,28 @@ impl Store {
             .unwrap_or(serde_json::Value::Null))
     }
 
+    /// The source metadata of a conversation's first `n` messages in the order they were written (what an import
+    /// kept of the lines each came from), a copy's read from the body it shares.
+    pub fn opening_metas(&self, id: &str, n: usize) -> Result<Vec<serde_json::Value>> {
+        let conv = conv_row(&self.conn, id)?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT coalesce(b.meta, m.meta) FROM messages m LEFT JOIN messages b ON b.seq = m.body_of
+             WHERE m.conversation = ?1 ORDER BY m.seq LIMIT ?2",
+        )?;
+        let metas = stmt
+            .query_map(params![conv.seq, n as i64], |r| {
+                r.get::<_, Option<String>>(0)
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(metas
+            .into_iter()
+            .map(|m| {
+                m.and_then(|t| serde_json::from_str(&t).ok())
+                    .unwrap_or(serde_json::Value::Null)
+            })
+            .collect())
+    }
+
     /// The context windows harnesses said they ran models with (a conversation's meta `windows`, Codex's
     /// `model_context_window`): (model as recorded, harness, window), one per conversation and model. Read in
     /// SQLite, so the records a conversation's meta keeps beside are never parsed here.
