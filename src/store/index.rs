@@ -108,7 +108,9 @@ fn index_calls(tx: &Transaction<'_>, b: &Body<'_>) -> Result<Vec<String>> {
 /// index when it was taken for a copy), from the body itself; parents first, so a result finds its call. A body
 /// that does not decode indexes nothing (the store writes only bodies that do).
 pub(crate) fn index_calls_again(tx: &Transaction<'_>, seq: i64) -> Result<()> {
-    let row: Option<(i64, Option<i64>, String, Option<String>, i64)> = tx
+    /// (conversation, the parent's body, content, meta, created_at)
+    type Stored = (i64, Option<i64>, String, Option<String>, i64);
+    let row: Option<Stored> = tx
         .prepare_cached(
             "SELECT m.conversation, coalesce(p.body_of, p.seq), m.content, m.meta, m.created_at
              FROM messages m LEFT JOIN messages p ON p.seq = m.parent
