@@ -356,11 +356,12 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
         Ok(Some(_)) => merge(store, file, &hash, &convs, read.as_ref(), &mut outcome),
         Ok(None) => store
             .import_file(&hash, &source, &convs, read.as_ref())
+            .map(|ids| (ids.clone(), ids))
             .inspect(|_| outcome.status = "new"),
     };
     match done {
-        Ok(ids) => {
-            note_copies(store, &ids, &convs, &mut outcome.report);
+        Ok((ids, fresh)) => {
+            note_copies(store, &fresh, &mut outcome.report);
             outcome.conversations = ids;
         }
         Err(StoreError::Duplicate { conversation, .. }) => {
@@ -387,30 +388,31 @@ fn content_hash(file: &Path, bytes: &[u8]) -> String {
     format!("{:x}", h.finalize())
 }
 
-/// Says in the report which new conversations repeat another's requests ([`Store::copies_in`]). Where one of the two
-/// names the session it was forked from ([`records_origin`]), it is recorded as a fork of the other, as a cairn fork
-/// is, whichever was read first: an origin read after its fork takes the counts of what they share
+/// Says in the report which conversations just written repeat another's requests ([`Store::copies_in`]). Where one
+/// of the two names the session it was forked from ([`records_origin`]), it is recorded as a fork of the other, as a
+/// cairn fork is, whichever was read first: an origin read after its fork takes the counts of what they share
 /// ([`Store::hand_copies_to`]), so each figure, and each conversation's own, is the same in either order.
-fn note_copies(
-    store: &mut Store,
-    ids: &[String],
-    convs: &[crate::store::ImportedConversation],
-    report: &mut ImportReport,
-) {
-    for (id, c) in ids.iter().zip(convs) {
-        let firsts = c.messages.iter().take(3).map(|m| &m.message.meta);
-        match store.copies_in(id) {
-            Ok(Some(copies)) if records_origin(&c.meta, firsts) => {
+fn note_copies(store: &mut Store, ids: &[String], report: &mut ImportReport) {
+    for id in ids {
+        let copies = match store.copies_in(id) {
+            Ok(Some(copies)) => copies,
+            Ok(None) => continue,
+            Err(e) => {
+                report.notes.push(format!("copies not counted: {e}"));
+                continue;
+            }
+        };
+        match (
+            stored_fork(store, id),
+            stored_fork(store, &copies.conversation),
+        ) {
+            (Ok(true), _) => {
                 note_repeats(id, &copies, report);
                 record_fork(store, id, &copies.conversation, &copies.message, report);
             }
-            Ok(Some(copies)) => match stored_fork(store, &copies.conversation) {
-                Ok(true) => hand_copies(store, id, &copies.conversation, report),
-                Ok(false) => note_repeats(id, &copies, report),
-                Err(e) => report.notes.push(format!("copies not counted: {e}")),
-            },
-            Ok(None) => {}
-            Err(e) => report.notes.push(format!("copies not counted: {e}")),
+            (Ok(false), Ok(true)) => hand_copies(store, id, &copies.conversation, report),
+            (Ok(false), Ok(false)) => note_repeats(id, &copies, report),
+            (Err(e), _) | (_, Err(e)) => report.notes.push(format!("copies not counted: {e}")),
         }
     }
 }
@@ -487,7 +489,7 @@ fn merge(
     convs: &[crate::store::ImportedConversation],
     read: Option<&crate::store::SourceRead>,
     outcome: &mut FileOutcome,
-) -> Result<Vec<String>, StoreError> {
+) -> Result<(Vec<String>, Vec<String>), StoreError> {
     let merged = store.merge_file(hash, &file.display().to_string(), convs, read)?;
     let added: usize = merged.iter().map(|m| m.added).sum();
     let first = merged
@@ -536,7 +538,13 @@ fn merge(
              {retired} repl(ies) of the former one it repeats no longer count"
         ));
     }
-    Ok(merged.into_iter().map(|m| m.conversation).collect())
+    // the conversations new to the store, and those that gained copies
+    let fresh = merged
+        .iter()
+        .filter(|m| m.new || m.copies > 0)
+        .map(|m| m.conversation.clone())
+        .collect();
+    Ok((merged.into_iter().map(|m| m.conversation).collect(), fresh))
 }
 
 /// The name a file's read position is kept under: its canonical path (as given when it has none).
@@ -622,7 +630,7 @@ fn read_grown(
     };
     let (c, _) = window.parsed.into_imported(None);
     match store.append_tail(&conv, &read, &c, &window.read_before) {
-        Ok(crate::store::Tail::Appended(added)) => {
+        Ok(crate::store::Tail::Appended { added, copies }) => {
             outcome.added = added;
             outcome.read_from = Some(from);
             outcome.status = if added > 0 { "grown" } else { "unchanged" };
@@ -643,6 +651,9 @@ fn read_grown(
                 outcome.duplicate_of = Some(conv.clone());
             }
             outcome.conversations = known.conversations.clone();
+            if copies > 0 {
+                note_copies(store, std::slice::from_ref(&conv), &mut outcome.report);
+            }
             Grown::Done
         }
         Ok(crate::store::Tail::NotAContinuation(why)) => whole(why),

@@ -2172,6 +2172,129 @@ fn a_history_its_harness_copied_into_a_fork_counts_once_whichever_is_read_first(
 }
 
 #[test]
+fn a_session_that_grew_past_what_its_fork_copied_counts_what_they_share_once() {
+    // the origin imported early (its first turn), then its fork (a copy of a later path), then the origin grown
+    // past where the fork copied it: the messages the fork copied and the origin wrote since count once, in the
+    // origin, and the fork is recorded at the reply its copies end on
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("small/pi-v3-context-edit.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let original = dir.path().join("original.jsonl");
+    std::fs::write(&original, lines[..3].join("\n") + "\n").unwrap();
+    let mut fork: Vec<String> = vec![format!(
+        r#"{{"type":"session","version":3,"id":"ce-2","timestamp":"2026-11-20T10:05:00.000Z","cwd":"/p","parentSession":"{}"}}"#,
+        original.display()
+    )];
+    fork.extend(lines[1..7].iter().map(|l| l.to_string()));
+    fork.push(r#"{"type":"message","id":"u9","parentId":"a3","timestamp":"2026-11-20T10:05:01.000Z","message":{"role":"user","content":[{"type":"text","text":"and how do I free the disk?"}],"timestamp":1795000301000}}"#.to_string());
+    fork.push(r#"{"type":"message","id":"a9","parentId":"u9","timestamp":"2026-11-20T10:05:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Remove the old build artifacts."}],"timestamp":1795000302000,"model":"claude-sonnet-4-5","provider":"anthropic","usage":{"input":2500,"output":40,"cacheRead":0,"cacheWrite":0},"stopReason":"stop"}}"#.to_string());
+    let forked = dir.path().join("fork.jsonl");
+    std::fs::write(&forked, fork.join("\n") + "\n").unwrap();
+
+    let alone = {
+        let (_d, mut s) = store();
+        import_ok(&mut s, "small/pi-v3-context-edit.jsonl");
+        totals(&s)
+    };
+    let (_d, mut s) = store();
+    let first = import::import_file(&mut s, &original, None);
+    assert_eq!(first.status, "new", "{:?}", first.error);
+    let f = import::import_file(&mut s, &forked, None);
+    assert_eq!(f.status, "new", "{:?}", f.error);
+    std::fs::write(&original, text.clone()).unwrap();
+    let grown = import::import_file(&mut s, &original, None);
+    assert_eq!(grown.status, "grown", "{:?}", grown.error);
+    assert_eq!(
+        totals(&s),
+        (alone.0 + 2500, alone.1 + 40, alone.2 + 1, alone.3),
+        "{:?}",
+        grown.report.notes
+    );
+    let (orig_conv, fork_conv) = (&first.conversations[0], &f.conversations[0]);
+    let by_conv = cairn::stats::stats(&s, By::Conversation, None, &Default::default()).unwrap();
+    let own = |id: &str| {
+        let r = by_conv.rows.iter().find(|r| r.key == id).unwrap();
+        (r.input_tokens, r.output_tokens, r.turns, r.tool_calls)
+    };
+    assert_eq!(own(orig_conv), alone);
+    assert_eq!(own(fork_conv), (2500, 40, 1, 0));
+    let at = s
+        .active_path(orig_conv)
+        .unwrap()
+        .into_iter()
+        .find(|m| m.usage.is_some_and(|u| u.input_tokens == 1900))
+        .unwrap();
+    assert_eq!(
+        s.conversation(fork_conv).unwrap().forked_from,
+        Some(cairn::model::ForkedFrom {
+            conversation: orig_conv.clone(),
+            message: at.id
+        })
+    );
+
+    // the same with Claude Code, whose grown session is read from where its last import stopped: a `/branch` of
+    // its first 120 lines, read when the store held its first 60, then the session whole
+    let cc = fixture("claude-code/cc-2.0.5-image-paste.jsonl");
+    let cc_text = std::fs::read_to_string(&cc).unwrap();
+    let cc_lines: Vec<&str> = cc_text.lines().collect();
+    let once = {
+        let (_d, mut s) = store();
+        assert!(import::import_file(&mut s, &cc, None).error.is_none());
+        totals(&s)
+    };
+    let session = dir.path().join(cc.file_name().unwrap());
+    std::fs::write(&session, cc_lines[..60].join("\n") + "\n").unwrap();
+    let branch: String = cc_lines[..120]
+        .iter()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["forkedFrom"] =
+                serde_json::json!({"sessionId": v["sessionId"], "messageUuid": v["uuid"]});
+            v["sessionId"] = serde_json::json!("33333333-2222-4333-8444-555555555555");
+            v.to_string() + "\n"
+        })
+        .collect();
+    let branched = dir
+        .path()
+        .join("33333333-2222-4333-8444-555555555555.jsonl");
+    std::fs::write(&branched, branch).unwrap();
+    let (_d, mut s) = store();
+    let origin = import::import_file(&mut s, &session, None);
+    let fork = import::import_file(&mut s, &branched, None);
+    assert!(origin.error.is_none() && fork.error.is_none());
+    std::fs::write(&session, &cc_text).unwrap();
+    let grown = import::import_file(&mut s, &session, None);
+    assert_eq!(grown.status, "grown", "{:?}", grown.error);
+    assert!(
+        grown
+            .report
+            .notes
+            .iter()
+            .any(|n| n.starts_with("read from byte")),
+        "{:?}",
+        grown.report.notes
+    );
+    assert_eq!(totals(&s), once, "{:?}", grown.report.notes);
+    let by_conv = cairn::stats::stats(&s, By::Conversation, None, &Default::default()).unwrap();
+    let turns = |id: &str| {
+        by_conv
+            .rows
+            .iter()
+            .find(|r| r.key == id)
+            .map_or(0, |r| r.turns)
+    };
+    assert_eq!(turns(&fork.conversations[0]), 0);
+    assert_eq!(turns(&origin.conversations[0]), once.2);
+    let recorded = s.conversation(&fork.conversations[0]).unwrap().forked_from;
+    let recorded = recorded.unwrap();
+    assert_eq!(recorded.conversation, origin.conversations[0]);
+    // at the branch's last reply, in the origin
+    let path = s.active_path(&origin.conversations[0]).unwrap();
+    let depth = path.iter().position(|m| m.id == recorded.message).unwrap();
+    assert!(depth > 60, "{depth}");
+}
+
+#[test]
 fn an_openhands_conversation_from_before_the_sdk_is_its_folder_of_events() {
     // the app's and the CLI's layout before the SDK: `sessions/<id>/events/<n>.json`, the metadata beside, cached
     // pages of events in `event_cache/`

@@ -596,8 +596,9 @@ impl Store {
     }
 
     /// Records that an imported conversation was forked by its harness from `message` of `from` (its copies
-    /// repeat them: [`Store::copies_in`]), as a cairn fork records its origin. A conversation that records an origin
-    /// already keeps it. Returns whether it was recorded.
+    /// repeat them: [`Store::copies_in`]), as a cairn fork records its origin. A conversation that records another
+    /// origin keeps it; one recorded from an earlier message of the same origin (read before the origin grew to
+    /// where the fork copied it) moves to `message`. Returns whether anything changed.
     pub fn record_harness_fork(
         &mut self,
         conversation: &str,
@@ -610,7 +611,10 @@ impl Store {
                 forked_from_conversation = (SELECT seq FROM conversations WHERE id = ?2),
                 forked_from_message = (SELECT seq FROM messages WHERE id = ?3
                                        AND conversation = (SELECT seq FROM conversations WHERE id = ?2))
-             WHERE id = ?1 AND forked_from_conversation IS NULL
+             WHERE id = ?1
+               AND (forked_from_conversation IS NULL
+                    OR forked_from_conversation = (SELECT seq FROM conversations WHERE id = ?2))
+               AND forked_from_message IS NOT (SELECT seq FROM messages WHERE id = ?3)
                AND EXISTS (SELECT 1 FROM messages m JOIN conversations c ON c.seq = m.conversation
                            WHERE m.id = ?3 AND c.id = ?2)",
             params![conversation, from, message],
@@ -1268,21 +1272,24 @@ pub struct Copies {
 /// copy whose usage the harness reset: OpenHands' fork); what comes before a copy on its path was copied with it. A
 /// copy keeps its measures (its own path is measured as before) and leaves every roll-up and the tool calls:
 /// usage, turns and calls count once, in the conversation that held them first, as a cairn fork's copies do.
-/// Returns how many messages became copies.
-pub(crate) fn mark_copies(tx: &Transaction<'_>, conv: i64) -> Result<usize> {
+/// Only the messages written from `since` on are looked at (a session that grew: what it held before was decided
+/// when it was written, and what it held before a copy it gained is its own). Returns how many messages became
+/// copies.
+pub(crate) fn mark_copies(tx: &Transaction<'_>, conv: i64, since: i64) -> Result<usize> {
     let copied: Vec<i64> = tx
         .prepare_cached(&format!(
             "WITH RECURSIVE matched(seq) AS (
                 SELECT n.seq FROM measures n
-                WHERE n.conversation = ?1 AND n.copy = 0
+                WHERE n.conversation = ?1 AND n.seq >= ?2 AND n.copy = 0
                   AND EXISTS (SELECT 1 FROM measures o WHERE {})),
              copied(seq) AS (
                 SELECT seq FROM matched
-                UNION SELECT m.parent FROM messages m JOIN copied c ON m.seq = c.seq WHERE m.parent IS NOT NULL)
+                UNION SELECT m.parent FROM messages m JOIN copied c ON m.seq = c.seq
+                WHERE m.parent IS NOT NULL AND m.parent >= ?2)
              SELECT c.seq FROM copied c JOIN measures x ON x.seq = c.seq WHERE x.copy = 0 ORDER BY c.seq",
             repeats()
         ))?
-        .query_map([conv], |r| r.get(0))?
+        .query_map([conv, since], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     for &seq in &copied {
         uncount(tx, seq, true)?;
@@ -1290,6 +1297,15 @@ pub(crate) fn mark_copies(tx: &Transaction<'_>, conv: i64) -> Result<usize> {
             .execute([seq])?;
     }
     Ok(copied.len())
+}
+
+/// Where the messages written next begin: the `since` of [`mark_copies`] for what a write adds.
+pub(crate) fn next_seq(tx: &Transaction<'_>) -> Result<i64> {
+    Ok(
+        tx.query_row("SELECT coalesce(max(seq), 0) + 1 FROM messages", [], |r| {
+            r.get(0)
+        })?,
+    )
 }
 
 /// Takes the message `seq` out of the roll-ups `stats` sums (its usage, turn, calls; with `whole`, the message

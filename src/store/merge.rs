@@ -49,6 +49,9 @@ pub struct Merged {
     pub recorded: Vec<String>,
     /// Stored replies whose usage arrived since (a run's totals written when it ended: `measures::late_usage`).
     pub late: usize,
+    /// Messages written that repeat what another conversation held already, and became copies
+    /// (`measures::mark_copies`).
+    pub copies: usize,
 }
 
 impl Store {
@@ -76,6 +79,7 @@ impl Store {
         read: Option<&super::SourceRead>,
     ) -> Result<Vec<Merged>> {
         let tx = self.write_tx()?;
+        let since = super::measures::next_seq(&tx)?;
         let mut out: Vec<Merged> = Vec::with_capacity(conversations.len());
         for c in conversations {
             let key = c.meta.get("source_key").and_then(|k| k.as_str());
@@ -116,6 +120,7 @@ impl Store {
                         retired: a.retired,
                         recorded,
                         late: a.late,
+                        copies: 0,
                     });
                 }
                 None => {
@@ -131,9 +136,16 @@ impl Store {
                         retired: 0,
                         recorded: Vec::new(),
                         late: 0,
+                        copies: 0,
                     });
                 }
             }
+        }
+        // what was written repeats what another conversation held before (a fork read while its origin had not
+        // yet grown to where it was copied): it counts once, as an import's copies do
+        for m in &mut out {
+            let seq = conv_row(&tx, &m.conversation)?.seq;
+            m.copies = super::measures::mark_copies(&tx, seq, since)?;
         }
         if let Some(first) = out.first() {
             let seq: i64 = tx.query_row(
