@@ -362,6 +362,7 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
     match done {
         Ok((ids, fresh)) => {
             note_copies(store, &fresh, &mut outcome.report);
+            pair_restamped_forks(store, &ids, &mut outcome.report);
             outcome.conversations = ids;
         }
         Err(StoreError::Duplicate { conversation, .. }) => {
@@ -417,6 +418,64 @@ fn note_copies(store: &mut Store, ids: &[String], report: &mut ImportReport) {
     }
 }
 
+/// Harnesses that name, in a session, the session it was forked from by the id they gave it, and stamp the history
+/// a fork copies with the time they copied it, so its copies repeat their replies but not their times: Codex
+/// (`session_meta.forked_from_id`; its recorder stamps each rollout line as it writes it). (JSON paths of the
+/// session's own id and of its origin's, in a conversation's meta.)
+const RESTAMPED_FORKS: [(&str, &str); 1] = [("$.session_meta.id", "$.session_meta.forked_from_id")];
+
+/// Pairs the conversations just written with their forks or origins named by id ([`RESTAMPED_FORKS`]), whichever
+/// was read first: what they share counts once, in the origin ([`Store::hand_copies_to`]), and the fork is
+/// recorded as the origin's.
+fn pair_restamped_forks(store: &mut Store, ids: &[String], report: &mut ImportReport) {
+    for id in ids {
+        let meta = match store.conversation_meta(id) {
+            Ok(m) => m,
+            Err(e) => {
+                report.notes.push(format!("forks not paired: {e}"));
+                continue;
+            }
+        };
+        for (own, from) in RESTAMPED_FORKS {
+            let at = |path: &str| {
+                let pointer = path.trim_start_matches('$').replace('.', "/");
+                meta.pointer(&pointer)
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_string)
+            };
+            let mut pairs: Vec<(String, String)> = Vec::new();
+            // this one a fork: its origin; this one an origin: its forks read before it
+            let found = at(from)
+                .map(|x| store.conversations_by_meta(own, &x))
+                .transpose()
+                .and_then(|origins| {
+                    pairs.extend(origins.into_iter().flatten().map(|o| (o, id.clone())));
+                    at(own)
+                        .map(|y| store.conversations_by_meta(from, &y))
+                        .transpose()
+                });
+            match found {
+                Ok(forks) => pairs.extend(forks.into_iter().flatten().map(|f| (id.clone(), f))),
+                Err(e) => report.notes.push(format!("forks not paired: {e}")),
+            }
+            for (origin, fork) in pairs.into_iter().filter(|(o, f)| o != f) {
+                match store.hand_copies_to(&origin, &fork, true) {
+                    Ok(Some(copies)) => {
+                        report.notes.push(format!(
+                            "{fork} is a fork of {origin} (its harness stamped the {} messages it copied with the \
+                             time it copied them): they count once, in {origin}",
+                            copies.messages
+                        ));
+                        record_fork(store, &fork, &origin, &copies.message, report);
+                    }
+                    Ok(None) => {}
+                    Err(e) => report.notes.push(format!("copies not counted: {e}")),
+                }
+            }
+        }
+    }
+}
+
 fn note_repeats(id: &str, copies: &crate::store::Copies, report: &mut ImportReport) {
     let from = &copies.conversation;
     report.notes.push(format!(
@@ -436,10 +495,7 @@ fn stored_fork(store: &Store, id: &str) -> Result<bool, StoreError> {
 /// `origin`, just read, holds copies of `fork`, read before it and naming its origin: the origin takes the counts
 /// of what they share, and the fork is recorded as the origin's.
 fn hand_copies(store: &mut Store, origin: &str, fork: &str, report: &mut ImportReport) {
-    let handed = store
-        .hand_copies_to(origin, fork)
-        .and_then(|_| store.copies_in(fork));
-    match handed {
+    match store.hand_copies_to(origin, fork, false) {
         Ok(Some(copies)) => {
             report.notes.push(format!(
                 "{fork}, read before, is a fork of {origin}: the {} messages they share count once, in {origin}",
@@ -653,6 +709,9 @@ fn read_grown(
             outcome.conversations = known.conversations.clone();
             if copies > 0 {
                 note_copies(store, std::slice::from_ref(&conv), &mut outcome.report);
+            }
+            if added > 0 {
+                pair_restamped_forks(store, std::slice::from_ref(&conv), &mut outcome.report);
             }
             Grown::Done
         }

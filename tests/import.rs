@@ -2525,3 +2525,76 @@ fn an_openhands_answer_without_a_tool_call_is_measured_by_what_the_totals_gained
         o.report.notes
     );
 }
+#[test]
+fn a_codex_fork_which_stamps_its_copies_anew_counts_them_once_whichever_is_read_first() {
+    // Codex's fork writes the origin's rollout items again, its own `session_meta` (naming `forked_from_id`) first
+    // and the origin's among the copies, every line stamped with the time it was written (the recorder stamps each
+    // item as it writes it): the copies repeat their replies' usage and content, not their times
+    let origin_file = fixture("codex/codex-service-tiers-cache-writes.jsonl");
+    let text = std::fs::read_to_string(&origin_file).unwrap();
+    let origin_id = "019f1000-0000-7000-8000-000000000001";
+    let fork_id = "019f2000-0000-7000-8000-000000000002";
+    let at = "2026-11-03T09:00:00.000Z";
+    let mut lines = vec![format!(
+        r#"{{"timestamp":"{at}","type":"session_meta","payload":{{"id":"{fork_id}","forked_from_id":"{origin_id}","timestamp":"{at}","cwd":"/w","originator":"codex_exec","cli_version":"0.171.0","model_provider":"openai"}}}}"#
+    )];
+    // the first two turns, copied
+    let copied: Vec<&str> = text.lines().take(16).collect();
+    for l in &copied {
+        let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+        v["timestamp"] = serde_json::json!(at);
+        lines.push(v.to_string());
+    }
+    let later = "2026-11-03T09:01:00.000Z";
+    lines.push(format!(r#"{{"timestamp":"{later}","type":"turn_context","payload":{{"turn_id":"f1","cwd":"/w","approval_policy":"never","sandbox_policy":{{"type":"danger-full-access"}},"model":"gpt-5.5","summary":"auto"}}}}"#));
+    lines.push(format!(r#"{{"timestamp":"{later}","type":"response_item","payload":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"On this fork: what would flex have cost?"}}]}}}}"#));
+    lines.push(format!(r#"{{"timestamp":"{later}","type":"response_item","payload":{{"type":"message","role":"assistant","content":[{{"type":"output_text","text":"Half of the standard price."}}]}}}}"#));
+    lines.push(format!(r#"{{"timestamp":"{later}","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":27700,"cached_input_tokens":16000,"cache_write_input_tokens":2000,"output_tokens":640,"reasoning_output_tokens":0,"total_tokens":28340}},"last_token_usage":{{"input_tokens":2700,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":40,"reasoning_output_tokens":0,"total_tokens":2740}},"model_context_window":258400}}}}}}"#));
+    let dir = tempfile::tempdir().unwrap();
+    let fork_file = dir
+        .path()
+        .join(format!("rollout-2026-11-03T09-00-00-{fork_id}.jsonl"));
+    std::fs::write(&fork_file, lines.join("\n") + "\n").unwrap();
+
+    let alone = {
+        let (_d, mut s) = store();
+        assert!(
+            import::import_file(&mut s, &origin_file, None)
+                .error
+                .is_none()
+        );
+        totals(&s)
+    };
+    for fork_first in [false, true] {
+        let (_d, mut s) = store();
+        let mut order = [origin_file.clone(), fork_file.clone()];
+        if fork_first {
+            order.reverse();
+        }
+        let outcomes: Vec<_> = order
+            .iter()
+            .map(|f| import::import_file(&mut s, f, None))
+            .collect();
+        assert!(outcomes.iter().all(|o| o.error.is_none()), "{outcomes:?}");
+        let fork_conv = &outcomes[usize::from(!fork_first)].conversations[0];
+        let orig_conv = &outcomes[usize::from(fork_first)].conversations[0];
+        // the fork's own turn once: 2,700 in, 40 out
+        assert_eq!(
+            totals(&s),
+            (alone.0 + 2700, alone.1 + 40, alone.2 + 1, alone.3),
+            "fork first: {fork_first}: {:?}",
+            outcomes[1].report.notes
+        );
+        let recorded = s.conversation(fork_conv).unwrap().forked_from.unwrap();
+        assert_eq!(&recorded.conversation, orig_conv);
+        // at the origin's second answer, where the copies end
+        let path = s.active_path(orig_conv).unwrap();
+        let answer = path.iter().find(|m| m.id == recorded.message).unwrap();
+        assert!(cairn::model::plain_text(&answer.content).contains("Answer 1"));
+        // the fork reads as its own session: its id, not its origin's
+        assert_eq!(
+            s.conversation_meta(fork_conv).unwrap()["session_meta"]["id"],
+            fork_id
+        );
+    }
+}

@@ -149,7 +149,14 @@ impl Rollout {
             pty,
         };
         match (ty, item.pty.as_str()) {
-            ("session_meta", _) => self.session_meta = Some(item.payload),
+            // the rollout's own: a fork copies its origin's after it (and Codex Desktop writes the same one
+            // again on each resume)
+            ("session_meta", _) if self.session_meta.is_none() => {
+                self.session_meta = Some(item.payload);
+            }
+            ("session_meta", _) => self.report.skip(
+                "session_meta lines after the first (an origin's, copied by a fork; a resume's)",
+            ),
             ("turn_context", _) => {
                 if let Some(m) = item.payload.get("model").and_then(Value::as_str) {
                     self.model = Some(m.to_string());

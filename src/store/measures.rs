@@ -623,22 +623,34 @@ impl Store {
         Ok(n > 0)
     }
 
-    /// Gives the counts of what `fork` and `origin` share to the origin, as a cairn fork's copies leave them:
-    /// `fork` was read first and holds them, and the origin, read after it, was marked a copy of it
-    /// ([`mark_copies`] counts a message where it was written first). The fork's messages that are the same as the
-    /// origin's, and what comes before them on its paths, become copies (out of every roll-up, their tool calls
-    /// gone); the origin's copies of the fork's count again, their tool calls indexed from their bodies. Returns
-    /// how many of the fork's messages became copies.
-    pub fn hand_copies_to(&mut self, origin: &str, fork: &str) -> Result<usize> {
+    /// Gives the counts of what `fork` and `origin` share to the origin, as a cairn fork's copies leave them. The
+    /// fork's messages that are the same as the origin's ([`same`]; with `restamped`, a reply the same whatever
+    /// its time: [`SAME_REPLY_ANY_TIME`], for a harness that stamps the history it copies with the time it copied
+    /// it), and what comes before them on its paths, become copies (out of every roll-up, their tool calls gone);
+    /// the origin's copies of the fork's (the fork was read first: [`mark_copies`] counts a message where it was
+    /// written first) count again, their tool calls indexed from their bodies. Returns the fork's copies and the
+    /// origin's message its newest copy repeats; None when nothing changed (they share nothing, or what they share
+    /// counts in the origin already).
+    pub fn hand_copies_to(
+        &mut self,
+        origin: &str,
+        fork: &str,
+        restamped: bool,
+    ) -> Result<Option<Copies>> {
         let (o, f) = (
             conv_row(&self.conn, origin)?.seq,
             conv_row(&self.conn, fork)?.seq,
         );
+        let test = if restamped {
+            format!("({} OR ({SAME_REPLY_ANY_TIME}))", same())
+        } else {
+            same()
+        };
         let tx = self.write_tx()?;
-        let taken = copied_from(&tx, f, o, false)?;
-        let given = copied_from(&tx, o, f, true)?;
+        let taken = copied_from(&tx, f, o, false, &test)?;
+        let given = copied_from(&tx, o, f, true, &test)?;
         if taken.is_empty() && given.is_empty() {
-            return Ok(0);
+            return Ok(None);
         }
         for &seq in &taken {
             tx.prepare_cached("DELETE FROM tool_calls WHERE body = ?1")?
@@ -661,8 +673,32 @@ impl Store {
                    WHERE copy = 0 AND model IS NOT NULL GROUP BY model) AS m
              WHERE m.model = models_seen.model",
         )?;
+        // what the fork holds as copies of the origin, and the origin's message its newest copy repeats
+        let n: i64 = tx.query_row(
+            "SELECT count(*) FROM measures x JOIN messages m ON m.seq = x.seq
+             WHERE x.conversation = ?1 AND x.copy = 1 AND m.body_of IS NULL",
+            [f],
+            |r| r.get(0),
+        )?;
+        let pair: Option<(String, String)> = tx
+            .query_row(
+                &format!(
+                    "SELECT om.id, nm.id FROM measures n JOIN measures o ON o.conversation = ?2 AND {test}
+                     JOIN messages om ON om.seq = o.seq JOIN messages nm ON nm.seq = n.seq
+                     WHERE n.conversation = ?1 AND n.copy = 1
+                     ORDER BY n.seq DESC, o.seq LIMIT 1"
+                ),
+                [f, o],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
         tx.commit()?;
-        Ok(taken.len())
+        Ok(pair.map(|(message, copy)| Copies {
+            messages: n as usize,
+            conversation: origin.to_string(),
+            message,
+            copy,
+        }))
     }
 
     /// A value derived from the whole store and kept in it (e.g. a fitted calibration), by key.
@@ -1220,6 +1256,15 @@ const SAME_REQUEST: &str = "o.created_at = n.created_at
 /// every measure (`packed`: each kind's tokens, characters, images, calls).
 const SAME_MESSAGE: &str = "o.created_at = n.created_at AND o.flags = n.flags AND o.model IS n.model AND o.packed = n.packed";
 
+/// The one test of two replies being the same provider request whatever their times, for a fork whose harness
+/// stamps the history it copies with the time it copies it (Codex: each rollout line takes the time it is written):
+/// the same model, four token counts and measures of the reply itself (`packed` holds its time: not compared).
+const SAME_REPLY_ANY_TIME: &str = "n.output_tokens > 0 AND o.model IS n.model
+    AND o.input_tokens IS n.input_tokens AND o.output_tokens IS n.output_tokens
+    AND o.cache_read_tokens IS n.cache_read_tokens AND o.cache_write_tokens IS n.cache_write_tokens
+    AND o.flags = n.flags AND o.text = n.text AND o.tool_use = n.tool_use AND o.thinking = n.thinking
+    AND o.chars = n.chars AND o.images = n.images AND o.tool_calls = n.tool_calls";
+
 /// Whether `n` is the same as `o`: the same request, or the same message.
 fn same() -> String {
     format!("((n.output_tokens > 0 AND {SAME_REQUEST}) OR ({SAME_MESSAGE}))")
@@ -1233,20 +1278,20 @@ fn repeats() -> String {
     )
 }
 
-/// The messages of conversation `?1` that are [`same`] as one of conversation `?2`, with what comes before them on
-/// their paths (copied with them), that are not copies yet (`copy = 0`) or are (`copy = 1`): in write order.
-fn copied_from(tx: &Transaction<'_>, n: i64, o: i64, copy: bool) -> Result<Vec<i64>> {
+/// The messages of conversation `n` that are the same (`test`, SQL on `n` and `o`) as one of conversation `o`,
+/// with what comes before them on their paths (copied with them), that are not copies yet (`copy = 0`) or are
+/// (`copy = 1`): in write order.
+fn copied_from(tx: &Transaction<'_>, n: i64, o: i64, copy: bool, test: &str) -> Result<Vec<i64>> {
     Ok(tx
         .prepare_cached(&format!(
             "WITH RECURSIVE matched(seq) AS (
                 SELECT n.seq FROM measures n
                 WHERE n.conversation = ?1
-                  AND EXISTS (SELECT 1 FROM measures o WHERE o.conversation = ?2 AND {})),
+                  AND EXISTS (SELECT 1 FROM measures o WHERE o.conversation = ?2 AND {test})),
              copied(seq) AS (
                 SELECT seq FROM matched
                 UNION SELECT m.parent FROM messages m JOIN copied c ON m.seq = c.seq WHERE m.parent IS NOT NULL)
-             SELECT c.seq FROM copied c JOIN measures x ON x.seq = c.seq WHERE x.copy = ?3 ORDER BY c.seq",
-            same()
+             SELECT c.seq FROM copied c JOIN measures x ON x.seq = c.seq WHERE x.copy = ?3 ORDER BY c.seq"
         ))?
         .query_map(params![n, o, copy], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?)

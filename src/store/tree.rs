@@ -92,6 +92,19 @@ impl Store {
             .unwrap_or(serde_json::Value::Null))
     }
 
+    /// The conversations whose source metadata holds `value` (a string) at `path` (a JSON path, `$.a.b`), oldest
+    /// first: a session named by the id its harness gave it.
+    pub fn conversations_by_meta(&self, path: &str, value: &str) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id FROM conversations
+             WHERE instr(meta, ?2) > 0 AND json_valid(meta) AND json_extract(meta, ?1) = ?2 ORDER BY seq",
+        )?;
+        let ids = stmt
+            .query_map(params![path, value], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<String>>>()?;
+        Ok(ids)
+    }
+
     /// The source metadata of a conversation's first `n` messages in the order they were written (what an import
     /// kept of the lines each came from), a copy's read from the body it shares.
     pub fn opening_metas(&self, id: &str, n: usize) -> Result<Vec<serde_json::Value>> {
