@@ -8,6 +8,7 @@
 //! operation log in the same transaction, so `undo` can always restore the pointers before it.
 
 mod checkpoints;
+mod copies;
 mod error;
 mod identity;
 mod imported;
@@ -34,10 +35,11 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+pub use copies::Copies;
 pub use error::{Result, StoreError};
 pub use identity::{fingerprint, own_fingerprint};
 pub use imported::{ImportedConversation, ImportedMessage};
-pub use measures::{Copies, Facts, ModelSeen};
+pub use measures::{Facts, ModelSeen};
 pub use merge::Merged;
 pub use oplog::Operation;
 pub use paths::{Head, PathHeads};

@@ -556,151 +556,6 @@ impl Store {
         Ok(out)
     }
 
-    /// The copies in an imported conversation ([`mark_copies`]): how many messages, and the conversation and
-    /// message the newest copied reply repeats. None without copies.
-    pub fn copies_in(&self, conversation: &str) -> Result<Option<Copies>> {
-        let conv = conv_row(&self.conn, conversation)?;
-        let n: i64 = self.conn.query_row(
-            "SELECT count(*) FROM measures x JOIN messages m ON m.seq = x.seq
-             WHERE x.conversation = ?1 AND x.copy = 1 AND m.body_of IS NULL",
-            [conv.seq],
-            |r| r.get(0),
-        )?;
-        if n == 0 {
-            return Ok(None);
-        }
-        // the message a copy repeats is the one that counts (`o.copy = 0`) where there is one, written before it
-        // or after (an origin read after its fork takes the counts: [`Store::hand_copies_to`])
-        let from: Option<(String, String, String)> = self
-            .conn
-            .query_row(
-                &format!(
-                    "SELECT c.id, om.id, nm.id FROM measures n JOIN measures o
-                       ON o.conversation != n.conversation AND {}
-                     JOIN conversations c ON c.seq = o.conversation JOIN messages om ON om.seq = o.seq
-                     JOIN messages nm ON nm.seq = n.seq
-                     WHERE n.conversation = ?1 AND n.copy = 1
-                     ORDER BY n.seq DESC, o.copy, o.seq LIMIT 1",
-                    same()
-                ),
-                [conv.seq],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()?;
-        Ok(from.map(|(conversation, message, copy)| Copies {
-            messages: n as usize,
-            conversation,
-            message,
-            copy,
-        }))
-    }
-
-    /// Records that an imported conversation was forked by its harness from `message` of `from` (its copies
-    /// repeat them: [`Store::copies_in`]), as a cairn fork records its origin. A conversation that records another
-    /// origin keeps it; one recorded from an earlier message of the same origin (read before the origin grew to
-    /// where the fork copied it) moves to `message`. Returns whether anything changed.
-    pub fn record_harness_fork(
-        &mut self,
-        conversation: &str,
-        from: &str,
-        message: &str,
-    ) -> Result<bool> {
-        let tx = self.write_tx()?;
-        let n = tx.execute(
-            "UPDATE conversations SET
-                forked_from_conversation = (SELECT seq FROM conversations WHERE id = ?2),
-                forked_from_message = (SELECT seq FROM messages WHERE id = ?3
-                                       AND conversation = (SELECT seq FROM conversations WHERE id = ?2))
-             WHERE id = ?1
-               AND (forked_from_conversation IS NULL
-                    OR forked_from_conversation = (SELECT seq FROM conversations WHERE id = ?2))
-               AND forked_from_message IS NOT (SELECT seq FROM messages WHERE id = ?3)
-               AND EXISTS (SELECT 1 FROM messages m JOIN conversations c ON c.seq = m.conversation
-                           WHERE m.id = ?3 AND c.id = ?2)",
-            params![conversation, from, message],
-        )?;
-        tx.commit()?;
-        Ok(n > 0)
-    }
-
-    /// Gives the counts of what `fork` and `origin` share to the origin, as a cairn fork's copies leave them. The
-    /// fork's messages that are the same as the origin's ([`same`]; with `restamped`, a reply the same whatever
-    /// its time: [`SAME_REPLY_ANY_TIME`], for a harness that stamps the history it copies with the time it copied
-    /// it), and what comes before them on its paths, become copies (out of every roll-up, their tool calls gone);
-    /// the origin's copies of the fork's (the fork was read first: [`mark_copies`] counts a message where it was
-    /// written first) count again, their tool calls indexed from their bodies. Returns the fork's copies and the
-    /// origin's message its newest copy repeats; None when nothing changed (they share nothing, or what they share
-    /// counts in the origin already).
-    pub fn hand_copies_to(
-        &mut self,
-        origin: &str,
-        fork: &str,
-        restamped: bool,
-    ) -> Result<Option<Copies>> {
-        let (o, f) = (
-            conv_row(&self.conn, origin)?.seq,
-            conv_row(&self.conn, fork)?.seq,
-        );
-        let test = if restamped {
-            format!("({} OR ({SAME_REPLY_ANY_TIME}))", same())
-        } else {
-            same()
-        };
-        let tx = self.write_tx()?;
-        let taken = copied_from(&tx, f, o, false, &test)?;
-        let given = copied_from(&tx, o, f, true, &test)?;
-        if taken.is_empty() && given.is_empty() {
-            return Ok(None);
-        }
-        for &seq in &taken {
-            tx.prepare_cached("DELETE FROM tool_calls WHERE body = ?1")?
-                .execute([seq])?;
-            tx.prepare_cached("UPDATE measures SET copy = 1 WHERE seq = ?1")?
-                .execute([seq])?;
-        }
-        for &seq in &given {
-            tx.prepare_cached("UPDATE measures SET copy = 0 WHERE seq = ?1")?
-                .execute([seq])?;
-            super::index::index_calls_again(&tx, seq)?;
-        }
-        // the roll-ups `stats` sums, and what each model was seen to take, summed again from the measures
-        let of = format!("conversation IN ({o}, {f})");
-        resum_rollups_where(&tx, &of)?;
-        resum_web_searches_where(&tx, &of)?;
-        tx.execute_batch(
-            "UPDATE models_seen SET replies = m.replies, measured = m.measured
-             FROM (SELECT model, count(*) AS replies, count(input_tokens) AS measured FROM measures
-                   WHERE copy = 0 AND model IS NOT NULL GROUP BY model) AS m
-             WHERE m.model = models_seen.model",
-        )?;
-        // what the fork holds as copies of the origin, and the origin's message its newest copy repeats
-        let n: i64 = tx.query_row(
-            "SELECT count(*) FROM measures x JOIN messages m ON m.seq = x.seq
-             WHERE x.conversation = ?1 AND x.copy = 1 AND m.body_of IS NULL",
-            [f],
-            |r| r.get(0),
-        )?;
-        let pair: Option<(String, String)> = tx
-            .query_row(
-                &format!(
-                    "SELECT om.id, nm.id FROM measures n JOIN measures o ON o.conversation = ?2 AND {test}
-                     JOIN messages om ON om.seq = o.seq JOIN messages nm ON nm.seq = n.seq
-                     WHERE n.conversation = ?1 AND n.copy = 1
-                     ORDER BY n.seq DESC, o.seq LIMIT 1"
-                ),
-                [f, o],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
-        tx.commit()?;
-        Ok(pair.map(|(message, copy)| Copies {
-            messages: n as usize,
-            conversation: origin.to_string(),
-            message,
-            copy,
-        }))
-    }
-
     /// A value derived from the whole store and kept in it (e.g. a fitted calibration), by key.
     pub fn value(&self, key: &str) -> Result<Option<Value>> {
         let v: Option<String> = self
@@ -1026,7 +881,7 @@ fn resum_rollups(tx: &Transaction<'_>) -> rusqlite::Result<()> {
 }
 
 /// The roll-ups of the rows that `filter` (SQL on a measure's and a roll-up's `conversation`) selects.
-fn resum_rollups_where(tx: &Transaction<'_>, filter: &str) -> rusqlite::Result<()> {
+pub(super) fn resum_rollups_where(tx: &Transaction<'_>, filter: &str) -> rusqlite::Result<()> {
     let turn = super::paths::TURN_SQL;
     tx.execute_batch(&format!(
         "DELETE FROM usage_days WHERE {filter};
@@ -1079,7 +934,7 @@ fn resum_web_searches(tx: &Transaction<'_>) -> rusqlite::Result<()> {
 
 /// The web searches of the hourly roll-up's rows that `filter` (SQL on its `conversation`) selects
 /// ([`resum_web_searches`]).
-fn resum_web_searches_where(tx: &Transaction<'_>, filter: &str) -> rusqlite::Result<()> {
+pub(super) fn resum_web_searches_where(tx: &Transaction<'_>, filter: &str) -> rusqlite::Result<()> {
     tx.execute_batch(&format!(
         "UPDATE usage_hours SET web_searches = coalesce((
              SELECT sum(m.web_searches) FROM measures m
@@ -1245,117 +1100,9 @@ pub(super) fn retire(tx: &rusqlite::Transaction<'_>, seq: i64) -> Result<()> {
     Ok(())
 }
 
-/// The one test of two replies' measures being the same provider request: `o` and `n` have the same time, model and
-/// four token counts.
-const SAME_REQUEST: &str = "o.created_at = n.created_at
-    AND o.model IS n.model AND o.input_tokens IS n.input_tokens AND o.output_tokens IS n.output_tokens
-    AND o.cache_read_tokens IS n.cache_read_tokens AND o.cache_write_tokens IS n.cache_write_tokens";
-
-/// The one test of two messages' measures being the same message (a copy without usage of its own: a harness that
-/// resets the usage of what it copies, as OpenHands' fork does): `o` and `n` have the same time, kind, model and
-/// every measure (`packed`: each kind's tokens, characters, images, calls).
-const SAME_MESSAGE: &str = "o.created_at = n.created_at AND o.flags = n.flags AND o.model IS n.model AND o.packed = n.packed";
-
-/// The one test of two replies being the same provider request whatever their times, for a fork whose harness
-/// stamps the history it copies with the time it copies it (Codex: each rollout line takes the time it is written):
-/// the same model, four token counts and measures of the reply itself (`packed` holds its time: not compared).
-const SAME_REPLY_ANY_TIME: &str = "n.output_tokens > 0 AND o.model IS n.model
-    AND o.input_tokens IS n.input_tokens AND o.output_tokens IS n.output_tokens
-    AND o.cache_read_tokens IS n.cache_read_tokens AND o.cache_write_tokens IS n.cache_write_tokens
-    AND o.flags = n.flags AND o.text = n.text AND o.tool_use = n.tool_use AND o.thinking = n.thinking
-    AND o.chars = n.chars AND o.images = n.images AND o.tool_calls = n.tool_calls";
-
-/// Whether `n` is the same as `o`: the same request, or the same message.
-fn same() -> String {
-    format!("((n.output_tokens > 0 AND {SAME_REQUEST}) OR ({SAME_MESSAGE}))")
-}
-
-/// Whether `n` repeats `o`, a message written before it in another conversation ([`same`]).
-fn repeats() -> String {
-    format!(
-        "(o.seq < n.seq AND o.conversation != n.conversation AND {})",
-        same()
-    )
-}
-
-/// The messages of conversation `n` that are the same (`test`, SQL on `n` and `o`) as one of conversation `o`,
-/// with what comes before them on their paths (copied with them), that are not copies yet (`copy = 0`) or are
-/// (`copy = 1`): in write order.
-fn copied_from(tx: &Transaction<'_>, n: i64, o: i64, copy: bool, test: &str) -> Result<Vec<i64>> {
-    Ok(tx
-        .prepare_cached(&format!(
-            "WITH RECURSIVE matched(seq) AS (
-                SELECT n.seq FROM measures n
-                WHERE n.conversation = ?1
-                  AND EXISTS (SELECT 1 FROM measures o WHERE o.conversation = ?2 AND {test})),
-             copied(seq) AS (
-                SELECT seq FROM matched
-                UNION SELECT m.parent FROM messages m JOIN copied c ON m.seq = c.seq WHERE m.parent IS NOT NULL)
-             SELECT c.seq FROM copied c JOIN measures x ON x.seq = c.seq WHERE x.copy = ?3 ORDER BY c.seq"
-        ))?
-        .query_map(params![n, o, copy], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?)
-}
-
-/// The copies an imported conversation holds ([`Store::copies_in`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Copies {
-    /// How many of its messages are copies.
-    pub messages: usize,
-    /// The conversation the newest copied reply was first written in, and that reply there.
-    pub conversation: String,
-    pub message: String,
-    /// The newest copied message itself (in the conversation that holds the copies).
-    pub copy: String,
-}
-
-/// Marks as copies the messages of conversation `conv` (just written) that another conversation written before
-/// it holds already: a harness that forks or resumes a session into a new file copies its history there (pi's
-/// fork, Claude Code's `--fork-session`, Codex's and opencode's forks), times and usage alike. A reply is the
-/// same provider call when its time, model and four token counts are (what ccusage dedups Claude Code by, the
-/// message and request ids, made general); any message is the same when its time, kind and every measure are (a
-/// copy whose usage the harness reset: OpenHands' fork); what comes before a copy on its path was copied with it. A
-/// copy keeps its measures (its own path is measured as before) and leaves every roll-up and the tool calls:
-/// usage, turns and calls count once, in the conversation that held them first, as a cairn fork's copies do.
-/// Only the messages written from `since` on are looked at (a session that grew: what it held before was decided
-/// when it was written, and what it held before a copy it gained is its own). Returns how many messages became
-/// copies.
-pub(crate) fn mark_copies(tx: &Transaction<'_>, conv: i64, since: i64) -> Result<usize> {
-    let copied: Vec<i64> = tx
-        .prepare_cached(&format!(
-            "WITH RECURSIVE matched(seq) AS (
-                SELECT n.seq FROM measures n
-                WHERE n.conversation = ?1 AND n.seq >= ?2 AND n.copy = 0
-                  AND EXISTS (SELECT 1 FROM measures o WHERE {})),
-             copied(seq) AS (
-                SELECT seq FROM matched
-                UNION SELECT m.parent FROM messages m JOIN copied c ON m.seq = c.seq
-                WHERE m.parent IS NOT NULL AND m.parent >= ?2)
-             SELECT c.seq FROM copied c JOIN measures x ON x.seq = c.seq WHERE x.copy = 0 ORDER BY c.seq",
-            repeats()
-        ))?
-        .query_map([conv, since], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    for &seq in &copied {
-        uncount(tx, seq, true)?;
-        tx.prepare_cached("UPDATE measures SET copy = 1 WHERE seq = ?1")?
-            .execute([seq])?;
-    }
-    Ok(copied.len())
-}
-
-/// Where the messages written next begin: the `since` of [`mark_copies`] for what a write adds.
-pub(crate) fn next_seq(tx: &Transaction<'_>) -> Result<i64> {
-    Ok(
-        tx.query_row("SELECT coalesce(max(seq), 0) + 1 FROM messages", [], |r| {
-            r.get(0)
-        })?,
-    )
-}
-
 /// Takes the message `seq` out of the roll-ups `stats` sums (its usage, turn, calls; with `whole`, the message
 /// and its compaction too) and deletes its tool calls; its measures stay. False when it counted in none (a copy).
-fn uncount(tx: &Transaction<'_>, seq: i64, whole: bool) -> Result<bool> {
+pub(super) fn uncount(tx: &Transaction<'_>, seq: i64, whole: bool) -> Result<bool> {
     // the model, then the figures the roll-ups hold
     let row: Option<(Option<String>, [i64; 13])> = tx
         .prepare_cached(&format!(

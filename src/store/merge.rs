@@ -50,7 +50,7 @@ pub struct Merged {
     /// Stored replies whose usage arrived since (a run's totals written when it ended: `measures::late_usage`).
     pub late: usize,
     /// Messages written that repeat what another conversation held already, and became copies
-    /// (`measures::mark_copies`).
+    /// (`copies::mark_copies`).
     pub copies: usize,
 }
 
@@ -79,7 +79,7 @@ impl Store {
         read: Option<&super::SourceRead>,
     ) -> Result<Vec<Merged>> {
         let tx = self.write_tx()?;
-        let since = super::measures::next_seq(&tx)?;
+        let since = super::copies::next_seq(&tx)?;
         let mut out: Vec<Merged> = Vec::with_capacity(conversations.len());
         for c in conversations {
             let key = c.meta.get("source_key").and_then(|k| k.as_str());
@@ -145,7 +145,7 @@ impl Store {
         // yet grown to where it was copied): it counts once, as an import's copies do
         for m in &mut out {
             let seq = conv_row(&tx, &m.conversation)?.seq;
-            m.copies = super::measures::mark_copies(&tx, seq, since)?;
+            m.copies = super::copies::mark_copies(&tx, seq, since)?;
         }
         if let Some(first) = out.first() {
             let seq: i64 = tx.query_row(

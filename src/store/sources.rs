@@ -49,7 +49,7 @@ pub struct KnownSource {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Tail {
     /// The new messages were appended (0: there were none) and the read position moved; how many, and how many of
-    /// them repeat what another conversation held already and became copies (`measures::mark_copies`).
+    /// them repeat what another conversation held already and became copies (`copies::mark_copies`).
     Appended { added: usize, copies: usize },
     /// Nothing was written: the lines read do not continue the stored conversation exactly, for the reason given.
     NotAContinuation(String),
@@ -119,7 +119,7 @@ impl Store {
     ) -> Result<Tail> {
         let tx = self.write_tx()?;
         let conv = conv_row(&tx, conversation)?;
-        let since = super::measures::next_seq(&tx)?;
+        let since = super::copies::next_seq(&tx)?;
         let before = |i: usize| read_before.get(i).copied().unwrap_or(false);
         let entries: Vec<Option<&str>> = c
             .messages
@@ -218,7 +218,7 @@ impl Store {
         retitle(&tx, conv.seq, c.title.as_deref())?;
         super::records::add_records(&tx, conv.seq, &c.meta)?;
         moved(&tx, read)?;
-        let copies = super::measures::mark_copies(&tx, conv.seq, since)?;
+        let copies = super::copies::mark_copies(&tx, conv.seq, since)?;
         tx.commit()?;
         Ok(Tail::Appended { added, copies })
     }

@@ -154,7 +154,7 @@ impl Store {
                 tx.query_row("SELECT seq FROM conversations WHERE id = ?1", [&id], |r| {
                     r.get(0)
                 })?;
-            super::measures::mark_copies(&tx, seq, 0)?;
+            super::copies::mark_copies(&tx, seq, 0)?;
             ids.push(id);
         }
         if let Some(first) = ids.first() {

@@ -1,0 +1,420 @@
+//! Copies: messages a harness wrote again into another session (a fork, a resume into a new file, an export
+//! imported beside its session), times and usage alike or (Codex) stamped anew.
+//!
+//! Why a module: a copy is the same provider request as the message it repeats, so its usage, turn and tool calls
+//! must count once, in the conversation that holds the original, whichever file was read first and however often
+//! the sessions grew since. A copy keeps its measures (its own path is measured as before) and leaves every roll-up
+//! and the tool calls, as a cairn fork's copies do.
+//!
+//! The tests of sameness are one definition each ([`Row::request`], [`Row::message`], [`Row::any_time`]), read in
+//! Rust from the rows a write touches: a harness that stamps every copied line with one time (Codex's fork) puts
+//! thousands of rows at one instant, where a test in SQL would compare each with every other.
+
+use std::collections::{HashMap, HashSet};
+
+use rusqlite::{OptionalExtension, Transaction, params};
+
+use super::measures::{resum_rollups_where, resum_web_searches_where, uncount};
+use super::{Result, Store, conv_row};
+
+/// The copies an imported conversation holds ([`Store::copies_in`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Copies {
+    /// How many of its messages are copies.
+    pub messages: usize,
+    /// The conversation the newest copied reply was first written in, and that reply there.
+    pub conversation: String,
+    pub message: String,
+    /// The newest copied message itself (in the conversation that holds the copies).
+    pub copy: String,
+}
+
+/// The four token counts a provider measured (uncached input, output, cache reads, cache writes).
+type Counts = [Option<i64>; 4];
+/// A reply's provider request: its time, model and counts.
+type RequestKey = (i64, Option<String>, Counts);
+/// A message whatever its usage: its time, kind, model and every measure.
+type MessageKey = (i64, i64, Option<String>, String);
+/// A reply whatever its time: its model, counts, kind and its own measures (text, tool use, thinking, characters,
+/// images, calls).
+type AnyTimeKey = (Option<String>, Counts, i64, [i64; 6]);
+
+/// A stored message's measures, as the tests of sameness read them.
+struct Row {
+    seq: i64,
+    created_at: i64,
+    model: Option<String>,
+    flags: i64,
+    packed: String,
+    counts: Counts,
+    own: [i64; 6],
+    copy: bool,
+}
+
+const ROW_SQL: &str =
+    "SELECT seq, created_at, model, flags, packed, input_tokens, output_tokens, cache_read_tokens,
+    cache_write_tokens, text, tool_use, thinking, chars, images, tool_calls, copy FROM measures";
+
+impl Row {
+    fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+        let mut counts = [None; 4];
+        for (k, c) in counts.iter_mut().enumerate() {
+            *c = r.get(5 + k)?;
+        }
+        let mut own = [0i64; 6];
+        for (k, c) in own.iter_mut().enumerate() {
+            *c = r.get(9 + k)?;
+        }
+        Ok(Row {
+            seq: r.get(0)?,
+            created_at: r.get(1)?,
+            model: r.get(2)?,
+            flags: r.get(3)?,
+            packed: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+            counts,
+            own,
+            copy: r.get::<_, i64>(15)? != 0,
+        })
+    }
+
+    /// Whether it is a reply that produced something: only such a reply is the same request as another by its
+    /// counts (an empty reply's counts say little).
+    fn replied(&self) -> bool {
+        self.counts[1].is_some_and(|o| o > 0)
+    }
+
+    /// The one test of two replies being the same provider request: the same time, model and four token counts
+    /// (what ccusage dedups Claude Code by, the message and request ids, made general).
+    fn request(&self) -> RequestKey {
+        (self.created_at, self.model.clone(), self.counts)
+    }
+
+    /// The one test of two messages being the same message (a copy without usage of its own: a harness that resets
+    /// the usage of what it copies, as OpenHands' fork does): the same time, kind, model and every measure
+    /// (`packed`: each kind's tokens, characters, images, calls).
+    fn message(&self) -> MessageKey {
+        (
+            self.created_at,
+            self.flags,
+            self.model.clone(),
+            self.packed.clone(),
+        )
+    }
+
+    /// Whether it is the same as `o` by the tests that hold whatever a harness stamped ([`Row::request`] for a
+    /// reply, [`Row::message`]).
+    fn is_same_as(&self, o: &Row) -> bool {
+        (self.replied() && self.request() == o.request()) || self.message() == o.message()
+    }
+
+    /// The one test of two replies being the same provider request whatever their times, for a fork whose harness
+    /// stamps the history it copies with the time it copies it (Codex: each rollout line takes the time it is
+    /// written): the same model, four token counts, kind and measures of the reply itself.
+    fn any_time(&self) -> AnyTimeKey {
+        (self.model.clone(), self.counts, self.flags, self.own)
+    }
+}
+
+fn rows(tx: &rusqlite::Connection, filter: &str, p: impl rusqlite::Params) -> Result<Vec<Row>> {
+    Ok(tx
+        .prepare_cached(&format!("{ROW_SQL} WHERE {filter} ORDER BY seq"))?
+        .query_map(p, Row::read)?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// The rows a message may be the same as, by each test: the first row of each key.
+#[derive(Default)]
+struct Seen {
+    request: HashMap<RequestKey, i64>,
+    message: HashMap<MessageKey, i64>,
+    /// Kept only where the history was stamped anew.
+    any_time: Option<HashMap<AnyTimeKey, i64>>,
+}
+
+impl Seen {
+    fn of(rows: &[Row], restamped: bool) -> Seen {
+        let mut s = Seen {
+            any_time: restamped.then(HashMap::new),
+            ..Seen::default()
+        };
+        for r in rows {
+            s.request.entry(r.request()).or_insert(r.seq);
+            s.message.entry(r.message()).or_insert(r.seq);
+            if let Some(a) = s.any_time.as_mut() {
+                a.entry(r.any_time()).or_insert(r.seq);
+            }
+        }
+        s
+    }
+
+    /// The first row `n` is the same as, if any.
+    fn first_same(&self, n: &Row) -> Option<i64> {
+        let replied = n.replied();
+        [
+            replied.then(|| self.request.get(&n.request())).flatten(),
+            self.message.get(&n.message()),
+            self.any_time
+                .as_ref()
+                .filter(|_| replied)
+                .and_then(|a| a.get(&n.any_time())),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .copied()
+    }
+}
+
+/// `matched` and what comes before them on their paths in conversation `conv` (copied with them), from `since` on.
+fn with_ancestors(
+    tx: &Transaction<'_>,
+    conv: i64,
+    since: i64,
+    matched: impl IntoIterator<Item = i64>,
+) -> Result<HashSet<i64>> {
+    let parents: HashMap<i64, Option<i64>> = tx
+        .prepare_cached("SELECT seq, parent FROM messages WHERE conversation = ?1 AND seq >= ?2")?
+        .query_map(params![conv, since], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut out = HashSet::new();
+    for mut at in matched {
+        while out.insert(at) {
+            match parents.get(&at).copied().flatten() {
+                Some(p) if p >= since && parents.contains_key(&p) => at = p,
+                _ => break,
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Marks as copies the messages of conversation `conv` (just written) that another conversation written before
+/// it holds already ([`Row::request`], [`Row::message`]): a harness that forks or resumes a session into a new file
+/// copies its history there (pi's fork, Claude Code's `--fork-session` and `/branch`), times and usage alike. What
+/// comes before a copy on its path was copied with it. A copy leaves every roll-up and the tool calls: usage, turns
+/// and calls count once, in the conversation that held them first. Only the messages written from `since` on are
+/// looked at (a session that grew: what it held before was decided when it was written, and what it held before a
+/// copy it gained is its own). Returns how many messages became copies.
+pub(crate) fn mark_copies(tx: &Transaction<'_>, conv: i64, since: i64) -> Result<usize> {
+    let new = rows(tx, "conversation = ?1 AND seq >= ?2", params![conv, since])?;
+    // what other conversations hold at the same instants (read through the index of times)
+    let times: HashSet<i64> = new
+        .iter()
+        .filter(|r| !r.copy)
+        .map(|r| r.created_at)
+        .collect();
+    let times: Vec<String> = times.into_iter().map(|t| t.to_string()).collect();
+    let others = rows(
+        tx,
+        "created_at IN (SELECT value FROM json_each(?1)) AND conversation != ?2",
+        params![format!("[{}]", times.join(",")), conv],
+    )?;
+    let seen = Seen::of(&others, false);
+    let matched = new
+        .iter()
+        .filter(|n| !n.copy && seen.first_same(n).is_some_and(|o| o < n.seq))
+        .map(|n| n.seq);
+    let copied = with_ancestors(tx, conv, since, matched)?;
+    let mut copied: Vec<i64> = new
+        .iter()
+        .filter(|r| !r.copy && copied.contains(&r.seq))
+        .map(|r| r.seq)
+        .collect();
+    copied.sort_unstable();
+    for &seq in &copied {
+        uncount(tx, seq, true)?;
+        tx.prepare_cached("UPDATE measures SET copy = 1 WHERE seq = ?1")?
+            .execute([seq])?;
+    }
+    Ok(copied.len())
+}
+
+/// Where the messages written next begin: the `since` of [`mark_copies`] for what a write adds.
+pub(crate) fn next_seq(tx: &Transaction<'_>) -> Result<i64> {
+    Ok(
+        tx.query_row("SELECT coalesce(max(seq), 0) + 1 FROM messages", [], |r| {
+            r.get(0)
+        })?,
+    )
+}
+
+impl Store {
+    /// The copies in an imported conversation ([`mark_copies`]): how many messages, and the conversation and
+    /// message the newest copied reply repeats (the one that counts, written before it or after). None without
+    /// copies.
+    pub fn copies_in(&self, conversation: &str) -> Result<Option<Copies>> {
+        let conv = conv_row(&self.conn, conversation)?;
+        let n: i64 = self.conn.query_row(
+            "SELECT count(*) FROM measures x JOIN messages m ON m.seq = x.seq
+             WHERE x.conversation = ?1 AND x.copy = 1 AND m.body_of IS NULL",
+            [conv.seq],
+            |r| r.get(0),
+        )?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let tx = &self.conn;
+        let own = rows(tx, "conversation = ?1 AND copy = 1", [conv.seq])?;
+        // the newest copy that is the same as a message elsewhere: the one that counts where there is one
+        for c in own.iter().rev() {
+            let others = rows(
+                tx,
+                "created_at = ?1 AND conversation != ?2",
+                params![c.created_at, conv.seq],
+            )?;
+            let same = others
+                .iter()
+                .filter(|o| c.is_same_as(o))
+                .min_by_key(|o| (o.copy, o.seq));
+            if let Some(o) = same {
+                let ids = ids_of(tx, o.seq, c.seq)?;
+                return Ok(ids.map(|(conversation, message, copy)| Copies {
+                    messages: n as usize,
+                    conversation,
+                    message,
+                    copy,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Records that an imported conversation was forked by its harness from `message` of `from` (its copies
+    /// repeat them: [`Store::copies_in`]), as a cairn fork records its origin. A conversation that records another
+    /// origin keeps it; one recorded from an earlier message of the same origin (read before the origin grew to
+    /// where the fork copied it) moves to `message`. Returns whether anything changed.
+    pub fn record_harness_fork(
+        &mut self,
+        conversation: &str,
+        from: &str,
+        message: &str,
+    ) -> Result<bool> {
+        let tx = self.write_tx()?;
+        let n = tx.execute(
+            "UPDATE conversations SET
+                forked_from_conversation = (SELECT seq FROM conversations WHERE id = ?2),
+                forked_from_message = (SELECT seq FROM messages WHERE id = ?3
+                                       AND conversation = (SELECT seq FROM conversations WHERE id = ?2))
+             WHERE id = ?1
+               AND (forked_from_conversation IS NULL
+                    OR forked_from_conversation = (SELECT seq FROM conversations WHERE id = ?2))
+               AND forked_from_message IS NOT (SELECT seq FROM messages WHERE id = ?3)
+               AND EXISTS (SELECT 1 FROM messages m JOIN conversations c ON c.seq = m.conversation
+                           WHERE m.id = ?3 AND c.id = ?2)",
+            params![conversation, from, message],
+        )?;
+        tx.commit()?;
+        Ok(n > 0)
+    }
+
+    /// Gives the counts of what `fork` and `origin` share to the origin, as a cairn fork's copies leave them. The
+    /// fork's messages that are the same as the origin's ([`Row::request`], [`Row::message`]; with `restamped`, a
+    /// reply the same whatever its time, [`Row::any_time`], for a harness that stamps the history it copies with
+    /// the time it copied it), and what comes before them on its paths, become copies (out of every roll-up, their
+    /// tool calls gone); the origin's copies of the fork's (the fork was read first: [`mark_copies`] counts a
+    /// message where it was written first) count again, their tool calls indexed from their bodies. Returns the
+    /// fork's copies and the origin's message its newest copy repeats; None when nothing changed (they share
+    /// nothing, or what they share counts in the origin already).
+    pub fn hand_copies_to(
+        &mut self,
+        origin: &str,
+        fork: &str,
+        restamped: bool,
+    ) -> Result<Option<Copies>> {
+        let (o, f) = (
+            conv_row(&self.conn, origin)?.seq,
+            conv_row(&self.conn, fork)?.seq,
+        );
+        let tx = self.write_tx()?;
+        let (o_rows, f_rows) = (
+            rows(&tx, "conversation = ?1", [o])?,
+            rows(&tx, "conversation = ?1", [f])?,
+        );
+        let (in_origin, in_fork) = (Seen::of(&o_rows, restamped), Seen::of(&f_rows, restamped));
+        // the fork's messages the same as the origin's, each with the origin's it repeats
+        let repeats: Vec<(i64, i64)> = f_rows
+            .iter()
+            .filter_map(|n| in_origin.first_same(n).map(|o| (n.seq, o)))
+            .collect();
+        let taken = with_ancestors(&tx, f, 0, repeats.iter().map(|p| p.0))?;
+        let given = with_ancestors(
+            &tx,
+            o,
+            0,
+            o_rows
+                .iter()
+                .filter(|r| in_fork.first_same(r).is_some())
+                .map(|r| r.seq),
+        )?;
+        let taken: Vec<i64> = f_rows
+            .iter()
+            .filter(|r| !r.copy && taken.contains(&r.seq))
+            .map(|r| r.seq)
+            .collect();
+        let given: Vec<i64> = o_rows
+            .iter()
+            .filter(|r| r.copy && given.contains(&r.seq))
+            .map(|r| r.seq)
+            .collect();
+        if taken.is_empty() && given.is_empty() {
+            return Ok(None);
+        }
+        for &seq in &taken {
+            tx.prepare_cached("DELETE FROM tool_calls WHERE body = ?1")?
+                .execute([seq])?;
+            tx.prepare_cached("UPDATE measures SET copy = 1 WHERE seq = ?1")?
+                .execute([seq])?;
+        }
+        for &seq in &given {
+            tx.prepare_cached("UPDATE measures SET copy = 0 WHERE seq = ?1")?
+                .execute([seq])?;
+            super::index::index_calls_again(&tx, seq)?;
+        }
+        // the roll-ups `stats` sums, and what each model was seen to take, summed again from the measures
+        let of = format!("conversation IN ({o}, {f})");
+        resum_rollups_where(&tx, &of)?;
+        resum_web_searches_where(&tx, &of)?;
+        tx.execute_batch(
+            "UPDATE models_seen SET replies = m.replies, measured = m.measured
+             FROM (SELECT model, count(*) AS replies, count(input_tokens) AS measured FROM measures
+                   WHERE copy = 0 AND model IS NOT NULL GROUP BY model) AS m
+             WHERE m.model = models_seen.model",
+        )?;
+        // what the fork holds as copies, and the origin's message its newest copy repeats
+        let n: i64 = tx.query_row(
+            "SELECT count(*) FROM measures x JOIN messages m ON m.seq = x.seq
+             WHERE x.conversation = ?1 AND x.copy = 1 AND m.body_of IS NULL",
+            [f],
+            |r| r.get(0),
+        )?;
+        let newest = repeats.iter().max_by_key(|p| p.0).copied();
+        let ids = match newest {
+            Some((copy, repeated)) => ids_of(&tx, repeated, copy)?,
+            None => None,
+        };
+        tx.commit()?;
+        Ok(ids.map(|(_, message, copy)| Copies {
+            messages: n as usize,
+            conversation: origin.to_string(),
+            message,
+            copy,
+        }))
+    }
+}
+
+/// The conversation and id of the message in row `original`, and the id of the one in row `copy`.
+fn ids_of(
+    tx: &rusqlite::Connection,
+    original: i64,
+    copy: i64,
+) -> Result<Option<(String, String, String)>> {
+    Ok(tx
+        .query_row(
+            "SELECT c.id, om.id, nm.id FROM messages om JOIN conversations c ON c.seq = om.conversation,
+                    messages nm
+             WHERE om.seq = ?1 AND nm.seq = ?2",
+            params![original, copy],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?)
+}
