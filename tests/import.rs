@@ -2598,3 +2598,76 @@ fn a_codex_fork_which_stamps_its_copies_anew_counts_them_once_whichever_is_read_
         );
     }
 }
+#[test]
+fn a_fork_of_a_resumed_copy_counts_each_turn_once_in_the_session_that_made_it() {
+    // Z, a session; O, a copy of it its harness resumed into a new file (naming no origin) and went on with; F, a
+    // fork of O (naming it), which went on too. Read Z, F, O: Z's turns count in Z, O's own in O, F's own in F
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("small/pi-v3-context-edit.jsonl")).unwrap();
+    let z_lines: Vec<&str> = text.lines().skip(1).collect();
+    let last = serde_json::from_str::<serde_json::Value>(z_lines.last().unwrap()).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let turn = |id: &str, parent: &str, secs: u32, input: u32| {
+        vec![
+            format!(
+                r#"{{"type":"message","id":"u{id}","parentId":"{parent}","timestamp":"2026-11-20T11:00:{secs:02}.000Z","message":{{"role":"user","content":[{{"type":"text","text":"question {id}"}}],"timestamp":{}}}}}"#,
+                1795003200000u64 + u64::from(secs) * 1000
+            ),
+            format!(
+                r#"{{"type":"message","id":"a{id}","parentId":"u{id}","timestamp":"2026-11-20T11:00:{:02}.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"answer {id}"}}],"timestamp":{},"model":"claude-sonnet-4-5","provider":"anthropic","usage":{{"input":{input},"output":30,"cacheRead":0,"cacheWrite":0}},"stopReason":"stop"}}}}"#,
+                secs + 1,
+                1795003201000u64 + u64::from(secs) * 1000
+            ),
+        ]
+    };
+    let o_path = dir.path().join("o.jsonl");
+    let mut o = vec![r#"{"type":"session","version":3,"id":"ce-3","timestamp":"2026-11-20T10:30:00.000Z","cwd":"/p"}"#.to_string()];
+    o.extend(z_lines.iter().map(|l| l.to_string()));
+    o.extend(turn("7", &last, 0, 2600));
+    let mut f = vec![format!(
+        r#"{{"type":"session","version":3,"id":"ce-4","timestamp":"2026-11-20T11:30:00.000Z","cwd":"/p","parentSession":"{}"}}"#,
+        o_path.display()
+    )];
+    f.extend(o.iter().skip(1).cloned());
+    f.extend(turn("8", "a7", 10, 2700));
+    std::fs::write(&o_path, o.join("\n") + "\n").unwrap();
+    let f_path = dir.path().join("f.jsonl");
+    std::fs::write(&f_path, f.join("\n") + "\n").unwrap();
+
+    let alone = {
+        let (_d, mut s) = store();
+        import_ok(&mut s, "small/pi-v3-context-edit.jsonl");
+        totals(&s)
+    };
+    let (_d, mut s) = store();
+    let z = import::import_file(&mut s, &fixture("small/pi-v3-context-edit.jsonl"), None);
+    let fo = import::import_file(&mut s, &f_path, None);
+    let oo = import::import_file(&mut s, &o_path, None);
+    assert!(z.error.is_none() && fo.error.is_none() && oo.error.is_none());
+    assert_eq!(
+        totals(&s),
+        (alone.0 + 2600 + 2700, alone.1 + 60, alone.2 + 2, alone.3),
+        "{:?}",
+        oo.report.notes
+    );
+    let by_conv = cairn::stats::stats(&s, By::Conversation, None, &Default::default()).unwrap();
+    let own = |id: &str| {
+        by_conv
+            .rows
+            .iter()
+            .find(|r| r.key == id)
+            .map_or((0, 0), |r| (r.input_tokens, r.turns))
+    };
+    assert_eq!(own(&z.conversations[0]), (alone.0, alone.2));
+    assert_eq!(own(&oo.conversations[0]), (2600, 1));
+    assert_eq!(own(&fo.conversations[0]), (2700, 1));
+    // F is O's fork, at O's own answer
+    let recorded = s
+        .conversation(&fo.conversations[0])
+        .unwrap()
+        .forked_from
+        .unwrap();
+    assert_eq!(recorded.conversation, oo.conversations[0]);
+}

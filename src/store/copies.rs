@@ -40,6 +40,7 @@ type MessageKey = (i64, i64, Option<String>, String);
 type AnyTimeKey = (Option<String>, Counts, i64, [i64; 6]);
 
 /// A stored message's measures, as the tests of sameness read them.
+#[derive(Clone)]
 struct Row {
     seq: i64,
     created_at: i64,
@@ -165,12 +166,14 @@ impl Seen {
     }
 }
 
-/// `matched` and what comes before them on their paths in conversation `conv` (copied with them), from `since` on.
+/// `matched` and what comes before them on their paths in conversation `conv` (copied with them), from `since` on,
+/// up to a message `stop` names (excluded).
 fn with_ancestors(
     tx: &Transaction<'_>,
     conv: i64,
     since: i64,
     matched: impl IntoIterator<Item = i64>,
+    stop: impl Fn(i64) -> bool,
 ) -> Result<HashSet<i64>> {
     let parents: HashMap<i64, Option<i64>> = tx
         .prepare_cached("SELECT seq, parent FROM messages WHERE conversation = ?1 AND seq >= ?2")?
@@ -180,7 +183,7 @@ fn with_ancestors(
     for mut at in matched {
         while out.insert(at) {
             match parents.get(&at).copied().flatten() {
-                Some(p) if p >= since && parents.contains_key(&p) => at = p,
+                Some(p) if p >= since && parents.contains_key(&p) && !stop(p) => at = p,
                 _ => break,
             }
         }
@@ -214,7 +217,7 @@ pub(crate) fn mark_copies(tx: &Transaction<'_>, conv: i64, since: i64) -> Result
         .iter()
         .filter(|n| !n.copy && seen.first_same(n).is_some_and(|o| o < n.seq))
         .map(|n| n.seq);
-    let copied = with_ancestors(tx, conv, since, matched)?;
+    let copied = with_ancestors(tx, conv, since, matched, |_| false)?;
     let mut copied: Vec<i64> = new
         .iter()
         .filter(|r| !r.copy && copied.contains(&r.seq))
@@ -279,10 +282,11 @@ impl Store {
         Ok(None)
     }
 
-    /// Records that an imported conversation was forked by its harness from `message` of `from` (its copies
-    /// repeat them: [`Store::copies_in`]), as a cairn fork records its origin. A conversation that records another
-    /// origin keeps it; one recorded from an earlier message of the same origin (read before the origin grew to
-    /// where the fork copied it) moves to `message`. Returns whether anything changed.
+    /// Records that an imported conversation was forked by its harness from `message` of `from` (its newest copy
+    /// repeats it: [`Store::copies_in`]), as a cairn fork records its origin. One recorded before from another
+    /// message (read before the origin grew to where the fork copied it, or before the session it was forked from
+    /// was read, when an older session it repeats was all there was) moves there. Returns whether anything
+    /// changed.
     pub fn record_harness_fork(
         &mut self,
         conversation: &str,
@@ -296,8 +300,6 @@ impl Store {
                 forked_from_message = (SELECT seq FROM messages WHERE id = ?3
                                        AND conversation = (SELECT seq FROM conversations WHERE id = ?2))
              WHERE id = ?1
-               AND (forked_from_conversation IS NULL
-                    OR forked_from_conversation = (SELECT seq FROM conversations WHERE id = ?2))
                AND forked_from_message IS NOT (SELECT seq FROM messages WHERE id = ?3)
                AND EXISTS (SELECT 1 FROM messages m JOIN conversations c ON c.seq = m.conversation
                            WHERE m.id = ?3 AND c.id = ?2)",
@@ -330,27 +332,47 @@ impl Store {
             rows(&tx, "conversation = ?1", [o])?,
             rows(&tx, "conversation = ?1", [f])?,
         );
-        let (in_origin, in_fork) = (Seen::of(&o_rows, restamped), Seen::of(&f_rows, restamped));
+        let in_origin = Seen::of(&o_rows, restamped);
         // the fork's messages the same as the origin's, each with the origin's it repeats
         let repeats: Vec<(i64, i64)> = f_rows
             .iter()
             .filter_map(|n| in_origin.first_same(n).map(|o| (n.seq, o)))
             .collect();
-        let taken = with_ancestors(&tx, f, 0, repeats.iter().map(|p| p.0))?;
+        let taken = with_ancestors(&tx, f, 0, repeats.iter().map(|p| p.0), |_| false)?;
+        let taken: Vec<&Row> = f_rows
+            .iter()
+            .filter(|r| !r.copy && taken.contains(&r.seq))
+            .collect();
+        // the origin's copies of what the fork counted until now count again; what the fork held as copies counts
+        // elsewhere still (a third session both repeat), and so does what comes before it on the origin's path
+        let counted_by_fork = Seen::of(
+            &taken.iter().map(|r| (*r).clone()).collect::<Vec<_>>(),
+            restamped,
+        );
+        let elsewhere = Seen::of(
+            &f_rows
+                .iter()
+                .filter(|r| r.copy)
+                .cloned()
+                .collect::<Vec<_>>(),
+            restamped,
+        );
+        let by_seq: HashMap<i64, &Row> = o_rows.iter().map(|r| (r.seq, r)).collect();
         let given = with_ancestors(
             &tx,
             o,
             0,
             o_rows
                 .iter()
-                .filter(|r| in_fork.first_same(r).is_some())
+                .filter(|r| r.copy && counted_by_fork.first_same(r).is_some())
                 .map(|r| r.seq),
+            |p| {
+                by_seq
+                    .get(&p)
+                    .is_some_and(|r| elsewhere.first_same(r).is_some())
+            },
         )?;
-        let taken: Vec<i64> = f_rows
-            .iter()
-            .filter(|r| !r.copy && taken.contains(&r.seq))
-            .map(|r| r.seq)
-            .collect();
+        let taken: Vec<i64> = taken.iter().map(|r| r.seq).collect();
         let given: Vec<i64> = o_rows
             .iter()
             .filter(|r| r.copy && given.contains(&r.seq))
