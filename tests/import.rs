@@ -2006,29 +2006,111 @@ fn totals(s: &Store) -> (u64, u64, u64, u64) {
     })
 }
 
+/// pi's fork of the context-edit fixture's first answer (root → a3: u1 a1 r1 a2 e1 a3, ids, times and usage alike),
+/// under a header naming `parent`, gone on with one turn of its own (2,500 in, 40 out), written in `dir`.
+fn pi_fork(dir: &Path, parent: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(fixture("small/pi-v3-context-edit.jsonl")).unwrap();
+    let mut fork: Vec<String> = vec![format!(
+        r#"{{"type":"session","version":3,"id":"ce-2","timestamp":"2026-11-20T10:05:00.000Z","cwd":"/p","parentSession":"{}"}}"#,
+        parent.display()
+    )];
+    fork.extend(text.lines().skip(1).take(6).map(str::to_string));
+    fork.push(r#"{"type":"message","id":"u9","parentId":"a3","timestamp":"2026-11-20T10:05:01.000Z","message":{"role":"user","content":[{"type":"text","text":"and how do I free the disk?"}],"timestamp":1795000301000}}"#.to_string());
+    fork.push(r#"{"type":"message","id":"a9","parentId":"u9","timestamp":"2026-11-20T10:05:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Remove the old build artifacts."}],"timestamp":1795000302000,"model":"claude-sonnet-4-5","provider":"anthropic","usage":{"input":2500,"output":40,"cacheRead":0,"cacheWrite":0},"stopReason":"stop"}}"#.to_string());
+    let forked = dir.join("fork.jsonl");
+    std::fs::write(&forked, fork.join("\n") + "\n").unwrap();
+    forked
+}
+
+/// Checks that the pi fork of [`pi_fork`] is recorded as a fork of `origin` at the reply its copies end on (a3, the
+/// one that measured 1,900 tokens).
+fn assert_pi_fork_of(s: &Store, fork: &str, origin: &str) {
+    let at = s
+        .active_path(origin)
+        .unwrap()
+        .into_iter()
+        .find(|m| m.usage.is_some_and(|u| u.input_tokens == 1900))
+        .unwrap();
+    assert_eq!(
+        s.conversation(fork).unwrap().forked_from,
+        Some(cairn::model::ForkedFrom {
+            conversation: origin.to_string(),
+            message: at.id
+        })
+    );
+}
+
+/// The figures of the context-edit fixture read alone (`totals`).
+fn pi_alone() -> (u64, u64, u64, u64) {
+    let (_d, mut s) = store();
+    import_ok(&mut s, "small/pi-v3-context-edit.jsonl");
+    totals(&s)
+}
+
+/// A fresh store that read `origin` and `fork`, the fork first or second; their outcomes, the origin's first, and
+/// the notes of the one read second.
+fn read_both(
+    origin: &Path,
+    fork: &Path,
+    fork_first: bool,
+) -> (
+    tempfile::TempDir,
+    Store,
+    [import::FileOutcome; 2],
+    Vec<String>,
+) {
+    let (d, mut s) = store();
+    let mut order = [(0, origin), (1, fork)];
+    if fork_first {
+        order.reverse();
+    }
+    let mut read: Vec<(usize, import::FileOutcome)> = order
+        .iter()
+        .map(|(k, f)| (*k, import::import_file(&mut s, f, None)))
+        .collect();
+    let second = read[1].1.report.notes.clone();
+    read.sort_by_key(|r| r.0);
+    let [(_, o), (_, f)]: [(usize, import::FileOutcome); 2] = read.try_into().unwrap();
+    assert!(o.error.is_none() && f.error.is_none(), "{o:?} {f:?}");
+    (d, s, [o, f], second)
+}
+
+/// Each conversation's own (input, output, turns, calls), as `stats --by conversation` counts them: zeros for one
+/// that counts nothing of its own.
+fn own_figures(s: &Store, conversation: &str) -> (u64, u64, u64, u64) {
+    let st = cairn::stats::stats(s, By::Conversation, None, &Default::default()).unwrap();
+    st.rows
+        .iter()
+        .find(|r| r.key == conversation)
+        .map_or((0, 0, 0, 0), |r| {
+            (r.input_tokens, r.output_tokens, r.turns, r.tool_calls)
+        })
+}
+
+/// Claude Code's `/branch` of a session's lines: each line that has a session names it and its own uuid in
+/// `forkedFrom` and takes the branch's session id.
+fn branched(lines: &[&str], session: &str) -> String {
+    lines
+        .iter()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if let Some(id) = v.get("sessionId").cloned() {
+                v["forkedFrom"] = serde_json::json!({"sessionId": id, "messageUuid": v["uuid"]});
+                v["sessionId"] = serde_json::json!(session);
+            }
+            v.to_string() + "\n"
+        })
+        .collect()
+}
+
 #[test]
 fn a_history_its_harness_copied_into_a_fork_counts_once_whichever_is_read_first() {
     // pi's fork copies the path root→leaf into a new file, entry ids, times and usage alike, under a header that
     // names the parent session; the fork then goes on on its own
     let dir = tempfile::tempdir().unwrap();
     let original = fixture("small/pi-v3-context-edit.jsonl");
-    let text = std::fs::read_to_string(&original).unwrap();
-    let mut fork: Vec<String> = vec![format!(
-        r#"{{"type":"session","version":3,"id":"ce-2","timestamp":"2026-11-20T10:05:00.000Z","cwd":"/p","parentSession":"{}"}}"#,
-        original.display()
-    )];
-    // root → a3 (the path at the first answer): u1 a1 r1 a2 e1 a3
-    fork.extend(text.lines().skip(1).take(6).map(str::to_string));
-    fork.push(r#"{"type":"message","id":"u9","parentId":"a3","timestamp":"2026-11-20T10:05:01.000Z","message":{"role":"user","content":[{"type":"text","text":"and how do I free the disk?"}],"timestamp":1795000301000}}"#.to_string());
-    fork.push(r#"{"type":"message","id":"a9","parentId":"u9","timestamp":"2026-11-20T10:05:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Remove the old build artifacts."}],"timestamp":1795000302000,"model":"claude-sonnet-4-5","provider":"anthropic","usage":{"input":2500,"output":40,"cacheRead":0,"cacheWrite":0},"stopReason":"stop"}}"#.to_string());
-    let forked = dir.path().join("fork.jsonl");
-    std::fs::write(&forked, fork.join("\n") + "\n").unwrap();
-
-    let alone = {
-        let (_d, mut s) = store();
-        import_ok(&mut s, "small/pi-v3-context-edit.jsonl");
-        totals(&s)
-    };
+    let forked = pi_fork(dir.path(), &original);
+    let alone = pi_alone();
     assert_eq!(
         (alone.0, alone.1, alone.3),
         (1200 + 1900 + 1310, 30 + 20 + 5, 1)
@@ -2036,56 +2118,34 @@ fn a_history_its_harness_copied_into_a_fork_counts_once_whichever_is_read_first(
     // the fork's own turn, once: 2,500 in, 40 out; the copied calls and turns are the original's
     let want = (alone.0 + 2500, alone.1 + 40, alone.2 + 1, alone.3);
     for fork_first in [false, true] {
-        let (_d, mut s) = store();
-        let mut order = [original.clone(), forked.clone()];
-        if fork_first {
-            order.reverse();
-        }
-        let outcomes: Vec<_> = order
-            .iter()
-            .map(|f| import::import_file(&mut s, f, None))
-            .collect();
-        assert!(outcomes.iter().all(|o| o.error.is_none()), "{outcomes:?}");
+        let (_d, s, [o, f], noted) = read_both(&original, &forked, fork_first);
         assert_eq!(totals(&s), want, "fork first: {fork_first}");
-        let noted = &outcomes[1].report.notes;
         assert!(noted.iter().any(|n| n.contains("count once")), "{noted:?}");
         // each conversation still reads whole, measured as before: the fork's last prompt is its own reply's
-        let fork_conv = &outcomes[usize::from(!fork_first)].conversations[0];
-        let orig_conv = &outcomes[usize::from(fork_first)].conversations[0];
+        let (orig_conv, fork_conv) = (&o.conversations[0], &f.conversations[0]);
         let path = s.active_path(fork_conv).unwrap();
         assert_eq!(path.len(), 8);
         assert_eq!(path.last().unwrap().usage.unwrap().input_tokens, 2500);
         // the fork (its header names its parent) records where it was forked, at the reply its copies end on,
         // whichever was read first: read first, it had nothing to repeat yet, and its origin takes the counts of
         // what they share when it comes
-        let recorded = s.conversation(fork_conv).unwrap().forked_from;
-        let at = s
-            .active_path(orig_conv)
-            .unwrap()
-            .into_iter()
-            .find(|m| m.usage.is_some_and(|u| u.input_tokens == 1900))
-            .unwrap();
-        assert_eq!(
-            recorded,
-            Some(cairn::model::ForkedFrom {
-                conversation: orig_conv.clone(),
-                message: at.id
-            }),
-            "fork first: {fork_first}"
-        );
+        assert_pi_fork_of(&s, fork_conv, orig_conv);
         assert_eq!(s.conversation(orig_conv).unwrap().forked_from, None);
         assert!(
             noted.iter().any(|n| n.contains("is a fork of")),
             "{noted:?}"
         );
         // each conversation's own figures are the same in either order: the original's whole, the fork's turn
-        let by_conv = cairn::stats::stats(&s, By::Conversation, None, &Default::default()).unwrap();
-        let own = |id: &str| {
-            let r = by_conv.rows.iter().find(|r| r.key == id).unwrap();
-            (r.input_tokens, r.output_tokens, r.turns, r.tool_calls)
-        };
-        assert_eq!(own(orig_conv), alone, "fork first: {fork_first}");
-        assert_eq!(own(fork_conv), (2500, 40, 1, 0), "fork first: {fork_first}");
+        assert_eq!(
+            own_figures(&s, orig_conv),
+            alone,
+            "fork first: {fork_first}"
+        );
+        assert_eq!(
+            own_figures(&s, fork_conv),
+            (2500, 40, 1, 0),
+            "fork first: {fork_first}"
+        );
         // and so are the calls by tool, read from the calls' own index
         let by_tool = cairn::stats::stats(&s, By::Tool, None, &Default::default()).unwrap();
         assert_eq!(
@@ -2130,22 +2190,16 @@ fn a_history_its_harness_copied_into_a_fork_counts_once_whichever_is_read_first(
     );
 
     // `/branch` writes `forkedFrom` on each line it copies: read before its origin, it is still its fork
-    let branched: String = std::fs::read_to_string(&cc)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
-            if let Some(id) = v.get("sessionId").cloned() {
-                v["forkedFrom"] = serde_json::json!({"sessionId": id, "messageUuid": v["uuid"]});
-                v["sessionId"] = serde_json::json!("22222222-2222-4333-8444-555555555555");
-            }
-            v.to_string() + "\n"
-        })
-        .collect();
+    let cc_text = std::fs::read_to_string(&cc).unwrap();
+    let cc_lines: Vec<&str> = cc_text.lines().collect();
     let cc_branch = dir
         .path()
         .join("22222222-2222-4333-8444-555555555555.jsonl");
-    std::fs::write(&cc_branch, branched).unwrap();
+    std::fs::write(
+        &cc_branch,
+        branched(&cc_lines, "22222222-2222-4333-8444-555555555555"),
+    )
+    .unwrap();
     let (_d, mut s) = store();
     let fork = import::import_file(&mut s, &cc_branch, None);
     let origin = import::import_file(&mut s, &cc, None);
@@ -2159,16 +2213,8 @@ fn a_history_its_harness_copied_into_a_fork_counts_once_whichever_is_read_first(
         origin.report.notes
     );
     // the origin holds every count: the branch copied all of it and added nothing
-    let by_conv = cairn::stats::stats(&s, By::Conversation, None, &Default::default()).unwrap();
-    let turns = |id: &str| {
-        by_conv
-            .rows
-            .iter()
-            .find(|r| r.key == id)
-            .map_or(0, |r| r.turns)
-    };
-    assert_eq!(turns(&origin.conversations[0]), once.2);
-    assert_eq!(turns(&fork.conversations[0]), 0);
+    assert_eq!(own_figures(&s, &origin.conversations[0]).2, once.2);
+    assert_eq!(own_figures(&s, &fork.conversations[0]).2, 0);
 }
 
 #[test]
@@ -2181,21 +2227,8 @@ fn a_session_that_grew_past_what_its_fork_copied_counts_what_they_share_once() {
     let lines: Vec<&str> = text.lines().collect();
     let original = dir.path().join("original.jsonl");
     std::fs::write(&original, lines[..3].join("\n") + "\n").unwrap();
-    let mut fork: Vec<String> = vec![format!(
-        r#"{{"type":"session","version":3,"id":"ce-2","timestamp":"2026-11-20T10:05:00.000Z","cwd":"/p","parentSession":"{}"}}"#,
-        original.display()
-    )];
-    fork.extend(lines[1..7].iter().map(|l| l.to_string()));
-    fork.push(r#"{"type":"message","id":"u9","parentId":"a3","timestamp":"2026-11-20T10:05:01.000Z","message":{"role":"user","content":[{"type":"text","text":"and how do I free the disk?"}],"timestamp":1795000301000}}"#.to_string());
-    fork.push(r#"{"type":"message","id":"a9","parentId":"u9","timestamp":"2026-11-20T10:05:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Remove the old build artifacts."}],"timestamp":1795000302000,"model":"claude-sonnet-4-5","provider":"anthropic","usage":{"input":2500,"output":40,"cacheRead":0,"cacheWrite":0},"stopReason":"stop"}}"#.to_string());
-    let forked = dir.path().join("fork.jsonl");
-    std::fs::write(&forked, fork.join("\n") + "\n").unwrap();
-
-    let alone = {
-        let (_d, mut s) = store();
-        import_ok(&mut s, "small/pi-v3-context-edit.jsonl");
-        totals(&s)
-    };
+    let forked = pi_fork(dir.path(), &original);
+    let alone = pi_alone();
     let (_d, mut s) = store();
     let first = import::import_file(&mut s, &original, None);
     assert_eq!(first.status, "new", "{:?}", first.error);
@@ -2211,26 +2244,9 @@ fn a_session_that_grew_past_what_its_fork_copied_counts_what_they_share_once() {
         grown.report.notes
     );
     let (orig_conv, fork_conv) = (&first.conversations[0], &f.conversations[0]);
-    let by_conv = cairn::stats::stats(&s, By::Conversation, None, &Default::default()).unwrap();
-    let own = |id: &str| {
-        let r = by_conv.rows.iter().find(|r| r.key == id).unwrap();
-        (r.input_tokens, r.output_tokens, r.turns, r.tool_calls)
-    };
-    assert_eq!(own(orig_conv), alone);
-    assert_eq!(own(fork_conv), (2500, 40, 1, 0));
-    let at = s
-        .active_path(orig_conv)
-        .unwrap()
-        .into_iter()
-        .find(|m| m.usage.is_some_and(|u| u.input_tokens == 1900))
-        .unwrap();
-    assert_eq!(
-        s.conversation(fork_conv).unwrap().forked_from,
-        Some(cairn::model::ForkedFrom {
-            conversation: orig_conv.clone(),
-            message: at.id
-        })
-    );
+    assert_eq!(own_figures(&s, orig_conv), alone);
+    assert_eq!(own_figures(&s, fork_conv), (2500, 40, 1, 0));
+    assert_pi_fork_of(&s, fork_conv, orig_conv);
 
     // the same with Claude Code, whose grown session is read from where its last import stopped: a `/branch` of
     // its first 120 lines, read when the store held its first 60, then the session whole
@@ -2244,23 +2260,17 @@ fn a_session_that_grew_past_what_its_fork_copied_counts_what_they_share_once() {
     };
     let session = dir.path().join(cc.file_name().unwrap());
     std::fs::write(&session, cc_lines[..60].join("\n") + "\n").unwrap();
-    let branch: String = cc_lines[..120]
-        .iter()
-        .map(|l| {
-            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v["forkedFrom"] =
-                serde_json::json!({"sessionId": v["sessionId"], "messageUuid": v["uuid"]});
-            v["sessionId"] = serde_json::json!("33333333-2222-4333-8444-555555555555");
-            v.to_string() + "\n"
-        })
-        .collect();
-    let branched = dir
+    let branch = dir
         .path()
         .join("33333333-2222-4333-8444-555555555555.jsonl");
-    std::fs::write(&branched, branch).unwrap();
+    std::fs::write(
+        &branch,
+        branched(&cc_lines[..120], "33333333-2222-4333-8444-555555555555"),
+    )
+    .unwrap();
     let (_d, mut s) = store();
     let origin = import::import_file(&mut s, &session, None);
-    let fork = import::import_file(&mut s, &branched, None);
+    let fork = import::import_file(&mut s, &branch, None);
     assert!(origin.error.is_none() && fork.error.is_none());
     std::fs::write(&session, &cc_text).unwrap();
     let grown = import::import_file(&mut s, &session, None);
@@ -2275,16 +2285,8 @@ fn a_session_that_grew_past_what_its_fork_copied_counts_what_they_share_once() {
         grown.report.notes
     );
     assert_eq!(totals(&s), once, "{:?}", grown.report.notes);
-    let by_conv = cairn::stats::stats(&s, By::Conversation, None, &Default::default()).unwrap();
-    let turns = |id: &str| {
-        by_conv
-            .rows
-            .iter()
-            .find(|r| r.key == id)
-            .map_or(0, |r| r.turns)
-    };
-    assert_eq!(turns(&fork.conversations[0]), 0);
-    assert_eq!(turns(&origin.conversations[0]), once.2);
+    assert_eq!(own_figures(&s, &fork.conversations[0]).2, 0);
+    assert_eq!(own_figures(&s, &origin.conversations[0]).2, once.2);
     let recorded = s.conversation(&fork.conversations[0]).unwrap().forked_from;
     let recorded = recorded.unwrap();
     assert_eq!(recorded.conversation, origin.conversations[0]);
@@ -2566,24 +2568,13 @@ fn a_codex_fork_which_stamps_its_copies_anew_counts_them_once_whichever_is_read_
         totals(&s)
     };
     for fork_first in [false, true] {
-        let (_d, mut s) = store();
-        let mut order = [origin_file.clone(), fork_file.clone()];
-        if fork_first {
-            order.reverse();
-        }
-        let outcomes: Vec<_> = order
-            .iter()
-            .map(|f| import::import_file(&mut s, f, None))
-            .collect();
-        assert!(outcomes.iter().all(|o| o.error.is_none()), "{outcomes:?}");
-        let fork_conv = &outcomes[usize::from(!fork_first)].conversations[0];
-        let orig_conv = &outcomes[usize::from(fork_first)].conversations[0];
+        let (_d, s, [o, f], noted) = read_both(&origin_file, &fork_file, fork_first);
+        let (orig_conv, fork_conv) = (&o.conversations[0], &f.conversations[0]);
         // the fork's own turn once: 2,700 in, 40 out
         assert_eq!(
             totals(&s),
             (alone.0 + 2700, alone.1 + 40, alone.2 + 1, alone.3),
-            "fork first: {fork_first}: {:?}",
-            outcomes[1].report.notes
+            "fork first: {fork_first}: {noted:?}"
         );
         let recorded = s.conversation(fork_conv).unwrap().forked_from.unwrap();
         assert_eq!(&recorded.conversation, orig_conv);
@@ -2652,17 +2643,9 @@ fn a_fork_of_a_resumed_copy_counts_each_turn_once_in_the_session_that_made_it() 
         "{:?}",
         oo.report.notes
     );
-    let by_conv = cairn::stats::stats(&s, By::Conversation, None, &Default::default()).unwrap();
-    let own = |id: &str| {
-        by_conv
-            .rows
-            .iter()
-            .find(|r| r.key == id)
-            .map_or((0, 0), |r| (r.input_tokens, r.turns))
-    };
-    assert_eq!(own(&z.conversations[0]), (alone.0, alone.2));
-    assert_eq!(own(&oo.conversations[0]), (2600, 1));
-    assert_eq!(own(&fo.conversations[0]), (2700, 1));
+    assert_eq!(own_figures(&s, &z.conversations[0]), alone);
+    assert_eq!(own_figures(&s, &oo.conversations[0]), (2600, 30, 1, 0));
+    assert_eq!(own_figures(&s, &fo.conversations[0]), (2700, 30, 1, 0));
     // F is O's fork, at O's own answer
     let recorded = s
         .conversation(&fo.conversations[0])
