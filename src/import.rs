@@ -3,6 +3,7 @@
 //! reported, not duplicated; a session the store holds gets only what it lacks; a file that only grew since it was
 //! read is read from where that read stopped (`import/tail.rs`).
 
+mod forks;
 mod tail;
 
 use std::path::{Path, PathBuf};
@@ -361,8 +362,8 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
     };
     match done {
         Ok((ids, fresh)) => {
-            note_copies(store, &fresh, &mut outcome.report);
-            pair_restamped_forks(store, &ids, &mut outcome.report);
+            forks::note_copies(store, &fresh, &mut outcome.report);
+            forks::pair_restamped_forks(store, &ids, &mut outcome.report);
             outcome.conversations = ids;
         }
         Err(StoreError::Duplicate { conversation, .. }) => {
@@ -387,153 +388,6 @@ fn content_hash(file: &Path, bytes: &[u8]) -> String {
         h.update(formats::openhands::sessions::listing(file));
     }
     format!("{:x}", h.finalize())
-}
-
-/// Says in the report which conversations just written repeat another's requests ([`Store::copies_in`]). Where one
-/// of the two names the session it was forked from ([`records_origin`]), it is recorded as a fork of the other, as a
-/// cairn fork is, whichever was read first: an origin read after its fork takes the counts of what they share
-/// ([`Store::hand_copies_to`]), so each figure, and each conversation's own, is the same in either order.
-fn note_copies(store: &mut Store, ids: &[String], report: &mut ImportReport) {
-    for id in ids {
-        let copies = match store.copies_in(id) {
-            Ok(Some(copies)) => copies,
-            Ok(None) => continue,
-            Err(e) => {
-                report.notes.push(format!("copies not counted: {e}"));
-                continue;
-            }
-        };
-        match (
-            stored_fork(store, id),
-            stored_fork(store, &copies.conversation),
-        ) {
-            (Ok(true), _) => {
-                note_repeats(id, &copies, report);
-                record_fork(store, id, &copies.conversation, &copies.message, report);
-            }
-            (Ok(false), Ok(true)) => hand_copies(store, id, &copies.conversation, report),
-            (Ok(false), Ok(false)) => note_repeats(id, &copies, report),
-            (Err(e), _) | (_, Err(e)) => report.notes.push(format!("copies not counted: {e}")),
-        }
-    }
-}
-
-/// Harnesses that name, in a session, the session it was forked from by the id they gave it, and stamp the history
-/// a fork copies with the time they copied it, so its copies repeat their replies but not their times: Codex
-/// (`session_meta.forked_from_id`; its recorder stamps each rollout line as it writes it). (JSON paths of the
-/// session's own id and of its origin's, in a conversation's meta.)
-const RESTAMPED_FORKS: [(&str, &str); 1] = [("$.session_meta.id", "$.session_meta.forked_from_id")];
-
-/// Pairs the conversations just written with their forks or origins named by id ([`RESTAMPED_FORKS`]), whichever
-/// was read first: what they share counts once, in the origin ([`Store::hand_copies_to`]), and the fork is
-/// recorded as the origin's.
-fn pair_restamped_forks(store: &mut Store, ids: &[String], report: &mut ImportReport) {
-    for id in ids {
-        let meta = match store.conversation_meta(id) {
-            Ok(m) => m,
-            Err(e) => {
-                report.notes.push(format!("forks not paired: {e}"));
-                continue;
-            }
-        };
-        for (own, from) in RESTAMPED_FORKS {
-            let at = |path: &str| {
-                let pointer = path.trim_start_matches('$').replace('.', "/");
-                meta.pointer(&pointer)
-                    .and_then(serde_json::Value::as_str)
-                    .map(str::to_string)
-            };
-            let mut pairs: Vec<(String, String)> = Vec::new();
-            // this one a fork: its origin; this one an origin: its forks read before it
-            let found = at(from)
-                .map(|x| store.conversations_by_meta(own, &x))
-                .transpose()
-                .and_then(|origins| {
-                    pairs.extend(origins.into_iter().flatten().map(|o| (o, id.clone())));
-                    at(own)
-                        .map(|y| store.conversations_by_meta(from, &y))
-                        .transpose()
-                });
-            match found {
-                Ok(forks) => pairs.extend(forks.into_iter().flatten().map(|f| (id.clone(), f))),
-                Err(e) => report.notes.push(format!("forks not paired: {e}")),
-            }
-            for (origin, fork) in pairs.into_iter().filter(|(o, f)| o != f) {
-                match store.hand_copies_to(&origin, &fork, true) {
-                    Ok(Some(copies)) => {
-                        report.notes.push(format!(
-                            "{fork} is a fork of {origin} (its harness stamped the {} messages it copied with the \
-                             time it copied them): they count once, in {origin}",
-                            copies.messages
-                        ));
-                        record_fork(store, &fork, &origin, &copies.message, report);
-                    }
-                    Ok(None) => {}
-                    Err(e) => report.notes.push(format!("copies not counted: {e}")),
-                }
-            }
-        }
-    }
-}
-
-fn note_repeats(id: &str, copies: &crate::store::Copies, report: &mut ImportReport) {
-    let from = &copies.conversation;
-    report.notes.push(format!(
-        "{} messages of {id} repeat conversation {from}'s (the same requests: a fork, a resume or an export of it): \
-         their usage, turns and tool calls count once, in {from}",
-        copies.messages
-    ));
-}
-
-/// Whether a stored conversation names the session it was forked from ([`records_origin`]).
-fn stored_fork(store: &Store, id: &str) -> Result<bool, StoreError> {
-    let meta = store.conversation_meta(id)?;
-    let firsts = store.opening_metas(id, 3)?;
-    Ok(records_origin(&meta, firsts.iter()))
-}
-
-/// `origin`, just read, holds copies of `fork`, read before it and naming its origin: the origin takes the counts
-/// of what they share, and the fork is recorded as the origin's.
-fn hand_copies(store: &mut Store, origin: &str, fork: &str, report: &mut ImportReport) {
-    match store.hand_copies_to(origin, fork, false) {
-        Ok(Some(copies)) => {
-            report.notes.push(format!(
-                "{fork}, read before, is a fork of {origin}: the {} messages they share count once, in {origin}",
-                copies.messages
-            ));
-            record_fork(store, fork, origin, &copies.message, report);
-        }
-        Ok(None) => {}
-        Err(e) => report.notes.push(format!("copies not counted: {e}")),
-    }
-}
-
-fn record_fork(store: &mut Store, id: &str, from: &str, message: &str, report: &mut ImportReport) {
-    match store.record_harness_fork(id, from, message) {
-        Ok(true) => report.notes.push(format!(
-            "{id} is a fork of {from}, from its message {message}"
-        )),
-        Ok(false) => {}
-        Err(e) => report.notes.push(format!("fork not recorded: {e}")),
-    }
-}
-
-/// Whether a harness wrote, in the session (its meta, and its first messages'), the session it forked it from: pi's
-/// header (`parentSession`, format 4's `parentSessionId`, v1's `branchedFrom`), Codex's `forked_from_id`, Claude
-/// Code's `forkedFrom` on its lines.
-fn records_origin<'a>(
-    meta: &serde_json::Value,
-    mut firsts: impl Iterator<Item = &'a serde_json::Value>,
-) -> bool {
-    let set = |v: &serde_json::Value, p: &str| v.pointer(p).is_some_and(|x| !x.is_null());
-    const ORIGINS: [&str; 5] = [
-        "/header/parentSession",
-        "/header/parentSessionId",
-        "/header/branchedFrom",
-        "/session_meta/payload/forked_from_id",
-        "/session_meta/forked_from_id",
-    ];
-    ORIGINS.iter().any(|p| set(meta, p)) || firsts.any(|m| set(m, "/lines/0/forkedFrom"))
 }
 
 /// Merges the conversations of `file` into the session the store holds: only what it lacks is added, and the
@@ -708,10 +562,14 @@ fn read_grown(
             }
             outcome.conversations = known.conversations.clone();
             if copies > 0 {
-                note_copies(store, std::slice::from_ref(&conv), &mut outcome.report);
+                forks::note_copies(store, std::slice::from_ref(&conv), &mut outcome.report);
             }
             if added > 0 {
-                pair_restamped_forks(store, std::slice::from_ref(&conv), &mut outcome.report);
+                forks::pair_restamped_forks(
+                    store,
+                    std::slice::from_ref(&conv),
+                    &mut outcome.report,
+                );
             }
             Grown::Done
         }
