@@ -2654,3 +2654,37 @@ fn a_fork_of_a_resumed_copy_counts_each_turn_once_in_the_session_that_made_it() 
         .unwrap();
     assert_eq!(recorded.conversation, oo.conversations[0]);
 }
+
+#[test]
+fn an_opencode_fork_is_recorded_by_the_title_opencode_gives_it_whichever_is_read_first() {
+    // opencode's `Session.fork` copies the messages under new ids, their times and tokens alike, into a session it
+    // titles `<title> (fork #1)`: the fork names no origin but by that title
+    let origin_file = fixture("opencode/opencode-errored-step.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&origin_file).unwrap()).unwrap();
+    let session = "ses_9f8e7d6c5bffeZyXwVuTsRqPoN";
+    doc["info"]["id"] = serde_json::json!(session);
+    doc["info"]["title"] = serde_json::json!("errored step (fork #1)");
+    let text = doc
+        .to_string()
+        .replace("ses_1a2b3c4d5effeAbCdEfGhIjKlM", session)
+        .replace("msg_e5d1a", "msg_f6e2b")
+        .replace("prt_", "prt_f");
+    let dir = tempfile::tempdir().unwrap();
+    let fork_file = dir.path().join("fork.json");
+    std::fs::write(&fork_file, text).unwrap();
+    for fork_first in [false, true] {
+        let (_d, s, [o, f], noted) = read_both(&origin_file, &fork_file, fork_first);
+        let (orig_conv, fork_conv) = (&o.conversations[0], &f.conversations[0]);
+        let recorded = s.conversation(fork_conv).unwrap().forked_from;
+        assert_eq!(
+            recorded.map(|r| r.conversation).as_ref(),
+            Some(orig_conv),
+            "fork first: {fork_first}: {noted:?}"
+        );
+        // the fork copied all and added nothing: the origin counts every turn
+        assert_eq!(own_figures(&s, fork_conv), (0, 0, 0, 0));
+        assert!(own_figures(&s, orig_conv).0 > 0);
+        assert_eq!(s.conversation(orig_conv).unwrap().forked_from, None);
+    }
+}

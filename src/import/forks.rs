@@ -137,9 +137,10 @@ fn record_fork(store: &mut Store, id: &str, from: &str, message: &str, report: &
     }
 }
 
-/// Whether a harness wrote, in the session (its meta, and its first messages'), the session it forked it from: pi's
-/// header (`parentSession`, format 4's `parentSessionId`, v1's `branchedFrom`), Codex's `forked_from_id`, Claude
-/// Code's `forkedFrom` on its lines.
+/// Whether a harness wrote, in the session (its meta, and its first messages'), that it forked it from another:
+/// pi's header (`parentSession`, format 4's `parentSessionId`, v1's `branchedFrom`), Codex's `forked_from_id`,
+/// Claude Code's `forkedFrom` on its lines, opencode's title for a fork (`… (fork #2)`, what its `Session.fork`
+/// names the copy: `getForkedTitle`).
 fn records_origin<'a>(
     meta: &serde_json::Value,
     mut firsts: impl Iterator<Item = &'a serde_json::Value>,
@@ -152,5 +153,37 @@ fn records_origin<'a>(
         "/session_meta/payload/forked_from_id",
         "/session_meta/forked_from_id",
     ];
-    ORIGINS.iter().any(|p| set(meta, p)) || firsts.any(|m| set(m, "/lines/0/forkedFrom"))
+    let opencode_fork = meta.get("source").and_then(serde_json::Value::as_str) == Some("opencode")
+        && meta
+            .pointer("/info/title")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(titled_a_fork);
+    ORIGINS.iter().any(|p| set(meta, p))
+        || opencode_fork
+        || firsts.any(|m| set(m, "/lines/0/forkedFrom"))
+}
+
+/// Whether a title ends as opencode names a fork: ` (fork #N)`.
+fn titled_a_fork(title: &str) -> bool {
+    title
+        .strip_suffix(')')
+        .and_then(|t| t.rsplit_once(" (fork #"))
+        .is_some_and(|(base, n)| {
+            !base.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::titled_a_fork;
+
+    #[test]
+    fn opencode_s_fork_title_is_told_from_a_title_that_mentions_a_fork() {
+        assert!(titled_a_fork("errored step (fork #1)"));
+        assert!(titled_a_fork("a (fork #1) (fork #12)"));
+        assert!(!titled_a_fork("errored step"));
+        assert!(!titled_a_fork("should we fork? (fork #)"));
+        assert!(!titled_a_fork(" (fork #1)"));
+        assert!(!titled_a_fork("fork the repo (fork #one)"));
+    }
 }
