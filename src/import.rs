@@ -357,14 +357,21 @@ pub fn import_file(store: &mut Store, file: &Path, format: Option<Format>) -> Fi
         Ok(Some(_)) => merge(store, file, &hash, &convs, read.as_ref(), &mut outcome),
         Ok(None) => store
             .import_file(&hash, &source, &convs, read.as_ref())
-            .map(|ids| (ids.clone(), ids))
+            .map(|ids| {
+                ids.into_iter()
+                    .map(|id| forks::Written {
+                        id,
+                        grew: true,
+                        copied: true,
+                    })
+                    .collect()
+            })
             .inspect(|_| outcome.status = "new"),
     };
     match done {
-        Ok((ids, fresh)) => {
-            forks::note_copies(store, &fresh, &mut outcome.report);
-            forks::pair_restamped_forks(store, &ids, &mut outcome.report);
-            outcome.conversations = ids;
+        Ok(written) => {
+            forks::after_write(store, &written, &mut outcome.report);
+            outcome.conversations = written.into_iter().map(|w| w.id).collect();
         }
         Err(StoreError::Duplicate { conversation, .. }) => {
             outcome.error = Some(format!(
@@ -399,7 +406,7 @@ fn merge(
     convs: &[crate::store::ImportedConversation],
     read: Option<&crate::store::SourceRead>,
     outcome: &mut FileOutcome,
-) -> Result<(Vec<String>, Vec<String>), StoreError> {
+) -> Result<Vec<forks::Written>, StoreError> {
     let merged = store.merge_file(hash, &file.display().to_string(), convs, read)?;
     let added: usize = merged.iter().map(|m| m.added).sum();
     let first = merged
@@ -448,13 +455,14 @@ fn merge(
              {retired} repl(ies) of the former one it repeats no longer count"
         ));
     }
-    // the conversations new to the store, and those that gained copies
-    let fresh = merged
-        .iter()
-        .filter(|m| m.new || m.copies > 0)
-        .map(|m| m.conversation.clone())
-        .collect();
-    Ok((merged.into_iter().map(|m| m.conversation).collect(), fresh))
+    Ok(merged
+        .into_iter()
+        .map(|m| forks::Written {
+            grew: m.new || m.added > 0,
+            copied: m.new || m.copies > 0,
+            id: m.conversation,
+        })
+        .collect())
 }
 
 /// The name a file's read position is kept under: its canonical path (as given when it has none).
@@ -561,16 +569,12 @@ fn read_grown(
                 outcome.duplicate_of = Some(conv.clone());
             }
             outcome.conversations = known.conversations.clone();
-            if copies > 0 {
-                forks::note_copies(store, std::slice::from_ref(&conv), &mut outcome.report);
-            }
-            if added > 0 {
-                forks::pair_restamped_forks(
-                    store,
-                    std::slice::from_ref(&conv),
-                    &mut outcome.report,
-                );
-            }
+            let written = forks::Written {
+                id: conv.clone(),
+                grew: added > 0,
+                copied: copies > 0,
+            };
+            forks::after_write(store, &[written], &mut outcome.report);
             Grown::Done
         }
         Ok(crate::store::Tail::NotAContinuation(why)) => whole(why),

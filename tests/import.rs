@@ -2117,6 +2117,7 @@ fn a_history_its_harness_copied_into_a_fork_counts_once_whichever_is_read_first(
     );
     // the fork's own turn, once: 2,500 in, 40 out; the copied calls and turns are the original's
     let want = (alone.0 + 2500, alone.1 + 40, alone.2 + 1, alone.3);
+    let mut seen_in_order = Vec::new();
     for fork_first in [false, true] {
         let (_d, s, [o, f], noted) = read_both(&original, &forked, fork_first);
         assert_eq!(totals(&s), want, "fork first: {fork_first}");
@@ -2153,7 +2154,16 @@ fn a_history_its_harness_copied_into_a_fork_counts_once_whichever_is_read_first(
             alone.3,
             "fork first: {fork_first}"
         );
+        // and what the model was seen to take (`cairn models`): the original's replies and the fork's own
+        let seen: Vec<(String, u64, u64)> = s
+            .models_seen()
+            .unwrap()
+            .into_iter()
+            .map(|m| (m.model, m.replies, m.measured))
+            .collect();
+        seen_in_order.push(seen);
     }
+    assert_eq!(seen_in_order[0], seen_in_order[1]);
 
     // Claude Code's `--fork-session` (and a resume before it appended) copies every line under a new session id
     let cc = fixture("claude-code/cc-2.0.5-image-paste.jsonl");
@@ -2588,6 +2598,31 @@ fn a_codex_fork_which_stamps_its_copies_anew_counts_them_once_whichever_is_read_
             fork_id
         );
     }
+
+    // the origin read when it held its first turn only, then the fork, then the origin grown: paired again, what
+    // the fork copied past the first turn counts in the origin
+    let early = dir.path().join(origin_file.file_name().unwrap());
+    std::fs::write(
+        &early,
+        text.lines().take(10).collect::<Vec<_>>().join("\n") + "\n",
+    )
+    .unwrap();
+    let (_d, mut s) = store();
+    assert!(import::import_file(&mut s, &early, None).error.is_none());
+    assert!(
+        import::import_file(&mut s, &fork_file, None)
+            .error
+            .is_none()
+    );
+    std::fs::write(&early, &text).unwrap();
+    let grown = import::import_file(&mut s, &early, None);
+    assert_eq!(grown.status, "grown", "{:?}", grown.error);
+    assert_eq!(
+        totals(&s),
+        (alone.0 + 2700, alone.1 + 40, alone.2 + 1, alone.3),
+        "{:?}",
+        grown.report.notes
+    );
 }
 #[test]
 fn a_fork_of_a_resumed_copy_counts_each_turn_once_in_the_session_that_made_it() {

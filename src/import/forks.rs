@@ -8,11 +8,34 @@
 use crate::formats::ImportReport;
 use crate::store::{Store, StoreError};
 
+/// What a write did to one conversation of a file.
+pub(super) struct Written {
+    pub id: String,
+    /// It gained messages (new to the store, or grown).
+    pub grew: bool,
+    /// It gained copies ([`crate::store::Copies`]).
+    pub copied: bool,
+}
+
+/// After a file's conversations were written: what they copied is said, and each is paired with its fork or
+/// origin ([`note_copies`], [`pair_restamped_forks`]); a conversation the write left as it was costs nothing.
+pub(super) fn after_write(store: &mut Store, written: &[Written], report: &mut ImportReport) {
+    let ids = |pick: fn(&Written) -> bool| -> Vec<String> {
+        written
+            .iter()
+            .filter(|w| pick(w))
+            .map(|w| w.id.clone())
+            .collect()
+    };
+    note_copies(store, &ids(|w| w.copied), report);
+    pair_restamped_forks(store, &ids(|w| w.grew), report);
+}
+
 /// Says in the report which conversations just written repeat another's requests ([`Store::copies_in`]). Where one
 /// of the two names the session it was forked from ([`records_origin`]), it is recorded as a fork of the other, as a
 /// cairn fork is, whichever was read first: an origin read after its fork takes the counts of what they share
 /// ([`Store::hand_copies_to`]), so each figure, and each conversation's own, is the same in either order.
-pub(super) fn note_copies(store: &mut Store, ids: &[String], report: &mut ImportReport) {
+fn note_copies(store: &mut Store, ids: &[String], report: &mut ImportReport) {
     for id in ids {
         let copies = match store.copies_in(id) {
             Ok(Some(copies)) => copies,
@@ -30,7 +53,7 @@ pub(super) fn note_copies(store: &mut Store, ids: &[String], report: &mut Import
                 note_repeats(id, &copies, report);
                 record_fork(store, id, &copies.conversation, &copies.message, report);
             }
-            (Ok(false), Ok(true)) => hand_copies(store, id, &copies.conversation, report),
+            (Ok(false), Ok(true)) => hand_copies(store, id, &copies.conversation, false, report),
             (Ok(false), Ok(false)) => note_repeats(id, &copies, report),
             (Err(e), _) | (_, Err(e)) => report.notes.push(format!("copies not counted: {e}")),
         }
@@ -43,56 +66,40 @@ pub(super) fn note_copies(store: &mut Store, ids: &[String], report: &mut Import
 /// session's own id and of its origin's, in a conversation's meta.)
 const RESTAMPED_FORKS: [(&str, &str); 1] = [("$.session_meta.id", "$.session_meta.forked_from_id")];
 
-/// Pairs the conversations just written with their forks or origins named by id ([`RESTAMPED_FORKS`]), whichever
-/// was read first: what they share counts once, in the origin ([`Store::hand_copies_to`]), and the fork is
-/// recorded as the origin's.
-pub(super) fn pair_restamped_forks(store: &mut Store, ids: &[String], report: &mut ImportReport) {
+/// Pairs the conversations that just gained messages with their forks or origins named by id
+/// ([`RESTAMPED_FORKS`]), whichever was read first: what they share counts once, in the origin
+/// ([`Store::hand_copies_to`]), and the fork is recorded as the origin's.
+fn pair_restamped_forks(store: &mut Store, ids: &[String], report: &mut ImportReport) {
     for id in ids {
-        let meta = match store.conversation_meta(id) {
-            Ok(m) => m,
-            Err(e) => {
-                report.notes.push(format!("forks not paired: {e}"));
-                continue;
-            }
-        };
-        for (own, from) in RESTAMPED_FORKS {
-            let at = |path: &str| {
-                let pointer = path.trim_start_matches('$').replace('.', "/");
-                meta.pointer(&pointer)
-                    .and_then(serde_json::Value::as_str)
-                    .map(str::to_string)
-            };
-            let mut pairs: Vec<(String, String)> = Vec::new();
-            // this one a fork: its origin; this one an origin: its forks read before it
-            let found = at(from)
-                .map(|x| store.conversations_by_meta(own, &x))
-                .transpose()
-                .and_then(|origins| {
-                    pairs.extend(origins.into_iter().flatten().map(|o| (o, id.clone())));
-                    at(own)
-                        .map(|y| store.conversations_by_meta(from, &y))
-                        .transpose()
-                });
-            match found {
-                Ok(forks) => pairs.extend(forks.into_iter().flatten().map(|f| (id.clone(), f))),
-                Err(e) => report.notes.push(format!("forks not paired: {e}")),
-            }
-            for (origin, fork) in pairs.into_iter().filter(|(o, f)| o != f) {
-                match store.hand_copies_to(&origin, &fork, true) {
-                    Ok(Some(copies)) => {
-                        report.notes.push(format!(
-                            "{fork} is a fork of {origin} (its harness stamped the {} messages it copied with the \
-                             time it copied them): they count once, in {origin}",
-                            copies.messages
-                        ));
-                        record_fork(store, &fork, &origin, &copies.message, report);
-                    }
-                    Ok(None) => {}
-                    Err(e) => report.notes.push(format!("copies not counted: {e}")),
+        match restamped_pairs(store, id) {
+            Ok(pairs) => {
+                for (origin, fork) in pairs {
+                    hand_copies(store, &origin, &fork, true, report);
                 }
+            }
+            Err(e) => report.notes.push(format!("forks not paired: {e}")),
+        }
+    }
+}
+
+/// The (origin, fork) pairs conversation `id` makes by the ids its harness wrote ([`RESTAMPED_FORKS`]): with its
+/// origin where it is a fork, with its forks where it is an origin.
+fn restamped_pairs(store: &Store, id: &str) -> Result<Vec<(String, String)>, StoreError> {
+    let mut pairs = Vec::new();
+    for (own, from) in RESTAMPED_FORKS {
+        if let Some(origin_id) = store.meta_string(id, from)? {
+            for o in store.conversations_by_meta(own, &origin_id)? {
+                pairs.push((o, id.to_string()));
+            }
+        }
+        if let Some(own_id) = store.meta_string(id, own)? {
+            for f in store.conversations_by_meta(from, &own_id)? {
+                pairs.push((id.to_string(), f));
             }
         }
     }
+    pairs.retain(|(o, f)| o != f);
+    Ok(pairs)
 }
 
 fn note_repeats(id: &str, copies: &crate::store::Copies, report: &mut ImportReport) {
@@ -111,13 +118,24 @@ fn stored_fork(store: &Store, id: &str) -> Result<bool, StoreError> {
     Ok(records_origin(&meta, firsts.iter()))
 }
 
-/// `origin`, just read, holds copies of `fork`, read before it and naming its origin: the origin takes the counts
-/// of what they share, and the fork is recorded as the origin's.
-fn hand_copies(store: &mut Store, origin: &str, fork: &str, report: &mut ImportReport) {
-    match store.hand_copies_to(origin, fork, false) {
+/// `origin` takes the counts of what it shares with `fork` (read before it and naming its origin; or, `restamped`,
+/// a fork its harness copied with new times), and the fork is recorded as the origin's.
+fn hand_copies(
+    store: &mut Store,
+    origin: &str,
+    fork: &str,
+    restamped: bool,
+    report: &mut ImportReport,
+) {
+    match store.hand_copies_to(origin, fork, restamped) {
         Ok(Some(copies)) => {
+            let why = if restamped {
+                "its harness stamped what it copied with the time it copied it"
+            } else {
+                "read before it"
+            };
             report.notes.push(format!(
-                "{fork}, read before, is a fork of {origin}: the {} messages they share count once, in {origin}",
+                "{fork} is a fork of {origin} ({why}): the {} messages they share count once, in {origin}",
                 copies.messages
             ));
             record_fork(store, fork, origin, &copies.message, report);

@@ -40,7 +40,6 @@ type MessageKey = (i64, i64, Option<String>, String);
 type AnyTimeKey = (Option<String>, Counts, i64, [i64; 6]);
 
 /// A stored message's measures, as the tests of sameness read them.
-#[derive(Clone)]
 struct Row {
     seq: i64,
     created_at: i64,
@@ -102,12 +101,6 @@ impl Row {
         )
     }
 
-    /// Whether it is the same as `o` by the tests that hold whatever a harness stamped ([`Row::request`] for a
-    /// reply, [`Row::message`]).
-    fn is_same_as(&self, o: &Row) -> bool {
-        (self.replied() && self.request() == o.request()) || self.message() == o.message()
-    }
-
     /// The one test of two replies being the same provider request whatever their times, for a fork whose harness
     /// stamps the history it copies with the time it copies it (Codex: each rollout line takes the time it is
     /// written): the same model, four token counts, kind and measures of the reply itself.
@@ -133,7 +126,7 @@ struct Seen {
 }
 
 impl Seen {
-    fn of(rows: &[Row], restamped: bool) -> Seen {
+    fn of<'a>(rows: impl IntoIterator<Item = &'a Row>, restamped: bool) -> Seen {
         let mut s = Seen {
             any_time: restamped.then(HashMap::new),
             ..Seen::default()
@@ -164,6 +157,33 @@ impl Seen {
         .min()
         .copied()
     }
+}
+
+/// What conversations other than `conv` hold at the instants of `rows`, read through the index of times in one
+/// statement (a session's rows mostly have instants of their own; a re-stamped copy shares one).
+fn others_at<'a>(
+    tx: &rusqlite::Connection,
+    rows_at: impl IntoIterator<Item = &'a Row>,
+    conv: i64,
+) -> Result<Vec<Row>> {
+    let times: HashSet<i64> = rows_at.into_iter().map(|r| r.created_at).collect();
+    let times: Vec<String> = times.into_iter().map(|t| t.to_string()).collect();
+    rows(
+        tx,
+        "created_at IN (SELECT value FROM json_each(?1)) AND conversation != ?2",
+        params![format!("[{}]", times.join(",")), conv],
+    )
+}
+
+/// How many messages of conversation `conv` are copies (its own rows: a cairn fork's shared bodies aside).
+fn copies_count(tx: &rusqlite::Connection, conv: i64) -> Result<usize> {
+    let n: i64 = tx.query_row(
+        "SELECT count(*) FROM measures x JOIN messages m ON m.seq = x.seq
+         WHERE x.conversation = ?1 AND x.copy = 1 AND m.body_of IS NULL",
+        [conv],
+        |r| r.get(0),
+    )?;
+    Ok(n as usize)
 }
 
 /// `matched` and what comes before them on their paths in conversation `conv` (copied with them), from `since` on,
@@ -200,18 +220,7 @@ fn with_ancestors(
 /// copy it gained is its own). Returns how many messages became copies.
 pub(crate) fn mark_copies(tx: &Transaction<'_>, conv: i64, since: i64) -> Result<usize> {
     let new = rows(tx, "conversation = ?1 AND seq >= ?2", params![conv, since])?;
-    // what other conversations hold at the same instants (read through the index of times)
-    let times: HashSet<i64> = new
-        .iter()
-        .filter(|r| !r.copy)
-        .map(|r| r.created_at)
-        .collect();
-    let times: Vec<String> = times.into_iter().map(|t| t.to_string()).collect();
-    let others = rows(
-        tx,
-        "created_at IN (SELECT value FROM json_each(?1)) AND conversation != ?2",
-        params![format!("[{}]", times.join(",")), conv],
-    )?;
+    let others = others_at(tx, new.iter().filter(|r| !r.copy), conv)?;
     let seen = Seen::of(&others, false);
     let matched = new
         .iter()
@@ -247,39 +256,34 @@ impl Store {
     /// copies.
     pub fn copies_in(&self, conversation: &str) -> Result<Option<Copies>> {
         let conv = conv_row(&self.conn, conversation)?;
-        let n: i64 = self.conn.query_row(
-            "SELECT count(*) FROM measures x JOIN messages m ON m.seq = x.seq
-             WHERE x.conversation = ?1 AND x.copy = 1 AND m.body_of IS NULL",
-            [conv.seq],
-            |r| r.get(0),
-        )?;
+        let n = copies_count(&self.conn, conv.seq)?;
         if n == 0 {
             return Ok(None);
         }
-        let tx = &self.conn;
-        let own = rows(tx, "conversation = ?1 AND copy = 1", [conv.seq])?;
+        let own = rows(&self.conn, "conversation = ?1 AND copy = 1", [conv.seq])?;
+        let others = others_at(&self.conn, &own, conv.seq)?;
         // the newest copy that is the same as a message elsewhere: the one that counts where there is one
-        for c in own.iter().rev() {
-            let others = rows(
-                tx,
-                "created_at = ?1 AND conversation != ?2",
-                params![c.created_at, conv.seq],
-            )?;
-            let same = others
-                .iter()
-                .filter(|o| c.is_same_as(o))
-                .min_by_key(|o| (o.copy, o.seq));
-            if let Some(o) = same {
-                let ids = ids_of(tx, o.seq, c.seq)?;
-                return Ok(ids.map(|(conversation, message, copy)| Copies {
-                    messages: n as usize,
-                    conversation,
-                    message,
-                    copy,
-                }));
-            }
-        }
-        Ok(None)
+        let (counted, any) = (
+            Seen::of(others.iter().filter(|o| !o.copy), false),
+            Seen::of(&others, false),
+        );
+        let found = own.iter().rev().find_map(|c| {
+            counted
+                .first_same(c)
+                .or_else(|| any.first_same(c))
+                .map(|o| (o, c.seq))
+        });
+        let Some((original, copy)) = found else {
+            return Ok(None);
+        };
+        Ok(
+            ids_of(&self.conn, original, copy)?.map(|(conversation, message, copy)| Copies {
+                messages: n,
+                conversation,
+                message,
+                copy,
+            }),
+        )
     }
 
     /// Records that an imported conversation was forked by its harness from `message` of `from` (its newest copy
@@ -345,18 +349,8 @@ impl Store {
             .collect();
         // the origin's copies of what the fork counted until now count again; what the fork held as copies counts
         // elsewhere still (a third session both repeat), and so does what comes before it on the origin's path
-        let counted_by_fork = Seen::of(
-            &taken.iter().map(|r| (*r).clone()).collect::<Vec<_>>(),
-            restamped,
-        );
-        let elsewhere = Seen::of(
-            &f_rows
-                .iter()
-                .filter(|r| r.copy)
-                .cloned()
-                .collect::<Vec<_>>(),
-            restamped,
-        );
+        let counted_by_fork = Seen::of(taken.iter().copied(), restamped);
+        let elsewhere = Seen::of(f_rows.iter().filter(|r| r.copy), restamped);
         let by_seq: HashMap<i64, &Row> = o_rows.iter().map(|r| (r.seq, r)).collect();
         let given = with_ancestors(
             &tx,
@@ -372,43 +366,44 @@ impl Store {
                     .is_some_and(|r| elsewhere.first_same(r).is_some())
             },
         )?;
-        let taken: Vec<i64> = taken.iter().map(|r| r.seq).collect();
-        let given: Vec<i64> = o_rows
+        let given: Vec<&Row> = o_rows
             .iter()
             .filter(|r| r.copy && given.contains(&r.seq))
-            .map(|r| r.seq)
             .collect();
         if taken.is_empty() && given.is_empty() {
             return Ok(None);
         }
-        for &seq in &taken {
+        // what each model was seen to take counts the replies that count: one fewer for each taken, one more for
+        // each given
+        let seen_by = |r: &Row, by: i64| -> Result<()> {
+            if let Some(model) = &r.model {
+                tx.prepare_cached(
+                    "UPDATE models_seen SET replies = max(replies + ?2, 0), measured = max(measured + ?3, 0)
+                     WHERE model = ?1",
+                )?
+                .execute(params![model, by, by * i64::from(r.counts[0].is_some())])?;
+            }
+            Ok(())
+        };
+        for r in &taken {
             tx.prepare_cached("DELETE FROM tool_calls WHERE body = ?1")?
-                .execute([seq])?;
+                .execute([r.seq])?;
             tx.prepare_cached("UPDATE measures SET copy = 1 WHERE seq = ?1")?
-                .execute([seq])?;
+                .execute([r.seq])?;
+            seen_by(r, -1)?;
         }
-        for &seq in &given {
+        for r in &given {
             tx.prepare_cached("UPDATE measures SET copy = 0 WHERE seq = ?1")?
-                .execute([seq])?;
-            super::index::index_calls_again(&tx, seq)?;
+                .execute([r.seq])?;
+            super::index::index_calls_again(&tx, r.seq)?;
+            seen_by(r, 1)?;
         }
-        // the roll-ups `stats` sums, and what each model was seen to take, summed again from the measures
+        // the roll-ups `stats` sums, summed again from the two conversations' measures
         let of = format!("conversation IN ({o}, {f})");
         resum_rollups_where(&tx, &of)?;
         resum_web_searches_where(&tx, &of)?;
-        tx.execute_batch(
-            "UPDATE models_seen SET replies = m.replies, measured = m.measured
-             FROM (SELECT model, count(*) AS replies, count(input_tokens) AS measured FROM measures
-                   WHERE copy = 0 AND model IS NOT NULL GROUP BY model) AS m
-             WHERE m.model = models_seen.model",
-        )?;
         // what the fork holds as copies, and the origin's message its newest copy repeats
-        let n: i64 = tx.query_row(
-            "SELECT count(*) FROM measures x JOIN messages m ON m.seq = x.seq
-             WHERE x.conversation = ?1 AND x.copy = 1 AND m.body_of IS NULL",
-            [f],
-            |r| r.get(0),
-        )?;
+        let n = copies_count(&tx, f)?;
         let newest = repeats.iter().max_by_key(|p| p.0).copied();
         let ids = match newest {
             Some((copy, repeated)) => ids_of(&tx, repeated, copy)?,
@@ -416,7 +411,7 @@ impl Store {
         };
         tx.commit()?;
         Ok(ids.map(|(_, message, copy)| Copies {
-            messages: n as usize,
+            messages: n,
             conversation: origin.to_string(),
             message,
             copy,

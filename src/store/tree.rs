@@ -92,6 +92,18 @@ impl Store {
             .unwrap_or(serde_json::Value::Null))
     }
 
+    /// The string a conversation's source metadata holds at `path` (a JSON path, `$.a.b`), read in SQLite (the
+    /// rest of the metadata is never parsed here).
+    pub fn meta_string(&self, id: &str, path: &str) -> Result<Option<String>> {
+        let conv = conv_row(&self.conn, id)?;
+        Ok(self.conn.query_row(
+            "SELECT CASE WHEN json_valid(meta) AND json_type(meta, ?2) = 'text' THEN json_extract(meta, ?2) END
+             FROM conversations WHERE seq = ?1",
+            params![conv.seq, path],
+            |r| r.get(0),
+        )?)
+    }
+
     /// The conversations whose source metadata holds `value` (a string) at `path` (a JSON path, `$.a.b`), oldest
     /// first: a session named by the id its harness gave it.
     pub fn conversations_by_meta(&self, path: &str, value: &str) -> Result<Vec<String>> {
