@@ -150,11 +150,7 @@ impl Store {
             let link = conv.linked_to.and_then(|i| ids.get(i)).cloned();
             let id = write_imported(&tx, conv, link.as_deref())?.0;
             // a history its harness copied from a session already held (a fork, a resume) counts once
-            let seq: i64 =
-                tx.query_row("SELECT seq FROM conversations WHERE id = ?1", [&id], |r| {
-                    r.get(0)
-                })?;
-            super::copies::mark_copies(&tx, seq, 0)?;
+            super::copies::mark_copies(&tx, conv_row(&tx, &id)?.seq, 0)?;
             ids.push(id);
         }
         if let Some(first) = ids.first() {
