@@ -2075,6 +2075,23 @@ fn read_both(
     (d, s, [o, f], second)
 }
 
+/// A fresh store that read `origin` as it is (its first lines), then `fork`, then `origin` again once it holds
+/// `whole`; the three outcomes, the first two checked to be new and the last to have grown.
+fn read_fork_then_grown(
+    origin: &Path,
+    fork: &Path,
+    whole: &str,
+) -> (tempfile::TempDir, Store, [import::FileOutcome; 3]) {
+    let (d, mut s) = store();
+    let first = import::import_file(&mut s, origin, None);
+    let f = import::import_file(&mut s, fork, None);
+    assert_eq!((first.status, f.status), ("new", "new"), "{first:?} {f:?}");
+    std::fs::write(origin, whole).unwrap();
+    let grown = import::import_file(&mut s, origin, None);
+    assert_eq!(grown.status, "grown", "{:?}", grown.error);
+    (d, s, [first, f, grown])
+}
+
 /// Each conversation's own (input, output, turns, calls), as `stats --by conversation` counts them: zeros for one
 /// that counts nothing of its own.
 fn own_figures(s: &Store, conversation: &str) -> (u64, u64, u64, u64) {
@@ -2239,14 +2256,7 @@ fn a_session_that_grew_past_what_its_fork_copied_counts_what_they_share_once() {
     std::fs::write(&original, lines[..3].join("\n") + "\n").unwrap();
     let forked = pi_fork(dir.path(), &original);
     let alone = pi_alone();
-    let (_d, mut s) = store();
-    let first = import::import_file(&mut s, &original, None);
-    assert_eq!(first.status, "new", "{:?}", first.error);
-    let f = import::import_file(&mut s, &forked, None);
-    assert_eq!(f.status, "new", "{:?}", f.error);
-    std::fs::write(&original, text.clone()).unwrap();
-    let grown = import::import_file(&mut s, &original, None);
-    assert_eq!(grown.status, "grown", "{:?}", grown.error);
+    let (_d, s, [first, f, grown]) = read_fork_then_grown(&original, &forked, &text);
     assert_eq!(
         totals(&s),
         (alone.0 + 2500, alone.1 + 40, alone.2 + 1, alone.3),
@@ -2278,13 +2288,7 @@ fn a_session_that_grew_past_what_its_fork_copied_counts_what_they_share_once() {
         branched(&cc_lines[..120], "33333333-2222-4333-8444-555555555555"),
     )
     .unwrap();
-    let (_d, mut s) = store();
-    let origin = import::import_file(&mut s, &session, None);
-    let fork = import::import_file(&mut s, &branch, None);
-    assert!(origin.error.is_none() && fork.error.is_none());
-    std::fs::write(&session, &cc_text).unwrap();
-    let grown = import::import_file(&mut s, &session, None);
-    assert_eq!(grown.status, "grown", "{:?}", grown.error);
+    let (_d, s, [origin, fork, grown]) = read_fork_then_grown(&session, &branch, &cc_text);
     assert!(
         grown
             .report
@@ -2607,16 +2611,7 @@ fn a_codex_fork_which_stamps_its_copies_anew_counts_them_once_whichever_is_read_
         text.lines().take(10).collect::<Vec<_>>().join("\n") + "\n",
     )
     .unwrap();
-    let (_d, mut s) = store();
-    assert!(import::import_file(&mut s, &early, None).error.is_none());
-    assert!(
-        import::import_file(&mut s, &fork_file, None)
-            .error
-            .is_none()
-    );
-    std::fs::write(&early, &text).unwrap();
-    let grown = import::import_file(&mut s, &early, None);
-    assert_eq!(grown.status, "grown", "{:?}", grown.error);
+    let (_d, s, [_, _, grown]) = read_fork_then_grown(&early, &fork_file, &text);
     assert_eq!(
         totals(&s),
         (alone.0 + 2700, alone.1 + 40, alone.2 + 1, alone.3),
