@@ -585,6 +585,23 @@ fn read_grown(
     }
 }
 
+/// The id a harness gave a session, where it wrote one: in the conversation's meta (pi's header, Codex's
+/// `session_meta`, Gemini CLI's `sessionId`, OpenHands' `conversation_id`) or on its first message's lines (Claude
+/// Code's `sessionId`).
+fn harness_session(meta: &serde_json::Value, first: &serde_json::Value) -> Option<String> {
+    let str_at =
+        |v: &serde_json::Value, p: &str| v.pointer(p).and_then(|x| x.as_str()).map(str::to_string);
+    str_at(meta, "/header/id")
+        .or_else(|| str_at(meta, "/session_meta/payload/id"))
+        .or_else(|| str_at(meta, "/session_meta/id"))
+        .or_else(|| str_at(meta, "/sessionId"))
+        // OpenHands: every conversation's state file has the one name, and a fork copies the events it started
+        // from (ids and times) into a conversation of its own
+        .or_else(|| str_at(meta, "/conversation_id"))
+        .or_else(|| str_at(first, "/lines/0/sessionId"))
+        .or_else(|| str_at(first, "/line/sessionId"))
+}
+
 /// What tells one session from another: the harness, the file's name, its own session id where it records one,
 /// and the first message (its fingerprint and time). A session read again after it grew, or rewritten in place by
 /// its harness (pi migrates its files), has the same key; another file that happens to share a session id and a
@@ -592,18 +609,7 @@ fn read_grown(
 fn source_key(fmt: Format, file: &Path, c: &crate::store::ImportedConversation) -> Option<String> {
     let first = c.messages.first()?;
     let m = &first.message;
-    let str_at =
-        |v: &serde_json::Value, p: &str| v.pointer(p).and_then(|x| x.as_str()).map(str::to_string);
-    let session = str_at(&c.meta, "/header/id")
-        .or_else(|| str_at(&c.meta, "/session_meta/payload/id"))
-        .or_else(|| str_at(&c.meta, "/session_meta/id"))
-        .or_else(|| str_at(&c.meta, "/sessionId"))
-        // OpenHands: every conversation's state file has the one name, and a fork copies the events it started
-        // from (ids and times) into a conversation of its own
-        .or_else(|| str_at(&c.meta, "/conversation_id"))
-        .or_else(|| str_at(&m.meta, "/lines/0/sessionId"))
-        .or_else(|| str_at(&m.meta, "/line/sessionId"))
-        .unwrap_or_default();
+    let session = harness_session(&c.meta, &m.meta).unwrap_or_default();
     let fp = crate::store::own_fingerprint(m.role, &m.content, &m.meta);
     let name = file
         .file_name()

@@ -2683,6 +2683,17 @@ fn a_fork_of_a_resumed_copy_counts_each_turn_once_in_the_session_that_made_it() 
         .forked_from
         .unwrap();
     assert_eq!(recorded.conversation, oo.conversations[0]);
+    // and O, which holds all of Z and goes on but names nothing, continues Z from its tip
+    let z_tip = s.conversation(&z.conversations[0]).unwrap().tip.unwrap();
+    assert_eq!(
+        s.conversation(&oo.conversations[0]).unwrap().forked_from,
+        Some(cairn::model::ForkedFrom {
+            conversation: z.conversations[0].clone(),
+            message: z_tip
+        }),
+        "{:?}",
+        oo.report.notes
+    );
 }
 
 #[test]
@@ -2717,4 +2728,206 @@ fn an_opencode_fork_is_recorded_by_the_title_opencode_gives_it_whichever_is_read
         assert!(own_figures(&s, orig_conv).0 > 0);
         assert_eq!(s.conversation(orig_conv).unwrap().forked_from, None);
     }
+}
+
+/// A Claude Code session resumed into a new file (as `--resume` wrote one before Claude Code kept the session's
+/// file): `lines`, every line under the new session id, uuids, times and usage alike.
+fn resumed(lines: &[String], session: &str) -> String {
+    lines
+        .iter()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if v.get("sessionId").is_some() {
+                v["sessionId"] = serde_json::json!(session);
+            }
+            v.to_string() + "\n"
+        })
+        .collect()
+}
+
+/// Every order of reading `files`: their outcomes in the order given, for each order.
+fn every_order(
+    files: &[PathBuf],
+) -> Vec<(
+    Vec<usize>,
+    tempfile::TempDir,
+    Store,
+    Vec<import::FileOutcome>,
+)> {
+    let n = files.len();
+    let mut orders: Vec<Vec<usize>> = vec![Vec::new()];
+    for _ in 0..n {
+        orders = orders
+            .into_iter()
+            .flat_map(|o| {
+                (0..n)
+                    .filter(|k| !o.contains(k))
+                    .map(|k| {
+                        let mut o = o.clone();
+                        o.push(k);
+                        o
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+    }
+    orders
+        .into_iter()
+        .map(|order| {
+            let (d, mut s) = store();
+            let mut read: Vec<Option<import::FileOutcome>> = (0..n).map(|_| None).collect();
+            for &k in &order {
+                let o = import::import_file(&mut s, &files[k], None);
+                assert!(o.error.is_none(), "{order:?}: {:?}", o.error);
+                read[k] = Some(o);
+            }
+            (order, d, s, read.into_iter().map(Option::unwrap).collect())
+        })
+        .collect()
+}
+
+#[test]
+fn a_session_resumed_into_a_new_file_continues_the_one_it_copies_whichever_is_read_first() {
+    // Claude Code's `--resume` wrote the whole history into a new file under a new session id and went on there,
+    // naming no origin: A, the session; B, A resumed and gone on a turn; C, B resumed and gone on to the end
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("claude-code/cc-2.0.5-image-paste.jsonl")).unwrap();
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+    // each cut before a prompt of the user's: where a session is left and resumed
+    let (a_end, b_end) = (80, 122);
+    let file = |name: &str, body: String| {
+        let p = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&p, body).unwrap();
+        p
+    };
+    let a = file(
+        "9e953218-585f-4692-89df-9e0747a31c68",
+        lines[..a_end].join("\n") + "\n",
+    );
+    let b = file(
+        "bbbbbbbb-2222-4333-8444-555555555555",
+        resumed(&lines[..b_end], "bbbbbbbb-2222-4333-8444-555555555555"),
+    );
+    let c = file(
+        "cccccccc-2222-4333-8444-555555555555",
+        resumed(&lines, "cccccccc-2222-4333-8444-555555555555"),
+    );
+    let whole = {
+        let (_d, mut s) = store();
+        import_ok(&mut s, "claude-code/cc-2.0.5-image-paste.jsonl");
+        totals(&s)
+    };
+    let mut figures = Vec::new();
+    for (order, _d, s, read) in every_order(&[a, b, c]) {
+        let [a, b, c] = [0, 1, 2].map(|k| read[k].conversations[0].clone());
+        let notes: Vec<&String> = read.iter().flat_map(|o| &o.report.notes).collect();
+        assert_eq!(totals(&s), whole, "{order:?}: {notes:?}");
+        let tip = |id: &str| s.conversation(id).unwrap().tip.unwrap();
+        let from = |id: &str| {
+            s.conversation(id)
+                .unwrap()
+                .forked_from
+                .map(|f| (f.conversation, f.message))
+        };
+        // each continues the one it copied whole, from its tip; A continues nothing
+        assert_eq!(from(&a), None, "{order:?}");
+        assert_eq!(from(&b), Some((a.clone(), tip(&a))), "{order:?}: {notes:?}");
+        assert_eq!(from(&c), Some((b.clone(), tip(&b))), "{order:?}: {notes:?}");
+        // each counts its own turns, whatever the order
+        figures.push([&a, &b, &c].map(|id| own_figures(&s, id)));
+    }
+    assert_eq!(figures.len(), 6);
+    assert!(figures.iter().all(|f| *f == figures[0]), "{figures:?}");
+    assert!(figures[0].iter().all(|f| f.2 > 0), "{figures:?}");
+
+    // a copy of A's file taken later, when the session had gone on (its own session id still): the same session,
+    // read twice, not a fork of it
+    let later = file("a-copied-later", lines.join("\n") + "\n");
+    for (order, _d, s, read) in every_order(&[
+        dir.path()
+            .join("9e953218-585f-4692-89df-9e0747a31c68.jsonl"),
+        later,
+    ]) {
+        for o in &read {
+            assert_eq!(
+                s.conversation(&o.conversations[0]).unwrap().forked_from,
+                None,
+                "{order:?}"
+            );
+        }
+        assert_eq!(totals(&s), whole, "{order:?}");
+    }
+}
+
+#[test]
+fn two_sessions_resumed_from_one_each_continue_it_whichever_is_read_first() {
+    // A, the session; B, A resumed and gone on; C, A resumed again and gone on its own way (its own turn, later):
+    // B and C each continue A, and neither the other
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("claude-code/cc-2.0.5-image-paste.jsonl")).unwrap();
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let (a_end, b_end) = (80, 122);
+    // C's own way: the turn B took next, as another turn (its own ids, a year later)
+    let in_a: std::collections::HashSet<String> = lines[..a_end]
+        .iter()
+        .filter_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["uuid"].as_str().map(str::to_string)
+        })
+        .collect();
+    let own_way: Vec<String> = lines[a_end..92]
+        .iter()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            for k in ["uuid", "parentUuid", "requestId"] {
+                if let Some(id) = v[k].as_str().filter(|id| !in_a.contains(*id)) {
+                    v[k] = serde_json::json!(format!("c-{id}"));
+                }
+            }
+            if let Some(id) = v.pointer("/message/id").and_then(|i| i.as_str()) {
+                v["message"]["id"] = serde_json::json!(format!("c-{id}"));
+            }
+            if let Some(t) = v["timestamp"].as_str() {
+                v["timestamp"] = serde_json::json!(t.replacen("2025-", "2026-", 1));
+            }
+            v.to_string()
+        })
+        .collect();
+    let file = |name: &str, body: String| {
+        let p = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&p, body).unwrap();
+        p
+    };
+    let a = file(
+        "9e953218-585f-4692-89df-9e0747a31c68",
+        lines[..a_end].join("\n") + "\n",
+    );
+    let b = file(
+        "bbbbbbbb-2222-4333-8444-555555555555",
+        resumed(&lines[..b_end], "bbbbbbbb-2222-4333-8444-555555555555"),
+    );
+    let c_lines: Vec<String> = lines[..a_end].iter().cloned().chain(own_way).collect();
+    let c = file(
+        "cccccccc-2222-4333-8444-555555555555",
+        resumed(&c_lines, "cccccccc-2222-4333-8444-555555555555"),
+    );
+    let mut figures = Vec::new();
+    for (order, _d, s, read) in every_order(&[a, b, c]) {
+        let [a, b, c] = [0, 1, 2].map(|k| read[k].conversations[0].clone());
+        let notes: Vec<&String> = read.iter().flat_map(|o| &o.report.notes).collect();
+        let tip_a = s.conversation(&a).unwrap().tip.unwrap();
+        for fork in [&b, &c] {
+            assert_eq!(
+                s.conversation(fork).unwrap().forked_from,
+                Some(cairn::model::ForkedFrom {
+                    conversation: a.clone(),
+                    message: tip_a.clone()
+                }),
+                "{order:?}: {notes:?}"
+            );
+        }
+        figures.push([&a, &b, &c].map(|id| own_figures(&s, id)));
+    }
+    assert!(figures.iter().all(|f| *f == figures[0]), "{figures:?}");
+    assert!(figures[0].iter().all(|f| f.2 > 0), "{figures:?}");
 }

@@ -2,8 +2,9 @@
 //! OpenHands'), a resume into a new file, an export read beside its session.
 //!
 //! Why apart from the import: the store counts a copied message once ([`crate::store::Copies`]); this says which
-//! of two sessions is the fork, from what the harness wrote in it (the session it was forked from), so the fork is
-//! recorded as the origin's as a cairn fork is and what they share counts in the origin, whichever was read first.
+//! of two sessions is the fork, from what the harness wrote in it (the session it was forked from) or, where it
+//! wrote nothing, from what each holds (one holds all of the other's path and goes on), so the fork is recorded as
+//! the origin's as a cairn fork is and what they share counts in the origin, whichever was read first.
 
 use crate::formats::ImportReport;
 use crate::store::{Store, StoreError};
@@ -18,7 +19,8 @@ pub(super) struct Written {
 }
 
 /// After a file's conversations were written: what they copied is said, and each is paired with its fork or
-/// origin ([`note_copies`], [`pair_restamped_forks`]); a conversation the write left as it was costs nothing.
+/// origin ([`note_copies`], [`pair_restamped_forks`], [`pair_continuations`]); a conversation the write left as it
+/// was costs nothing.
 pub(super) fn after_write(store: &mut Store, written: &[Written], report: &mut ImportReport) {
     let ids = |pick: fn(&Written) -> bool| -> Vec<String> {
         written
@@ -29,6 +31,9 @@ pub(super) fn after_write(store: &mut Store, written: &[Written], report: &mut I
     };
     note_copies(store, &ids(|w| w.copied), report);
     pair_restamped_forks(store, &ids(|w| w.grew), report);
+    for id in ids(|w| w.grew || w.copied) {
+        pair_continuations(store, &id, report);
+    }
 }
 
 /// Says in the report which conversations just written repeat another's requests ([`Store::copies_in`]). Where one
@@ -53,7 +58,9 @@ fn note_copies(store: &mut Store, ids: &[String], report: &mut ImportReport) {
                 note_repeats(id, &copies, report);
                 record_fork(store, id, &copies.conversation, &copies.message, report);
             }
-            (Ok(false), Ok(true)) => hand_copies(store, id, &copies.conversation, false, report),
+            (Ok(false), Ok(true)) => {
+                hand_copies(store, id, &copies.conversation, Hand::ReadBefore, report);
+            }
             (Ok(false), Ok(false)) => note_repeats(id, &copies, report),
             (Err(e), _) | (_, Err(e)) => report.notes.push(format!("copies not counted: {e}")),
         }
@@ -74,7 +81,7 @@ fn pair_restamped_forks(store: &mut Store, ids: &[String], report: &mut ImportRe
         match restamped_pairs(store, id) {
             Ok(pairs) => {
                 for (origin, fork) in pairs {
-                    hand_copies(store, &origin, &fork, true, report);
+                    hand_copies(store, &origin, &fork, Hand::Restamped, report);
                 }
             }
             Err(e) => report.notes.push(format!("forks not paired: {e}")),
@@ -118,31 +125,125 @@ fn stored_fork(store: &Store, id: &str) -> Result<bool, StoreError> {
     Ok(records_origin(&meta, firsts.iter()))
 }
 
-/// `origin` takes the counts of what it shares with `fork` (read before it and naming its origin; or, `restamped`,
-/// a fork its harness copied with new times), and the fork is recorded as the origin's.
+/// Why `origin` takes the counts of what it shares with a fork ([`hand_copies`]).
+#[derive(Clone, Copy)]
+enum Hand {
+    /// The fork names its origin and was read before it.
+    ReadBefore,
+    /// Its harness copied the history with the time it copied it ([`RESTAMPED_FORKS`]).
+    Restamped,
+    /// Neither names the other, and the fork holds all of the origin's path and goes on ([`pair_continuations`]).
+    Continues,
+}
+
+/// `origin` takes the counts of what it shares with `fork`, and the fork is recorded as the origin's. Returns whether
+/// anything changed.
 fn hand_copies(
     store: &mut Store,
     origin: &str,
     fork: &str,
-    restamped: bool,
+    how: Hand,
     report: &mut ImportReport,
-) {
-    match store.hand_copies_to(origin, fork, restamped) {
+) -> bool {
+    match store.hand_copies_to(origin, fork, matches!(how, Hand::Restamped)) {
         Ok(Some(copies)) => {
-            let why = if restamped {
-                "its harness stamped what it copied with the time it copied it"
-            } else {
-                "read before it"
+            let why = match how {
+                Hand::ReadBefore => "read before it",
+                Hand::Restamped => "its harness stamped what it copied with the time it copied it",
+                Hand::Continues => "it holds all of it and goes on, read before it",
             };
             report.notes.push(format!(
                 "{fork} is a fork of {origin} ({why}): the {} messages they share count once, in {origin}",
                 copies.messages
             ));
             record_fork(store, fork, origin, &copies.message, report);
+            true
         }
-        Ok(None) => {}
-        Err(e) => report.notes.push(format!("copies not counted: {e}")),
+        Ok(None) => false,
+        Err(e) => {
+            report.notes.push(format!("copies not counted: {e}"));
+            false
+        }
     }
+}
+
+/// Sessions that repeat each other where neither names the other (a harness that resumes a session into a new
+/// file, the whole history copied under a new session id: Claude Code's `--resume` before it kept the session's
+/// file; a session file copied by hand and gone on with). Where one holds all of another's path and goes on, it
+/// continues it, and is recorded as its fork, as a named fork is, whichever was read first; what they share counts
+/// in the one it continues. Conversation `id` (just written) is paired both ways: with the sessions that continue
+/// it, and with the session it continues (the deepest whose tip it holds). Two that hold the same (an export
+/// beside its session), or that went separate ways from a point both copied (neither's whole path is in the
+/// other: which came first is written nowhere), are not told apart, and their copies count in whichever was read
+/// first. An export of the same session (the id its harness gave it alike) is no fork.
+fn pair_continuations(store: &mut Store, id: &str, report: &mut ImportReport) {
+    if let Err(e) = continuations(store, id, report) {
+        report.notes.push(format!("continuations not paired: {e}"));
+    }
+}
+
+fn continuations(store: &mut Store, id: &str, report: &mut ImportReport) -> Result<(), StoreError> {
+    let own_session = harness_session(store, id)?;
+    // another session, of another id its harness gave it, and neither recorded as a fork of the other (a named
+    // fork whose origin went on past where it copied it is held whole by it, and is not continued by it)
+    let apart = |store: &Store, other: &str| -> Result<bool, StoreError> {
+        let from = |c: &str| {
+            store
+                .conversation(c)
+                .map(|c| c.forked_from.map(|f| f.conversation))
+        };
+        Ok(from(other)?.as_deref() != Some(id)
+            && from(id)?.as_deref() != Some(other)
+            && (own_session.is_none() || harness_session(store, other)? != own_session))
+    };
+    // the sessions that continue it
+    for h in store.holders_of_tip(id)? {
+        if h.goes_on
+            && !h.forked_deeper
+            && !stored_fork(store, &h.conversation)?
+            && apart(store, &h.conversation)?
+        {
+            continue_from(store, &h.conversation, id, &h.tip, report);
+        }
+    }
+    // the session it continues
+    if stored_fork(store, id)? {
+        return Ok(());
+    }
+    for h in store.tips_held_by(id)? {
+        if !h.goes_on || h.forked_deeper {
+            break;
+        }
+        if apart(store, &h.conversation)? {
+            continue_from(store, id, &h.conversation, &h.tip, report);
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Records `fork` as continuing `origin` from its tip `tip`: what the fork counted of their shared path counts in
+/// the origin.
+fn continue_from(
+    store: &mut Store,
+    fork: &str,
+    origin: &str,
+    tip: &str,
+    report: &mut ImportReport,
+) {
+    if !hand_copies(store, origin, fork, Hand::Continues, report) {
+        record_fork(store, fork, origin, tip, report);
+    }
+}
+
+/// The id the harness gave a stored session, where it wrote one ([`super::harness_session`]).
+fn harness_session(store: &Store, id: &str) -> Result<Option<String>, StoreError> {
+    let meta = store.conversation_meta(id)?;
+    let first = store.opening_metas(id, 1)?;
+    Ok(super::harness_session(
+        &meta,
+        first.first().unwrap_or(&serde_json::Value::Null),
+    ))
 }
 
 fn record_fork(store: &mut Store, id: &str, from: &str, message: &str, report: &mut ImportReport) {

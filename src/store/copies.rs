@@ -29,6 +29,20 @@ pub struct Copies {
     pub copy: String,
 }
 
+/// One conversation holding a copy of another's tip ([`Store::holders_of_tip`], [`Store::tips_held_by`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// The conversation that may continue the other.
+    pub conversation: String,
+    /// The id of the tip held, in the conversation it is the tip of.
+    pub tip: String,
+    /// The one that holds the copy goes on past it.
+    pub goes_on: bool,
+    /// The one that holds the copy is recorded as a fork from a message as deep as the tip or deeper: of a session
+    /// it shares as much with.
+    pub forked_deeper: bool,
+}
+
 /// The four token counts a provider measured (uncached input, output, cache reads, cache writes).
 type Counts = [Option<i64>; 4];
 /// A reply's provider request: its time, model and counts.
@@ -166,13 +180,18 @@ fn others_at<'a>(
     rows_at: impl IntoIterator<Item = &'a Row>,
     conv: i64,
 ) -> Result<Vec<Row>> {
-    let times: HashSet<i64> = rows_at.into_iter().map(|r| r.created_at).collect();
-    let times: Vec<String> = times.into_iter().map(|t| t.to_string()).collect();
     rows(
         tx,
         "created_at IN (SELECT value FROM json_each(?1)) AND conversation != ?2",
-        params![format!("[{}]", times.join(",")), conv],
+        params![instants(rows_at), conv],
     )
+}
+
+/// The instants of `rows`, as a JSON array for `json_each`.
+fn instants<'a>(rows: impl IntoIterator<Item = &'a Row>) -> String {
+    let times: HashSet<i64> = rows.into_iter().map(|r| r.created_at).collect();
+    let times: Vec<String> = times.into_iter().map(|t| t.to_string()).collect();
+    format!("[{}]", times.join(","))
 }
 
 /// How many messages of conversation `conv` are copies (its own rows: a cairn fork's shared bodies aside).
@@ -284,6 +303,95 @@ impl Store {
                 copy,
             }),
         )
+    }
+
+    /// The other conversations that hold a copy of `origin`'s tip ([`Row::request`], [`Row::message`]), and so all
+    /// of its path: a session its harness copied into a new file and went on with, or an export of it. Each with
+    /// the tip's id; whether it goes on past its copy; and whether it is recorded as a fork from a point as deep or
+    /// deeper already.
+    pub fn holders_of_tip(&self, origin: &str) -> Result<Vec<Holder>> {
+        let conv = conv_row(&self.conn, origin)?;
+        let Some(tip) = conv.tip else {
+            return Ok(Vec::new());
+        };
+        let Some((_, tip_id, _)) = ids_of(&self.conn, tip, tip)? else {
+            return Ok(Vec::new());
+        };
+        let own = rows(&self.conn, "seq = ?1", [tip])?;
+        let (seen, depth) = (Seen::of(&own, false), message_depth(&self.conn, tip)?);
+        let mut holders = Vec::new();
+        for o in others_at(&self.conn, &own, conv.seq)? {
+            if seen.first_same(&o).is_none() {
+                continue;
+            }
+            let (conversation, goes_on, forked_depth): (String, bool, Option<i64>) =
+                self.conn.query_row(
+                    "SELECT c.id, c.tip IS NOT m.seq, f.depth FROM messages m
+                     JOIN conversations c ON c.seq = m.conversation
+                     LEFT JOIN messages f ON f.seq = c.forked_from_message
+                     WHERE m.seq = ?1",
+                    [o.seq],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )?;
+            holders.push(Holder {
+                conversation,
+                tip: tip_id.clone(),
+                goes_on,
+                forked_deeper: forked_depth.is_some_and(|d| d >= depth),
+            });
+        }
+        Ok(holders)
+    }
+
+    /// The other conversations whose tip `conversation` holds a copy of (and so all of their paths), the deepest
+    /// tip first: the sessions it may continue. Each with that tip's id; whether `conversation` goes on past its
+    /// copy; and whether it is recorded as a fork from a point as deep or deeper already.
+    pub fn tips_held_by(&self, conversation: &str) -> Result<Vec<Holder>> {
+        let conv = conv_row(&self.conn, conversation)?;
+        let tips = rows(
+            &self.conn,
+            "created_at IN (SELECT created_at FROM measures WHERE conversation = ?1)
+             AND seq IN (SELECT tip FROM conversations WHERE seq != ?1 AND tip IS NOT NULL)",
+            [conv.seq],
+        )?;
+        if tips.is_empty() {
+            return Ok(Vec::new());
+        }
+        let own = rows(
+            &self.conn,
+            "conversation = ?1 AND created_at IN (SELECT value FROM json_each(?2))",
+            params![conv.seq, instants(&tips)],
+        )?;
+        let forked_depth: Option<i64> = self.conn.query_row(
+            "SELECT f.depth FROM conversations c LEFT JOIN messages f ON f.seq = c.forked_from_message
+             WHERE c.seq = ?1",
+            [conv.seq],
+            |r| r.get(0),
+        )?;
+        let seen = Seen::of(&own, false);
+        let mut held = Vec::new();
+        for t in &tips {
+            let Some(copy) = seen.first_same(t) else {
+                continue;
+            };
+            let (conversation, tip, depth): (String, String, i64) = self.conn.query_row(
+                "SELECT c.id, m.id, m.depth FROM messages m JOIN conversations c ON c.seq = m.conversation
+                 WHERE m.seq = ?1",
+                [t.seq],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )?;
+            held.push((
+                depth,
+                Holder {
+                    conversation,
+                    tip,
+                    goes_on: conv.tip != Some(copy),
+                    forked_deeper: forked_depth.is_some_and(|d| d >= depth),
+                },
+            ));
+        }
+        held.sort_by_key(|h| std::cmp::Reverse(h.0));
+        Ok(held.into_iter().map(|h| h.1).collect())
     }
 
     /// Records that an imported conversation was forked by its harness from `message` of `from` (its newest copy
@@ -417,6 +525,15 @@ impl Store {
             copy,
         }))
     }
+}
+
+/// How deep message row `seq` lies on its path (its root is 0).
+fn message_depth(tx: &rusqlite::Connection, seq: i64) -> Result<i64> {
+    Ok(
+        tx.query_row("SELECT depth FROM messages WHERE seq = ?1", [seq], |r| {
+            r.get(0)
+        })?,
+    )
 }
 
 /// The conversation and id of the message in row `original`, and the id of the one in row `copy`.
