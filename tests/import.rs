@@ -632,8 +632,9 @@ fn a_swe_agent_run_that_names_its_model_is_priced_as_that_model() {
         "{cost}"
     );
 
-    // before 1.0 the run's output folder names the model (`<model>__<data>__<config>__t-…`); SWE-agent's own
-    // aliases name none
+    // before 1.0 the run's output folder names the model (`<model>__<data>__<config>__t-…`), or the name SWE-agent
+    // gave it (`gpt4`: GPT-4 Turbo's preview, which this run was: SWE-agent computed $0.53839 from its price); a
+    // name neither the catalog nor SWE-agent knows names none
     for (run, model) in [
         (
             "claude-3-5-sonnet-20240620__SWE-bench_Lite__default__t-0.00__p-0.95__c-3.00__install-1",
@@ -641,6 +642,10 @@ fn a_swe_agent_run_that_names_its_model_is_priced_as_that_model() {
         ),
         (
             "gpt4__SWE-bench_Lite__default__t-0.00__p-0.95__c-3.00__install-1",
+            Some("gpt-4-1106-preview"),
+        ),
+        (
+            "my-model__SWE-bench_Lite__default__t-0.00__p-0.95__c-3.00__install-1",
             None,
         ),
     ] {
@@ -658,6 +663,12 @@ fn a_swe_agent_run_that_names_its_model_is_priced_as_that_model() {
         let path = s.active_path(&o.conversations[0]).unwrap();
         let reply = path.iter().find(|m| m.role == Role::Assistant).unwrap();
         assert_eq!(reply.meta["model"].as_str(), model, "{run}");
+        // priced by the catalog as SWE-agent priced it, to the cent
+        let st = cairn::stats::stats(&s, By::Model, None, &Default::default()).unwrap();
+        let cost = st.rows.iter().filter_map(|r| r.cost_usd).sum::<f64>();
+        if model == Some("gpt-4-1106-preview") {
+            assert!((cost - 0.53839).abs() < 0.005, "{cost}");
+        }
     }
 }
 

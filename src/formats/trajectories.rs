@@ -125,13 +125,45 @@ fn sweagent_model(doc: &Value) -> Option<String> {
 
 /// The model a run before SWE-agent 1.0 used, where its output folder names it: the run's name begins with the
 /// model's (`trajectories/<user>/<model>__<data>__<config>__t-<temperature>__…/<instance>.traj`, a `:` written
-/// `-`). Only a name the catalog lists is taken: SWE-agent's own aliases (`gpt4`) name no model.
+/// `-`), or with the name SWE-agent gave it ([`SWEAGENT_SHORTCUTS`]: `gpt4` is `gpt-4-1106-preview`). Only a name
+/// the catalog lists is taken.
 fn sweagent_run_model(path: &Path) -> Option<String> {
     let run = path.parent()?.file_name()?.to_str()?;
     let (model, rest) = run.split_once("__")?;
+    let model = SWEAGENT_SHORTCUTS
+        .iter()
+        .find(|(short, _)| *short == model)
+        .map_or(model, |(_, api)| api);
     (rest.contains("__t-") && crate::models::catalog::listed(model).is_some())
         .then(|| model.to_string())
 }
+
+/// The names SWE-agent before 1.0 gave models, and the API's model each stands for: the `SHORTCUTS` of its model
+/// classes (`sweagent/agent/models.py`, 0.7: OpenAI's, Anthropic's, Together's), as a run's folder names them.
+const SWEAGENT_SHORTCUTS: [(&str, &str); 22] = [
+    ("gpt3", "gpt-3.5-turbo-1106"),
+    ("gpt3-legacy", "gpt-3.5-turbo-16k-0613"),
+    ("gpt4", "gpt-4-1106-preview"),
+    ("gpt4-legacy", "gpt-4-0613"),
+    ("gpt4-0125", "gpt-4-0125-preview"),
+    ("gpt3-0125", "gpt-3.5-turbo-0125"),
+    ("gpt4-turbo", "gpt-4-turbo-2024-04-09"),
+    ("gpt4o", "gpt-4o-2024-05-13"),
+    ("gpt-4o-mini", "gpt-4o-mini-2024-07-18"),
+    ("gpt4omini", "gpt-4o-mini-2024-07-18"),
+    ("o1", "o1-preview-2024-09-12"),
+    ("o1-mini", "o1-mini-2024-09-12"),
+    ("claude-2", "claude-2.1"),
+    ("claude-opus", "claude-3-opus-20240229"),
+    ("claude-sonnet", "claude-3-sonnet-20240229"),
+    ("claude-haiku", "claude-3-haiku-20240307"),
+    ("claude-sonnet-3.5", "claude-3-5-sonnet-20240620"),
+    ("llama13b", "meta-llama/Llama-2-13b-chat-hf"),
+    ("llama70b", "meta-llama/Llama-2-70b-chat-hf"),
+    ("mistral7b", "mistralai/Mistral-7B-Instruct-v0.2"),
+    ("mixtral8x7b", "mistralai/Mixtral-8x7B-Instruct-v0.1"),
+    ("redpajama7b", "togethercomputer/RedPajama-INCITE-7B-Chat"),
+];
 
 /// SWE-agent measures a run as a whole (`info.model_stats`: tokens sent and received over all its calls, the
 /// calls, and what it computed they cost), never a reply: the sum is set on the last reply as the usage of that
