@@ -2829,7 +2829,7 @@ fn a_session_resumed_into_a_new_file_continues_the_one_it_copies_whichever_is_re
         totals(&s)
     };
     let mut figures = Vec::new();
-    for (order, _d, s, read) in every_order(&[a, b, c]) {
+    for (order, _d, s, read) in every_order(&[a.clone(), b.clone(), c]) {
         let [a, b, c] = [0, 1, 2].map(|k| read[k].conversations[0].clone());
         let notes: Vec<&String> = read.iter().flat_map(|o| &o.report.notes).collect();
         assert_eq!(totals(&s), whole, "{order:?}: {notes:?}");
@@ -2850,6 +2850,27 @@ fn a_session_resumed_into_a_new_file_continues_the_one_it_copies_whichever_is_re
     assert_eq!(figures.len(), 6);
     assert!(figures.iter().all(|f| *f == figures[0]), "{figures:?}");
     assert!(figures[0].iter().all(|f| f.2 > 0), "{figures:?}");
+
+    // B read after a copy of itself under another session id (both hold A whole and go on): it continues A still
+    let b_copy = file(
+        "dddddddd-2222-4333-8444-555555555555",
+        resumed(&lines[..b_end], "dddddddd-2222-4333-8444-555555555555"),
+    );
+    let (_d, mut s) = store();
+    let read: Vec<import::FileOutcome> = [&a, &b_copy, &b]
+        .iter()
+        .map(|f| import::import_file(&mut s, f, None))
+        .collect();
+    let tip_a = s.conversation(&read[0].conversations[0]).unwrap().tip;
+    for o in &read[1..] {
+        let from = s.conversation(&o.conversations[0]).unwrap().forked_from;
+        assert_eq!(
+            from.map(|f| (f.conversation, Some(f.message))),
+            Some((read[0].conversations[0].clone(), tip_a.clone())),
+            "{:?}",
+            o.report.notes
+        );
+    }
 
     // a copy of A's file taken later, when the session had gone on (its own session id still): the same session,
     // read twice, not a fork of it

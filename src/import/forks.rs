@@ -211,10 +211,11 @@ fn continuations(store: &mut Store, id: &str, report: &mut ImportReport) -> Resu
         return Ok(());
     }
     for h in store.tips_held_by(id)? {
-        if !h.goes_on || h.forked_deeper {
+        if h.forked_deeper {
             break;
         }
-        if apart(store, &h.conversation)? {
+        // a session it holds the same as (an export, a copy) is none it continues: what that one continues, it does
+        if h.goes_on && apart(store, &h.conversation)? {
             continue_from(store, id, &h.conversation, &h.tip, report);
             break;
         }
