@@ -2797,28 +2797,43 @@ fn every_order(
         .collect()
 }
 
+/// Where the image-paste session was left and resumed (each cut before a prompt of the user's): its first
+/// `LEFT_AT` lines are A, the session; its first `RESUMED_TO` lines, resumed into a new file, are B.
+const LEFT_AT: usize = 80;
+const RESUMED_TO: usize = 122;
+
+/// Writes `body` as the session file `<name>.jsonl` in `dir`.
+fn session_file(dir: &Path, name: &str, body: String) -> PathBuf {
+    let p = dir.join(format!("{name}.jsonl"));
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+/// The image-paste session's lines, A (the session as it was left) and B (A resumed into a new file and gone on a
+/// turn), written in `dir`.
+fn left_and_resumed(dir: &Path) -> (Vec<String>, PathBuf, PathBuf) {
+    let text = std::fs::read_to_string(fixture("claude-code/cc-2.0.5-image-paste.jsonl")).unwrap();
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let a = session_file(
+        dir,
+        "9e953218-585f-4692-89df-9e0747a31c68",
+        lines[..LEFT_AT].join("\n") + "\n",
+    );
+    let b = session_file(
+        dir,
+        "bbbbbbbb-2222-4333-8444-555555555555",
+        resumed(&lines[..RESUMED_TO], "bbbbbbbb-2222-4333-8444-555555555555"),
+    );
+    (lines, a, b)
+}
+
 #[test]
 fn a_session_resumed_into_a_new_file_continues_the_one_it_copies_whichever_is_read_first() {
     // Claude Code's `--resume` wrote the whole history into a new file under a new session id and went on there,
     // naming no origin: A, the session; B, A resumed and gone on a turn; C, B resumed and gone on to the end
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(fixture("claude-code/cc-2.0.5-image-paste.jsonl")).unwrap();
-    let lines: Vec<String> = text.lines().map(str::to_string).collect();
-    // each cut before a prompt of the user's: where a session is left and resumed
-    let (a_end, b_end) = (80, 122);
-    let file = |name: &str, body: String| {
-        let p = dir.path().join(format!("{name}.jsonl"));
-        std::fs::write(&p, body).unwrap();
-        p
-    };
-    let a = file(
-        "9e953218-585f-4692-89df-9e0747a31c68",
-        lines[..a_end].join("\n") + "\n",
-    );
-    let b = file(
-        "bbbbbbbb-2222-4333-8444-555555555555",
-        resumed(&lines[..b_end], "bbbbbbbb-2222-4333-8444-555555555555"),
-    );
+    let (lines, a, b) = left_and_resumed(dir.path());
+    let file = |name: &str, body: String| session_file(dir.path(), name, body);
     let c = file(
         "cccccccc-2222-4333-8444-555555555555",
         resumed(&lines, "cccccccc-2222-4333-8444-555555555555"),
@@ -2854,7 +2869,7 @@ fn a_session_resumed_into_a_new_file_continues_the_one_it_copies_whichever_is_re
     // B read after a copy of itself under another session id (both hold A whole and go on): it continues A still
     let b_copy = file(
         "dddddddd-2222-4333-8444-555555555555",
-        resumed(&lines[..b_end], "dddddddd-2222-4333-8444-555555555555"),
+        resumed(&lines[..RESUMED_TO], "dddddddd-2222-4333-8444-555555555555"),
     );
     let (_d, mut s) = store();
     let read: Vec<import::FileOutcome> = [&a, &b_copy, &b]
@@ -2896,18 +2911,16 @@ fn two_sessions_resumed_from_one_each_continue_it_whichever_is_read_first() {
     // A, the session; B, A resumed and gone on; C, A resumed again and gone on its own way (its own turn, later):
     // B and C each continue A, and neither the other
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(fixture("claude-code/cc-2.0.5-image-paste.jsonl")).unwrap();
-    let lines: Vec<String> = text.lines().map(str::to_string).collect();
-    let (a_end, b_end) = (80, 122);
+    let (lines, a, b) = left_and_resumed(dir.path());
     // C's own way: the turn B took next, as another turn (its own ids, a year later)
-    let in_a: std::collections::HashSet<String> = lines[..a_end]
+    let in_a: std::collections::HashSet<String> = lines[..LEFT_AT]
         .iter()
         .filter_map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
             v["uuid"].as_str().map(str::to_string)
         })
         .collect();
-    let own_way: Vec<String> = lines[a_end..92]
+    let own_way: Vec<String> = lines[LEFT_AT..92]
         .iter()
         .map(|l| {
             let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
@@ -2925,21 +2938,9 @@ fn two_sessions_resumed_from_one_each_continue_it_whichever_is_read_first() {
             v.to_string()
         })
         .collect();
-    let file = |name: &str, body: String| {
-        let p = dir.path().join(format!("{name}.jsonl"));
-        std::fs::write(&p, body).unwrap();
-        p
-    };
-    let a = file(
-        "9e953218-585f-4692-89df-9e0747a31c68",
-        lines[..a_end].join("\n") + "\n",
-    );
-    let b = file(
-        "bbbbbbbb-2222-4333-8444-555555555555",
-        resumed(&lines[..b_end], "bbbbbbbb-2222-4333-8444-555555555555"),
-    );
-    let c_lines: Vec<String> = lines[..a_end].iter().cloned().chain(own_way).collect();
-    let c = file(
+    let c_lines: Vec<String> = lines[..LEFT_AT].iter().cloned().chain(own_way).collect();
+    let c = session_file(
+        dir.path(),
         "cccccccc-2222-4333-8444-555555555555",
         resumed(&c_lines, "cccccccc-2222-4333-8444-555555555555"),
     );
