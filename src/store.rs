@@ -35,7 +35,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-pub use copies::{Copies, Holder};
+pub use copies::{Copies, Overlap};
 pub use error::{Result, StoreError};
 pub use identity::{fingerprint, own_fingerprint};
 pub use imported::{ImportedConversation, ImportedMessage};

@@ -200,10 +200,10 @@ fn continuations(store: &mut Store, id: &str, report: &mut ImportReport) -> Resu
     for h in store.holders_of_tip(id)? {
         if h.goes_on
             && !h.forked_deeper
-            && !stored_fork(store, &h.conversation)?
-            && apart(store, &h.conversation)?
+            && !stored_fork(store, &h.other)?
+            && apart(store, &h.other)?
         {
-            continue_from(store, &h.conversation, id, &h.tip, report);
+            continue_from(store, &h.other, id, &h.tip, report);
         }
     }
     // the session it continues
@@ -215,8 +215,8 @@ fn continuations(store: &mut Store, id: &str, report: &mut ImportReport) -> Resu
             break;
         }
         // a session it holds the same as (an export, a copy) is none it continues: what that one continues, it does
-        if h.goes_on && apart(store, &h.conversation)? {
-            continue_from(store, id, &h.conversation, &h.tip, report);
+        if h.goes_on && apart(store, &h.other)? {
+            continue_from(store, id, &h.other, &h.tip, report);
             break;
         }
     }

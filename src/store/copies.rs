@@ -29,17 +29,19 @@ pub struct Copies {
     pub copy: String,
 }
 
-/// One conversation holding a copy of another's tip ([`Store::holders_of_tip`], [`Store::tips_held_by`]).
+/// Two conversations one of which holds a copy of the other's tip, and so all of its path ([`Store::holders_of_tip`],
+/// [`Store::tips_held_by`]): the holder may continue the other.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Holder {
-    /// The conversation that may continue the other.
-    pub conversation: String,
+pub struct Overlap {
+    /// The other conversation than the one asked about: the holder ([`Store::holders_of_tip`]), or the one whose tip
+    /// is held ([`Store::tips_held_by`]).
+    pub other: String,
     /// The id of the tip held, in the conversation it is the tip of.
     pub tip: String,
-    /// The one that holds the copy goes on past it.
+    /// The holder goes on past its copy of the tip.
     pub goes_on: bool,
-    /// The one that holds the copy is recorded as a fork from a message as deep as the tip or deeper: of a session
-    /// it shares as much with.
+    /// The holder is recorded as a fork from a message as deep as the tip or deeper: of a session it shares as much
+    /// with.
     pub forked_deeper: bool,
 }
 
@@ -306,10 +308,9 @@ impl Store {
     }
 
     /// The other conversations that hold a copy of `origin`'s tip ([`Row::request`], [`Row::message`]), and so all
-    /// of its path: a session its harness copied into a new file and went on with, or an export of it. Each with
-    /// the tip's id; whether it goes on past its copy; and whether it is recorded as a fork from a point as deep or
-    /// deeper already.
-    pub fn holders_of_tip(&self, origin: &str) -> Result<Vec<Holder>> {
+    /// of its path: a session its harness copied into a new file and went on with, or an export of it. Each is the
+    /// holder.
+    pub fn holders_of_tip(&self, origin: &str) -> Result<Vec<Overlap>> {
         let conv = conv_row(&self.conn, origin)?;
         let Some(tip) = conv.tip else {
             return Ok(Vec::new());
@@ -324,17 +325,16 @@ impl Store {
             if seen.first_same(&o).is_none() {
                 continue;
             }
-            let (conversation, goes_on, forked_depth): (String, bool, Option<i64>) =
-                self.conn.query_row(
-                    "SELECT c.id, c.tip IS NOT m.seq, f.depth FROM messages m
+            let (other, goes_on, forked_depth): (String, bool, Option<i64>) = self.conn.query_row(
+                "SELECT c.id, c.tip IS NOT m.seq, f.depth FROM messages m
                      JOIN conversations c ON c.seq = m.conversation
                      LEFT JOIN messages f ON f.seq = c.forked_from_message
                      WHERE m.seq = ?1",
-                    [o.seq],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )?;
-            holders.push(Holder {
-                conversation,
+                [o.seq],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )?;
+            holders.push(Overlap {
+                other,
                 tip: tip_id.clone(),
                 goes_on,
                 forked_deeper: forked_depth.is_some_and(|d| d >= depth),
@@ -344,9 +344,9 @@ impl Store {
     }
 
     /// The other conversations whose tip `conversation` holds a copy of (and so all of their paths), the deepest
-    /// tip first: the sessions it may continue. Each with that tip's id; whether `conversation` goes on past its
-    /// copy; and whether it is recorded as a fork from a point as deep or deeper already.
-    pub fn tips_held_by(&self, conversation: &str) -> Result<Vec<Holder>> {
+    /// tip first (of equal depths, the one read first): the sessions it may continue. `conversation` is the
+    /// holder.
+    pub fn tips_held_by(&self, conversation: &str) -> Result<Vec<Overlap>> {
         let conv = conv_row(&self.conn, conversation)?;
         let tips = rows(
             &self.conn,
@@ -374,7 +374,7 @@ impl Store {
             let Some(copy) = seen.first_same(t) else {
                 continue;
             };
-            let (conversation, tip, depth): (String, String, i64) = self.conn.query_row(
+            let (other, tip, depth): (String, String, i64) = self.conn.query_row(
                 "SELECT c.id, m.id, m.depth FROM messages m JOIN conversations c ON c.seq = m.conversation
                  WHERE m.seq = ?1",
                 [t.seq],
@@ -382,8 +382,8 @@ impl Store {
             )?;
             held.push((
                 depth,
-                Holder {
-                    conversation,
+                Overlap {
+                    other,
                     tip,
                     goes_on: conv.tip != Some(copy),
                     forked_deeper: forked_depth.is_some_and(|d| d >= depth),
