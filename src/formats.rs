@@ -751,10 +751,13 @@ pub fn parse_bytes(
     }
     // Cline's history is a bare array of messages like a provider request's: told apart by what its replies carry
     let cline = || lines.len() == 1 && cline::is_cline(path, &lines[0].1);
-    // an OpenHands conversation of before the SDK: its first event's file, told by its place and shape
+    // an OpenHands conversation of before the SDK: its first event's file, told by its place and shape (an event
+    // names its source where it has one, and is an action or an observation)
     let openhands_events = || {
         lines.len() == 1
-            && lines[0].1.get("source").is_some()
+            && ["source", "action", "observation"]
+                .iter()
+                .any(|k| lines[0].1.get(k).is_some())
             && openhands::sessions::is_first_event(path)
     };
     let format = match format

@@ -2322,6 +2322,44 @@ fn a_session_that_grew_past_what_its_fork_copied_counts_what_they_share_once() {
 }
 
 #[test]
+fn an_openhands_conversation_whose_first_event_names_no_source_is_read_from_its_folder() {
+    // an event the app wrote without a source (OpenHands leaves out a field it has no value for) is still the
+    // conversation's first event, found by a folder walk and read whole
+    let id = "4f1c2a9e7b3d4c5e8f6a0b1c2d3e4f5a";
+    let src = fixture(&format!("openhands-v0/sessions/{id}"));
+    let home = tempfile::tempdir().unwrap();
+    let conv_dir = home.path().join("sessions").join(id);
+    std::fs::create_dir_all(conv_dir.join("events")).unwrap();
+    std::fs::copy(src.join("metadata.json"), conv_dir.join("metadata.json")).unwrap();
+    for e in std::fs::read_dir(src.join("events")).unwrap() {
+        let p = e.unwrap().path();
+        let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        if p.file_name().unwrap() == "0.json" {
+            v.as_object_mut().unwrap().remove("source");
+        }
+        std::fs::write(
+            conv_dir.join("events").join(p.file_name().unwrap()),
+            v.to_string(),
+        )
+        .unwrap();
+    }
+    let first = conv_dir.join("events/0.json");
+    let walked = import::collect_named(&[home.path().to_path_buf()]).unwrap();
+    assert_eq!(walked.files, std::slice::from_ref(&first));
+    let (_d, mut s) = store();
+    let o = import::import_file(&mut s, &first, None);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    assert_eq!(o.format, Some(Format::OpenHands));
+    let whole = {
+        let (_d, mut s) = store();
+        let o = import::import_file(&mut s, &src.join("events/0.json"), None);
+        assert!(o.error.is_none(), "{:?}", o.error);
+        s.conversation(&o.conversations[0]).unwrap().messages
+    };
+    assert_eq!(s.conversation(&o.conversations[0]).unwrap().messages, whole);
+}
+
+#[test]
 fn an_openhands_conversation_from_before_the_sdk_is_its_folder_of_events() {
     // the app's and the CLI's layout before the SDK: `sessions/<id>/events/<n>.json`, the metadata beside, cached
     // pages of events in `event_cache/`
