@@ -98,6 +98,7 @@ pub fn key(raw: &str) -> Option<String> {
     }
     let base = raw.split('@').next().unwrap_or(raw);
     let base = base.rsplit('/').next().unwrap_or(base);
+    let base = claude_of_cloud_id(base).unwrap_or(base);
     let base = match base.rsplit_once('-') {
         Some((head, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => head,
         _ => match openai_snapshot(base) {
@@ -114,6 +115,42 @@ pub fn key(raw: &str) -> Option<String> {
         base.to_string()
     };
     (!base.is_empty()).then_some(base)
+}
+
+/// The Claude model a cloud's id names, where `name` is one: Amazon Bedrock's `[region.]anthropic.<model>[-vN:M]`
+/// (`us.anthropic.claude-sonnet-4-5-20250929-v1:0`, `global.anthropic.claude-opus-4-7`; the region is a
+/// cross-region inference profile, the suffix the id's version) and Vertex AI's `<model>-vN` (`claude-3-5-sonnet-v2`,
+/// whose date follows an `@`): the model Anthropic names without them, with its tokenizer and rules. What it is
+/// priced at is the cloud's ([`catalog::routed`]: a regional profile costs more).
+fn claude_of_cloud_id(name: &str) -> Option<&str> {
+    let model = match name.find("anthropic.claude-") {
+        // only a region's and the vendor's prefix before it: `us.`, `us-gov.`, `global.`
+        Some(at)
+            if name[..at]
+                .strip_suffix('.')
+                .unwrap_or(&name[..at])
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'-') =>
+        {
+            &name[at + "anthropic.".len()..]
+        }
+        Some(_) => return None,
+        None if name.starts_with("claude-") => name,
+        None => return None,
+    };
+    // the id's version: `-v1:0`, `-v2`
+    let model = match model.rsplit_once("-v") {
+        Some((head, v))
+            if head.bytes().any(|b| b.is_ascii_digit())
+                && !v.is_empty()
+                && v.split(':')
+                    .all(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) =>
+        {
+            head
+        }
+        _ => model,
+    };
+    (model != name).then_some(model)
 }
 
 /// The model of an OpenAI snapshot's name: `gpt-4.1` of `gpt-4.1-2025-04-14` (a `-YYYY-MM-DD` suffix).
@@ -689,6 +726,56 @@ mod tests {
         assert_eq!(cost("gpt-4o-2024-08-06", &u, 0, &none), Some(2.5));
         assert_eq!(key("<synthetic>"), None);
         assert_eq!(key(""), None);
+        // Amazon Bedrock's ids (as Claude Code, opencode and LiteLLM record them) and Vertex AI's are Claude's
+        for (id, k) in [
+            (
+                "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+                "claude-sonnet-4-5",
+            ),
+            (
+                "bedrock/global.anthropic.claude-opus-4-7",
+                "claude-opus-4-7",
+            ),
+            (
+                "amazon-bedrock/us-gov.anthropic.claude-3-7-sonnet-20250219-v1:0",
+                "claude-3-7-sonnet",
+            ),
+            (
+                "anthropic.claude-3-5-sonnet-20241022-v2:0",
+                "claude-3-5-sonnet",
+            ),
+            ("anthropic.claude-sonnet-4-6", "claude-sonnet-4-6"),
+            (
+                "vertex_ai/claude-3-5-sonnet-v2@20241022",
+                "claude-3-5-sonnet",
+            ),
+        ] {
+            assert_eq!(key(id).as_deref(), Some(k), "{id}");
+        }
+        // ...priced as Bedrock prices them: a regional profile at Amazon's 10% more, a global one at the list
+        let u = crate::model::Usage {
+            input_tokens: 100_000,
+            ..Default::default()
+        };
+        let at = |name: &str| cost(name, &u, 0, &none).map(|c| (c * 1e6).round() / 1e6);
+        assert_eq!(at("claude-sonnet-4-5"), Some(0.3));
+        assert_eq!(
+            at("global.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            Some(0.3)
+        );
+        assert_eq!(
+            at("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            Some(0.33)
+        );
+        let p = price::Pricer::new(&none);
+        assert_eq!(
+            p.cost("us.anthropic.claude-sonnet-4-5-20250929-v1:0", &u, 0)
+                .map(|c| (c * 1e6).round()),
+            Some(330_000.0)
+        );
+        // a version that is the model's own is kept
+        assert_eq!(key("mimo-v2.5-pro").as_deref(), Some("mimo-v2.5-pro"));
+        assert_eq!(key("claude-v2:1").as_deref(), Some("claude-v2:1"));
     }
 
     #[test]
@@ -702,6 +789,15 @@ mod tests {
         assert_eq!(family("mimo-v2.5-pro"), Family::Other);
         // a Claude model newer than the catalog: its provider is still known, and its generation
         assert_eq!(family("claude-sonnet-5-2"), Family::ClaudeNew);
+        // through a cloud: the model's own family (Opus 4.7 on Bedrock counts with the newer tokenizer)
+        assert_eq!(
+            family("global.anthropic.claude-opus-4-7"),
+            Family::ClaudeNew
+        );
+        assert_eq!(
+            family("us.anthropic.claude-sonnet-4-20250514-v1:0"),
+            Family::Claude
+        );
         assert_eq!(tokenizer("gpt-5.3-codex"), Tokenizer::O200k);
         assert!(!keeps_past_thinking("claude-3-7-sonnet"));
         assert!(keeps_past_thinking("claude-opus-4-8"));

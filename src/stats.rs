@@ -194,37 +194,11 @@ pub fn stats(
     since: Option<i64>,
     prices: &BTreeMap<String, Price>,
 ) -> Result<Stats, StoreError> {
-    let mut groups = store.usage(by, since)?;
-    if by == By::Model {
-        // one row per model, whatever date suffix its replies carried, and per speed it was served at (fast mode
-        // is priced apart: `claude-opus-4-8@fast`)
-        let mut merged: BTreeMap<String, crate::store::UsageGroup> = BTreeMap::new();
-        for g in groups {
-            // Claude Code's `<synthetic>` placeholder and the like are no model
-            if crate::models::key(&g.key).is_none() {
-                continue;
-            }
-            let key = crate::models::priced_key(&g.key);
-            let m = merged
-                .entry(key.clone())
-                .or_insert_with(|| crate::store::UsageGroup {
-                    key,
-                    ..Default::default()
-                });
-            m.sessions += g.sessions;
-            m.subagents += g.subagents;
-            m.turns += g.turns;
-            m.replies += g.replies;
-            m.tool_calls += g.tool_calls;
-            m.tool_errors += g.tool_errors;
-            m.compactions += g.compactions;
-            m.wall_ms += g.wall_ms;
-            m.unrecorded_prompts += g.unrecorded_prompts;
-            m.by_model.extend(g.by_model);
-            m.buckets.extend(g.buckets);
-        }
-        groups = merged.into_values().collect();
-    }
+    // by model: one row per model, whatever date suffix or cloud's id its replies carried, and per speed it was
+    // served at (fast mode is priced apart: `claude-opus-4-8@fast`); Claude Code's `<synthetic>` placeholder and
+    // the like are no model
+    let model_key = |name: &str| crate::models::key(name).map(|_| crate::models::priced_key(name));
+    let groups = store.usage(by, since, &model_key)?;
     let pricer = crate::models::Pricer::new(prices);
     let rows = groups
         .into_iter()

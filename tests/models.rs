@@ -571,6 +571,49 @@ fn one_hour_cache_writes_cost_twice_the_input_and_unknown_models_cost_unknown() 
 }
 
 #[test]
+fn a_model_through_a_cloud_is_that_model_priced_at_the_cloud_s_rate() {
+    // one session whose replies name Claude Sonnet 4.5 by Anthropic's id and by Amazon Bedrock's (a US regional
+    // profile, 10% above the list; a global one, at it), as harnesses on Bedrock record them: one model, one
+    // session, each reply at what its route charged
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cloud.jsonl");
+    let mut lines = vec![];
+    let mut parent = Value::Null;
+    for (n, model) in [
+        "claude-sonnet-4-5-20250929",
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (u, a) = (format!("u{n}"), format!("a{n}"));
+        lines.push(
+            json!({"type": "user", "uuid": u, "parentUuid": parent, "sessionId": "cloud",
+                          "timestamp": format!("2026-11-02T10:0{n}:00Z"),
+                          "message": {"role": "user", "content": format!("question {n}")}}),
+        );
+        lines.push(json!({"type": "assistant", "uuid": a, "parentUuid": u, "sessionId": "cloud",
+                          "requestId": format!("r{n}"), "timestamp": format!("2026-11-02T10:0{n}:05Z"),
+                          "message": {"id": format!("m{n}"), "role": "assistant", "model": model,
+                                      "content": [{"type": "text", "text": "answer"}],
+                                      "usage": {"input_tokens": 100_000, "output_tokens": 0}}}));
+        parent = json!(a);
+    }
+    write_jsonl(&p, &lines);
+    let mut s = Store::open_in_memory().unwrap();
+    import(&mut s, &p);
+    let rows = stats_by(&mut s, &Settings::default(), By::Model).rows;
+    let got: Vec<(&str, u64, u64, u64)> = rows
+        .iter()
+        .map(|r| (r.key.as_str(), r.sessions, r.turns, r.input_tokens))
+        .collect();
+    assert_eq!(got, [("claude-sonnet-4-5", 1, 3, 300_000)]);
+    let cost = rows[0].cost_usd.unwrap();
+    assert!((cost - (0.3 + 0.33 + 0.3)).abs() < 1e-9, "{cost}");
+}
+
+#[test]
 fn a_session_that_recorded_no_usage_has_no_cost() {
     let mut s = Store::open_in_memory().unwrap();
     import(&mut s, &fixture("small/codex-legacy-rollout.jsonl"));

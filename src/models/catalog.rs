@@ -21,6 +21,9 @@ pub const FEED: &str = genai_prices::REMOTE_DATA_URL;
 pub struct Listed {
     pub provider: String,
     pub id: String,
+    /// The name the provider's entry is priced by: its id, or for a router's entry the name the router was asked
+    /// (Bedrock's regional entries match the profile's ids, not their own).
+    pub asked: String,
     pub window: Option<u64>,
     /// Listed by the data bundled with this build, not by the fetched copy in use (which lacks it).
     pub bundled: bool,
@@ -208,7 +211,8 @@ impl Catalog {
         // what a fetched copy does not list, the data bundled with this build may (a copy older than this cairn)
         // (a name without a router's `provider/` prefix has no routed entry anywhere: the listing alone decides)
         if self.loaded.is_some()
-            && (a.listed.is_none() || (a.routed.is_none() && name.contains('/')))
+            && (a.listed.is_none()
+                || (a.routed.is_none() && (name.contains('/') || bedrock_style(name))))
         {
             let b = ask(Calculator::bundled(), name, true);
             a = Answer {
@@ -280,11 +284,30 @@ fn swap(catalog: Catalog) {
     }
 }
 
+/// Whether a name is written as Amazon Bedrock writes its ids, `[region.]vendor.model` (`us.anthropic.claude-…`,
+/// `amazon.nova-pro-v1:0`, `meta.llama3-1-70b-instruct-v1:0`): its first part, before a dot, is a word (a model's
+/// own dotted name, `gpt-4.1`, `claude-sonnet-4.6`, has a version there).
+fn bedrock_style(name: &str) -> bool {
+    !name.contains('/')
+        && name.split_once('.').is_some_and(|(head, rest)| {
+            !head.is_empty()
+                && head.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
+                && rest.starts_with(|c: char| c.is_ascii_lowercase())
+        })
+}
+
 /// A name as a router or proxy writes it (LiteLLM's `provider/model`, which Aider records): the entry of the
-/// provider the prefix names, where the catalog has that provider and it lists the rest with a price.
+/// provider the prefix names, where the catalog has that provider and it lists the rest with a price. A Bedrock
+/// id without a prefix (Claude Code on Bedrock records one) is Bedrock's entry: what Amazon charges for it (a
+/// regional profile more than a global one).
 fn ask_routed(calc: &Calculator, name: &str, bundled: bool) -> Option<Listed> {
-    let (prefix, rest) = name.split_once('/')?;
-    calc.find_provider(Some(prefix), None).ok().flatten()?;
+    let (prefix, rest) = match name.split_once('/') {
+        Some(split) => split,
+        None if bedrock_style(name) => ("bedrock", name),
+        None => return None,
+    };
+    let provider = calc.find_provider(Some(prefix), None).ok().flatten()?;
+    let prefix = provider.id();
     // a model the provider lists without a price (GitHub Copilot's included models) keeps its own list price
     let mut usage = Usage::new();
     usage.insert("input_tokens", 1_000_000.0);
@@ -295,6 +318,7 @@ fn ask_routed(calc: &Calculator, name: &str, bundled: bool) -> Option<Listed> {
         .filter(|p| p.total_price > 0.0)?;
     Some(Listed {
         window: window_of(calc, &p.provider_id, &p.model_id),
+        asked: rest.to_string(),
         provider: p.provider_id,
         id: p.model_id,
         bundled,
@@ -327,6 +351,7 @@ fn ask(calc: &Calculator, name: &str, bundled: bool) -> Answer {
             provider: Some(p.provider_id.clone()),
             listed: Some(Listed {
                 window: window_of(calc, &p.provider_id, &p.model_id),
+                asked: p.model_id.clone(),
                 provider: p.provider_id,
                 id: p.model_id,
                 bundled,
@@ -432,6 +457,21 @@ mod tests {
             routed("github-copilot/claude-sonnet-4.6").map(|l| l.provider),
             Some("github-copilot".into())
         );
+        // Amazon Bedrock's ids, bare or LiteLLM's: Bedrock's entry (a regional profile is listed apart)
+        for id in [
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "anthropic.claude-3-5-sonnet-20241022-v2:0",
+        ] {
+            assert_eq!(routed(id).map(|l| l.provider), Some("aws".into()), "{id}");
+        }
+        assert_ne!(
+            routed("us.anthropic.claude-sonnet-4-5-20250929-v1:0").map(|l| l.id),
+            routed("global.anthropic.claude-sonnet-4-5-20250929-v1:0").map(|l| l.id)
+        );
+        assert_eq!(routed("gpt-4.1"), None);
+        assert_eq!(routed("claude-sonnet-4.6"), None);
         // a prefix that names no provider the catalog has, and a name without one: none
         assert_eq!(routed("my-proxy/claude-sonnet-4"), None);
         assert_eq!(routed("claude-sonnet-4"), None);

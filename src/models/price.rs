@@ -263,7 +263,7 @@ pub fn cost(
     if usage.web_search_requests > 0 {
         u.insert("web_searches", usage.web_search_requests as f64 / n);
     }
-    let mut req = PriceRequest::new(&listed.id, &u).with_provider_id(&listed.provider);
+    let mut req = PriceRequest::new(&listed.asked, &u).with_provider_id(&listed.provider);
     if at_ms > 0 {
         req = req.with_timestamp(
             std::time::UNIX_EPOCH + std::time::Duration::from_millis(at_ms.unsigned_abs()),

@@ -119,18 +119,20 @@ type UsageConv = (String, Option<String>, Option<String>, bool);
 type Spans = HashMap<String, HashMap<i64, (i64, i64)>>;
 
 /// How usage is grouped: the key and the conversations the keys are made from.
-struct Grouping {
+struct Grouping<'a> {
     by: By,
     convs: HashMap<i64, UsageConv>,
+    /// By model: the row a model's name counts under (None: it is no model, and counts under none).
+    model_key: &'a dyn Fn(&str) -> Option<String>,
 }
 
-impl Grouping {
+impl Grouping<'_> {
     /// The key a row of conversation `conv`, model and day `d` counts under; None when it counts under none.
     fn key_of(&self, conv: i64, model: &Option<String>, d: i64) -> Option<String> {
         let convs = &self.convs;
         Some(match self.by {
             By::Conversation => convs.get(&conv)?.0.clone(),
-            By::Model => model.clone()?,
+            By::Model => (self.model_key)(model.as_deref()?)?,
             By::Project => convs
                 .get(&conv)?
                 .2
@@ -143,8 +145,15 @@ impl Grouping {
 }
 
 impl Store {
-    /// Usage grouped by `by`, from `since` (epoch ms) on.
-    pub fn usage(&self, by: By, since: Option<i64>) -> Result<Vec<UsageGroup>> {
+    /// Usage grouped by `by`, from `since` (epoch ms) on. By model, a reply's model name counts under the row
+    /// `model_key` names (the caller's: the store reads no model name), so the names one model goes by are one row
+    /// and a session that used two of them one session; a name it gives no row is left out.
+    pub fn usage(
+        &self,
+        by: By,
+        since: Option<i64>,
+        model_key: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Vec<UsageGroup>> {
         let since = since.unwrap_or(i64::MIN);
         if by == By::Tool {
             return self.usage_by_tool(since);
@@ -152,6 +161,7 @@ impl Store {
         let g = Grouping {
             by,
             convs: self.usage_conversations()?,
+            model_key,
         };
         let mut groups: HashMap<String, UsageGroup> = HashMap::new();
         let since_day = if since == i64::MIN {
@@ -176,7 +186,7 @@ impl Store {
             }
         }
         if by == By::Model {
-            self.tool_calls_by_model(since, &mut groups)?;
+            self.tool_calls_by_model(since, model_key, &mut groups)?;
         }
         self.unrecorded_prompts(&g, since, &mut groups)?;
         let mut out: Vec<UsageGroup> = groups.into_values().collect();
@@ -407,15 +417,18 @@ impl Store {
     fn tool_calls_by_model(
         &self,
         since: i64,
+        model_key: &dyn Fn(&str) -> Option<String>,
         groups: &mut HashMap<String, UsageGroup>,
     ) -> Result<()> {
         let mut stmt = self.conn.prepare(
-            "SELECT coalesce(t.model, '(no model)'), count(*), sum(t.is_error)
-             FROM tool_calls t WHERE t.created_at >= ?1 GROUP BY 1",
+            "SELECT t.model, count(*), sum(t.is_error)
+             FROM tool_calls t WHERE t.created_at >= ?1 AND t.model IS NOT NULL GROUP BY 1",
         )?;
         let mut rows = stmt.query([since])?;
         while let Some(r) = rows.next()? {
-            let k: String = r.get(0)?;
+            let Some(k) = model_key(&r.get::<_, String>(0)?) else {
+                continue;
+            };
             let g = groups.entry(k.clone()).or_insert_with(|| UsageGroup {
                 key: k,
                 ..UsageGroup::default()
