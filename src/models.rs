@@ -98,6 +98,12 @@ pub fn key(raw: &str) -> Option<String> {
     }
     let base = raw.split('@').next().unwrap_or(raw);
     let base = base.rsplit('/').next().unwrap_or(base);
+    let base = variant(base).map_or(base, |(b, _)| b);
+    // a setting written after the name, as Claude Code writes its 1M-token context (`claude-sonnet-4-5[1m]`)
+    let base = match base.split_once('[') {
+        Some((head, _)) if base.ends_with(']') && !head.is_empty() => head,
+        _ => base,
+    };
     let base = claude_of_cloud_id(base).unwrap_or(base);
     let base = match base.rsplit_once('-') {
         Some((head, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => head,
@@ -115,6 +121,56 @@ pub fn key(raw: &str) -> Option<String> {
         base.to_string()
     };
     (!base.is_empty()).then_some(base)
+}
+
+/// How a router's variant of a model is served and priced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// Only which provider serves it changes: the model's own price.
+    Routing,
+    /// Served at no charge.
+    Free,
+    /// An entry of its own, priced apart: where the catalog lists it.
+    Listed,
+}
+
+/// OpenRouter's variants (`<model>:<variant>`, its documentation's "Model Variants"): the routing ones, accepted on
+/// any model (`:nitro`, `:floor`, `:exacto`, a reasoning effort); the catalog's, entries of their own (`:free`,
+/// `:thinking`, `:extended`, `:batch`, `:beta`). Every one is the model (its tokenizer, its rules); the catalog's
+/// are priced apart. `:online` (a web-search plugin charged beside the tokens) is none of them.
+const ROUTING_VARIANTS: &[&str] = &[
+    "nitro",
+    "floor",
+    "exacto",
+    "reasoning-exclude",
+    "none",
+    "minimal",
+    "low",
+    "medium",
+    "high",
+    "xhigh",
+    "max",
+];
+const LISTED_VARIANTS: &[&str] = &["thinking", "extended", "batch", "beta"];
+
+/// A name's router variant, and the name without it (`openrouter/qwen/qwen3-coder` and [`Variant::Free`] of
+/// `openrouter/qwen/qwen3-coder:free`). None for a name without one (an Ollama tag, `qwen2.5-coder:32b`, and a
+/// Bedrock id's version, `…-v1:0`, are the model's own name).
+pub fn variant(name: &str) -> Option<(&str, Variant)> {
+    let (base, v) = name.rsplit_once(':')?;
+    if base.is_empty() || base.ends_with('/') {
+        return None;
+    }
+    let kind = if v == "free" {
+        Variant::Free
+    } else if ROUTING_VARIANTS.contains(&v) {
+        Variant::Routing
+    } else if LISTED_VARIANTS.contains(&v) {
+        Variant::Listed
+    } else {
+        return None;
+    };
+    Some((base, kind))
 }
 
 /// The Claude model a cloud's id names, where `name` is one: Amazon Bedrock's `[region.]anthropic.<model>[-vN:M]`
@@ -312,6 +368,7 @@ pub const NEW_CLAUDE_SCALE: f64 = 1.3;
 /// Everything known of a model by its name (the key of [`key`] or a raw name): the catalog, then cairn's rules.
 /// `prices` are the settings file's.
 pub fn model(name: &str, prices: &std::collections::BTreeMap<String, Price>) -> Model {
+    let raw = name;
     // what a router's `provider/model` is priced and sized by; the family is the model's, by its key
     let routed = catalog::routed(name);
     let name = key_or_raw(name);
@@ -345,11 +402,13 @@ pub fn model(name: &str, prices: &std::collections::BTreeMap<String, Price>) -> 
         Family::Claude => claude_version(id).is_none_or(|(_, major, _)| major >= 4),
         _ => true,
     };
+    // a router's free variant costs nothing, listed or not
+    let free = variant(raw).is_some_and(|(_, v)| v == Variant::Free);
     let own = price::own(&name, prices);
     let own_price = own.is_some();
     // prices and window: the router's entry where it has one, else the model's
     let sized = routed.as_ref().or(listed.as_ref());
-    let priced = own_price || sized.is_some();
+    let priced = own_price || free || sized.is_some();
     Model {
         // a router that does not say its window serves the model's
         listed_window: sized
@@ -376,6 +435,8 @@ pub fn model(name: &str, prices: &std::collections::BTreeMap<String, Price>) -> 
             Source::Settings
         } else if sized.is_some() {
             Source::Catalog
+        } else if free {
+            Source::Cairn
         } else {
             Source::Default
         },
@@ -688,6 +749,28 @@ mod tests {
         let p = price::Pricer::new(&none);
         let fast = p.cost("openrouter/qwen/qwen3-235b-a22b", &u, 0).unwrap();
         assert!((fast - c).abs() < 1e-9);
+        // OpenRouter's variants: a routing one at the model's price, a free one at nothing (never the paid
+        // model's), another listed one at its own entry's price, or unknown where the catalog does not list it
+        for pricer in [true, false] {
+            let at = |name: &str| {
+                if pricer {
+                    p.cost(name, &u, 0)
+                } else {
+                    cost(name, &u, 0, &none)
+                }
+            };
+            assert_eq!(at("openrouter/qwen/qwen3-235b-a22b:nitro"), Some(c));
+            assert_eq!(at("openrouter/qwen/qwen3-coder:free"), Some(0.0));
+            assert_eq!(at("openrouter/deepseek/deepseek-r1:free"), Some(0.0));
+            assert!(at("openrouter/deepseek/deepseek-r1").is_some_and(|c| c > 0.0));
+            assert_eq!(at("openrouter/qwen/qwen3-235b-a22b:batch"), None);
+            let batch = at("openrouter/anthropic/claude-haiku-5.5:batch").unwrap();
+            let full = at("openrouter/anthropic/claude-haiku-5.5").unwrap();
+            assert!((batch - full / 2.0).abs() < 1e-9, "{batch} {full}");
+        }
+        let free = model("openrouter/qwen/qwen3-coder:free", &none);
+        assert!(free.priced);
+        assert_eq!(free.name, "qwen3-coder");
     }
 
     #[test]
@@ -726,6 +809,11 @@ mod tests {
         assert_eq!(cost("gpt-4o-2024-08-06", &u, 0, &none), Some(2.5));
         assert_eq!(key("<synthetic>"), None);
         assert_eq!(key(""), None);
+    }
+
+    #[test]
+    fn a_cloud_s_id_and_a_router_s_variant_are_the_model() {
+        let none = Default::default();
         // Amazon Bedrock's ids (as Claude Code, opencode and LiteLLM record them) and Vertex AI's are Claude's
         for (id, k) in [
             (
@@ -772,6 +860,32 @@ mod tests {
             p.cost("us.anthropic.claude-sonnet-4-5-20250929-v1:0", &u, 0)
                 .map(|c| (c * 1e6).round()),
             Some(330_000.0)
+        );
+        // OpenRouter's variants and Claude Code's 1M-context setting are the model
+        for (id, k) in [
+            (
+                "openrouter/anthropic/claude-3.5-sonnet:beta",
+                "claude-3-5-sonnet",
+            ),
+            ("openrouter/qwen/qwen3-coder:free", "qwen3-coder"),
+            ("openrouter/openai/gpt-5.2:nitro", "gpt-5.2"),
+            ("deepseek/deepseek-r1:floor", "deepseek-r1"),
+            ("claude-sonnet-4-5-20250929[1m]", "claude-sonnet-4-5"),
+        ] {
+            assert_eq!(key(id).as_deref(), Some(k), "{id}");
+        }
+        // ...but an Ollama tag, a web-search plugin, a Bedrock id's version are part of the name
+        assert_eq!(
+            key("ollama_chat/qwen2.5-coder:32b").as_deref(),
+            Some("qwen2.5-coder:32b")
+        );
+        assert_eq!(
+            key("anthropic/claude-sonnet-4:online").as_deref(),
+            Some("claude-sonnet-4:online")
+        );
+        assert_eq!(
+            key("amazon.nova-pro-v1:0").as_deref(),
+            Some("amazon.nova-pro-v1:0")
         );
         // a version that is the model's own is kept
         assert_eq!(key("mimo-v2.5-pro").as_deref(), Some("mimo-v2.5-pro"));

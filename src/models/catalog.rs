@@ -308,6 +308,13 @@ fn ask_routed(calc: &Calculator, name: &str, bundled: bool) -> Option<Listed> {
     };
     let provider = calc.find_provider(Some(prefix), None).ok().flatten()?;
     let prefix = provider.id();
+    // a routing variant (`:nitro`) is the model's own entry; a free one is listed at nothing
+    let variant = super::variant(rest);
+    let rest = match variant {
+        Some((base, super::Variant::Routing)) => base,
+        _ => rest,
+    };
+    let free = matches!(variant, Some((_, super::Variant::Free)));
     // a model the provider lists without a price (GitHub Copilot's included models) keeps its own list price
     let mut usage = Usage::new();
     usage.insert("input_tokens", 1_000_000.0);
@@ -315,7 +322,7 @@ fn ask_routed(calc: &Calculator, name: &str, bundled: bool) -> Option<Listed> {
     let p = calc
         .calculate(&PriceRequest::new(rest, &usage).with_provider_id(prefix))
         .ok()
-        .filter(|p| p.total_price > 0.0)?;
+        .filter(|p| free || p.total_price > 0.0)?;
     Some(Listed {
         window: window_of(calc, &p.provider_id, &p.model_id),
         asked: rest.to_string(),

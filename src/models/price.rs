@@ -235,12 +235,20 @@ pub fn cost(
                 + usage.web_search_requests as f64 * p.web_search.unwrap_or(0.0) / 1_000.0,
         );
     }
-    // a router's `provider/model` is priced as that provider's model (what was paid), else the model by its key
+    // a router's `provider/model` is priced as that provider's model (what was paid), else the model by its key;
+    // a router's free variant at nothing, and its other listed variants only where the catalog lists them
     let speed = super::speed(model);
     let bare = speed.map_or(model, |s| &model[..model.len() - s.len() - 1]);
+    let variant = super::variant(bare).map(|(_, v)| v);
+    if variant == Some(super::Variant::Free) {
+        return Some(0.0);
+    }
     // one catalog for the match and the price (another may be installed meanwhile)
     let catalog = super::catalog::current();
-    let listed = catalog.routed(bare).or_else(|| catalog.listed(&name))?;
+    let listed = match variant {
+        Some(super::Variant::Listed) => catalog.routed(bare)?,
+        _ => catalog.routed(bare).or_else(|| catalog.listed(&name))?,
+    };
     // a sum of several requests is priced as that many requests of its average size (a tier applies per request)
     let n = usage.request_count() as f64;
     let write = usage.cache_creation_input_tokens;
@@ -481,7 +489,9 @@ impl<'a> Pricer<'a> {
         }
         // rates are kept per key, except for a router's name, priced as that provider's model
         let r = super::key(model).map(|k| {
-            let name = if super::catalog::routed(model).is_some() {
+            // a router's variant priced apart (`:free`, `:batch`) has rates of its own
+            let apart = super::variant(model).is_some_and(|(_, v)| v != super::Variant::Routing);
+            let name = if apart || super::catalog::routed(model).is_some() {
                 model.to_string()
             } else {
                 // a speed is priced apart: its rates are probed as its own
