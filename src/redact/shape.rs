@@ -7,7 +7,8 @@
 //! What stays out, by the shape alone (none of it a hand list of names): the ids harnesses and providers write
 //! (`toolu_`, `msg_`, `req_`, `call_`, `ses_`: bodies of 24 to 26 characters; OpenAI's `rs_`, `fc_`: lowercase
 //! hex), hashes (one case), slugs and dated names (no long run), base64 and paths (the token runs on with `+`,
-//! `/`, `=` or starts after `.`, `/`, `+`). Measured on every sample transcript and fixture: no token found.
+//! `/`, `=` or starts after `.`, `/`, `+`). Measured on every sample transcript and fixture: no token found. One
+//! prefix says a token is a secret key whatever the case of its body ([`SECRET_KEY_PREFIX`]).
 
 /// The least length of a key's body.
 const MIN_BODY: usize = 32;
@@ -15,6 +16,12 @@ const MIN_BODY: usize = 32;
 const MIN_RUN: usize = 24;
 /// The least Shannon entropy (bits a character) of a key's body.
 const MIN_ENTROPY: f64 = 4.0;
+/// The prefix that says a token is a secret key: OpenAI's, which the providers that copy its API copy too, with a
+/// body of one case (DeepSeek's and Qwen's DashScope's `sk-` and 32 hexadecimal digits, SiliconFlow's 48 lowercase
+/// letters). Such a body needs no mix of cases, only to be one random run: [`MIN_ONE_CASE_ENTROPY`] bits a
+/// character (32 random hexadecimal digits give 3.6, a repeated `deadbeef` 2.2).
+const SECRET_KEY_PREFIX: &str = "sk";
+const MIN_ONE_CASE_ENTROPY: f64 = 3.0;
 
 /// The byte ranges of key-shaped tokens in `s`.
 pub fn find(s: &str) -> Vec<(usize, usize)> {
@@ -53,6 +60,12 @@ fn key_shaped(token: &str) -> bool {
     };
     if body.len() < MIN_BODY {
         return false;
+    }
+    if token.split(['-', '_']).next() == Some(SECRET_KEY_PREFIX)
+        && body.bytes().all(|b| b.is_ascii_alphanumeric())
+        && super::rules::entropy(body) >= MIN_ONE_CASE_ENTROPY
+    {
+        return true;
     }
     let mixed = body
         .split(|c: char| !c.is_ascii_alphanumeric())
@@ -105,6 +118,9 @@ mod tests {
             "tgp_v1_Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6Kl9No2Qr5Tu8Wx1",
             "zeta-live-8Hk2Lm9Qp3Rs7Tv1Wx5Yz0Ab4Cd8Ef2Gh6Ij0Kl3Mn7",
             "vercel_blob_rw_AbCdEf123456_GhIjKlMnOpQrStUvWxYz0123456789",
+            // a secret key of one case, as OpenAI's imitators mint them (DeepSeek, DashScope; SiliconFlow)
+            "sk-561c5cb347611a3ce9d97dcbee500fe7",
+            "sk-qhvmzrxkdwpfnbtylgcesajuoiqhvmzrxkdwpfnbtylgce",
         ] {
             let text = format!("export KEY={key}\nor \"{key}\" in JSON");
             assert_eq!(found(&text), [key, key], "{key}");
@@ -132,6 +148,9 @@ mod tests {
             "data.key_Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6Kl9No2",
             // long identifiers in code
             "get_user_profile_settings_for_current_session_with_defaults",
+            // what says it is a secret key but is no random run
+            "sk-deadbeefdeadbeefdeadbeefdeadbeef",
+            "sk-learn-model-selection-cross-validation-grid-search",
         ] {
             assert!(found(s).is_empty(), "{s}: {:?}", found(s));
         }
