@@ -8,7 +8,8 @@
 //! (`toolu_`, `msg_`, `req_`, `call_`, `ses_`: bodies of 24 to 26 characters; OpenAI's `rs_`, `fc_`: lowercase
 //! hex), hashes (one case), slugs and dated names (no long run), base64 and paths (the token runs on with `+`,
 //! `/`, `=` or starts after `.`, `/`, `+`). Measured on every sample transcript and fixture: no token found. One
-//! prefix says a token is a secret key whatever the case of its body ([`SECRET_KEY_PREFIX`]).
+//! prefix says a token is a secret whatever the case of its body ([`SAYS_SECRET`]); a family prefix may end with
+//! a dot (`ya29.`).
 
 /// The least length of a key's body.
 const MIN_BODY: usize = 32;
@@ -16,11 +17,12 @@ const MIN_BODY: usize = 32;
 const MIN_RUN: usize = 24;
 /// The least Shannon entropy (bits a character) of a key's body.
 const MIN_ENTROPY: f64 = 4.0;
-/// The prefix that says a token is a secret key: OpenAI's, which the providers that copy its API copy too, with a
-/// body of one case (DeepSeek's and Qwen's DashScope's `sk-` and 32 hexadecimal digits, SiliconFlow's 48 lowercase
-/// letters). Such a body needs no mix of cases, only to be one random run: [`MIN_ONE_CASE_ENTROPY`] bits a
-/// character (32 random hexadecimal digits give 3.6, a repeated `deadbeef` 2.2).
-const SECRET_KEY_PREFIX: &str = "sk";
+/// The words of a prefix that say a token is a secret: OpenAI's `sk`, which the providers that copy its API copy too
+/// with a body of one case (DeepSeek's and Qwen's DashScope's `sk-` and 32 hexadecimal digits, SiliconFlow's 48
+/// lowercase letters), and `secret` (age's `AGE-SECRET-KEY-1` and 58 upper-case characters). Such a body needs no
+/// mix of cases, only to be one random run: [`MIN_ONE_CASE_ENTROPY`] bits a character (32 random hexadecimal
+/// digits give 3.6, a repeated `deadbeef` 2.2).
+const SAYS_SECRET: &[&str] = &["sk", "secret"];
 const MIN_ONE_CASE_ENTROPY: f64 = 3.0;
 
 /// The byte ranges of key-shaped tokens in `s`.
@@ -40,7 +42,20 @@ pub fn find(s: &str) -> Vec<(usize, usize)> {
         }
         let before = start.checked_sub(1).map(|p| bytes[p]);
         let after = bytes.get(i).copied();
-        if matches!(before, Some(b'.' | b'/' | b'+')) || matches!(after, Some(b'/' | b'+' | b'=')) {
+        if matches!(after, Some(b'/' | b'+' | b'=')) {
+            continue;
+        }
+        // a family whose prefix ends with a dot (Google's OAuth access tokens, `ya29.` and the token)
+        if before == Some(b'.') {
+            if let Some(from) = dotted_prefix(bytes, start - 1)
+                && random_body(&s[start..i])
+                && !worded(&s[start..i])
+            {
+                out.push((from, i));
+            }
+            continue;
+        }
+        if matches!(before, Some(b'/' | b'+')) {
             continue;
         }
         if key_shaped(&s[start..i]) {
@@ -50,22 +65,57 @@ pub fn find(s: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// Whether a body reads as words run together (`AtomicInt64OnDescriptorHeap`, a field a program reads after a
+/// dot): its runs of lower-case letters are 3 long or more on average, where a random body's are under 2.
+fn worded(body: &str) -> bool {
+    let runs: Vec<usize> = body
+        .split(|c: char| !c.is_ascii_lowercase())
+        .map(str::len)
+        .filter(|&n| n > 0)
+        .collect();
+    !runs.is_empty() && runs.iter().sum::<usize>() as f64 >= 3.0 * runs.len() as f64
+}
+
+/// Where the family prefix before the dot at `dot` starts: a lowercase word of 2 to 12 letters and digits, with a
+/// digit (`ya29`; a name a program reads a field of, `data.`, `self.`, has none), that stands alone (not the end of
+/// a path, a dotted name or a longer token). None where there is none.
+fn dotted_prefix(bytes: &[u8], dot: usize) -> Option<usize> {
+    let mut from = dot;
+    while from > 0 && (bytes[from - 1].is_ascii_lowercase() || bytes[from - 1].is_ascii_digit()) {
+        from -= 1;
+    }
+    let alone = from == 0
+        || !(bytes[from - 1].is_ascii_alphanumeric() || b"_-./+".contains(&bytes[from - 1]));
+    let digit = bytes[from..dot].iter().any(u8::is_ascii_digit);
+    ((2..=12).contains(&(dot - from)) && bytes[from].is_ascii_lowercase() && digit && alone)
+        .then_some(from)
+}
+
 /// Whether a whole token is a prefix and a key's body.
 fn key_shaped(token: &str) -> bool {
     if token.len() < MIN_BODY + 3 {
         return false;
     }
-    let Some(body) = body_after_prefix(token) else {
-        return false;
-    };
-    if body.len() < MIN_BODY {
-        return false;
-    }
-    if token.split(['-', '_']).next() == Some(SECRET_KEY_PREFIX)
-        && body.bytes().all(|b| b.is_ascii_alphanumeric())
-        && super::rules::entropy(body) >= MIN_ONE_CASE_ENTROPY
+    // a prefix that says it is a secret: its last part a random run of any case
+    let parts: Vec<&str> = token.split(['-', '_']).collect();
+    if let Some((last, head)) = parts.split_last()
+        && head
+            .iter()
+            .any(|p| SAYS_SECRET.iter().any(|w| p.eq_ignore_ascii_case(w)))
+        && last.len() >= MIN_BODY
+        && last.bytes().all(|b| b.is_ascii_alphanumeric())
+        && super::rules::entropy(last) >= MIN_ONE_CASE_ENTROPY
     {
         return true;
+    }
+    body_after_prefix(token).is_some_and(random_body)
+}
+
+/// Whether a key's body (after its family prefix) is long and random: at least [`MIN_BODY`] characters, a run of
+/// [`MIN_RUN`] letters and digits that mixes cases and digits, [`MIN_ENTROPY`] bits a character.
+fn random_body(body: &str) -> bool {
+    if body.len() < MIN_BODY {
+        return false;
     }
     let mixed = body
         .split(|c: char| !c.is_ascii_alphanumeric())
@@ -118,9 +168,13 @@ mod tests {
             "tgp_v1_Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6Kl9No2Qr5Tu8Wx1",
             "zeta-live-8Hk2Lm9Qp3Rs7Tv1Wx5Yz0Ab4Cd8Ef2Gh6Ij0Kl3Mn7",
             "vercel_blob_rw_AbCdEf123456_GhIjKlMnOpQrStUvWxYz0123456789",
-            // a secret key of one case, as OpenAI's imitators mint them (DeepSeek, DashScope; SiliconFlow)
+            // a secret key of one case, as OpenAI's imitators mint them (DeepSeek, DashScope; SiliconFlow), and
+            // age's
             "sk-561c5cb347611a3ce9d97dcbee500fe7",
             "sk-qhvmzrxkdwpfnbtylgcesajuoiqhvmzrxkdwpfnbtylgce",
+            "AGE-SECRET-KEY-1MRPMP6MCDARQ1BCGO8REFK9PX44WNVV5IEH2N21QYJXJUS9L1XG3UF8F15",
+            // a family whose prefix ends with a dot: a Google OAuth access token
+            "ya29.a0AfB_byC3x9Kq2LmN8pR4sT7vW1yZ5bD0fH3jK6mP9qS2uV5xY8aC1eG4iL7nO0rT3wZ6",
         ] {
             let text = format!("export KEY={key}\nor \"{key}\" in JSON");
             assert_eq!(found(&text), [key, key], "{key}");
@@ -151,6 +205,14 @@ mod tests {
             // what says it is a secret key but is no random run
             "sk-deadbeefdeadbeefdeadbeefdeadbeef",
             "sk-learn-model-selection-cross-validation-grid-search",
+            "SECRET_KEY_BASE",
+            // a dotted name, and a dot inside a path or a longer name
+            "com.example.Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6Kl9No2",
+            "src/ya29.Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6Kl9No2",
+            "Xya29.Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6Kl9No2",
+            "a.Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6Kl9No2",
+            "self.Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6Kl9No2",
+            "features11.AtomicInt64OnDescriptorHeapResourceSupported",
         ] {
             assert!(found(s).is_empty(), "{s}: {:?}", found(s));
         }
