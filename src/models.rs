@@ -767,6 +767,12 @@ mod tests {
             let batch = at("openrouter/anthropic/claude-haiku-5.5:batch").unwrap();
             let full = at("openrouter/anthropic/claude-haiku-5.5").unwrap();
             assert!((batch - full / 2.0).abs() < 1e-9, "{batch} {full}");
+            // a variant a provider's own entry takes (Cline's id for Claude 3.7 Sonnet thinking): the model's
+            assert_eq!(
+                at("claude-3-7-sonnet-20250219:thinking"),
+                at("claude-3-7-sonnet")
+            );
+            assert!(at("claude-3-7-sonnet").is_some());
         }
         let free = model("openrouter/qwen/qwen3-coder:free", &none);
         assert!(free.priced);

@@ -246,7 +246,9 @@ pub fn cost(
     // one catalog for the match and the price (another may be installed meanwhile)
     let catalog = super::catalog::current();
     let listed = match variant {
-        Some(super::Variant::Listed) => catalog.routed(bare)?,
+        // by the name as recorded, which a provider's entry may match (Cline's `claude-3-7-sonnet-…:thinking`,
+        // Anthropic's model), never by the model's key
+        Some(super::Variant::Listed) => catalog.routed(bare).or_else(|| catalog.listed(bare))?,
         _ => catalog.routed(bare).or_else(|| catalog.listed(&name))?,
     };
     // a sum of several requests is priced as that many requests of its average size (a tier applies per request)
