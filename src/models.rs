@@ -104,7 +104,9 @@ pub fn key(raw: &str) -> Option<String> {
         Some((head, _)) if base.ends_with(']') && !head.is_empty() => head,
         _ => base,
     };
-    let base = claude_of_cloud_id(base).unwrap_or(base);
+    let base = claude_of_cloud_id(base)
+        .or_else(|| bedrock_region_dropped(base))
+        .unwrap_or(base);
     let base = match base.rsplit_once('-') {
         Some((head, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => head,
         _ => match openai_snapshot(base) {
@@ -207,6 +209,16 @@ fn claude_of_cloud_id(name: &str) -> Option<&str> {
         _ => model,
     };
     (model != name).then_some(model)
+}
+
+/// A Bedrock id of another vendor's model without the region of its cross-region profile: `amazon.nova-pro-v1:0`
+/// of `us.amazon.nova-pro-v1:0` (`[region.]vendor.model`, both words), the same model wherever it is served.
+fn bedrock_region_dropped(name: &str) -> Option<&str> {
+    let word = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b == b'-');
+    let (region, rest) = name.split_once('.')?;
+    let (vendor, model) = rest.split_once('.')?;
+    (word(region) && word(vendor) && model.starts_with(|c: char| c.is_ascii_lowercase()))
+        .then_some(rest)
 }
 
 /// The model of an OpenAI snapshot's name: `gpt-4.1` of `gpt-4.1-2025-04-14` (a `-YYYY-MM-DD` suffix).
@@ -893,6 +905,16 @@ mod tests {
             key("amazon.nova-pro-v1:0").as_deref(),
             Some("amazon.nova-pro-v1:0")
         );
+        // another vendor's model on Bedrock is one model whichever region's profile served it
+        assert_eq!(
+            key("bedrock/us.amazon.nova-pro-v1:0").as_deref(),
+            Some("amazon.nova-pro-v1:0")
+        );
+        assert_eq!(
+            key("us.meta.llama3-3-70b-instruct-v1:0").as_deref(),
+            Some("meta.llama3-3-70b-instruct-v1:0")
+        );
+        assert_eq!(key("gpt-4.1").as_deref(), Some("gpt-4.1"));
         // a version that is the model's own is kept
         assert_eq!(key("mimo-v2.5-pro").as_deref(), Some("mimo-v2.5-pro"));
         assert_eq!(key("claude-v2:1").as_deref(), Some("claude-v2:1"));
