@@ -879,8 +879,8 @@ mod tests {
                 .map(|c| (c * 1e6).round()),
             Some(330_000.0)
         );
-        // OpenRouter's variants and Claude Code's 1M-context setting are the model
         for (id, k) in [
+            // OpenRouter's variants and Claude Code's 1M-context setting are the model
             (
                 "openrouter/anthropic/claude-3.5-sonnet:beta",
                 "claude-3-5-sonnet",
@@ -889,35 +889,23 @@ mod tests {
             ("openrouter/openai/gpt-5.2:nitro", "gpt-5.2"),
             ("deepseek/deepseek-r1:floor", "deepseek-r1"),
             ("claude-sonnet-4-5-20250929[1m]", "claude-sonnet-4-5"),
+            // ...but an Ollama tag, a web-search plugin, a Bedrock id's version are part of the name
+            ("ollama_chat/qwen2.5-coder:32b", "qwen2.5-coder:32b"),
+            ("anthropic/claude-sonnet-4:online", "claude-sonnet-4:online"),
+            ("amazon.nova-pro-v1:0", "amazon.nova-pro-v1:0"),
+            // another vendor's model on Bedrock is one model whichever region's profile served it
+            ("bedrock/us.amazon.nova-pro-v1:0", "amazon.nova-pro-v1:0"),
+            (
+                "us.meta.llama3-3-70b-instruct-v1:0",
+                "meta.llama3-3-70b-instruct-v1:0",
+            ),
+            // a dotted name and a version that are the model's own are kept
+            ("gpt-4.1", "gpt-4.1"),
+            ("mimo-v2.5-pro", "mimo-v2.5-pro"),
+            ("claude-v2:1", "claude-v2:1"),
         ] {
             assert_eq!(key(id).as_deref(), Some(k), "{id}");
         }
-        // ...but an Ollama tag, a web-search plugin, a Bedrock id's version are part of the name
-        assert_eq!(
-            key("ollama_chat/qwen2.5-coder:32b").as_deref(),
-            Some("qwen2.5-coder:32b")
-        );
-        assert_eq!(
-            key("anthropic/claude-sonnet-4:online").as_deref(),
-            Some("claude-sonnet-4:online")
-        );
-        assert_eq!(
-            key("amazon.nova-pro-v1:0").as_deref(),
-            Some("amazon.nova-pro-v1:0")
-        );
-        // another vendor's model on Bedrock is one model whichever region's profile served it
-        assert_eq!(
-            key("bedrock/us.amazon.nova-pro-v1:0").as_deref(),
-            Some("amazon.nova-pro-v1:0")
-        );
-        assert_eq!(
-            key("us.meta.llama3-3-70b-instruct-v1:0").as_deref(),
-            Some("meta.llama3-3-70b-instruct-v1:0")
-        );
-        assert_eq!(key("gpt-4.1").as_deref(), Some("gpt-4.1"));
-        // a version that is the model's own is kept
-        assert_eq!(key("mimo-v2.5-pro").as_deref(), Some("mimo-v2.5-pro"));
-        assert_eq!(key("claude-v2:1").as_deref(), Some("claude-v2:1"));
     }
 
     #[test]
