@@ -175,23 +175,33 @@ pub fn variant(name: &str) -> Option<(&str, Variant)> {
     Some((base, kind))
 }
 
+/// Amazon Bedrock's id split as Bedrock writes it, `[region.]vendor.model` (`us.anthropic.claude-…`,
+/// `amazon.nova-pro-v1:0`): the region of a cross-region profile (if any), the vendor and the model. The parts before
+/// the model are words (a model's own dotted name, `gpt-4.1`, `claude-sonnet-4.6`, has a version there). None for a
+/// name that is not one (a router's `provider/model` included).
+pub(crate) fn bedrock_id(name: &str) -> Option<(Option<&str>, &str, &str)> {
+    let word = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b == b'-');
+    let model_like = |m: &str| m.starts_with(|c: char| c.is_ascii_lowercase());
+    let (first, rest) = name.split_once('.')?;
+    if name.contains('/') || !word(first) {
+        return None;
+    }
+    match rest.split_once('.') {
+        Some((vendor, model)) if word(vendor) && model_like(model) => {
+            Some((Some(first), vendor, model))
+        }
+        _ => model_like(rest).then_some((None, first, rest)),
+    }
+}
+
 /// The Claude model a cloud's id names, where `name` is one: Amazon Bedrock's `[region.]anthropic.<model>[-vN:M]`
 /// (`us.anthropic.claude-sonnet-4-5-20250929-v1:0`, `global.anthropic.claude-opus-4-7`; the region is a
 /// cross-region inference profile, the suffix the id's version) and Vertex AI's `<model>-vN` (`claude-3-5-sonnet-v2`,
 /// whose date follows an `@`): the model Anthropic names without them, with its tokenizer and rules. What it is
 /// priced at is the cloud's ([`catalog::routed`]: a regional profile costs more).
 fn claude_of_cloud_id(name: &str) -> Option<&str> {
-    let model = match name.find("anthropic.claude-") {
-        // only a region's and the vendor's prefix before it: `us.`, `us-gov.`, `global.`
-        Some(at)
-            if name[..at]
-                .strip_suffix('.')
-                .unwrap_or(&name[..at])
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b == b'-') =>
-        {
-            &name[at + "anthropic.".len()..]
-        }
+    let model = match bedrock_id(name) {
+        Some((_, "anthropic", model)) if model.starts_with("claude-") => model,
         Some(_) => return None,
         None if name.starts_with("claude-") => name,
         None => return None,
@@ -212,13 +222,10 @@ fn claude_of_cloud_id(name: &str) -> Option<&str> {
 }
 
 /// A Bedrock id of another vendor's model without the region of its cross-region profile: `amazon.nova-pro-v1:0`
-/// of `us.amazon.nova-pro-v1:0` (`[region.]vendor.model`, both words), the same model wherever it is served.
+/// of `us.amazon.nova-pro-v1:0`, the same model wherever it is served.
 fn bedrock_region_dropped(name: &str) -> Option<&str> {
-    let word = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b == b'-');
-    let (region, rest) = name.split_once('.')?;
-    let (vendor, model) = rest.split_once('.')?;
-    (word(region) && word(vendor) && model.starts_with(|c: char| c.is_ascii_lowercase()))
-        .then_some(rest)
+    let (region, _, _) = bedrock_id(name)?;
+    Some(&name[region?.len() + 1..])
 }
 
 /// The model of an OpenAI snapshot's name: `gpt-4.1` of `gpt-4.1-2025-04-14` (a `-YYYY-MM-DD` suffix).

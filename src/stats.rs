@@ -197,7 +197,9 @@ pub fn stats(
     // by model: one row per model, whatever date suffix or cloud's id its replies carried, and per speed it was
     // served at (fast mode is priced apart: `claude-opus-4-8@fast`); Claude Code's `<synthetic>` placeholder and
     // the like are no model
-    let model_key = |name: &str| crate::models::key(name).map(|_| crate::models::priced_key(name));
+    let model_key = |name: &str| {
+        crate::models::key(name).map(|k| crate::models::at_speed(&k, crate::models::speed(name)))
+    };
     let groups = store.usage(by, since, &model_key)?;
     let pricer = crate::models::Pricer::new(prices);
     let rows = groups

@@ -212,7 +212,8 @@ impl Catalog {
         // (a name without a router's `provider/` prefix has no routed entry anywhere: the listing alone decides)
         if self.loaded.is_some()
             && (a.listed.is_none()
-                || (a.routed.is_none() && (name.contains('/') || bedrock_style(name))))
+                || (a.routed.is_none()
+                    && (name.contains('/') || super::bedrock_id(name).is_some())))
         {
             let b = ask(Calculator::bundled(), name, true);
             a = Answer {
@@ -284,18 +285,6 @@ fn swap(catalog: Catalog) {
     }
 }
 
-/// Whether a name is written as Amazon Bedrock writes its ids, `[region.]vendor.model` (`us.anthropic.claude-…`,
-/// `amazon.nova-pro-v1:0`, `meta.llama3-1-70b-instruct-v1:0`): its first part, before a dot, is a word (a model's
-/// own dotted name, `gpt-4.1`, `claude-sonnet-4.6`, has a version there).
-fn bedrock_style(name: &str) -> bool {
-    !name.contains('/')
-        && name.split_once('.').is_some_and(|(head, rest)| {
-            !head.is_empty()
-                && head.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
-                && rest.starts_with(|c: char| c.is_ascii_lowercase())
-        })
-}
-
 /// A name as a router or proxy writes it (LiteLLM's `provider/model`, which Aider records): the entry of the
 /// provider the prefix names, where the catalog has that provider and it lists the rest with a price. A Bedrock
 /// id without a prefix (Claude Code on Bedrock records one) is Bedrock's entry: what Amazon charges for it (a
@@ -303,7 +292,7 @@ fn bedrock_style(name: &str) -> bool {
 fn ask_routed(calc: &Calculator, name: &str, bundled: bool) -> Option<Listed> {
     let (prefix, rest) = match name.split_once('/') {
         Some(split) => split,
-        None if bedrock_style(name) => ("bedrock", name),
+        None if super::bedrock_id(name).is_some() => ("bedrock", name),
         None => return None,
     };
     let provider = calc.find_provider(Some(prefix), None).ok().flatten()?;

@@ -97,10 +97,9 @@ fn key_shaped(token: &str) -> bool {
         return false;
     }
     // a prefix that says it is a secret: its last part a random run of any case
-    let parts: Vec<&str> = token.split(['-', '_']).collect();
-    if let Some((last, head)) = parts.split_last()
+    if let Some((head, last)) = token.rsplit_once(['-', '_'])
         && head
-            .iter()
+            .split(['-', '_'])
             .any(|p| SAYS_SECRET.iter().any(|w| p.eq_ignore_ascii_case(w)))
         && last.len() >= MIN_BODY
         && last.bytes().all(|b| b.is_ascii_alphanumeric())
