@@ -7,8 +7,9 @@
 //! (none today: gitleaks writes RE2, which it follows) are counted and left out, never guessed at.
 //!
 //! `assets/secrets/cairn.toml` adds, in the same format, the families neither set finds (Claude Code's OAuth
-//! tokens, Discord webhooks, Sentry DSNs, Azure account keys, passwords on `mysql`/`sshpass` command lines,
-//! session cookies).
+//! tokens, Discord webhooks and bot tokens, Sentry DSNs, Azure account keys, passwords on `mysql`/`sshpass`
+//! command lines, session cookies, keys of AI tooling written bare: Zhipu's, Baidu Qianfan's, fal's, Firecrawl's,
+//! Voyage's).
 //!
 //! Why beside redact-secret: the two sets overlap, but each has families the other lacks (gitleaks: Slack and
 //! Discord webhooks, PyPI, Twilio, age, Sentry, hundreds of SaaS tokens); cairn redacts what either finds.
@@ -322,5 +323,43 @@ mod tests {
         let h = r.scan(hook);
         assert!(h.iter().any(|h| h.rule.contains("slack")), "{h:?}");
         assert!(r.scan("the token is ${GITHUB_TOKEN}").is_empty());
+    }
+
+    /// A Discord bot token is the bot's id in base64, however many digits the id has; a dotted name is not one.
+    #[test]
+    fn a_discord_bot_token_is_found_by_its_base64_id() {
+        let r = rules().unwrap();
+        let hmac = "el31iEl2hpChYgCfrL1spNxnyVmihA_2O76UMF";
+        for id in [
+            "12345678901234567",
+            "123456789012345678",
+            "7383207964119141687",
+            "73832079641191416870",
+        ] {
+            let b64 = base64_of(id);
+            let text = format!("bot.run(\"{b64}.GjmUhB.{hmac}\")");
+            let h = r.scan(&text);
+            assert!(
+                h.iter().any(|h| h.rule == "discord-bot-token"),
+                "{id}: {text}"
+            );
+        }
+        let code = format!("MyVeryLongServiceClassNameX.method.{hmac}()");
+        assert!(r.scan(&code).iter().all(|h| h.rule != "discord-bot-token"));
+    }
+
+    fn base64_of(s: &str) -> String {
+        const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for c in s.as_bytes().chunks(3) {
+            let n = c
+                .iter()
+                .enumerate()
+                .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+            for i in 0..=c.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            }
+        }
+        out
     }
 }

@@ -96,16 +96,29 @@ fn key_shaped(token: &str) -> bool {
     if token.len() < MIN_BODY + 3 {
         return false;
     }
-    // a prefix that says it is a secret: its last part a random run of any case
-    if let Some((head, last)) = token.rsplit_once(['-', '_'])
-        && head
+    // a prefix that says it is a secret, then a random run of any case: whole as the last part (`sk-` and 32 hex
+    // digits, 48 lower-case letters), or in parts that hold digits (Langfuse's `sk-lf-` and a UUID; a name in
+    // words, `SECRET_ACCESS_KEY_FOR_…`, has none)
+    let mut at = 0;
+    for part in token.split(['-', '_']) {
+        at += part.len() + 1;
+        if !SAYS_SECRET.iter().any(|w| part.eq_ignore_ascii_case(w)) {
+            continue;
+        }
+        let rest = token.get(at..).unwrap_or("");
+        let random = |s: &str| super::rules::entropy(s) >= MIN_ONE_CASE_ENTROPY;
+        let last = rest.rsplit(['-', '_']).next().unwrap_or("");
+        let in_parts_with_digits: usize = rest
             .split(['-', '_'])
-            .any(|p| SAYS_SECRET.iter().any(|w| p.eq_ignore_ascii_case(w)))
-        && last.len() >= MIN_BODY
-        && last.bytes().all(|b| b.is_ascii_alphanumeric())
-        && super::rules::entropy(last) >= MIN_ONE_CASE_ENTROPY
-    {
-        return true;
+            .filter(|p| p.bytes().any(|b| b.is_ascii_digit()))
+            .map(str::len)
+            .sum();
+        if (last.len() >= MIN_BODY && random(last))
+            || (in_parts_with_digits >= MIN_BODY && !worded(rest) && random(rest))
+        {
+            return true;
+        }
+        break;
     }
     body_after_prefix(token).is_some_and(random_body)
 }
@@ -171,6 +184,8 @@ mod tests {
             // age's
             "sk-561c5cb347611a3ce9d97dcbee500fe7",
             "sk-qhvmzrxkdwpfnbtylgcesajuoiqhvmzrxkdwpfnbtylgce",
+            // a secret key whose body is a UUID (Langfuse's)
+            "sk-lf-3f63af83-bd05-61e6-211c-70cf49952399",
             "AGE-SECRET-KEY-1MRPMP6MCDARQ1BCGO8REFK9PX44WNVV5IEH2N21QYJXJUS9L1XG3UF8F15",
             // a family whose prefix ends with a dot: a Google OAuth access token
             "ya29.a0AfB_byC3x9Kq2LmN8pR4sT7vW1yZ5bD0fH3jK6mP9qS2uV5xY8aC1eG4iL7nO0rT3wZ6",
@@ -205,6 +220,8 @@ mod tests {
             "sk-deadbeefdeadbeefdeadbeefdeadbeef",
             "sk-learn-model-selection-cross-validation-grid-search",
             "SECRET_KEY_BASE",
+            "AWS_SECRET_ACCESS_KEY_FOR_PRODUCTION_DEPLOYMENTS_IN_EUROPE",
+            "sk-2026-01-15-backup-of-the-production-database-volume-7",
             // a dotted name, and a dot inside a path or a longer name
             "com.example.Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6Kl9No2",
             "src/ya29.Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6Kl9No2",

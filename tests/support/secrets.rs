@@ -220,6 +220,64 @@ pub fn secrets() -> Vec<(&'static str, String, String)> {
         format!("curl -H 'X-Key: {s}' ."),
         s,
     );
+    // families of AI and agent tooling the maintained rule sets do not name, bare in prose
+    let s = format!(
+        "MTIzNDU2Nzg5MDEyMzQ1Njc4.G{}.{}",
+        body(58, 5, URLSAFE),
+        body(59, 38, URLSAFE)
+    );
+    add(
+        "discord bot token",
+        format!("bare in prose, {s} is what it took"),
+        s,
+    );
+    let s = format!("{}.{}", body(60, 32, HEX), body(61, 16, ALNUM));
+    add(
+        "zhipu key",
+        format!("bare in prose, {s} is what it took"),
+        s,
+    );
+    let s = format!(
+        "sk-lf-{}-{}-{}-{}-{}",
+        body(62, 8, HEX),
+        body(63, 4, HEX),
+        body(64, 4, HEX),
+        body(65, 4, HEX),
+        body(66, 12, HEX)
+    );
+    add(
+        "langfuse secret key",
+        format!("bare in prose, {s} is what it took"),
+        s,
+    );
+    let s = format!("bce-v3/ALTAK-{}/{}", body(67, 21, ALNUM), body(68, 40, HEX));
+    add(
+        "qianfan key",
+        format!("bare in prose, {s} is what it took"),
+        s,
+    );
+    let s = format!(
+        "{}-{}-4{}-a{}-{}:{}",
+        body(69, 8, HEX),
+        body(70, 4, HEX),
+        body(71, 3, HEX),
+        body(72, 3, HEX),
+        body(73, 12, HEX),
+        body(74, 32, HEX)
+    );
+    add("fal key", format!("bare in prose, {s} is what it took"), s);
+    let s = format!("fc-{}", body(75, 32, HEX));
+    add(
+        "firecrawl key",
+        format!("bare in prose, {s} is what it took"),
+        s,
+    );
+    let s = format!("pa-{}", body(76, 43, URLSAFE));
+    add(
+        "voyage key",
+        format!("bare in prose, {s} is what it took"),
+        s,
+    );
     v
 }
 
@@ -244,6 +302,11 @@ pub fn lookalikes() -> Vec<&'static str> {
         // ids harnesses and providers write, hashes and base64 are not keys
         "tool_use_id: toolu_014io8Xzj9KmduZGduKZGSDL in msg_01XwTPVdM5y8bf1EDKvGBV35 (req_011CaBJWhtEYGeXKSjCTPCH9)",
         "reasoning rs_03690888774b547b0169b74ce153c4819bb713f02cc39d602a",
+        // a dotted name in code, a hashed file name, a UUID, a dated snapshot name: none is a key
+        "MyVeryLongServiceClassNameX.method.anotherVeryLongIdentifierNameHere();",
+        "dist/5d41402abc4b2a76b9719d911017c592.bundleMainEntryA.js",
+        "request 3f63af83-bd05-61e6-211c-70cf49952399 failed",
+        "AWS_SECRET_ACCESS_KEY_FOR_PRODUCTION_DEPLOYMENTS_IN_EUROPE=",
         "\"integrity\": \"sha512-Zk8Lm2Nq9Rs4Tu7Vw1Xy5Za0Bc3De6Fg7Hi9Jk2Lm4No6Pq8Rs0Tu2Vw4Xy6Za8/Bc==\"",
     ]
 }
