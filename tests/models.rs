@@ -1683,3 +1683,55 @@ fn a_grown_claude_code_session_teaches_the_price_its_later_cost_records_say() {
     assert_eq!(kept(&s), 8);
     assert_eq!(kept(&early), 8);
 }
+
+/// A Cline task names the provider it went through beside the model (`providerId`): a model through a router is
+/// priced at the router's entry, not at its maker's (or learned from Cline's own costs as a model no one lists).
+#[test]
+fn a_cline_task_through_a_router_is_priced_at_the_router_s_rate() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples");
+    let task = samples.join("cline/cline-3.51-task-1769053680585-sonnet-4.5");
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open_in_memory().unwrap();
+    for (i, model) in ["qwen/qwen3-coder", "deepseek/deepseek-chat-v3.1"]
+        .into_iter()
+        .enumerate()
+    {
+        let to = dir.path().join(format!("task{i}"));
+        std::fs::create_dir_all(&to).unwrap();
+        for f in std::fs::read_dir(&task).unwrap() {
+            let f = f.unwrap().path();
+            let body = std::fs::read_to_string(&f).unwrap().replace(
+                r#""modelId":"claude-sonnet-4-5-20250929","providerId":"anthropic""#,
+                &format!(r#""modelId":"{model}","providerId":"openrouter""#),
+            );
+            std::fs::write(to.join(f.file_name().unwrap()), body).unwrap();
+        }
+        import(&mut s, &to.join("api_conversation_history.json"));
+    }
+    let Outcome::Models(report) = run(&mut s, Action::Models) else {
+        panic!()
+    };
+    let none = Default::default();
+    for (key, routed, maker) in [
+        (
+            "qwen3-coder",
+            "openrouter/qwen/qwen3-coder",
+            "qwen/qwen3-coder",
+        ),
+        (
+            "deepseek-chat-v3.1",
+            "openrouter/deepseek/deepseek-chat-v3.1",
+            "deepseek/deepseek-chat-v3.1",
+        ),
+    ] {
+        let row = report.models.iter().find(|r| r.model == key).unwrap();
+        assert_eq!(row.price_source, cairn::models::Source::Catalog, "{key}");
+        let p = row.price_per_mtok.unwrap();
+        let want = cairn::models::price::per_million(routed, &none).unwrap();
+        assert_eq!([p.input, p.output], [want[0], want[1]], "{key}");
+        // the maker's own entry, where it has one, is another price
+        if let Some(m) = cairn::models::price::per_million(maker, &none) {
+            assert_ne!([m[0], m[1]], [want[0], want[1]], "{key}");
+        }
+    }
+}
