@@ -5,7 +5,9 @@
 //! too long, it uses the provider's own token count to correct the estimate, runs the rungs that need no model (the
 //! free ones and the snapshot), and tries again; after three rejected attempts it stops with a clear error. The
 //! summary rung is never fed the overflowing request. When the newest cover is OpenAI's own compaction, the request
-//! goes through its Responses API with the kept item ([`responses`]).
+//! goes through its Responses API with the kept item ([`responses`]). What the store holds leaves redacted here as
+//! everywhere: the history sent, the middle a summary is asked of, what a provider's compaction reads (the prompt
+//! typed now is sent as typed).
 
 use std::sync::atomic::AtomicBool;
 
@@ -47,6 +49,8 @@ pub struct SentTurn {
     pub compacted: Vec<String>,
     pub prompt_id: String,
     pub reply_id: String,
+    /// Secrets redacted from the history sent (keys, tokens, passwords the session held: the provider needs none).
+    pub redacted: usize,
 }
 
 /// The request body for these messages (repaired to be pair-valid; nothing is dropped).
@@ -76,8 +80,27 @@ fn next_request(
     Ok((view, estimate))
 }
 
-/// Sends the context a layout makes, with the prompt, to the provider (OpenAI's own compaction as the newest
-/// cover through its Responses API, which alone reads the kept item).
+/// Secrets out of the history before it leaves, as out of every other way out of the store (the provider may not be
+/// the one the session ran on, and it needs no key the session saw): text, tool inputs and output redacted. A
+/// thinking block that held one loses its signature, so it is left out: a provider refuses signed reasoning that
+/// was changed, and takes a past turn without its reasoning. How many were redacted.
+fn redact_history(msgs: &mut [SentMessage]) -> usize {
+    let mut n = 0;
+    for b in msgs.iter_mut().flat_map(|m| m.content.iter_mut()) {
+        let found = crate::redact::blocks(std::slice::from_mut(b));
+        if found > 0
+            && let Block::Thinking { signature, .. } = b
+        {
+            *signature = None;
+        }
+        n += found;
+    }
+    n
+}
+
+/// Sends the context a layout makes, its secrets redacted, with the prompt as typed, to the provider (OpenAI's own
+/// compaction as the newest cover through its Responses API, which alone reads the kept item). With the reply, how
+/// many secrets were redacted.
 fn request(
     store: &Store,
     provider: &Provider,
@@ -85,8 +108,9 @@ fn request(
     prompt: &NewMessage,
     on_text: &mut dyn FnMut(&str),
     cancel: &AtomicBool,
-) -> Result<Result<crate::provider::Reply, ProviderError>, SendError> {
+) -> Result<(Result<crate::provider::Reply, ProviderError>, usize), SendError> {
     let mut msgs = materialize(view, l, Some(store))?;
+    let redacted = redact_history(&mut msgs);
     msgs.push(SentMessage {
         role: Role::User,
         content: prompt.content.clone(),
@@ -98,14 +122,15 @@ fn request(
         Kind::Openai => responses::kept_item(store, view)?,
         Kind::Anthropic => None,
     };
-    Ok(match kept {
+    let reply = match kept {
         Some((stands_for, item)) => responses::send(
             provider,
             responses::input(&request, &stands_for, &item),
             on_text,
         ),
         None => provider.complete(&request, on_text, cancel),
-    })
+    };
+    Ok((reply, redacted))
 }
 
 /// Sends `text` as the next user prompt and persists the turn when the reply is complete.
@@ -151,7 +176,7 @@ pub fn send(
             .into());
         }
         let l = layout(&view, &[], view.len());
-        let answer = request(store, provider, (&view, &l), &prompt, on_text, cancel)?;
+        let (answer, redacted) = request(store, provider, (&view, &l), &prompt, on_text, cancel)?;
         match answer {
             Ok(reply) => {
                 let mut answer =
@@ -165,6 +190,7 @@ pub fn send(
                     compacted,
                     prompt_id: ids[0].clone(),
                     reply_id: ids[1].clone(),
+                    redacted,
                 });
             }
             Err(ProviderError::Overflow {
@@ -223,9 +249,13 @@ pub fn summarize(
         return Ok(None);
     }
     let covered = view.bodies(Some(store), &idx)?;
+    // the summariser needs no secret the middle held (and a summary that kept one would carry it on)
     let lines: Vec<String> = covered
         .iter()
-        .map(|m| format!("{}: {}", m.role, crate::render::source_text(m)))
+        .map(|m| {
+            let line = format!("{}: {}", m.role, crate::render::source_text(m));
+            crate::redact::text(&line).0.into_owned()
+        })
         .collect();
     // chunks that fit the summariser's window with room for the instructions and the reply
     let budget = window.saturating_sub(8_000).max(window * 6 / 10).max(1_000);
@@ -319,7 +349,8 @@ pub fn server_compact(
 ) -> Result<Option<Applied>, SendError> {
     let view = PathView::load(store, conv, None)?;
     let l = layout(&view, &[], view.len());
-    let sent = crate::reclaim::assemble::materialize(&view, &l, Some(store))?;
+    let mut sent = crate::reclaim::assemble::materialize(&view, &l, Some(store))?;
+    redact_history(&mut sent);
     let bad = |message: String| {
         SendError::Provider(ProviderError::BadResponse {
             url: provider.base_url.clone(),

@@ -594,3 +594,94 @@ fn server_side_compaction_is_kept_as_a_marker() {
         }
     }
 }
+
+/// What the store holds leaves redacted through a provider as through every other way out: the history `send` sends
+/// (a signed thinking block that held a secret is left out, not sent changed), the middle the summary rung asks a
+/// model to summarise, what a provider's compaction reads. The prompt typed now goes as typed.
+#[test]
+fn a_secret_in_the_history_never_reaches_a_provider() {
+    let key = format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5");
+    let (env, c) = {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("p.db");
+        let env = Env { _dir: dir, db };
+        let mut s = cairn::store::Store::open(&env.db).unwrap();
+        let k = key.clone();
+        let c = helpers::tool_session(&mut s, 8, &move |i| {
+            (
+                format!("{}GITHUB_TOKEN={k}\n", "fn x() {}\n".repeat(400 + i)),
+                false,
+                None,
+            )
+        });
+        s.append_turn(
+            &c,
+            &[
+                cairn::model::NewMessage::text(
+                    cairn::model::Role::User,
+                    format!("push with {key}"),
+                ),
+                cairn::model::NewMessage::new(
+                    cairn::model::Role::Assistant,
+                    vec![
+                        cairn::model::Block::Thinking {
+                            thinking: format!("the user gave {key}; push"),
+                            signature: Some(format!("E{}", "Qk9SRVNJR05BVFVSRQ".repeat(4))),
+                        },
+                        cairn::model::Block::Thinking {
+                            thinking: "nothing secret here".into(),
+                            signature: Some(format!("E{}", "U0lHTkFUVVJFVFdP".repeat(4))),
+                        },
+                        cairn::model::Block::text("Pushed."),
+                    ],
+                ),
+            ],
+        )
+        .unwrap();
+        (env, c)
+    };
+    let m = mock(1_000_000, Mode::Normal);
+    let vars = [
+        ("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", m.port)),
+        ("ANTHROPIC_API_KEY", "test-key".to_string()),
+    ];
+    let o = cairn(&env, &vars, &["send", &c, "and the tag?"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("10 secret(s) redacted from the history sent"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = cairn(
+        &env,
+        &vars,
+        &["compact", &c, "--strategy", "summary", "--protect", "2000"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = cairn(
+        &env,
+        &vars,
+        &["compact", &c, "--strategy", "anthropic-server"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let reqs = m.requests.lock().unwrap();
+    assert_eq!(reqs.len(), 3);
+    for (path, body, _) in reqs.iter() {
+        let sent = body.to_string();
+        assert!(!sent.contains(&key), "{path}: the key was sent");
+        assert!(sent.contains("[redacted: "), "{path}");
+    }
+    // the signed reasoning that held the key is left out; the other is sent with its signature
+    let sent = reqs[0].1.to_string();
+    assert!(!sent.contains("the user gave"), "{sent}");
+    assert!(sent.contains("nothing secret here"));
+    // the store keeps what the session wrote
+    let s = cairn::store::Store::open(&env.db).unwrap();
+    let all: String = s
+        .active_path(&c)
+        .unwrap()
+        .iter()
+        .map(|m| m.summary(100_000))
+        .collect();
+    assert!(all.contains(&key));
+}

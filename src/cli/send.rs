@@ -56,6 +56,12 @@ pub fn run(ctx: &mut Ctx, a: Args) -> Result<()> {
         return to_json(&sent);
     }
     out("")?;
+    if sent.redacted > 0 {
+        eprintln!(
+            "cairn: {} secret(s) redacted from the history sent",
+            sent.redacted
+        );
+    }
     if !sent.compacted.is_empty() {
         eprintln!(
             "cairn: the provider said too long; ran {} and tried again ({} attempts)",
