@@ -295,7 +295,7 @@ fn ask_routed(calc: &Calculator, name: &str, bundled: bool) -> Option<Listed> {
         None if super::bedrock_id(name).is_some() => ("bedrock", name),
         None => return None,
     };
-    let provider = calc.find_provider(Some(prefix), None).ok().flatten()?;
+    let provider = provider_named(calc, prefix)?;
     let prefix = provider.id();
     // a routing variant (`:nitro`) is the model's own entry; a free one is listed at nothing
     let variant = super::variant(rest);
@@ -319,6 +319,70 @@ fn ask_routed(calc: &Calculator, name: &str, bundled: bool) -> Option<Listed> {
         id: p.model_id,
         bundled,
     })
+}
+
+/// The provider a router's or proxy's prefix names: as the catalog matches it, else as written with its `-ai`/`_ai`
+/// ending dropped (LiteLLM's `fireworks_ai/`, opencode's `fireworks-ai/`) or its separators (OpenRouter's `x-ai/`,
+/// `z-ai/` for `xai`, `zai`).
+fn provider_named<'c>(
+    calc: &'c Calculator,
+    prefix: &str,
+) -> Option<genai_prices::ProviderInfo<'c>> {
+    let trimmed = ["-ai", "_ai", ".ai"]
+        .iter()
+        .find_map(|end| prefix.strip_suffix(end));
+    let joined = prefix.replace(['-', '_', '.'], "");
+    std::iter::once(prefix)
+        .chain(trimmed)
+        .chain(Some(joined.as_str()))
+        .filter(|p| !p.is_empty())
+        .find_map(|p| calc.find_provider(Some(p), None).ok().flatten())
+}
+
+/// The entry of a name no provider's pattern claims, where a provider asked for it by name matches it (Z.ai's
+/// `GLM-4.6` for the `glm-4.6` a harness on Z.ai's endpoint records) or, for a path
+/// (`accounts/fireworks/models/deepseek-v3p2`), its longest tail so matched. Every provider that matches it must
+/// list the same price, else the name says too little to price it (`moonshotai/kimi-k2-instruct` is served by many
+/// at many prices) and stays unknown.
+fn listed_exactly(calc: &Calculator, name: &str, bundled: bool) -> Option<Listed> {
+    let tails = std::iter::once(name).chain(name.match_indices('/').map(|(i, _)| &name[i + 1..]));
+    let rate = |tail: &str, provider: &str, kind: &str| {
+        let mut usage = Usage::new();
+        usage.insert(kind, 1_000_000.0);
+        calc.calculate(&PriceRequest::new(tail, &usage).with_provider_id(provider))
+            .ok()
+    };
+    for tail in tails.filter(|t| !t.is_empty()) {
+        let mut found: Vec<(Listed, [f64; 2])> = Vec::new();
+        for p in calc.providers() {
+            let (Some(input), Some(output)) = (
+                rate(tail, p.id(), "input_tokens"),
+                rate(tail, p.id(), "output_tokens"),
+            ) else {
+                continue;
+            };
+            if input.total_price + output.total_price <= 0.0 {
+                continue;
+            }
+            found.push((
+                Listed {
+                    window: window_of(calc, &input.provider_id, &input.model_id),
+                    asked: tail.to_string(),
+                    provider: input.provider_id,
+                    id: input.model_id,
+                    bundled,
+                },
+                [input.total_price, output.total_price],
+            ));
+        }
+        if let Some((first, price)) = found.first() {
+            let agree = found
+                .iter()
+                .all(|(_, p)| (p[0] - price[0]).abs() < 1e-9 && (p[1] - price[1]).abs() < 1e-9);
+            return agree.then(|| first.clone());
+        }
+    }
+    None
 }
 
 fn ids_of(calc: &Calculator) -> HashSet<(String, String)> {
@@ -357,7 +421,7 @@ fn ask(calc: &Calculator, name: &str, bundled: bool) -> Answer {
         // the provider's pattern matched but it does not list this model (one released after the data): the
         // error names the provider ("... in anthropic")
         Err(e) if e.kind() == ErrorKind::ModelNotFound => Answer {
-            listed: None,
+            listed: listed_exactly(calc, name, bundled),
             provider: e
                 .to_string()
                 .rsplit_once(" in ")
@@ -366,6 +430,7 @@ fn ask(calc: &Calculator, name: &str, bundled: bool) -> Answer {
             routed,
         },
         Err(_) => Answer {
+            listed: listed_exactly(calc, name, bundled),
             routed,
             ..Answer::default()
         },
@@ -475,6 +540,43 @@ mod tests {
         assert_eq!(
             provider_of("claude-sonnet-9-1").as_deref(),
             Some("anthropic")
+        );
+    }
+
+    /// A name no provider's pattern claims is the entry of the providers that match it asked by name, when they
+    /// agree on its price; a proxy's prefix names its provider however it is spelt.
+    #[test]
+    fn a_bare_name_one_provider_lists_is_that_entry_and_a_prefix_is_read_however_spelt() {
+        // Z.ai lists `GLM-4.6`; Claude Code on Z.ai's endpoint records `glm-4.6`
+        for name in ["glm-4.6", "GLM-4.6"] {
+            let l = listed(name).unwrap();
+            assert_eq!(
+                (l.provider.as_str(), l.id.as_str()),
+                ("zai", "GLM-4.6"),
+                "{name}"
+            );
+        }
+        // served by several providers at several prices: the name alone says too little
+        assert_eq!(listed("moonshotai/kimi-k2-instruct"), None);
+        // still unknown: a model no one lists
+        assert_eq!(listed("mimo-v2.5-pro"), None);
+        assert_eq!(listed("claude-sonnet-9-1"), None);
+        // LiteLLM's `fireworks_ai/`, opencode's `fireworks-ai/`, OpenRouter's `z-ai/`
+        let fireworks = routed("fireworks/accounts/fireworks/models/deepseek-v3p2").unwrap();
+        assert_eq!(fireworks.provider, "fireworks");
+        for name in [
+            "fireworks_ai/accounts/fireworks/models/deepseek-v3p2",
+            "fireworks-ai/accounts/fireworks/models/deepseek-v3p2",
+        ] {
+            assert_eq!(
+                routed(name).as_ref().map(|l| &l.id),
+                Some(&fireworks.id),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            routed("z-ai/glm-4.6").map(|l| l.provider),
+            Some("zai".into())
         );
     }
 }
