@@ -171,13 +171,91 @@ impl Rule {
     fn compiled(&self) -> Option<&Regex> {
         self.regex
             .get_or_init(|| {
-                regex::RegexBuilder::new(&self.expr)
+                regex::RegexBuilder::new(&as_re2(&self.expr))
                     .size_limit(64 << 20)
                     .build()
                     .ok()
             })
             .as_ref()
     }
+}
+
+/// An RE2 expression as RE2 reads it, for the `regex` crate: RE2's `\b`, `\B`, `\w`, `\d` and `\s` are ASCII's,
+/// the crate's Unicode's. Unicode's made every gitleaks rule that opens with `(?i)[\w.-]{0,50}?` an automaton too
+/// large for the crate's fast engines, so each crawled through its slowest one (1 to 2 s a rule on a 3 MB session),
+/// and its word boundaries stopped the fast engines on any text that is not ASCII. Written out as the ASCII classes
+/// they are (inside a class too: `[\w.-]`); a negated class inside a class is left as written.
+fn as_re2(expr: &str) -> String {
+    const WORD: &str = "0-9A-Za-z_";
+    const DIGIT: &str = "0-9";
+    const SPACE: &str = "\\t\\n\\f\\r ";
+    let mut out = String::with_capacity(expr.len() + 64);
+    let mut chars = expr.chars().peekable();
+    let mut class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(b @ ('b' | 'B')) if !class => {
+                    out.push_str("(?-u:\\");
+                    out.push(b);
+                    out.push(')');
+                }
+                Some(e @ ('w' | 'd' | 's' | 'W' | 'D' | 'S')) => {
+                    let set = match e.to_ascii_lowercase() {
+                        'w' => WORD,
+                        'd' => DIGIT,
+                        _ => SPACE,
+                    };
+                    match (class, e.is_ascii_uppercase()) {
+                        (true, false) => out.push_str(set),
+                        (true, true) => {
+                            out.push('\\');
+                            out.push(e);
+                        }
+                        (false, negated) => {
+                            out.push_str(if negated { "[^" } else { "[" });
+                            out.push_str(set);
+                            out.push(']');
+                        }
+                    }
+                }
+                Some(e) => {
+                    out.push('\\');
+                    out.push(e);
+                }
+                None => out.push('\\'),
+            },
+            '[' if !class => {
+                class = true;
+                out.push(c);
+                // a `^` and a `]` first in a class are the class's own
+                if chars.peek() == Some(&'^') {
+                    out.push('^');
+                    chars.next();
+                }
+                if chars.peek() == Some(&']') {
+                    out.push(']');
+                    chars.next();
+                }
+            }
+            '[' if class && chars.peek() == Some(&':') => {
+                // a POSIX class inside a class (`[[:alpha:]]`): copied whole
+                out.push(c);
+                for d in chars.by_ref() {
+                    out.push(d);
+                    if d == ']' {
+                        break;
+                    }
+                }
+            }
+            ']' if class => {
+                class = false;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 impl Rules {
@@ -323,6 +401,25 @@ mod tests {
         let h = r.scan(hook);
         assert!(h.iter().any(|h| h.rule.contains("slack")), "{h:?}");
         assert!(r.scan("the token is ${GITHUB_TOKEN}").is_empty());
+    }
+
+    /// RE2's classes and boundaries are ASCII's, written out for the `regex` crate; what is not one is left.
+    #[test]
+    fn an_re2_expression_reads_as_re2_reads_it() {
+        for (re2, ours) in [
+            (r"\bkey\b", r"(?-u:\b)key(?-u:\b)"),
+            (r"(?i)[\w.-]{0,50}?x", r"(?i)[0-9A-Za-z_.-]{0,50}?x"),
+            (r"\d+\s\W", r"[0-9]+[\t\n\f\r ][^0-9A-Za-z_]"),
+            (r"[^\w]\\b[\b]", r"[^0-9A-Za-z_]\\b[\b]"),
+            (r"[]\w][[:alpha:]\d]", r"[]0-9A-Za-z_][[:alpha:]0-9]"),
+            (r"[\S]", r"[\S]"),
+        ] {
+            assert_eq!(as_re2(re2), ours, "{re2}");
+        }
+        // the same matches on ASCII; a letter beyond ASCII is no word character, as in RE2
+        let re = regex::Regex::new(&as_re2(r"\bab\w+\b")).unwrap();
+        assert_eq!(re.find("x abc1 y").map(|m| m.as_str()), Some("abc1"));
+        assert_eq!(re.find("éabc").map(|m| m.as_str()), Some("abc"));
     }
 
     /// A Discord bot token is the bot's id in base64, however many digits the id has; a dotted name is not one.
