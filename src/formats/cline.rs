@@ -2,9 +2,9 @@
 //! conversation as the model saw it (a JSON array of Messages-shaped `{role, content}`, the model on each reply
 //! as `modelInfo`), `ui_messages.json` what the user saw, whose `api_req_started` entries carry each request's
 //! usage as a JSON string (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`), one per reply in order;
-//! the cost is kept on the reply (`meta.cost`: what prices a model no catalog knows). The model is named with the
-//! provider Cline sent it through (`openrouter/anthropic/claude-sonnet-4.5`), as opencode names its own: a
-//! router or a cloud prices a model its own way.
+//! the cost is kept on the reply (`meta.cost`: what prices a model no catalog knows). The provider Cline sent the
+//! request through is kept beside the model (`meta.provider`): a router or a cloud prices a model its own way
+//! ([`crate::models::priced_model`]).
 //! Cline answers a native tool call in text (`[read_file for 'x'] Result:` …, `Tool [x] was not executed …`):
 //! those text blocks, in order, become the results of the calls before them. The file read is the history; the
 //! two files beside it are read with it.
@@ -154,9 +154,16 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
         };
         let mut nm = NewMessage::new(role, content);
         nm.created_at = m.get("ts").and_then(Value::as_i64);
-        let model = model_named(m.get("modelInfo"));
+        let model = m.pointer("/modelInfo/modelId").cloned();
         nm.meta =
             json!({"source": "cline", "index": k, "model": model, "metrics": m.get("metrics")});
+        if let Some(p) = m
+            .pointer("/modelInfo/providerId")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+        {
+            nm.meta["provider"] = json!(p);
+        }
         if !extras.is_empty() && role == Role::Assistant {
             nm.meta["block_extras"] = Value::Object(extras);
         }
@@ -198,19 +205,4 @@ pub fn parse(path: &Path, line: usize, doc: &Value) -> Result<Parsed, FormatErro
         report,
         children: Vec::new(),
     })
-}
-
-/// A reply's model as `provider/model` (Cline's `providerId` and `modelId`), or the model alone where the provider
-/// is not recorded or the id already names it.
-fn model_named(info: Option<&Value>) -> Option<Value> {
-    let info = info?;
-    let model = info.get("modelId").and_then(Value::as_str)?;
-    Some(Value::from(
-        match info.get("providerId").and_then(Value::as_str) {
-            Some(p) if !p.is_empty() && !model.starts_with(&format!("{p}/")) => {
-                format!("{p}/{model}")
-            }
-            _ => model.to_string(),
-        },
-    ))
 }
