@@ -244,8 +244,10 @@ pub fn strings(v: &mut Value) -> usize {
     }
 }
 
-/// Redacts the text of blocks in place: prose, thinking (never its signature), tool inputs, tool output, unknown
-/// blocks. Returns how many secrets were replaced.
+/// Redacts the text of blocks in place: prose, thinking, tool inputs, tool output, unknown blocks. Returns how many
+/// secrets were replaced. A thinking block whose text changed loses its signature: the signature was over the text
+/// as the model wrote it, and a provider refuses signed reasoning that was changed (each way out then does with
+/// unsigned reasoning what it does with any: Claude Code's and the Messages API's leave it out).
 pub fn blocks(blocks: &mut [Block]) -> usize {
     blocks.iter_mut().map(block).sum()
 }
@@ -253,7 +255,16 @@ pub fn blocks(blocks: &mut [Block]) -> usize {
 fn block(b: &mut Block) -> usize {
     match b {
         Block::Text { text } => replace(text),
-        Block::Thinking { thinking, .. } => replace(thinking),
+        Block::Thinking {
+            thinking,
+            signature,
+        } => {
+            let n = replace(thinking);
+            if n > 0 {
+                *signature = None;
+            }
+            n
+        }
         // a tool's name is the harness's, but a transcript can put anything there
         Block::ToolUse { name, input, .. } => replace(name) + value(input),
         Block::ToolResult { content, .. } => match content {
@@ -352,6 +363,28 @@ mod tests {
         }
         let prose = "the secret of a good parser is a small grammar; tokens are cheap";
         assert_eq!(text(prose), (Cow::Borrowed(prose), 0));
+    }
+
+    /// Reasoning that held a secret is changed, so its signature (over the text as written) goes; other reasoning
+    /// keeps its own.
+    #[test]
+    fn changed_reasoning_loses_its_signature() {
+        let sig = Some("EqQBCkYIBRgCKkA".to_string());
+        let mut bs = vec![
+            Block::Thinking {
+                thinking: "push with ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5 now".into(),
+                signature: sig.clone(),
+            },
+            Block::Thinking {
+                thinking: "nothing secret".into(),
+                signature: sig.clone(),
+            },
+        ];
+        assert_eq!(blocks(&mut bs), 1);
+        assert!(
+            matches!(&bs[0], Block::Thinking { thinking, signature: None } if thinking.contains("[redacted: "))
+        );
+        assert!(matches!(&bs[1], Block::Thinking { signature, .. } if *signature == sig));
     }
 
     #[test]

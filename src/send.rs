@@ -81,21 +81,13 @@ fn next_request(
 }
 
 /// Secrets out of the history before it leaves, as out of every other way out of the store (the provider may not be
-/// the one the session ran on, and it needs no key the session saw): text, tool inputs and output redacted. A
-/// thinking block that held one loses its signature, so it is left out: a provider refuses signed reasoning that
-/// was changed, and takes a past turn without its reasoning. How many were redacted.
+/// the one the session ran on, and it needs no key the session saw): text, tool inputs and output redacted; a
+/// thinking block that held one loses its signature, so it is left out ([`crate::redact::blocks`]). How many were
+/// redacted.
 fn redact_history(msgs: &mut [SentMessage]) -> usize {
-    let mut n = 0;
-    for b in msgs.iter_mut().flat_map(|m| m.content.iter_mut()) {
-        let found = crate::redact::blocks(std::slice::from_mut(b));
-        if found > 0
-            && let Block::Thinking { signature, .. } = b
-        {
-            *signature = None;
-        }
-        n += found;
-    }
-    n
+    msgs.iter_mut()
+        .map(|m| crate::redact::blocks(&mut m.content))
+        .sum()
 }
 
 /// Sends the context a layout makes, its secrets redacted, with the prompt as typed, to the provider (OpenAI's own
