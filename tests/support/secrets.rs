@@ -221,63 +221,40 @@ pub fn secrets() -> Vec<(&'static str, String, String)> {
         s,
     );
     // families of AI and agent tooling the maintained rule sets do not name, bare in prose
-    let s = format!(
-        "MTIzNDU2Nzg5MDEyMzQ1Njc4.G{}.{}",
-        body(58, 5, URLSAFE),
-        body(59, 38, URLSAFE)
-    );
-    add(
-        "discord bot token",
-        format!("bare in prose, {s} is what it took"),
-        s,
-    );
-    let s = format!("{}.{}", body(60, 32, HEX), body(61, 16, ALNUM));
-    add(
-        "zhipu key",
-        format!("bare in prose, {s} is what it took"),
-        s,
-    );
-    let s = format!(
-        "sk-lf-{}-{}-{}-{}-{}",
-        body(62, 8, HEX),
-        body(63, 4, HEX),
-        body(64, 4, HEX),
-        body(65, 4, HEX),
-        body(66, 12, HEX)
-    );
-    add(
-        "langfuse secret key",
-        format!("bare in prose, {s} is what it took"),
-        s,
-    );
-    let s = format!("bce-v3/ALTAK-{}/{}", body(67, 21, ALNUM), body(68, 40, HEX));
-    add(
-        "qianfan key",
-        format!("bare in prose, {s} is what it took"),
-        s,
-    );
-    let s = format!(
-        "{}-{}-4{}-a{}-{}:{}",
-        body(69, 8, HEX),
-        body(70, 4, HEX),
-        body(71, 3, HEX),
-        body(72, 3, HEX),
-        body(73, 12, HEX),
-        body(74, 32, HEX)
-    );
-    add("fal key", format!("bare in prose, {s} is what it took"), s);
-    let s = format!("fc-{}", body(75, 32, HEX));
-    add(
-        "firecrawl key",
-        format!("bare in prose, {s} is what it took"),
-        s,
-    );
-    let s = format!("pa-{}", body(76, 43, URLSAFE));
-    add(
-        "voyage key",
-        format!("bare in prose, {s} is what it took"),
-        s,
-    );
+    let uuid = |seed: u64| {
+        format!(
+            "{}-{}-4{}-a{}-{}",
+            body(seed, 8, HEX),
+            body(seed + 1, 4, HEX),
+            body(seed + 2, 3, HEX),
+            body(seed + 3, 3, HEX),
+            body(seed + 4, 12, HEX)
+        )
+    };
+    for (family, s) in [
+        (
+            "discord bot token",
+            format!(
+                "MTIzNDU2Nzg5MDEyMzQ1Njc4.G{}.{}",
+                body(58, 5, URLSAFE),
+                body(59, 38, URLSAFE)
+            ),
+        ),
+        (
+            "zhipu key",
+            format!("{}.{}", body(60, 32, HEX), body(61, 16, ALNUM)),
+        ),
+        ("langfuse secret key", format!("sk-lf-{}", uuid(62))),
+        (
+            "qianfan key",
+            format!("bce-v3/ALTAK-{}/{}", body(67, 21, ALNUM), body(68, 40, HEX)),
+        ),
+        ("fal key", format!("{}:{}", uuid(69), body(74, 32, HEX))),
+        ("firecrawl key", format!("fc-{}", body(75, 32, HEX))),
+        ("voyage key", format!("pa-{}", body(76, 43, URLSAFE))),
+    ] {
+        add(family, format!("bare in prose, {s} is what it took"), s);
+    }
     v
 }
 
