@@ -324,13 +324,14 @@ fn codex_tier(tier: &serde_json::Value) -> Option<&'static str> {
 /// The name a reply is priced by: its model ([`crate::model::model_of`]) and the speed it was served at
 /// ([`speed_of`]), as [`at_speed`] writes them. What the store's measures record as the reply's model.
 ///
-/// A reply that names the provider it went through beside its model (Cline's `providerId`, as `meta.provider`) is
-/// priced as that provider's `provider/model` (OpenRouter's rate for a task through OpenRouter), as opencode's and
-/// LiteLLM's names say it themselves.
+/// A reply that names the provider it went through beside its model (Cline's `providerId`, as `meta.provider`; pi's
+/// `message.provider`) is priced as that provider's `provider/model` (OpenRouter's rate for a task through
+/// OpenRouter), as opencode's and LiteLLM's names say it themselves.
 pub fn priced_model(meta: &serde_json::Value) -> Option<std::borrow::Cow<'_, str>> {
     let model = crate::model::model_of(meta)?;
     let routed = meta
         .get("provider")
+        .or_else(|| meta.pointer("/entry/message/provider"))
         .and_then(serde_json::Value::as_str)
         .filter(|p| !p.is_empty() && !model.starts_with(&format!("{p}/")))
         .map(|p| format!("{p}/{model}"));

@@ -1684,10 +1684,11 @@ fn a_grown_claude_code_session_teaches_the_price_its_later_cost_records_say() {
     assert_eq!(kept(&early), 8);
 }
 
-/// A Cline task names the provider it went through beside the model (`providerId`): a model through a router is
-/// priced at the router's entry, not at its maker's (or learned from Cline's own costs as a model no one lists).
+/// A Cline task (`providerId`) and a pi session (`provider`) name the provider they went through beside the model: a
+/// model through a router is priced at the router's entry, not at its maker's (or learned from the harness's own
+/// costs as a model no one lists).
 #[test]
-fn a_cline_task_through_a_router_is_priced_at_the_router_s_rate() {
+fn a_task_through_a_router_is_priced_at_the_router_s_rate() {
     let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples");
     let task = samples.join("cline/cline-3.51-task-1769053680585-sonnet-4.5");
     let dir = tempfile::tempdir().unwrap();
@@ -1708,11 +1709,24 @@ fn a_cline_task_through_a_router_is_priced_at_the_router_s_rate() {
         }
         import(&mut s, &to.join("api_conversation_history.json"));
     }
+    // pi records the provider beside the model too: a session through OpenRouter
+    let pi = std::fs::read_to_string(
+        samples.join("pi/pi-v1-large-session-thinking-level-changes.jsonl"),
+    )
+    .unwrap()
+    .replace(
+        r#""provider":"anthropic","model":"claude-sonnet-4-5""#,
+        r#""provider":"openrouter","model":"z-ai/glm-4.7""#,
+    );
+    let pi_file = dir.path().join("pi.jsonl");
+    std::fs::write(&pi_file, pi).unwrap();
+    import(&mut s, &pi_file);
     let Outcome::Models(report) = run(&mut s, Action::Models) else {
         panic!()
     };
     let none = Default::default();
     for (key, routed, maker) in [
+        ("glm-4.7", "openrouter/z-ai/glm-4.7", "z-ai/glm-4.7"),
         (
             "qwen3-coder",
             "openrouter/qwen/qwen3-coder",
