@@ -333,7 +333,12 @@ pub fn priced_model(meta: &serde_json::Value) -> Option<std::borrow::Cow<'_, str
         .get("provider")
         .or_else(|| meta.pointer("/entry/message/provider"))
         .and_then(serde_json::Value::as_str)
-        .filter(|p| !p.is_empty() && !model.starts_with(&format!("{p}/")))
+        .filter(|p| {
+            !p.is_empty()
+                && !model
+                    .strip_prefix(p)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        })
         .map(|p| format!("{p}/{model}"));
     Some(match (routed, speed_of(meta)) {
         (routed, Some(s)) => {

@@ -100,11 +100,11 @@ fn key_shaped(token: &str) -> bool {
     // digits, 48 lower-case letters), or in parts that hold digits (Langfuse's `sk-lf-` and a UUID; a name in
     // words, `SECRET_ACCESS_KEY_FOR_…`, has none)
     let mut at = 0;
-    for part in token.split(['-', '_']) {
+    let says_secret = token.split(['-', '_']).any(|part| {
         at += part.len() + 1;
-        if !SAYS_SECRET.iter().any(|w| part.eq_ignore_ascii_case(w)) {
-            continue;
-        }
+        SAYS_SECRET.iter().any(|w| part.eq_ignore_ascii_case(w))
+    });
+    if says_secret {
         let rest = token.get(at..).unwrap_or("");
         let random = |s: &str| super::rules::entropy(s) >= MIN_ONE_CASE_ENTROPY;
         let last = rest.rsplit(['-', '_']).next().unwrap_or("");
@@ -118,7 +118,6 @@ fn key_shaped(token: &str) -> bool {
         {
             return true;
         }
-        break;
     }
     body_after_prefix(token).is_some_and(random_body)
 }
