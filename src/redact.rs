@@ -7,7 +7,8 @@
 //! strings, ...) and new ones appear; a hand list goes stale. The detectors are redact-secret's (a maintained,
 //! deterministic, offline rule set); a found secret becomes `[redacted: github token]`. Metadata keys that name a
 //! credential (`apiKey`, `authorization`, `password`, `*_secret`, ...) are redacted whatever their value. A key of a
-//! family neither rule set names is found by its shape ([`shape`]).
+//! family neither rule set names is found by its shape ([`shape`]), or by the word before it that names it
+//! ([`named`]).
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -16,6 +17,7 @@ use serde_json::Value;
 
 use crate::model::{Block, ToolResultContent};
 
+pub mod named;
 pub mod rules;
 pub mod shape;
 
@@ -88,6 +90,12 @@ pub fn find(s: &str) -> Result<Vec<FoundSecret>, Unscannable> {
         start,
         end,
         what: "key-shaped token".into(),
+    }));
+    // a value the text says is a key, of a family minted without a prefix
+    found.extend(named::find(s).into_iter().map(|(start, end)| FoundSecret {
+        start,
+        end,
+        what: "named secret".into(),
     }));
     found.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
     let mut merged: Vec<FoundSecret> = Vec::with_capacity(found.len());

@@ -67,7 +67,7 @@ pub fn find(s: &str) -> Vec<(usize, usize)> {
 
 /// Whether a body reads as words run together (`AtomicInt64OnDescriptorHeap`, a field a program reads after a
 /// dot): its runs of lower-case letters are 3 long or more on average, where a random body's are under 2.
-fn worded(body: &str) -> bool {
+pub(super) fn worded(body: &str) -> bool {
     let runs: Vec<usize> = body
         .split(|c: char| !c.is_ascii_lowercase())
         .map(str::len)

@@ -255,6 +255,25 @@ pub fn secrets() -> Vec<(&'static str, String, String)> {
     ] {
         add(family, format!("bare in prose, {s} is what it took"), s);
     }
+    // keys minted without a prefix (hexadecimal, a UUID, letters and digits, base64), found by the word before
+    // them that names them
+    for (family, line, s) in [
+        ("deepgram key", "my Deepgram key is", body(77, 40, HEX)),
+        (
+            "assemblyai key",
+            "The AssemblyAI API key:",
+            body(78, 32, HEX),
+        ),
+        ("railway token", "railway token", uuid(79)),
+        ("mistral key", "Mistral API key", body(84, 32, ALNUM)),
+        (
+            "upstash token",
+            "the Upstash REST token is",
+            format!("AX{}=", body(85, 60, B64.trim_end_matches("+/"))),
+        ),
+    ] {
+        add(family, format!("{line} {s}, use it"), s);
+    }
     v
 }
 
@@ -284,6 +303,10 @@ pub fn lookalikes() -> Vec<&'static str> {
         "dist/5d41402abc4b2a76b9719d911017c592.bundleMainEntryA.js",
         "request 3f63af83-bd05-61e6-211c-70cf49952399 failed",
         "AWS_SECRET_ACCESS_KEY_FOR_PRODUCTION_DEPLOYMENTS_IN_EUROPE=",
+        // a key of a kind that is no secret, and a hash after a word naming a key
+        "The primary key is 3f63af83-bd05-61e6-211c-70cf49952399 for this row",
+        "cache key 9eee3692f09e2e8c662248b483b7ffc050fec94d missed",
+        "API key rotation happened at commit 9eee3692f09e2e8c662248b483b7ffc050fec94d",
         "\"integrity\": \"sha512-Zk8Lm2Nq9Rs4Tu7Vw1Xy5Za0Bc3De6Fg7Hi9Jk2Lm4No6Pq8Rs0Tu2Vw4Xy6Za8/Bc==\"",
     ]
 }
