@@ -355,10 +355,11 @@ fn listed_exactly(calc: &Calculator, name: &str, bundled: bool) -> Option<Listed
     for tail in tails.filter(|t| !t.is_empty()) {
         let mut found: Vec<(Listed, [f64; 2])> = Vec::new();
         for p in calc.providers() {
-            let (Some(input), Some(output)) = (
-                rate(tail, p.id(), "input_tokens"),
-                rate(tail, p.id(), "output_tokens"),
-            ) else {
+            // the output price is asked only of a provider that lists the model at all
+            let Some(input) = rate(tail, p.id(), "input_tokens") else {
+                continue;
+            };
+            let Some(output) = rate(tail, p.id(), "output_tokens") else {
                 continue;
             };
             if input.total_price + output.total_price <= 0.0 {

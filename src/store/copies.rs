@@ -325,10 +325,9 @@ impl Store {
             if seen.first_same(&o).is_none() {
                 continue;
             }
-            let (other, goes_on, forked_depth): (String, bool, Option<i64>) = self.conn.query_row(
-                "SELECT c.id, c.tip IS NOT m.seq, f.depth FROM messages m
+            let (holder, other, goes_on): (i64, String, bool) = self.conn.query_row(
+                "SELECT c.seq, c.id, c.tip IS NOT m.seq FROM messages m
                      JOIN conversations c ON c.seq = m.conversation
-                     LEFT JOIN messages f ON f.seq = c.forked_from_message
                      WHERE m.seq = ?1",
                 [o.seq],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
@@ -337,7 +336,7 @@ impl Store {
                 other,
                 tip: tip_id.clone(),
                 goes_on,
-                forked_deeper: forked_depth.is_some_and(|d| d >= depth),
+                forked_deeper: forked_depth(&self.conn, holder)?.is_some_and(|d| d >= depth),
             });
         }
         Ok(holders)
@@ -362,12 +361,7 @@ impl Store {
             "conversation = ?1 AND created_at IN (SELECT value FROM json_each(?2))",
             params![conv.seq, instants(&tips)],
         )?;
-        let forked_depth: Option<i64> = self.conn.query_row(
-            "SELECT f.depth FROM conversations c LEFT JOIN messages f ON f.seq = c.forked_from_message
-             WHERE c.seq = ?1",
-            [conv.seq],
-            |r| r.get(0),
-        )?;
+        let forked_depth = forked_depth(&self.conn, conv.seq)?;
         let seen = Seen::of(&own, false);
         let mut held = Vec::new();
         for t in &tips {
@@ -525,6 +519,16 @@ impl Store {
             copy,
         }))
     }
+}
+
+/// How deep the message a conversation was forked from lies (None for a conversation no fork made).
+fn forked_depth(tx: &rusqlite::Connection, conv: i64) -> Result<Option<i64>> {
+    Ok(tx.query_row(
+        "SELECT f.depth FROM conversations c LEFT JOIN messages f ON f.seq = c.forked_from_message
+         WHERE c.seq = ?1",
+        [conv],
+        |r| r.get(0),
+    )?)
 }
 
 /// How deep message row `seq` lies on its path (its root is 0).

@@ -158,6 +158,17 @@ impl Store {
         if by == By::Tool {
             return self.usage_by_tool(since);
         }
+        // each name asked once: a store holds few names and many rows
+        let names = std::cell::RefCell::new(HashMap::<String, Option<String>>::new());
+        let given = model_key;
+        let model_key = &|name: &str| -> Option<String> {
+            if let Some(k) = names.borrow().get(name) {
+                return k.clone();
+            }
+            let k = given(name);
+            names.borrow_mut().insert(name.to_string(), k.clone());
+            k
+        };
         let g = Grouping {
             by,
             convs: self.usage_conversations()?,
