@@ -118,40 +118,35 @@ fn credential_word(s: &str, start: usize, end: usize) -> Option<&'static str> {
         return None;
     }
     let last_sep = ident.rfind(['_', '-']).map_or(0, |p| p + 1);
-    let tail = &ident[last_sep..];
-    // the last camel-case part: from the last upper-case letter that follows a lower-case letter or a digit
-    let camel = tail
-        .char_indices()
-        .zip(tail.chars().skip(1))
-        .filter(|((_, a), b)| {
-            (a.is_ascii_lowercase() || a.is_ascii_digit()) && b.is_ascii_uppercase()
-        })
-        .map(|((p, _), _)| p + 1)
-        .last()
-        .unwrap_or(0);
-    let part = &tail[camel..];
-    let lower = part.to_ascii_lowercase();
-    let word = CREDENTIAL.iter().find(|w| **w == lower)?;
-    let before = if last_sep + camel > 0 {
-        let head = ident[..last_sep + camel].trim_end_matches(['_', '-']);
-        let from = head.rfind(['_', '-']).map_or(0, |p| p + 1).max(
-            head.char_indices()
-                .zip(head.chars().skip(1))
-                .filter(|((_, a), b)| a.is_ascii_lowercase() && b.is_ascii_uppercase())
-                .map(|((p, _), _)| p + 1)
-                .last()
-                .unwrap_or(0),
-        );
-        head[from..].to_ascii_lowercase()
+    let part_at = last_sep + last_camel_part(&ident[last_sep..]);
+    let part = &ident[part_at..];
+    let word = CREDENTIAL.iter().find(|w| part.eq_ignore_ascii_case(w))?;
+    // the part of the identifier before it, else the word before it in the text
+    let before = if part_at > 0 {
+        let head = ident[..part_at].trim_end_matches(['_', '-']);
+        let after_sep = head.rfind(['_', '-']).map_or(0, |p| p + 1);
+        &head[after_sep + last_camel_part(&head[after_sep..])..]
     } else {
         s[..start]
             .trim_end()
             .rsplit(|c: char| !c.is_ascii_alphanumeric())
             .next()
             .unwrap_or("")
-            .to_ascii_lowercase()
     };
-    (!NOT_SECRET.contains(&before.as_str())).then_some(*word)
+    (!NOT_SECRET.iter().any(|w| before.eq_ignore_ascii_case(w))).then_some(*word)
+}
+
+/// Where the last camel-case part of an identifier's part starts: at the last upper-case letter that follows a
+/// lower-case letter or a digit (`railwayToken`: at `T`), else 0.
+fn last_camel_part(s: &str) -> usize {
+    let b = s.as_bytes();
+    (1..b.len())
+        .rev()
+        .find(|&p| {
+            b[p].is_ascii_uppercase()
+                && (b[p - 1].is_ascii_lowercase() || b[p - 1].is_ascii_digit())
+        })
+        .unwrap_or(0)
 }
 
 /// The value that follows a credential word ending at `at`: past separators and linking words, one token that
@@ -161,11 +156,12 @@ fn value_after(s: &str, at: usize, password: bool) -> Option<(usize, usize)> {
     let mut i = at;
     let mut links = 0;
     loop {
+        // separators, and quotes escaped inside a string (`{\"token\": \"…\"}` in a command)
         while i < bytes.len()
-            && matches!(
+            && (matches!(
                 bytes[i],
                 b' ' | b'\t' | b':' | b'=' | b'>' | b'"' | b'\'' | b'`'
-            )
+            ) || (bytes[i] == b'\\' && matches!(bytes.get(i + 1), Some(b'"' | b'\''))))
         {
             i += 1;
         }
@@ -277,6 +273,10 @@ mod tests {
                 "AX4bASQgYjM2Zjk4ZmItNGE1Yi00Yzc2LTk5NjYtN2I0ZDAxM2M0YTFi=",
             ),
             ("the db password is q7Rt2mXw9LpZ", "q7Rt2mXw9LpZ"),
+            (
+                r#"curl -d '{\"token\": \"Xk9mQ2pL7vR4tW8nZ3bC6dF1gH5jK0sY\"}'"#,
+                "Xk9mQ2pL7vR4tW8nZ3bC6dF1gH5jK0sY",
+            ),
         ] {
             assert_eq!(found(text), [key], "{text}");
         }
@@ -299,6 +299,7 @@ mod tests {
             "the keyboard 3f9a0c2be41d8f7a6b5c4d3e2f1a0b9c8d7e6f5a",
             "self.token 3f9a0c2be41d8f7a6b5c4d3e2f1a0b9c8d7e6f5a",
             "Keysym(key::XF86_KbdLightOnOff)",
+            "{ primaryKey: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', cacheKey: 'Xk9mQ2pL7vR4tW8nZ3bC6dF1gH5jK0sY' }",
             "TrafficSecret => \"CLIENT_TRAFFIC_SECRET_0\",",
         ] {
             assert!(found(text).is_empty(), "{text}: {:?}", found(text));
