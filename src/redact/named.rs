@@ -72,6 +72,8 @@ const LINKS: &[&str] = &[
     "its", "my", "the", "new",
 ];
 const MAX_LINKS: usize = 3;
+/// How far words saying whose a credential is may run before its `:` or `=` ([`bridged`]).
+const MAX_BRIDGE: usize = 40;
 /// The least length of a named value.
 const MIN_LEN: usize = 16;
 /// The least length of a value named as a password.
@@ -153,7 +155,7 @@ fn last_camel_part(s: &str) -> usize {
 /// looks random. None where what follows is no such value.
 fn value_after(s: &str, at: usize, password: bool) -> Option<(usize, usize)> {
     let bytes = s.as_bytes();
-    let mut i = at;
+    let mut i = bridged(s, at).unwrap_or(at);
     let mut links = 0;
     loop {
         // separators, and quotes escaped inside a string (`{\"token\": \"…\"}` in a command)
@@ -188,8 +190,13 @@ fn value_after(s: &str, at: usize, password: bool) -> Option<(usize, usize)> {
     if !bytes.get(start).is_some_and(u8::is_ascii_alphanumeric) {
         return None;
     }
+    // a password may hold symbols too
+    let symbol = |b: u8| password && b"!@#%^&*~?".contains(&b);
     let mut end = start;
-    while end < bytes.len() && (ident_byte(bytes[end]) || matches!(bytes[end], b'+' | b'/' | b'.'))
+    while end < bytes.len()
+        && (ident_byte(bytes[end])
+            || matches!(bytes[end], b'+' | b'/' | b'.')
+            || symbol(bytes[end]))
     {
         end += 1;
     }
@@ -204,6 +211,27 @@ fn value_after(s: &str, at: usize, password: bool) -> Option<(usize, usize)> {
         return None;
     }
     looks_random(&s[start..end], password).then_some((start, end))
+}
+
+/// Where a credential word's value begins when words say whose it is before a `:` or `=` (`password for the
+/// staging db: …`, `the key, new one: …`): just after that sign, where it comes within [`MAX_BRIDGE`] bytes of
+/// short words (none the value itself) and spaces or commas. None where no such sign follows.
+fn bridged(s: &str, at: usize) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut i = at;
+    while i < bytes.len()
+        && i - at <= MAX_BRIDGE
+        && (bytes[i].is_ascii_alphanumeric() || b" \t,'_-".contains(&bytes[i]))
+    {
+        i += 1;
+    }
+    let sign = matches!(bytes.get(i), Some(b':' | b'='));
+    let doubled = matches!(bytes.get(i + 1), Some(b':' | b'='));
+    // words, not the value itself (`Authorization: Key <uuid>:<hex>`)
+    let words = s[at..i]
+        .split([' ', '\t', ','])
+        .all(|w| w.len() <= 15 && (w.len() <= 3 || !w.bytes().any(|b| b.is_ascii_digit())));
+    (s[at..i].contains(' ') && words && sign && !doubled).then_some(i + 1)
 }
 
 /// Whether a value looks like a minted key: long enough, letters and digits (or letters of both cases), no path or
@@ -274,6 +302,19 @@ mod tests {
             ),
             ("the db password is q7Rt2mXw9LpZ", "q7Rt2mXw9LpZ"),
             (
+                "my password for the staging db: Tr0ub4dor&3xyz",
+                "Tr0ub4dor&3xyz",
+            ),
+            // the value itself is no word saying whose the key is
+            (
+                "X-Authorization: Key 5e7c0ded-feed-4bad-9ace-0ddba11c0de5:5a1ed0ff",
+                "5e7c0ded-feed-4bad-9ace-0ddba11c0de5",
+            ),
+            (
+                "I rotated the key, new one: 5f1d2c3b4a5968778695a4b3c2d1e0f9",
+                "5f1d2c3b4a5968778695a4b3c2d1e0f9",
+            ),
+            (
                 r#"curl -d '{\"token\": \"Xk9mQ2pL7vR4tW8nZ3bC6dF1gH5jK0sY\"}'"#,
                 "Xk9mQ2pL7vR4tW8nZ3bC6dF1gH5jK0sY",
             ),
@@ -290,6 +331,9 @@ mod tests {
             "public key: 3f9a0c2be41d8f7a6b5c4d3e2f1a0b9c8d7e6f5a",
             "next_token: eyJvZmZzZXQiOjEwMCwibGltaXQiOjUwfQ2",
             "API key rotation happened at commit 3f9a0c2be41d8f7a6b5c4d3e2f1a0b9c8d7e6f5a",
+            "key points of the design: 3 stores, 2 caches, 1 index",
+            "password for the admin: $ADMIN_PASSWORD_2026",
+            "token count for this prompt: 123456789012345678",
             "token count is 123456789012345678 for this prompt",
             "the token file is src/auth/token_store_v2.rs",
             "key: user_profile_settings_2024_backup",
