@@ -108,6 +108,12 @@ pub fn find(s: &str) -> Result<Vec<FoundSecret>, Unscannable> {
     Ok(merged)
 }
 
+/// The texts at byte ranges of `s` (what a detector found, in its tests).
+#[cfg(test)]
+fn at(s: &str, ranges: Vec<(usize, usize)>) -> Vec<&str> {
+    ranges.into_iter().map(|(a, b)| &s[a..b]).collect()
+}
+
 /// A generic detector's candidate that is code naming a key, not a key: a member access of identifiers
 /// (`event.resolveApiKey`, `process.env.API_KEY`, `config.token()`), never a value.
 fn looks_like_code(candidate: &str) -> bool {
