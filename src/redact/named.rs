@@ -72,6 +72,9 @@ const LINKS: &[&str] = &[
     "its", "my", "the", "new",
 ];
 const MAX_LINKS: usize = 3;
+/// How far separators and linking words may run between a credential word (or the sign [`bridged`] reaches) and its
+/// value.
+const MAX_GAP: usize = 40;
 /// How far words saying whose a credential is may run before its `:` or `=` ([`bridged`]).
 const MAX_BRIDGE: usize = 40;
 /// The least length of a named value.
@@ -155,7 +158,8 @@ fn last_camel_part(s: &str) -> usize {
 /// looks random. None where what follows is no such value.
 fn value_after(s: &str, at: usize, password: bool) -> Option<(usize, usize)> {
     let bytes = s.as_bytes();
-    let mut i = bridged(s, at).unwrap_or(at);
+    let from = bridged(s, at).unwrap_or(at);
+    let mut i = from;
     let mut links = 0;
     loop {
         // separators, and quotes escaped inside a string (`{\"token\": \"…\"}` in a command)
@@ -168,16 +172,16 @@ fn value_after(s: &str, at: usize, password: bool) -> Option<(usize, usize)> {
             i += 1;
         }
         // a path in code (`key::Name`) names an item, not a value
-        if i - at > 40 || s[at..i].contains("::") {
+        if i - from > MAX_GAP || s[from..i].contains("::") {
             return None;
         }
         let word_end = s[i..]
             .find(|c: char| !(c.is_ascii_alphabetic() || c == '\''))
             .map_or(s.len(), |p| i + p);
-        let word = s[i..word_end].to_ascii_lowercase();
+        let word = &s[i..word_end];
         if links < MAX_LINKS
             && !word.is_empty()
-            && LINKS.contains(&word.as_str())
+            && LINKS.iter().any(|l| word.eq_ignore_ascii_case(l))
             && word_end < s.len()
         {
             links += 1;
@@ -247,9 +251,8 @@ fn looks_random(v: &str, password: bool) -> bool {
     let mixed = (has(u8::is_ascii_digit) && has(u8::is_ascii_alphabetic))
         || (has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase));
     // a constant's name: parts of letters or of digits, none both (`CLIENT_TRAFFIC_SECRET_0`)
-    let parts: Vec<&str> = core.split(['_', '-']).collect();
-    let named = parts.len() > 1
-        && parts.iter().all(|p| {
+    let named = core.contains(['_', '-'])
+        && core.split(['_', '-']).all(|p| {
             p.bytes().all(|b| b.is_ascii_digit()) || p.bytes().all(|b| b.is_ascii_alphabetic())
         });
     // a path, a file name, a dotted name, or words run together (`user_profile_2024_backup_settings`)
@@ -304,6 +307,11 @@ mod tests {
             (
                 "my password for the staging db: Tr0ub4dor&3xyz",
                 "Tr0ub4dor&3xyz",
+            ),
+            // the words before the colon do not count against the gap after it
+            (
+                "the API key for the new production db server in eu:   \"Xk9mQ2pL7vR4tW8nZ3bC6dF1gH5jK0sY\"",
+                "Xk9mQ2pL7vR4tW8nZ3bC6dF1gH5jK0sY",
             ),
             // the value itself is no word saying whose the key is
             (
